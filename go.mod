@@ -1,0 +1,3 @@
+module memlab.dev/memlab
+
+go 1.26
