@@ -9,13 +9,10 @@ import (
 	"memlab.dev/memlab/tensor"
 )
 
-// Kind says what a Device is backed by.
-type Kind string
-
-// The kinds of device.
+// The kinds of device, as returned by Device.Kind.
 const (
-	CUDA      Kind = "cuda"
-	Simulated Kind = "sim"
+	CUDA      = "cuda"
+	Simulated = "sim"
 )
 
 // Device is one accelerator's memory and kernels, as the CUDA driver offers them:
@@ -28,7 +25,7 @@ type Device interface {
 	// String names the device as PyTorch does: "cuda:0", or "sim:0" for the simulated one.
 	String() string
 	// Kind says what the device is backed by.
-	Kind() Kind
+	Kind() string
 	// Name is the hardware name, such as "NVIDIA H200" or "memlab simulated GPU (80 GiB)".
 	Name() string
 	// Index is the device ordinal.
