@@ -1,0 +1,3 @@
+module memlab.dev/memlab/exercises
+
+go 1.22
