@@ -1,0 +1,66 @@
+# memlab: the README's commands.
+#
+#   make lab        install what is missing (Jupyter, GoNB v0.11.4, goimports),
+#                   register the GoNB kernel for this checkout, open Jupyter on notebooks/
+#   make notebooks  execute every notebook headless into build/notebooks/ (.ipynb + HTML),
+#                   failing on any error output or missing plot
+#   make test       gofmt check, go vet, go test, exercise and GPU-fragment checks, notebooks
+#
+# Makefile.gpu and Makefile.exercises are fragments other parts of the project own;
+# `make test` runs their ptx-check, vet-cuda and test-exercises targets when they exist.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+REPO := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+GO ?= go
+NOTEBOOKS ?= $(sort $(wildcard notebooks/*.ipynb))
+NOTEBOOK_TIMEOUT ?= 900
+
+-include Makefile.gpu Makefile.exercises
+
+# timed NAME, COMMAND: runs COMMAND and reports how long it took.
+define timed
+	@t0=$$(date +%s); echo "== $(1)"; $(2); echo "== $(1): ok in $$(( $$(date +%s) - t0 ))s"
+endef
+
+# optional TARGET: runs `make TARGET` when a fragment defines it (make -q exits 2
+# for an unknown target), and says so when it is skipped.
+define optional
+	@if $(MAKE) -q $(1) >/dev/null 2>&1; [ $$? -ne 2 ]; then \
+		t0=$$(date +%s); echo "== $(1)"; $(MAKE) --no-print-directory $(1); \
+		echo "== $(1): ok in $$(( $$(date +%s) - t0 ))s"; \
+	else echo "== $(1): not defined (fragment missing), skipped"; fi
+endef
+
+.PHONY: lab lab-deps notebooks test fmt-check vet go-test fragments ci
+
+lab:
+	@scripts/lab.sh start
+
+lab-deps:
+	@scripts/lab.sh deps
+
+notebooks: lab-deps
+	$(call timed,notebooks,scripts/run-notebooks.sh $(NOTEBOOKS))
+
+fmt-check:
+	$(call timed,gofmt,bad=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
+		if [ -n "$$bad" ]; then echo "gofmt would change:"; echo "$$bad"; exit 1; fi)
+
+vet:
+	$(call timed,go vet,$(GO) vet ./...)
+
+go-test:
+	$(call timed,go test,$(GO) test ./...)
+
+fragments:
+	$(call optional,ptx-check)
+	$(call optional,vet-cuda)
+	$(call optional,test-exercises)
+
+test:
+	@t0=$$(date +%s); \
+	$(MAKE) --no-print-directory fmt-check vet go-test fragments notebooks; \
+	echo "== make test: all passed in $$(( $$(date +%s) - t0 ))s"
+
+ci: test

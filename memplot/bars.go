@@ -1,0 +1,115 @@
+package memplot
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// BarSeries is one variant of a grouped bar chart: one value per group.
+type BarSeries struct {
+	Name   string
+	Values []float64
+}
+
+// Bars draws a grouped bar chart: for each group (an x-axis label) one bar per
+// series, side by side, in [Palette] colours. Values are drawn as given; yLabel
+// names their unit ("peak MiB", "µs per token").
+func Bars(title, yLabel string, groups []string, series ...BarSeries) (*Figure, error) {
+	if len(groups) == 0 {
+		return nil, errors.New("memplot: Bars: no groups")
+	}
+	if len(series) == 0 {
+		return nil, errors.New("memplot: Bars: no series")
+	}
+	for _, s := range series {
+		if len(s.Values) != len(groups) {
+			return nil, fmt.Errorf("memplot: Bars: series %q has %d values for %d groups", s.Name, len(s.Values), len(groups))
+		}
+	}
+	f := newFigure(title)
+	f.Y.Label.Text = yLabel
+	f.Y.Min = 0
+	f.Add(&plotter.Grid{Horizontal: draw.LineStyle{Color: color.Gray{Y: 0xdd}, Width: vg.Points(0.5)}})
+	w := barWidth(len(groups), len(series))
+	for i, s := range series {
+		b, err := plotter.NewBarChart(plotter.Values(s.Values), w)
+		if err != nil {
+			return nil, fmt.Errorf("memplot: Bars: series %q: %w", s.Name, err)
+		}
+		b.Color = Palette[i%len(Palette)]
+		b.LineStyle.Width = 0
+		b.Offset = vg.Length(float64(i)-float64(len(series)-1)/2) * w
+		f.Add(b)
+		if len(series) > 1 {
+			f.AddKey(s.Name, b)
+		}
+	}
+	f.NominalX(groups...)
+	f.X.Min, f.X.Max = -0.5, float64(len(groups))-0.5
+	return f, nil
+}
+
+// barWidth fits the bars of all series of one group into about 70 % of the
+// space a group gets at the default width.
+func barWidth(groups, series int) vg.Length {
+	space := (DefaultWidth - vg.Inch) / vg.Length(groups)
+	w := space * 0.7 / vg.Length(series)
+	return min(w, 0.6*vg.Inch)
+}
+
+// Gauge is the fragmentation state of one variant or moment: the largest free
+// block the allocator could hand out without a new device allocation, and all
+// free bytes cached in its segments.
+type Gauge struct {
+	Label       string
+	LargestFree int64
+	TotalFree   int64
+}
+
+// Fragmentation draws the fragmentation gauge: for each [Gauge], total free
+// bytes beside the largest free block. When request > 0 a dashed line marks
+// the request size, so a request that fails with free memory to spare shows
+// as a total bar above the line and a largest-block bar below it.
+func Fragmentation(title string, request int64, gauges ...Gauge) (*Figure, error) {
+	if len(gauges) == 0 {
+		return nil, errors.New("memplot: Fragmentation: no gauges")
+	}
+	largest := request
+	groups := make([]string, len(gauges))
+	for i, g := range gauges {
+		if g.LargestFree < 0 || g.TotalFree < g.LargestFree {
+			return nil, fmt.Errorf("memplot: Fragmentation: gauge %q has largest free %d and total free %d; need 0 ≤ largest ≤ total", g.Label, g.LargestFree, g.TotalFree)
+		}
+		groups[i] = g.Label
+		largest = max64(largest, g.TotalFree)
+	}
+	u := UnitFor(largest)
+	total := BarSeries{Name: "total free"}
+	block := BarSeries{Name: "largest free block"}
+	for _, g := range gauges {
+		total.Values = append(total.Values, u.Of(g.TotalFree))
+		block.Values = append(block.Values, u.Of(g.LargestFree))
+	}
+	f, err := Bars(title, "free "+u.Name, groups, total, block)
+	if err != nil {
+		return nil, err
+	}
+	if request > 0 {
+		y := u.Of(request)
+		l, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: y}, {X: float64(len(gauges)) - 0.5, Y: y}})
+		if err != nil {
+			return nil, fmt.Errorf("memplot: Fragmentation: %w", err)
+		}
+		l.Color = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
+		l.Width = vg.Points(1.2)
+		l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		f.Add(l)
+		f.AddKey("request "+u.Format(request), l)
+	}
+	return f, nil
+}

@@ -1,0 +1,213 @@
+package memplot
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Sample is the memory state at one point of a timeline, in bytes.
+type Sample struct {
+	// X is where the sample lies on the x axis: an event index or a time.
+	X float64
+	// Allocated is the allocator's memory_allocated: bytes in live blocks.
+	Allocated int64
+	// Reserved is memory_reserved: bytes in segments the allocator holds.
+	Reserved int64
+	// DriverUsed is what the driver (and nvidia-smi) counts as used on the
+	// device: total − free from cudaMemGetInfo. Negative means unknown.
+	DriverUsed int64
+}
+
+// Mark labels a point of a timeline, such as the start of a phase.
+type Mark struct {
+	X     float64
+	Label string
+}
+
+// Timeline is a recorded sequence of memory samples with phase marks.
+type Timeline struct {
+	Samples []Sample
+	Marks   []Mark
+	// XLabel names the x axis ("event", "time (ms)"); empty means "event".
+	XLabel string
+}
+
+// Colours of the three memory quantities, used on every memlab plot.
+var (
+	AllocatedColor  = color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff} // blue
+	ReservedColor   = color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff} // orange
+	DriverUsedColor = color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff} // grey
+	MarkColor       = color.RGBA{R: 0x99, G: 0x99, B: 0x99, A: 0xff}
+)
+
+// MemoryCurve draws allocated, reserved and (when known) driver-used bytes of
+// tl as step lines, with each mark a dashed vertical line labelled at the top.
+// Reserved ≥ allocated always; the gap is the allocator's cache, and the gap
+// between driver-used and reserved is the CUDA context and other processes.
+func MemoryCurve(title string, tl Timeline) (*Figure, error) {
+	if len(tl.Samples) == 0 {
+		return nil, errors.New("memplot: MemoryCurve: the timeline has no samples")
+	}
+	var largest int64
+	driverKnown := true
+	for i, s := range tl.Samples {
+		if i > 0 && s.X < tl.Samples[i-1].X {
+			return nil, fmt.Errorf("memplot: MemoryCurve: sample %d has X %g before sample %d's %g", i, s.X, i-1, tl.Samples[i-1].X)
+		}
+		largest = max64(largest, s.Allocated, s.Reserved, s.DriverUsed)
+		if s.DriverUsed < 0 {
+			driverKnown = false
+		}
+	}
+	u := UnitFor(largest)
+	f := newFigure(title)
+	f.X.Label.Text = tl.XLabel
+	if f.X.Label.Text == "" {
+		f.X.Label.Text = "event"
+	}
+	f.Y.Label.Text = u.Name
+	f.Y.Min = 0
+
+	series := []struct {
+		name string
+		clr  color.Color
+		val  func(Sample) int64
+		dash []vg.Length
+		w    vg.Length
+	}{
+		{"driver-used", DriverUsedColor, func(s Sample) int64 { return s.DriverUsed }, []vg.Length{vg.Points(4), vg.Points(2)}, 1.5},
+		{"reserved", ReservedColor, func(s Sample) int64 { return s.Reserved }, nil, 3},
+		{"allocated", AllocatedColor, func(s Sample) int64 { return s.Allocated }, nil, 1.5},
+	}
+	if !driverKnown {
+		series = series[1:]
+	}
+	for _, sr := range series {
+		xys := make(plotter.XYs, len(tl.Samples))
+		for i, s := range tl.Samples {
+			xys[i] = plotter.XY{X: s.X, Y: u.Of(sr.val(s))}
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, fmt.Errorf("memplot: MemoryCurve: %w", err)
+		}
+		l.StepStyle = plotter.PostStep
+		l.Color = sr.clr
+		l.Width = vg.Points(float64(sr.w))
+		l.Dashes = sr.dash
+		f.Add(l)
+		f.AddKey(sr.name, l)
+	}
+	top := u.Of(largest) * 1.08
+	if top == 0 {
+		top = 1
+	}
+	f.Y.Max = top
+	if err := addMarks(f.Plot, tl.Marks, top); err != nil {
+		return nil, err
+	}
+	f.Add(plotter.NewGrid())
+	return f, nil
+}
+
+// addMarks draws each mark as a dashed vertical line from 0 to top with its
+// label just below top.
+func addMarks(p *plot.Plot, marks []Mark, top float64) error {
+	if len(marks) == 0 {
+		return nil
+	}
+	labels := plotter.XYLabels{}
+	for _, m := range marks {
+		l, err := plotter.NewLine(plotter.XYs{{X: m.X, Y: 0}, {X: m.X, Y: top}})
+		if err != nil {
+			return fmt.Errorf("memplot: mark %q: %w", m.Label, err)
+		}
+		l.Color = MarkColor
+		l.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+		p.Add(l)
+		labels.XYs = append(labels.XYs, plotter.XY{X: m.X, Y: top})
+		labels.Labels = append(labels.Labels, " "+m.Label)
+	}
+	lbl, err := plotter.NewLabels(labels)
+	if err != nil {
+		return fmt.Errorf("memplot: marks: %w", err)
+	}
+	for i := range lbl.TextStyle {
+		lbl.TextStyle[i].Font.Size = vg.Points(8)
+		lbl.TextStyle[i].YAlign = draw.YTop
+		lbl.TextStyle[i].Color = color.Gray{Y: 0x55}
+	}
+	p.Add(lbl)
+	return nil
+}
+
+// Series is one named line of [Lines]: Y bytes at X.
+type Series struct {
+	Name string
+	X    []float64
+	Y    []int64
+}
+
+// Lines draws several byte series against a shared x axis, for comparing the
+// same quantity across variants (baseline and optimised allocated bytes, say).
+func Lines(title, xLabel string, series ...Series) (*Figure, error) {
+	if len(series) == 0 {
+		return nil, errors.New("memplot: Lines: no series")
+	}
+	var largest int64
+	for _, s := range series {
+		if len(s.X) != len(s.Y) {
+			return nil, fmt.Errorf("memplot: Lines: series %q has %d x values and %d y values", s.Name, len(s.X), len(s.Y))
+		}
+		if len(s.X) == 0 {
+			return nil, fmt.Errorf("memplot: Lines: series %q is empty", s.Name)
+		}
+		largest = max64(largest, s.Y...)
+	}
+	u := UnitFor(largest)
+	f := newFigure(title)
+	f.X.Label.Text = xLabel
+	f.Y.Label.Text = u.Name
+	f.Y.Min = 0
+	for i, s := range series {
+		xys := make(plotter.XYs, len(s.X))
+		for j := range s.X {
+			xys[j] = plotter.XY{X: s.X[j], Y: u.Of(s.Y[j])}
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, fmt.Errorf("memplot: Lines: series %q: %w", s.Name, err)
+		}
+		l.Color = Palette[i%len(Palette)]
+		l.Width = vg.Points(1.5)
+		f.Add(l)
+		f.AddKey(s.Name, l)
+	}
+	f.Add(plotter.NewGrid())
+	return f, nil
+}
+
+// Palette colours the series of [Lines] and [Bars] in order.
+var Palette = []color.Color{
+	AllocatedColor,
+	ReservedColor,
+	color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
+	color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+	color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
+	color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
+}
+
+func max64(m int64, vs ...int64) int64 {
+	for _, v := range vs {
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}

@@ -1,0 +1,168 @@
+package memplot
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/janpfeifer/gonb/gonbui"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Default figure size: wide enough for a notebook cell, small enough for a page.
+const (
+	DefaultWidth  = 8 * vg.Inch
+	DefaultHeight = 3.5 * vg.Inch
+)
+
+// DirEnv names the environment variable that sets where [Figure.Show] writes
+// files outside a notebook. Unset, it writes to "plots" in the working directory.
+const DirEnv = "MEMLAB_PLOT_DIR"
+
+// Figure is a plot with the size it is meant to be drawn at, a key drawn to
+// the right of the plot (so it never hides data), and a file name (without
+// extension) for when it is written to disk.
+type Figure struct {
+	*plot.Plot
+	Width, Height vg.Length
+
+	key     plot.Legend // drawn outside the data area, to the right
+	keySize int
+	// Name is the base file name Show uses outside a notebook; constructors
+	// derive it from the title.
+	Name string
+}
+
+func newFigure(title string) *Figure {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.Padding = vg.Points(6)
+	p.Title.TextStyle.Font.Size = vg.Points(12)
+	key := plot.NewLegend()
+	key.Top, key.Left = true, true
+	key.TextStyle.Font.Size = vg.Points(9)
+	key.ThumbnailWidth = vg.Points(18)
+	return &Figure{Plot: p, Width: DefaultWidth, Height: DefaultHeight, key: key, Name: slug(title)}
+}
+
+var nonWord = regexp.MustCompile(`[^a-z0-9]+`)
+
+// slug turns a title into a file name: lower case, words joined by dashes.
+func slug(title string) string {
+	s := strings.Trim(nonWord.ReplaceAllString(strings.ToLower(title), "-"), "-")
+	if s == "" {
+		return "figure"
+	}
+	return s
+}
+
+// Encode renders f in the given format ("png", "svg", "pdf", …).
+func (f *Figure) Encode(format string) ([]byte, error) {
+	if f == nil || f.Plot == nil {
+		return nil, errors.New("memplot: nil figure")
+	}
+	if f.Width <= 0 || f.Height <= 0 {
+		return nil, fmt.Errorf("memplot: figure %q has size %v×%v; both must be positive", f.Name, f.Width, f.Height)
+	}
+	w, err := draw.NewFormattedCanvas(f.Width, f.Height, format)
+	if err != nil {
+		return nil, fmt.Errorf("memplot: rendering %q as %s: %w", f.Name, format, err)
+	}
+	f.draw(draw.New(w))
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("memplot: rendering %q as %s: %w", f.Name, format, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// AddKey adds an entry to the figure's key, which is drawn to the right of
+// the data area so that it never hides data. (The embedded Plot's Legend is
+// still drawn inside the data area, as gonum/plot does.)
+func (f *Figure) AddKey(name string, thumbs ...plot.Thumbnailer) {
+	f.key.Add(name, thumbs...)
+	f.keySize++
+}
+
+// draw draws the plot with the key in a column at the right.
+func (f *Figure) draw(c draw.Canvas) {
+	if f.keySize == 0 {
+		f.Plot.Draw(c)
+		return
+	}
+	pad := vg.Points(8)
+	kw := f.key.Rectangle(c).Size().X + 2*pad
+	f.Plot.Draw(draw.Crop(c, 0, -kw, 0, 0))
+	kc := c
+	kc.Min.X = c.Max.X - kw + pad
+	if f.Title.Text != "" {
+		kc.Max.Y -= f.Title.TextStyle.Rectangle(f.Title.Text).Size().Y + f.Title.Padding
+	}
+	f.key.Draw(kc)
+}
+
+// PNG renders f as a PNG image.
+func (f *Figure) PNG() ([]byte, error) { return f.Encode("png") }
+
+// Save writes f to path; the extension (.png, .svg, .pdf, .jpg, .tif, .eps)
+// picks the format. Missing directories are created.
+func (f *Figure) Save(path string) error {
+	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	if ext == "" {
+		return fmt.Errorf("memplot: save %q: the file name needs an extension such as .png or .svg", path)
+	}
+	data, err := f.Encode(ext)
+	if err != nil {
+		return err
+	}
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("memplot: save %q: %w", path, err)
+		}
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("memplot: save %q: %w", path, err)
+	}
+	return nil
+}
+
+// Show displays f inline when running in a GoNB notebook and returns "".
+// Elsewhere it writes f as PNG to $MEMLAB_PLOT_DIR (default "plots") under
+// f.Name and returns the file's path.
+func (f *Figure) Show() (string, error) {
+	if gonbui.IsNotebook {
+		data, err := f.PNG()
+		if err != nil {
+			return "", err
+		}
+		gonbui.DisplayPng(data)
+		return "", nil
+	}
+	dir := os.Getenv(DirEnv)
+	if dir == "" {
+		dir = "plots"
+	}
+	if f == nil {
+		return "", errors.New("memplot: nil figure")
+	}
+	path := filepath.Join(dir, f.Name+".png")
+	if err := f.Save(path); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// Must returns f, or panics with err. It is meant for notebook cells, where a
+// failed plot should stop the cell: memplot.Must(memplot.Bars(…)).Show().
+func Must(f *Figure, err error) *Figure {
+	if err != nil {
+		panic(err)
+	}
+	return f
+}

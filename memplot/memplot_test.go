@@ -1,0 +1,201 @@
+package memplot
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot/cmpimg"
+)
+
+const mib = 1 << 20
+
+// fixtures are the figures the golden images show.
+func fixtures() map[string]func() (*Figure, error) {
+	return map[string]func() (*Figure, error){
+		"curve": func() (*Figure, error) {
+			return MemoryCurve("a first memory curve", Timeline{
+				Samples: []Sample{
+					{0, 0, 0, 500 * mib},
+					{1, 1024 * mib, 1024 * mib, 1524 * mib},
+					{2, 1536 * mib, 1536 * mib, 2036 * mib},
+					{3, 512 * mib, 1536 * mib, 2036 * mib},
+					{4, 512 * mib, 512 * mib, 1012 * mib},
+				},
+				Marks: []Mark{{1, "forward"}, {3, "backward"}},
+			})
+		},
+		"segments": func() (*Figure, error) {
+			return SegmentMap("segments", []Segment{
+				{Address: 0x7f0000000000, Pool: "large", Blocks: []Block{{256 * mib, Allocated}, {768 * mib, InactiveSplit}}},
+				{Address: 0x7f0040000000, Pool: "large", Blocks: []Block{{512 * mib, Free}}},
+				{Address: 0x7f0060000000, Pool: "small", Blocks: []Block{{mib, Allocated}, {mib, InactiveSplit}}},
+			})
+		},
+		"fragmentation": func() (*Figure, error) {
+			return Fragmentation("fragmentation", 768*mib,
+				Gauge{"fragmented", 400 * mib, 1200 * mib},
+				Gauge{"pre-allocated", 1024 * mib, 1024 * mib})
+		},
+		"bars": func() (*Figure, error) {
+			return Bars("peak memory", "MiB", []string{"relu", "relu_"},
+				BarSeries{"sim", []float64{64, 32}}, BarSeries{"H200", []float64{66, 34}})
+		},
+	}
+}
+
+// TestGolden compares each figure with testdata/NAME_golden.png; run
+// `go test ./memplot -regen` to accept new pictures after a deliberate change.
+// gonum/plot rasterises text itself, so the pictures do not depend on the
+// machine's fonts; a small tolerance absorbs anti-aliasing differences.
+func TestGolden(t *testing.T) {
+	for name, mk := range fixtures() {
+		t.Run(name, func(t *testing.T) {
+			f, err := mk()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := f.PNG()
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", name+"_golden.png")
+			if *cmpimg.GenerateTestData {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -regen to create it)", err)
+			}
+			ok, err := cmpimg.EqualApprox("png", got, want, 0.01)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				bad := filepath.Join(t.TempDir(), name+".png")
+				_ = os.WriteFile(bad, got, 0o644)
+				t.Errorf("%s differs from %s (new image in %s)", name, golden, bad)
+			}
+		})
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		mk   func() (*Figure, error)
+		want string
+	}{
+		{"curve without samples", func() (*Figure, error) { return MemoryCurve("x", Timeline{}) }, "no samples"},
+		{"curve going back in x", func() (*Figure, error) {
+			return MemoryCurve("x", Timeline{Samples: []Sample{{X: 2}, {X: 1}}})
+		}, "sample 1 has X 1 before"},
+		{"segment map without segments", func() (*Figure, error) { return SegmentMap("x", nil) }, "no segments"},
+		{"segment without blocks", func() (*Figure, error) { return SegmentMap("x", []Segment{{Address: 16}}) }, "has no blocks"},
+		{"block of size zero", func() (*Figure, error) {
+			return SegmentMap("x", []Segment{{Blocks: []Block{{0, Free}}}})
+		}, "block 0 has size 0"},
+		{"bars with missing values", func() (*Figure, error) {
+			return Bars("x", "MiB", []string{"a", "b"}, BarSeries{"s", []float64{1}})
+		}, `series "s" has 1 values for 2 groups`},
+		{"bars without series", func() (*Figure, error) { return Bars("x", "MiB", []string{"a"}) }, "no series"},
+		{"gauge largest above total", func() (*Figure, error) {
+			return Fragmentation("x", 0, Gauge{"g", 10, 5})
+		}, "need 0 ≤ largest ≤ total"},
+		{"lines of unequal length", func() (*Figure, error) {
+			return Lines("x", "step", Series{"s", []float64{1, 2}, []int64{1}})
+		}, "2 x values and 1 y values"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := tt.mk()
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "memplot: ") {
+				t.Fatalf("got (%v, %v), want an error containing %q", f, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestShowWritesFileOutsideNotebook(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(DirEnv, dir)
+	f, err := Bars("Peak Memory: relu vs relu_", "MiB", []string{"a"}, BarSeries{"s", []float64{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := f.Show()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "peak-memory-relu-vs-relu.png"); path != want {
+		t.Errorf("Show wrote %q, want %q", path, want)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(data), "\x89PNG") {
+		t.Errorf("%s is not a PNG file", path)
+	}
+}
+
+func TestSaveFormats(t *testing.T) {
+	f, err := Bars("x", "MiB", []string{"a"}, BarSeries{"s", []float64{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	tests := []struct {
+		file   string
+		prefix string
+		err    string
+	}{
+		{"a.png", "\x89PNG", ""},
+		{"sub/a.svg", "<?xml", ""},
+		{"noext", "", "needs an extension"},
+		{"a.bmp", "", "bmp"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			path := filepath.Join(dir, tt.file)
+			err := f.Save(path)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("Save(%q) = %v, want error containing %q", tt.file, err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(string(data), tt.prefix) {
+				t.Errorf("%s starts with %q, want %q", tt.file, data[:min(len(data), 8)], tt.prefix)
+			}
+		})
+	}
+}
+
+func TestUnitFor(t *testing.T) {
+	tests := []struct {
+		max  int64
+		want string
+	}{
+		{0, "B"}, {4095, "B"}, {4096, "KiB"}, {4 * mib, "MiB"}, {3 << 30, "MiB"}, {4 << 30, "GiB"},
+	}
+	for _, tt := range tests {
+		if got := UnitFor(tt.max).Name; got != tt.want {
+			t.Errorf("UnitFor(%d) = %s, want %s", tt.max, got, tt.want)
+		}
+	}
+	if got := MiB.Format(768 * mib); got != "768 MiB" {
+		t.Errorf("MiB.Format(768 MiB) = %q", got)
+	}
+}

@@ -1,0 +1,186 @@
+package memplot
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// BlockState is what a block of a segment holds, for colouring a segment map.
+type BlockState uint8
+
+// Block states, as PyTorch's memory_viz allocator-state view tells them apart.
+const (
+	// Allocated: a live tensor's block (snapshot state "active_allocated").
+	Allocated BlockState = iota
+	// InactiveSplit: a free block in a segment that also holds allocated
+	// blocks. EmptyCache cannot release it; it is what fragmentation is made of.
+	InactiveSplit
+	// Free: a free block that is a whole segment; EmptyCache releases it.
+	Free
+)
+
+// String returns the state's legend name.
+func (s BlockState) String() string {
+	switch s {
+	case Allocated:
+		return "allocated"
+	case InactiveSplit:
+		return "inactive split (free, pinned)"
+	case Free:
+		return "free segment (releasable)"
+	}
+	return fmt.Sprintf("BlockState(%d)", uint8(s))
+}
+
+// Colours of block states on a segment map.
+var (
+	AllocatedBlockColor     = AllocatedColor
+	InactiveSplitBlockColor = color.RGBA{R: 0xff, G: 0xbb, B: 0x78, A: 0xff} // light orange
+	FreeBlockColor          = color.RGBA{R: 0xdd, G: 0xdd, B: 0xdd, A: 0xff} // light grey
+)
+
+func (s BlockState) color() color.Color {
+	switch s {
+	case Allocated:
+		return AllocatedBlockColor
+	case InactiveSplit:
+		return InactiveSplitBlockColor
+	}
+	return FreeBlockColor
+}
+
+// Block is one piece of a segment, in address order.
+type Block struct {
+	Size  int64
+	State BlockState
+}
+
+// Segment is one device allocation held by the caching allocator, cut into blocks.
+type Segment struct {
+	Address uint64
+	// Pool is "large" or "small" (PyTorch's two pools); it is shown in the label.
+	Pool   string
+	Blocks []Block
+}
+
+// Size is the sum of the segment's block sizes.
+func (s Segment) Size() int64 {
+	var n int64
+	for _, b := range s.Blocks {
+		n += b.Size
+	}
+	return n
+}
+
+// MaxSegmentRows is the most segments a segment map draws; the rest are
+// counted in the title.
+const MaxSegmentRows = 40
+
+// SegmentMap draws each segment as a horizontal bar, in the order given (the
+// allocator's snapshot order is address order), its blocks coloured by state.
+// All bars share one byte scale, so a 2 MiB small-pool segment is a sliver
+// beside a 1 GiB one.
+func SegmentMap(title string, segs []Segment) (*Figure, error) {
+	if len(segs) == 0 {
+		return nil, errors.New("memplot: SegmentMap: no segments (the allocator holds no memory)")
+	}
+	var largest int64
+	for i, s := range segs {
+		if len(s.Blocks) == 0 {
+			return nil, fmt.Errorf("memplot: SegmentMap: segment %d (address %#x) has no blocks", i, s.Address)
+		}
+		for j, b := range s.Blocks {
+			if b.Size <= 0 {
+				return nil, fmt.Errorf("memplot: SegmentMap: segment %d block %d has size %d", i, j, b.Size)
+			}
+			if b.State > Free {
+				return nil, fmt.Errorf("memplot: SegmentMap: segment %d block %d has unknown state %d", i, j, b.State)
+			}
+		}
+		largest = max64(largest, s.Size())
+	}
+	shown := segs
+	if len(shown) > MaxSegmentRows {
+		shown = shown[:MaxSegmentRows]
+		title = fmt.Sprintf("%s (first %d of %d segments)", title, MaxSegmentRows, len(segs))
+	}
+	u := UnitFor(largest)
+	f := newFigure(title)
+	f.Height = max(DefaultHeight, vg.Inch+vg.Length(len(shown))*0.3*vg.Inch)
+	f.X.Label.Text = "offset in segment (" + u.Name + ")"
+	f.X.Min = 0
+	names := make([]string, len(shown))
+	for i, s := range shown {
+		names[len(shown)-1-i] = fmt.Sprintf("%s %s", u.Format(s.Size()), poolLetter(s.Pool))
+	}
+	f.NominalY(names...)
+	f.Add(&segmentBars{segs: shown, unit: u})
+	for _, st := range []BlockState{Allocated, InactiveSplit, Free} {
+		f.AddKey(st.String(), swatch{st.color()})
+	}
+	f.Add(plotter.NewGrid())
+	return f, nil
+}
+
+func poolLetter(pool string) string {
+	switch pool {
+	case "large":
+		return "L"
+	case "small":
+		return "S"
+	}
+	return pool
+}
+
+// segmentBars is the plot.Plotter that draws the bars of a segment map.
+type segmentBars struct {
+	segs []Segment
+	unit ByteUnit
+}
+
+func (sb *segmentBars) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	n := len(sb.segs)
+	half := 0.32
+	for i, s := range sb.segs {
+		row := float64(n - 1 - i)
+		y0, y1 := trY(row-half), trY(row+half)
+		var off int64
+		for _, b := range s.Blocks {
+			x0, x1 := trX(sb.unit.Of(off)), trX(sb.unit.Of(off+b.Size))
+			off += b.Size
+			rect := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}
+			c.FillPolygon(b.State.color(), c.ClipPolygonXY(rect))
+			c.StrokeLines(draw.LineStyle{Color: color.White, Width: vg.Points(0.5)},
+				c.ClipLinesXY([]vg.Point{{X: x0, Y: y0}, {X: x0, Y: y1}})...)
+		}
+		x0, x1 := trX(0), trX(sb.unit.Of(off))
+		c.StrokeLines(draw.LineStyle{Color: color.Black, Width: vg.Points(0.6)},
+			c.ClipLinesXY([]vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}, {X: x0, Y: y0}})...)
+	}
+}
+
+func (sb *segmentBars) DataRange() (xmin, xmax, ymin, ymax float64) {
+	var largest int64
+	for _, s := range sb.segs {
+		largest = max64(largest, s.Size())
+	}
+	return 0, sb.unit.Of(largest), -0.5, float64(len(sb.segs)) - 0.5
+}
+
+// swatch is a legend thumbnail: a filled square.
+type swatch struct{ clr color.Color }
+
+func (s swatch) Thumbnail(c *draw.Canvas) {
+	pts := []vg.Point{
+		{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y},
+		{X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y},
+	}
+	c.FillPolygon(s.clr, c.ClipPolygonY(pts))
+}

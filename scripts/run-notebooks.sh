@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# run-notebooks.sh executes notebooks headless through the GoNB kernel with
+# nbconvert, writes each executed notebook and its HTML rendering to
+# build/notebooks/, then checks the executed notebooks with scripts/nbcheck
+# (error outputs, panics, stderr errors, plots missing where expected).
+# Usage: scripts/run-notebooks.sh notebooks/*.ipynb   (run `make lab-deps` first)
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUT="$REPO/build/notebooks"
+TIMEOUT=${NOTEBOOK_TIMEOUT:-900}
+export PATH="$(go env GOPATH)/bin:$PATH"
+J=$("$REPO/scripts/lab.sh" jupyter)
+[ -n "$J" ] || {
+	echo "run-notebooks: jupyter not found; run make lab-deps" >&2
+	exit 1
+}
+[ $# -gt 0 ] || {
+	echo "run-notebooks: no notebooks given" >&2
+	exit 2
+}
+mkdir -p "$OUT"
+fail=0
+executed=()
+for nb in "$@"; do
+	name=$(basename "$nb" .ipynb)
+	log="$OUT/$name.log"
+	t0=$SECONDS
+	# allow_errors keeps executing and saves the notebook, so that a failure
+	# can be read in the output; nbcheck below turns any error into a failure.
+	if "$J" nbconvert --to notebook --execute \
+		--ExecutePreprocessor.timeout="$TIMEOUT" \
+		--ExecutePreprocessor.kernel_name=gonb \
+		--ExecutePreprocessor.allow_errors=True \
+		--output-dir "$OUT" --output "$name" "$nb" >"$log" 2>&1 &&
+		"$J" nbconvert --to html --output-dir "$OUT" "$OUT/$name.ipynb" >>"$log" 2>&1; then
+		echo "notebook $name: executed in $((SECONDS - t0))s -> build/notebooks/$name.{ipynb,html}"
+		executed+=("$OUT/$name.ipynb")
+	else
+		echo "notebook $name: nbconvert FAILED after $((SECONDS - t0))s (log: $log)"
+		tail -n 30 "$log"
+		fail=1
+	fi
+done
+if [ ${#executed[@]} -gt 0 ]; then
+	(cd "$REPO" && go run ./scripts/nbcheck "${executed[@]}") || fail=1
+fi
+exit $fail
