@@ -1,0 +1,665 @@
+package allocator
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+)
+
+// ErrInvalidSize is wrapped by Malloc's error for a negative size.
+var ErrInvalidSize = errors.New("allocator: invalid size")
+
+// ErrInvalidPointer is wrapped by Free's error for an address that is not a live
+// allocation of this allocator (never allocated, or already freed).
+var ErrInvalidPointer = errors.New("allocator: invalid device pointer")
+
+// Allocator is a caching allocator over one device's Memory that makes the decisions
+// PyTorch 2.11's native CUDA caching allocator makes (single stream). It is safe for
+// concurrent use: one mutex guards all state, as PyTorch's per-device lock does.
+type Allocator struct {
+	mu   sync.Mutex
+	mem  Memory
+	vmem VirtualMemory // nil if mem cannot map pages
+	cfg  Config
+
+	maxSplit, nonSplitRounding, largeSeg int64
+
+	small, large pool
+	active       map[uint64]*block
+	stats        deviceStats
+
+	totalAllocated int64 // bytes of all held segments / mapped pages
+	setFraction    bool
+	allowed        int64
+	total          int64 // device total memory (MemGetInfo at New)
+	device         int
+
+	expSegs []*expSegment
+	spare   []*block
+	rng     uint32
+	scratch []*block
+
+	tracing   bool
+	hist      history
+	subs      []subscriber
+	nextSubID int
+}
+
+// New returns an allocator over mem configured by cfg. It asks mem for its total size
+// once (for memory fractions and expandable reservations). expandable_segments needs
+// mem to implement VirtualMemory.
+func New(mem Memory, cfg Config) (*Allocator, error) {
+	if mem == nil {
+		return nil, errors.New("allocator: nil Memory")
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	a := &Allocator{
+		mem:    mem,
+		cfg:    cfg,
+		active: make(map[uint64]*block, 1024),
+		rng:    0x9e3779b9,
+	}
+	a.small.small = true
+	a.large.small = false
+	a.small.unmapped.byAddr = true
+	a.large.unmapped.byAddr = true
+	if vm, ok := mem.(VirtualMemory); ok {
+		a.vmem = vm
+	}
+	if cfg.ExpandableSegments && a.vmem == nil {
+		return nil, errNoVirtualMemory
+	}
+	if d, ok := mem.(interface{ Index() int }); ok {
+		a.device = d.Index()
+	}
+	a.maxSplit = cfg.maxSplit()
+	a.nonSplitRounding = cfg.maxNonSplitRounding()
+	a.largeSeg = cfg.largeSegment()
+	if a.maxSplit == math.MaxInt64 {
+		a.stats.maxSplitSize = -1
+	} else {
+		a.stats.maxSplitSize = a.maxSplit
+	}
+	_, total, err := mem.MemGetInfo()
+	if err != nil {
+		return nil, fmt.Errorf("allocator: reading device memory size: %w", err)
+	}
+	if total > math.MaxInt64 {
+		total = math.MaxInt64
+	}
+	a.total = int64(total)
+	if f := cfg.PerProcessMemoryFraction; f > 0 && f < 1 {
+		a.setFraction = true
+		a.allowed = int64(f * float64(a.total))
+	}
+	return a, nil
+}
+
+// Config returns the configuration the allocator was made with.
+func (a *Allocator) Config() Config { return a.cfg }
+
+func (a *Allocator) newBlock(addr uint64, size int64, p *pool) *block {
+	var b *block
+	if n := len(a.spare); n > 0 {
+		b = a.spare[n-1]
+		a.spare = a.spare[:n-1]
+		*b = block{}
+	} else {
+		b = new(block)
+	}
+	a.rng ^= a.rng << 13
+	a.rng ^= a.rng >> 17
+	a.rng ^= a.rng << 5
+	b.prio = a.rng
+	b.addr, b.size, b.pool, b.mapped = addr, size, p, true
+	return b
+}
+
+func (a *Allocator) recycle(b *block) {
+	*b = block{}
+	a.spare = append(a.spare, b)
+}
+
+func (a *Allocator) poolFor(size int64) *pool {
+	if size <= SmallSize {
+		return &a.small
+	}
+	return &a.large
+}
+
+// Malloc allocates size bytes and returns the block's device address, deciding exactly
+// as PyTorch's DeviceCachingAllocator::malloc does. A size of 0 returns (0, nil) without
+// touching the allocator, as torch.empty(0) does. When the device (or the memory
+// fraction) has no room it returns an *OutOfMemoryError and the allocator stays
+// consistent and usable. A negative size is an error wrapping ErrInvalidSize.
+func (a *Allocator) Malloc(size int64) (uint64, error) {
+	if size == 0 {
+		return 0, nil
+	}
+	if size < 0 {
+		return 0, fmt.Errorf("%w: negative size %d", ErrInvalidSize, size)
+	}
+	if size >= maxRequest {
+		return 0, &OutOfMemoryError{Requested: size, tooLarge: true}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	rounded := RoundSize(size, a.cfg)
+	p := a.poolFor(rounded)
+	allocSize := allocationSize(rounded, a.largeSeg)
+
+	b := a.getFreeBlock(p, rounded)
+	if b == nil {
+		var err error
+		if a.setFraction && a.cfg.GarbageCollectionThreshold > 0 {
+			if err = a.garbageCollect(); err != nil {
+				return 0, err
+			}
+		}
+		b, err = a.allocBlock(p, rounded, allocSize, false)
+		if b == nil && err == nil {
+			var released bool
+			released, err = a.releaseAvailableCachedBlocks(p, rounded)
+			if released && err == nil {
+				b, err = a.allocBlock(p, rounded, allocSize, false)
+			}
+		}
+		if b == nil && err == nil {
+			if err = a.releaseCachedBlocks(); err == nil {
+				b, err = a.allocBlock(p, rounded, allocSize, true)
+			}
+		}
+		if err != nil {
+			return 0, err
+		}
+		if b == nil {
+			return 0, a.outOfMemory(size, rounded, allocSize)
+		}
+	}
+	b = a.allocFoundBlock(b, p, rounded, size, a.shouldSplit(b, rounded))
+	return b.addr, nil
+}
+
+// getFreeBlock is get_free_block: best fit by (size, address) among cached blocks,
+// with the expandable-segment preference and the oversize rules.
+func (a *Allocator) getFreeBlock(p *pool, size int64) *block {
+	if a.setFraction && a.cfg.GarbageCollectionThreshold > 0 {
+		p.getFreeBlocksCalls++
+	}
+	b := p.blocks.lowerBound(size, 0)
+	if b == nil {
+		return nil
+	}
+	if b.seg != nil {
+		if a.cfg.ExpandableSegments {
+			next := p.blocks.successor(b)
+			for b.seg != nil && next != nil && expandableSize(next) < expandableSize(b) {
+				b = next
+				next = p.blocks.successor(next)
+			}
+		} else {
+			for b != nil && b.seg != nil {
+				b = p.blocks.successor(b)
+			}
+			if b == nil {
+				return nil
+			}
+		}
+	}
+	if size < a.maxSplit && b.size >= a.maxSplit {
+		return nil
+	}
+	if size >= a.maxSplit && b.size >= size+a.nonSplitRounding {
+		return nil
+	}
+	p.blocks.remove(b)
+	return b
+}
+
+// expandableSize is the size a free block could grow to by mapping the unmapped block
+// after it.
+func expandableSize(b *block) int64 {
+	if b.next != nil && !b.next.mapped {
+		return b.size + b.next.size
+	}
+	return b.size
+}
+
+func (a *Allocator) shouldSplit(b *block, size int64) bool {
+	remaining := b.size - size
+	if b.pool.small || a.cfg.ExpandableSegments {
+		return remaining >= MinBlockSize
+	}
+	return size < a.maxSplit && remaining > SmallSize
+}
+
+// allocFoundBlock is alloc_found_block: split if asked (the allocation keeps the low
+// addresses), mark allocated, update the statistics.
+func (a *Allocator) allocFoundBlock(b *block, p *pool, size, orig int64, split bool) *block {
+	idx := p.statIndex()
+	alreadySplit := b.isSplit()
+	st := &a.stats
+	if split {
+		remaining := b
+		b = a.newBlock(remaining.addr, size, p)
+		b.seg = remaining.seg
+		b.prev = remaining.prev
+		if b.prev != nil {
+			b.prev.next = b
+		}
+		b.next = remaining
+		remaining.prev = b
+		remaining.addr += uint64(size)
+		remaining.size -= size
+		p.insertFree(remaining)
+		if remaining.seg == nil {
+			if alreadySplit {
+				st.inactiveSplitBytes.decrease(idx, size)
+			} else {
+				st.inactiveSplitBytes.increase(idx, remaining.size)
+				st.inactiveSplit.increase(idx, 1)
+			}
+		}
+	} else if alreadySplit && b.seg == nil {
+		st.inactiveSplitBytes.decrease(idx, b.size)
+		st.inactiveSplit.decrease(idx, 1)
+	}
+	b.allocated = true
+	b.requested = orig
+	a.active[b.addr] = b
+	st.allocation.increase(idx, 1)
+	st.allocatedBytes.increase(idx, b.size)
+	st.active.increase(idx, 1)
+	st.activeBytes.increase(idx, b.size)
+	st.requestedBytes.increase(idx, orig)
+	if b.size >= a.maxSplit {
+		st.oversizeAllocations.increase(1)
+	}
+	a.emit(ActionAlloc, b.addr, orig, b)
+	return b
+}
+
+// Free returns the block at addr to the cache (PyTorch's free + free_block). The memory
+// stays reserved; only EmptyCache, the out-of-memory retry path and garbage collection
+// give memory back to the device. An address that is not a live allocation is an error
+// wrapping ErrInvalidPointer, and nothing changes. Free(0) is a no-op, like freeing the
+// storage of an empty tensor.
+func (a *Allocator) Free(addr uint64) error {
+	if addr == 0 {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	b := a.active[addr]
+	if b == nil {
+		return fmt.Errorf("%w: %#x is not allocated (double free, or not from this allocator)", ErrInvalidPointer, addr)
+	}
+	delete(a.active, addr)
+	b.allocated = false
+	idx := b.pool.statIndex()
+	st := &a.stats
+	st.allocation.decrease(idx, 1)
+	st.allocatedBytes.decrease(idx, b.size)
+	a.emit(ActionFreeRequested, b.addr, b.requested, b)
+	if b.size >= a.maxSplit {
+		st.oversizeAllocations.decrease(1)
+	}
+	a.freeBlock(b)
+	return nil
+}
+
+// freeBlock moves a block into its pool's free set, merging free neighbours.
+func (a *Allocator) freeBlock(b *block) {
+	p := b.pool
+	addr := b.addr
+	orig, req := b.size, b.requested
+	var netBlocks, netSize int64
+	prev, next := b.prev, b.next
+	if sub := a.tryMerge(b, prev); sub > 0 {
+		netBlocks--
+		netSize -= sub
+	}
+	if sub := a.tryMerge(b, next); sub > 0 {
+		netBlocks--
+		netSize -= sub
+	}
+	p.insertFree(b)
+	if b.isSplit() {
+		netBlocks++
+		netSize += b.size
+	}
+	idx := p.statIndex()
+	st := &a.stats
+	if b.seg == nil {
+		if netBlocks > 0 {
+			st.inactiveSplit.increase(idx, netBlocks)
+		} else if netBlocks < 0 {
+			st.inactiveSplit.decrease(idx, -netBlocks)
+		}
+		if netSize > 0 {
+			st.inactiveSplitBytes.increase(idx, netSize)
+		} else if netSize < 0 {
+			st.inactiveSplitBytes.decrease(idx, -netSize)
+		}
+	}
+	st.active.decrease(idx, 1)
+	st.activeBytes.decrease(idx, orig)
+	st.requestedBytes.decrease(idx, req)
+	a.emit(ActionFreeCompleted, addr, req, b)
+	b.frames = nil
+}
+
+// tryMerge merges src into dst if src is a free neighbour in the same mapped state.
+// dst must not be in a tree. It returns the bytes merged, 0 if none.
+func (a *Allocator) tryMerge(dst, src *block) int64 {
+	if src == nil || src.allocated || dst.mapped != src.mapped {
+		return 0
+	}
+	if dst.prev == src {
+		dst.addr = src.addr
+		dst.prev = src.prev
+		if dst.prev != nil {
+			dst.prev.next = dst
+		}
+	} else {
+		dst.next = src.next
+		if dst.next != nil {
+			dst.next.prev = dst
+		}
+	}
+	sub := src.size
+	dst.size += sub
+	if src.mapped {
+		src.pool.blocks.remove(src)
+	} else {
+		src.pool.unmapped.remove(src)
+	}
+	a.recycle(src)
+	return sub
+}
+
+// allocBlock is alloc_block: a new segment (or newly mapped pages) for the request.
+// It returns (nil, nil) when the device or the fraction cap has no room.
+func (a *Allocator) allocBlock(p *pool, size, allocSize int64, retry bool) (*block, error) {
+	if retry {
+		a.stats.numAllocRetries++
+	}
+	if a.setFraction && a.totalAllocated+allocSize > a.allowed {
+		return nil, nil
+	}
+	if a.cfg.ExpandableSegments {
+		return a.tryAllocateExpandableBlock(p, size)
+	}
+	addr, err := a.mem.Malloc(uint64(allocSize))
+	if err != nil {
+		if isOOM(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("allocator: device allocation of %d bytes: %w", allocSize, err)
+	}
+	a.totalAllocated += allocSize
+	b := a.newBlock(addr, allocSize, p)
+	idx := p.statIndex()
+	a.stats.segment.increase(idx, 1)
+	a.stats.reservedBytes.increase(idx, allocSize)
+	if allocSize >= a.maxSplit {
+		a.stats.oversizeSegments.increase(1)
+	}
+	a.stats.numDeviceAlloc++
+	a.emit(ActionSegmentAlloc, addr, allocSize, nil)
+	return b, nil
+}
+
+func isOOM(err error) bool {
+	var o interface{ OutOfMemory() bool }
+	return errors.As(err, &o) && o.OutOfMemory()
+}
+
+// releaseBlock is release_block: cudaFree a whole free segment.
+func (a *Allocator) releaseBlock(b *block) error {
+	if err := a.mem.Free(b.addr); err != nil {
+		return fmt.Errorf("allocator: device free of %#x: %w", b.addr, err)
+	}
+	p := b.pool
+	idx := p.statIndex()
+	a.stats.numDeviceFree++
+	a.totalAllocated -= b.size
+	a.stats.segment.decrease(idx, 1)
+	a.stats.reservedBytes.decrease(idx, b.size)
+	if b.size >= a.maxSplit {
+		a.stats.oversizeSegments.decrease(1)
+	}
+	p.blocks.remove(b)
+	a.emit(ActionSegmentFree, b.addr, b.size, nil)
+	a.recycle(b)
+	return nil
+}
+
+// releaseAvailableCachedBlocks frees oversize cached segments, largest first, until the
+// request could fit (release_available_cached_blocks). Expandable blocks are skipped.
+func (a *Allocator) releaseAvailableCachedBlocks(p *pool, size int64) (bool, error) {
+	if a.maxSplit == math.MaxInt64 {
+		return false, nil
+	}
+	key := size
+	if key < a.maxSplit {
+		key = a.maxSplit
+	}
+	it := p.blocks.lowerBound(key, 0)
+	if it != nil && it.seg == nil {
+		return true, a.releaseBlock(it)
+	}
+	if it == nil {
+		it = p.blocks.last()
+	} else {
+		it = p.blocks.predecessor(it)
+	}
+	if it == nil {
+		return false, nil
+	}
+	var released int64
+	for released < key && it.size >= a.maxSplit {
+		cur := it
+		it = p.blocks.predecessor(cur)
+		if cur.seg == nil && !cur.isSplit() {
+			sz := cur.size
+			if err := a.releaseBlock(cur); err != nil {
+				return false, err
+			}
+			released += sz
+		}
+		if it == nil {
+			break
+		}
+	}
+	return released >= key, nil
+}
+
+// releaseCachedBlocks is release_cached_blocks: every whole free segment goes back to
+// the device and every fully free page of expandable segments is unmapped.
+func (a *Allocator) releaseCachedBlocks() error {
+	a.stats.numSyncAllStreams++
+	if err := a.releaseBlocks(&a.large); err != nil {
+		return err
+	}
+	return a.releaseBlocks(&a.small)
+}
+
+func (a *Allocator) releaseBlocks(p *pool) error {
+	list := p.blocks.appendInOrder(a.scratch[:0])
+	var toUnmap []*block
+	var err error
+	for _, b := range list {
+		if b.seg != nil {
+			toUnmap = append(toUnmap, b)
+		} else if !b.isSplit() {
+			if err = a.releaseBlock(b); err != nil {
+				break
+			}
+		}
+	}
+	if err == nil {
+		for _, b := range toUnmap {
+			if err = a.unmapBlock(b); err != nil {
+				break
+			}
+			if !b.mapped && !b.isSplit() {
+				if err = a.releaseExpandableSegment(b); err != nil {
+					break
+				}
+			}
+		}
+	}
+	for i := range list {
+		list[i] = nil
+	}
+	a.scratch = list[:0]
+	return err
+}
+
+// garbageCollect is garbage_collect_cached_blocks: with a fraction cap and
+// garbage_collection_threshold set, free whole cached large segments that have gone
+// unused for at least the average age until reserved memory drops below the threshold.
+func (a *Allocator) garbageCollect() error {
+	gcThreshold := int64(a.cfg.GarbageCollectionThreshold * float64(a.allowed))
+	if a.totalAllocated <= gcThreshold {
+		return nil
+	}
+	target := a.totalAllocated - gcThreshold
+	var reclaimed, totalAge, count int64
+	p := &a.large
+	for _, b := range p.blocks.appendInOrder(nil) {
+		if !b.isSplit() && b.seg == nil {
+			totalAge += p.getFreeBlocksCalls - b.gcBase
+			count++
+		}
+	}
+	if count == 0 {
+		return nil
+	}
+	freed := true
+	for reclaimed < target && freed && count > 0 {
+		threshold := float64(totalAge) / float64(count)
+		freed = false
+		for _, b := range p.blocks.appendInOrder(nil) {
+			age := p.getFreeBlocksCalls - b.gcBase
+			if !b.isSplit() && b.seg == nil && float64(age) >= threshold {
+				freed = true
+				reclaimed += b.size
+				totalAge -= age
+				count--
+				if err := a.releaseBlock(b); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// EmptyCache releases every cached segment that is entirely free back to the device and
+// unmaps fully free pages of expandable segments (torch.cuda.empty_cache). Segments
+// holding any allocated block stay, with their free pieces.
+func (a *Allocator) EmptyCache() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	err := a.releaseCachedBlocks()
+	a.emit(ActionEmptyCache, 0, 0, nil)
+	return err
+}
+
+// SetPerProcessMemoryFraction caps reserved memory at fraction × the device's total
+// memory, as torch.cuda.set_per_process_memory_fraction does in PyTorch 2.11: a fraction
+// below 1 sets the cap (and enables garbage collection when configured), 1 removes it.
+// The cap is checked only when a new segment is needed.
+func (a *Allocator) SetPerProcessMemoryFraction(f float64) error {
+	if math.IsNaN(f) || f < 0 || f > 1 {
+		return fmt.Errorf("allocator: invalid fraction value %v: allowed range is 0~1", f)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if f < 1 {
+		a.setFraction = true
+		a.allowed = int64(f * float64(a.total))
+	} else {
+		a.setFraction = false
+		a.allowed = 0
+	}
+	return nil
+}
+
+// PerProcessMemoryFraction returns the cap as a fraction of total memory (1 when none).
+func (a *Allocator) PerProcessMemoryFraction() float64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.setFraction || a.total == 0 {
+		return 1
+	}
+	return float64(a.allowed) / float64(a.total)
+}
+
+// MemGetInfo passes through to the Memory: the device's free and total bytes as the
+// driver sees them (torch.cuda.mem_get_info).
+func (a *Allocator) MemGetInfo() (free, total uint64, err error) {
+	free, total, err = a.mem.MemGetInfo()
+	if err != nil {
+		err = fmt.Errorf("allocator: %w", err)
+	}
+	return
+}
+
+// MemoryAllocated is the bytes of all allocated blocks, rounding included
+// (torch.cuda.memory_allocated).
+func (a *Allocator) MemoryAllocated() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stats.allocatedBytes[statAll].Current
+}
+
+// MemoryReserved is the bytes of all segments held from the device
+// (torch.cuda.memory_reserved).
+func (a *Allocator) MemoryReserved() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stats.reservedBytes[statAll].Current
+}
+
+// MaxMemoryAllocated is the peak of MemoryAllocated since the last ResetPeakMemoryStats.
+func (a *Allocator) MaxMemoryAllocated() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stats.allocatedBytes[statAll].Peak
+}
+
+// MaxMemoryReserved is the peak of MemoryReserved since the last ResetPeakMemoryStats.
+func (a *Allocator) MaxMemoryReserved() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stats.reservedBytes[statAll].Peak
+}
+
+// ResetPeakMemoryStats sets every peak to its current value.
+func (a *Allocator) ResetPeakMemoryStats() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.stats.resetPeak()
+}
+
+// ResetAccumulatedMemoryStats zeroes every "allocated"/"freed" total and the event
+// counters (retries, OOMs, syncs, device allocs and frees).
+func (a *Allocator) ResetAccumulatedMemoryStats() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.stats.resetAccumulated()
+}
+
+// MemoryStats returns every counter under the key torch.cuda.memory_stats() uses, such
+// as "allocated_bytes.all.current" or "num_alloc_retries". See StatKeys.
+func (a *Allocator) MemoryStats() map[string]int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stats.flatten()
+}

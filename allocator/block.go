@@ -1,0 +1,218 @@
+package allocator
+
+// block is one piece of a segment: allocated, free (cached, in its pool's free set) or,
+// in an expandable segment, unmapped address space. Blocks of a segment are linked in
+// address order through prev/next; a block with neither is a whole segment.
+type block struct {
+	addr      uint64
+	size      int64
+	requested int64 // request that last allocated it (stale once free, as in PyTorch)
+	pool      *pool
+	prev      *block
+	next      *block
+	seg       *expSegment // non-nil inside an expandable segment
+	gcBase    int64       // pool.getFreeBlocksCalls when last inserted into the free set
+	allocated bool
+	mapped    bool
+
+	// intrusive treap links (the pool's free set or its unmapped set)
+	left, right *block
+	prio        uint32
+
+	frames []Frame // where it was last allocated, when history records stacks
+}
+
+func (b *block) isSplit() bool { return b.prev != nil || b.next != nil }
+
+// splice links b between before and after.
+func (b *block) splice(before, after *block) {
+	if before != nil {
+		before.next = b
+	}
+	b.prev = before
+	if after != nil {
+		after.prev = b
+	}
+	b.next = after
+}
+
+// tree is an intrusive treap of blocks ordered by (size, addr) — PyTorch's
+// BlockComparatorSize with a single stream — or by addr alone (BlockComparatorAddress).
+// It never allocates: the blocks are the nodes.
+type tree struct {
+	root   *block
+	byAddr bool
+	n      int
+}
+
+func (t *tree) less(a *block, size int64, addr uint64) bool {
+	if t.byAddr {
+		return a.addr < addr
+	}
+	if a.size != size {
+		return a.size < size
+	}
+	return a.addr < addr
+}
+
+func (t *tree) insert(b *block) {
+	b.left, b.right = nil, nil
+	t.root = t.ins(t.root, b)
+	t.n++
+}
+
+func (t *tree) ins(root, b *block) *block {
+	if root == nil {
+		return b
+	}
+	if t.less(b, root.size, root.addr) {
+		root.left = t.ins(root.left, b)
+		if root.left.prio > root.prio {
+			l := root.left
+			root.left = l.right
+			l.right = root
+			return l
+		}
+	} else {
+		root.right = t.ins(root.right, b)
+		if root.right.prio > root.prio {
+			r := root.right
+			root.right = r.left
+			r.left = root
+			return r
+		}
+	}
+	return root
+}
+
+// remove deletes b, which must be in the tree.
+func (t *tree) remove(b *block) {
+	t.root = t.del(t.root, b)
+	b.left, b.right = nil, nil
+	t.n--
+}
+
+func (t *tree) del(root, b *block) *block {
+	if root == nil {
+		panic("allocator: internal error: block missing from its free set")
+	}
+	if root == b {
+		return merge(b.left, b.right)
+	}
+	if t.less(b, root.size, root.addr) {
+		root.left = t.del(root.left, b)
+	} else {
+		root.right = t.del(root.right, b)
+	}
+	return root
+}
+
+func merge(a, b *block) *block {
+	if a == nil {
+		return b
+	}
+	if b == nil {
+		return a
+	}
+	if a.prio > b.prio {
+		a.right = merge(a.right, b)
+		return a
+	}
+	b.left = merge(a, b.left)
+	return b
+}
+
+// lowerBound returns the first block not less than (size, addr), or nil.
+func (t *tree) lowerBound(size int64, addr uint64) *block {
+	var best *block
+	for n := t.root; n != nil; {
+		if t.less(n, size, addr) {
+			n = n.right
+		} else {
+			best = n
+			n = n.left
+		}
+	}
+	return best
+}
+
+// successor returns the block after b in tree order (b need not be in the tree).
+func (t *tree) successor(b *block) *block {
+	if t.byAddr {
+		return t.lowerBound(0, b.addr+1)
+	}
+	return t.lowerBound(b.size, b.addr+1)
+}
+
+// predecessor returns the last block before b in tree order, or nil.
+func (t *tree) predecessor(b *block) *block {
+	return t.before(b.size, b.addr)
+}
+
+// before returns the last block less than (size, addr), or nil.
+func (t *tree) before(size int64, addr uint64) *block {
+	var best *block
+	for n := t.root; n != nil; {
+		if t.less(n, size, addr) {
+			best = n
+			n = n.right
+		} else {
+			n = n.left
+		}
+	}
+	return best
+}
+
+// last returns the greatest block, or nil.
+func (t *tree) last() *block {
+	n := t.root
+	if n == nil {
+		return nil
+	}
+	for n.right != nil {
+		n = n.right
+	}
+	return n
+}
+
+// appendInOrder appends every block in tree order to dst.
+func (t *tree) appendInOrder(dst []*block) []*block {
+	return walk(t.root, dst)
+}
+
+func walk(n *block, dst []*block) []*block {
+	for n != nil {
+		dst = walk(n.left, dst)
+		dst = append(dst, n)
+		n = n.right
+	}
+	return dst
+}
+
+// pool is one of the allocator's two block pools (small: ≤ 1 MiB, large: the rest).
+type pool struct {
+	small              bool
+	blocks             tree // free, mapped blocks by (size, addr)
+	unmapped           tree // unmapped expandable blocks by addr
+	getFreeBlocksCalls int64
+}
+
+func (p *pool) statIndex() int {
+	if p.small {
+		return statSmall
+	}
+	return statLarge
+}
+
+func (p *pool) name() string {
+	if p.small {
+		return "small"
+	}
+	return "large"
+}
+
+// insertFree puts b into the free set and restarts its GC age (insert_into_blocks).
+func (p *pool) insertFree(b *block) {
+	b.gcBase = p.getFreeBlocksCalls
+	p.blocks.insert(b)
+}
