@@ -162,7 +162,9 @@ func TestElementwiseErrors(t *testing.T) {
 		{"shape mismatch", func() error { return e.k.Binary(tensor.Add, f32, big, f32b) }, "shape mismatch"},
 		{"rank above MaxRank", func() error { return e.k.Unary(tensor.Neg, tooDeep, tooDeep, 0) }, "exceeds the maximum rank 8"},
 		{"address out of range", func() error { return e.k.Unary(tensor.Neg, f32b, outside, 0) }, "no allocation holds"},
-		{"null base", func() error { return e.k.Unary(tensor.Neg, tensor.Strided{DType: tensor.Float32, Shape: []int{1}, Strides: []int{1}}, f32, 0) }, "null base address"},
+		{"null base", func() error {
+			return e.k.Unary(tensor.Neg, tensor.Strided{DType: tensor.Float32, Shape: []int{1}, Strides: []int{1}}, f32, 0)
+		}, "null base address"},
 		{"invalid dtype", func() error { return e.k.Unary(tensor.Neg, unknownDType, unknownDType, 0) }, "invalid dtype"},
 		{"partial overlap", func() error { return e.k.Unary(tensor.Neg, shifted, head, 0) }, "partially overlaps"},
 		{"broadcast output", func() error { return e.k.Unary(tensor.Neg, bcast, f32b, 0) }, "share one memory location"},
