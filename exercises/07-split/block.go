@@ -1,0 +1,36 @@
+// Package split is exercise 07 of the memlab course: when PyTorch's CUDA caching
+// allocator splits a cached block for a request, and the layout that results.
+// See README.md.
+package split
+
+// Pool is one of the caching allocator's two pools.
+type Pool int
+
+// The two pools: rounded sizes up to 1 MiB are small, larger ones large.
+const (
+	SmallPool Pool = iota
+	LargePool
+)
+
+// String returns "small" or "large".
+func (p Pool) String() string {
+	if p == SmallPool {
+		return "small"
+	}
+	return "large"
+}
+
+// Block is one block of a segment.
+type Block struct {
+	Addr      uint64 // device address of the first byte
+	Size      uint64 // bytes
+	Allocated bool   // true while a tensor uses it
+}
+
+// Config holds the setting that affects splitting. The zero value is PyTorch's
+// default configuration.
+type Config struct {
+	// MaxSplitSize is max_split_size_mb in bytes; requests at least this large
+	// are never split. 0 means unlimited.
+	MaxSplitSize uint64
+}
