@@ -1,0 +1,288 @@
+package replay
+
+import (
+	"fmt"
+	"sort"
+)
+
+// oomError is the out-of-memory error the replay memories return.
+type oomError struct{ size uint64 }
+
+func (e *oomError) Error() string {
+	return fmt.Sprintf("replay: device out of memory allocating %d bytes", e.size)
+}
+
+// OutOfMemory reports true (the allocator's test for device OOM).
+func (e *oomError) OutOfMemory() bool { return true }
+
+// Granularity is the page size of the replay memories.
+const granularity = 2 << 20
+
+// SimMemory is a deterministic simulated device for bare op lists: first-fit addresses
+// in a fixed range, a capacity, and virtual memory for expandable segments. It is not
+// safe for concurrent use (the allocator's lock serialises calls).
+type SimMemory struct {
+	capacity uint64
+	used     uint64
+	base     uint64
+	segs     map[uint64]uint64 // addr -> size of live Malloc segments
+	ranges   []span            // live Malloc segments, by address
+	vaNext   uint64
+	vas      map[uint64]uint64
+	mapped   map[uint64]uint64 // page addr -> size
+}
+
+type span struct{ addr, size uint64 }
+
+// NewSimMemory returns a simulated device of capacity bytes.
+func NewSimMemory(capacity uint64) *SimMemory {
+	return &SimMemory{
+		capacity: capacity, base: 0x7f0000000000,
+		segs: map[uint64]uint64{}, vaNext: 0x100000000000,
+		vas: map[uint64]uint64{}, mapped: map[uint64]uint64{},
+	}
+}
+
+// Malloc places size bytes at the lowest free 2 MiB-aligned address.
+func (m *SimMemory) Malloc(size uint64) (uint64, error) {
+	if size == 0 || m.used+size > m.capacity {
+		return 0, &oomError{size}
+	}
+	addr := m.base
+	for _, s := range m.ranges {
+		if addr+size <= s.addr {
+			break
+		}
+		if end := alignUp(s.addr+s.size, granularity); end > addr {
+			addr = end
+		}
+	}
+	m.ranges = append(m.ranges, span{addr, size})
+	sort.Slice(m.ranges, func(i, j int) bool { return m.ranges[i].addr < m.ranges[j].addr })
+	m.segs[addr] = size
+	m.used += size
+	return addr, nil
+}
+
+// Free releases a segment.
+func (m *SimMemory) Free(addr uint64) error {
+	size, ok := m.segs[addr]
+	if !ok {
+		return fmt.Errorf("replay: free of unknown segment %#x", addr)
+	}
+	delete(m.segs, addr)
+	for i, s := range m.ranges {
+		if s.addr == addr {
+			m.ranges = append(m.ranges[:i], m.ranges[i+1:]...)
+			break
+		}
+	}
+	m.used -= size
+	return nil
+}
+
+// MemGetInfo reports capacity minus what is allocated or mapped.
+func (m *SimMemory) MemGetInfo() (free, total uint64, err error) {
+	return m.capacity - m.used, m.capacity, nil
+}
+
+// Granularity is 2 MiB.
+func (m *SimMemory) Granularity() uint64 { return granularity }
+
+// ReserveAddress hands out address ranges above every other.
+func (m *SimMemory) ReserveAddress(size uint64) (uint64, error) {
+	addr := m.vaNext
+	m.vaNext = alignUp(addr+size, 1<<30) + 1<<30
+	m.vas[addr] = size
+	return addr, nil
+}
+
+// FreeAddress releases a reservation.
+func (m *SimMemory) FreeAddress(addr, size uint64) error {
+	if m.vas[addr] != size {
+		return fmt.Errorf("replay: free of unknown reservation %#x+%d", addr, size)
+	}
+	delete(m.vas, addr)
+	return nil
+}
+
+// Map backs a range with memory.
+func (m *SimMemory) Map(addr, size uint64) error {
+	if m.used+size > m.capacity {
+		return &oomError{size}
+	}
+	m.mapped[addr] = size
+	m.used += size
+	return nil
+}
+
+// Unmap releases the memory behind a range (which may span several Map calls).
+func (m *SimMemory) Unmap(addr, size uint64) error {
+	end := addr + size
+	var freed uint64
+	for a, s := range m.mapped {
+		if a >= addr && a+s <= end {
+			delete(m.mapped, a)
+			freed += s
+		} else if a < end && a+s > addr {
+			// split a mapping: keep the parts outside [addr, end)
+			delete(m.mapped, a)
+			if a < addr {
+				m.mapped[a] = addr - a
+			}
+			if a+s > end {
+				m.mapped[end] = a + s - end
+			}
+			lo, hi := max(a, addr), min(a+s, end)
+			freed += hi - lo
+		}
+	}
+	if freed != size {
+		return fmt.Errorf("replay: unmap of %#x+%d covers %d mapped bytes", addr, size, freed)
+	}
+	m.used -= size
+	return nil
+}
+
+func alignUp(x, a uint64) uint64 { return (x + a - 1) / a * a }
+
+// oracleMemory replays a ground-truth file: each device allocation gets the address the
+// real GPU returned in that op (new_segs), and free memory is the recorded free memory
+// at the start minus what the replay holds.
+type oracleMemory struct {
+	total     uint64
+	startFree uint64
+	used      uint64
+	newSegs   [][2]uint64 // of the current op
+	usedNew   []bool
+	freedNow  []span // segments freed during the current op (address reuse)
+	segs      map[uint64]uint64
+	vas       map[uint64]uint64
+	synth     uint64 // next synthetic address, when the record has none
+	Guessed   int    // addresses not found in the record
+}
+
+func newOracleMemory(total, startFree uint64) *oracleMemory {
+	return &oracleMemory{total: total, startFree: startFree, segs: map[uint64]uint64{},
+		vas: map[uint64]uint64{}, synth: 0xf00000000000}
+}
+
+// beginOp sets the current op's recorded new segments.
+func (m *oracleMemory) beginOp(newSegs [][2]uint64) {
+	m.newSegs = newSegs
+	m.usedNew = m.usedNew[:0]
+	for range newSegs {
+		m.usedNew = append(m.usedNew, false)
+	}
+	m.freedNow = m.freedNow[:0]
+}
+
+func (m *oracleMemory) inReservation(addr uint64) bool {
+	for a, s := range m.vas {
+		if addr >= a && addr < a+s {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *oracleMemory) takeRecorded(size uint64, exact bool) (uint64, bool) {
+	best := -1
+	for i, s := range m.newSegs {
+		if m.usedNew[i] || m.inReservation(s[0]) {
+			continue
+		}
+		if exact && s[1] != size {
+			continue
+		}
+		if _, live := m.segs[s[0]]; live {
+			continue
+		}
+		if best < 0 || s[0] < m.newSegs[best][0] {
+			best = i
+		}
+	}
+	if best < 0 {
+		return 0, false
+	}
+	m.usedNew[best] = true
+	return m.newSegs[best][0], true
+}
+
+func (m *oracleMemory) Malloc(size uint64) (uint64, error) {
+	if m.used+size > m.startFree {
+		return 0, &oomError{size}
+	}
+	addr, ok := m.takeRecorded(size, true)
+	if !ok {
+		// Freed and re-allocated at the same address and size within one op: the
+		// record shows neither; reuse the most recently freed matching segment.
+		for i := len(m.freedNow) - 1; i >= 0; i-- {
+			if m.freedNow[i].size == size {
+				addr, ok = m.freedNow[i].addr, true
+				m.freedNow = append(m.freedNow[:i], m.freedNow[i+1:]...)
+				break
+			}
+		}
+	}
+	if !ok {
+		addr = m.synth
+		m.synth += alignUp(size, granularity) + granularity
+		m.Guessed++
+	}
+	m.segs[addr] = size
+	m.used += size
+	return addr, nil
+}
+
+func (m *oracleMemory) Free(addr uint64) error {
+	size, ok := m.segs[addr]
+	if !ok {
+		return fmt.Errorf("replay: free of unknown segment %#x", addr)
+	}
+	delete(m.segs, addr)
+	m.used -= size
+	m.freedNow = append(m.freedNow, span{addr, size})
+	return nil
+}
+
+func (m *oracleMemory) MemGetInfo() (free, total uint64, err error) {
+	if m.used > m.startFree {
+		return 0, m.total, nil
+	}
+	return m.startFree - m.used, m.total, nil
+}
+
+func (m *oracleMemory) Granularity() uint64 { return granularity }
+
+func (m *oracleMemory) ReserveAddress(size uint64) (uint64, error) {
+	addr, ok := m.takeRecorded(size, false)
+	if !ok {
+		addr = m.synth
+		m.synth += alignUp(size, 1<<30) + 1<<30
+		m.Guessed++
+	}
+	m.vas[addr] = size
+	return addr, nil
+}
+
+func (m *oracleMemory) FreeAddress(addr, size uint64) error {
+	if m.vas[addr] != size {
+		return fmt.Errorf("replay: free of unknown reservation %#x+%d", addr, size)
+	}
+	delete(m.vas, addr)
+	return nil
+}
+
+func (m *oracleMemory) Map(addr, size uint64) error {
+	if m.used+size > m.startFree {
+		return &oomError{size}
+	}
+	m.used += size
+	return nil
+}
+
+func (m *oracleMemory) Unmap(addr, size uint64) error {
+	m.used -= size
+	return nil
+}

@@ -1,0 +1,298 @@
+// Package replay drives memlab's caching allocator through allocation traces and
+// compares the result, op by op, with ground truth recorded from real PyTorch by
+// shared/tools/replay_torch.py.
+//
+// A trace is either a ground-truth file (JSON lines, optionally gzipped: a header with
+// the op list, conf, cap and device size, then one state line per op) or a bare JSON op
+// list. Ops are short lists: ["a", nbytes] allocates (ids 0, 1, 2… in order, an OOM
+// still takes an id), ["f", id] frees, ["e"] empties the cache, ["r"] resets peak
+// stats, ["s"] is a marker, ["frac", x] sets the per-process memory fraction.
+//
+// With a ground-truth file every device allocation gets the address the real GPU gave
+// it (the header's new_segs), so ties between equal-size free blocks break as they did
+// on the GPU. Bare op lists get addresses from a deterministic simulated device.
+package replay
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+)
+
+// Op kinds.
+const (
+	OpAlloc      = "a"
+	OpFree       = "f"
+	OpEmptyCache = "e"
+	OpResetPeak  = "r"
+	OpMarker     = "s"
+	OpFraction   = "frac"
+)
+
+// Op is one trace operation.
+type Op struct {
+	Kind     string
+	N        int64   // bytes for "a", allocation id for "f"
+	Fraction float64 // for "frac"
+}
+
+// MarshalJSON writes the op in the trace's list form, e.g. ["a",1024].
+func (o Op) MarshalJSON() ([]byte, error) {
+	switch o.Kind {
+	case OpAlloc, OpFree:
+		return []byte(`["` + o.Kind + `",` + strconv.FormatInt(o.N, 10) + `]`), nil
+	case OpFraction:
+		return json.Marshal([]any{o.Kind, o.Fraction})
+	default:
+		return []byte(`["` + o.Kind + `"]`), nil
+	}
+}
+
+// UnmarshalJSON reads the list form.
+func (o *Op) UnmarshalJSON(b []byte) error {
+	var parts []json.RawMessage
+	if err := json.Unmarshal(b, &parts); err != nil || len(parts) == 0 {
+		return fmt.Errorf("replay: op %s: want a list like [\"a\", 1024]", b)
+	}
+	var kind string
+	if err := json.Unmarshal(parts[0], &kind); err != nil {
+		return fmt.Errorf("replay: op %s: first element must be a string", b)
+	}
+	*o = Op{Kind: kind}
+	switch kind {
+	case OpAlloc, OpFree:
+		if len(parts) != 2 {
+			return fmt.Errorf("replay: op %s: %q takes one integer", b, kind)
+		}
+		var f float64
+		if err := json.Unmarshal(parts[1], &f); err != nil {
+			return fmt.Errorf("replay: op %s: %q takes one integer", b, kind)
+		}
+		n, err := strconv.ParseInt(string(bytes.TrimSpace(parts[1])), 10, 64)
+		if err != nil {
+			if f != float64(int64(f)) {
+				return fmt.Errorf("replay: op %s: %q takes one integer", b, kind)
+			}
+			n = int64(f)
+		}
+		if n < 0 {
+			return fmt.Errorf("replay: op %s: negative value", b)
+		}
+		o.N = n
+	case OpFraction:
+		if len(parts) != 2 {
+			return fmt.Errorf("replay: op %s: \"frac\" takes one number", b)
+		}
+		if err := json.Unmarshal(parts[1], &o.Fraction); err != nil || o.Fraction < 0 || o.Fraction > 1 {
+			return fmt.Errorf("replay: op %s: \"frac\" takes a number in [0, 1]", b)
+		}
+	case OpEmptyCache, OpResetPeak, OpMarker:
+		if len(parts) != 1 {
+			return fmt.Errorf("replay: op %s: %q takes no argument", b, kind)
+		}
+	default:
+		return fmt.Errorf("replay: op %s: unknown kind %q (want a, f, e, r, s or frac)", b, kind)
+	}
+	return nil
+}
+
+// Header is the first line of a ground-truth file.
+type Header struct {
+	Kind              string          `json:"kind"`
+	Trace             string          `json:"trace"`
+	Conf              string          `json:"conf"`
+	CapGiB            *float64        `json:"cap_gib"`
+	AllowedBytes      *int64          `json:"allowed_bytes"`
+	Torch             string          `json:"torch"`
+	DeviceIndex       int             `json:"device"`
+	DeviceName        string          `json:"device_name"`
+	TotalMemory       int64           `json:"total_memory"`
+	MemGetInfo        []int64         `json:"mem_get_info"`
+	AllocatorSettings json.RawMessage `json:"allocator_settings,omitempty"`
+	Ops               []Op            `json:"ops"`
+}
+
+// SegState is one segment of a state line: address, size, pool ("L" or "S"),
+// expandable flag and blocks as [size, state, requested_size] with state "A", "P", "I".
+type SegState struct {
+	Addr   uint64       `json:"addr"`
+	Total  int64        `json:"total"`
+	Type   string       `json:"type"`
+	Exp    bool         `json:"exp"`
+	Blocks []BlockState `json:"blocks"`
+}
+
+// BlockState is [size, state, requested_size].
+type BlockState struct {
+	Size      int64
+	State     string
+	Requested int64
+}
+
+// MarshalJSON writes the list form.
+func (b BlockState) MarshalJSON() ([]byte, error) {
+	return []byte("[" + strconv.FormatInt(b.Size, 10) + `,"` + b.State + `",` + strconv.FormatInt(b.Requested, 10) + "]"), nil
+}
+
+// UnmarshalJSON reads the list form.
+func (b *BlockState) UnmarshalJSON(data []byte) error {
+	var raw [3]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return fmt.Errorf("replay: block %s: want [size, state, requested]", data)
+	}
+	if err := json.Unmarshal(raw[0], &b.Size); err != nil {
+		return fmt.Errorf("replay: block %s: bad size", data)
+	}
+	if err := json.Unmarshal(raw[1], &b.State); err != nil {
+		return fmt.Errorf("replay: block %s: bad state", data)
+	}
+	if err := json.Unmarshal(raw[2], &b.Requested); err != nil {
+		return fmt.Errorf("replay: block %s: bad requested size", data)
+	}
+	return nil
+}
+
+// State is one op line: the allocator state right after op I.
+type State struct {
+	Kind               string           `json:"kind"`
+	I                  int              `json:"i"`
+	Op                 Op               `json:"op"`
+	ID                 *int             `json:"id,omitempty"`
+	Ptr                *uint64          `json:"ptr,omitempty"`
+	MemoryAllocated    *int64           `json:"memory_allocated,omitempty"`
+	MemoryReserved     *int64           `json:"memory_reserved,omitempty"`
+	MaxMemoryAllocated *int64           `json:"max_memory_allocated,omitempty"`
+	MaxMemoryReserved  *int64           `json:"max_memory_reserved,omitempty"`
+	Stats              map[string]int64 `json:"stats,omitempty"`
+	SegSizes           []int64          `json:"seg_sizes"`
+	Segments           []SegState       `json:"segments,omitempty"`
+	NewSegs            [][2]uint64      `json:"new_segs,omitempty"`
+	GoneSegs           [][2]uint64      `json:"gone_segs,omitempty"`
+	OOM                bool             `json:"oom,omitempty"`
+	Msg                string           `json:"msg,omitempty"`
+	Noop               bool             `json:"noop,omitempty"`
+
+	hasSegSizes bool
+}
+
+// Trace is a parsed trace: ops, and for ground truth the header and expected states.
+type Trace struct {
+	Name     string
+	Header   *Header // nil for a bare op list
+	Ops      []Op
+	Baseline *State
+	States   []State // one per op, for ground truth
+	Summary  string  // expected final MemorySummary, when known ("" otherwise)
+}
+
+// GroundTruth reports whether the trace carries PyTorch's recorded states.
+func (t *Trace) GroundTruth() bool { return t.Header != nil }
+
+// ReadFile reads a ground-truth file (.jsonl or .jsonl.gz) or a bare JSON op list.
+// For X.jsonl.gz it also reads X.summary.txt beside it, if present.
+func ReadFile(path string) (*Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	defer f.Close()
+	t, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %s: %w", path, err)
+	}
+	t.Name = path
+	if t.GroundTruth() {
+		base := path
+		for _, ext := range []string{".gz", ".jsonl", ".json"} {
+			if len(base) > len(ext) && base[len(base)-len(ext):] == ext {
+				base = base[:len(base)-len(ext)]
+			}
+		}
+		if s, err := os.ReadFile(base + ".summary.txt"); err == nil {
+			t.Summary = string(s)
+		}
+	}
+	return t, nil
+}
+
+// Read parses a trace from r, gzipped or not.
+func Read(r io.Reader) (*Trace, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		defer gz.Close()
+		br = bufio.NewReaderSize(gz, 1<<16)
+	}
+	data, err := io.ReadAll(br)
+	if err != nil {
+		return nil, err
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return nil, errors.New("empty trace")
+	}
+	if data[0] == '[' {
+		var ops []Op
+		if err := json.Unmarshal(data, &ops); err != nil {
+			return nil, fmt.Errorf("bare op list: %w", err)
+		}
+		return &Trace{Ops: ops}, nil
+	}
+	t := &Trace{}
+	for n, line := range bytes.Split(data, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		var kind struct {
+			Kind string `json:"kind"`
+		}
+		if err := json.Unmarshal(line, &kind); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n+1, err)
+		}
+		switch kind.Kind {
+		case "header":
+			var h Header
+			if err := json.Unmarshal(line, &h); err != nil {
+				return nil, fmt.Errorf("line %d (header): %w", n+1, err)
+			}
+			t.Header = &h
+			t.Ops = h.Ops
+		case "baseline", "op":
+			var s State
+			if err := json.Unmarshal(line, &s); err != nil {
+				return nil, fmt.Errorf("line %d: %w", n+1, err)
+			}
+			s.hasSegSizes = bytes.Contains(line, []byte(`"seg_sizes"`))
+			if kind.Kind == "baseline" {
+				t.Baseline = &s
+			} else {
+				t.States = append(t.States, s)
+			}
+		case "footer":
+		default:
+			return nil, fmt.Errorf("line %d: unknown kind %q", n+1, kind.Kind)
+		}
+	}
+	if t.Header == nil {
+		return nil, errors.New("no header line")
+	}
+	if len(t.States) != 0 && len(t.States) != len(t.Ops) {
+		return nil, fmt.Errorf("%d op lines for %d ops", len(t.States), len(t.Ops))
+	}
+	for i := range t.States {
+		if t.States[i].I != i {
+			return nil, fmt.Errorf("op line %d has i=%d", i, t.States[i].I)
+		}
+	}
+	return t, nil
+}
