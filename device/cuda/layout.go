@@ -1,0 +1,257 @@
+package cuda
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"memlab.dev/memlab/tensor"
+)
+
+// maxTerm bounds shapes, strides and offsets so that index arithmetic in the
+// kernels (64-bit) cannot overflow.
+const maxTerm = 1 << 56
+
+// operand is one validated kernel argument.
+type operand struct {
+	s      tensor.Strided
+	n      int    // number of elements
+	lo, hi uint64 // device byte range spanned by the elements
+	start  uint64 // byte address of logical element 0
+}
+
+// check validates s as argument name of kernel op and that its elements lie
+// in live device memory.
+func (d *Device) check(op, name string, s tensor.Strided) (operand, error) {
+	o := operand{s: s}
+	fail := func(format string, args ...any) (operand, error) {
+		return o, fmt.Errorf("device/cuda: %s: %s: %s", op, name, fmt.Sprintf(format, args...))
+	}
+	if !s.DType.Valid() {
+		return fail("invalid dtype %v", s.DType)
+	}
+	if len(s.Shape) > tensor.MaxRank {
+		return fail("rank %d exceeds the maximum rank %d", len(s.Shape), tensor.MaxRank)
+	}
+	if len(s.Strides) != len(s.Shape) {
+		return fail("%d strides for %d dimensions (shape %v, strides %v)", len(s.Strides), len(s.Shape), s.Shape, s.Strides)
+	}
+	if s.Offset < 0 || s.Offset > maxTerm {
+		return fail("offset %d out of range", s.Offset)
+	}
+	o.n = 1
+	for k, n := range s.Shape {
+		if n < 0 || n > maxTerm {
+			return fail("dimension %d has invalid size %d (shape %v)", k, n, s.Shape)
+		}
+		if st := s.Strides[k]; st > maxTerm || st < -maxTerm {
+			return fail("dimension %d has invalid stride %d", k, st)
+		}
+		if n != 0 && o.n > maxTerm/n {
+			return fail("shape %v has too many elements", s.Shape)
+		}
+		o.n *= n
+	}
+	if o.n == 0 {
+		return o, nil
+	}
+	minOff, maxOff := s.Offset, s.Offset
+	for k, n := range s.Shape {
+		st := s.Strides[k]
+		if st != 0 && n-1 > maxTerm/absInt(st) {
+			return fail("dimension %d spans too far (size %d, stride %d)", k, n, st)
+		}
+		if t := (n - 1) * st; t < 0 {
+			minOff += t
+		} else {
+			maxOff += t
+		}
+	}
+	if minOff < 0 {
+		return fail("strides %v with offset %d reach element %d before the base address", s.Strides, s.Offset, minOff)
+	}
+	if s.Base == 0 {
+		return fail("null base address")
+	}
+	size := uint64(s.DType.Size())
+	o.lo = uint64(s.Base) + uint64(minOff)*size
+	o.hi = uint64(s.Base) + uint64(maxOff+1)*size
+	o.start = uint64(s.Base) + uint64(s.Offset)*size
+	if o.lo < uint64(s.Base) || o.hi <= o.lo {
+		return fail("address range overflows (base %#x, offset %d)", uint64(s.Base), minOff)
+	}
+	if !d.live(o.lo, o.hi) {
+		return fail("bytes [%#x, %#x) are not in live memory of %s (freed, or outside its allocation)", o.lo, o.hi, d)
+	}
+	return o, nil
+}
+
+// output validates a written argument: its elements must be distinct.
+func (d *Device) output(op string, s tensor.Strided) (operand, error) {
+	o, err := d.check(op, "dst", s)
+	if err != nil {
+		return o, err
+	}
+	for k, n := range s.Shape {
+		if n > 1 && s.Strides[k] == 0 {
+			return o, fmt.Errorf("device/cuda: %s: dst: several elements share one memory location (shape %v, strides %v); write to a contiguous tensor instead", op, s.Shape, s.Strides)
+		}
+	}
+	return o, nil
+}
+
+func absInt(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func sameShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// coalesce merges dimensions that every operand walks contiguously and drops
+// dimensions of size 1. It returns the new shape and, for each operand, its
+// new strides. An empty shape means a single element.
+func coalesce(shape []int, strides ...[]int) ([]int, [][]int) {
+	var sh []int
+	st := make([][]int, len(strides))
+	for k, n := range shape {
+		if n == 1 {
+			continue
+		}
+		if len(sh) > 0 {
+			last := len(sh) - 1
+			merge := true
+			for j := range strides {
+				if st[j][last] != strides[j][k]*n {
+					merge = false
+					break
+				}
+			}
+			if merge {
+				sh[last] *= n
+				for j := range strides {
+					st[j][last] = strides[j][k]
+				}
+				continue
+			}
+		}
+		sh = append(sh, n)
+		for j := range strides {
+			st[j] = append(st[j], strides[j][k])
+		}
+	}
+	return sh, st
+}
+
+// contiguous reports whether a coalesced layout is one run of stride 1.
+func contiguous(shape []int, strides []int) bool {
+	return len(shape) == 0 || (len(shape) == 1 && strides[0] == 1)
+}
+
+// descSize is sizeof(struct Desc) in common.cuh.
+const descSize = 152
+
+// desc packs s (with the given shape and strides) as struct Desc.
+func desc(s tensor.Strided, shape, strides []int) *[descSize]byte {
+	var b [descSize]byte
+	le := binary.LittleEndian
+	le.PutUint64(b[0:], uint64(s.Base))
+	le.PutUint64(b[8:], uint64(int64(s.Offset)))
+	for k := range shape {
+		le.PutUint64(b[16+8*k:], uint64(int64(shape[k])))
+		le.PutUint64(b[80+8*k:], uint64(int64(strides[k])))
+	}
+	le.PutUint32(b[144:], uint32(len(shape)))
+	le.PutUint32(b[148:], uint32(s.DType))
+	return &b
+}
+
+// withLast returns a copy of shape with its last dimension set to 1.
+func withLast(shape []int) []int {
+	c := append([]int(nil), shape...)
+	if len(c) > 0 {
+		c[len(c)-1] = 1
+	}
+	return c
+}
+
+// encodeScalar returns the bit pattern of v in dtype dt, rejecting values an
+// integer or bool dtype cannot hold, as torch.Tensor.fill_ does.
+func encodeScalar(op string, dt tensor.DType, v float64) (uint64, error) {
+	switch dt {
+	case tensor.Float32:
+		return uint64(math.Float32bits(float32(v))), nil
+	case tensor.Float16:
+		return uint64(float16Bits(float32(v))), nil
+	case tensor.BFloat16:
+		return uint64(bfloat16Bits(float32(v))), nil
+	case tensor.Bool:
+		if v != 0 {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	r := map[tensor.DType][2]float64{
+		tensor.Int32: {math.MinInt32, math.MaxInt32},
+		tensor.Int64: {math.MinInt64, math.MaxInt64},
+		tensor.Uint8: {0, math.MaxUint8},
+	}[dt]
+	lo, hi := r[0], r[1]
+	if math.IsNaN(v) || v < lo || v > hi {
+		return 0, fmt.Errorf("device/cuda: %s: value %v cannot be converted to %v without overflow", op, v, dt)
+	}
+	i := int64(v)
+	switch dt {
+	case tensor.Int32:
+		return uint64(uint32(int32(i))), nil
+	case tensor.Uint8:
+		return uint64(uint8(i)), nil
+	}
+	return uint64(i), nil
+}
+
+// float16Bits rounds f to IEEE binary16, to nearest even (as __float2half_rn).
+func float16Bits(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	abs := b & 0x7fffffff
+	switch {
+	case abs > 0x7f800000: // NaN
+		return sign | 0x7e00
+	case abs >= 0x477ff000: // rounds to >= 65520: Inf
+		return sign | 0x7c00
+	case abs < 0x38800000: // below the smallest normal half: subnormal or zero
+		// value = abs as float; half subnormal unit is 2^-24.
+		v := float64(math.Float32frombits(abs)) * (1 << 24)
+		return sign | uint16(math.RoundToEven(v))
+	}
+	exp := abs>>23 - 127 + 15
+	man := abs & 0x7fffff
+	h := exp<<10 | man>>13
+	rem := man & 0x1fff
+	if rem > 0x1000 || (rem == 0x1000 && h&1 == 1) {
+		h++
+	}
+	return sign | uint16(h)
+}
+
+// bfloat16Bits rounds f to bfloat16, to nearest even (as __float2bfloat16_rn).
+func bfloat16Bits(f float32) uint16 {
+	b := math.Float32bits(f)
+	if b&0x7fffffff > 0x7f800000 {
+		return uint16(b>>16) | 0x40
+	}
+	b += 0x7fff + (b>>16)&1
+	return uint16(b >> 16)
+}
