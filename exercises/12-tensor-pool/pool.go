@@ -1,0 +1,18 @@
+// Package tensorpool is exercise 12 of the memlab course: a pool of buffers of one
+// shape that hands them out again instead of allocating, with a hard cap on how
+// many exist. See README.md.
+package tensorpool
+
+import "errors"
+
+// ErrExhausted is returned (wrapped) by Get when every buffer the pool may create
+// is in use.
+var ErrExhausted = errors.New("tensorpool: exhausted: every buffer is in use")
+
+// Stats counts what a Pool has done.
+type Stats struct {
+	Created int // buffers created (at most the capacity)
+	Reused  int // Gets served by an idle buffer
+	InUse   int // buffers handed out and not yet returned
+	Idle    int // buffers in the pool, ready for Get
+}
