@@ -153,18 +153,18 @@ func TestB_BadPuts(t *testing.T) {
 	other := newPool(t, []int{2}, 4, 1)
 	tests := []struct {
 		name string
-		buf  func(p *Pool) *Buffer
+		buf  func(t *testing.T, p *Pool) *Buffer
 		why  string
 	}{
-		{"nil", func(*Pool) *Buffer { return nil }, "there is no buffer to return"},
-		{"double put", func(p *Pool) *Buffer { b := get(t, p); put(t, p, b); return b }, "the buffer is already idle; accepting it again would hand it to two callers"},
-		{"foreign buffer", func(*Pool) *Buffer { return get(t, other) }, "the buffer belongs to another pool"},
-		{"hand-made buffer", func(*Pool) *Buffer { return &Buffer{Data: make([]byte, 8)} }, "the pool never handed it out"},
+		{"nil", func(*testing.T, *Pool) *Buffer { return nil }, "there is no buffer to return"},
+		{"double put", func(t *testing.T, p *Pool) *Buffer { b := get(t, p); put(t, p, b); return b }, "the buffer is already idle; accepting it again would hand it to two callers"},
+		{"foreign buffer", func(t *testing.T, _ *Pool) *Buffer { return get(t, other) }, "the buffer belongs to another pool"},
+		{"hand-made buffer", func(*testing.T, *Pool) *Buffer { return &Buffer{Data: make([]byte, 8)} }, "the pool never handed it out"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPool(t, []int{2}, 4, 2)
-			b := tc.buf(p)
+			b := tc.buf(t, p)
 			before := stats(t, p)
 			var err error
 			if !exercisetest.Call(t, "Put(b)", func() { err = p.Put(b) }) {
@@ -212,6 +212,9 @@ func TestC_Concurrent(t *testing.T) {
 		capacity = 3
 	)
 	p := newPool(t, []int{4}, 4, capacity)
+	// Get and Put once here, where a "not implemented" panic can be reported
+	// cleanly; inside the goroutines it would crash the whole test binary.
+	put(t, p, get(t, p))
 	var wg sync.WaitGroup
 	errs := make(chan string, workers)
 	for w := 0; w < workers; w++ {
