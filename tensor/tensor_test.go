@@ -418,7 +418,6 @@ var posInf = func() float64 { var z float64; return 1 / z }()
 
 func second[T any](_ T, err error) error { return err }
 
-
 func intsEq(a, b []int) bool {
 	if len(a) != len(b) {
 		return false
