@@ -1,0 +1,116 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"memlab.dev/memlab/memlab"
+
+	_ "memlab.dev/memlab/experiments/ch2" // registers chapter 2's experiments
+)
+
+func init() {
+	for _, name := range []string{"lab", "experiments"} {
+		register(command{
+			name:    name,
+			summary: "run the chapters' experiments as a plain program (no Jupyter needed)",
+			run:     runLab,
+		})
+	}
+}
+
+// runLab runs every registered experiment (or those -run selects) on one
+// device, prints each report and writes its figures as PNG files.
+func runLab(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("lab", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dev := fs.String("device", "", `device spec: "" (MEMLAB_DEVICE, else a GPU if present, else the simulator), "sim", "sim:24GiB", "cuda", "cuda:1"`)
+	plots := fs.String("plots", "build/lab-plots", "directory for the figures (PNG); empty to skip them")
+	sel := fs.String("run", "", "run only experiments whose \"section name\" matches this regular expression")
+	list := fs.Bool("list", false, "list the experiments and exit")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: memlab lab [-device spec] [-plots dir] [-run regexp] [-list]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "memlab lab: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	re, err := regexp.Compile(*sel)
+	if err != nil {
+		fmt.Fprintf(stderr, "memlab lab: -run: %v\n", err)
+		return 2
+	}
+	var exps []memlab.Experiment
+	for _, e := range memlab.Experiments() {
+		if re.MatchString(e.Section + " " + e.Name) {
+			exps = append(exps, e)
+		}
+	}
+	if len(exps) == 0 {
+		fmt.Fprintf(stderr, "memlab lab: no experiment matches %q\n", *sel)
+		return 2
+	}
+	if *list {
+		for _, e := range exps {
+			fmt.Fprintf(stdout, "%-5s %s\n", e.Section, e.Name)
+		}
+		return 0
+	}
+	if *plots != "" {
+		if err := os.MkdirAll(*plots, 0o755); err != nil {
+			fmt.Fprintf(stderr, "memlab lab: %v\n", err)
+			return 1
+		}
+	}
+	failed := 0
+	for _, e := range exps {
+		fmt.Fprintf(stdout, "=== %s %s\n", e.Section, e.Name)
+		t0 := time.Now()
+		rep, err := e.Run(*dev)
+		if err != nil {
+			fmt.Fprintf(stdout, "FAILED: %v\n\n", err)
+			failed++
+			continue
+		}
+		fmt.Fprintln(stdout, strings.TrimRight(rep.Text, "\n"))
+		for i, f := range rep.Figures {
+			if *plots == "" || f == nil {
+				continue
+			}
+			name := fmt.Sprintf("%s-%s", e.Section, slug(e.Name))
+			if len(rep.Figures) > 1 {
+				name += fmt.Sprintf("-%d", i+1)
+			}
+			path := filepath.Join(*plots, name+".png")
+			if err := f.Save(path); err != nil {
+				fmt.Fprintf(stdout, "FAILED to save a figure: %v\n", err)
+				failed++
+				continue
+			}
+			fmt.Fprintf(stdout, "figure: %s\n", path)
+		}
+		fmt.Fprintf(stdout, "(%s)\n\n", time.Since(t0).Round(time.Millisecond))
+	}
+	if failed > 0 {
+		fmt.Fprintf(stdout, "%d of %d experiments failed\n", failed, len(exps))
+		return 1
+	}
+	fmt.Fprintf(stdout, "all %d experiments ran\n", len(exps))
+	return 0
+}
+
+var nonWord = regexp.MustCompile(`[^a-z0-9.]+`)
+
+func slug(s string) string {
+	return strings.Trim(nonWord.ReplaceAllString(strings.ToLower(s), "-"), "-")
+}

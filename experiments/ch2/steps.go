@@ -1,0 +1,183 @@
+package ch2
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/memlab"
+	"memlab.dev/memlab/memplot"
+	"memlab.dev/memlab/tensor"
+)
+
+// MiB is 2^20 bytes.
+const MiB = 1 << 20
+
+// Setup says where experiments that open their own labs run.
+type Setup struct {
+	// Device is a device spec as memlab.Device reads it: "" (MEMLAB_DEVICE, else
+	// a GPU if present, else the simulator), "sim", "cuda", "cuda:1".
+	Device string
+}
+
+// Open opens a lab for an experiment that needs budget bytes of device memory
+// under the allocator configuration conf. On the simulator the device is made
+// exactly budget large, so running out of memory means the device is full; on
+// a real GPU (much larger) the lab's reserved memory is capped at budget with
+// SetPerProcessMemoryFraction, so the experiment behaves the same on any card.
+// The lab does not become the current one.
+func (s Setup) Open(conf string, budget int64) (*memlab.Lab, error) {
+	spec := s.Device
+	if spec == "" {
+		spec = os.Getenv("MEMLAB_DEVICE")
+	}
+	if spec == "sim" || strings.HasPrefix(spec, "sim:") {
+		return memlab.Open(memlab.Sim(fmt.Sprintf("%dMiB", budget/MiB)), memlab.AllocConf(conf), memlab.NotCurrent())
+	}
+	l, err := memlab.Open(memlab.Device(spec), memlab.AllocConf(conf), memlab.NotCurrent())
+	if err != nil {
+		return nil, err
+	}
+	if l.Device().Kind() == "sim" {
+		l.Close()
+		return memlab.Open(memlab.Sim(fmt.Sprintf("%dMiB", budget/MiB)), memlab.AllocConf(conf), memlab.NotCurrent())
+	}
+	_, total, err := l.MemGetInfo()
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	if uint64(budget) < total {
+		if err := l.SetPerProcessMemoryFraction(float64(budget) / float64(total)); err != nil {
+			l.Close()
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// Step is the memory state after one step of an experiment.
+type Step struct {
+	Label string
+	// Allocated, Reserved: the lab's MemoryAllocated and MemoryReserved.
+	Allocated, Reserved int64
+	// DriverUsed: total − free bytes on the device, as nvidia-smi shows it.
+	DriverUsed int64
+	// DeviceAllocs: device allocations (cudaMalloc) so far, num_device_alloc.
+	DeviceAllocs int64
+	// Err is the step's error text (an out-of-memory message), if it failed.
+	Err string
+}
+
+// Steps is an experiment's sequence of states.
+type Steps []Step
+
+// observe appends the lab's state under label.
+func (s *Steps) observe(l *memlab.Lab, label string, err error) {
+	used, _ := l.DriverUsed()
+	st := Step{
+		Label: label, Allocated: l.MemoryAllocated(), Reserved: l.MemoryReserved(),
+		DriverUsed: used, DeviceAllocs: l.MemoryStats()["num_device_alloc"],
+	}
+	if err != nil {
+		st.Err = err.Error()
+	}
+	*s = append(*s, st)
+}
+
+// Find returns the first step with the given label.
+func (s Steps) Find(label string) (Step, bool) {
+	for _, st := range s {
+		if st.Label == label {
+			return st, true
+		}
+	}
+	return Step{}, false
+}
+
+// String prints the steps as a table in PyTorch's size units.
+func (s Steps) String() string {
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "step\tallocated\treserved\tdriver-used\tcudaMalloc calls\t")
+	for _, st := range s {
+		used := "?"
+		if st.DriverUsed >= 0 {
+			used = allocator.FormatSize(st.DriverUsed)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t\n", st.Label, allocator.FormatSize(st.Allocated),
+			allocator.FormatSize(st.Reserved), used, st.DeviceAllocs)
+	}
+	w.Flush()
+	for _, st := range s {
+		if st.Err != "" {
+			fmt.Fprintf(&b, "%s failed: %s\n", st.Label, st.Err)
+		}
+	}
+	return b.String()
+}
+
+// Timeline turns the steps into a memory curve with one point per step, each
+// labelled by a mark.
+func (s Steps) Timeline() memplot.Timeline {
+	tl := memplot.Timeline{XLabel: "step"}
+	for i, st := range s {
+		tl.Samples = append(tl.Samples, memplot.Sample{X: float64(i), Allocated: st.Allocated, Reserved: st.Reserved, DriverUsed: st.DriverUsed})
+		tl.Marks = append(tl.Marks, memplot.Mark{X: float64(i), Label: st.Label})
+	}
+	return tl
+}
+
+// Plot draws the steps as a memory curve.
+func (s Steps) Plot(title string) (*memplot.Figure, error) {
+	if len(s) == 0 {
+		return nil, errors.New("ch2: no steps to plot")
+	}
+	return memplot.MemoryCurve(title, s.Timeline())
+}
+
+// bytesTensor allocates an uninitialised tensor of n bytes (torch.empty(n,
+// dtype=torch.uint8)).
+func bytesTensor(l *memlab.Lab, n int64) (*tensor.Tensor, error) {
+	return tensor.Empty(l, tensor.Uint8, int(n))
+}
+
+// release releases tensors, ignoring nil ones, and joins the errors.
+func release(ts ...*tensor.Tensor) error {
+	var errs []error
+	for _, t := range ts {
+		if t != nil {
+			errs = append(errs, t.Release())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ReferenceDir finds PyTorch's ground truth (shared/reference/torch-2.11) next
+// to the repository: it walks up from the working directory to go.mod and
+// looks in ../shared. It returns an error when the files are not there.
+func ReferenceDir() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("ch2: go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+	ref := filepath.Join(dir, "..", "shared", "reference", "torch-2.11")
+	if _, err := os.Stat(ref); err != nil {
+		return "", fmt.Errorf("ch2: PyTorch ground truth not found: %w", err)
+	}
+	return ref, nil
+}

@@ -1,0 +1,261 @@
+package memlab
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/device"
+	"memlab.dev/memlab/tensor"
+)
+
+// Lab is one device with its own caching allocator. It implements
+// [tensor.Device]: Allocate and Deallocate go through the allocator, kernels
+// run on the device. Several labs may share one device (see [SharedWith]),
+// like two processes on one GPU: each has its own allocator and statistics,
+// and the driver's view counts them all. A Lab is safe for concurrent use.
+type Lab struct {
+	tensor.Kernels
+	dev   device.Device
+	alloc *allocator.Allocator
+	owns  bool // Close closes dev
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// Option configures [Open].
+type Option func(*options) error
+
+type options struct {
+	spec    string
+	conf    *string
+	dev     device.Device
+	current bool
+}
+
+// Device selects the device by spec, as device.Open reads it: "" for the
+// MEMLAB_DEVICE environment variable or else a GPU if there is one and the
+// simulator otherwise; "sim", "sim:24GiB", "cuda", "cuda:1".
+func Device(spec string) Option {
+	return func(o *options) error {
+		o.spec = spec
+		return nil
+	}
+}
+
+// Sim selects a simulated device with the given capacity, such as "24GiB" or
+// "80GiB"; "" means the simulator's default capacity.
+func Sim(capacity string) Option {
+	return func(o *options) error {
+		o.spec = device.Simulated
+		if capacity != "" {
+			o.spec += ":" + capacity
+		}
+		return nil
+	}
+}
+
+// AllocConf configures the allocator with a PYTORCH_CUDA_ALLOC_CONF string such
+// as "max_split_size_mb:128" or "expandable_segments:True". Without it the
+// allocator reads MEMLAB_ALLOC_CONF / PYTORCH_CUDA_ALLOC_CONF from the
+// environment, as PyTorch does; AllocConf("") forces the defaults.
+func AllocConf(conf string) Option {
+	return func(o *options) error {
+		o.conf = &conf
+		return nil
+	}
+}
+
+// OnDevice uses an already open device instead of opening one. The lab does
+// not close it.
+func OnDevice(d device.Device) Option {
+	return func(o *options) error {
+		if d == nil {
+			return errors.New("memlab: OnDevice(nil)")
+		}
+		o.dev = d
+		return nil
+	}
+}
+
+// SharedWith puts the new lab on other's device with an allocator of its own:
+// a second process sharing the GPU. Closing either lab leaves the device to
+// the one that opened it.
+func SharedWith(other *Lab) Option {
+	return func(o *options) error {
+		if other == nil {
+			return errors.New("memlab: SharedWith(nil)")
+		}
+		o.dev = other.dev
+		return nil
+	}
+}
+
+// NotCurrent keeps the current lab as it is instead of making the new one current.
+func NotCurrent() Option {
+	return func(o *options) error {
+		o.current = false
+		return nil
+	}
+}
+
+// Open opens a device with a caching allocator in front of it and makes it
+// the current lab (unless [NotCurrent] is given).
+func Open(opts ...Option) (*Lab, error) {
+	o := options{current: true}
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	var cfg allocator.Config
+	var err error
+	if o.conf != nil {
+		cfg, err = allocator.ParseConfig(*o.conf)
+	} else {
+		cfg, err = allocator.ConfigFromEnv()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("memlab: allocator config: %w", err)
+	}
+	l := &Lab{dev: o.dev}
+	if l.dev == nil {
+		if l.dev, err = device.Open(o.spec); err != nil {
+			return nil, fmt.Errorf("memlab: open device %q: %w", o.spec, err)
+		}
+		l.owns = true
+	}
+	l.Kernels = l.dev
+	if l.alloc, err = allocator.New(l.dev, cfg); err != nil {
+		if l.owns {
+			l.dev.Close()
+		}
+		return nil, fmt.Errorf("memlab: %s: %w", l.dev, err)
+	}
+	if o.current {
+		SetCurrent(l)
+	}
+	return l, nil
+}
+
+// MustOpen is [Open] for notebook cells and examples: it panics if the lab
+// cannot be opened.
+func MustOpen(opts ...Option) *Lab {
+	l, err := Open(opts...)
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
+// Close releases the lab: every segment its allocator holds goes back to the
+// device, and a device the lab opened is closed. Tensors still alive become
+// invalid. Close is idempotent. If the lab was current, there is no current
+// lab afterwards.
+func (l *Lab) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	currentMu.Lock()
+	if current == l {
+		current = nil
+	}
+	currentMu.Unlock()
+	var errs []error
+	if !l.owns {
+		// The device lives on: give back what this allocator holds. Live blocks
+		// keep their segments, as a process that leaks would.
+		if err := l.alloc.EmptyCache(); err != nil {
+			errs = append(errs, err)
+		}
+	} else if err := l.dev.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("memlab: close %s: %w", l.dev, err))
+	}
+	return errors.Join(errs...)
+}
+
+// String names the lab's device as PyTorch does, such as "cuda:0" or "sim:0".
+func (l *Lab) String() string { return l.dev.String() }
+
+// Describe is a one-line description of the device and allocator settings:
+// "sim:0 (memlab simulated GPU (24 GiB)), 24.00 GiB, alloc conf: max_split_size_mb:128".
+func (l *Lab) Describe() string {
+	_, total, err := l.dev.MemGetInfo()
+	size := "total unknown"
+	if err == nil {
+		size = allocator.FormatSize(int64(total))
+	}
+	conf := l.alloc.Snapshot().Settings.Conf
+	if conf == "" {
+		conf = "defaults"
+	}
+	return fmt.Sprintf("%s (%s), %s, alloc conf: %s", l.dev, l.dev.Name(), size, conf)
+}
+
+// Device returns the device the lab runs on.
+func (l *Lab) Device() device.Device { return l.dev }
+
+// Allocator returns the lab's caching allocator, for what this package does
+// not wrap (RecordHistory, ResetAccumulatedMemoryStats, Config).
+func (l *Lab) Allocator() *allocator.Allocator { return l.alloc }
+
+// Allocate returns nbytes of device memory from the caching allocator (the
+// [tensor.Device] method tensors call). An out-of-memory failure is an
+// *allocator.OutOfMemoryError with PyTorch's message.
+func (l *Lab) Allocate(nbytes int64) (tensor.Ptr, error) {
+	p, err := l.alloc.Malloc(nbytes)
+	return tensor.Ptr(p), err
+}
+
+// Deallocate returns memory from [Lab.Allocate] to the allocator's cache.
+func (l *Lab) Deallocate(p tensor.Ptr) error { return l.alloc.Free(uint64(p)) }
+
+// IsOutOfMemory reports whether err is (or wraps) an out-of-memory error.
+func IsOutOfMemory(err error) bool {
+	var oom interface{ OutOfMemory() bool }
+	return errors.As(err, &oom) && oom.OutOfMemory()
+}
+
+var (
+	currentMu sync.Mutex
+	current   *Lab
+)
+
+// SetCurrent makes l the lab the package-level functions act on (nil for none).
+func SetCurrent(l *Lab) {
+	currentMu.Lock()
+	current = l
+	currentMu.Unlock()
+}
+
+// Current returns the current lab, opening a default one (device "" and the
+// environment's allocator config) if there is none, as torch.cuda initialises
+// lazily.
+func Current() (*Lab, error) {
+	currentMu.Lock()
+	l := current
+	currentMu.Unlock()
+	if l != nil {
+		return l, nil
+	}
+	return Open()
+}
+
+var _ tensor.Device = (*Lab)(nil)
+
+// driverUsed is total − free of the lab's device.
+func (l *Lab) driverUsed() (int64, error) {
+	free, total, err := l.dev.MemGetInfo()
+	if err != nil {
+		return -1, fmt.Errorf("memlab: %s: %w", l.dev, err)
+	}
+	return int64(total) - int64(free), nil
+}
