@@ -40,7 +40,8 @@ const specForms = `"auto", "cuda", "cuda:N", "sim", "sim:N", "sim:CAPACITY" or "
 // "sim", "sim:N", "sim:24GiB" or "sim:N:24GiB". Capacities are parsed by the
 // simulated device's parser (sizes such as 24GiB, 512MiB or 80GB).
 func ParseSpec(spec string) (Spec, error) {
-	s := strings.TrimSpace(strings.ToLower(spec))
+	orig := strings.TrimSpace(spec)
+	s := strings.ToLower(orig)
 	bad := func(why string) (Spec, error) {
 		return Spec{}, fmt.Errorf("device: bad device %q: %s; want %s", spec, why, specForms)
 	}
@@ -48,6 +49,7 @@ func ParseSpec(spec string) (Spec, error) {
 		return Spec{}, nil
 	}
 	parts := strings.Split(s, ":")
+	origParts := strings.Split(orig, ":")
 	var out Spec
 	switch parts[0] {
 	case CUDA:
@@ -65,7 +67,7 @@ func ParseSpec(spec string) (Spec, error) {
 		}
 	case Simulated:
 		out.Kind = Simulated
-		rest := parts[1:]
+		rest := origParts[1:]
 		if len(rest) > 2 {
 			return bad("sim takes at most an index and a capacity")
 		}

@@ -27,7 +27,7 @@ func TestParseSpec(t *testing.T) {
 		{"cuda:-1", Spec{}, `device index "-1"`},
 		{"cuda:0:1", Spec{}, "cuda takes at most an index"},
 		{"sim:lots", Spec{}, `capacity "lots"`},
-		{"sim:0GiB", Spec{}, "capacity 0"},
+		{"sim:0GiB", Spec{}, `capacity "0GiB"`},
 		{"sim:a:1GiB", Spec{}, `device index "a"`},
 		{"sim:0:1GiB:x", Spec{}, "at most an index and a capacity"},
 	}
