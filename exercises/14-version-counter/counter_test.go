@@ -10,8 +10,9 @@ import (
 	"memlab.dev/memlab/exercises/internal/exercisetest"
 )
 
-// op is one step of a scenario: make a tensor ("new x", "view x y", "detach x y",
-// "data x y", "clone x y"), change one ("inplace y"), or save one ("save x").
+// scenario is a list of ops and what they should lead to. An op makes a tensor
+// ("new x", "view x y", "detach x y", "data x y", "clone x y"), changes one in
+// place ("inplace y") or saves one ("save x").
 type scenario struct {
 	name     string
 	ops      []string
