@@ -21,6 +21,8 @@ type OutOfMemoryError struct {
 	Allocated int64  // allocated bytes at the time
 	Reserved  int64  // reserved bytes at the time
 	// ProcessInUse is what the driver reports this process uses (NVML), 0 if unknown.
+	// The Memory provides it through an optional method
+	// ProcessMemoryInUse() (bytes uint64, ok bool).
 	ProcessInUse uint64
 	tooLarge     bool
 }
@@ -41,7 +43,7 @@ func (e *OutOfMemoryError) Error() string {
 	}
 	fmt.Fprintf(&b, "Of the allocated memory %s is allocated by PyTorch, and %s is reserved by PyTorch but unallocated.",
 		FormatSize(e.Allocated), FormatSize(e.Reserved-e.Allocated))
-	b.WriteString(" If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)")
+	b.WriteString(" If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://docs.pytorch.org/docs/stable/notes/cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)")
 	return b.String()
 }
 

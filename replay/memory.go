@@ -86,6 +86,10 @@ func (m *SimMemory) MemGetInfo() (free, total uint64, err error) {
 	return m.capacity - m.used, m.capacity, nil
 }
 
+// ProcessMemoryInUse reports what this process holds on the device, for the OOM
+// message: everything allocated or mapped (the simulated device has no other users).
+func (m *SimMemory) ProcessMemoryInUse() (uint64, bool) { return m.used, true }
+
 // Granularity is 2 MiB.
 func (m *SimMemory) Granularity() uint64 { return granularity }
 
@@ -251,6 +255,22 @@ func (m *oracleMemory) MemGetInfo() (free, total uint64, err error) {
 		return 0, m.total, nil
 	}
 	return m.startFree - m.used, m.total, nil
+}
+
+// driverReserve is the part of (total − free) that NVML does not attribute to the
+// process: measured on the H200 that recorded the ground truth (driver 580.159,
+// 2026-11-29), NVML reported the process using reserved + 518 MiB while total − free
+// at start was 526.8125 MiB.
+const driverReserve = 9240576
+
+// ProcessMemoryInUse is what NVML reports for this process in PyTorch's OOM message:
+// the CUDA context (total − free at start, less driverReserve) plus what the replay holds.
+func (m *oracleMemory) ProcessMemoryInUse() (uint64, bool) {
+	ctx := m.total - m.startFree
+	if ctx > driverReserve {
+		ctx -= driverReserve
+	}
+	return ctx + m.used, true
 }
 
 func (m *oracleMemory) Granularity() uint64 { return granularity }

@@ -30,10 +30,21 @@ func referenceDir(t testing.TB) string {
 	return ref
 }
 
+// TestExtraTraces replays the ground truth recorded for memlab on the H200 with
+// replay_torch.py (testdata/torch-2.11-extra): OOMs under a fraction cap, garbage
+// collection, list-form roundup_power2_divisions, other max_split_size_mb values and
+// expandable segments combined with caps and max_split_size_mb.
+func TestExtraTraces(t *testing.T) {
+	checkDir(t, filepath.Join("testdata", "torch-2.11-extra"))
+}
+
 // TestReferenceTraces replays every PyTorch 2.11 ground-truth file and requires every op
 // and the final summary to match.
 func TestReferenceTraces(t *testing.T) {
-	ref := referenceDir(t)
+	checkDir(t, referenceDir(t))
+}
+
+func checkDir(t *testing.T, ref string) {
 	files, err := filepath.Glob(filepath.Join(ref, "*.jsonl.gz"))
 	if err != nil {
 		t.Fatal(err)
