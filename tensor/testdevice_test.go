@@ -3,118 +3,120 @@ package tensor_test
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"sync"
+	"testing"
 
-	"memlab.dev/memlab/kernels/cpu"
+	"memlab.dev/memlab/device/sim"
 	"memlab.dev/memlab/tensor"
 )
 
-// testDevice is a tensor.Device for tests: host memory, the reference kernels,
-// and counters of what was allocated, so tests can see every allocation an
-// operation makes and catch double frees.
+// testDevice adapts the simulated device to tensor.Device for tests: Allocate
+// and Deallocate are sim's raw Malloc and Free (no caching allocator), and the
+// adapter counts what tensors allocate, so tests can see every allocation an
+// operation makes and catch frees of unknown addresses.
+//
+// It is named cuda:0, so that printed tensors compare with what PyTorch prints
+// for a tensor on a GPU.
 type testDevice struct {
-	*cpu.Kernels
-	mem *hostMemory
-}
+	*sim.Device
 
-type hostMemory struct {
 	mu        sync.Mutex
-	next      uint64
-	blocks    map[uint64][]byte
-	allocs    int   // Allocate calls
-	allocated int64 // bytes now allocated
-	peak      int64
-	failAfter int // when > 0, Allocate fails once this many more calls succeeded
+	sizes     map[tensor.Ptr]int64
+	nAllocs   int   // Allocate calls
+	nBytes    int64 // bytes now allocated, as requested
+	failAfter int   // when >= 0, Allocate fails once this many more calls succeeded
 }
 
-var errTestOOM = errors.New("test device: out of memory")
+var errTestOOM = errors.New("test device: injected allocation failure")
 
 func newTestDevice() *testDevice {
-	m := &hostMemory{next: 1 << 20, blocks: map[uint64][]byte{}, failAfter: -1}
-	return &testDevice{Kernels: cpu.New(m), mem: m}
+	return newTestDeviceWith(sim.Config{NoContext: true})
+}
+
+func newTestDeviceWith(cfg sim.Config) *testDevice {
+	d, err := sim.New(cfg)
+	if err != nil {
+		panic(err)
+	}
+	return &testDevice{Device: d, sizes: map[tensor.Ptr]int64{}, failAfter: -1}
 }
 
 func (d *testDevice) String() string { return "cuda:0" }
 
 func (d *testDevice) Allocate(n int64) (tensor.Ptr, error) {
-	m := d.mem
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if n <= 0 {
 		return 0, fmt.Errorf("test device: Allocate(%d)", n)
 	}
-	if m.failAfter == 0 {
+	if d.failAfter == 0 {
 		return 0, errTestOOM
 	}
-	if m.failAfter > 0 {
-		m.failAfter--
+	if d.failAfter > 0 {
+		d.failAfter--
 	}
-	addr := m.next
-	m.next += (uint64(n) + 511) &^ 511
-	m.blocks[addr] = make([]byte, n)
-	m.allocs++
-	m.allocated += n
-	m.peak = max(m.peak, m.allocated)
-	return tensor.Ptr(addr), nil
+	addr, err := d.Malloc(uint64(n))
+	if err != nil {
+		return 0, err
+	}
+	p := tensor.Ptr(addr)
+	d.sizes[p] = n
+	d.nAllocs++
+	d.nBytes += n
+	return p, nil
 }
 
 func (d *testDevice) Deallocate(p tensor.Ptr) error {
-	m := d.mem
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	b, ok := m.blocks[uint64(p)]
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n, ok := d.sizes[p]
 	if !ok {
 		return fmt.Errorf("test device: Deallocate(%#x): not allocated", uint64(p))
 	}
-	delete(m.blocks, uint64(p))
-	m.allocated -= int64(len(b))
+	if err := d.Free(uint64(p)); err != nil {
+		return err
+	}
+	delete(d.sizes, p)
+	d.nBytes -= n
 	return nil
 }
 
-// Bytes implements cpu.Memory.
-func (m *hostMemory) Bytes(addr tensor.Ptr, n int) ([]byte, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a := uint64(addr)
-	keys := make([]uint64, 0, len(m.blocks))
-	for k := range m.blocks {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-	i := sort.Search(len(keys), func(i int) bool { return keys[i] > a }) - 1
-	if i < 0 {
-		return nil, fmt.Errorf("test device: %#x is not allocated", a)
-	}
-	b := m.blocks[keys[i]]
-	off := a - keys[i]
-	if off+uint64(n) > uint64(len(b)) {
-		return nil, fmt.Errorf("test device: [%#x, +%d) is outside its allocation", a, n)
-	}
-	return b[off : off+uint64(n)], nil
-}
-
+// allocated returns the bytes tensors hold now.
 func (d *testDevice) allocated() int64 {
-	d.mem.mu.Lock()
-	defer d.mem.mu.Unlock()
-	return d.mem.allocated
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.nBytes
 }
 
+// allocs returns the number of Allocate calls so far.
 func (d *testDevice) allocs() int {
-	d.mem.mu.Lock()
-	defer d.mem.mu.Unlock()
-	return d.mem.allocs
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.nAllocs
 }
 
+// live returns the number of allocations not yet freed.
 func (d *testDevice) live() int {
-	d.mem.mu.Lock()
-	defer d.mem.mu.Unlock()
-	return len(d.mem.blocks)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.sizes)
 }
 
-// failAllocationsAfter makes Allocate fail after n more successes.
+// failAllocationsAfter makes Allocate fail after n more successes (never for
+// n < 0).
 func (d *testDevice) failAllocationsAfter(n int) {
-	d.mem.mu.Lock()
-	defer d.mem.mu.Unlock()
-	d.mem.failAfter = n
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.failAfter = n
+}
+
+func TestOutOfMemoryFromTheDeviceIsPassedOn(t *testing.T) {
+	dev := newTestDeviceWith(sim.Config{Capacity: 8 << 20, NoContext: true})
+	x := keep(t)(tensor.Zeros(dev, tensor.Float32, 1<<20)) // 4 MiB of 8
+	keep(t)(x.Exp())                                       // another 4 MiB: fits
+	_, err := tensor.Zeros(dev, tensor.Float32, 1<<20)
+	var oom interface{ OutOfMemory() bool }
+	if !errors.As(err, &oom) || !oom.OutOfMemory() {
+		t.Fatalf("third 4 MiB tensor on an 8 MiB device: %v", err)
+	}
 }
