@@ -1,0 +1,227 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"memlab.dev/memlab/replay"
+)
+
+func init() {
+	register(command{
+		name:    "replay",
+		summary: "replay an allocation trace through the caching allocator; --check compares with PyTorch",
+		run:     runReplay,
+	})
+}
+
+const replayUsage = `usage: memlab replay --trace FILE [--out STATE.jsonl] [--summary SUMMARY.txt] [--conf STR] [--capacity BYTES]
+       memlab replay --check FILE [--conf STR]
+
+FILE is a ground-truth file written by shared/tools/replay_torch.py (.jsonl or
+.jsonl.gz; device allocations get the addresses the GPU gave them) or a bare JSON
+op list such as [["a",1048576],["f",0],["e"]] (addresses from a simulated device).
+
+--check replays FILE and compares every op with the recorded PyTorch state and the
+final summary with FILE's .summary.txt; it prints the matched ops and the first
+difference, and exits 1 on any difference.
+`
+
+func runReplay(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	trace := fs.String("trace", "", "trace to replay")
+	check := fs.String("check", "", "ground-truth file to replay and compare")
+	out := fs.String("out", "", "write one JSON line per op (the state after it) to this file (- for stdout)")
+	summary := fs.String("summary", "", "write the final memory summary to this file (- for stdout)")
+	conf := fs.String("conf", "", "allocator configuration in PYTORCH_CUDA_ALLOC_CONF syntax (overrides the trace's)")
+	capacity := fs.String("capacity", "", "simulated device size for bare op lists, in bytes or with a unit (80GiB); default the H200's 150109880320")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, replayUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "memlab replay: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if (*trace == "") == (*check == "") {
+		fmt.Fprintln(stderr, "memlab replay: give exactly one of --trace FILE or --check FILE")
+		fs.Usage()
+		return 2
+	}
+	var opts replay.Options
+	confSet := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "conf" {
+			confSet = true
+		}
+	})
+	if confSet {
+		opts.Conf = conf
+	}
+	if *capacity != "" {
+		c, err := parseBytes(*capacity)
+		if err != nil {
+			fmt.Fprintf(stderr, "memlab replay: --capacity: %v\n", err)
+			return 2
+		}
+		opts.Capacity = c
+	}
+	if *check != "" {
+		return runCheck(*check, opts, stdout, stderr)
+	}
+
+	t, err := replay.ReadFile(*trace)
+	if err != nil {
+		fmt.Fprintf(stderr, "memlab replay: %v\n", err)
+		return 1
+	}
+	var w *bufio.Writer
+	var closeOut func() error
+	if *out != "" {
+		f, err := create(*out, stdout)
+		if err != nil {
+			fmt.Fprintf(stderr, "memlab replay: --out: %v\n", err)
+			return 1
+		}
+		w = bufio.NewWriterSize(f, 1<<16)
+		closeOut = f.Close
+		var werr error
+		opts.States = func(s replay.State) {
+			if werr != nil {
+				return
+			}
+			b, err := json.Marshal(s)
+			if err != nil {
+				werr = err
+				return
+			}
+			b = append(b, '\n')
+			_, werr = w.Write(b)
+		}
+		defer func() {
+			if werr != nil {
+				fmt.Fprintf(stderr, "memlab replay: --out: %v\n", werr)
+			}
+		}()
+	}
+	res, err := replay.Run(t, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "memlab replay: %v\n", err)
+		return 1
+	}
+	if w != nil {
+		if err := w.Flush(); err != nil {
+			fmt.Fprintf(stderr, "memlab replay: --out: %v\n", err)
+			return 1
+		}
+		if err := closeOut(); err != nil {
+			fmt.Fprintf(stderr, "memlab replay: --out: %v\n", err)
+			return 1
+		}
+	}
+	if *summary != "" {
+		f, err := create(*summary, stdout)
+		if err != nil {
+			fmt.Fprintf(stderr, "memlab replay: --summary: %v\n", err)
+			return 1
+		}
+		if _, err := io.WriteString(f, res.Summary); err != nil {
+			fmt.Fprintf(stderr, "memlab replay: --summary: %v\n", err)
+			return 1
+		}
+		if err := f.Close(); err != nil {
+			fmt.Fprintf(stderr, "memlab replay: --summary: %v\n", err)
+			return 1
+		}
+	}
+	a := res.Allocator
+	fmt.Fprintf(stderr, "memlab replay: %d ops, %d OOMs; allocated %s, reserved %s (peaks %s / %s)\n",
+		res.Ops, res.OOMs, fmtBytes(a.MemoryAllocated()), fmtBytes(a.MemoryReserved()),
+		fmtBytes(a.MaxMemoryAllocated()), fmtBytes(a.MaxMemoryReserved()))
+	return 0
+}
+
+func runCheck(path string, opts replay.Options, stdout, stderr io.Writer) int {
+	t, err := replay.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "memlab replay: %v\n", err)
+		return 1
+	}
+	if !t.GroundTruth() {
+		fmt.Fprintf(stderr, "memlab replay: --check: %s is a bare op list, not ground truth\n", path)
+		return 2
+	}
+	res, err := replay.Check(t, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "memlab replay: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: %d/%d ops matched\n", path, res.Matched, res.Ops)
+	if res.GuessedAddresses > 0 {
+		fmt.Fprintf(stdout, "note: %d device allocations had no recorded address\n", res.GuessedAddresses)
+	}
+	if !res.OK() {
+		fmt.Fprintf(stdout, "first difference: %s\n", res.Diff)
+		return 1
+	}
+	if res.SummaryChecked {
+		fmt.Fprintln(stdout, "summary: byte-identical")
+	} else {
+		fmt.Fprintln(stdout, "summary: not checked (no .summary.txt beside the trace)")
+	}
+	return 0
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+// create opens path for writing; "-" is stdout.
+func create(path string, stdout io.Writer) (io.WriteCloser, error) {
+	if path == "-" {
+		return nopCloser{stdout}, nil
+	}
+	return os.Create(path)
+}
+
+// parseBytes reads "1073741824", "80GiB", "512MiB", "1.5GB".
+func parseBytes(s string) (uint64, error) {
+	s = strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+	mult := 1.0
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v <= 0 || v*mult > 1<<62 {
+		return 0, fmt.Errorf("%q is not a positive size (bytes, or with KiB/MiB/GiB/TiB)", s)
+	}
+	return uint64(v * mult), nil
+}
+
+func fmtBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
+	default:
+		return fmt.Sprintf("%d B", n)
+	}
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// groundTruth is a ground-truth file kept in the repository (recorded on the H200).
+var groundTruth = filepath.Join("..", "..", "replay", "testdata", "torch-2.11-extra", "oom_default.jsonl.gz")
+
+func TestReplayCommand(t *testing.T) {
+	dir := t.TempDir()
+	bare := filepath.Join(dir, "bare.json")
+	if err := os.WriteFile(bare, []byte(`[["a",1073741824],["f",0],["a",536870912],["f",1],["a",268435456],["f",2],["a",805306368],["e"]]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badOps := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(badOps, []byte(`[["a",-5]]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantOut  string // substring of stdout
+		wantErr  string // substring of stderr
+	}{
+		{"check matches PyTorch", []string{"--check", groundTruth}, 0, "25/25 ops matched", ""},
+		{"check reports summary", []string{"--check", groundTruth}, 0, "summary: byte-identical", ""},
+		{"check with another conf differs", []string{"--check", groundTruth, "--conf", "max_split_size_mb:128"}, 1, "first difference: op 0: stats.max_split_size", ""},
+		{"bare list replays", []string{"--trace", bare}, 0, "", "8 ops, 0 OOMs"},
+		{"bare list under a small capacity", []string{"--trace", bare, "--capacity", "512MiB"}, 0, "", "2 OOMs"},
+		{"check of a bare list is refused", []string{"--check", bare}, 2, "", "bare op list"},
+		{"no arguments", nil, 2, "", "exactly one of"},
+		{"both modes", []string{"--trace", bare, "--check", groundTruth}, 2, "", "exactly one of"},
+		{"bad conf names the key", []string{"--trace", bare, "--conf", "max_split_size_mb:abc"}, 1, "", `"max_split_size_mb"`},
+		{"bad op", []string{"--trace", badOps}, 1, "", "negative"},
+		{"missing file", []string{"--trace", filepath.Join(dir, "nope.json")}, 1, "", "no such file"},
+		{"bad capacity", []string{"--trace", bare, "--capacity", "lots"}, 2, "", "--capacity"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run(append([]string{"replay"}, tc.args...), &out, &errb)
+			if code != tc.wantCode {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.wantCode, out.String(), errb.String())
+			}
+			if !strings.Contains(out.String(), tc.wantOut) {
+				t.Errorf("stdout %q does not contain %q", out.String(), tc.wantOut)
+			}
+			if !strings.Contains(errb.String(), tc.wantErr) {
+				t.Errorf("stderr %q does not contain %q", errb.String(), tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestReplayWritesStatesAndSummary(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "state.jsonl")
+	sum := filepath.Join(dir, "summary.txt")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"replay", "--trace", groundTruth, "--out", out, "--summary", sum}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 25 {
+		t.Fatalf("%d state lines, want 25 (one per op)", len(lines))
+	}
+	var oomSeen bool
+	for i, l := range lines {
+		var s map[string]any
+		if err := json.Unmarshal([]byte(l), &s); err != nil {
+			t.Fatalf("line %d: %v", i, err)
+		}
+		for _, k := range []string{"kind", "i", "op", "memory_allocated", "memory_reserved", "max_memory_allocated", "max_memory_reserved", "stats", "seg_sizes"} {
+			if _, ok := s[k]; !ok {
+				t.Fatalf("line %d lacks %q: %s", i, k, l)
+			}
+		}
+		if s["oom"] == true {
+			oomSeen = true
+			if !strings.HasPrefix(s["msg"].(string), "CUDA out of memory. Tried to allocate") {
+				t.Errorf("line %d: msg %q", i, s["msg"])
+			}
+		}
+	}
+	if !oomSeen {
+		t.Error("no OOM recorded, but the trace has one")
+	}
+	want, err := os.ReadFile(strings.TrimSuffix(groundTruth, ".jsonl.gz") + ".summary.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("summary differs from PyTorch's:\n%s\nwant:\n%s", got, want)
+	}
+}
