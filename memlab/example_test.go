@@ -1,0 +1,79 @@
+package memlab_test
+
+import (
+	"fmt"
+
+	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/memlab"
+	"memlab.dev/memlab/tensor"
+)
+
+// A lab is a device with PyTorch's caching allocator in front of it; tensors
+// allocate through it, and the torch.cuda functions read it.
+func ExampleOpen() {
+	lab, err := memlab.Open(memlab.Sim("24GiB"), memlab.AllocConf(""))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer lab.Close()
+
+	x, _ := tensor.Empty(lab, tensor.Float32, 1024, 1024) // 4 MiB
+	fmt.Println("allocated:", allocator.FormatSize(memlab.MemoryAllocated()))
+	fmt.Println("reserved: ", allocator.FormatSize(memlab.MemoryReserved()))
+	x.Release()
+	fmt.Println("after release, allocated:", allocator.FormatSize(memlab.MemoryAllocated()),
+		"reserved:", allocator.FormatSize(memlab.MemoryReserved()))
+	memlab.EmptyCache()
+	fmt.Println("after EmptyCache, reserved:", allocator.FormatSize(memlab.MemoryReserved()))
+	// Output:
+	// allocated: 4.00 MiB
+	// reserved:  20.00 MiB
+	// after release, allocated: 0 bytes reserved: 20.00 MiB
+	// after EmptyCache, reserved: 0 bytes
+}
+
+// A recorder turns allocator events into a memory curve with labelled phases.
+func ExampleLab_Record() {
+	lab := memlab.MustOpen(memlab.Sim("24GiB"), memlab.AllocConf(""))
+	defer lab.Close()
+
+	rec := lab.Record()
+	rec.Mark("forward")
+	a, _ := tensor.Empty(lab, tensor.Float32, 256, 1024) // 1 MiB
+	b, _ := tensor.Empty(lab, tensor.Float32, 256, 1024)
+	rec.Mark("backward")
+	a.Release()
+	b.Release()
+	rec.Stop()
+
+	peak, reserved := rec.Peak()
+	fmt.Println("events:", rec.Events())
+	fmt.Println("peak allocated:", allocator.FormatSize(peak), "peak reserved:", allocator.FormatSize(reserved))
+	fig, err := rec.Plot("a first memory curve")
+	fmt.Println(fig != nil, err)
+	// Output:
+	// events: 7
+	// peak allocated: 2.00 MiB peak reserved: 2.00 MiB
+	// true <nil>
+}
+
+// The leak-check idiom: compare allocated memory before and after.
+func ExampleCheckLeaks() {
+	lab := memlab.MustOpen(memlab.Sim("24GiB"), memlab.AllocConf(""))
+	defer lab.Close()
+
+	var history []*tensor.Tensor
+	leaked, err := memlab.CheckLeaks(func() error {
+		for i := 0; i < 3; i++ {
+			t, err := tensor.Zeros(lab, tensor.Float32, 256, 1024)
+			if err != nil {
+				return err
+			}
+			history = append(history, t) // keeps 1 MiB alive per step
+		}
+		return nil
+	})
+	fmt.Println(allocator.FormatSize(leaked), err)
+	// Output: 3.00 MiB <nil>
+}
