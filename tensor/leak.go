@@ -39,12 +39,14 @@ func RecordCreationStacks(on bool) { leakStacks.Store(on) }
 // handleState is what the leak report needs; it must not point to the Tensor.
 type handleState struct {
 	released atomic.Bool
-	desc     string
+	dtype    DType
+	shape    Shape // shared with the tensor's layout, which is never modified
+	dev      Device
 	stack    []byte
 }
 
 func watchLeak(t *Tensor) *handleState {
-	st := &handleState{desc: fmt.Sprintf("%v %v (%d bytes) on %v", t.dtype, t.layout.Shape, int64(t.Numel())*int64(t.dtype.Size()), t.storage.dev)}
+	st := &handleState{dtype: t.dtype, shape: t.layout.Shape, dev: t.storage.dev}
 	if leakStacks.Load() {
 		buf := make([]byte, 8<<10)
 		st.stack = buf[:runtime.Stack(buf, false)]
@@ -62,7 +64,8 @@ func reportLeak(st *handleState) {
 	if leakOut.w == nil {
 		return
 	}
-	fmt.Fprintf(leakOut.w, "memlab: leaked tensor %s: collected by Go without Release; its device memory stays allocated\n", st.desc)
+	fmt.Fprintf(leakOut.w, "memlab: leaked tensor %v %v (%d bytes) on %v: collected by Go without Release; its device memory stays allocated\n",
+		st.dtype, st.shape, int64(st.shape.Numel())*int64(st.dtype.Size()), st.dev)
 	if len(st.stack) > 0 {
 		fmt.Fprintf(leakOut.w, "created at:\n%s\n", st.stack)
 	}

@@ -154,15 +154,17 @@ func (t *Tensor) reduce(op ReduceOp, name, gradFn string, dim int, keepdim bool)
 	}
 	kshape := t.layout.Shape.Clone()
 	kshape[d] = 1
-	out, err := alloc(name, dev, t.dtype, ContiguousLayout(kshape...))
+	kl := ContiguousLayout(kshape...) // the kernel's output keeps dim, with size 1
+	l := kl
+	if !keepdim {
+		l, _ = kl.Squeeze(d)
+	}
+	out, err := alloc(name, dev, t.dtype, l)
 	if err != nil {
 		return nil, err
 	}
-	if err := out.run(name, func() error { return dev.Reduce(op, out.strided(), t.strided(), d) }); err != nil {
+	if err := out.run(name, func() error { return dev.Reduce(op, stridedOf(out.storage.ptr, out.dtype, kl), t.strided(), d) }); err != nil {
 		return nil, out.releaseAfter(err)
-	}
-	if !keepdim {
-		out.layout, _ = out.layout.Squeeze(d)
 	}
 	return finish(out, gradFn, []*Tensor{t})
 }

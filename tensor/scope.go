@@ -97,7 +97,7 @@ func (s *Scope) Release() error {
 	var errs []error
 	for i := len(ts) - 1; i >= 0; i-- {
 		t := ts[i]
-		if t.scope.Load() != s || !t.scope.CompareAndSwap(s, nil) || t.Released() {
+		if !t.scope.CompareAndSwap(s, nil) || t.Released() {
 			continue
 		}
 		if err := t.Release(); err != nil && !errors.Is(err, ErrDoubleRelease) {

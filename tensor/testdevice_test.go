@@ -3,22 +3,32 @@ package tensor_test
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 
+	"memlab.dev/memlab/device"
 	"memlab.dev/memlab/device/sim"
 	"memlab.dev/memlab/tensor"
 )
 
-// testDevice adapts the simulated device to tensor.Device for tests: Allocate
-// and Deallocate are sim's raw Malloc and Free (no caching allocator), and the
-// adapter counts what tensors allocate, so tests can see every allocation an
-// operation makes and catch frees of unknown addresses.
+// rawDevice is what the tests need of a device: kernels and raw allocations.
+type rawDevice interface {
+	tensor.Kernels
+	Malloc(size uint64) (uint64, error)
+	Free(addr uint64) error
+}
+
+// testDevice adapts a device to tensor.Device for tests: Allocate and
+// Deallocate are the device's raw Malloc and Free (no caching allocator), and
+// the adapter counts what tensors allocate, so tests can see every allocation
+// an operation makes and catch frees of unknown addresses.
 //
-// It is named cuda:0, so that printed tensors compare with what PyTorch prints
-// for a tensor on a GPU.
+// The device is the simulated one, unless MEMLAB_DEVICE names another (such
+// as cuda): the same suite then runs on a GPU. It is named cuda:0 either way,
+// so that printed tensors compare with what PyTorch prints for a GPU tensor.
 type testDevice struct {
-	*sim.Device
+	rawDevice
 
 	mu        sync.Mutex
 	sizes     map[tensor.Ptr]int64
@@ -29,16 +39,32 @@ type testDevice struct {
 
 var errTestOOM = errors.New("test device: injected allocation failure")
 
-func newTestDevice() *testDevice {
-	return newTestDeviceWith(sim.Config{NoContext: true})
+var shared struct {
+	once sync.Once
+	dev  device.Device
+	err  error
 }
 
+// newTestDevice returns a fresh adapter over a fresh simulated device, or over
+// the one device MEMLAB_DEVICE names, opened once for all tests.
+func newTestDevice() *testDevice {
+	if os.Getenv(device.EnvVar) == "" {
+		return newTestDeviceWith(sim.Config{NoContext: true})
+	}
+	shared.once.Do(func() { shared.dev, shared.err = device.Open("") })
+	if shared.err != nil {
+		panic(shared.err)
+	}
+	return &testDevice{rawDevice: shared.dev, sizes: map[tensor.Ptr]int64{}, failAfter: -1}
+}
+
+// newTestDeviceWith returns an adapter over a new simulated device.
 func newTestDeviceWith(cfg sim.Config) *testDevice {
 	d, err := sim.New(cfg)
 	if err != nil {
 		panic(err)
 	}
-	return &testDevice{Device: d, sizes: map[tensor.Ptr]int64{}, failAfter: -1}
+	return &testDevice{rawDevice: d, sizes: map[tensor.Ptr]int64{}, failAfter: -1}
 }
 
 func (d *testDevice) String() string { return "cuda:0" }
