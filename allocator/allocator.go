@@ -602,8 +602,11 @@ func (a *Allocator) PerProcessMemoryFraction() float64 {
 }
 
 // MemGetInfo passes through to the Memory: the device's free and total bytes as the
-// driver sees them (torch.cuda.mem_get_info).
+// driver sees them (torch.cuda.mem_get_info). The call is made under the allocator's
+// lock, so a Memory need not be safe for concurrent use.
 func (a *Allocator) MemGetInfo() (free, total uint64, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	free, total, err = a.mem.MemGetInfo()
 	if err != nil {
 		err = fmt.Errorf("allocator: %w", err)

@@ -1,0 +1,224 @@
+package allocator
+
+import (
+	"errors"
+	"math/rand"
+	"sync"
+	"testing"
+)
+
+// fuzzConfigs are the configurations the fuzz test cycles through (first input byte).
+var fuzzConfigs = []string{
+	"",
+	"max_split_size_mb:128",
+	"roundup_power2_divisions:4",
+	"roundup_power2_divisions:[256:1,512:2,1024:4,>:8]",
+	"expandable_segments:True",
+	"expandable_segments:True,max_split_size_mb:64",
+	"garbage_collection_threshold:0.5,per_process_memory_fraction:0.5",
+	"max_split_size_mb:40,garbage_collection_threshold:0.7,per_process_memory_fraction:0.8",
+	"max_split_size_mb:20,max_non_split_rounding_mb:64",
+}
+
+// runOps interprets data as allocator operations on a small fake device and checks the
+// invariants after every one; at the end it frees everything and empties the cache.
+func runOps(t *testing.T, data []byte) {
+	if len(data) == 0 {
+		return
+	}
+	cfg, err := ParseConfig(fuzzConfigs[int(data[0])%len(fuzzConfigs)])
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = data[1:]
+	mem := newFakeMemory(3 << 30)
+	a, err := New(mem, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live []uint64
+	for i := 0; i+2 < len(data); i += 3 {
+		op, x, y := data[i], data[i+1], data[i+2]
+		switch op % 10 {
+		case 0, 1, 2, 3, 4: // alloc, log-uniform 1 B .. ~1.5 GiB
+			exp := uint(x) % 31
+			size := int64(1)<<exp + int64(y)*int64(1)<<exp/256
+			addr, err := a.Malloc(size)
+			var oom *OutOfMemoryError
+			switch {
+			case errors.As(err, &oom):
+			case err != nil:
+				t.Fatalf("op %d: Malloc(%d): %v", i/3, size, err)
+			default:
+				live = append(live, addr)
+			}
+		case 5, 6, 7: // free
+			if len(live) == 0 {
+				continue
+			}
+			j := int(x) % len(live)
+			if err := a.Free(live[j]); err != nil {
+				t.Fatalf("op %d: Free: %v", i/3, err)
+			}
+			live = append(live[:j], live[j+1:]...)
+		case 8:
+			if err := a.EmptyCache(); err != nil {
+				t.Fatalf("op %d: EmptyCache: %v", i/3, err)
+			}
+		case 9:
+			if x%2 == 0 {
+				a.ResetPeakMemoryStats()
+			} else if err := a.SetPerProcessMemoryFraction(float64(y) / 255); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := checkInvariants(a, mem); err != nil {
+			t.Fatalf("after op %d (%d %d %d) with %q: %v", i/3, op, x, y, cfg.Source(), err)
+		}
+	}
+	for _, addr := range live {
+		if err := a.Free(addr); err != nil {
+			t.Fatalf("final Free: %v", err)
+		}
+	}
+	if err := a.EmptyCache(); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkInvariants(a, mem); err != nil {
+		t.Fatalf("after freeing all: %v", err)
+	}
+	if r := a.MemoryReserved(); r != 0 {
+		t.Fatalf("free all + EmptyCache leaves %d bytes reserved", r)
+	}
+	if mem.used != 0 || len(mem.segs) != 0 || len(mem.vas) != 0 {
+		t.Fatalf("device still holds %d bytes, %d segments, %d reservations", mem.used, len(mem.segs), len(mem.vas))
+	}
+}
+
+// FuzzAllocator drives random traces and checks after every op that blocks tile each
+// segment without gap or overlap, that the statistics equal a recount from the blocks,
+// and that freeing everything then EmptyCache leaves nothing reserved.
+func FuzzAllocator(f *testing.F) {
+	for c := range fuzzConfigs {
+		rng := rand.New(rand.NewSource(int64(c)))
+		data := []byte{byte(c)}
+		for i := 0; i < 600; i++ {
+			data = append(data, byte(rng.Intn(256)))
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 3000 {
+			data = data[:3000]
+		}
+		runOps(t, data)
+	})
+}
+
+// TestRandomTraces runs long seeded traces through every fuzz configuration.
+func TestRandomTraces(t *testing.T) {
+	for c, conf := range fuzzConfigs {
+		t.Run(conf, func(t *testing.T) {
+			rng := rand.New(rand.NewSource(int64(100 + c)))
+			data := []byte{byte(c)}
+			for i := 0; i < 6000; i++ {
+				data = append(data, byte(rng.Intn(256)))
+			}
+			runOps(t, data)
+		})
+	}
+}
+
+// TestConcurrentUse hammers one allocator from 8 goroutines (run with -race) and checks
+// the invariants afterwards.
+func TestConcurrentUse(t *testing.T) {
+	for _, conf := range []string{"", "expandable_segments:True"} {
+		t.Run(conf, func(t *testing.T) {
+			cfg, err := ParseConfig(conf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mem := newFakeMemory(8 << 30)
+			a, err := New(mem, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var events int64
+			var evMu sync.Mutex
+			cancel := a.Subscribe(func(Event) { evMu.Lock(); events++; evMu.Unlock() })
+			var wg sync.WaitGroup
+			errs := make(chan error, 9)
+			for g := 0; g < 8; g++ {
+				wg.Add(1)
+				go func(seed int64) {
+					defer wg.Done()
+					rng := rand.New(rand.NewSource(seed))
+					var live []uint64
+					for i := 0; i < 2000; i++ {
+						if len(live) > 0 && rng.Intn(2) == 0 {
+							j := rng.Intn(len(live))
+							if err := a.Free(live[j]); err != nil {
+								errs <- err
+								return
+							}
+							live = append(live[:j], live[j+1:]...)
+							continue
+						}
+						size := int64(1) << uint(rng.Intn(26))
+						addr, err := a.Malloc(size + int64(rng.Intn(4096)))
+						if err != nil {
+							errs <- err
+							return
+						}
+						live = append(live, addr)
+						if i%500 == 0 {
+							_ = a.MemoryStats()
+							_ = a.Snapshot()
+						}
+					}
+					for _, addr := range live {
+						if err := a.Free(addr); err != nil {
+							errs <- err
+							return
+						}
+					}
+				}(int64(g))
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 50; i++ {
+					if err := a.EmptyCache(); err != nil {
+						errs <- err
+						return
+					}
+					_ = a.MemorySummary(true)
+					_, _, _ = a.MemGetInfo()
+				}
+			}()
+			wg.Wait()
+			cancel()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			if err := checkInvariants(a, mem); err != nil {
+				t.Fatal(err)
+			}
+			if got := a.MemoryAllocated(); got != 0 {
+				t.Fatalf("allocated %d after every goroutine freed everything", got)
+			}
+			if err := a.EmptyCache(); err != nil {
+				t.Fatal(err)
+			}
+			if got := a.MemoryReserved(); got != 0 {
+				t.Fatalf("reserved %d after EmptyCache", got)
+			}
+			evMu.Lock()
+			defer evMu.Unlock()
+			if events == 0 {
+				t.Fatal("subscriber saw no events")
+			}
+		})
+	}
+}

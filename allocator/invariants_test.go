@@ -1,0 +1,308 @@
+package allocator
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// fakeMemory is a device for tests: a capacity, addresses handed out by a bump pointer
+// (never reused, so they are unique), virtual memory with page tracking, and an
+// injectable non-OOM failure.
+type fakeMemory struct {
+	mu       sync.Mutex
+	capacity uint64
+	used     uint64
+	next     uint64
+	segs     map[uint64]uint64
+	vas      map[uint64]uint64
+	mapped   map[uint64]bool // mapped 2 MiB pages
+	failNext error           // returned by the next Malloc/Map when set
+	noVM     bool
+}
+
+type fakeOOM struct{}
+
+func (fakeOOM) Error() string     { return "fake: out of memory" }
+func (fakeOOM) OutOfMemory() bool { return true }
+
+func newFakeMemory(capacity uint64) *fakeMemory {
+	return &fakeMemory{capacity: capacity, next: 1 << 40, segs: map[uint64]uint64{}, vas: map[uint64]uint64{}, mapped: map[uint64]bool{}}
+}
+
+func (m *fakeMemory) Malloc(size uint64) (uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.failNext; err != nil {
+		m.failNext = nil
+		return 0, err
+	}
+	if m.used+size > m.capacity {
+		return 0, fakeOOM{}
+	}
+	addr := m.next
+	m.next += (size + (2<<20 - 1)) &^ (2<<20 - 1)
+	m.next += 2 << 20
+	m.segs[addr] = size
+	m.used += size
+	return addr, nil
+}
+
+func (m *fakeMemory) Free(addr uint64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	size, ok := m.segs[addr]
+	if !ok {
+		return fmt.Errorf("fake: free of unknown %#x", addr)
+	}
+	delete(m.segs, addr)
+	m.used -= size
+	return nil
+}
+
+func (m *fakeMemory) MemGetInfo() (uint64, uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.capacity - m.used, m.capacity, nil
+}
+
+func (m *fakeMemory) Granularity() uint64 { return 2 << 20 }
+
+func (m *fakeMemory) ReserveAddress(size uint64) (uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	addr := m.next
+	m.next += size + 1<<30
+	m.vas[addr] = size
+	return addr, nil
+}
+
+func (m *fakeMemory) FreeAddress(addr, size uint64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.vas[addr] != size {
+		return fmt.Errorf("fake: free of unknown reservation %#x", addr)
+	}
+	for p := addr; p < addr+size; p += 2 << 20 {
+		if m.mapped[p] {
+			return fmt.Errorf("fake: reservation %#x freed with page %#x mapped", addr, p)
+		}
+	}
+	delete(m.vas, addr)
+	return nil
+}
+
+func (m *fakeMemory) Map(addr, size uint64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.failNext; err != nil {
+		m.failNext = nil
+		return err
+	}
+	if m.used+size > m.capacity {
+		return fakeOOM{}
+	}
+	for p := addr; p < addr+size; p += 2 << 20 {
+		if m.mapped[p] {
+			return fmt.Errorf("fake: page %#x mapped twice", p)
+		}
+		m.mapped[p] = true
+	}
+	m.used += size
+	return nil
+}
+
+func (m *fakeMemory) Unmap(addr, size uint64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for p := addr; p < addr+size; p += 2 << 20 {
+		if !m.mapped[p] {
+			return fmt.Errorf("fake: unmap of unmapped page %#x", p)
+		}
+		delete(m.mapped, p)
+	}
+	m.used -= size
+	return nil
+}
+
+// plainMemory hides the virtual-memory methods of a fakeMemory.
+type plainMemory struct{ m *fakeMemory }
+
+func (p plainMemory) Malloc(size uint64) (uint64, error)  { return p.m.Malloc(size) }
+func (p plainMemory) Free(addr uint64) error              { return p.m.Free(addr) }
+func (p plainMemory) MemGetInfo() (uint64, uint64, error) { return p.m.MemGetInfo() }
+
+// checkInvariants verifies the allocator's structure and statistics against a recount
+// from its blocks, and its agreement with the fake device.
+func checkInvariants(a *Allocator, m *fakeMemory) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var all []*block
+	seen := map[*block]bool{}
+	add := func(b *block) {
+		if !seen[b] {
+			seen[b] = true
+			all = append(all, b)
+		}
+	}
+	for _, p := range []*pool{&a.small, &a.large} {
+		for _, b := range p.blocks.appendInOrder(nil) {
+			if b.allocated || !b.mapped || b.pool != p {
+				return fmt.Errorf("free set of %s pool holds block %#x (allocated %v, mapped %v)", p.name(), b.addr, b.allocated, b.mapped)
+			}
+			add(b)
+		}
+		if got := len(p.blocks.appendInOrder(nil)); got != p.blocks.n {
+			return fmt.Errorf("%s free set count %d, walk finds %d", p.name(), p.blocks.n, got)
+		}
+		for _, b := range p.unmapped.appendInOrder(nil) {
+			if b.mapped || b.allocated || b.seg == nil {
+				return fmt.Errorf("unmapped set holds block %#x (mapped %v)", b.addr, b.mapped)
+			}
+			add(b)
+		}
+	}
+	for addr, b := range a.active {
+		if !b.allocated || b.addr != addr {
+			return fmt.Errorf("active map entry %#x -> block %#x allocated=%v", addr, b.addr, b.allocated)
+		}
+		add(b)
+	}
+	// Every block reachable through the segment links must be one we know of.
+	var want deviceStats
+	segSizes := map[uint64]uint64{}
+	var reserved int64
+	heads := 0
+	for _, b := range all {
+		if b.prev != nil {
+			if b.prev.next != b {
+				return fmt.Errorf("block %#x: prev.next does not point back", b.addr)
+			}
+			continue
+		}
+		heads++
+		var segTotal int64
+		for x := b; x != nil; x = x.next {
+			if !seen[x] {
+				return fmt.Errorf("block %#x reachable from segment %#x but in no set", x.addr, b.addr)
+			}
+			if x.next != nil {
+				if x.next.prev != x {
+					return fmt.Errorf("block %#x: next.prev does not point back", x.addr)
+				}
+				if x.next.addr != x.addr+uint64(x.size) {
+					return fmt.Errorf("gap or overlap after block %#x+%d: next at %#x", x.addr, x.size, x.next.addr)
+				}
+				if x.mapped && x.next.mapped && !x.allocated && !x.next.allocated {
+					return fmt.Errorf("adjacent free blocks %#x and %#x not merged", x.addr, x.next.addr)
+				}
+			}
+			if x.size <= 0 || x.size%MinBlockSize != 0 {
+				return fmt.Errorf("block %#x has size %d", x.addr, x.size)
+			}
+			if (x.seg != nil) != (b.seg != nil) || x.pool != b.pool {
+				return fmt.Errorf("block %#x disagrees with its segment head", x.addr)
+			}
+			idx := x.pool.statIndex()
+			if x.mapped {
+				reserved += x.size
+				want.reservedBytes[statAll].Current += x.size
+				want.reservedBytes[idx].Current += x.size
+			}
+			if x.allocated {
+				for _, arr := range []*statArray{&want.allocatedBytes, &want.activeBytes} {
+					arr[statAll].Current += x.size
+					arr[idx].Current += x.size
+				}
+				for _, arr := range []*statArray{&want.allocation, &want.active} {
+					arr[statAll].Current++
+					arr[idx].Current++
+				}
+				want.requestedBytes[statAll].Current += x.requested
+				want.requestedBytes[idx].Current += x.requested
+				if x.size >= a.maxSplit {
+					want.oversizeAllocations.Current++
+				}
+			} else if x.mapped && x.seg == nil && x.isSplit() {
+				want.inactiveSplit[statAll].Current++
+				want.inactiveSplit[idx].Current++
+				want.inactiveSplitBytes[statAll].Current += x.size
+				want.inactiveSplitBytes[idx].Current += x.size
+			}
+			segTotal += x.size
+		}
+		if b.seg == nil {
+			idx := b.pool.statIndex()
+			want.segment[statAll].Current++
+			want.segment[idx].Current++
+			if segTotal >= a.maxSplit {
+				want.oversizeSegments.Current++
+			}
+			segSizes[b.addr] = uint64(segTotal)
+		} else if segTotal != b.seg.size() {
+			return fmt.Errorf("expandable segment %#x: blocks cover %d of %d bytes", b.seg.base, segTotal, b.seg.size())
+		}
+	}
+	got := &a.stats
+	for i, e := range want.arrays() {
+		g := got.arrays()[i]
+		for k := range e.a {
+			if e.a[k].Current != g.a[k].Current {
+				return fmt.Errorf("%s.%s.current = %d, recount from blocks gives %d", e.name, statTypeNames[k], g.a[k].Current, e.a[k].Current)
+			}
+			if g.a[k].Peak < g.a[k].Current || g.a[k].Current < 0 {
+				return fmt.Errorf("%s.%s: current %d, peak %d", e.name, statTypeNames[k], g.a[k].Current, g.a[k].Peak)
+			}
+			if g.a[k].Allocated-g.a[k].Freed != g.a[k].Current && got.numAllocRetries >= 0 && !accumulatedReset {
+				return fmt.Errorf("%s.%s: allocated %d - freed %d != current %d", e.name, statTypeNames[k], g.a[k].Allocated, g.a[k].Freed, g.a[k].Current)
+			}
+		}
+	}
+	if want.oversizeAllocations.Current != got.oversizeAllocations.Current {
+		return fmt.Errorf("oversize_allocations %d, recount %d", got.oversizeAllocations.Current, want.oversizeAllocations.Current)
+	}
+	if want.oversizeSegments.Current != got.oversizeSegments.Current {
+		return fmt.Errorf("oversize_segments %d, recount %d", got.oversizeSegments.Current, want.oversizeSegments.Current)
+	}
+	if a.totalAllocated != reserved {
+		return fmt.Errorf("total_allocated_memory %d, blocks map %d", a.totalAllocated, reserved)
+	}
+	if m != nil {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if len(m.segs) != len(segSizes) {
+			return fmt.Errorf("device holds %d segments, allocator %d", len(m.segs), len(segSizes))
+		}
+		for addr, size := range m.segs {
+			if segSizes[addr] != size {
+				return fmt.Errorf("device segment %#x of %d bytes; allocator's blocks there cover %d", addr, size, segSizes[addr])
+			}
+		}
+		if int64(m.used) != reserved {
+			return fmt.Errorf("device has %d bytes in use, allocator reserves %d", m.used, reserved)
+		}
+		if len(m.vas) != len(a.expSegs) {
+			return fmt.Errorf("device holds %d reservations, allocator %d expandable segments", len(m.vas), len(a.expSegs))
+		}
+	}
+	return nil
+}
+
+// accumulatedReset is never set: the fuzz and race tests do not reset accumulated
+// stats, so allocated − freed must equal current for every stat array.
+const accumulatedReset = false
+
+// liveAddrs returns the allocated addresses in order (for deterministic tests).
+func liveAddrs(a *Allocator) []uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]uint64, 0, len(a.active))
+	for addr := range a.active {
+		out = append(out, addr)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+var errInjected = errors.New("fake: device lost")
