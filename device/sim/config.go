@@ -109,6 +109,9 @@ var units = map[string]uint64{
 // positive whole number of bytes.
 func ParseCapacity(s string) (uint64, error) {
 	t := strings.TrimSpace(s)
+	if strings.HasPrefix(t, "-") {
+		return 0, fmt.Errorf("sim: capacity %q must be positive", s)
+	}
 	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
 	if i < 0 {
 		i = len(t)

@@ -55,7 +55,7 @@ type Stats struct {
 	Allocated uint64 // bytes held by Malloc segments (whole pages)
 	Mapped    uint64 // bytes of mapped pages
 	Peak      uint64 // highest Allocated+Mapped
-	Backed    uint64 // host bytes created to back touched memory
+	Backed    uint64 // host address space backing touched regions; RAM is used only for pages written
 }
 
 // DriverTime is the total modelled time of the counted calls.

@@ -11,6 +11,9 @@ import (
 func (d *Device) kernel(f func() error) error {
 	d.life.RLock()
 	defer d.life.RUnlock()
+	if err := d.Synchronize(); err != nil {
+		return err
+	}
 	return f()
 }
 

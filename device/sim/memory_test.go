@@ -225,8 +225,11 @@ func TestClose(t *testing.T) {
 		"Unmap":          func() error { return d.Unmap(a, page) },
 		"FreeAddress":    func() error { return d.FreeAddress(a, page) },
 		"CopyToHost":     func() error { return d.CopyToHost(make([]byte, 1), tensor.Ptr(a)) },
-		"Synchronize":    d.Synchronize,
-		"Time":           func() error { _, err := d.Time(func() error { return nil }); return err },
+		"Fill (empty)": func() error {
+			return d.Fill(tensor.Strided{DType: tensor.Float32, Shape: []int{0}, Strides: []int{1}}, 0)
+		},
+		"Synchronize": d.Synchronize,
+		"Time":        func() error { _, err := d.Time(func() error { return nil }); return err },
 	}
 	for name, call := range calls {
 		if err := call(); !errors.Is(err, sim.ErrClosed) {

@@ -13,10 +13,9 @@ import (
 
 // The simulated device satisfies every contract it is used through.
 var (
-	_ device.Device              = (*sim.Device)(nil)
-	_ allocator.Memory           = (*sim.Device)(nil)
-	_ allocator.VirtualMemory    = (*sim.Device)(nil)
-	_ interface{ Kind() string } = (*sim.Device)(nil)
+	_ device.Device           = (*sim.Device)(nil)
+	_ allocator.Memory        = (*sim.Device)(nil)
+	_ allocator.VirtualMemory = (*sim.Device)(nil)
 )
 
 const (
@@ -121,7 +120,7 @@ func TestParseCapacity(t *testing.T) {
 		{"0GiB", 0, "must be positive"},
 		{"1.5B", 0, "whole number"},
 		{"1.2.3GB", 0, "not a number"},
-		{"-1GiB", 0, "unknown unit"},
+		{"-1GiB", 0, "must be positive"},
 		{"99999999999TiB", 0, "too large"},
 	}
 	for _, tc := range tests {

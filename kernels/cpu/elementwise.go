@@ -64,7 +64,7 @@ func (k *Kernels) Unary(op tensor.UnaryOp, dst, src tensor.Strided, alpha float6
 	}
 	name := fmt.Sprintf("Unary(%s)", unaryNames[op])
 	d, in, err := k.elementwise(name, dst, src)
-	if err != nil || d.n == 0 {
+	if err != nil {
 		return err
 	}
 	s := in[0]
@@ -72,11 +72,13 @@ func (k *Kernels) Unary(op tensor.UnaryOp, dst, src tensor.Strided, alpha float6
 	switch {
 	case d.dt.IsFloat():
 		f := floatUnary(op, alpha)
-		forEach(d.shape, strides, base, func(_, n int, o, st []int) {
-			for j := range n {
-				storeF(d.dt, d.b, o[0]+j*st[0], f(loadF(s.dt, s.b, o[1]+j*st[1])))
-			}
-		})
+		if d.n > 0 {
+			forEach(d.shape, strides, base, func(_, n int, o, st []int) {
+				for j := range n {
+					storeF(d.dt, d.b, o[0]+j*st[0], f(loadF(s.dt, s.b, o[1]+j*st[1])))
+				}
+			})
+		}
 	case d.dt == tensor.Bool:
 		return opError(name, "not supported for bool")
 	default:
@@ -84,11 +86,13 @@ func (k *Kernels) Unary(op tensor.UnaryOp, dst, src tensor.Strided, alpha float6
 		if err != nil {
 			return err
 		}
-		forEach(d.shape, strides, base, func(_, n int, o, st []int) {
-			for j := range n {
-				storeI(d.dt, d.b, o[0]+j*st[0], f(loadI(s.dt, s.b, o[1]+j*st[1])))
-			}
-		})
+		if d.n > 0 {
+			forEach(d.shape, strides, base, func(_, n int, o, st []int) {
+				for j := range n {
+					storeI(d.dt, d.b, o[0]+j*st[0], f(loadI(s.dt, s.b, o[1]+j*st[1])))
+				}
+			})
+		}
 	}
 	return nil
 }
@@ -135,11 +139,21 @@ func (k *Kernels) Binary(op tensor.BinaryOp, dst, a, b tensor.Strided) error {
 	}
 	name := fmt.Sprintf("Binary(%s)", binaryNames[op])
 	d, in, err := k.elementwise(name, dst, a, b)
-	if err != nil || d.n == 0 {
+	if err != nil {
 		return err
+	}
+	if d.dt == tensor.Bool && (op == tensor.Sub || op == tensor.Div) {
+		return opError(name, "not supported for bool (use add for or, mul for and)")
+	}
+	if d.n == 0 {
+		return nil
 	}
 	x, y := in[0], in[1]
 	strides, base := [][]int{d.strides, x.strides, y.strides}, []int{d.off, x.off, y.off}
+	if d.dt == tensor.Float32 {
+		forEach(d.shape, strides, base, func(_, n int, o, st []int) { binaryF32(op, d.b, x.b, y.b, n, o, st) })
+		return nil
+	}
 	if d.dt.IsFloat() {
 		var f func(x, y float64) float64
 		switch op {
@@ -165,8 +179,6 @@ func (k *Kernels) Binary(op tensor.BinaryOp, dst, a, b tensor.Strided) error {
 		f = func(x, y int64) int64 { return x | y }
 	case op == tensor.Mul && d.dt == tensor.Bool:
 		f = func(x, y int64) int64 { return x & y }
-	case d.dt == tensor.Bool:
-		return opError(name, "not supported for bool (use add for or, mul for and)")
 	case op == tensor.Add:
 		f = func(x, y int64) int64 { return x + y }
 	case op == tensor.Sub:
@@ -200,4 +212,27 @@ func checkNoZero(op string, v view) error {
 		return opError(op, "integer division by zero")
 	}
 	return nil
+}
+
+// binaryF32 is Binary's loop for float32 data. Single float32 operations give
+// exactly the float64-then-round results of the generic path.
+func binaryF32(op tensor.BinaryOp, d, a, b []byte, n int, o, st []int) {
+	pd, pa, pb, sd, sa, sb := o[0], o[1], o[2], st[0], st[1], st[2]
+	for range n {
+		x := math.Float32frombits(le.Uint32(a[pa*4:]))
+		y := math.Float32frombits(le.Uint32(b[pb*4:]))
+		var r float32
+		switch op {
+		case tensor.Add:
+			r = x + y
+		case tensor.Sub:
+			r = x - y
+		case tensor.Mul:
+			r = x * y
+		default:
+			r = x / y
+		}
+		le.PutUint32(d[pd*4:], math.Float32bits(r))
+		pd, pa, pb = pd+sd, pa+sa, pb+sb
+	}
 }

@@ -196,3 +196,39 @@ func TestInterleavedViewsDoNotOverlap(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+// TestEmptyTensorsAreValidated checks that an empty tensor still gets its
+// arguments checked, and that valid empty operations do nothing.
+func TestEmptyTensorsAreValidated(t *testing.T) {
+	e := newEnv(t)
+	emptyF := e.alloc(tensor.Float32, []int{0, 3}, nil, 0)
+	emptyI := e.alloc(tensor.Int32, []int{0, 3}, nil, 0)
+	emptyB := e.alloc(tensor.Bool, []int{0}, nil, 0)
+	tests := []struct {
+		name string
+		run  func() error
+		want string // "" for success
+	}{
+		{"neg", func() error { return e.k.Unary(tensor.Neg, emptyF, emptyF, 0) }, ""},
+		{"add", func() error { return e.k.Binary(tensor.Add, emptyI, emptyI, emptyI) }, ""},
+		{"fill", func() error { return e.k.Fill(emptyF, 1) }, ""},
+		{"copy", func() error { return e.k.Copy(emptyI, emptyF) }, ""},
+		{"random", func() error { return e.k.Random(emptyF, 1, true, 0, 1) }, ""},
+		{"softmax", func() error { return e.k.Softmax(emptyF, emptyF) }, ""},
+		{"gelu of int32", func() error { return e.k.Unary(tensor.Gelu, emptyI, emptyI, 0) }, "floating-point"},
+		{"relu of bool", func() error { return e.k.Unary(tensor.Relu, emptyB, emptyB, 0) }, "bool"},
+		{"bool div", func() error { return e.k.Binary(tensor.Div, emptyB, emptyB, emptyB) }, "bool"},
+		{"fill with an overflow", func() error { return e.k.Fill(emptyI, 1e10) }, "overflow"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.run()
+			if tc.want == "" && err != nil {
+				t.Errorf("got %v", err)
+			}
+			if tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}

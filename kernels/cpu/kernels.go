@@ -99,11 +99,11 @@ func encode(op string, dt tensor.DType, v float64) ([]byte, error) {
 func (k *Kernels) Fill(dst tensor.Strided, v float64) error {
 	const op = "Fill"
 	d, err := k.output(op, dst)
-	if err != nil || d.n == 0 {
+	if err != nil {
 		return err
 	}
 	pat, err := encode(op, d.dt, v)
-	if err != nil {
+	if err != nil || d.n == 0 {
 		return err
 	}
 	size := len(pat)
