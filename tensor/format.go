@@ -53,6 +53,12 @@ func (t *Tensor) String() string {
 			body = p.tensorStr(t.layout, 7)
 		}
 	}
+	switch {
+	case t.grad.fn != "":
+		suffixes = append(suffixes, "grad_fn=<"+t.grad.fn+">")
+	case t.grad.tape != nil:
+		suffixes = append(suffixes, "requires_grad=True")
+	}
 	return addSuffixes("tensor("+body, suffixes, 7)
 }
 

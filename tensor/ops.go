@@ -88,6 +88,9 @@ func (t *Tensor) writable(op string) error {
 	if t.grad.tape != nil && t.grad.fn == "" {
 		return torchErr(op, "a leaf Variable that requires grad is being used in an in-place operation.")
 	}
+	if t.grad.viewOfLeaf {
+		return torchErr(op, "a view of a leaf Variable that requires grad is being used in an in-place operation.")
+	}
 	if t.layout.HasInternalOverlap() {
 		return torchErr(op, "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.")
 	}

@@ -38,7 +38,7 @@ func (t *Tensor) sameHandle(op string) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	v.grad = t.grad
+	v.grad = t.grad // the same tensor to autograd
 	return v, nil
 }
 

@@ -42,8 +42,9 @@ type savedTensor struct {
 
 // gradInfo is a tensor's autograd metadata.
 type gradInfo struct {
-	tape *Tape
-	fn   string // producer node name; "" for a watched leaf
+	tape       *Tape
+	fn         string // producer node name; "" for a watched leaf
+	viewOfLeaf bool   // a view of a watched leaf: not writable in place
 }
 
 // NewTape returns an empty tape.

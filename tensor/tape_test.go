@@ -194,3 +194,36 @@ func stringsEq(a, b []string) bool {
 	}
 	return true
 }
+
+func TestWatchedTensorsPrintLikePyTorch(t *testing.T) {
+	dev := newTestDevice()
+	tape := tensor.NewTape()
+	defer tape.Release()
+	x := keep(t)(tensor.FromFloat32(dev, []float32{-1, 2}))
+	if err := tape.Watch(x); err != nil {
+		t.Fatal(err)
+	}
+	y := keep(t)(x.Relu())
+	v := keep(t)(x.View(2, 1))
+	cases := []struct {
+		name string
+		t    *tensor.Tensor
+		want string
+	}{
+		{"leaf", x, "tensor([-1.,  2.], device='cuda:0', requires_grad=True)"},
+		{"relu", y, "tensor([0., 2.], device='cuda:0', grad_fn=<ReluBackward0>)"},
+		{"view", v, "tensor([[-1.],\n        [ 2.]], device='cuda:0', grad_fn=<ViewBackward0>)"},
+	}
+	for _, c := range cases {
+		if got := c.t.String(); got != c.want {
+			t.Errorf("%s: got\n%s\nwant\n%s", c.name, got, c.want)
+		}
+	}
+	if err := v.Neg_(); torchMsg(err) != "a view of a leaf Variable that requires grad is being used in an in-place operation." {
+		t.Fatalf("neg_ on a view of a watched leaf: %v", err)
+	}
+	c := keep(t)(x.Contiguous())
+	if c.GradFn() != "" || !c.RequiresGrad() {
+		t.Fatalf("contiguous() of a leaf: grad_fn %q", c.GradFn())
+	}
+}

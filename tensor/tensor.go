@@ -38,12 +38,12 @@ func (t *Tensor) Shape() Shape { return t.layout.Shape.Clone() }
 
 // Size returns the size of dimension dim; negative dims count from the end.
 func (t *Tensor) Size(dim int) (int, error) {
+	if t.Dim() == 0 {
+		return 0, indexErr("size", "Dimension specified as %d but tensor has no dimensions", dim)
+	}
 	d, err := WrapDim(dim, t.Dim())
 	if err != nil {
 		return 0, err
-	}
-	if t.Dim() == 0 {
-		return 1, nil
 	}
 	return t.layout.Shape[d], nil
 }
@@ -157,6 +157,9 @@ func (t *Tensor) alias(op string, l Layout, gradFn string) (*Tensor, error) {
 	}
 	v := newTensor(t.storage, l, t.dtype)
 	v.inherit(gradFn, t)
+	if t.grad.tape != nil && (t.grad.fn == "" || t.grad.viewOfLeaf) {
+		v.grad.viewOfLeaf = true
+	}
 	return v, nil
 }
 

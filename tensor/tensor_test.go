@@ -429,3 +429,35 @@ func intsEq(a, b []int) bool {
 	}
 	return true
 }
+
+func TestSize(t *testing.T) {
+	dev := newTestDevice()
+	x := keep(t)(tensor.Zeros(dev, tensor.Float32, 2, 5))
+	s := keep(t)(tensor.Zeros(dev, tensor.Float32))
+	cases := []struct {
+		name string
+		t    *tensor.Tensor
+		dim  int
+		want int
+		err  string
+	}{
+		{"size(1)", x, 1, 5, ""},
+		{"size(-2)", x, -2, 2, ""},
+		{"size(2)", x, 2, 0, "Dimension out of range (expected to be in range of [-2, 1], but got 2)"},
+		{"scalar size(0)", s, 0, 0, "Dimension specified as 0 but tensor has no dimensions"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := c.t.Size(c.dim)
+			if c.err != "" {
+				if torchMsg(err) != c.err {
+					t.Fatalf("got %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil || got != c.want {
+				t.Fatalf("got %d, %v; want %d", got, err, c.want)
+			}
+		})
+	}
+}
