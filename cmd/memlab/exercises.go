@@ -1,0 +1,326 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"memlab.dev/memlab/internal/workbook"
+)
+
+func init() {
+	register(command{
+		name:    "exercises",
+		summary: "the course exercises: list with progress, check N, hint N, grade a student's copy",
+		run:     runExercises,
+	})
+}
+
+const exercisesUsage = `usage: memlab exercises [--dir DIR] <command> [arguments]
+
+commands:
+  list                      every exercise with its notebook section, status and hints seen
+  check N [--race] [--run REGEXP] [--solution]
+                            run exercise N's tests and explain the failures; exit 0 iff it passes
+  hint N                    show the next hint of exercise N (remembered in DIR/.progress.json)
+  grade --student PATH [--exercise N] [--json] [--race]
+                            instructors: run the official, unmodified tests against a student's
+                            copy of one exercise folder (or of the whole exercises folder) and
+                            print the score; exit 0 iff every graded exercise passes
+
+N is a number (4), a folder (04-round-size) or a name (round-size). DIR is the
+exercises folder; by default it is found from the current directory upward.
+Everything runs offline with the local Go toolchain.
+`
+
+func runExercises(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("exercises", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", "", "the exercises folder (default: found from the current directory upward)")
+	fs.Usage = func() { fmt.Fprint(stderr, exercisesUsage) }
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return 2
+	}
+	sub, rest := fs.Arg(0), fs.Args()[1:]
+	if sub == "help" {
+		fmt.Fprint(stdout, exercisesUsage)
+		return 0
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
+		return 1
+	}
+	root, err := workbook.FindRoot(cwd, *dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
+		return 1
+	}
+	exs, err := workbook.Load(root)
+	if err != nil {
+		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
+		return 1
+	}
+	ctx := context.Background()
+	switch sub {
+	case "list":
+		return exercisesList(ctx, root, exs, rest, stdout, stderr)
+	case "check":
+		return exercisesCheck(ctx, root, exs, rest, stdout, stderr)
+	case "hint":
+		return exercisesHint(root, exs, rest, stdout, stderr)
+	case "grade":
+		return exercisesGrade(ctx, root, exs, rest, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "memlab exercises: unknown command %q\n", sub)
+	fs.Usage()
+	return 2
+}
+
+// parseInterleaved parses flags that may come before or after positional
+// arguments ("check 4 --race" and "check --race 4") and returns the positionals.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func exercisesList(ctx context.Context, root string, exs []workbook.Exercise, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintf(stderr, "memlab exercises list: unexpected arguments %q\n", args)
+		return 2
+	}
+	progress, err := workbook.LoadProgress(root)
+	if err != nil {
+		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
+		return 1
+	}
+	pkgs := make([]string, len(exs))
+	for i, ex := range exs {
+		pkgs[i] = "./" + ex.Slug
+	}
+	reports, err := workbook.RunTests(ctx, root, pkgs, workbook.RunOptions{})
+	if err != nil {
+		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "memlab exercises in %s\n\n", root)
+	workbook.WriteList(stdout, exs, reports, progress)
+	return 0
+}
+
+func exercisesCheck(ctx context.Context, root string, exs []workbook.Exercise, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	race := fs.Bool("race", false, "run with the race detector (exercises 12 and 14 are about concurrency)")
+	run := fs.String("run", "", "run only the tests matching this regular expression, such as TestB for part B")
+	solution := fs.Bool("solution", false, "instructors: test the reference solution (build tag solution) instead of the stub")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "usage: memlab exercises check N [--race] [--run REGEXP] [--solution]")
+		return 2
+	}
+	ex, err := workbook.Lookup(exs, pos[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
+		return 2
+	}
+	reports, err := workbook.RunTests(ctx, root, []string{"./" + ex.Slug}, workbook.RunOptions{Race: *race, Run: *run, Solution: *solution})
+	if err != nil {
+		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
+		return 1
+	}
+	r := reports[ex.Slug]
+	if r == nil {
+		fmt.Fprintf(stderr, "memlab exercises: go test reported nothing for %s\n", ex.Slug)
+		return 1
+	}
+	workbook.WriteReport(stdout, ex, r)
+	if !r.Passed() {
+		if len(ex.Hints) > 0 {
+			fmt.Fprintf(stdout, "      Stuck? \"memlab exercises hint %d\" shows the next hint.\n", ex.Number)
+		}
+		return 1
+	}
+	for _, next := range exs {
+		if next.Number > ex.Number {
+			fmt.Fprintf(stdout, "      Next: exercise %d · %s — %s/README.md\n", next.Number, next.Title, next.Slug)
+			break
+		}
+	}
+	return 0
+}
+
+func exercisesHint(root string, exs []workbook.Exercise, args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, "usage: memlab exercises hint N")
+		return 2
+	}
+	ex, err := workbook.Lookup(exs, args[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
+		return 2
+	}
+	progress, err := workbook.LoadProgress(root)
+	if err != nil {
+		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
+		return 1
+	}
+	hint, n, ok := progress.NextHint(ex)
+	if !ok {
+		if len(ex.Hints) == 0 {
+			fmt.Fprintf(stdout, "Exercise %d has no hints.\n", ex.Number)
+		} else {
+			fmt.Fprintf(stdout, "All %d hints of exercise %d are shown; they are in %s.\n",
+				len(ex.Hints), ex.Number, filepath.Join(ex.Dir, "HINTS.md"))
+		}
+		return 0
+	}
+	if err := progress.Save(root); err != nil {
+		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "Exercise %d · %s — hint %d of %d\n\n%s\n", ex.Number, ex.Title, n, len(ex.Hints), indent(hint))
+	if n < len(ex.Hints) {
+		fmt.Fprintf(stdout, "\n(\"memlab exercises hint %d\" again for the next one.)\n", ex.Number)
+	}
+	return 0
+}
+
+// indent prefixes every non-empty line of s with two spaces.
+func indent(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = "  " + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// gradeResult is one exercise's line of "grade --json".
+type gradeResult struct {
+	Exercise string `json:"exercise"`
+	State    string `json:"state"`
+	Passed   int    `json:"passed"`
+	Total    int    `json:"total"`
+}
+
+func exercisesGrade(ctx context.Context, root string, exs []workbook.Exercise, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("grade", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	student := fs.String("student", "", "the student's copy of an exercise folder, or of the whole exercises folder")
+	exercise := fs.String("exercise", "", "which exercise the --student folder answers (default: from its folder name)")
+	asJSON := fs.Bool("json", false, "print one JSON object per exercise instead of the report")
+	race := fs.Bool("race", false, "run with the race detector")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return 2
+	}
+	if *student == "" || len(pos) > 0 {
+		fmt.Fprintln(stderr, "usage: memlab exercises grade --student PATH [--exercise N] [--json] [--race]")
+		return 2
+	}
+	subs, err := submissions(exs, *student, *exercise)
+	if err != nil {
+		fmt.Fprintf(stderr, "memlab exercises grade: %v\n", err)
+		return 2
+	}
+	reports, err := workbook.Grade(ctx, root, subs, workbook.RunOptions{Race: *race})
+	if err != nil {
+		fmt.Fprintf(stderr, "memlab exercises grade: %v\n", err)
+		return 1
+	}
+	code, passedAll, casesPassed, casesTotal := 0, 0, 0, 0
+	enc := json.NewEncoder(stdout)
+	for i, s := range subs {
+		r := reports[s.Exercise.Slug]
+		if r == nil {
+			r = &workbook.Report{Slug: s.Exercise.Slug, BuildFailed: true, BuildOutput: []string{"go test reported nothing for this exercise"}}
+		}
+		pass, fail, skip := r.Counts()
+		casesPassed += pass
+		casesTotal += pass + fail + skip
+		if r.Passed() {
+			passedAll++
+		} else {
+			code = 1
+		}
+		if *asJSON {
+			if err := enc.Encode(gradeResult{s.Exercise.Slug, workbook.State(r), pass, pass + fail + skip}); err != nil {
+				fmt.Fprintf(stderr, "memlab exercises grade: %v\n", err)
+				return 1
+			}
+			continue
+		}
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		workbook.WriteReport(stdout, s.Exercise, r)
+		fmt.Fprintf(stdout, "Score for %s: %d/%d cases\n", s.Exercise.Slug, pass, pass+fail+skip)
+	}
+	if !*asJSON && len(subs) > 1 {
+		fmt.Fprintf(stdout, "\nTotal: %d of %d exercises pass; %d/%d cases.\n", passedAll, len(subs), casesPassed, casesTotal)
+	}
+	return code
+}
+
+// submissions works out what a --student folder holds: one exercise (named by
+// --exercise or by the folder's own name) or, if it has exercise folders inside,
+// each of those that matches an official exercise.
+func submissions(exs []workbook.Exercise, student, exercise string) ([]workbook.Submission, error) {
+	info, err := os.Stat(student)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("%s is not a folder", student)
+	}
+	if exercise != "" {
+		ex, err := workbook.Lookup(exs, exercise)
+		if err != nil {
+			return nil, err
+		}
+		return []workbook.Submission{{Exercise: ex, Dir: student}}, nil
+	}
+	abs, err := filepath.Abs(student)
+	if err != nil {
+		return nil, err
+	}
+	if ex, err := workbook.Lookup(exs, filepath.Base(abs)); err == nil {
+		return []workbook.Submission{{Exercise: ex, Dir: abs}}, nil
+	}
+	var subs []workbook.Submission
+	for _, ex := range exs {
+		d := filepath.Join(abs, ex.Slug)
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			subs = append(subs, workbook.Submission{Exercise: ex, Dir: d})
+		}
+	}
+	if len(subs) == 0 {
+		return nil, fmt.Errorf("%s is neither an exercise folder (such as 03-view) nor a folder holding some; name the exercise with --exercise N", student)
+	}
+	sort.Slice(subs, func(i, j int) bool { return subs[i].Exercise.Number < subs[j].Exercise.Number })
+	return subs, nil
+}
