@@ -189,7 +189,7 @@ type env struct {
 	t    *testing.T
 	dev  device.Device
 	ref  *cpu.Kernels
-	host *hostMemory
+	host *HostMemory
 	bufs []uint64
 	seed uint64
 }
@@ -202,7 +202,7 @@ type pair struct {
 }
 
 func newEnv(t *testing.T, dev device.Device) *env {
-	h := newHostMemory()
+	h := NewHostMemory()
 	e := &env{t: t, dev: dev, ref: cpu.New(h), host: h, seed: 1}
 	t.Cleanup(func() {
 		for _, p := range e.bufs {
@@ -255,7 +255,7 @@ func (e *env) alloc(s spec, lo, hi float64) pair {
 		nb = 16
 	}
 	nb = (nb + 15) &^ 15
-	hp := e.host.alloc(nb)
+	hp := e.host.Alloc(nb)
 	flat := tensor.Strided{Base: hp, DType: s.dt, Shape: []int{nb / es}, Strides: []int{1}}
 	e.seed++
 	if err := e.ref.Random(flat, e.seed, false, lo, hi); err != nil {
@@ -309,7 +309,7 @@ func (e *env) check(tol float64, outs []pair, op func(k tensor.Kernels, s side) 
 		}
 		want, _ := e.host.Bytes(o.ref.Base, o.nbytes)
 		dt := o.dev.DType
-		if r := relErr(decode(dt, got), decode(dt, want)); !(r <= tol) {
+		if r := RelErr(Decode(dt, got), Decode(dt, want)); !(r <= tol) {
 			e.t.Errorf("output %d (%v %v): relative error %.3g > %.0g", i, dt, o.dev.Shape, r, tol)
 		}
 	}

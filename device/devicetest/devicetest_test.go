@@ -28,8 +28,8 @@ func TestRelErr(t *testing.T) {
 		{[]float64{1}, []float64{0}, math.Inf(1), math.Inf(1)},
 	}
 	for _, tt := range tests {
-		if r := relErr(tt.got, tt.want); r < tt.lo || r > tt.hi {
-			t.Errorf("relErr(%v, %v) = %v, want in [%v, %v]", tt.got, tt.want, r, tt.lo, tt.hi)
+		if r := RelErr(tt.got, tt.want); r < tt.lo || r > tt.hi {
+			t.Errorf("RelErr(%v, %v) = %v, want in [%v, %v]", tt.got, tt.want, r, tt.lo, tt.hi)
 		}
 	}
 }

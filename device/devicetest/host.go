@@ -10,9 +10,10 @@ import (
 	"memlab.dev/memlab/tensor"
 )
 
-// hostMemory is plain host memory at made-up device addresses: the memory of
-// the CPU reference kernels that serve as the oracle.
-type hostMemory struct {
+// HostMemory is plain host memory at made-up device addresses: the memory of
+// the CPU reference kernels (kernels/cpu) when they serve as the oracle of a
+// device. It implements cpu.Memory and is safe for concurrent use.
+type HostMemory struct {
 	mu     sync.Mutex
 	next   uint64
 	blocks []hostBlock // sorted by addr
@@ -23,10 +24,11 @@ type hostBlock struct {
 	b    []byte
 }
 
-func newHostMemory() *hostMemory { return &hostMemory{next: 1 << 20} }
+// NewHostMemory returns an empty HostMemory.
+func NewHostMemory() *HostMemory { return &HostMemory{next: 1 << 20} }
 
-// alloc returns n zeroed bytes at a new 256-byte-aligned address.
-func (h *hostMemory) alloc(n int) tensor.Ptr {
+// Alloc returns the address of n new zeroed bytes, aligned to 256 bytes.
+func (h *HostMemory) Alloc(n int) tensor.Ptr {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	a := h.next
@@ -35,8 +37,9 @@ func (h *hostMemory) alloc(n int) tensor.Ptr {
 	return tensor.Ptr(a)
 }
 
-// Bytes implements cpu.Memory.
-func (h *hostMemory) Bytes(addr tensor.Ptr, n int) ([]byte, error) {
+// Bytes returns the n bytes at addr (cpu.Memory); writes to them are writes
+// to the memory.
+func (h *HostMemory) Bytes(addr tensor.Ptr, n int) ([]byte, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	a := uint64(addr)
@@ -63,8 +66,8 @@ func (h *hostMemory) Bytes(addr tensor.Ptr, n int) ([]byte, error) {
 	return b.b[off : off+uint64(n)], nil
 }
 
-// decode returns the elements of b, of dtype dt, as float64.
-func decode(dt tensor.DType, b []byte) []float64 {
+// Decode returns the elements of b, of dtype dt, as float64.
+func Decode(dt tensor.DType, b []byte) []float64 {
 	n := len(b) / dt.Size()
 	out := make([]float64, n)
 	le := binary.LittleEndian
@@ -105,9 +108,9 @@ func half(h uint16) float32 {
 	return math.Float32frombits(sign | uint32(exp-15+127)<<23 | man<<13)
 }
 
-// relErr returns ‖got − want‖ / ‖want‖ (0 when both are zero; NaNs in the
-// same places count as equal).
-func relErr(got, want []float64) float64 {
+// RelErr returns ‖got − want‖ / ‖want‖, the suite's error measure (0 when
+// both are zero; NaNs in the same places count as equal).
+func RelErr(got, want []float64) float64 {
 	var num, den float64
 	for i := range want {
 		g, w := got[i], want[i]

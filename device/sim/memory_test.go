@@ -64,6 +64,29 @@ func TestMemoryIsBackedLazily(t *testing.T) {
 	if st := d.Stats(); st.Backed != 0 {
 		t.Errorf("Backed = %d after Free, want 0", st.Backed)
 	}
+
+	// PyTorch's expandable segments reserve 1.125 × the device memory (90 GiB
+	// here) and map pages on demand; touching one page costs one page.
+	r, err := d.ReserveAddress(90 * GiB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Map(r+50*GiB, page); err != nil {
+		t.Fatal(err)
+	}
+	x := tensor.Strided{Base: tensor.Ptr(r + 50*GiB), DType: tensor.Float32, Shape: []int{page / 4}, Strides: []int{1}}
+	if err := d.Fill(x, 1); err != nil {
+		t.Fatal(err)
+	}
+	if grew := rss(t) - before; int64(grew) > 256*MiB {
+		t.Errorf("resident memory grew by %d MiB for one mapped page of a 90 GiB reservation", grew/MiB)
+	}
+	if err := d.Unmap(r+50*GiB, page); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.FreeAddress(r, 90*GiB); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func putFloats(vals ...float32) []byte {
