@@ -152,6 +152,7 @@ func TestFill(t *testing.T) {
 		{"bool", tensor.Bool, 2, 1, ""},
 		{"uint8 overflow", tensor.Uint8, 256, 0, "cannot be converted to uint8"},
 		{"int NaN", tensor.Int64, nan, 0, "cannot be converted to int64"},
+		{"int64 just past its range", tensor.Int64, 1 << 63, 0, "cannot be converted to int64"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

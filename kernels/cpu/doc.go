@@ -9,8 +9,9 @@
 //     are evaluated in float64 on the exact input values and rounded once to
 //     float32; for +, −, ×, ÷ this is bit-identical to IEEE float32 arithmetic.
 //     Float16 and BFloat16 results are rounded to float32 first and then to the
-//     16-bit type with round-to-nearest-even, as PyTorch does (its "opmath" type
-//     for half types is float32). Scale's alpha is first rounded to float32, as
+//     16-bit type with round-to-nearest-even ([tensor.Float16Bits],
+//     [tensor.BFloat16Bits]), as PyTorch does (its "opmath" type for half
+//     types is float32). Scale's alpha is first rounded to float32, as
 //     PyTorch rounds a Python scalar multiplied into a float32 tensor.
 //   - Integer dtypes (Int32, Int64, Uint8) compute in int64 and wrap to the width
 //     of the type; integer division truncates toward zero and division by zero is

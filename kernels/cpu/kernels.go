@@ -86,7 +86,7 @@ func encode(op string, dt tensor.DType, v float64) ([]byte, error) {
 	b := make([]byte, dt.Size())
 	if !dt.IsFloat() && dt != tensor.Bool {
 		lo, hi := intRange(dt)
-		if math.IsNaN(v) || v < lo || v > hi {
+		if math.IsNaN(v) || v < lo || v > hi || (dt == tensor.Int64 && v >= 1<<63) {
 			return nil, opError(op, "value %v cannot be converted to %v without overflow", v, dt)
 		}
 	}
