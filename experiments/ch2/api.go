@@ -109,7 +109,7 @@ func LeakCheck(l *memlab.Lab, steps int) (res LeakResult, err error) {
 		return res, fmt.Errorf("ch2: LeakCheck: steps = %d, need at least 1", steps)
 	}
 	res.Steps = steps
-	w, err := tensor.Randn(l, 7, tensor.Float32, 1024, 1024)
+	w, err := tensor.Randn(l, 7, tensor.Float32, 256, 1024)
 	if err != nil {
 		return res, err
 	}
@@ -119,7 +119,7 @@ func LeakCheck(l *memlab.Lab, steps int) (res LeakResult, err error) {
 		return func() error {
 			var history []float32
 			for i := 0; i < steps; i++ {
-				x, err := tensor.Randn(l, uint64(i), tensor.Float32, 256, 1024)
+				x, err := tensor.Randn(l, uint64(i), tensor.Float32, 256, 256)
 				if err != nil {
 					return err
 				}

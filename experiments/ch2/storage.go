@@ -236,8 +236,8 @@ type SavedResult struct {
 	SavedBytes int64
 }
 
-// SavedTensors runs layers of h = relu(h @ W) on a 1024×1024 float32 batch
-// (4 MiB per activation), releasing each intermediate as soon as the program
+// SavedTensors runs layers of h = relu(h @ W) on a 512×512 float32 batch
+// (1 MiB per activation, W as large), releasing each intermediate as soon as the program
 // no longer needs it. Without a tape memory stays flat; with one (W watched,
 // as requires_grad) every relu output is saved for backward and memory grows
 // by one activation per layer until Backward frees them.
@@ -261,7 +261,7 @@ func SavedTensors(l *memlab.Lab, layers int) (res SavedResult, err error) {
 }
 
 func forward(l *memlab.Lab, layers int, grad bool) (steps Steps, saved int64, err error) {
-	const n = 1024
+	const n = 512
 	w, err := tensor.Randn(l, 1, tensor.Float32, n, n)
 	if err != nil {
 		return nil, 0, err
