@@ -140,7 +140,11 @@ func newPrinter(t *Tensor) (*printer, error) {
 	var offs []int
 	p.collect(t.layout, t.layout.Offset, 0, func(off int) { offs = append(offs, off) })
 	es := t.ElementSize()
-	if !p.summarize {
+	// One read of the span the elements cover, unless they are a few elements
+	// scattered over a large storage (a column of a big matrix): then one read
+	// per element.
+	lo, hi := t.layout.Span()
+	if (hi-lo)*es <= max(1<<20, 4*len(offs)*es) {
 		buf, lo, err := t.readSpan("print")
 		if err != nil {
 			return nil, err

@@ -37,18 +37,19 @@ func (l Layout) clone() Layout {
 	return Layout{Shape: l.Shape.Clone(), Strides: append([]int(nil), l.Strides...), Offset: l.Offset}
 }
 
-// valid checks that l is internally consistent: as many strides as sizes, no
-// negative size, stride or offset.
-func (l Layout) valid() error {
+// Validate returns an error unless l is well formed: as many strides as
+// sizes, and no negative size, stride or offset. Every method that returns an
+// error checks it; the predicates report false for a malformed layout.
+func (l Layout) Validate() error {
 	if len(l.Shape) != len(l.Strides) {
-		return fmt.Errorf("tensor: layout has %d sizes but %d strides", len(l.Shape), len(l.Strides))
+		return fmt.Errorf("tensor: malformed layout: %d sizes but %d strides", len(l.Shape), len(l.Strides))
 	}
 	if l.Offset < 0 {
-		return fmt.Errorf("tensor: layout has negative offset %d", l.Offset)
+		return fmt.Errorf("tensor: malformed layout: negative offset %d", l.Offset)
 	}
 	for i := range l.Shape {
 		if l.Shape[i] < 0 || l.Strides[i] < 0 {
-			return fmt.Errorf("tensor: layout has negative size or stride in dimension %d: %v", i, l)
+			return fmt.Errorf("tensor: malformed layout: negative size or stride in dimension %d: %v", i, l)
 		}
 	}
 	return nil
@@ -59,6 +60,9 @@ func (l Layout) valid() error {
 // the number of elements after it. Dimensions of size 1 are ignored, whatever
 // their stride, and a tensor without elements is contiguous.
 func (l Layout) IsContiguous() bool {
+	if l.Validate() != nil {
+		return false
+	}
 	if l.Numel() == 0 {
 		return true
 	}
@@ -79,6 +83,9 @@ func (l Layout) IsContiguous() bool {
 // is_non_overlapping_and_dense): a transposed contiguous tensor is, a slice with
 // a step or a broadcast (stride 0) tensor is not.
 func (l Layout) IsNonOverlappingAndDense() bool {
+	if l.Validate() != nil {
+		return false
+	}
 	n := len(l.Shape)
 	if n == 0 {
 		return true
@@ -117,7 +124,7 @@ func (l Layout) IsNonOverlappingAndDense() bool {
 // the same storage element: a dimension of size above 1 with stride 0, as made
 // by Expand. Writing in place to such a tensor is an error in PyTorch.
 func (l Layout) HasInternalOverlap() bool {
-	if l.IsNonOverlappingAndDense() {
+	if l.Validate() != nil || l.IsNonOverlappingAndDense() {
 		return false
 	}
 	for i := range l.Shape {
@@ -129,9 +136,9 @@ func (l Layout) HasInternalOverlap() bool {
 }
 
 // Span returns the smallest and one past the largest storage element l reaches;
-// lo == hi when l has no elements.
+// lo == hi when l has no elements or is malformed.
 func (l Layout) Span() (lo, hi int) {
-	if l.Numel() == 0 {
+	if l.Validate() != nil || l.Numel() == 0 {
 		return l.Offset, l.Offset
 	}
 	hi = l.Offset
@@ -199,6 +206,9 @@ func (l Layout) computeStride(newShape Shape) (strides []int, ok bool) {
 // when every new dimension lies within one block of evenly strided memory;
 // otherwise the error is PyTorch's, which suggests reshape.
 func (l Layout) View(shape ...int) (Layout, error) {
+	if err := l.Validate(); err != nil {
+		return Layout{}, err
+	}
 	s, err := inferShape("view", shape, l.Numel())
 	if err != nil {
 		return Layout{}, err
@@ -214,6 +224,9 @@ func (l Layout) View(shape ...int) (Layout, error) {
 // succeed (copy false), otherwise the contiguous layout of the new shape at
 // offset 0, which the data must be copied into (copy true).
 func (l Layout) Reshape(shape ...int) (out Layout, copy bool, err error) {
+	if err := l.Validate(); err != nil {
+		return Layout{}, false, err
+	}
 	s, err := inferShape("reshape", shape, l.Numel())
 	if err != nil {
 		return Layout{}, false, err
@@ -226,6 +239,9 @@ func (l Layout) Reshape(shape ...int) (out Layout, copy bool, err error) {
 
 // Transpose swaps dimensions d0 and d1 (sizes and strides); no data moves.
 func (l Layout) Transpose(d0, d1 int) (Layout, error) {
+	if err := l.Validate(); err != nil {
+		return Layout{}, err
+	}
 	a, err := WrapDim(d0, l.Dim())
 	if err != nil {
 		return Layout{}, err
@@ -246,6 +262,9 @@ func (l Layout) Transpose(d0, d1 int) (Layout, error) {
 // T transposes a layout of at most 2 dimensions (Tensor.t); 0-D and 1-D layouts
 // are returned unchanged.
 func (l Layout) T() (Layout, error) {
+	if err := l.Validate(); err != nil {
+		return Layout{}, err
+	}
 	if l.Dim() > 2 {
 		return Layout{}, torchErr("t", "t() expects a tensor with <= 2 dimensions, but self is %dD", l.Dim())
 	}
@@ -258,6 +277,9 @@ func (l Layout) T() (Layout, error) {
 // Permute reorders the dimensions: dimension i of the result is dimension
 // dims[i] of l.
 func (l Layout) Permute(dims ...int) (Layout, error) {
+	if err := l.Validate(); err != nil {
+		return Layout{}, err
+	}
 	if len(dims) != l.Dim() {
 		return Layout{}, torchErr("permute", "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = %d is not equal to len(dims) = %d", l.Dim(), len(dims))
 	}
@@ -282,6 +304,9 @@ func (l Layout) Permute(dims ...int) (Layout, error) {
 // are clamped to the dimension as PyTorch does, so an out-of-range slice is empty
 // rather than an error. The step must be positive.
 func (l Layout) Slice(dim, start, end, step int) (Layout, error) {
+	if err := l.Validate(); err != nil {
+		return Layout{}, err
+	}
 	if l.Dim() == 0 {
 		return Layout{}, indexErr("slice", "slice() cannot be applied to a 0-dim tensor.")
 	}
@@ -319,6 +344,9 @@ func (l Layout) Slice(dim, start, end, step int) (Layout, error) {
 // Narrow keeps length elements of dimension dim from start (Tensor.narrow).
 // Unlike Slice it does not clamp: the range must lie inside the dimension.
 func (l Layout) Narrow(dim, start, length int) (Layout, error) {
+	if err := l.Validate(); err != nil {
+		return Layout{}, err
+	}
 	if l.Dim() == 0 {
 		return Layout{}, torchErr("narrow", "narrow() cannot be applied to a 0-dim tensor.")
 	}
@@ -344,6 +372,9 @@ func (l Layout) Narrow(dim, start, length int) (Layout, error) {
 
 // Select removes dimension dim, keeping the elements at index (t[..., index, ...]).
 func (l Layout) Select(dim, index int) (Layout, error) {
+	if err := l.Validate(); err != nil {
+		return Layout{}, err
+	}
 	if l.Dim() == 0 {
 		return Layout{}, indexErr("select", "select() cannot be applied to a 0-dim tensor.")
 	}
@@ -374,6 +405,9 @@ func (l Layout) Expand(shape ...int) (Layout, error) {
 // expand is Expand with the description of the tensor PyTorch puts in its
 // message about too few sizes ("torch.cuda.FloatTensor{[2, 3]}").
 func (l Layout) expand(desc string, sizes []int) (Layout, error) {
+	if err := l.Validate(); err != nil {
+		return Layout{}, err
+	}
 	if len(sizes) < l.Dim() {
 		return Layout{}, torchErr("expand", "expand(%s, size=%s): the number of sizes provided (%d) must be greater or equal to the number of dimensions in the tensor (%d)", desc, formatInts(sizes), len(sizes), l.Dim())
 	}
@@ -411,6 +445,9 @@ func (l Layout) expand(desc string, sizes []int) (Layout, error) {
 // Squeeze removes dimensions of size 1: all of them when dims is empty,
 // otherwise those listed that have size 1 (others are left alone, as in PyTorch).
 func (l Layout) Squeeze(dims ...int) (Layout, error) {
+	if err := l.Validate(); err != nil {
+		return Layout{}, err
+	}
 	drop := make([]bool, l.Dim())
 	if len(dims) == 0 {
 		for i, s := range l.Shape {
@@ -439,6 +476,9 @@ func (l Layout) Squeeze(dims ...int) (Layout, error) {
 // Unsqueeze inserts a dimension of size 1 at dim, which may be l.Dim() (append)
 // or negative (counted from the end of the result).
 func (l Layout) Unsqueeze(dim int) (Layout, error) {
+	if err := l.Validate(); err != nil {
+		return Layout{}, err
+	}
 	d, err := WrapDim(dim, l.Dim()+1)
 	if err != nil {
 		return Layout{}, err
@@ -457,6 +497,9 @@ func (l Layout) Unsqueeze(dim int) (Layout, error) {
 // start..end (inclusive, negative counting from the end) merged into one. A
 // scalar flattens to [1]. Flattening may need a copy: see Reshape.
 func (l Layout) FlattenShape(start, end int) (Shape, error) {
+	if err := l.Validate(); err != nil {
+		return nil, err
+	}
 	s, err := WrapDim(start, l.Dim())
 	if err != nil {
 		return nil, err

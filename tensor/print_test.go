@@ -63,3 +63,18 @@ func TestStringMatchesPyTorch(t *testing.T) {
 }
 
 func nan() float64 { z := 0.0; return z / z }
+
+// A few elements scattered over a large storage are read one by one; the
+// result must equal the printout of a contiguous copy.
+func TestStringOfAColumnOfALargeMatrix(t *testing.T) {
+	dev := newTestDevice()
+	x := keep(t)(tensor.Rand(dev, 3, tensor.Float32, 1024, 1024))
+	col := keep(t)(x.Select(1, 5))
+	part := keep(t)(col.Slice(0, 0, 999, 1)) // below the summarising threshold
+	for _, v := range []*tensor.Tensor{col, part} {
+		c := keep(t)(v.Contiguous())
+		if got, want := v.String(), c.String(); got != want {
+			t.Fatalf("strided:\n%s\ncontiguous copy:\n%s", got, want)
+		}
+	}
+}
