@@ -148,27 +148,47 @@ func (c Config) String() string {
 	return strings.Join(parts, ",")
 }
 
-// roundupString renders RoundupPower2Divisions: a single number when all intervals agree,
-// else the list form with one entry per interval whose value changes.
+// roundupString renders RoundupPower2Divisions: a single number when all intervals
+// agree, else a list that PyTorch's parser reads back to the same table. The parser
+// lets the first entry fill every lower interval (and any later entry too while the
+// last index seen is 0), and ">" fill every interval after the last entry.
 func (c Config) roundupString() string {
 	d := c.RoundupPower2Divisions
-	same := true
-	for _, v := range d {
-		if v != d[0] {
-			same = false
-		}
+	k0 := 0
+	for k0+1 < RoundupIntervals && d[k0+1] == d[0] {
+		k0++
 	}
-	if same {
+	if k0 == RoundupIntervals-1 {
 		if d[0] <= 1 {
 			return ""
 		}
 		return strconv.Itoa(d[0])
 	}
+	last := d[RoundupIntervals-1]
 	var items []string
-	items = append(items, fmt.Sprintf("%d:%d", 1, d[0]))
-	for i := 1; i < RoundupIntervals; i++ {
-		if d[i] != d[i-1] {
+	if k0 > 0 {
+		j := k0
+		for i := RoundupIntervals - 2; i > k0; i-- {
+			if d[i] != last {
+				j = i
+				break
+			}
+		}
+		items = append(items, fmt.Sprintf("%d:%d", 1<<k0, d[0]))
+		for i := k0 + 1; i <= j; i++ {
 			items = append(items, fmt.Sprintf("%d:%d", 1<<i, d[i]))
+		}
+		if j < RoundupIntervals-1 {
+			items = append(items, fmt.Sprintf(">:%d", last))
+		}
+	} else {
+		// Interval 0 differs from interval 1: start from the top (which fills all lower
+		// intervals), then set the others downwards, interval 0 last.
+		items = append(items, fmt.Sprintf("%d:%d", 1<<(RoundupIntervals-1), last))
+		for i := RoundupIntervals - 2; i >= 0; i-- {
+			if d[i] != last {
+				items = append(items, fmt.Sprintf("%d:%d", 1<<i, d[i]))
+			}
 		}
 	}
 	return "[" + strings.Join(items, ",") + "]"
