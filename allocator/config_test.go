@@ -77,7 +77,9 @@ func TestParseConfig(t *testing.T) {
 		{"max_split_size_mb:128", func(c Config) bool { return c.MaxSplitSize == 128<<20 }},
 		{"max_split_size_mb:20", func(c Config) bool { return c.MaxSplitSize == 20<<20 }},
 		{" max_split_size_mb : 200 , expandable_segments:True ", func(c Config) bool { return c.MaxSplitSize == 200<<20 && c.ExpandableSegments }},
-		{"roundup_power2_divisions:4", func(c Config) bool { return c.RoundupPower2Divisions == [16]int{4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4} }},
+		{"roundup_power2_divisions:4", func(c Config) bool {
+			return c.RoundupPower2Divisions == [16]int{4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4}
+		}},
 		{"roundup_power2_divisions:[256:1,512:2,1024:4,>:8]", func(c Config) bool {
 			return c.RoundupPower2Divisions == [16]int{1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 4, 8, 8, 8, 8, 8}
 		}},
