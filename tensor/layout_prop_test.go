@@ -167,3 +167,40 @@ func TestMalformedLayoutsAreErrorsNotPanics(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLayout drives the view algebra with arbitrary arguments, including
+// out-of-range dims and negative sizes: nothing may panic, and every view that
+// succeeds must stay inside the storage of its base.
+func FuzzLayout(f *testing.F) {
+	f.Add(uint64(1), 2, 3, -1, 4)
+	f.Add(uint64(7), -5, 0, 100, -100)
+	f.Fuzz(func(t *testing.T, seed uint64, a, b, c, d int) {
+		r := rand.New(rand.NewPCG(seed, 0))
+		base := randomLayout(r)
+		lo, hi := base.Span()
+		ops := []func(Layout) (Layout, error){
+			func(l Layout) (Layout, error) { return l.View(a, b) },
+			func(l Layout) (Layout, error) { out, _, err := l.Reshape(a, -1); return out, err },
+			func(l Layout) (Layout, error) { return l.Transpose(a, b) },
+			func(l Layout) (Layout, error) { return l.Permute(a, b, c) },
+			func(l Layout) (Layout, error) { return l.Slice(a, b, c, d) },
+			func(l Layout) (Layout, error) { return l.Narrow(a, b, c) },
+			func(l Layout) (Layout, error) { return l.Select(a, b) },
+			func(l Layout) (Layout, error) { return l.Expand(a, b, c) },
+			func(l Layout) (Layout, error) { return l.Squeeze(a) },
+			func(l Layout) (Layout, error) { return l.Unsqueeze(a) },
+		}
+		for i, op := range ops {
+			out, err := op(base)
+			if err != nil || out.Numel() == 0 || i == 1 {
+				continue
+			}
+			if err := out.Validate(); err != nil {
+				t.Fatalf("op %d on %v gave %v: %v", i, base, out, err)
+			}
+			if olo, ohi := out.Span(); olo < lo || ohi > hi {
+				t.Fatalf("op %d on %v gave %v, reaching [%d, %d) outside [%d, %d)", i, base, out, olo, ohi, lo, hi)
+			}
+		}
+	})
+}
