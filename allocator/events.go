@@ -2,6 +2,7 @@ package allocator
 
 import (
 	"runtime"
+	"strings"
 	"time"
 )
 
@@ -95,7 +96,7 @@ func captureFrames() []Frame {
 	var out []Frame
 	for {
 		f, more := frames.Next()
-		if f.Function != "" && !isAllocatorFrame(f.Function) {
+		if f.Function != "" && !(isAllocatorFrame(f.Function) && !strings.HasSuffix(f.File, "_test.go")) {
 			out = append(out, Frame{Function: f.Function, File: f.File, Line: f.Line})
 		}
 		if !more {
