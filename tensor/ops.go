@@ -5,8 +5,8 @@ import (
 )
 
 // Every operation that produces a new tensor allocates its output through
-// Device.Allocate, so the memory cost of each step shows in the allocator. In
-// -place operations (the methods ending in _) write into their receiver, bump
+// Device.Allocate, so the memory cost of each step shows in the allocator.
+// In-place operations (the methods ending in _) write into their receiver, bump
 // its storage's version counter and allocate nothing (except a temporary copy
 // of an input that might overlap the output in a way memlab cannot rule out).
 

@@ -59,8 +59,9 @@ func (s *Scope) add(t *Tensor) bool {
 	if s.released {
 		return false
 	}
-	s.tensors = append(s.tensors, t)
-	t.scope.Store(s)
+	if t.scope.Swap(s) != s {
+		s.tensors = append(s.tensors, t)
+	}
 	return true
 }
 

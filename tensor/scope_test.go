@@ -39,6 +39,9 @@ func TestScopeReleasesWhatWasMadeInside(t *testing.T) {
 			return err
 		}
 		defer w.Release()
+		if _, err := s.Track(y, nil); err != nil { // tracking twice counts once
+			return err
+		}
 		if err := x.Release(); err != nil { // released by hand: the scope skips it
 			return err
 		}
