@@ -265,7 +265,7 @@ type kernelBench struct {
 	// size, or the smaller one of the correctness check).
 	operands func(full bool, quick bool) []operand
 	// run runs the kernel on k with t (t[0] is the output).
-	run func(k tensor.Kernels, t []tensor.Strided) error
+	run   func(k tensor.Kernels, t []tensor.Strided) error
 	moved func(ops []operand) float64 // bytes read + written per run
 	flops func(ops []operand) float64 // floating-point operations per run
 	tol   float64
