@@ -78,13 +78,13 @@ func (s *Scope) Keep(t *Tensor) *Tensor {
 func (s *Scope) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
+	seen := make(map[*Tensor]bool, len(s.tensors))
 	for _, t := range s.tensors {
 		if t.scope.Load() == s && !t.Released() {
-			n++
+			seen[t] = true
 		}
 	}
-	return n
+	return len(seen)
 }
 
 // Release releases every tensor still tracked by s that is not released yet,
