@@ -1,0 +1,222 @@
+package workbook
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"memlab.dev/memlab/internal/workbook/workbooktest"
+)
+
+// canned is go test -json output for two packages: one with a passing test, a
+// failing table test and a skipped case; one that did not build.
+const canned = `{"Action":"start","Package":"memlab.dev/memlab/exercises/01-a"}
+{"Action":"run","Package":"memlab.dev/memlab/exercises/01-a","Test":"TestA_X"}
+{"Action":"output","Package":"memlab.dev/memlab/exercises/01-a","Test":"TestA_X","Output":"=== RUN   TestA_X\n"}
+{"Action":"output","Package":"memlab.dev/memlab/exercises/01-a","Test":"TestA_X","Output":"--- PASS: TestA_X (0.00s)\n"}
+{"Action":"pass","Package":"memlab.dev/memlab/exercises/01-a","Test":"TestA_X"}
+{"Action":"run","Package":"memlab.dev/memlab/exercises/01-a","Test":"TestB_Y"}
+{"Action":"run","Package":"memlab.dev/memlab/exercises/01-a","Test":"TestB_Y/one_case"}
+{"Action":"output","Package":"memlab.dev/memlab/exercises/01-a","Test":"TestB_Y/one_case","Output":"    y_test.go:12: Y(1): want 2, got 3 — because\n"}
+{"Action":"fail","Package":"memlab.dev/memlab/exercises/01-a","Test":"TestB_Y/one_case"}
+{"Action":"run","Package":"memlab.dev/memlab/exercises/01-a","Test":"TestB_Y/two"}
+{"Action":"pass","Package":"memlab.dev/memlab/exercises/01-a","Test":"TestB_Y/two"}
+{"Action":"run","Package":"memlab.dev/memlab/exercises/01-a","Test":"TestB_Y/three"}
+{"Action":"output","Package":"memlab.dev/memlab/exercises/01-a","Test":"TestB_Y/three","Output":"    y_test.go:20: skipped: Z is not implemented yet\n"}
+{"Action":"skip","Package":"memlab.dev/memlab/exercises/01-a","Test":"TestB_Y/three"}
+{"Action":"fail","Package":"memlab.dev/memlab/exercises/01-a","Test":"TestB_Y"}
+{"Action":"output","Package":"memlab.dev/memlab/exercises/01-a","Output":"FAIL\n"}
+{"Action":"fail","Package":"memlab.dev/memlab/exercises/01-a"}
+{"ImportPath":"memlab.dev/memlab/exercises/02-b [memlab.dev/memlab/exercises/02-b.test]","Action":"build-output","Output":"# memlab.dev/memlab/exercises/02-b\n"}
+{"ImportPath":"memlab.dev/memlab/exercises/02-b [memlab.dev/memlab/exercises/02-b.test]","Action":"build-output","Output":"b.go:3:1: syntax error\n"}
+{"ImportPath":"memlab.dev/memlab/exercises/02-b [memlab.dev/memlab/exercises/02-b.test]","Action":"build-fail"}
+{"Action":"start","Package":"memlab.dev/memlab/exercises/02-b"}
+{"Action":"output","Package":"memlab.dev/memlab/exercises/02-b","Output":"FAIL\tmemlab.dev/memlab/exercises/02-b [build failed]\n"}
+{"Action":"fail","Package":"memlab.dev/memlab/exercises/02-b","FailedBuild":"x"}
+`
+
+func TestParseEvents(t *testing.T) {
+	reports, err := parseEvents(strings.NewReader(canned))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := reports["01-a"], reports["02-b"]
+	if a == nil || b == nil || len(reports) != 2 {
+		t.Fatalf("parseEvents: got reports for %v, want 01-a and 02-b", keys(reports))
+	}
+	if len(a.Tests) != 2 || a.Tests[0].Name != "TestA_X" || a.Tests[1].Name != "TestB_Y" {
+		t.Fatalf("01-a tests: %+v", a.Tests)
+	}
+	if c := a.Tests[0].Cases; len(c) != 1 || c[0].Name != "" || c[0].Status != Pass {
+		t.Errorf("a test without subtests should be one unnamed passing case, got %+v", c)
+	}
+	y := a.Tests[1]
+	if y.Status != Fail || len(y.Cases) != 3 {
+		t.Fatalf("TestB_Y: status %v with %d cases, want fail with 3", y.Status, len(y.Cases))
+	}
+	if c := y.Cases[0]; c.Name != "one_case" || c.Status != Fail || len(c.Output) != 1 || c.Output[0] != "Y(1): want 2, got 3 — because" {
+		t.Errorf("failed case: %+v — want the message without indentation or file:line", c)
+	}
+	if y.Cases[2].Status != Skip {
+		t.Errorf("skipped case: %+v", y.Cases[2])
+	}
+	if pass, fail, skip := a.Counts(); pass != 2 || fail != 1 || skip != 1 {
+		t.Errorf("Counts() = %d, %d, %d; want 2, 1, 1", pass, fail, skip)
+	}
+	if a.Passed() || a.NotStarted() || a.BuildFailed || a.Status != Fail {
+		t.Errorf("01-a: Passed %v NotStarted %v BuildFailed %v Status %v; want a plain failure", a.Passed(), a.NotStarted(), a.BuildFailed, a.Status)
+	}
+	if !b.BuildFailed || len(b.BuildOutput) != 1 || b.BuildOutput[0] != "b.go:3:1: syntax error" {
+		t.Errorf("02-b: BuildFailed %v, BuildOutput %q; want the compiler message", b.BuildFailed, b.BuildOutput)
+	}
+	if got := State(b); got != "does not build" {
+		t.Errorf("State(02-b) = %q", got)
+	}
+	if got := State(a); got != "in progress (2/4)" {
+		t.Errorf("State(01-a) = %q, want in progress (2/4)", got)
+	}
+	if got := State(nil); got != "no result" {
+		t.Errorf("State(nil) = %q", got)
+	}
+}
+
+func keys(m map[string]*Report) []string {
+	var k []string
+	for s := range m {
+		k = append(k, s)
+	}
+	return k
+}
+
+func TestParseEventsRejectsGarbage(t *testing.T) {
+	if _, err := parseEvents(strings.NewReader("{\"Action\": 3}\n")); err == nil {
+		t.Error("parseEvents accepted a malformed event")
+	}
+	reports, err := parseEvents(strings.NewReader("go: downloading nothing\n\n"))
+	if err != nil || len(reports) != 0 {
+		t.Errorf("non-JSON lines: got %v, %v; want them ignored", reports, err)
+	}
+}
+
+// TestRunTestsStates runs the real tests of one exercise four ways in one go test
+// call: as shipped, solved, solved with a bug, and not compiling.
+func TestRunTestsStates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	const slug = "05-segment-size"
+	root := workbooktest.Module(t, slug)
+	src := filepath.Join(root, slug)
+	for _, s := range []string{"91-solved", "92-buggy", "93-broken"} {
+		if err := os.CopyFS(filepath.Join(root, s), os.DirFS(src)); err != nil {
+			t.Fatal(err)
+		}
+		workbooktest.SwapInSolution(t, filepath.Join(root, s))
+	}
+	edit(t, filepath.Join(root, "92-buggy", "segment_solution.go"), "size <= SmallSize", "size < SmallSize")
+	edit(t, filepath.Join(root, "93-broken", "segment_solution.go"), "return SmallPool, nil", "return SmallPool")
+	reports, err := RunTests(context.Background(), root, []string{"./..."}, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		slug, state string
+		passed      bool
+		mention     string
+	}{
+		{slug, "not started", false, NotImplementedYet},
+		{"91-solved", "passing", true, ""},
+		{"92-buggy", "in progress", false, "PoolFor(1048576): want the small pool, got the large pool — exactly 1 MiB is still small"},
+		{"93-broken", "does not build", false, "not enough return values"},
+	}
+	for _, tc := range tests {
+		r := reports[tc.slug]
+		if r == nil {
+			t.Fatalf("no report for %s (got %v)", tc.slug, keys(reports))
+		}
+		if got := State(r); !strings.HasPrefix(got, tc.state) || r.Passed() != tc.passed {
+			t.Errorf("%s: State %q, Passed %v; want %q, %v", tc.slug, got, r.Passed(), tc.state, tc.passed)
+		}
+		var out bytes.Buffer
+		WriteReport(&out, Exercise{Number: 5, Slug: tc.slug, Title: "T"}, r)
+		if !strings.Contains(out.String(), tc.mention) {
+			t.Errorf("%s: the report does not mention %q:\n%s", tc.slug, tc.mention, out.String())
+		}
+	}
+}
+
+// edit replaces old by new in the file at p, which must contain it.
+func edit(t *testing.T, p, old, new string) {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(old)) {
+		t.Fatalf("%s does not contain %q", p, old)
+	}
+	if err := os.WriteFile(p, bytes.Replace(data, []byte(old), []byte(new), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestGrade(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	const slug = "08-merge"
+	root := workbooktest.Module(t, slug)
+	exs, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := exs[0]
+	students := t.TempDir()
+	// A student who solved it but whose own extra test fails: their tests are ignored.
+	solved := filepath.Join(students, "alice", slug)
+	// A student who gutted the official tests instead of solving: the official ones run.
+	cheat := filepath.Join(students, "bob", slug)
+	for _, d := range []string{solved, cheat} {
+		if err := os.CopyFS(d, os.DirFS(ex.Dir)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	workbooktest.SwapInSolution(t, solved)
+	if err := os.WriteFile(filepath.Join(solved, "mine_test.go"), []byte("package merge\nimport \"testing\"\nfunc TestMine(t *testing.T) { t.Fatal(\"student test\") }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cheat, "merge_test.go"), []byte("package merge\nimport \"testing\"\nfunc TestA_Free(t *testing.T) {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		dir    string
+		passed bool
+	}{{solved, true}, {cheat, false}} {
+		reports, err := Grade(context.Background(), root, []Submission{{Exercise: ex, Dir: tc.dir}}, RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := reports[slug]
+		if r == nil || r.Passed() != tc.passed {
+			t.Errorf("Grade(%s): report %+v; want Passed %v", tc.dir, r, tc.passed)
+			continue
+		}
+		for _, test := range r.Tests {
+			if test.Name == "TestMine" {
+				t.Errorf("Grade(%s) ran the student's own test file", tc.dir)
+			}
+		}
+		if pass, fail, skip := r.Counts(); pass+fail+skip < 10 {
+			t.Errorf("Grade(%s): only %d cases ran — the official tests were not used", tc.dir, pass+fail+skip)
+		}
+	}
+	if _, err := Grade(context.Background(), root, []Submission{{Exercise: ex, Dir: t.TempDir()}}, RunOptions{}); err == nil {
+		t.Error("Grade of an empty folder: want an error")
+	}
+	if _, err := Grade(context.Background(), root, nil, RunOptions{}); err == nil {
+		t.Error("Grade of nothing: want an error")
+	}
+}
