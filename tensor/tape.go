@@ -238,9 +238,14 @@ func (tp *Tape) Nodes() []string {
 	return names
 }
 
-// torchTypeName is PyTorch's legacy type name of a CUDA tensor of dtype d, as
-// its messages print it; memlab's devices all stand for CUDA GPUs.
-func torchTypeName(d DType) string {
-	names := map[DType]string{Float32: "Float", Float16: "Half", BFloat16: "BFloat16", Int32: "Int", Int64: "Long", Uint8: "Byte", Bool: "Bool"}
-	return "torch.cuda." + names[d] + "Tensor"
-}
+// scalarTypeNames are PyTorch's C++ names of the dtypes (c10::ScalarType).
+var scalarTypeNames = map[DType]string{Float32: "Float", Float16: "Half", BFloat16: "BFloat16", Int32: "Int", Int64: "Long", Uint8: "Byte", Bool: "Bool"}
+
+// torchTypeName is PyTorch's legacy type name of a CUDA tensor of dtype d,
+// such as "torch.cuda.FloatTensor", as autograd's and most argument checks'
+// messages print it; memlab's devices all stand for CUDA GPUs.
+func torchTypeName(d DType) string { return "torch.cuda." + scalarTypeNames[d] + "Tensor" }
+
+// dispatchTypeName is the name Tensor::toString gives a CUDA tensor of dtype
+// d, such as "CUDAFloatType", as expand's message prints it.
+func dispatchTypeName(d DType) string { return "CUDA" + scalarTypeNames[d] + "Type" }

@@ -61,7 +61,7 @@ func (t *Tensor) Select(dim, index int) (*Tensor, error) {
 // so all their elements are one storage element. Writing in place to the
 // result is an error.
 func (t *Tensor) Expand(shape ...int) (*Tensor, error) {
-	desc := torchTypeName(t.dtype) + "{" + t.layout.Shape.String() + "}"
+	desc := dispatchTypeName(t.dtype) + "{" + t.layout.Shape.String() + "}"
 	return t.viewOp("expand", "ExpandBackward0", func(l Layout) (Layout, error) { return l.expand(desc, shape) })
 }
 
