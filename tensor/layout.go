@@ -399,7 +399,7 @@ func (l Layout) Select(dim, index int) (Layout, error) {
 // leading dimensions) get stride 0, so every index reads the same element. A size
 // of -1 keeps the existing size.
 func (l Layout) Expand(shape ...int) (Layout, error) {
-	return l.expand(fmt.Sprintf("Tensor%v", l.Shape), shape)
+	return l.expand("Tensor{"+l.Shape.String()+"}", shape)
 }
 
 // expand is Expand with the description of the tensor PyTorch puts in its
