@@ -227,3 +227,31 @@ func TestWatchedTensorsPrintLikePyTorch(t *testing.T) {
 		t.Fatalf("contiguous() of a leaf: grad_fn %q", c.GradFn())
 	}
 }
+
+func TestCheckSavedKeepsTheSavedTensors(t *testing.T) {
+	dev := newTestDevice()
+	tape := tensor.NewTape()
+	defer tape.Release()
+	x := keep(t)(tensor.Ones(dev, tensor.Float32, 3))
+	if err := tape.Watch(x); err != nil {
+		t.Fatal(err)
+	}
+	y := keep(t)(x.Exp())
+	for range 2 {
+		if err := tape.CheckSaved(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tape.SavedBytes() != 12 {
+		t.Fatalf("CheckSaved freed the saved tensors: %d bytes left", tape.SavedBytes())
+	}
+	if err := y.Neg_(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tape.CheckSaved(); err == nil {
+		t.Fatal("CheckSaved missed an in-place change")
+	}
+	if err := tape.Backward(); err == nil || tape.SavedBytes() != 12 {
+		t.Fatalf("a failed backward must keep the saved tensors: %v, %d bytes", err, tape.SavedBytes())
+	}
+}

@@ -461,3 +461,35 @@ func TestSize(t *testing.T) {
 		})
 	}
 }
+
+func TestAccessors(t *testing.T) {
+	dev := newTestDevice()
+	x := keep(t)(tensor.FromFloat64(dev, tensor.Float16, []float64{1, 2, 3, 4, 5, 6}, 2, 3))
+	v := keep(t)(x.Select(1, 2))
+	f, err := v.Float32s()
+	if err != nil || len(f) != 2 || f[0] != 3 || f[1] != 6 {
+		t.Fatalf("Float32s = %v, %v", f, err)
+	}
+	s := v.Storage()
+	if s.Device() != tensor.Device(dev) || v.Device() != tensor.Device(dev) || s.Nbytes() != 12 || s.Ptr() != x.DataPtr() || s.Refs() != 2 {
+		t.Fatalf("storage: device %v, %d bytes, ptr %#x (x at %#x), refs %d", s.Device(), s.Nbytes(), s.Ptr(), x.DataPtr(), s.Refs())
+	}
+	if got, want := v.DataPtr(), s.Ptr()+2*2; got != want {
+		t.Fatalf("DataPtr %#x, want %#x", got, want)
+	}
+	l := v.Layout()
+	if !l.Shape.Equal([]int{2}) || !intsEq(l.Strides, []int{3}) || l.Offset != 2 || v.Dim() != 1 || v.Numel() != 2 || v.ElementSize() != 2 {
+		t.Fatalf("layout %v", l)
+	}
+	l.Shape[0] = 99
+	if v.Shape()[0] != 2 {
+		t.Fatal("Layout() returned the tensor's own slices")
+	}
+	if sh, err := tensor.InferShape([]int{-1, 3}, 12); err != nil || !sh.Equal([]int{4, 3}) || sh.Dim() != 2 {
+		t.Fatalf("InferShape = %v, %v", sh, err)
+	}
+	e := keep(t)(tensor.Empty(dev, tensor.Float32, 0))
+	if e.DataPtr() != 0 || e.StorageNbytes() != 0 {
+		t.Fatalf("empty tensor: ptr %#x, %d bytes", e.DataPtr(), e.StorageNbytes())
+	}
+}
