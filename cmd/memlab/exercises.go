@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"memlab.dev/memlab/internal/workbook"
@@ -308,8 +307,10 @@ func submissions(exs []workbook.Exercise, student, exercise string) ([]workbook.
 	if err != nil {
 		return nil, err
 	}
-	if ex, err := workbook.Lookup(exs, filepath.Base(abs)); err == nil {
-		return []workbook.Submission{{Exercise: ex, Dir: abs}}, nil
+	for _, ex := range exs {
+		if ex.Slug == filepath.Base(abs) {
+			return []workbook.Submission{{Exercise: ex, Dir: abs}}, nil
+		}
 	}
 	var subs []workbook.Submission
 	for _, ex := range exs {
@@ -321,6 +322,5 @@ func submissions(exs []workbook.Exercise, student, exercise string) ([]workbook.
 	if len(subs) == 0 {
 		return nil, fmt.Errorf("%s is neither an exercise folder (such as 03-view) nor a folder holding some; name the exercise with --exercise N", student)
 	}
-	sort.Slice(subs, func(i, j int) bool { return subs[i].Exercise.Number < subs[j].Exercise.Number })
 	return subs, nil
 }

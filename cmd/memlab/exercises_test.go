@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"memlab.dev/memlab/internal/workbook/workbooktest"
+)
+
+// TestExercisesSession walks through the command as a new learner and an
+// instructor would, on a scratch copy of two real exercises: list, hints one at a
+// time, a failing check, the solution swapped in, a passing check, grading.
+func TestExercisesSession(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	root := workbooktest.Module(t, "01-strides", "05-segment-size")
+	stubCopy := filepath.Join(t.TempDir(), "my-attempt")
+	if err := os.CopyFS(stubCopy, os.DirFS(filepath.Join(root, "05-segment-size"))); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name     string
+		before   func(t *testing.T)
+		args     []string
+		wantCode int
+		wantOut  []string // substrings of stdout
+		notOut   []string // must not be in stdout
+		wantErr  string   // substring of stderr
+	}{
+		{name: "list as shipped", args: []string{"list"}, wantOut: []string{
+			"Row-major strides", "Notebook 02, §2.1 Shapes, strides and views", "not started", "0/3", "0 of 2 exercises pass", "Next: exercise 1"}},
+		{name: "first hint", args: []string{"hint", "1"}, wantOut: []string{"hint 1 of 3", "running product", `"memlab exercises hint 1" again`}},
+		{name: "second hint", args: []string{"hint", "01-strides"}, wantOut: []string{"hint 2 of 3", "max(size, 1)"}, notOut: []string{"Walk the dimensions"}},
+		{name: "third hint", args: []string{"hint", "strides"}, wantOut: []string{"hint 3 of 3"}, notOut: []string{"again for the next"}},
+		{name: "no more hints", args: []string{"hint", "1"}, wantOut: []string{"All 3 hints of exercise 1 are shown", "HINTS.md"}},
+		{name: "check the stub", args: []string{"check", "1"}, wantCode: 1, wantOut: []string{
+			"Exercise 1 · Row-major strides", "TODO  TestA_RowMajorStrides — RowMajorStrides: not implemented yet", "exercise 1 is not started"}},
+		{name: "check after solving", before: func(t *testing.T) { workbooktest.SwapInSolution(t, filepath.Join(root, "01-strides")) },
+			args: []string{"check", "1"}, wantOut: []string{"PASS  TestA_RowMajorStrides (8/8)", "PASS  all", "Next: exercise 5"}, notOut: []string{"FAIL", "TODO"}},
+		{name: "one part only", args: []string{"check", "--run", "TestB", "1"}, wantOut: []string{"PASS  TestB_Offset"}, notOut: []string{"TestA_"}},
+		{name: "list after solving", args: []string{"list"}, wantOut: []string{"passing", "3/3", "1 of 2 exercises pass", "Next: exercise 5"}},
+		{name: "instructor checks a solution", args: []string{"check", "5", "--solution"}, wantOut: []string{"PASS  all"}},
+		{name: "grade a solved folder", args: []string{"grade", "--student", filepath.Join(root, "01-strides")}, wantOut: []string{"Score for 01-strides: 25/25 cases"}},
+		{name: "grade a folder named otherwise", args: []string{"grade", "--student", stubCopy, "--exercise", "5"}, wantCode: 1, wantOut: []string{"Score for 05-segment-size: 0/", "not started"}},
+		{name: "grade a whole exercises folder as JSON", args: []string{"grade", "--json", "--student", root}, wantCode: 1, wantOut: []string{
+			`{"exercise":"01-strides","state":"passing","passed":25,"total":25}`, `{"exercise":"05-segment-size","state":"not started"`}},
+		{name: "no command", args: nil, wantCode: 2, wantErr: "usage: memlab exercises"},
+		{name: "unknown command", args: []string{"frobnicate"}, wantCode: 2, wantErr: `unknown command "frobnicate"`},
+		{name: "check without N", args: []string{"check"}, wantCode: 2, wantErr: "usage: memlab exercises check N"},
+		{name: "check of a missing exercise", args: []string{"check", "99"}, wantCode: 2, wantErr: "no exercise number 99"},
+		{name: "hint of an unknown name", args: []string{"hint", "nope"}, wantCode: 2, wantErr: `no exercise named "nope"`},
+		{name: "list with arguments", args: []string{"list", "extra"}, wantCode: 2, wantErr: "unexpected arguments"},
+		{name: "grade without --student", args: []string{"grade"}, wantCode: 2, wantErr: "usage: memlab exercises grade"},
+		{name: "grade of a folder with nothing to grade", args: []string{"grade", "--student", t.TempDir()}, wantCode: 2, wantErr: "neither an exercise folder"},
+		{name: "grade of a missing folder", args: []string{"grade", "--student", filepath.Join(root, "missing")}, wantCode: 2, wantErr: "no such file"},
+		{name: "help", args: []string{"help"}, wantOut: []string{"grade --student PATH"}},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			if s.before != nil {
+				s.before(t)
+			}
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"exercises", "--dir", root}, s.args...)
+			code := run(args, &stdout, &stderr)
+			if code != s.wantCode {
+				t.Fatalf("memlab %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(s.args, " "), code, s.wantCode, stdout.String(), stderr.String())
+			}
+			for _, w := range s.wantOut {
+				if !strings.Contains(stdout.String(), w) {
+					t.Errorf("memlab exercises %s: stdout lacks %q:\n%s", strings.Join(s.args, " "), w, stdout.String())
+				}
+			}
+			for _, w := range s.notOut {
+				if strings.Contains(stdout.String(), w) {
+					t.Errorf("memlab exercises %s: stdout should not contain %q:\n%s", strings.Join(s.args, " "), w, stdout.String())
+				}
+			}
+			if !strings.Contains(stderr.String(), s.wantErr) {
+				t.Errorf("memlab exercises %s: stderr lacks %q:\n%s", strings.Join(s.args, " "), s.wantErr, stderr.String())
+			}
+		})
+	}
+	var progress struct {
+		HintsRevealed map[string]int `json:"hints_revealed"`
+	}
+	data, err := os.ReadFile(filepath.Join(root, ".progress.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &progress); err != nil || progress.HintsRevealed["01-strides"] != 3 {
+		t.Errorf(".progress.json = %s (%v); want 3 hints revealed for 01-strides", data, err)
+	}
+}
+
+func TestExercisesFindsFolderFromWorkingDirectory(t *testing.T) {
+	root := workbooktest.Module(t, "05-segment-size")
+	t.Chdir(filepath.Join(root, "05-segment-size"))
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"exercises", "hint", "5"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "hint 1 of 2") {
+		t.Fatalf("hint 5 from inside the exercise folder: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(root, ".progress.json")); err != nil {
+		t.Errorf("progress not saved in the exercises folder found from the working directory: %v", err)
+	}
+	t.Chdir(t.TempDir())
+	stdout.Reset()
+	stderr.Reset()
+	if code := run([]string{"exercises", "list"}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "exercises folder not found") {
+		t.Errorf("list far from any exercises folder: exit %d, stderr %q; want 1 and a clear message", code, stderr.String())
+	}
+}
