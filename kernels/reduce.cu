@@ -211,3 +211,83 @@ extern "C" __global__ void layernorm_f16(LN_ARGS) {
 extern "C" __global__ void layernorm_bf16(LN_ARGS) {
   layernorm_row<__nv_bfloat16>(dst, src, gamma, sg, beta, sb, eps, L, sdl, ssl);
 }
+
+// Vectorised float32 row kernels: rows of L floats (L a multiple of 4) with
+// unit stride along the row, rows rsd / rss floats apart, all 16-byte
+// aligned. Each thread keeps ROW_VEC float4s of its row in registers, so a
+// row of up to 16 * blockDim.x floats is read once and written once.
+#define ROW_VEC 4
+
+extern "C" __global__ void softmax_f32_vec(unsigned long long dst, unsigned long long src, long long L,
+                                           long long rsd, long long rss) {
+  __shared__ float sh[32];
+  const float4* s = (const float4*)((const float*)src + (long long)blockIdx.x * rss);
+  float4* d = (float4*)((float*)dst + (long long)blockIdx.x * rsd);
+  const int nv = (int)(L / 4);
+  const float ninf = -__int_as_float(0x7f800000);
+  float4 v[ROW_VEC];
+  float m = ninf;
+#pragma unroll
+  for (int k = 0; k < ROW_VEC; k++) {
+    int j = k * blockDim.x + threadIdx.x;
+    v[k] = j < nv ? s[j] : make_float4(ninf, ninf, ninf, ninf);
+    m = fmaxf(m, fmaxf(fmaxf(v[k].x, v[k].y), fmaxf(v[k].z, v[k].w)));
+  }
+  m = block_red(RED_MAX, m, sh);
+  float sum = 0.0f;
+#pragma unroll
+  for (int k = 0; k < ROW_VEC; k++) {
+    v[k].x = expf(v[k].x - m);
+    v[k].y = expf(v[k].y - m);
+    v[k].z = expf(v[k].z - m);
+    v[k].w = expf(v[k].w - m);
+    sum += (v[k].x + v[k].y) + (v[k].z + v[k].w);
+  }
+  sum = block_red(RED_SUM, sum, sh);
+  float inv = 1.0f / sum;
+#pragma unroll
+  for (int k = 0; k < ROW_VEC; k++) {
+    int j = k * blockDim.x + threadIdx.x;
+    if (j < nv) d[j] = make_float4(v[k].x * inv, v[k].y * inv, v[k].z * inv, v[k].w * inv);
+  }
+}
+
+// layernorm_f32_vec also needs gamma and beta contiguous and 16-byte aligned.
+extern "C" __global__ void layernorm_f32_vec(unsigned long long dst, unsigned long long src,
+                                             unsigned long long gamma, unsigned long long beta,
+                                             float eps, long long L, long long rsd, long long rss) {
+  __shared__ float sh[32];
+  const float4* s = (const float4*)((const float*)src + (long long)blockIdx.x * rss);
+  float4* d = (float4*)((float*)dst + (long long)blockIdx.x * rsd);
+  const float4* g = (const float4*)gamma;
+  const float4* bt = (const float4*)beta;
+  const int nv = (int)(L / 4);
+  float4 v[ROW_VEC];
+  float sum = 0.0f;
+#pragma unroll
+  for (int k = 0; k < ROW_VEC; k++) {
+    int j = k * blockDim.x + threadIdx.x;
+    v[k] = j < nv ? s[j] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    sum += (v[k].x + v[k].y) + (v[k].z + v[k].w);
+  }
+  float mean = block_red(RED_SUM, sum, sh) / (float)L;
+  float sq = 0.0f;
+#pragma unroll
+  for (int k = 0; k < ROW_VEC; k++) {
+    int j = k * blockDim.x + threadIdx.x;
+    if (j < nv) {
+      float a = v[k].x - mean, b = v[k].y - mean, c = v[k].z - mean, e = v[k].w - mean;
+      sq += (a * a + b * b) + (c * c + e * e);
+    }
+  }
+  float rstd = rsqrtf(block_red(RED_SUM, sq, sh) / (float)L + eps);
+#pragma unroll
+  for (int k = 0; k < ROW_VEC; k++) {
+    int j = k * blockDim.x + threadIdx.x;
+    if (j < nv) {
+      float4 gg = g[j], bb = bt[j];
+      d[j] = make_float4((v[k].x - mean) * rstd * gg.x + bb.x, (v[k].y - mean) * rstd * gg.y + bb.y,
+                         (v[k].z - mean) * rstd * gg.z + bb.z, (v[k].w - mean) * rstd * gg.w + bb.w);
+    }
+  }
+}

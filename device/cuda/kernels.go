@@ -46,6 +46,20 @@ func (d *Device) grid1(n, threads int) [3]uint32 {
 
 var block256 = [3]uint32{256, 1, 1}
 
+// gridContig sizes the grid of the unrolled contiguous kernels for nv
+// vectors: four vectors per thread, at most one full wave of 256-thread
+// blocks (8 per multiprocessor); the kernels loop over the rest.
+func (d *Device) gridContig(nv int) [3]uint32 {
+	b := (nv + 4*256 - 1) / (4 * 256)
+	if max := d.sms * 8; b > max {
+		b = max
+	}
+	if b < 1 {
+		b = 1
+	}
+	return [3]uint32{uint32(b), 1, 1}
+}
+
 // CopyFromHost writes src to device memory at dst (synchronously).
 func (d *Device) CopyFromHost(dst tensor.Ptr, src []byte) error {
 	if len(src) == 0 {
@@ -144,7 +158,7 @@ func (d *Device) Copy(dst, src tensor.Strided) error {
 			}
 			nb := uint64(od.n * es)
 			if od.start%16 == 0 && os.start%16 == 0 && nb%16 == 0 {
-				return d.launch("copy_contig_vec16", d.grid1(int(nb/16), 256), block256, u64(od.start), u64(os.start), i64(int(nb/16)))
+				return d.launch("copy_contig_vec16", d.gridContig(int(nb/16)), block256, u64(od.start), u64(os.start), i64(int(nb/16)))
 			}
 			return d.do(func() error { return d.drv.memcpyDtoD(od.start, os.start, nb) })
 		}
@@ -206,7 +220,7 @@ func (d *Device) Unary(uop tensor.UnaryOp, dst, src tensor.Strided, alpha float6
 	if sfx := floatSuffix(dst.DType); sfx != "" && dst.DType == src.DType &&
 		contiguous(shape, st[0]) && contiguous(shape, st[1]) && od.start%16 == 0 && os.start%16 == 0 {
 		v := 16 / dst.DType.Size()
-		return d.launch("unary_contig_"+sfx, d.grid1((od.n+v-1)/v, 256), block256,
+		return d.launch("unary_contig_"+sfx, d.gridContig((od.n+v-1)/v), block256,
 			i32(int(uop)), u64(od.start), u64(os.start), f32(alpha), i64(od.n))
 	}
 	return d.launch("unary_strided", d.grid1(od.n, 256), block256, i32(int(uop)),
@@ -242,7 +256,7 @@ func (d *Device) Binary(bop tensor.BinaryOp, dst, a, b tensor.Strided) error {
 		contiguous(shape, st[0]) && contiguous(shape, st[1]) && contiguous(shape, st[2]) &&
 		od.start%16 == 0 && oa.start%16 == 0 && ob.start%16 == 0 {
 		v := 16 / dst.DType.Size()
-		return d.launch("binary_contig_"+sfx, d.grid1((od.n+v-1)/v, 256), block256,
+		return d.launch("binary_contig_"+sfx, d.gridContig((od.n+v-1)/v), block256,
 			i32(int(bop)), u64(od.start), u64(oa.start), u64(ob.start), i64(od.n))
 	}
 	if bop == tensor.Div && !dst.DType.IsFloat() {
@@ -333,6 +347,40 @@ func rowBlock(L int) [3]uint32 {
 	return [3]uint32{uint32(t), 1, 1}
 }
 
+// vecRows reports whether float32 rows of dst and src suit the vectorised row
+// kernels: unit stride along rows of a multiple of 4 elements (at most
+// 16 per thread of a 1024-thread block), rows evenly spaced, 16-byte aligned.
+// It returns the row strides of dst and src in elements.
+func vecRows(dst, src tensor.Strided, od, os operand) (rsd, rss int, ok bool) {
+	r := len(src.Shape) - 1
+	L := src.Shape[r]
+	if src.DType != tensor.Float32 || L%4 != 0 || L > 16*1024 || dst.Strides[r] != 1 || src.Strides[r] != 1 ||
+		od.start%16 != 0 || os.start%16 != 0 {
+		return 0, 0, false
+	}
+	shape, st := coalesce(src.Shape[:r], dst.Strides[:r], src.Strides[:r])
+	switch len(shape) {
+	case 0:
+		return L, L, true
+	case 1:
+		if st[0][0]%4 == 0 && st[1][0]%4 == 0 {
+			return st[0][0], st[1][0], true
+		}
+	}
+	return 0, 0, false
+}
+
+// rowVecBlock is the block of the vectorised row kernels: one thread per 16
+// elements (4 float4s), a whole number of warps.
+func rowVecBlock(L int) [3]uint32 {
+	t := (L/4 + 3) / 4
+	t = (t + 31) / 32 * 32
+	if t < 32 {
+		t = 32
+	}
+	return [3]uint32{uint32(t), 1, 1}
+}
+
 // Softmax computes softmax along the last dimension, one block per row.
 func (d *Device) Softmax(dst, src tensor.Strided) error {
 	const op = "Softmax"
@@ -340,7 +388,8 @@ func (d *Device) Softmax(dst, src tensor.Strided) error {
 	if err != nil {
 		return err
 	}
-	if _, err := d.check(op, "src", src); err != nil {
+	os, err := d.check(op, "src", src)
+	if err != nil {
 		return err
 	}
 	if err := rowCheck(op, dst, src); err != nil {
@@ -355,6 +404,10 @@ func (d *Device) Softmax(dst, src tensor.Strided) error {
 	if rows > 1<<31-1 {
 		return fmt.Errorf("device/cuda: Softmax: %d rows exceed the grid", rows)
 	}
+	if rsd, rss, ok := vecRows(dst, src, od, os); ok {
+		return d.launch("softmax_f32_vec", [3]uint32{uint32(rows), 1, 1}, rowVecBlock(L),
+			u64(od.start), u64(os.start), i64(L), i64(rsd), i64(rss))
+	}
 	rs := withLast(dst.Shape)
 	return d.launch("softmax_"+floatSuffix(src.DType), [3]uint32{uint32(rows), 1, 1}, rowBlock(L),
 		dsc(desc(dst, rs, dst.Strides)), dsc(desc(src, rs, src.Strides)), i64(L), i64(dst.Strides[r]), i64(src.Strides[r]))
@@ -368,7 +421,8 @@ func (d *Device) LayerNorm(dst, src, gamma, beta tensor.Strided, eps float64) er
 	if err != nil {
 		return err
 	}
-	if _, err := d.check(op, "src", src); err != nil {
+	os, err := d.check(op, "src", src)
+	if err != nil {
 		return err
 	}
 	og, err := d.check(op, "gamma", gamma)
@@ -396,6 +450,11 @@ func (d *Device) LayerNorm(dst, src, gamma, beta tensor.Strided, eps float64) er
 	rows := od.n / L
 	if rows > 1<<31-1 {
 		return fmt.Errorf("device/cuda: LayerNorm: %d rows exceed the grid", rows)
+	}
+	if rsd, rss, ok := vecRows(dst, src, od, os); ok && gamma.Strides[0] == 1 && beta.Strides[0] == 1 &&
+		og.start%16 == 0 && ob.start%16 == 0 {
+		return d.launch("layernorm_f32_vec", [3]uint32{uint32(rows), 1, 1}, rowVecBlock(L),
+			u64(od.start), u64(os.start), u64(og.start), u64(ob.start), f32(eps), i64(L), i64(rsd), i64(rss))
 	}
 	rs := withLast(dst.Shape)
 	return d.launch("layernorm_"+floatSuffix(src.DType), [3]uint32{uint32(rows), 1, 1}, rowBlock(L),

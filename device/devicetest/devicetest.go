@@ -520,6 +520,8 @@ func kernelCases() []kernelCase {
 	}{
 		{"f32", f32s(33, 1000)},
 		{"f32/long-rows", f32s(3, 20000)},
+		{"f32/4096", f32s(8, 4096)},
+		{"f32/narrowed-rows", spec{dt: tensor.Float32, shape: []int{4, 64}, strides: []int{128, 1}}},
 		{"f32/3d", f32s(2, 5, 77)},
 		{"f32/transposed", transposed(tensor.Float32, 64, 48)},
 		{"bf16", spec{dt: tensor.BFloat16, shape: []int{16, 4096}}},
