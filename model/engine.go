@@ -1,0 +1,171 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"memlab.dev/memlab/pool"
+	"memlab.dev/memlab/tensor"
+)
+
+// Timer runs f and returns how long it took on the device: device.Device's
+// Time (CUDA events on a GPU, the wall clock on the simulator).
+type Timer func(f func() error) (time.Duration, error)
+
+// wallClock is the Timer used when none is given.
+func wallClock(f func() error) (time.Duration, error) {
+	t0 := time.Now()
+	err := f()
+	return time.Since(t0), err
+}
+
+// EngineOptions configures an Engine.
+type EngineOptions struct {
+	// MaxLen is the longest request the engine serves, the length of the KV
+	// cache Optimised mode preallocates; 0 means the model's MaxLen.
+	MaxLen int
+	// Timer times each forward call; nil means the host's wall clock.
+	Timer Timer
+	// KeepLogits makes Generate return every step's logits.
+	KeepLogits bool
+}
+
+// Engine generates tokens for requests, one request at a time, in one Mode.
+// In Optimised mode it keeps a TensorPool of KV-cache arenas, so that every
+// request after the first reuses the first one's cache memory.
+type Engine struct {
+	m      *Model
+	mode   Mode
+	opts   EngineOptions
+	arenas *pool.TensorPool // Optimised only
+}
+
+// Generation is what Generate produced for one request.
+type Generation struct {
+	Tokens []int64     // the generated tokens (greedy: the largest logit)
+	Logits [][]float32 // the logits each token was chosen from, with KeepLogits
+	// Prefill is the time of the forward pass over the prompt, which also
+	// gives the first token (time to first token).
+	Prefill time.Duration
+	// Steps is the time of each later forward pass over one token.
+	Steps []time.Duration
+}
+
+// NewEngine returns an engine running m in mode.
+func (m *Model) NewEngine(mode Mode, opts EngineOptions) (*Engine, error) {
+	if mode != Baseline && mode != Optimised {
+		return nil, fmt.Errorf("model: NewEngine: unknown mode %d", int(mode))
+	}
+	if opts.MaxLen == 0 {
+		opts.MaxLen = m.cfg.MaxLen
+	}
+	if opts.MaxLen < 1 || opts.MaxLen > m.cfg.MaxLen {
+		return nil, fmt.Errorf("model: NewEngine: MaxLen = %d, must be in [1, %d] (the model's MaxLen)", opts.MaxLen, m.cfg.MaxLen)
+	}
+	if opts.Timer == nil {
+		opts.Timer = wallClock
+	}
+	e := &Engine{m: m, mode: mode, opts: opts}
+	if mode == Optimised {
+		cfg := m.cfg
+		shape := pool.KVCacheArenaShape(cfg.Layers, cfg.Heads, opts.MaxLen, cfg.HeadDim())
+		var err error
+		if e.arenas, err = pool.NewTensorPool(m.dev, tensor.Float32, shape, 0); err != nil {
+			return nil, fmt.Errorf("model: NewEngine: %w", err)
+		}
+	}
+	return e, nil
+}
+
+// Mode returns the engine's mode.
+func (e *Engine) Mode() Mode { return e.mode }
+
+// PoolStats returns the statistics of the KV-arena pool (zero in Baseline
+// mode).
+func (e *Engine) PoolStats() pool.Stats {
+	if e.arenas == nil {
+		return pool.Stats{}
+	}
+	return e.arenas.Stats()
+}
+
+// Generate runs the prompt through the model, then generates req.Decode
+// tokens greedily, feeding each back one at a time.
+func (e *Engine) Generate(req Request) (g Generation, err error) {
+	cfg := e.m.cfg
+	if len(req.Prompt) == 0 || req.Decode < 1 {
+		return g, fmt.Errorf("model: Generate: request with a %d-token prompt and %d tokens to generate; need at least 1 of each", len(req.Prompt), req.Decode)
+	}
+	// The last generated token is not fed back, so the cache holds Len()-1.
+	if n := req.Len() - 1; n > e.opts.MaxLen {
+		return g, fmt.Errorf("model: Generate: request of %d positions, the engine serves at most %d", n, e.opts.MaxLen)
+	}
+	for i, id := range req.Prompt {
+		if id < 0 || id >= int64(cfg.Vocab) {
+			return g, fmt.Errorf("model: Generate: prompt token %d is %d, outside the vocabulary [0, %d)", i, id, cfg.Vocab)
+		}
+	}
+	kv := &kvState{}
+	if e.mode == Optimised {
+		arena, err := e.arenas.Get()
+		if err != nil {
+			return g, fmt.Errorf("model: Generate: %w", err)
+		}
+		if kv.cache, err = pool.NewKVCacheIn(arena); err != nil {
+			return g, errors.Join(err, e.arenas.Put(arena))
+		}
+		defer func() { err = errors.Join(err, kv.cache.Release(), e.arenas.Put(arena)) }()
+	} else {
+		kv.k, kv.v = make([]*tensor.Tensor, cfg.Layers), make([]*tensor.Tensor, cfg.Layers)
+		defer func() { err = errors.Join(err, kv.release()) }()
+	}
+	step := func(ids []int64, pos int) (int64, time.Duration, error) {
+		var logits []float32
+		d, err := e.opts.Timer(func() error {
+			var err error
+			logits, err = e.m.forward(e.mode, ids, pos, kv)
+			return err
+		})
+		if err != nil {
+			return 0, 0, err
+		}
+		if e.opts.KeepLogits {
+			g.Logits = append(g.Logits, logits)
+		}
+		return argmax(logits), d, nil
+	}
+	tok, d, err := step(req.Prompt, 0)
+	if err != nil {
+		return g, err
+	}
+	g.Prefill = d
+	g.Tokens = append(g.Tokens, tok)
+	for pos := len(req.Prompt); len(g.Tokens) < req.Decode; pos++ {
+		if tok, d, err = step([]int64{tok}, pos); err != nil {
+			return g, err
+		}
+		g.Tokens = append(g.Tokens, tok)
+		g.Steps = append(g.Steps, d)
+	}
+	return g, nil
+}
+
+// Release frees the engine's pooled KV arenas.
+func (e *Engine) Release() error {
+	if e.arenas == nil {
+		return nil
+	}
+	return e.arenas.Release()
+}
+
+// argmax returns the index of the largest value (the first of equal ones).
+func argmax(x []float32) int64 {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return int64(best)
+}

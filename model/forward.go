@@ -1,0 +1,432 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"memlab.dev/memlab/pool"
+	"memlab.dev/memlab/tensor"
+)
+
+// Mode selects how the model executes; both give the same logits.
+type Mode int
+
+const (
+	// Baseline runs every operation out of place, copies heads with
+	// .contiguous() as a naive port does, grows the KV cache with Cat each
+	// step and computes logits for every prompt position.
+	Baseline Mode = iota
+	// Optimised uses views instead of copies, in-place scale, mask, GELU
+	// and residual adds, a preallocated KV cache, and logits only for the
+	// last position.
+	Optimised
+)
+
+// String returns "baseline" or "optimised".
+func (m Mode) String() string {
+	switch m {
+	case Baseline:
+		return "baseline"
+	case Optimised:
+		return "optimised"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// kvState is the KV cache of one request: grown by Cat in Baseline mode,
+// preallocated in Optimised mode.
+type kvState struct {
+	cache *pool.KVCache    // Optimised
+	k, v  []*tensor.Tensor // Baseline: per layer [Heads, len, HeadDim]
+}
+
+func (kv *kvState) release() error {
+	var errs []error
+	for i := range kv.k {
+		errs = append(errs, free(kv.k[i], kv.v[i]))
+		kv.k[i], kv.v[i] = nil, nil
+	}
+	return errors.Join(errs...)
+}
+
+// pass is one forward call: its scope releases whatever an error leaves
+// behind; on success every temporary is released as soon as it is dead, as
+// Python's reference counting does, so that peaks are those of the real
+// program.
+type pass struct {
+	m   *Model
+	opt bool
+	s   *tensor.Scope
+}
+
+func (p *pass) track(t *tensor.Tensor, err error) (*tensor.Tensor, error) { return p.s.Track(t, err) }
+
+// free releases the tensors that are not nil.
+func free(ts ...*tensor.Tensor) error {
+	var errs []error
+	for _, t := range ts {
+		if t != nil && !t.Released() {
+			errs = append(errs, t.Release())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// forward runs tokens ids at positions pos, pos+1, … through the model,
+// appending their keys and values to kv, and returns the logits of the last
+// position.
+func (m *Model) forward(mode Mode, ids []int64, pos int, kv *kvState) (logits []float32, err error) {
+	n := len(ids)
+	if n == 0 {
+		return nil, errors.New("model: forward: no tokens")
+	}
+	if pos+n > m.cfg.MaxLen {
+		return nil, fmt.Errorf("model: forward: positions up to %d, the model has %d", pos+n, m.cfg.MaxLen)
+	}
+	if m.released {
+		return nil, errors.New("model: forward: model is released")
+	}
+	p := &pass{m: m, opt: mode == Optimised, s: tensor.NewScope()}
+	defer func() { err = errors.Join(err, p.s.Release()) }()
+
+	idx, err := p.track(tensor.FromInt64(m.dev, ids, n))
+	if err != nil {
+		return nil, err
+	}
+	h, err := p.track(tensor.Embedding(m.wte, idx))
+	if err != nil {
+		return nil, err
+	}
+	pe, err := p.track(m.wpe.Narrow(0, pos, n)) // a view of the position table
+	if err != nil {
+		return nil, err
+	}
+	if h, err = p.add(h, pe); err != nil {
+		return nil, err
+	}
+	if err := free(idx, pe); err != nil {
+		return nil, err
+	}
+	var mask *tensor.Tensor
+	if n > 1 {
+		if mask, err = p.track(causalMask(m.dev, n, pos)); err != nil {
+			return nil, err
+		}
+	}
+	for l := range m.blocks {
+		if h, err = p.attention(l, h, mask, kv); err != nil {
+			return nil, fmt.Errorf("model: layer %d attention: %w", l, err)
+		}
+		if h, err = p.mlp(l, h); err != nil {
+			return nil, fmt.Errorf("model: layer %d MLP: %w", l, err)
+		}
+	}
+	if err := free(mask); err != nil {
+		return nil, err
+	}
+	return p.logits(h)
+}
+
+// causalMask returns the [n, pos+n] additive mask that lets the token at
+// position pos+i see keys 0 … pos+i.
+func causalMask(dev tensor.Device, n, pos int) (*tensor.Tensor, error) {
+	L := pos + n
+	data := make([]float32, n*L)
+	inf := float32(math.Inf(-1))
+	for i := 0; i < n; i++ {
+		for j := pos + i + 1; j < L; j++ {
+			data[i*L+j] = inf
+		}
+	}
+	return tensor.FromFloat32(dev, data, n, L)
+}
+
+// add returns h + x: in place in Optimised mode (h's storage is the residual
+// stream, used by nothing else), a new tensor otherwise (and h is released).
+func (p *pass) add(h, x *tensor.Tensor) (*tensor.Tensor, error) {
+	if p.opt {
+		return h, h.Add_(x)
+	}
+	out, err := p.track(h.Add(x))
+	if err != nil {
+		return nil, err
+	}
+	return out, free(h)
+}
+
+// attention is h + Wo·attn(layernorm(h)), with the keys and values of the new
+// tokens appended to kv.
+func (p *pass) attention(l int, h, mask *tensor.Tensor, kv *kvState) (*tensor.Tensor, error) {
+	b, cfg := &p.m.blocks[l], p.m.cfg
+	n, D, hd := h.Shape()[0], cfg.Dim, cfg.HeadDim()
+	a, err := p.track(h.LayerNorm(b.ln1G, b.ln1B, eps))
+	if err != nil {
+		return nil, err
+	}
+	qkv, err := p.track(a.Matmul(b.wqkv)) // [n, 3D]
+	if err != nil {
+		return nil, err
+	}
+	if err := free(a); err != nil {
+		return nil, err
+	}
+	var qkvHeads [3]*tensor.Tensor // each [H, n, hd]
+	for i := range qkvHeads {
+		if qkvHeads[i], err = p.splitHeads(qkv, i*D, n); err != nil {
+			return nil, err
+		}
+	}
+	if err := free(qkv); err != nil { // views keep its storage in Optimised mode
+		return nil, err
+	}
+	q, k, v := qkvHeads[0], qkvHeads[1], qkvHeads[2]
+	K, V, err := p.cached(l, k, v, kv) // [H, L, hd]
+	if err != nil {
+		return nil, err
+	}
+	Kt, err := p.track(K.Transpose(1, 2)) // a view
+	if err != nil {
+		return nil, err
+	}
+	scores, err := p.track(q.Matmul(Kt)) // [H, n, L]
+	if err != nil {
+		return nil, err
+	}
+	if err := free(q, Kt); err != nil {
+		return nil, err
+	}
+	if scores, err = p.scale(scores, 1/math.Sqrt(float64(hd))); err != nil {
+		return nil, err
+	}
+	if mask != nil {
+		if scores, err = p.add(scores, mask); err != nil {
+			return nil, err
+		}
+	}
+	probs, err := p.track(scores.Softmax(-1))
+	if err != nil {
+		return nil, err
+	}
+	if err := free(scores); err != nil {
+		return nil, err
+	}
+	o, err := p.track(probs.Matmul(V)) // [H, n, hd]
+	if err != nil {
+		return nil, err
+	}
+	if err := free(probs); err != nil {
+		return nil, err
+	}
+	if p.opt { // Baseline's K and V are the cache itself
+		if err := free(K, V); err != nil {
+			return nil, err
+		}
+	}
+	merged, err := p.mergeHeads(o, n, D) // [n, D]
+	if err != nil {
+		return nil, err
+	}
+	proj, err := p.track(merged.Matmul(b.wo))
+	if err != nil {
+		return nil, err
+	}
+	if err := free(merged); err != nil {
+		return nil, err
+	}
+	if h, err = p.add(h, proj); err != nil {
+		return nil, err
+	}
+	return h, free(proj)
+}
+
+// splitHeads returns columns [at, at+D) of qkv as [H, n, hd]. Baseline copies
+// twice, as ports that write x.contiguous().view(...).transpose(0,
+// 1).contiguous() do; Optimised only makes views.
+func (p *pass) splitHeads(qkv *tensor.Tensor, at, n int) (*tensor.Tensor, error) {
+	cfg := p.m.cfg
+	x, err := p.track(qkv.Narrow(1, at, cfg.Dim))
+	if err != nil {
+		return nil, err
+	}
+	steps := []func(*tensor.Tensor) (*tensor.Tensor, error){
+		func(t *tensor.Tensor) (*tensor.Tensor, error) { return t.View(n, cfg.Heads, cfg.HeadDim()) },
+		func(t *tensor.Tensor) (*tensor.Tensor, error) { return t.Transpose(0, 1) },
+	}
+	if !p.opt {
+		contig := func(t *tensor.Tensor) (*tensor.Tensor, error) { return t.Contiguous() }
+		steps = []func(*tensor.Tensor) (*tensor.Tensor, error){contig, steps[0], steps[1], contig}
+	}
+	for _, step := range steps {
+		y, err := p.track(step(x))
+		if err != nil {
+			return nil, err
+		}
+		if err := free(x); err != nil {
+			return nil, err
+		}
+		x = y
+	}
+	return x, nil
+}
+
+// cached appends k and v ([H, n, hd]) to layer l's cache and returns all the
+// keys and values so far ([H, L, hd]). It consumes k and v.
+func (p *pass) cached(l int, k, v *tensor.Tensor, kv *kvState) (K, V *tensor.Tensor, err error) {
+	if p.opt {
+		if err := kv.cache.Append(l, k, v); err != nil {
+			return nil, nil, err
+		}
+		if err := free(k, v); err != nil {
+			return nil, nil, err
+		}
+		if K, err = p.track(kv.cache.Keys(l)); err != nil {
+			return nil, nil, err
+		}
+		V, err = p.track(kv.cache.Values(l))
+		return K, V, err
+	}
+	// torch.cat growth: a new [H, L, hd] tensor per step, the old one freed.
+	grow := func(old, x *tensor.Tensor) (*tensor.Tensor, error) {
+		if old == nil {
+			return p.s.Keep(x), nil
+		}
+		y, err := tensor.Cat([]*tensor.Tensor{old, x}, 1)
+		if err != nil {
+			return nil, err
+		}
+		return p.s.Keep(y), free(old, x) // y may have joined x's scope
+	}
+	if K, err = grow(kv.k[l], k); err != nil {
+		return nil, nil, err
+	}
+	kv.k[l] = K
+	if V, err = grow(kv.v[l], v); err != nil {
+		return nil, nil, err
+	}
+	kv.v[l] = V
+	return K, V, nil
+}
+
+// scale multiplies x by alpha: in place in Optimised mode.
+func (p *pass) scale(x *tensor.Tensor, alpha float64) (*tensor.Tensor, error) {
+	if p.opt {
+		return x, x.Scale_(alpha)
+	}
+	y, err := p.track(x.Scale(alpha))
+	if err != nil {
+		return nil, err
+	}
+	return y, free(x)
+}
+
+// mergeHeads turns o [H, n, hd] into [n, D]. The transpose is not viewable
+// as [n, D] when n > 1, so both modes copy then; Optimised's Reshape copies
+// only then, Baseline's .contiguous().view() is the naive port's spelling.
+func (p *pass) mergeHeads(o *tensor.Tensor, n, D int) (*tensor.Tensor, error) {
+	ot, err := p.track(o.Transpose(0, 1))
+	if err != nil {
+		return nil, err
+	}
+	var out *tensor.Tensor
+	if p.opt {
+		out, err = p.track(ot.Reshape(n, D))
+	} else {
+		var c *tensor.Tensor
+		if c, err = p.track(ot.Contiguous()); err == nil {
+			out, err = p.track(c.View(n, D))
+			err = errors.Join(err, free(c))
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, free(o, ot)
+}
+
+// mlp is h + W2·gelu(W1·layernorm(h)).
+func (p *pass) mlp(l int, h *tensor.Tensor) (*tensor.Tensor, error) {
+	b := &p.m.blocks[l]
+	a, err := p.track(h.LayerNorm(b.ln2G, b.ln2B, eps))
+	if err != nil {
+		return nil, err
+	}
+	u, err := p.track(a.Matmul(b.w1)) // [n, Hidden]
+	if err != nil {
+		return nil, err
+	}
+	if err := free(a); err != nil {
+		return nil, err
+	}
+	if p.opt {
+		err = u.Gelu_()
+	} else {
+		var g *tensor.Tensor
+		if g, err = p.track(u.Gelu()); err == nil {
+			err = free(u)
+			u = g
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	d, err := p.track(u.Matmul(b.w2))
+	if err != nil {
+		return nil, err
+	}
+	if err := free(u); err != nil {
+		return nil, err
+	}
+	if h, err = p.add(h, d); err != nil {
+		return nil, err
+	}
+	return h, free(d)
+}
+
+// logits applies the final layernorm and the tied output projection and
+// returns the last position's logits. Optimised narrows to the last position
+// first (a view); Baseline computes every position's logits, as a port that
+// returns the whole [n, Vocab] tensor does.
+func (p *pass) logits(h *tensor.Tensor) ([]float32, error) {
+	m := p.m
+	n := h.Shape()[0]
+	x := h
+	var err error
+	if p.opt && n > 1 {
+		if x, err = p.track(h.Narrow(0, n-1, 1)); err != nil {
+			return nil, err
+		}
+		if err := free(h); err != nil {
+			return nil, err
+		}
+	}
+	hf, err := p.track(x.LayerNorm(m.lnfG, m.lnfB, eps))
+	if err != nil {
+		return nil, err
+	}
+	if err := free(x); err != nil {
+		return nil, err
+	}
+	wt, err := p.track(m.wte.T()) // [Dim, Vocab], a view
+	if err != nil {
+		return nil, err
+	}
+	lg, err := p.track(hf.Matmul(wt))
+	if err != nil {
+		return nil, err
+	}
+	if err := free(hf, wt); err != nil {
+		return nil, err
+	}
+	last := lg
+	if r := lg.Shape()[0]; r > 1 {
+		if last, err = p.track(lg.Narrow(0, r-1, 1)); err != nil {
+			return nil, err
+		}
+	}
+	out, err := last.Float32s()
+	if err != nil {
+		return nil, err
+	}
+	return out, free(last, lg)
+}
