@@ -147,7 +147,7 @@ func (a *Allocator) Malloc(size int64) (uint64, error) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	rounded := RoundSize(size, a.cfg)
+	rounded := roundSize(size, &a.cfg.RoundupPower2Divisions)
 	p := a.poolFor(rounded)
 	allocSize := allocationSize(rounded, a.largeSeg)
 
@@ -278,7 +278,9 @@ func (a *Allocator) allocFoundBlock(b *block, p *pool, size, orig int64, split b
 	if b.size >= a.maxSplit {
 		st.oversizeAllocations.increase(1)
 	}
-	a.emit(ActionAlloc, b.addr, orig, b)
+	if a.tracing {
+		a.emit(ActionAlloc, b.addr, orig, b)
+	}
 	return b
 }
 
@@ -303,7 +305,9 @@ func (a *Allocator) Free(addr uint64) error {
 	st := &a.stats
 	st.allocation.decrease(idx, 1)
 	st.allocatedBytes.decrease(idx, b.size)
-	a.emit(ActionFreeRequested, b.addr, b.requested, b)
+	if a.tracing {
+		a.emit(ActionFreeRequested, b.addr, b.requested, b)
+	}
 	if b.size >= a.maxSplit {
 		st.oversizeAllocations.decrease(1)
 	}
@@ -348,7 +352,9 @@ func (a *Allocator) freeBlock(b *block) {
 	st.active.decrease(idx, 1)
 	st.activeBytes.decrease(idx, orig)
 	st.requestedBytes.decrease(idx, req)
-	a.emit(ActionFreeCompleted, addr, req, b)
+	if a.tracing {
+		a.emit(ActionFreeCompleted, addr, req, b)
+	}
 	b.frames = nil
 }
 
@@ -409,7 +415,9 @@ func (a *Allocator) allocBlock(p *pool, size, allocSize int64, retry bool) (*blo
 		a.stats.oversizeSegments.increase(1)
 	}
 	a.stats.numDeviceAlloc++
-	a.emit(ActionSegmentAlloc, addr, allocSize, nil)
+	if a.tracing {
+		a.emit(ActionSegmentAlloc, addr, allocSize, nil)
+	}
 	return b, nil
 }
 
@@ -433,7 +441,9 @@ func (a *Allocator) releaseBlock(b *block) error {
 		a.stats.oversizeSegments.decrease(1)
 	}
 	p.blocks.remove(b)
-	a.emit(ActionSegmentFree, b.addr, b.size, nil)
+	if a.tracing {
+		a.emit(ActionSegmentFree, b.addr, b.size, nil)
+	}
 	a.recycle(b)
 	return nil
 }
@@ -567,7 +577,9 @@ func (a *Allocator) EmptyCache() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	err := a.releaseCachedBlocks()
-	a.emit(ActionEmptyCache, 0, 0, nil)
+	if a.tracing {
+		a.emit(ActionEmptyCache, 0, 0, nil)
+	}
 	return err
 }
 

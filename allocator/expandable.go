@@ -91,7 +91,9 @@ func (a *Allocator) mapBlock(toMap *block, size int64) (bool, error) {
 	a.totalAllocated += n
 	a.stats.reservedBytes.increase(p.statIndex(), n)
 	a.stats.numDeviceAlloc++
-	a.emit(ActionSegmentMap, start, n, nil)
+	if a.tracing {
+		a.emit(ActionSegmentMap, start, n, nil)
+	}
 	return true, nil
 }
 
@@ -169,7 +171,9 @@ func (a *Allocator) unmapBlock(b *block) error {
 	a.totalAllocated -= n
 	a.stats.reservedBytes.decrease(p.statIndex(), n)
 	a.stats.numDeviceFree++
-	a.emit(ActionSegmentUnmap, start, n, nil)
+	if a.tracing {
+		a.emit(ActionSegmentUnmap, start, n, nil)
+	}
 	return nil
 }
 

@@ -71,6 +71,8 @@ func (a *Allocator) outOfMemory(req, rounded, allocSize int64) error {
 		}
 	}
 	a.stats.numOOMs++
-	a.emit(ActionOOM, free, rounded, nil)
+	if a.tracing {
+		a.emit(ActionOOM, free, rounded, nil)
+	}
 	return e
 }

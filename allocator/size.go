@@ -63,12 +63,14 @@ func roundupPower2NextDivision(size, divisions uint64) uint64 {
 
 // RoundSize is PyTorch's round_size: the size a request of n bytes occupies under cfg.
 // It does not check n; n must be positive.
-func RoundSize(n int64, cfg Config) int64 {
+func RoundSize(n int64, cfg Config) int64 { return roundSize(n, &cfg.RoundupPower2Divisions) }
+
+func roundSize(n int64, divs *[RoundupIntervals]int) int64 {
 	size := uint64(n)
 	if size < MinBlockSize {
 		return MinBlockSize
 	}
-	d := uint64(cfg.RoundupPower2Divisions[roundupIndex(size)])
+	d := uint64(divs[roundupIndex(size)])
 	if d > 1 && size > MinBlockSize*d {
 		return int64(roundupPower2NextDivision(size, d))
 	}

@@ -30,6 +30,29 @@ func referenceDir(t testing.TB) string {
 	return ref
 }
 
+// referenceDirIfPresent returns ../shared/reference/torch-2.11 or "".
+func referenceDirIfPresent() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+	ref := filepath.Join(dir, "..", "shared", "reference", "torch-2.11")
+	if _, err := os.Stat(ref); err != nil {
+		return ""
+	}
+	return ref
+}
+
 // TestExtraTraces replays the ground truth recorded for memlab on the H200 with
 // replay_torch.py (testdata/torch-2.11-extra): OOMs under a fraction cap, garbage
 // collection, list-form roundup_power2_divisions, other max_split_size_mb values and

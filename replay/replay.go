@@ -104,7 +104,7 @@ func Run(t *Trace, opts Options) (*Result, error) {
 	a.ResetAccumulatedMemoryStats()
 
 	res := &Result{Allocator: a}
-	ptrs := make(map[int]uint64)
+	ptrs := make([]uint64, 0, len(t.Ops)) // by allocation id; 0 = not live
 	nextID := 0
 	var prevSegs [][2]uint64
 	for i, op := range t.Ops {
@@ -122,6 +122,7 @@ func Run(t *Trace, opts Options) (*Result, error) {
 			nextID++
 			st.ID = &id
 			addr, err := a.Malloc(op.N)
+			ptrs = append(ptrs, 0)
 			var oom *allocator.OutOfMemoryError
 			switch {
 			case errors.As(err, &oom):
@@ -139,12 +140,12 @@ func Run(t *Trace, opts Options) (*Result, error) {
 		case OpFree:
 			id := int(op.N)
 			st.ID = &id
-			addr, ok := ptrs[id]
-			if !ok {
+			if id >= len(ptrs) || ptrs[id] == 0 {
 				st.Noop = true
 				break
 			}
-			delete(ptrs, id)
+			addr := ptrs[id]
+			ptrs[id] = 0
 			if err := a.Free(addr); err != nil {
 				return nil, fmt.Errorf("replay: op %d %v: %w", i, op, err)
 			}
