@@ -65,7 +65,7 @@ func (t *Tensor) Clone() (*Tensor, error) {
 	if err := t.live("clone"); err != nil {
 		return nil, err
 	}
-	return t.copyAs("clone", "CloneBackward0", t.dtype, preserveLayout(t.layout))
+	return t.copyAs("clone", "CloneBackward0", t.dtype, CloneLayout(t.layout))
 }
 
 // To returns t converted to dtype in new memory (rounding to nearest for
@@ -81,7 +81,7 @@ func (t *Tensor) To(dtype DType) (*Tensor, error) {
 	if dtype == t.dtype {
 		return t.sameHandle("to")
 	}
-	return t.copyAs("to", "ToCopyBackward0", dtype, preserveLayout(t.layout))
+	return t.copyAs("to", "ToCopyBackward0", dtype, CloneLayout(t.layout))
 }
 
 // Reshape returns t with a new shape (one size may be -1): a view when View

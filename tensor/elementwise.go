@@ -28,7 +28,7 @@ func (t *Tensor) unary(op UnaryOp, alpha float64) (*Tensor, error) {
 			return nil, err
 		}
 	}
-	out, err := alloc(info.name, dev, t.dtype, preserveLayout(t.layout))
+	out, err := alloc(info.name, dev, t.dtype, ElementwiseLayout(t.layout.Shape, t.layout))
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func (t *Tensor) binary(op BinaryOp, o *Tensor) (*Tensor, error) {
 	}
 	la, _ := t.layout.Expand(shape...)
 	lb, _ := o.layout.Expand(shape...)
-	out, err := alloc(info.name, dev, t.dtype, ContiguousLayout(shape...))
+	out, err := alloc(info.name, dev, t.dtype, ElementwiseLayout(shape, t.layout, o.layout))
 	if err != nil {
 		return nil, err
 	}

@@ -51,16 +51,6 @@ func needFloat(op string, t *Tensor) error {
 	return nil
 }
 
-// preserveLayout is the layout PyTorch's preserve_format gives a new tensor
-// made from one of layout l: the same strides when l is dense and without
-// overlap (a transposed tensor stays transposed), row-major otherwise.
-func preserveLayout(l Layout) Layout {
-	if l.IsNonOverlappingAndDense() {
-		return Layout{Shape: l.Shape.Clone(), Strides: append([]int(nil), l.Strides...)}
-	}
-	return ContiguousLayout(l.Shape...)
-}
-
 // alloc allocates a new tensor of layout l (which must be dense from offset 0).
 func alloc(op string, dev Device, dtype DType, l Layout) (*Tensor, error) {
 	s, err := newStorage(dev, int64(l.Numel())*int64(dtype.Size()))

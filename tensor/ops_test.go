@@ -504,3 +504,25 @@ func TestCloneKeepsDenseStrides(t *testing.T) {
 	}
 	checkValues(t, c, values(t, xt), 0)
 }
+
+// The result of an elementwise op keeps its first input's memory order, as in
+// PyTorch: (x.t() + y).view(-1) fails, (y + x.t()).view(-1) works.
+func TestBinaryOutputFollowsTheFirstInputsLayout(t *testing.T) {
+	dev := newTestDevice()
+	x := keep(t)(tensor.FromFloat32(dev, seq(6), 3, 2))
+	y := keep(t)(tensor.Ones(dev, tensor.Float32, 2, 3))
+	xt := keep(t)(x.T())
+	a := keep(t)(xt.Add(y))
+	if !intsEq(a.Strides(), []int{1, 2}) {
+		t.Fatalf("x.t() + y: strides %v, want [1 2]", a.Strides())
+	}
+	checkValues(t, a, []float64{1, 3, 5, 2, 4, 6}, 0)
+	if _, err := a.View(-1); torchMsg(err) == "" {
+		t.Fatalf("(x.t() + y).view(-1): %v, want the view error", err)
+	}
+	b := keep(t)(y.Add(xt))
+	if !b.IsContiguous() {
+		t.Fatalf("y + x.t(): strides %v, want contiguous", b.Strides())
+	}
+	keep(t)(b.View(-1))
+}
