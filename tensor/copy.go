@@ -58,9 +58,9 @@ func (t *Tensor) Contiguous() (*Tensor, error) {
 	return t.copyAs("contiguous", "CloneBackward0", t.dtype, ContiguousLayout(t.layout.Shape...))
 }
 
-// Clone returns a copy of t in new memory. Like PyTorch's clone() it keeps the
-// strides of a dense tensor (a transposed tensor's clone is transposed too) and
-// makes other layouts contiguous.
+// Clone returns a copy of t in new memory, laid out as PyTorch's clone() does
+// (see CloneLayout): a transposed tensor's clone is transposed too, and a
+// strided slice's clone is dense with its dimensions in the same order.
 func (t *Tensor) Clone() (*Tensor, error) {
 	if err := t.live("clone"); err != nil {
 		return nil, err
