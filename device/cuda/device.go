@@ -61,6 +61,9 @@ type Device struct {
 	evStart  uintptr
 	evStop   uintptr
 	timeMu   sync.Mutex
+	blas     *cublas // nil when cuBLAS is absent
+	blasWhy  string
+	useBLAS  bool
 }
 
 type region struct {
@@ -235,6 +238,10 @@ func (d *Device) setup() error {
 			}
 		}
 	}
+	if d.blas, err = loadCUBLAS(); err != nil {
+		d.blasWhy = err.Error()
+	}
+	d.useBLAS = d.blas != nil
 	if d.evStart, err = d.drv.eventCreate(); err != nil {
 		return err
 	}
@@ -520,6 +527,7 @@ func (d *Device) Close() error {
 		if d.evStop != 0 {
 			note(d.drv.eventDestroy(d.evStop))
 		}
+		d.blas.close()
 		for _, m := range d.mods {
 			note(d.drv.moduleUnload(m))
 		}

@@ -22,9 +22,26 @@ func TestConformance(t *testing.T) {
 	}
 	defer d.Close()
 	maj, min := d.ComputeCapability()
-	t.Logf("%s: %s, compute capability %d.%d, %d SMs, driver CUDA %d, binding %s",
-		d, d.Name(), maj, min, d.Multiprocessors(), d.DriverVersion(), d.Binding())
+	t.Logf("%s: %s, compute capability %d.%d, %d SMs, driver CUDA %d, binding %s, cuBLAS %s",
+		d, d.Name(), maj, min, d.Multiprocessors(), d.DriverVersion(), d.Binding(), d.CUBLAS())
 	devicetest.Run(t, d)
+}
+
+// TestTiledMatmul runs the kernel suite with cuBLAS off, so that memlab's own
+// tiled matmul kernel is checked too where cuBLAS is present.
+func TestTiledMatmul(t *testing.T) {
+	d, err := cuda.Open(0)
+	if errors.Is(err, cuda.ErrNoDriver) {
+		t.Skipf("no GPU: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if !d.SetCUBLAS(false) {
+		t.Skipf("no cuBLAS (%s): TestConformance already ran the tiled kernel", d.CUBLAS())
+	}
+	devicetest.Kernels(t, d)
 }
 
 // TestPuregoBindingOpens checks that the purego binding opens explicitly; in

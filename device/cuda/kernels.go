@@ -521,6 +521,9 @@ func (d *Device) Matmul(dst, a, b tensor.Strided) error {
 	if K == 0 {
 		return d.Fill(dst, 0)
 	}
+	if done, err := d.matmulCUBLAS(dst, a, b, od, oa, ob, B, M, N, K, asb, bsb, csb); done || err != nil {
+		return err
+	}
 	grid := [3]uint32{uint32((N + 127) / 128), uint32((M + 127) / 128), uint32(B)}
 	return d.launch("matmul_"+sfx, grid, block256,
 		u64(oa.start), u64(ob.start), u64(od.start), i32(int(dst.DType)), i64(M), i64(N), i64(K),
