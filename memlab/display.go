@@ -27,6 +27,7 @@ func (l *Lab) MemorySummary() string { return l.alloc.MemorySummary(false) }
 func ShowText(text string) {
 	if gonbui.IsNotebook {
 		gonbui.DisplayHTML(`<pre style="font-size:12px;line-height:1.25">` + html.EscapeString(text) + `</pre>`)
+		gonbui.Sync() // shown before the cell's program exits
 		return
 	}
 	fmt.Fprintln(Output, strings.TrimRight(text, "\n"))

@@ -3,6 +3,8 @@ package memlab
 import (
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"sync"
 
 	"memlab.dev/memlab/allocator"
@@ -20,6 +22,7 @@ type Lab struct {
 	dev   device.Device
 	alloc *allocator.Allocator
 	owns  bool // Close closes dev
+	sel   device.Selection
 
 	mu     sync.Mutex
 	closed bool
@@ -123,9 +126,9 @@ func Open(opts ...Option) (*Lab, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memlab: allocator config: %w", err)
 	}
-	l := &Lab{dev: o.dev}
+	l := &Lab{dev: o.dev, sel: device.Selection{Device: fmt.Sprint(o.dev), From: "shared", Reason: "an open device was given"}}
 	if l.dev == nil {
-		if l.dev, err = device.Open(o.spec); err != nil {
+		if l.dev, l.sel, err = openDevice(o.spec); err != nil {
 			return nil, fmt.Errorf("memlab: open device %q: %w", o.spec, err)
 		}
 		l.owns = true
@@ -182,11 +185,38 @@ func (l *Lab) Close() error {
 	return errors.Join(errs...)
 }
 
+// openDevice opens the device spec names. Automatic selection (no spec, no
+// MEMLAB_DEVICE) is device.Open's — a GPU if one answers, else the simulator —
+// done here in two explicit steps so that the reason for a fallback goes into
+// the lab's Selection (see Describe) instead of a note on stderr, which a
+// notebook would show under every cell.
+func openDevice(spec string) (device.Device, device.Selection, error) {
+	if strings.TrimSpace(spec) != "" || strings.TrimSpace(os.Getenv(device.EnvVar)) != "" {
+		return device.OpenSelect(spec)
+	}
+	d, sel, err := device.OpenSelect(device.CUDA)
+	if err == nil {
+		sel.From, sel.Requested, sel.Reason = "auto", "", "a CUDA GPU answered"
+		return d, sel, nil
+	}
+	d, sel, simErr := device.OpenSelect(device.Simulated)
+	if simErr != nil {
+		return nil, sel, simErr
+	}
+	sel.From, sel.Requested = "auto", ""
+	sel.Reason = "no usable GPU (" + err.Error() + "); using the simulated device"
+	return d, sel, nil
+}
+
 // String names the lab's device as PyTorch does, such as "cuda:0" or "sim:0".
 func (l *Lab) String() string { return l.dev.String() }
 
-// Describe is a one-line description of the device and allocator settings:
-// "sim:0 (memlab simulated GPU (24 GiB)), 24.00 GiB, alloc conf: max_split_size_mb:128".
+// Describe says which device the lab runs on, why it was chosen, and how its
+// allocator is configured, in three lines:
+//
+//	device:     sim:0, memlab simulated GPU (24 GiB), 24.00 GiB
+//	chosen:     requested (argument "sim:24GiB")
+//	alloc conf: max_split_size_mb:128
 func (l *Lab) Describe() string {
 	_, total, err := l.dev.MemGetInfo()
 	size := "total unknown"
@@ -197,8 +227,15 @@ func (l *Lab) Describe() string {
 	if conf == "" {
 		conf = "defaults"
 	}
-	return fmt.Sprintf("%s (%s), %s, alloc conf: %s", l.dev, l.dev.Name(), size, conf)
+	chosen := l.sel.Reason
+	if l.sel.From != "" && l.sel.From != "auto" && l.sel.From != "shared" {
+		chosen += fmt.Sprintf(" (%s %q)", l.sel.From, l.sel.Requested)
+	}
+	return fmt.Sprintf("device:     %s, %s, %s\nchosen:     %s\nalloc conf: %s", l.dev, l.dev.Name(), size, chosen, conf)
 }
+
+// Selection says how the lab's device was chosen (see device.OpenSelect).
+func (l *Lab) Selection() device.Selection { return l.sel }
 
 // Device returns the device the lab runs on.
 func (l *Lab) Device() device.Device { return l.dev }

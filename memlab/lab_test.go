@@ -193,7 +193,7 @@ func TestCurrentLab(t *testing.T) {
 func TestDescribe(t *testing.T) {
 	l := openSim(t, AllocConf("max_split_size_mb:128"))
 	d := l.Describe()
-	for _, want := range []string{"sim:0", "4.00 GiB", "max_split_size_mb:128"} {
+	for _, want := range []string{"device:     sim:0", "4.00 GiB", "chosen:     requested (argument \"sim:4GiB\")", "alloc conf: max_split_size_mb:128"} {
 		if !strings.Contains(d, want) {
 			t.Errorf("Describe() = %q, want it to mention %q", d, want)
 		}

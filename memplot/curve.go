@@ -36,6 +36,10 @@ type Timeline struct {
 	Marks   []Mark
 	// XLabel names the x axis ("event", "time (ms)"); empty means "event".
 	XLabel string
+	// Discrete says the samples are states after discrete steps at X = 0, 1,
+	// 2, …: each is drawn as a flat segment centred on its X. Otherwise each
+	// sample holds from its X until the next one's (a change at an event).
+	Discrete bool
 }
 
 // Colours of the three memory quantities, used on every memlab plot.
@@ -89,15 +93,25 @@ func MemoryCurve(title string, tl Timeline) (*Figure, error) {
 		series = series[1:]
 	}
 	for _, sr := range series {
-		xys := make(plotter.XYs, len(tl.Samples))
+		xs := make([]float64, len(tl.Samples))
+		ys := make([]float64, len(tl.Samples))
 		for i, s := range tl.Samples {
-			xys[i] = plotter.XY{X: s.X, Y: u.Of(sr.val(s))}
+			xs[i], ys[i] = s.X, u.Of(sr.val(s))
+		}
+		xys := plotter.XYs{}
+		for i := range xs {
+			xys = append(xys, plotter.XY{X: xs[i], Y: ys[i]})
+		}
+		if tl.Discrete {
+			xys = centredSteps(xs, ys)
 		}
 		l, err := plotter.NewLine(xys)
 		if err != nil {
 			return nil, fmt.Errorf("memplot: MemoryCurve: %w", err)
 		}
-		l.StepStyle = plotter.PostStep
+		if !tl.Discrete {
+			l.StepStyle = plotter.PostStep
+		}
 		l.Color = sr.clr
 		l.Width = vg.Points(float64(sr.w))
 		l.Dashes = sr.dash
@@ -152,6 +166,10 @@ type Series struct {
 	Name string
 	X    []float64
 	Y    []int64
+	// Step draws the series as a staircase of flat segments, each centred on
+	// its X and reaching halfway to its neighbours: for states after discrete
+	// steps, such as memory after each op.
+	Step bool
 }
 
 // Lines draws several byte series against a shared x axis, for comparing the
@@ -176,9 +194,14 @@ func Lines(title, xLabel string, series ...Series) (*Figure, error) {
 	f.Y.Label.Text = u.Name
 	f.Y.Min = 0
 	for i, s := range series {
+		ys := make([]float64, len(s.Y))
 		xys := make(plotter.XYs, len(s.X))
 		for j := range s.X {
-			xys[j] = plotter.XY{X: s.X[j], Y: u.Of(s.Y[j])}
+			ys[j] = u.Of(s.Y[j])
+			xys[j] = plotter.XY{X: s.X[j], Y: ys[j]}
+		}
+		if s.Step {
+			xys = centredSteps(s.X, ys)
 		}
 		l, err := plotter.NewLine(xys)
 		if err != nil {
@@ -201,6 +224,28 @@ var Palette = []color.Color{
 	color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
 	color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
 	color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
+}
+
+// centredSteps turns points into a staircase: each y drawn flat from halfway
+// to the previous x to halfway to the next (one unit wide at the ends, or
+// the only gap's width).
+func centredSteps(xs, ys []float64) plotter.XYs {
+	var out plotter.XYs
+	for i := range xs {
+		left, right := 0.5, 0.5
+		if i > 0 {
+			left = (xs[i] - xs[i-1]) / 2
+		} else if len(xs) > 1 {
+			left = (xs[1] - xs[0]) / 2
+		}
+		if i < len(xs)-1 {
+			right = (xs[i+1] - xs[i]) / 2
+		} else if len(xs) > 1 {
+			right = (xs[i] - xs[i-1]) / 2
+		}
+		out = append(out, plotter.XY{X: xs[i] - left, Y: ys[i]}, plotter.XY{X: xs[i] + right, Y: ys[i]})
+	}
+	return out
 }
 
 func max64(m int64, vs ...int64) int64 {

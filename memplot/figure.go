@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -107,6 +108,27 @@ func (f *Figure) draw(c draw.Canvas) {
 	f.key.Draw(kc)
 }
 
+// LabelX replaces the x axis' ticks with one label at each of 0, 1, 2, …,
+// written upwards so that long labels ("a0 = empty(1024 MiB)") fit side by
+// side, and makes the figure taller to hold them.
+func (f *Figure) LabelX(labels ...string) {
+	ticks := make([]plot.Tick, len(labels))
+	longest := 0
+	for i, l := range labels {
+		ticks[i] = plot.Tick{Value: float64(i), Label: l}
+		longest = max(longest, len(l))
+	}
+	f.X.Tick.Marker = plot.ConstantTicks(ticks)
+	f.X.Tick.Label.Rotation = math.Pi / 2
+	f.X.Tick.Label.XAlign = draw.XRight
+	f.X.Tick.Label.YAlign = draw.YCenter
+	f.X.Tick.Label.Font.Size = vg.Points(8)
+	f.X.Label.Text = ""
+	f.X.Min = min(f.X.Min, -0.5)
+	f.X.Max = max(f.X.Max, float64(len(labels))-0.5)
+	f.Height += vg.Length(longest) * vg.Points(4.2)
+}
+
 // PNG renders f as a PNG image.
 func (f *Figure) PNG() ([]byte, error) { return f.Encode("png") }
 
@@ -142,6 +164,9 @@ func (f *Figure) Show() (string, error) {
 			return "", err
 		}
 		gonbui.DisplayPng(data)
+		// The display travels through a pipe; wait until GoNB has it, or a
+		// cell that ends right after Show may exit before its plot is shown.
+		gonbui.Sync()
 		return "", nil
 	}
 	dir := os.Getenv(DirEnv)

@@ -38,6 +38,15 @@ func fixtures() map[string]func() (*Figure, error) {
 				Gauge{"fragmented", 400 * mib, 1200 * mib},
 				Gauge{"pre-allocated", 1024 * mib, 1024 * mib})
 		},
+		"steps": func() (*Figure, error) {
+			f, err := MemoryCurve("steps", Timeline{Discrete: true, Samples: []Sample{
+				{0, 0, 0, -1}, {1, 256 * mib, 256 * mib, -1}, {2, 0, 256 * mib, -1}, {3, 0, 0, -1},
+			}})
+			if err == nil {
+				f.LabelX("start", "x = empty(256 MiB)", "del x", "empty_cache()")
+			}
+			return f, err
+		},
 		"bars": func() (*Figure, error) {
 			return Bars("peak memory", "MiB", []string{"relu", "relu_"},
 				BarSeries{"sim", []float64{64, 32}}, BarSeries{"H200", []float64{66, 34}})
@@ -107,7 +116,7 @@ func TestBadInput(t *testing.T) {
 			return Fragmentation("x", 0, Gauge{"g", 10, 5})
 		}, "need 0 ≤ largest ≤ total"},
 		{"lines of unequal length", func() (*Figure, error) {
-			return Lines("x", "step", Series{"s", []float64{1, 2}, []int64{1}})
+			return Lines("x", "step", Series{Name: "s", X: []float64{1, 2}, Y: []int64{1}})
 		}, "2 x values and 1 y values"},
 	}
 	for _, tt := range tests {

@@ -160,7 +160,7 @@ func (r LeakResult) String() string {
 // Plot draws allocated memory per step of both loops.
 func (r LeakResult) Plot() (*memplot.Figure, error) {
 	series := func(name string, ys []int64) memplot.Series {
-		s := memplot.Series{Name: name, Y: ys}
+		s := memplot.Series{Name: name, Y: ys, Step: true}
 		for i := range ys {
 			s.X = append(s.X, float64(i+1))
 		}

@@ -273,13 +273,18 @@ func (r MaxSplitResult) String() string { return r.Default.String() + "\n" + r.M
 // Plot draws reserved memory per op for both configurations.
 func (r MaxSplitResult) Plot() (*memplot.Figure, error) {
 	series := func(name string, s Steps) memplot.Series {
-		out := memplot.Series{Name: name}
+		out := memplot.Series{Name: name, Step: true}
 		for i, st := range s {
 			out.X = append(out.X, float64(i))
 			out.Y = append(out.Y, st.Reserved)
 		}
 		return out
 	}
-	return memplot.Lines("2.2 reserved memory over the chapter sequence", "op",
+	f, err := memplot.Lines("2.2 reserved memory over the chapter sequence", "op",
 		series("reserved, default", r.Default.Steps), series("reserved, max_split_size_mb:128", r.MaxSplit.Steps))
+	if err != nil {
+		return nil, err
+	}
+	f.LabelX(r.Default.Steps.Labels()...)
+	return f, nil
 }

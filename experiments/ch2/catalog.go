@@ -62,6 +62,11 @@ type titledSteps struct {
 
 func (t titledSteps) Plot() (*memplot.Figure, error) { return t.Steps.Plot(t.title) }
 
+// allocatorSteps plots without the driver's count.
+type allocatorSteps struct{ titledSteps }
+
+func (t allocatorSteps) Plot() (*memplot.Figure, error) { return t.Steps.PlotAllocator(t.title) }
+
 // remedies makes the remedy list printable and plottable.
 type remedies []FragResult
 
@@ -78,7 +83,7 @@ func Catalog() []memlab.Experiment {
 		e("2.1", "storage vs views", withLab(func(l *memlab.Lab) (plottable, error) { return StorageVsViews(l) })),
 		e("2.1", "a slice keeps its base alive", withLab(func(l *memlab.Lab) (plottable, error) {
 			s, err := SliceKeepsBase(l)
-			return titledSteps{s, "2.1 a slice keeps its base alive"}, err
+			return allocatorSteps{titledSteps{s, "2.1 a slice keeps its base alive"}}, err
 		})),
 		e("2.1", "transpose strides", func(spec string) (rep memlab.Report, err error) {
 			l, err := memlab.Open(memlab.Device(spec), memlab.NotCurrent())

@@ -121,23 +121,48 @@ func (s Steps) String() string {
 	return b.String()
 }
 
-// Timeline turns the steps into a memory curve with one point per step, each
-// labelled by a mark.
+// Timeline turns the steps into a memory curve with one point per step.
 func (s Steps) Timeline() memplot.Timeline {
-	tl := memplot.Timeline{XLabel: "step"}
+	tl := memplot.Timeline{XLabel: "step", Discrete: true}
 	for i, st := range s {
 		tl.Samples = append(tl.Samples, memplot.Sample{X: float64(i), Allocated: st.Allocated, Reserved: st.Reserved, DriverUsed: st.DriverUsed})
-		tl.Marks = append(tl.Marks, memplot.Mark{X: float64(i), Label: st.Label})
 	}
 	return tl
 }
 
-// Plot draws the steps as a memory curve.
-func (s Steps) Plot(title string) (*memplot.Figure, error) {
+// Labels returns the steps' labels.
+func (s Steps) Labels() []string {
+	out := make([]string, len(s))
+	for i, st := range s {
+		out[i] = st.Label
+	}
+	return out
+}
+
+// Plot draws the steps as a memory curve — allocated, reserved and
+// driver-used — with each step's label on the x axis.
+func (s Steps) Plot(title string) (*memplot.Figure, error) { return s.plot(title, true) }
+
+// PlotAllocator is Plot without the driver's count, for steps whose
+// allocator numbers are small beside the CUDA context.
+func (s Steps) PlotAllocator(title string) (*memplot.Figure, error) { return s.plot(title, false) }
+
+func (s Steps) plot(title string, driver bool) (*memplot.Figure, error) {
 	if len(s) == 0 {
 		return nil, errors.New("ch2: no steps to plot")
 	}
-	return memplot.MemoryCurve(title, s.Timeline())
+	tl := s.Timeline()
+	if !driver {
+		for i := range tl.Samples {
+			tl.Samples[i].DriverUsed = -1
+		}
+	}
+	f, err := memplot.MemoryCurve(title, tl)
+	if err != nil {
+		return nil, err
+	}
+	f.LabelX(s.Labels()...)
+	return f, nil
 }
 
 // bytesTensor allocates an uninitialised tensor of n bytes (torch.empty(n,

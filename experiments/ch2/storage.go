@@ -323,7 +323,7 @@ func (r SavedResult) String() string {
 // Plot draws allocated memory per step of both runs.
 func (r SavedResult) Plot() (*memplot.Figure, error) {
 	series := func(name string, s Steps) memplot.Series {
-		out := memplot.Series{Name: name}
+		out := memplot.Series{Name: name, Step: true}
 		for i, st := range s {
 			out.X = append(out.X, float64(i))
 			out.Y = append(out.Y, st.Allocated)

@@ -42,6 +42,11 @@ func run(src, dst string, check bool) error {
 	if len(files) == 0 {
 		return fmt.Errorf("mknotebooks: no sources in %s", src)
 	}
+	if !check {
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			return err
+		}
+	}
 	var stale []string
 	for _, f := range files {
 		text, err := os.ReadFile(f)

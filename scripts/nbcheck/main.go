@@ -8,8 +8,8 @@
 //
 // A code cell tagged "plot" (cell metadata "tags") must produce an image. A
 // notebook whose metadata has "memlab": {"plot_per_section": true} must show at
-// least one image in every section (a markdown cell starting with "## "
-// opens a section). nbcheck prints one line per problem and exits 1 if any.
+// least one image in every numbered section (a markdown line "## 2.1 …"
+// opens one; other "## " headings, such as "## Exercises", end it). nbcheck prints one line per problem and exits 1 if any.
 package main
 
 import (
@@ -110,7 +110,10 @@ func checkFile(path string) ([]string, error) {
 }
 
 var (
-	stderrBad = regexp.MustCompile(`(?i)panic|error|fail`)
+	numbered = regexp.MustCompile(`^\d+(\.\d+)*\s`)
+	// stderr carries notes too (such as the device fallback note); only
+	// panics and lines that report an error count as failures.
+	stderrBad = regexp.MustCompile(`(?im)panic|^\s*(error|fatal)\b|\berror:|\bfailed\b|exit status [1-9]`)
 	stdoutBad = regexp.MustCompile(`panic:|goroutine \d+ \[|cannot use|undefined: |\[ERROR\]`)
 )
 
@@ -119,7 +122,7 @@ func check(nb *notebook) []string {
 	var problems []string
 	section, sectionImages := "(before the first section)", 0
 	endSection := func() {
-		if nb.Metadata.Memlab.PlotPerSection && section != "(before the first section)" && sectionImages == 0 {
+		if nb.Metadata.Memlab.PlotPerSection && numbered.MatchString(section) && sectionImages == 0 {
 			problems = append(problems, fmt.Sprintf("section %q shows no plot", section))
 		}
 	}
