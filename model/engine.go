@@ -23,7 +23,7 @@ func wallClock(f func() error) (time.Duration, error) {
 // EngineOptions configures an Engine.
 type EngineOptions struct {
 	// MaxLen is the longest request the engine serves, the length of the KV
-	// cache Optimised mode preallocates; 0 means the model's MaxLen.
+	// cache the KVCache mode preallocates; 0 means the model's MaxLen.
 	MaxLen int
 	// Timer times each forward call; nil means the host's wall clock.
 	Timer Timer
@@ -32,13 +32,13 @@ type EngineOptions struct {
 }
 
 // Engine generates tokens for requests, one request at a time, in one Mode.
-// In Optimised mode it keeps a TensorPool of KV-cache arenas, so that every
+// With KVCache it keeps a TensorPool of KV-cache arenas, so that every
 // request after the first reuses the first one's cache memory.
 type Engine struct {
 	m      *Model
 	mode   Mode
 	opts   EngineOptions
-	arenas *pool.TensorPool // Optimised only
+	arenas *pool.TensorPool // with KVCache only
 }
 
 // Generation is what Generate produced for one request.
@@ -54,8 +54,8 @@ type Generation struct {
 
 // NewEngine returns an engine running m in mode.
 func (m *Model) NewEngine(mode Mode, opts EngineOptions) (*Engine, error) {
-	if mode != Baseline && mode != Optimised {
-		return nil, fmt.Errorf("model: NewEngine: unknown mode %d", int(mode))
+	if mode&^Optimised != 0 {
+		return nil, fmt.Errorf("model: NewEngine: unknown mode %#x", uint8(mode))
 	}
 	if opts.MaxLen == 0 {
 		opts.MaxLen = m.cfg.MaxLen
@@ -67,7 +67,7 @@ func (m *Model) NewEngine(mode Mode, opts EngineOptions) (*Engine, error) {
 		opts.Timer = wallClock
 	}
 	e := &Engine{m: m, mode: mode, opts: opts}
-	if mode == Optimised {
+	if mode&KVCache != 0 {
 		cfg := m.cfg
 		shape := pool.KVCacheArenaShape(cfg.Layers, cfg.Heads, opts.MaxLen, cfg.HeadDim())
 		var err error
@@ -81,8 +81,8 @@ func (m *Model) NewEngine(mode Mode, opts EngineOptions) (*Engine, error) {
 // Mode returns the engine's mode.
 func (e *Engine) Mode() Mode { return e.mode }
 
-// PoolStats returns the statistics of the KV-arena pool (zero in Baseline
-// mode).
+// PoolStats returns the statistics of the KV-arena pool (zero without
+// KVCache).
 func (e *Engine) PoolStats() pool.Stats {
 	if e.arenas == nil {
 		return pool.Stats{}
@@ -107,7 +107,7 @@ func (e *Engine) Generate(req Request) (g Generation, err error) {
 		}
 	}
 	kv := &kvState{}
-	if e.mode == Optimised {
+	if e.mode&KVCache != 0 {
 		arena, err := e.arenas.Get()
 		if err != nil {
 			return g, fmt.Errorf("model: Generate: %w", err)

@@ -4,26 +4,47 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"memlab.dev/memlab/pool"
 	"memlab.dev/memlab/tensor"
 )
 
-// Mode selects how the model executes; both give the same logits.
-type Mode int
+// Mode is a set of the optimisations of chapter 4; every combination gives
+// the same logits. The zero Mode is Baseline.
+type Mode uint8
 
 const (
-	// Baseline runs every operation out of place, copies heads with
-	// .contiguous() as a naive port does, grows the KV cache with Cat each
-	// step and computes logits for every prompt position.
-	Baseline Mode = iota
-	// Optimised uses views instead of copies, in-place scale, mask, GELU
-	// and residual adds, a preallocated KV cache, and logits only for the
-	// last position.
-	Optimised
+	// InPlace scales and masks attention scores, applies GELU and adds
+	// residuals in place (section 4.1) instead of allocating each result.
+	InPlace Mode = 1 << iota
+	// Views splits heads with views (section 4.2) where Baseline copies them
+	// with .contiguous() before and after the transpose, as naive ports do.
+	Views
+	// KVCache keeps keys and values in a cache preallocated for the longest
+	// request, its arena taken from a TensorPool shared by the requests
+	// (section 4.3), where Baseline grows them with Cat every step.
+	KVCache
+	// LastLogits computes the output projection for the sampled position
+	// only (a view of the last row), where Baseline computes it for every
+	// prompt position.
+	LastLogits
 )
 
-// String returns "baseline" or "optimised".
+const (
+	// Baseline is the straightforward port: every operation out of place,
+	// heads copied, the KV cache grown with Cat, logits for every position.
+	Baseline Mode = 0
+	// Optimised applies every optimisation.
+	Optimised = InPlace | Views | KVCache | LastLogits
+)
+
+// Modes lists the modes chapter 4 compares: the baseline, each optimisation
+// alone, and all of them together.
+var Modes = []Mode{Baseline, InPlace, Views, KVCache, LastLogits, Optimised}
+
+// String names the mode: "baseline", "optimised", or its optimisations
+// joined by "+", such as "in-place+views".
 func (m Mode) String() string {
 	switch m {
 	case Baseline:
@@ -31,14 +52,53 @@ func (m Mode) String() string {
 	case Optimised:
 		return "optimised"
 	}
-	return fmt.Sprintf("Mode(%d)", int(m))
+	var parts []string
+	for _, f := range []struct {
+		bit  Mode
+		name string
+	}{{InPlace, "in-place"}, {Views, "views"}, {KVCache, "kv-cache"}, {LastLogits, "last-logits"}} {
+		if m&f.bit != 0 {
+			parts = append(parts, f.name)
+			m &^= f.bit
+		}
+	}
+	if m != 0 {
+		parts = append(parts, fmt.Sprintf("Mode(%#x)", uint8(m)))
+	}
+	return strings.Join(parts, "+")
 }
 
-// kvState is the KV cache of one request: grown by Cat in Baseline mode,
-// preallocated in Optimised mode.
+// ParseMode reads a mode as String writes it.
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "baseline":
+		return Baseline, nil
+	case "optimised", "optimized":
+		return Optimised, nil
+	}
+	var m Mode
+	for _, part := range strings.Split(s, "+") {
+		switch part {
+		case "in-place":
+			m |= InPlace
+		case "views":
+			m |= Views
+		case "kv-cache":
+			m |= KVCache
+		case "last-logits":
+			m |= LastLogits
+		default:
+			return 0, fmt.Errorf("model: unknown mode %q (want baseline, optimised, or in-place, views, kv-cache, last-logits joined by +)", s)
+		}
+	}
+	return m, nil
+}
+
+// kvState is the KV cache of one request: preallocated with KVCache, grown
+// by Cat otherwise.
 type kvState struct {
-	cache *pool.KVCache    // Optimised
-	k, v  []*tensor.Tensor // Baseline: per layer [Heads, len, HeadDim]
+	cache *pool.KVCache    // with KVCache
+	k, v  []*tensor.Tensor // without: per layer [Heads, len, HeadDim]
 }
 
 func (kv *kvState) release() error {
@@ -55,10 +115,12 @@ func (kv *kvState) release() error {
 // Python's reference counting does, so that peaks are those of the real
 // program.
 type pass struct {
-	m   *Model
-	opt bool
-	s   *tensor.Scope
+	m    *Model
+	mode Mode
+	s    *tensor.Scope
 }
+
+func (p *pass) has(o Mode) bool { return p.mode&o != 0 }
 
 func (p *pass) track(t *tensor.Tensor, err error) (*tensor.Tensor, error) { return p.s.Track(t, err) }
 
@@ -87,7 +149,7 @@ func (m *Model) forward(mode Mode, ids []int64, pos int, kv *kvState) (logits []
 	if m.released {
 		return nil, errors.New("model: forward: model is released")
 	}
-	p := &pass{m: m, opt: mode == Optimised, s: tensor.NewScope()}
+	p := &pass{m: m, mode: mode, s: tensor.NewScope()}
 	defer func() { err = errors.Join(err, p.s.Release()) }()
 
 	idx, err := p.track(tensor.FromInt64(m.dev, ids, n))
@@ -142,10 +204,11 @@ func causalMask(dev tensor.Device, n, pos int) (*tensor.Tensor, error) {
 	return tensor.FromFloat32(dev, data, n, L)
 }
 
-// add returns h + x: in place in Optimised mode (h's storage is the residual
-// stream, used by nothing else), a new tensor otherwise (and h is released).
+// add returns h + x: in place with InPlace (h's storage is the residual
+// stream or the scores, used by nothing else), a new tensor otherwise (and h
+// is released).
 func (p *pass) add(h, x *tensor.Tensor) (*tensor.Tensor, error) {
-	if p.opt {
+	if p.has(InPlace) {
 		return h, h.Add_(x)
 	}
 	out, err := p.track(h.Add(x))
@@ -177,7 +240,7 @@ func (p *pass) attention(l int, h, mask *tensor.Tensor, kv *kvState) (*tensor.Te
 			return nil, err
 		}
 	}
-	if err := free(qkv); err != nil { // views keep its storage in Optimised mode
+	if err := free(qkv); err != nil { // with Views, q, k and v keep its storage
 		return nil, err
 	}
 	q, k, v := qkvHeads[0], qkvHeads[1], qkvHeads[2]
@@ -218,7 +281,7 @@ func (p *pass) attention(l int, h, mask *tensor.Tensor, kv *kvState) (*tensor.Te
 	if err := free(probs); err != nil {
 		return nil, err
 	}
-	if p.opt { // Baseline's K and V are the cache itself
+	if p.has(KVCache) { // otherwise K and V are the cache itself
 		if err := free(K, V); err != nil {
 			return nil, err
 		}
@@ -240,9 +303,9 @@ func (p *pass) attention(l int, h, mask *tensor.Tensor, kv *kvState) (*tensor.Te
 	return h, free(proj)
 }
 
-// splitHeads returns columns [at, at+D) of qkv as [H, n, hd]. Baseline copies
-// twice, as ports that write x.contiguous().view(...).transpose(0,
-// 1).contiguous() do; Optimised only makes views.
+// splitHeads returns columns [at, at+D) of qkv as [H, n, hd]. With Views it
+// only makes views; otherwise it copies twice, as ports that write
+// x.contiguous().view(...).transpose(0, 1).contiguous() do.
 func (p *pass) splitHeads(qkv *tensor.Tensor, at, n int) (*tensor.Tensor, error) {
 	cfg := p.m.cfg
 	x, err := p.track(qkv.Narrow(1, at, cfg.Dim))
@@ -253,7 +316,7 @@ func (p *pass) splitHeads(qkv *tensor.Tensor, at, n int) (*tensor.Tensor, error)
 		func(t *tensor.Tensor) (*tensor.Tensor, error) { return t.View(n, cfg.Heads, cfg.HeadDim()) },
 		func(t *tensor.Tensor) (*tensor.Tensor, error) { return t.Transpose(0, 1) },
 	}
-	if !p.opt {
+	if !p.has(Views) {
 		contig := func(t *tensor.Tensor) (*tensor.Tensor, error) { return t.Contiguous() }
 		steps = []func(*tensor.Tensor) (*tensor.Tensor, error){contig, steps[0], steps[1], contig}
 	}
@@ -273,7 +336,7 @@ func (p *pass) splitHeads(qkv *tensor.Tensor, at, n int) (*tensor.Tensor, error)
 // cached appends k and v ([H, n, hd]) to layer l's cache and returns all the
 // keys and values so far ([H, L, hd]). It consumes k and v.
 func (p *pass) cached(l int, k, v *tensor.Tensor, kv *kvState) (K, V *tensor.Tensor, err error) {
-	if p.opt {
+	if p.has(KVCache) {
 		if err := kv.cache.Append(l, k, v); err != nil {
 			return nil, nil, err
 		}
@@ -308,9 +371,9 @@ func (p *pass) cached(l int, k, v *tensor.Tensor, kv *kvState) (K, V *tensor.Ten
 	return K, V, nil
 }
 
-// scale multiplies x by alpha: in place in Optimised mode.
+// scale multiplies x by alpha: in place with InPlace.
 func (p *pass) scale(x *tensor.Tensor, alpha float64) (*tensor.Tensor, error) {
-	if p.opt {
+	if p.has(InPlace) {
 		return x, x.Scale_(alpha)
 	}
 	y, err := p.track(x.Scale(alpha))
@@ -321,15 +384,16 @@ func (p *pass) scale(x *tensor.Tensor, alpha float64) (*tensor.Tensor, error) {
 }
 
 // mergeHeads turns o [H, n, hd] into [n, D]. The transpose is not viewable
-// as [n, D] when n > 1, so both modes copy then; Optimised's Reshape copies
-// only then, Baseline's .contiguous().view() is the naive port's spelling.
+// as [n, D] when n > 1, so every mode copies then; Views' Reshape copies only
+// then, and the baseline's .contiguous().view() is the naive port's spelling
+// of the same.
 func (p *pass) mergeHeads(o *tensor.Tensor, n, D int) (*tensor.Tensor, error) {
 	ot, err := p.track(o.Transpose(0, 1))
 	if err != nil {
 		return nil, err
 	}
 	var out *tensor.Tensor
-	if p.opt {
+	if p.has(Views) {
 		out, err = p.track(ot.Reshape(n, D))
 	} else {
 		var c *tensor.Tensor
@@ -358,7 +422,7 @@ func (p *pass) mlp(l int, h *tensor.Tensor) (*tensor.Tensor, error) {
 	if err := free(a); err != nil {
 		return nil, err
 	}
-	if p.opt {
+	if p.has(InPlace) {
 		err = u.Gelu_()
 	} else {
 		var g *tensor.Tensor
@@ -384,15 +448,15 @@ func (p *pass) mlp(l int, h *tensor.Tensor) (*tensor.Tensor, error) {
 }
 
 // logits applies the final layernorm and the tied output projection and
-// returns the last position's logits. Optimised narrows to the last position
-// first (a view); Baseline computes every position's logits, as a port that
-// returns the whole [n, Vocab] tensor does.
+// returns the last position's logits. LastLogits narrows to the last
+// position first (a view); otherwise every position's logits are computed,
+// as a port that returns the whole [n, Vocab] tensor does.
 func (p *pass) logits(h *tensor.Tensor) ([]float32, error) {
 	m := p.m
 	n := h.Shape()[0]
 	x := h
 	var err error
-	if p.opt && n > 1 {
+	if p.has(LastLogits) && n > 1 {
 		if x, err = p.track(h.Narrow(0, n-1, 1)); err != nil {
 			return nil, err
 		}

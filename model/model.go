@@ -1,19 +1,21 @@
 // Package model is a small decoder-only transformer (GPT-2 style: token and
 // position embeddings, N blocks of [layernorm, multi-head causal attention
 // with a KV cache, residual, layernorm, MLP with GELU, residual], a final
-// layernorm and logits tied to the token embedding) that runs in two modes
-// on the same weights:
+// layernorm and logits tied to the token embedding) that runs in several
+// modes on the same weights:
 //
 //   - [Baseline] is what a straightforward port does: every operation
 //     out of place, .contiguous() after splitting heads, the KV cache grown
 //     with torch.cat every step, logits for every prompt position;
-//   - [Optimised] applies chapter 4: views instead of copies, in-place
-//     scale, mask, GELU and residual adds, a KV cache preallocated per request
-//     whose arena comes from a [pool.TensorPool] shared by the requests, and
-//     logits only for the position that is sampled.
+//   - [Optimised] applies chapter 4: in-place scale, mask, GELU and residual
+//     adds ([InPlace]), views instead of copies ([Views]), a KV cache
+//     preallocated per request whose arena comes from a [pool.TensorPool]
+//     shared by the requests ([KVCache]), and logits only for the position
+//     that is sampled ([LastLogits]); any subset of these is a Mode too.
 //
-// Both produce the same logits; package experiments/ch4 measures what the
-// second saves in memory and time.
+// Every mode produces the same logits; package experiments/ch4 measures what
+// each saves in memory and time. An [Engine] serves variable-length
+// [Request]s one at a time, greedily, timing each forward pass.
 package model
 
 import (

@@ -38,8 +38,8 @@ func TestModesAgree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var gens [2][]model.Generation
-			for mode := model.Baseline; mode <= model.Optimised; mode++ {
+			gens := map[model.Mode][]model.Generation{}
+			for _, mode := range model.Modes {
 				l := newLab(t)
 				m, err := model.New(l, sz.Config)
 				if err != nil {
@@ -67,20 +67,22 @@ func TestModesAgree(t *testing.T) {
 				}
 			}
 			worst := 0.0
-			for i := range reqs {
-				b, o := gens[0][i], gens[1][i]
-				if len(b.Logits) != len(o.Logits) || len(b.Logits) != reqs[i].Decode {
-					t.Fatalf("request %d: %d and %d steps, want %d", i, len(b.Logits), len(o.Logits), reqs[i].Decode)
-				}
-				for s := range b.Logits {
-					for j := range b.Logits[s] {
-						worst = math.Max(worst, math.Abs(float64(b.Logits[s][j]-o.Logits[s][j])))
+			for _, mode := range model.Modes[1:] {
+				for i := range reqs {
+					b, o := gens[model.Baseline][i], gens[mode][i]
+					if len(b.Logits) != len(o.Logits) || len(b.Logits) != reqs[i].Decode {
+						t.Fatalf("%v, request %d: %d and %d steps, want %d", mode, i, len(b.Logits), len(o.Logits), reqs[i].Decode)
+					}
+					for s := range b.Logits {
+						for j := range b.Logits[s] {
+							worst = math.Max(worst, math.Abs(float64(b.Logits[s][j]-o.Logits[s][j])))
+						}
 					}
 				}
 			}
 			// The comparison means something only if the logits do: finite and
 			// different from one another.
-			lg := gens[0][0].Logits[0]
+			lg := gens[model.Baseline][0].Logits[0]
 			lo, hi := lg[0], lg[0]
 			for _, v := range lg {
 				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
