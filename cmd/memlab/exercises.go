@@ -246,28 +246,24 @@ func exercisesGrade(ctx context.Context, root string, exs []workbook.Exercise, a
 		fmt.Fprintf(stderr, "memlab exercises grade: %v\n", err)
 		return 2
 	}
-	reports, err := workbook.Grade(ctx, root, subs, workbook.RunOptions{Race: *race})
+	results, err := workbook.Grade(ctx, root, subs, workbook.RunOptions{Race: *race})
 	if err != nil {
 		fmt.Fprintf(stderr, "memlab exercises grade: %v\n", err)
 		return 1
 	}
 	code, passedAll, casesPassed, casesTotal := 0, 0, 0, 0
 	enc := json.NewEncoder(stdout)
-	for i, s := range subs {
-		r := reports[s.Exercise.Slug]
-		if r == nil {
-			r = &workbook.Report{Slug: s.Exercise.Slug, BuildFailed: true, BuildOutput: []string{"go test reported nothing for this exercise"}}
-		}
-		pass, fail, skip := r.Counts()
+	for i, res := range results {
+		pass, total := res.Score()
 		casesPassed += pass
-		casesTotal += pass + fail + skip
-		if r.Passed() {
+		casesTotal += total
+		if res.Report.Passed() {
 			passedAll++
 		} else {
 			code = 1
 		}
 		if *asJSON {
-			if err := enc.Encode(gradeResult{s.Exercise.Slug, workbook.State(r), pass, pass + fail + skip}); err != nil {
+			if err := enc.Encode(gradeResult{res.Exercise.Slug, workbook.State(res.Report), pass, total}); err != nil {
 				fmt.Fprintf(stderr, "memlab exercises grade: %v\n", err)
 				return 1
 			}
@@ -276,8 +272,8 @@ func exercisesGrade(ctx context.Context, root string, exs []workbook.Exercise, a
 		if i > 0 {
 			fmt.Fprintln(stdout)
 		}
-		workbook.WriteReport(stdout, s.Exercise, r)
-		fmt.Fprintf(stdout, "Score for %s: %d/%d cases\n", s.Exercise.Slug, pass, pass+fail+skip)
+		workbook.WriteReport(stdout, res.Exercise, res.Report)
+		fmt.Fprintf(stdout, "Score for %s: %d/%d cases\n", res.Exercise.Slug, pass, total)
 	}
 	if !*asJSON && len(subs) > 1 {
 		fmt.Fprintf(stdout, "\nTotal: %d of %d exercises pass; %d/%d cases.\n", passedAll, len(subs), casesPassed, casesTotal)

@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path"
 	"regexp"
 	"strings"
 )
@@ -126,7 +125,7 @@ type RunOptions struct {
 
 // RunTests runs go test -json on the packages (patterns such as "./04-round-size" or
 // "./...") of the exercises module at root, and returns a report per exercise
-// folder. Failing tests are not an error; an error means go test could not run or
+// folder (relative to root, such as "04-round-size"). Failing tests are not an error; an error means go test could not run or
 // produced no results.
 func RunTests(ctx context.Context, root string, packages []string, opts RunOptions) (map[string]*Report, error) {
 	args := []string{"test", "-json"}
@@ -177,11 +176,11 @@ var noise = regexp.MustCompile(`^\s*(=== (RUN|PAUSE|CONT|NAME)|--- (PASS|FAIL|SK
 var fileLine = regexp.MustCompile(`^\w+_test\.go:\d+: `)
 
 // parseEvents reads go test -json output and builds one report per package,
-// keyed by the last element of the import path (the exercise folder).
+// keyed by the package's folder relative to the exercises module ("04-round-size").
 func parseEvents(r io.Reader) (map[string]*Report, error) {
 	reports := map[string]*Report{}
 	report := func(pkg string) *Report {
-		slug := path.Base(pkg)
+		slug := strings.TrimPrefix(pkg, ModulePath+"/")
 		rep, ok := reports[slug]
 		if !ok {
 			rep = &Report{Slug: slug}

@@ -8,8 +8,9 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"memlab.dev/memlab/internal/workbook"
 )
 
 // Exercises returns the repository's exercises folder, found by walking up from
@@ -53,39 +54,11 @@ func Module(t testing.TB, slugs ...string) string {
 }
 
 // SwapInSolution turns the exercise folder dir into a solved one, as a student who
-// finished it would have it: every stub (a file constrained by "//go:build
-// !solution") is removed and every solution file ("//go:build solution") loses its
-// constraint.
+// finished it would have it (see workbook.SwapInSolution).
 func SwapInSolution(t testing.TB, dir string) {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
+	if err := workbook.SwapInSolution(dir); err != nil {
 		t.Fatal(err)
-	}
-	swapped := false
-	for _, e := range entries {
-		p := filepath.Join(dir, e.Name())
-		if !strings.HasSuffix(e.Name(), ".go") {
-			continue
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		first, rest, _ := strings.Cut(string(data), "\n")
-		switch strings.TrimSpace(first) {
-		case "//go:build !solution":
-			err = os.Remove(p)
-		case "//go:build solution":
-			err = os.WriteFile(p, []byte(rest), 0o644)
-			swapped = true
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if !swapped {
-		t.Fatalf("%s has no solution file to swap in", dir)
 	}
 }
 
