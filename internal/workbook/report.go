@@ -50,7 +50,7 @@ func WriteReport(w io.Writer, ex Exercise, r *Report) {
 		return
 	}
 	for _, t := range r.Tests {
-		writeTest(w, t)
+		writeTest(w, ex.Slug, t)
 	}
 	if r.Status != Pass && !anyFailed(r) && len(r.Output) > 0 {
 		fmt.Fprintln(w, "  The test binary failed outside any test:")
@@ -77,8 +77,9 @@ func anyFailed(r *Report) bool {
 	return fail > 0
 }
 
-// writeTest writes the line of one top-level test and the details of its failures.
-func writeTest(w io.Writer, t *Test) {
+// writeTest writes the line of one top-level test of the exercise folder slug and
+// the details of its failures.
+func writeTest(w io.Writer, slug string, t *Test) {
 	pass, total := 0, len(t.Cases)
 	var failed []*Case
 	todo := ""
@@ -110,7 +111,8 @@ func writeTest(w io.Writer, t *Test) {
 	}
 	for i, c := range failed {
 		if i == maxFailuresShown {
-			fmt.Fprintf(w, "        … and %d more failing cases (go test -run '%s' -v shows all)\n", len(failed)-i, t.Name)
+			more := len(failed) - i
+			fmt.Fprintf(w, "        … and %d more failing %s (all of them: go test -v -run %s ./%s/)\n", more, plural(more, "case"), t.Name, slug)
 			break
 		}
 		if c.Name != "" {
@@ -160,4 +162,12 @@ func WriteList(w io.Writer, exs []Exercise, reports map[string]*Report, p Progre
 		fmt.Fprintf(w, " Next: exercise %d — read %s/README.md, then \"memlab exercises check %d\" (\"memlab exercises hint %d\" if stuck).", n, exs[next].Slug, n, n)
 	}
 	fmt.Fprintln(w)
+}
+
+// plural returns word, with an "s" unless n is 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
