@@ -26,7 +26,7 @@ type Allocator struct {
 	maxSplit, nonSplitRounding, largeSeg int64
 
 	small, large pool
-	active       map[uint64]*block
+	active       addrTable
 	stats        deviceStats
 
 	totalAllocated int64 // bytes of all held segments / mapped pages
@@ -59,7 +59,6 @@ func New(mem Memory, cfg Config) (*Allocator, error) {
 	a := &Allocator{
 		mem:    mem,
 		cfg:    cfg,
-		active: make(map[uint64]*block, 1024),
 		rng:    0x9e3779b9,
 	}
 	a.small.small = true
@@ -269,7 +268,7 @@ func (a *Allocator) allocFoundBlock(b *block, p *pool, size, orig int64, split b
 	}
 	b.allocated = true
 	b.requested = orig
-	a.active[b.addr] = b
+	a.active.put(b.addr, b)
 	st.allocation.increase(idx, 1)
 	st.allocatedBytes.increase(idx, b.size)
 	st.active.increase(idx, 1)
@@ -295,11 +294,11 @@ func (a *Allocator) Free(addr uint64) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	b := a.active[addr]
+	b := a.active.get(addr)
 	if b == nil {
 		return fmt.Errorf("%w: %#x is not allocated (double free, or not from this allocator)", ErrInvalidPointer, addr)
 	}
-	delete(a.active, addr)
+	a.active.del(addr)
 	b.allocated = false
 	idx := b.pool.statIndex()
 	st := &a.stats

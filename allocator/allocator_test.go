@@ -511,12 +511,7 @@ func TestInvariantCheckerCatchesCorruption(t *testing.T) {
 		f    func(a *Allocator)
 	}{
 		{"stat drift", func(a *Allocator) { a.stats.allocatedBytes[statAll].Current += 512 }},
-		{"block size", func(a *Allocator) {
-			for _, b := range a.active {
-				b.size += 512
-				break
-			}
-		}},
+		{"block size", func(a *Allocator) { a.active.each(func(b *block) { b.size += 512 }) }},
 		{"lost free block", func(a *Allocator) { a.large.blocks.remove(a.large.blocks.last()) }},
 		{"reserved drift", func(a *Allocator) { a.totalAllocated++ }},
 	}

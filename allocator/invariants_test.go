@@ -163,11 +163,20 @@ func checkInvariants(a *Allocator, m *fakeMemory) error {
 			add(b)
 		}
 	}
-	for addr, b := range a.active {
-		if !b.allocated || b.addr != addr {
-			return fmt.Errorf("active map entry %#x -> block %#x allocated=%v", addr, b.addr, b.allocated)
+	var activeErr error
+	nActive := 0
+	a.active.each(func(b *block) {
+		nActive++
+		if !b.allocated || a.active.get(b.addr) != b {
+			activeErr = fmt.Errorf("active table entry for block %#x is wrong (allocated=%v)", b.addr, b.allocated)
 		}
 		add(b)
+	})
+	if activeErr != nil {
+		return activeErr
+	}
+	if nActive != a.active.len() {
+		return fmt.Errorf("active table holds %d entries, counts %d", nActive, a.active.len())
 	}
 	// Every block reachable through the segment links must be one we know of.
 	var want deviceStats
@@ -297,10 +306,8 @@ const accumulatedReset = false
 func liveAddrs(a *Allocator) []uint64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := make([]uint64, 0, len(a.active))
-	for addr := range a.active {
-		out = append(out, addr)
-	}
+	out := make([]uint64, 0, a.active.len())
+	a.active.each(func(b *block) { out = append(out, b.addr) })
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }

@@ -67,9 +67,7 @@ func (a *Allocator) Snapshot() Snapshot {
 	var all []*block
 	all = a.large.blocks.appendInOrder(all)
 	all = a.small.blocks.appendInOrder(all)
-	for _, b := range a.active {
-		all = append(all, b)
-	}
+	a.active.each(func(b *block) { all = append(all, b) })
 	for _, head := range all {
 		if head.prev != nil && head.prev.mapped {
 			continue
