@@ -9,6 +9,7 @@ import (
 
 	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/device"
+	"memlab.dev/memlab/device/sim"
 	"memlab.dev/memlab/tensor"
 )
 
@@ -35,6 +36,8 @@ type options struct {
 	spec    string
 	conf    *string
 	dev     device.Device
+	sim     *sim.Config
+	latency bool
 	current bool
 }
 
@@ -67,6 +70,27 @@ func Sim(capacity string) Option {
 func AllocConf(conf string) Option {
 	return func(o *options) error {
 		o.conf = &conf
+		return nil
+	}
+}
+
+// SimConfig opens a simulated device configured in full: capacity, context
+// overhead, modelled driver latency (sim.H200() is the card the course
+// measured). It overrides [Device] and [Sim].
+func SimConfig(cfg sim.Config) Option {
+	return func(o *options) error {
+		o.sim = &cfg
+		return nil
+	}
+}
+
+// WithLatency makes a simulated device charge each cudaMalloc and cudaFree the
+// time the H200 took (the simulator's latency model), so that experiments on
+// allocation counts show up in wall-clock time too. A real GPU has its own
+// latency; there the option does nothing.
+func WithLatency() Option {
+	return func(o *options) error {
+		o.latency = true
 		return nil
 	}
 }
@@ -128,8 +152,8 @@ func Open(opts ...Option) (*Lab, error) {
 	}
 	l := &Lab{dev: o.dev, sel: device.Selection{Device: fmt.Sprint(o.dev), From: "shared", Reason: "an open device was given"}}
 	if l.dev == nil {
-		if l.dev, l.sel, err = openDevice(o.spec); err != nil {
-			return nil, fmt.Errorf("memlab: open device %q: %w", o.spec, err)
+		if l.dev, l.sel, err = openOwnDevice(o); err != nil {
+			return nil, err
 		}
 		l.owns = true
 	}
@@ -183,6 +207,39 @@ func (l *Lab) Close() error {
 		errs = append(errs, fmt.Errorf("memlab: close %s: %w", l.dev, err))
 	}
 	return errors.Join(errs...)
+}
+
+// openOwnDevice opens the device the options describe.
+func openOwnDevice(o options) (device.Device, device.Selection, error) {
+	if o.sim != nil {
+		cfg := *o.sim
+		cfg.ModelLatency = cfg.ModelLatency || o.latency
+		d, err := sim.New(cfg)
+		if err != nil {
+			return nil, device.Selection{}, fmt.Errorf("memlab: simulated device: %w", err)
+		}
+		return d, device.Selection{From: "argument", Requested: "sim config", Device: d.String(), Reason: "requested"}, nil
+	}
+	d, sel, err := openDevice(o.spec)
+	if err != nil {
+		return nil, sel, fmt.Errorf("memlab: open device %q: %w", o.spec, err)
+	}
+	if !o.latency || d.Kind() != device.Simulated {
+		return d, sel, nil
+	}
+	// Reopen the simulator as chosen, with the latency model.
+	_, total, err := d.MemGetInfo()
+	if err == nil {
+		err = d.Close()
+	}
+	if err != nil {
+		return nil, sel, fmt.Errorf("memlab: %s: %w", d, err)
+	}
+	sd, err := sim.New(sim.Config{Index: d.Index(), Capacity: total, ModelLatency: true})
+	if err != nil {
+		return nil, sel, fmt.Errorf("memlab: simulated device: %w", err)
+	}
+	return sd, sel, nil
 }
 
 // openDevice opens the device spec names. Automatic selection (no spec, no

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/device/sim"
 	"memlab.dev/memlab/memplot"
 )
 
@@ -187,6 +188,41 @@ func TestCurrentLab(t *testing.T) {
 	currentMu.Unlock()
 	if cur != nil {
 		t.Error("closing the current lab left it current")
+	}
+}
+
+func TestLatencyOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []Option
+		want bool // the simulator models latency
+	}{
+		{"plain simulator", []Option{Sim("1GiB")}, false},
+		{"WithLatency", []Option{Sim("1GiB"), WithLatency()}, true},
+		{"SimConfig H200", []Option{SimConfig(sim.H200())}, true},
+		{"SimConfig with WithLatency", []Option{SimConfig(sim.Config{Capacity: 1 << 30}), WithLatency()}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := Open(append(tt.opts, AllocConf(""), NotCurrent())...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			d, ok := l.Device().(*sim.Device)
+			if !ok {
+				t.Fatalf("device %T, want *sim.Device", l.Device())
+			}
+			if got := d.Config().ModelLatency; got != tt.want {
+				t.Errorf("ModelLatency = %v, want %v", got, tt.want)
+			}
+			if _, total, _ := l.MemGetInfo(); tt.name == "WithLatency" && total != 1<<30 {
+				t.Errorf("capacity %d after reopening, want 1 GiB", total)
+			}
+		})
+	}
+	if _, err := Open(SimConfig(sim.Config{Capacity: 1}), NotCurrent()); err == nil || !strings.Contains(err.Error(), "memlab: simulated device") {
+		t.Errorf("a 1-byte simulator: %v", err)
 	}
 }
 
