@@ -7,10 +7,13 @@ func cppTypeName(d DType) string {
 	return map[DType]string{Float32: "float", Float16: "c10::Half", BFloat16: "c10::BFloat16", Int32: "int", Int64: "long int", Uint8: "unsigned char", Bool: "bool"}[d]
 }
 
-// Matmul returns the matrix product t @ o for 2-D operands, batched for 3-D
-// ones (a 2-D operand is broadcast over the batch; batch sizes of 1
-// broadcast). Float16 and BFloat16 inputs accumulate in float32. On a tape it
-// saves both inputs.
+// Matmul returns the matrix product t @ o with torch.matmul's rules: 1-D
+// operands are vectors (a dot product, a matrix-vector product), 2-D operands
+// matrices, and operands of more dimensions stacks of matrices whose leading
+// (batch) dimensions broadcast. Float16 and BFloat16 inputs accumulate in
+// float32. Stacks whose batch dimensions cannot be flattened without copying
+// are copied first, into temporary allocations, as PyTorch's reshape would.
+// On a tape it saves both inputs.
 func (t *Tensor) Matmul(o *Tensor) (*Tensor, error) {
 	const op = "matmul"
 	dev, err := inputs(op, t, o)
@@ -20,50 +23,103 @@ func (t *Tensor) Matmul(o *Tensor) (*Tensor, error) {
 	if t.dtype != o.dtype {
 		return nil, torchErr(op, "expected mat1 and mat2 to have the same dtype, but got: %s != %s", cppTypeName(t.dtype), cppTypeName(o.dtype))
 	}
-	if t.Dim() < 2 || t.Dim() > 3 || o.Dim() < 2 || o.Dim() > 3 {
-		return nil, fmt.Errorf("tensor: %s: memlab multiplies 2-D and 3-D tensors, got %d-D and %d-D", op, t.Dim(), o.Dim())
+	da, db := t.Dim(), o.Dim()
+	if da == 0 || db == 0 {
+		return nil, torchErr(op, "both arguments to matmul need to be at least 1D, but they are %dD and %dD", da, db)
 	}
+	// Matrices a [.., m, k] and b [.., k, n], vectors made matrices.
 	a, b := t.layout, o.layout
-	if a.Dim() == 2 && b.Dim() == 2 {
-		m, k, k2, n := a.Shape[0], a.Shape[1], b.Shape[0], b.Shape[1]
-		if k != k2 {
-			return nil, torchErr(op, "mat1 and mat2 shapes cannot be multiplied (%dx%d and %dx%d)", m, k, k2, n)
-		}
-		return t.matmul(dev, o, a, b, Shape{m, n}, "MmBackward0")
-	}
-	if a.Dim() == 3 && b.Dim() == 2 {
-		bt, m, k := a.Shape[0], a.Shape[1], a.Shape[2]
-		if k != b.Shape[0] {
-			return nil, torchErr(op, "mat1 and mat2 shapes cannot be multiplied (%dx%d and %dx%d)", bt*m, k, b.Shape[0], b.Shape[1])
-		}
-		b, _ = b.Expand(bt, b.Shape[0], b.Shape[1])
-		return t.matmul(dev, o, a, b, Shape{bt, m, b.Shape[2]}, "UnsafeViewBackward0")
-	}
-	if a.Dim() == 2 {
+	if da == 1 {
 		a, _ = a.Unsqueeze(0)
 	}
-	batch, err := BroadcastShapes(a.Shape[:1], b.Shape[:1])
+	if db == 1 {
+		b, _ = b.Unsqueeze(1)
+	}
+	m, k := a.Shape[a.Dim()-2], a.Shape[a.Dim()-1]
+	k2, n := b.Shape[b.Dim()-2], b.Shape[b.Dim()-1]
+	batch, err := BroadcastShapes(a.Shape[:a.Dim()-2], b.Shape[:b.Dim()-2])
 	if err != nil {
 		return nil, err
 	}
-	if a.Shape[2] != b.Shape[1] {
-		return nil, torchErr(op, "Expected size for first two dimensions of batch2 tensor to be: [%d, %d] but got: [%d, %d].", batch[0], a.Shape[2], batch[0], b.Shape[1])
+	nb := batch.Numel()
+	if k != k2 {
+		switch {
+		case da == 1 && db == 1:
+			return nil, torchErr(op, "inconsistent tensor size, expected tensor [%d] and src [%d] to have the same number of elements, but got %d and %d elements respectively", k, k2, k, k2)
+		case da == 2 && db == 1:
+			return nil, torchErr(op, "size mismatch, got input (%d), mat (%dx%d), vec (%d)", m, m, k, k2)
+		case db <= 2:
+			// PyTorch folds the batch of t into its rows and calls mm.
+			return nil, torchErr(op, "mat1 and mat2 shapes cannot be multiplied (%dx%d and %dx%d)", nb*m, k, k2, n)
+		default:
+			return nil, torchErr(op, "Expected size for first two dimensions of batch2 tensor to be: [%d, %d] but got: [%d, %d].", nb, k, nb, k2)
+		}
 	}
-	a, _ = a.Expand(batch[0], a.Shape[1], a.Shape[2])
-	b, _ = b.Expand(batch[0], b.Shape[1], b.Shape[2])
-	return t.matmul(dev, o, a, b, Shape{batch[0], a.Shape[1], b.Shape[2]}, "BmmBackward0")
-}
-
-func (t *Tensor) matmul(dev Device, o *Tensor, a, b Layout, shape Shape, gradFn string) (*Tensor, error) {
-	const op = "matmul"
+	// The result's shape: batch, then m unless t is a vector, then n unless
+	// o is one.
+	shape := batch.Clone()
+	if da > 1 {
+		shape = append(shape, m)
+	}
+	if db > 1 {
+		shape = append(shape, n)
+	}
+	if len(shape) > MaxRank {
+		return nil, fmt.Errorf("tensor: %s: result would have %d dimensions, more than %d", op, len(shape), MaxRank)
+	}
+	// Flatten the batch into one dimension for the kernel, copying an operand
+	// whose expanded batch cannot be viewed that way.
+	fa, tmpA, err := t.batched(op, a, batch, nb)
+	if err != nil {
+		return nil, err
+	}
+	defer tmpA()
+	fb, tmpB, err := o.batched(op, b, batch, nb)
+	if err != nil {
+		return nil, err
+	}
+	defer tmpB()
 	out, err := alloc(op, dev, t.dtype, ContiguousLayout(shape...))
 	if err != nil {
 		return nil, err
 	}
+	dst := ContiguousLayout(nb, m, n)
 	if err := out.run(op, func() error {
-		return dev.Matmul(out.strided(), stridedOf(t.storage.ptr, t.dtype, a), stridedOf(o.storage.ptr, o.dtype, b))
+		return dev.Matmul(stridedOf(out.storage.ptr, out.dtype, dst), fa, fb)
 	}); err != nil {
 		return nil, out.releaseAfter(err)
 	}
+	gradFn := "MmBackward0"
+	switch {
+	case da == 1 && db == 1:
+		gradFn = "DotBackward0"
+	case da == 2 && db == 1:
+		gradFn = "MvBackward0"
+	case da > 2 || db > 2:
+		gradFn = "BmmBackward0"
+	}
 	return finish(out, gradFn, []*Tensor{t, o}, t, o)
+}
+
+// batched returns matrix layout l of t (batch dims then two) broadcast to batch
+// and flattened to [nb, rows, cols] for the kernel, with a function that frees
+// the temporary copy made when the flattening needs one.
+func (t *Tensor) batched(op string, l Layout, batch Shape, nb int) (Strided, func(), error) {
+	rows, cols := l.Shape[l.Dim()-2], l.Shape[l.Dim()-1]
+	full := append(batch.Clone(), rows, cols)
+	e, err := l.Expand(full...)
+	if err != nil {
+		return Strided{}, nil, err
+	}
+	if f, err := e.View(nb, rows, cols); err == nil {
+		return stridedOf(t.storage.ptr, t.dtype, f), func() {}, nil
+	}
+	tmp, err := alloc(op, t.storage.dev, t.dtype, ContiguousLayout(nb, rows, cols))
+	if err != nil {
+		return Strided{}, nil, err
+	}
+	if err := copyInto(op, tmp, ContiguousLayout(full...), t, e); err != nil {
+		return Strided{}, nil, tmp.releaseAfter(err)
+	}
+	return tmp.strided(), func() { _ = tmp.Release() }, nil
 }

@@ -426,9 +426,98 @@ func TestMatmul(t *testing.T) {
 			}
 		})
 	}
-	v := keep(t)(tensor.Zeros(dev, tensor.Float32, 3))
-	if _, err := v.Matmul(b); err == nil {
-		t.Fatal("1-D matmul accepted")
+}
+
+func TestMatmulVectorsAndStacks(t *testing.T) {
+	dev := newTestDevice()
+	av := []float64{1, 2, 3, 4, 5, 6}  // a: 2x3
+	bv := []float64{1, 0, 2, -1, 3, 1} // b: 3x2
+	a := keep(t)(tensor.FromFloat64(dev, tensor.Float32, av, 2, 3))
+	b := keep(t)(tensor.FromFloat64(dev, tensor.Float32, bv, 3, 2))
+	v3 := keep(t)(tensor.FromFloat32(dev, []float32{1, -1, 2}))
+	v2 := keep(t)(tensor.FromFloat32(dev, []float32{2, 1}))
+	ab := matmulRef(av, bv, 2, 3, 2)
+	// stack: [2, 1, 2, 3], a twice; other: [3, 3, 2], b scaled by 1, 2, 3.
+	stack := keep(t)(tensor.FromFloat64(dev, tensor.Float32, append(append([]float64{}, av...), av...), 2, 1, 2, 3))
+	var ov []float64
+	for s := 1; s <= 3; s++ {
+		for _, x := range bv {
+			ov = append(ov, float64(s)*x)
+		}
+	}
+	other := keep(t)(tensor.FromFloat64(dev, tensor.Float32, ov, 3, 3, 2))
+	var stackWant []float64
+	for range 2 {
+		for s := 1; s <= 3; s++ {
+			for _, x := range ab {
+				stackWant = append(stackWant, float64(s)*x)
+			}
+		}
+	}
+	cases := []struct {
+		name   string
+		x, y   *tensor.Tensor
+		shape  []int
+		want   []float64
+		gradFn string
+	}{
+		{"dot", v3, v3, []int{}, []float64{6}, "DotBackward0"},
+		{"matrix @ vector", a, v3, []int{2}, []float64{5, 11}, "MvBackward0"},
+		{"vector @ matrix", v3, b, []int{2}, []float64{5, 3}, "MmBackward0"},
+		{"matrix @ matrix", a, b, []int{2, 2}, ab, "MmBackward0"},
+		{"4-D stack @ 3-D stack broadcasts batch dims", stack, other, []int{2, 3, 2, 2}, stackWant, "BmmBackward0"},
+		{"stack @ vector", other, v2, []int{3, 3}, []float64{2, 3, 7, 4, 6, 14, 6, 9, 21}, "BmmBackward0"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tape := tensor.NewTape()
+			defer tape.Release()
+			x := keep(t)(c.x.Clone()) // a tensor of its own to watch
+			if err := tape.Watch(x); err != nil {
+				t.Fatal(err)
+			}
+			live := dev.live()
+			r := keep(t)(x.Matmul(c.y))
+			if dev.live() != live+1 {
+				t.Fatalf("%d allocations live after matmul, want only the result", dev.live()-live)
+			}
+			if !r.Shape().Equal(c.shape) || r.GradFn() != c.gradFn {
+				t.Fatalf("shape %v grad_fn %s, want %v %s", r.Shape(), r.GradFn(), c.shape, c.gradFn)
+			}
+			checkValues(t, r, c.want, 0)
+		})
+	}
+	errs := []struct {
+		name string
+		x, y *tensor.Tensor
+		want string
+	}{
+		{"dot of different lengths", v3, v2, "inconsistent tensor size, expected tensor [3] and src [2] to have the same number of elements, but got 3 and 2 elements respectively"},
+		{"matrix @ wrong vector", a, v2, "size mismatch, got input (2), mat (2x3), vec (2)"},
+		{"scalar", keep(t)(tensor.Full(dev, tensor.Float32, 1)), a, "both arguments to matmul need to be at least 1D, but they are 0D and 2D"},
+		{"stacks whose batches do not broadcast", keep(t)(tensor.Zeros(dev, tensor.Float32, 2, 2, 3)), other, "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0"},
+	}
+	for _, c := range errs {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := c.x.Matmul(c.y); torchMsg(err) != c.want {
+				t.Fatalf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+	// Broadcast batch dimensions cannot be flattened into one without copying:
+	// both operands are copied to temporary allocations, freed before Matmul
+	// returns (PyTorch's matmul makes the same copies).
+	allocs, live := dev.allocs(), dev.live()
+	keep(t)(stack.Matmul(other))
+	if dev.allocs() != allocs+3 || dev.live() != live+1 {
+		t.Fatalf("%d allocations (%d live), want two temporaries and the result", dev.allocs()-allocs, dev.live()-live)
+	}
+	// A single batch dimension needs no copy, even transposed.
+	ot := keep(t)(other.Transpose(1, 2)) // [3, 2, 3]
+	allocs = dev.allocs()
+	keep(t)(ot.Matmul(b))
+	if dev.allocs() != allocs+1 {
+		t.Fatalf("%d allocations, want only the result", dev.allocs()-allocs)
 	}
 }
 
