@@ -57,9 +57,9 @@ func New(mem Memory, cfg Config) (*Allocator, error) {
 		return nil, err
 	}
 	a := &Allocator{
-		mem:    mem,
-		cfg:    cfg,
-		rng:    0x9e3779b9,
+		mem: mem,
+		cfg: cfg,
+		rng: 0x9e3779b9,
 	}
 	a.small.small = true
 	a.large.small = false
@@ -540,8 +540,10 @@ func (a *Allocator) garbageCollect() error {
 	target := a.totalAllocated - gcThreshold
 	var reclaimed, totalAge, count int64
 	p := &a.large
+	// As in PyTorch, the average age counts every unsplit free block, but only
+	// non-expandable ones are released.
 	for _, b := range p.blocks.appendInOrder(nil) {
-		if !b.isSplit() && b.seg == nil {
+		if !b.isSplit() {
 			totalAge += p.getFreeBlocksCalls - b.gcBase
 			count++
 		}
