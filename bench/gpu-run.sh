@@ -28,7 +28,7 @@ if [[ $what == all || $what == tests ]]; then
 fi
 if [[ $what == all || $what == sanitize ]]; then
 	step memcheck compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 20 \
-		"$B/device-cuda.test" -test.run 'TestConformance/(Kernels|BadInput)' -test.count=1
+		"$B/device-cuda.test" -test.run 'TestConformance/(Kernels|BadInput)|TestTiledMatmul' -test.count=1
 fi
 if [[ $what == all || $what == bench ]]; then
 	step bench "$B/memlab" bench -device cuda -torch "$B/torch_bench.py" -json "$LOG/bench.json"

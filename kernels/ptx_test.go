@@ -62,8 +62,8 @@ func TestModulesHaveEntryPoints(t *testing.T) {
 		entries []string
 	}{
 		{"elementwise", []string{"fill_strided", "fill_contig8", "random_strided", "copy_strided_same", "copy_strided_convert", "copy_contig_vec16", "transpose_4", "transpose_2", "unary_strided", "unary_contig_f32", "unary_contig_bf16", "binary_strided", "binary_contig_f32", "binary_contig_f16"}},
-		{"reduce", []string{"reduce_dim", "reduce_inner", "softmax_f32", "softmax_bf16", "layernorm_f32", "layernorm_f16"}},
-		{"matmul", []string{"matmul_f32", "matmul_f16", "matmul_bf16"}},
+		{"reduce", []string{"reduce_dim", "reduce_inner", "softmax_f32", "softmax_bf16", "layernorm_f32", "layernorm_f16", "softmax_f32_vec", "layernorm_f32_vec"}},
+		{"matmul", []string{"matmul_f32", "matmul_f16", "matmul_bf16", "matmul_tc_f16", "matmul_tc_bf16"}},
 		{"embedding", []string{"embedding_rows", "memlab_error"}},
 	}
 	if got, want := len(Modules()), len(tests); got != want {

@@ -257,7 +257,7 @@ var kernelNames = map[string][]string{
 		"binary_strided", "binary_contig_f32", "binary_contig_f16", "binary_contig_bf16"},
 	"reduce": {"reduce_dim", "reduce_inner", "softmax_f32", "softmax_f16", "softmax_bf16",
 		"layernorm_f32", "layernorm_f16", "layernorm_bf16", "softmax_f32_vec", "layernorm_f32_vec"},
-	"matmul":    {"matmul_f32", "matmul_f16", "matmul_bf16"},
+	"matmul":    {"matmul_f32", "matmul_f16", "matmul_bf16", "matmul_tc_f16", "matmul_tc_bf16"},
 	"embedding": {"embedding_rows"},
 }
 

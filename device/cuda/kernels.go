@@ -525,6 +525,16 @@ func (d *Device) Matmul(dst, a, b tensor.Strided) error {
 		return err
 	}
 	grid := [3]uint32{uint32((N + 127) / 128), uint32((M + 127) / 128), uint32(B)}
+	if a.DType != tensor.Float32 {
+		// Tensor cores; 16-byte vector loads where the layout allows.
+		avec := a.Strides[ra-1] == 1 && a.Strides[ra-2]%8 == 0 && oa.start%16 == 0 && K%8 == 0 && (B == 1 || asb%8 == 0)
+		bvec := b.Strides[rb-1] == 1 && b.Strides[rb-2]%8 == 0 && ob.start%16 == 0 && N%8 == 0 && (B == 1 || bsb%8 == 0)
+		return d.launch("matmul_tc_"+sfx, grid, block256,
+			u64(oa.start), u64(ob.start), u64(od.start), i32(int(dst.DType)), i64(M), i64(N), i64(K),
+			i64(asb), i64(a.Strides[ra-2]), i64(a.Strides[ra-1]),
+			i64(bsb), i64(b.Strides[rb-2]), i64(b.Strides[rb-1]),
+			i64(csb), i64(dst.Strides[rd-2]), i64(dst.Strides[rd-1]), i32(b2i(avec)), i32(b2i(bvec)))
+	}
 	return d.launch("matmul_"+sfx, grid, block256,
 		u64(oa.start), u64(ob.start), u64(od.start), i32(int(dst.DType)), i64(M), i64(N), i64(K),
 		i64(asb), i64(a.Strides[ra-2]), i64(a.Strides[ra-1]),
@@ -601,4 +611,11 @@ func (d *Device) Embedding(dst, weight, idx tensor.Strided) error {
 		return fmt.Errorf("device/cuda: Embedding: index out of range in self (weight has %d rows)", V)
 	}
 	return nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

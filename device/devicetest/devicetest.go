@@ -557,6 +557,8 @@ func kernelCases() []kernelCase {
 		{"f32/batched-shared-b", f32s(2, 20, 30), f32s(30, 10), f32s(2, 20, 10), TolMatmul32},
 		{"bf16/large", spec{dt: tensor.BFloat16, shape: []int{256, 512}}, spec{dt: tensor.BFloat16, shape: []int{512, 128}}, spec{dt: tensor.BFloat16, shape: []int{256, 128}}, TolHalf},
 		{"bf16", spec{dt: tensor.BFloat16, shape: []int{100, 64}}, spec{dt: tensor.BFloat16, shape: []int{64, 80}}, spec{dt: tensor.BFloat16, shape: []int{100, 80}}, TolHalf},
+		{"bf16/both-transposed", transposed(tensor.BFloat16, 64, 48), transposed(tensor.BFloat16, 48, 72), spec{dt: tensor.BFloat16, shape: []int{64, 72}}, TolHalf},
+		{"bf16/batched-shared-b", spec{dt: tensor.BFloat16, shape: []int{3, 40, 64}}, spec{dt: tensor.BFloat16, shape: []int{64, 24}}, spec{dt: tensor.BFloat16, shape: []int{3, 40, 24}}, TolHalf},
 		{"f16", spec{dt: tensor.Float16, shape: []int{70, 130}}, spec{dt: tensor.Float16, shape: []int{130, 40}}, spec{dt: tensor.Float16, shape: []int{70, 40}}, TolHalf},
 	} {
 		add("Matmul/"+m.name, func(e *env) {
