@@ -60,12 +60,18 @@ func (t *Tensor) unary_(op UnaryOp, alpha float64) error {
 	if err := t.writable(name); err != nil {
 		return err
 	}
+	var saved []*Tensor
+	if info.savesInput {
+		orig, err := t.originalSelf(name, t)
+		if err != nil {
+			return err
+		}
+		defer orig.releaseIfNotNil()
+		saved = append(saved, orig)
+	}
 	if err := t.run(name, func() error { return dev.Unary(op, t.strided(), t.strided(), alpha) }); err != nil {
 		return err
 	}
-	// An in-place op's input is gone once written: a node that saves its input
-	// (gelu_) is recorded without it.
-	var saved []*Tensor
 	if info.savesOutput {
 		saved = append(saved, t)
 	}
@@ -174,9 +180,12 @@ func (t *Tensor) binary_(op BinaryOp, o *Tensor) error {
 	lb, _ := src.layout.Expand(shape...)
 	var saved []*Tensor
 	if info.savesInputs {
-		// t's old value is gone once written; PyTorch saves a clone of it for
-		// mul_; memlab saves only the other operand.
-		saved = []*Tensor{o}
+		orig, err := t.originalSelf(name, t, o)
+		if err != nil {
+			return err
+		}
+		defer orig.releaseIfNotNil()
+		saved = []*Tensor{orig, o}
 	}
 	if err := t.run(name, func() error {
 		return dev.Binary(op, t.strided(), t.strided(), stridedOf(src.storage.ptr, src.dtype, lb))
@@ -206,7 +215,8 @@ func (t *Tensor) Add_(o *Tensor) error { return t.binary_(Add, o) }
 // Sub_ subtracts o from t in place.
 func (t *Tensor) Sub_(o *Tensor) error { return t.binary_(Sub, o) }
 
-// Mul_ multiplies t by o in place.
+// Mul_ multiplies t by o in place. When a tape records it, t's old value is
+// copied first for backward (an allocation), as PyTorch does.
 func (t *Tensor) Mul_(o *Tensor) error { return t.binary_(Mul, o) }
 
 // Div_ divides t by o in place.

@@ -146,6 +146,33 @@ func safeInput(op string, out, in *Tensor) (use *Tensor, release func(), err err
 	return in, func() {}, nil
 }
 
+// originalSelf returns a copy of t made before an in-place write, for a tape
+// whose backward formula needs t's old value (PyTorch's original_self: mul_
+// on a tensor that requires grad costs a full copy), or nil when no live tape
+// records the operation. The copy is the tape's to keep: the caller releases
+// its own handle after recording.
+func (t *Tensor) originalSelf(op string, ins ...*Tensor) (*Tensor, error) {
+	tp := tapeOf(ins...)
+	if tp == nil || tp.isReleased() {
+		return nil, nil
+	}
+	c, err := alloc(op, t.storage.dev, t.dtype, CloneLayout(t.layout))
+	if err != nil {
+		return nil, err
+	}
+	if err := copyInto(op, c, c.layout, t, t.layout); err != nil {
+		return nil, c.releaseAfter(err)
+	}
+	return c, nil
+}
+
+// releaseIfNotNil releases t unless it is nil (a deferred cleanup).
+func (t *Tensor) releaseIfNotNil() {
+	if t != nil {
+		_ = t.Release()
+	}
+}
+
 // inPlaceDone bumps t's version after an in-place write and records it.
 func (t *Tensor) inPlaceDone(gradFn string, ins []*Tensor, saved ...*Tensor) error {
 	t.storage.bump()

@@ -11,8 +11,10 @@ import (
 // tensors do to memory. Operations on tensors watched by a tape record a node,
 // named as PyTorch names the grad_fn ("ReluBackward0"), and save the tensors the
 // backward formula needs, as PyTorch does: relu, exp and softmax save their
-// output; mul, div and matmul both inputs; gelu its input. Their results are
-// watched too, and so are views of watched tensors.
+// output; mul, div and matmul both inputs; gelu its input. An in-place mul_,
+// div_ or gelu_ first copies the value it overwrites, since backward needs it:
+// on a tape, those in-place ops cost an allocation. Results are watched too,
+// and so are views of watched tensors.
 //
 // A saved tensor is a new handle to its storage, so saved activations stay
 // allocated after the program releases its own handles, until Backward or
@@ -97,6 +99,9 @@ func record(name string, inputs []*Tensor, save ...*Tensor) error {
 	}
 	n := &tapeNode{name: name}
 	for _, s := range save {
+		if s == nil {
+			continue
+		}
 		if err := s.storage.retain(); err != nil {
 			n.release()
 			return fmt.Errorf("tensor: %s: saving for backward: %w", name, err)
@@ -108,6 +113,12 @@ func record(name string, inputs []*Tensor, save ...*Tensor) error {
 	tp.nodes = append(tp.nodes, n)
 	tp.freed = false
 	return nil
+}
+
+func (tp *Tape) isReleased() bool {
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	return tp.released
 }
 
 func (n *tapeNode) release() error {

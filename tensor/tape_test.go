@@ -255,3 +255,40 @@ func TestCheckSavedKeepsTheSavedTensors(t *testing.T) {
 		t.Fatalf("a failed backward must keep the saved tensors: %v, %d bytes", err, tape.SavedBytes())
 	}
 }
+
+// mul_ on a tensor a tape records must keep the old value for backward: like
+// PyTorch, memlab copies it first, so the in-place op costs a full allocation.
+func TestInPlaceMulOnATapeCopiesTheOldValue(t *testing.T) {
+	dev := newTestDevice()
+	tape := tensor.NewTape()
+	defer tape.Release()
+	x := keep(t)(tensor.Ones(dev, tensor.Float32, 256))
+	if err := tape.Watch(x); err != nil {
+		t.Fatal(err)
+	}
+	y := keep(t)(x.Scale(3)) // MulBackward1 saves nothing
+	w := keep(t)(tensor.Full(dev, tensor.Float32, 2, 256))
+	allocs := dev.allocs()
+	if err := y.Mul_(w); err != nil {
+		t.Fatal(err)
+	}
+	if dev.allocs() != allocs+1 {
+		t.Fatalf("%d allocations, want the copy of y's old value", dev.allocs()-allocs)
+	}
+	saved := tape.Saved()
+	if len(saved) != 2 || saved[0].Node != "MulBackward0" || tape.SavedBytes() != 2*1024 {
+		t.Fatalf("saved %+v (%d bytes), want y's old value and w", saved, tape.SavedBytes())
+	}
+	if v := values(t, y); v[0] != 6 || v[255] != 6 {
+		t.Fatalf("y = %v…, want 6", v[0])
+	}
+	if err := tape.Backward(); err != nil {
+		t.Fatalf("the old value was saved, so backward is fine: %v", err)
+	}
+	// Without a tape, mul_ allocates nothing.
+	u := keep(t)(tensor.Ones(dev, tensor.Float32, 256))
+	allocs = dev.allocs()
+	if err := u.Mul_(w); err != nil || dev.allocs() != allocs {
+		t.Fatalf("untracked mul_: %v, %d allocations", err, dev.allocs()-allocs)
+	}
+}
