@@ -192,7 +192,7 @@ func Cat(tensors []*Tensor, dim int) (*Tensor, error) {
 			return nil, err
 		}
 	}
-	d, err := WrapDim(dim, first.Dim())
+	d, err := wrapDim(op, dim, first.Dim())
 	if err != nil {
 		return nil, err
 	}

@@ -130,7 +130,7 @@ func (t *Tensor) binary(op BinaryOp, o *Tensor) (*Tensor, error) {
 	if err := sameDType(info.name, t, o); err != nil {
 		return nil, err
 	}
-	shape, err := BroadcastShapes(t.layout.Shape, o.layout.Shape)
+	shape, err := broadcastShapes(info.name, t.layout.Shape, o.layout.Shape)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +162,7 @@ func (t *Tensor) binary_(op BinaryOp, o *Tensor) error {
 	if err := sameDType(name, t, o); err != nil {
 		return err
 	}
-	shape, err := BroadcastShapes(t.layout.Shape, o.layout.Shape)
+	shape, err := broadcastShapes(name, t.layout.Shape, o.layout.Shape)
 	if err != nil {
 		return err
 	}

@@ -242,11 +242,11 @@ func (l Layout) Transpose(d0, d1 int) (Layout, error) {
 	if err := l.Validate(); err != nil {
 		return Layout{}, err
 	}
-	a, err := WrapDim(d0, l.Dim())
+	a, err := wrapDim("transpose", d0, l.Dim())
 	if err != nil {
 		return Layout{}, err
 	}
-	b, err := WrapDim(d1, l.Dim())
+	b, err := wrapDim("transpose", d1, l.Dim())
 	if err != nil {
 		return Layout{}, err
 	}
@@ -286,7 +286,7 @@ func (l Layout) Permute(dims ...int) (Layout, error) {
 	out := Layout{Shape: make(Shape, len(dims)), Strides: make([]int, len(dims)), Offset: l.Offset}
 	seen := make([]bool, len(dims))
 	for i, d := range dims {
-		w, err := WrapDim(d, l.Dim())
+		w, err := wrapDim("permute", d, l.Dim())
 		if err != nil {
 			return Layout{}, err
 		}
@@ -310,7 +310,7 @@ func (l Layout) Slice(dim, start, end, step int) (Layout, error) {
 	if l.Dim() == 0 {
 		return Layout{}, indexErr("slice", "slice() cannot be applied to a 0-dim tensor.")
 	}
-	d, err := WrapDim(dim, l.Dim())
+	d, err := wrapDim("slice", dim, l.Dim())
 	if err != nil {
 		return Layout{}, err
 	}
@@ -353,7 +353,7 @@ func (l Layout) Narrow(dim, start, length int) (Layout, error) {
 	if length < 0 {
 		return Layout{}, torchErr("narrow", "narrow(): length must be non-negative.")
 	}
-	d, err := WrapDim(dim, l.Dim())
+	d, err := wrapDim("narrow", dim, l.Dim())
 	if err != nil {
 		return Layout{}, err
 	}
@@ -378,7 +378,7 @@ func (l Layout) Select(dim, index int) (Layout, error) {
 	if l.Dim() == 0 {
 		return Layout{}, indexErr("select", "select() cannot be applied to a 0-dim tensor.")
 	}
-	d, err := WrapDim(dim, l.Dim())
+	d, err := wrapDim("select", dim, l.Dim())
 	if err != nil {
 		return Layout{}, err
 	}
@@ -455,7 +455,7 @@ func (l Layout) Squeeze(dims ...int) (Layout, error) {
 		}
 	}
 	for _, dim := range dims {
-		d, err := WrapDim(dim, l.Dim())
+		d, err := wrapDim("squeeze", dim, l.Dim())
 		if err != nil {
 			return Layout{}, err
 		}
@@ -479,7 +479,7 @@ func (l Layout) Unsqueeze(dim int) (Layout, error) {
 	if err := l.Validate(); err != nil {
 		return Layout{}, err
 	}
-	d, err := WrapDim(dim, l.Dim()+1)
+	d, err := wrapDim("unsqueeze", dim, l.Dim()+1)
 	if err != nil {
 		return Layout{}, err
 	}
@@ -500,11 +500,11 @@ func (l Layout) FlattenShape(start, end int) (Shape, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
-	s, err := WrapDim(start, l.Dim())
+	s, err := wrapDim("flatten", start, l.Dim())
 	if err != nil {
 		return nil, err
 	}
-	e, err := WrapDim(end, l.Dim())
+	e, err := wrapDim("flatten", end, l.Dim())
 	if err != nil {
 		return nil, err
 	}

@@ -286,3 +286,17 @@ func TestContiguousStrides(t *testing.T) {
 		}
 	}
 }
+
+func TestErrorsNameTheirOperation(t *testing.T) {
+	_, err := contig(2, 3).Transpose(0, 5)
+	if err == nil || err.Error() != "tensor: transpose: Dimension out of range (expected to be in range of [-2, 1], but got 5)" {
+		t.Fatalf("got %v", err)
+	}
+	var te *Error
+	if !errors.As(err, &te) || !te.Index {
+		t.Fatalf("a dimension out of range is an IndexError in PyTorch: %#v", te)
+	}
+	if _, err := contig(2, 3).Slice(0, 0, 1, 0); !errors.As(err, &te) || te.Op != "slice" || te.Index {
+		t.Fatalf("slice step: %v", err)
+	}
+}

@@ -37,7 +37,7 @@ func (t *Tensor) Matmul(o *Tensor) (*Tensor, error) {
 	}
 	m, k := a.Shape[a.Dim()-2], a.Shape[a.Dim()-1]
 	k2, n := b.Shape[b.Dim()-2], b.Shape[b.Dim()-1]
-	batch, err := BroadcastShapes(a.Shape[:a.Dim()-2], b.Shape[:b.Dim()-2])
+	batch, err := broadcastShapes(op, a.Shape[:a.Dim()-2], b.Shape[:b.Dim()-2])
 	if err != nil {
 		return nil, err
 	}

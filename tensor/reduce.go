@@ -9,7 +9,7 @@ func (t *Tensor) reduce(op ReduceOp, name, gradFn string, dim int, keepdim bool)
 	if err != nil {
 		return nil, err
 	}
-	d, err := WrapDim(dim, t.Dim())
+	d, err := wrapDim(name, dim, t.Dim())
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func (t *Tensor) Softmax(dim int) (*Tensor, error) {
 	if err := needFloat(op, t); err != nil {
 		return nil, err
 	}
-	d, err := WrapDim(dim, t.Dim())
+	d, err := wrapDim(op, dim, t.Dim())
 	if err != nil {
 		return nil, err
 	}

@@ -57,12 +57,15 @@ func ContiguousStrides(shape []int) []int {
 // WrapDim turns a possibly negative dimension index into one in [0, ndim),
 // with PyTorch's error when it is out of range. A scalar (ndim 0) accepts 0
 // and -1, as PyTorch does.
-func WrapDim(dim, ndim int) (int, error) {
+func WrapDim(dim, ndim int) (int, error) { return wrapDim("dim", dim, ndim) }
+
+// wrapDim is WrapDim with the operation its error names.
+func wrapDim(op string, dim, ndim int) (int, error) {
 	if ndim <= 0 {
 		ndim = 1
 	}
 	if dim < -ndim || dim > ndim-1 {
-		return 0, indexErr("dim", "Dimension out of range (expected to be in range of [%d, %d], but got %d)", -ndim, ndim-1, dim)
+		return 0, indexErr(op, "Dimension out of range (expected to be in range of [%d, %d], but got %d)", -ndim, ndim-1, dim)
 	}
 	if dim < 0 {
 		dim += ndim
@@ -72,7 +75,10 @@ func WrapDim(dim, ndim int) (int, error) {
 
 // BroadcastShapes returns the shape two tensors of shapes a and b broadcast to,
 // aligning trailing dimensions; sizes must match or one of them be 1.
-func BroadcastShapes(a, b []int) (Shape, error) {
+func BroadcastShapes(a, b []int) (Shape, error) { return broadcastShapes("broadcast", a, b) }
+
+// broadcastShapes is BroadcastShapes with the operation its error names.
+func broadcastShapes(op string, a, b []int) (Shape, error) {
 	n := max(len(a), len(b))
 	out := make(Shape, n)
 	for i := n - 1; i >= 0; i-- {
@@ -85,7 +91,7 @@ func BroadcastShapes(a, b []int) (Shape, error) {
 			sb = b[db]
 		}
 		if sa != sb && sa != 1 && sb != 1 {
-			return nil, torchErr("broadcast", "The size of tensor a (%d) must match the size of tensor b (%d) at non-singleton dimension %d", sa, sb, i)
+			return nil, torchErr(op, "The size of tensor a (%d) must match the size of tensor b (%d) at non-singleton dimension %d", sa, sb, i)
 		}
 		out[i] = sa
 		if sa == 1 {

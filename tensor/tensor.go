@@ -41,7 +41,7 @@ func (t *Tensor) Size(dim int) (int, error) {
 	if t.Dim() == 0 {
 		return 0, indexErr("size", "Dimension specified as %d but tensor has no dimensions", dim)
 	}
-	d, err := WrapDim(dim, t.Dim())
+	d, err := wrapDim("size", dim, t.Dim())
 	if err != nil {
 		return 0, err
 	}
