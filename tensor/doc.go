@@ -27,8 +27,8 @@
 //
 // Every operation that makes a new tensor allocates it through
 // [Device.Allocate], so its memory cost is visible in the allocator; the
-// methods ending in _ work in place, allocate nothing and bump the storage's
-// version counter. Contiguous and Reshape copy only when the layout requires
+// methods ending in _ work in place, bump the storage's version counter and
+// allocate nothing (unless a [Tape] needs the value they overwrite). Contiguous and Reshape copy only when the layout requires
 // it. Writing in place to a tensor whose elements overlap (an Expand) or from
 // an input that partly overlaps it fails as in PyTorch.
 //
@@ -40,6 +40,7 @@
 // them is reported by [Tape.Backward] with PyTorch's error.
 //
 // Differences from PyTorch: no type promotion (operands must share a dtype),
-// integer sums keep their dtype, Max returns no indices, and the tape computes
-// no gradients.
+// integer sums keep their dtype, Max returns no indices, in-place methods
+// return only an error (not the tensor, whose handle the caller already
+// holds), and the tape computes no gradients.
 package tensor
