@@ -7,8 +7,9 @@ import (
 // Every operation that produces a new tensor allocates its output through
 // Device.Allocate, so the memory cost of each step shows in the allocator.
 // In-place operations (the methods ending in _) write into their receiver, bump
-// its storage's version counter and allocate nothing (except a temporary copy
-// of an input that might overlap the output in a way memlab cannot rule out).
+// its storage's version counter and allocate nothing, except a temporary copy
+// of an input that might overlap the output in a way memlab cannot rule out,
+// and the copy of the overwritten value a Tape may need (originalSelf).
 
 // sameDevice reports whether a and b are the same device, without panicking on
 // a Device implementation that is not comparable.
