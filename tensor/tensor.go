@@ -22,7 +22,10 @@ type Tensor struct {
 	state   *handleState
 
 	scope atomic.Pointer[Scope]
-	grad  gradInfo // set at creation, before the tensor is shared
+	// grad is the autograd metadata, set at creation and changed only by
+	// Tape.Watch and in-place operations: writes a program must not make while
+	// another goroutine uses the tensor.
+	grad gradInfo
 }
 
 // newTensor makes a handle over s (whose reference it takes over) and

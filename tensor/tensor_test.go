@@ -493,3 +493,61 @@ func TestAccessors(t *testing.T) {
 		t.Fatalf("empty tensor: ptr %#x, %d bytes", e.DataPtr(), e.StorageNbytes())
 	}
 }
+
+// Many goroutines computing from one watched, scoped input: the storage's
+// reference count, the scope and the tape are shared state.
+func TestConcurrentOpsOnASharedInput(t *testing.T) {
+	dev := newTestDevice()
+	tape := tensor.NewTape()
+	s := tensor.NewScope()
+	x, err := s.Track(tensor.Randn(dev, 1, tensor.Float32, 32, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tape.Watch(x); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				y, err := x.Relu() // saved by the tape, tracked by the scope
+				if err != nil {
+					errs <- err
+					return
+				}
+				if _, err := y.Transpose(0, 1); err != nil {
+					errs <- err
+					return
+				}
+				if err := y.Release(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if n := len(tape.Nodes()); n != 160 {
+		t.Fatalf("%d nodes recorded, want 160", n)
+	}
+	if err := s.Release(); err != nil { // x and the 160 transposes
+		t.Fatal(err)
+	}
+	if got := dev.live(); got != 160 {
+		t.Fatalf("%d live allocations, want the 160 relu outputs the tape holds", got)
+	}
+	if err := tape.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if got := dev.live(); got != 0 {
+		t.Fatalf("%d live allocations after the tape's release", got)
+	}
+}
