@@ -330,6 +330,11 @@ func (r SavedResult) Plot() (*memplot.Figure, error) {
 		}
 		return out
 	}
-	return memplot.Lines("2.1 saved tensors hold memory until backward", "step (0 = inputs, then one per layer, last = backward)",
+	f, err := memplot.Lines("2.1 saved tensors hold memory until backward", "",
 		series("no tape (inference)", r.NoGrad), series("tape (training)", r.Grad))
+	if err != nil {
+		return nil, err
+	}
+	f.LabelX(r.Grad.Labels()...)
+	return f, nil
 }
