@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -112,7 +113,7 @@ func TestViewPreservesElementOrder(t *testing.T) {
 			continue
 		}
 		views++
-		if got := offsets(v); !intsEqual(got, want) {
+		if got := offsets(v); !slices.Equal(got, want) {
 			t.Fatalf("%v.View(%v) = %v reads %v, want %v", l, shape, v, got, want)
 		}
 	}

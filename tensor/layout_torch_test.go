@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -124,7 +125,7 @@ func TestLayoutMatchesPyTorch(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			before := c.in.clone()
 			got, err := c.op(c.in)
-			if !intsEqual(c.in.Shape, before.Shape) || !intsEqual(c.in.Strides, before.Strides) || c.in.Offset != before.Offset {
+			if !slices.Equal(c.in.Shape, before.Shape) || !slices.Equal(c.in.Strides, before.Strides) || c.in.Offset != before.Offset {
 				t.Fatalf("the receiver changed: %v, was %v", c.in, before)
 			}
 			if c.err != "" {
@@ -140,7 +141,7 @@ func TestLayoutMatchesPyTorch(t *testing.T) {
 			if err != nil {
 				t.Fatalf("unexpected error: %v", err)
 			}
-			if !intsEqual(got.Shape, c.shape) || !intsEqual(got.Strides, c.strides) || got.Offset != c.offset {
+			if !slices.Equal(got.Shape, c.shape) || !slices.Equal(got.Strides, c.strides) || got.Offset != c.offset {
 				t.Fatalf("got %v; want shape %v strides %v offset %d", got, c.shape, c.strides, c.offset)
 			}
 		})
@@ -169,7 +170,7 @@ func TestBroadcastShapesMatchesPyTorch(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || !intsEqual(got, c.want) {
+			if err != nil || !slices.Equal(got, c.want) {
 				t.Fatalf("got %v, %v; want %v", got, err, c.want)
 			}
 		})
@@ -234,7 +235,7 @@ func TestReshapeCopiesOnlyWhenViewFails(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || cp != c.copy || !intsEqual(got.Strides, c.strides) {
+			if err != nil || cp != c.copy || !slices.Equal(got.Strides, c.strides) {
 				t.Fatalf("got %v copy=%v err=%v; want strides %v copy=%v", got, cp, err, c.strides, c.copy)
 			}
 		})
@@ -266,7 +267,7 @@ func TestFlattenShape(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || !intsEqual(got, c.want) {
+			if err != nil || !slices.Equal(got, c.want) {
 				t.Fatalf("got %v, %v; want %v", got, err, c.want)
 			}
 		})
@@ -281,7 +282,7 @@ func TestContiguousStrides(t *testing.T) {
 		{[]int{2, 0, 4}, []int{4, 4, 1}},
 	}
 	for _, c := range cases {
-		if got := ContiguousStrides(c.shape); !intsEqual(got, c.want) {
+		if got := ContiguousStrides(c.shape); !slices.Equal(got, c.want) {
 			t.Errorf("ContiguousStrides(%v) = %v, want %v", c.shape, got, c.want)
 		}
 	}

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"slices"
 )
 
 // Every operation that produces a new tensor allocates its output through
@@ -109,7 +110,7 @@ func overlapOf(a, b *Tensor) overlap {
 		if alo*aes >= bhi*bes || blo*bes >= ahi*aes {
 			return noOverlap
 		}
-		if aes == bes && a.layout.Offset == b.layout.Offset && a.layout.Shape.Equal(b.layout.Shape) && intsEqual(a.layout.Strides, b.layout.Strides) {
+		if aes == bes && a.layout.Offset == b.layout.Offset && a.layout.Shape.Equal(b.layout.Shape) && slices.Equal(a.layout.Strides, b.layout.Strides) {
 			return fullOverlap
 		}
 		return unknownOverlap
@@ -117,7 +118,7 @@ func overlapOf(a, b *Tensor) overlap {
 	ab, bb := a.layout.Offset*aes, b.layout.Offset*bes
 	ae, be := ab+a.Numel()*aes, bb+b.Numel()*bes
 	if ab == bb && ae == be {
-		if intsEqual(a.layout.Strides, b.layout.Strides) {
+		if slices.Equal(a.layout.Strides, b.layout.Strides) {
 			return fullOverlap
 		}
 		return partialOverlap

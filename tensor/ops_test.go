@@ -2,6 +2,7 @@ package tensor_test
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,7 +67,7 @@ func TestUnaryOutputKeepsADenseLayout(t *testing.T) {
 	x := keep(t)(tensor.FromFloat32(dev, seq(6), 2, 3))
 	xt := keep(t)(x.T())
 	y := keep(t)(xt.Neg())
-	if !intsEq(y.Strides(), []int{1, 3}) {
+	if !slices.Equal(y.Strides(), []int{1, 3}) {
 		t.Fatalf("neg of a transpose has strides %v; PyTorch keeps (1, 3)", y.Strides())
 	}
 	checkValues(t, y, []float64{0, -3, -1, -4, -2, -5}, 0)
@@ -588,7 +589,7 @@ func TestCloneKeepsDenseStrides(t *testing.T) {
 	x := keep(t)(tensor.FromFloat32(dev, seq(6), 2, 3))
 	xt := keep(t)(x.T())
 	c := keep(t)(xt.Clone())
-	if !intsEq(c.Strides(), []int{1, 3}) || c.IsContiguous() || c.SharesStorage(x) {
+	if !slices.Equal(c.Strides(), []int{1, 3}) || c.IsContiguous() || c.SharesStorage(x) {
 		t.Fatalf("clone of a transpose: strides %v", c.Strides())
 	}
 	checkValues(t, c, values(t, xt), 0)
@@ -602,7 +603,7 @@ func TestBinaryOutputFollowsTheFirstInputsLayout(t *testing.T) {
 	y := keep(t)(tensor.Ones(dev, tensor.Float32, 2, 3))
 	xt := keep(t)(x.T())
 	a := keep(t)(xt.Add(y))
-	if !intsEq(a.Strides(), []int{1, 2}) {
+	if !slices.Equal(a.Strides(), []int{1, 2}) {
 		t.Fatalf("x.t() + y: strides %v, want [1 2]", a.Strides())
 	}
 	checkValues(t, a, []float64{1, 3, 5, 2, 4, 6}, 0)

@@ -1,5 +1,7 @@
 package tensor
 
+import "slices"
+
 // The layouts PyTorch gives new tensors made from existing ones. They matter
 // to the lessons: the result of an elementwise operation on a transposed
 // tensor is transposed too, so a later View of it can fail.
@@ -25,7 +27,7 @@ func ElementwiseLayout(shape Shape, inputs ...Layout) Layout {
 	for _, in := range inputs {
 		same = same && in.Shape.Equal(shape)
 		contiguous = contiguous && in.IsContiguous()
-		dense = dense && in.IsNonOverlappingAndDense() && intsEqual(in.Strides, inputs[0].Strides)
+		dense = dense && in.IsNonOverlappingAndDense() && slices.Equal(in.Strides, inputs[0].Strides)
 	}
 	if same && len(inputs) > 0 {
 		if contiguous {

@@ -1,6 +1,9 @@
 package tensor
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // The expected strides are PyTorch's for the same expressions
 // (x = torch.empty(...) unless stated).
@@ -32,7 +35,7 @@ func TestOutputLayoutsMatchPyTorch(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if !intsEqual(c.got.Strides, c.strides) || c.got.Offset != 0 {
+			if !slices.Equal(c.got.Strides, c.strides) || c.got.Offset != 0 {
 				t.Fatalf("got %v, want strides %v", c.got, c.strides)
 			}
 		})

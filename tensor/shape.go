@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -23,7 +24,7 @@ func (s Shape) Numel() int {
 func (s Shape) Dim() int { return len(s) }
 
 // Equal reports whether s and o have the same sizes.
-func (s Shape) Equal(o Shape) bool { return intsEqual(s, o) }
+func (s Shape) Equal(o Shape) bool { return slices.Equal(s, o) }
 
 // String formats s as PyTorch formats sizes in its messages: "[2, 3]".
 func (s Shape) String() string { return formatInts(s) }
@@ -146,16 +147,4 @@ func formatInts(v []int) string {
 	}
 	b.WriteByte(']')
 	return b.String()
-}
-
-func intsEqual(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

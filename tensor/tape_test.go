@@ -1,6 +1,7 @@
 package tensor_test
 
 import (
+	"slices"
 	"testing"
 
 	"memlab.dev/memlab/tensor"
@@ -81,7 +82,7 @@ func TestTapeCatchesInPlaceChangesToSavedTensors(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.build(t, x)
-			if got := tape.Nodes(); !stringsEq(got, c.nodes) {
+			if got := tape.Nodes(); !slices.Equal(got, c.nodes) {
 				t.Fatalf("nodes %v, want %v", got, c.nodes)
 			}
 			err := tape.Backward()
@@ -181,18 +182,6 @@ func TestTapeReleaseFreesSavedTensorsAndStopsRecording(t *testing.T) {
 	if err := other.Watch(x); err == nil {
 		t.Fatal("watched by two tapes")
 	}
-}
-
-func stringsEq(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestWatchedTensorsPrintLikePyTorch(t *testing.T) {

@@ -2,6 +2,8 @@ package tensor_test
 
 import (
 	"errors"
+	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -169,7 +171,7 @@ func TestTransposeChangesStridesOnly(t *testing.T) {
 	if dev.allocs() != before {
 		t.Fatal("transpose allocated")
 	}
-	if !intsEq(xt.Strides(), []int{1, 3}) || xt.IsContiguous() || xt.DataPtr() != x.DataPtr() {
+	if !slices.Equal(xt.Strides(), []int{1, 3}) || xt.IsContiguous() || xt.DataPtr() != x.DataPtr() {
 		t.Fatalf("x.T(): strides %v contiguous %v", xt.Strides(), xt.IsContiguous())
 	}
 	checkValues(t, xt, []float64{0, 3, 1, 4, 2, 5}, 0)
@@ -188,7 +190,7 @@ func TestContiguousCopiesOnlyWhenNeeded(t *testing.T) {
 	if dev.allocs() != allocs+1 || c.SharesStorage(x) || !c.IsContiguous() {
 		t.Fatalf("Contiguous of a transpose: %d allocations, shares %v, contiguous %v", dev.allocs()-allocs, c.SharesStorage(x), c.IsContiguous())
 	}
-	if !intsEq(c.Strides(), []int{2, 1}) {
+	if !slices.Equal(c.Strides(), []int{2, 1}) {
 		t.Fatalf("strides %v", c.Strides())
 	}
 	checkValues(t, c, []float64{0, 3, 1, 4, 2, 5}, 0)
@@ -269,7 +271,7 @@ func TestViewMethods(t *testing.T) {
 			if !v.SharesStorage(x) || v.StorageOffset() != c.offset {
 				t.Fatalf("shares %v offset %d, want offset %d", v.SharesStorage(x), v.StorageOffset(), c.offset)
 			}
-			if c.shape != nil && (!v.Shape().Equal(c.shape) || !intsEq(v.Strides(), c.strides)) {
+			if c.shape != nil && (!v.Shape().Equal(c.shape) || !slices.Equal(v.Strides(), c.strides)) {
 				t.Fatalf("shape %v strides %v, want %v %v", v.Shape(), v.Strides(), c.shape, c.strides)
 			}
 			if c.want != nil {
@@ -414,21 +416,9 @@ func TestItem(t *testing.T) {
 	}
 }
 
-var posInf = func() float64 { var z float64; return 1 / z }()
+var posInf = math.Inf(1)
 
 func second[T any](_ T, err error) error { return err }
-
-func intsEq(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
 
 func TestSize(t *testing.T) {
 	dev := newTestDevice()
@@ -478,7 +468,7 @@ func TestAccessors(t *testing.T) {
 		t.Fatalf("DataPtr %#x, want %#x", got, want)
 	}
 	l := v.Layout()
-	if !l.Shape.Equal([]int{2}) || !intsEq(l.Strides, []int{3}) || l.Offset != 2 || v.Dim() != 1 || v.Numel() != 2 || v.ElementSize() != 2 {
+	if !l.Shape.Equal([]int{2}) || !slices.Equal(l.Strides, []int{3}) || l.Offset != 2 || v.Dim() != 1 || v.Numel() != 2 || v.ElementSize() != 2 {
 		t.Fatalf("layout %v", l)
 	}
 	l.Shape[0] = 99
