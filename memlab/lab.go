@@ -150,8 +150,10 @@ func Open(opts ...Option) (*Lab, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memlab: allocator config: %w", err)
 	}
-	l := &Lab{dev: o.dev, sel: device.Selection{Device: fmt.Sprint(o.dev), From: "shared", Reason: "an open device was given"}}
-	if l.dev == nil {
+	l := &Lab{dev: o.dev}
+	if l.dev != nil {
+		l.sel = device.Selection{Device: l.dev.String(), From: "shared", Reason: "an open device was given"}
+	} else {
 		if l.dev, l.sel, err = openOwnDevice(o); err != nil {
 			return nil, err
 		}

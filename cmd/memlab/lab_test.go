@@ -1,0 +1,43 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLabCommand(t *testing.T) {
+	plots := t.TempDir()
+	tests := []struct {
+		name string
+		args []string
+		code int
+		out  string // in stdout
+		err  string // in stderr
+	}{
+		{"list", []string{"lab", "-list"}, 0, "2.3   remedies", ""},
+		{"list by its other name", []string{"experiments", "-list", "-run", "^2.4"}, 0, "2.4   the leak check", ""},
+		{"one experiment, no plots", []string{"lab", "-device", "sim", "-plots", "", "-run", "transpose"}, 0, "x.t()  shape [3 2] stride [1 3]", ""},
+		{"one experiment with its plot", []string{"lab", "-device", "sim", "-plots", plots, "-run", "allocated vs reserved"}, 0, "figure: " + filepath.Join(plots, "2.2-allocated-vs-reserved-vs-driver-used.png"), ""},
+		{"bad device", []string{"lab", "-device", "tpu", "-plots", "", "-run", "transpose"}, 1, "FAILED: memlab: open device \"tpu\"", ""},
+		{"no match", []string{"lab", "-run", "nothing-like-this"}, 2, "", "no experiment matches"},
+		{"bad regexp", []string{"lab", "-run", "("}, 2, "", "-run: error parsing regexp"},
+		{"extra argument", []string{"lab", "now"}, 2, "", "unexpected arguments"},
+		{"unknown flag", []string{"lab", "-gpu"}, 2, "", "flag provided but not defined"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(tt.args, &stdout, &stderr)
+			if code != tt.code || !strings.Contains(stdout.String(), tt.out) || !strings.Contains(stderr.String(), tt.err) {
+				t.Errorf("run(%q) = %d\nstdout:\n%s\nstderr:\n%s\nwant %d, stdout with %q, stderr with %q",
+					tt.args, code, stdout.String(), stderr.String(), tt.code, tt.out, tt.err)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(plots, "2.2-allocated-vs-reserved-vs-driver-used.png")); err != nil {
+		t.Errorf("the figure was not written: %v", err)
+	}
+}
