@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -57,8 +58,8 @@ func (m *SimMemory) Malloc(size uint64) (uint64, error) {
 			addr = end
 		}
 	}
-	m.ranges = append(m.ranges, span{addr, size})
-	sort.Slice(m.ranges, func(i, j int) bool { return m.ranges[i].addr < m.ranges[j].addr })
+	at := sort.Search(len(m.ranges), func(i int) bool { return m.ranges[i].addr > addr })
+	m.ranges = slices.Insert(m.ranges, at, span{addr, size})
 	m.segs[addr] = size
 	m.used += size
 	return addr, nil
@@ -71,11 +72,8 @@ func (m *SimMemory) Free(addr uint64) error {
 		return fmt.Errorf("replay: free of unknown segment %#x", addr)
 	}
 	delete(m.segs, addr)
-	for i, s := range m.ranges {
-		if s.addr == addr {
-			m.ranges = append(m.ranges[:i], m.ranges[i+1:]...)
-			break
-		}
+	if i := sort.Search(len(m.ranges), func(i int) bool { return m.ranges[i].addr >= addr }); i < len(m.ranges) && m.ranges[i].addr == addr {
+		m.ranges = slices.Delete(m.ranges, i, i+1)
 	}
 	m.used -= size
 	return nil

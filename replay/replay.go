@@ -110,36 +110,40 @@ func Run(t *Trace, opts Options) (*Result, error) {
 	for i, op := range t.Ops {
 		if oracle != nil {
 			var ns [][2]uint64
-			if i < len(t.States) {
-				ns = t.States[i].NewSegs
+			if i < len(t.NewSegs) {
+				ns = t.NewSegs[i]
 			}
 			oracle.beginOp(ns)
 		}
 		st := State{Kind: "op", I: i, Op: op}
+		record := opts.States != nil
 		switch op.Kind {
 		case OpAlloc:
 			id := nextID
 			nextID++
-			st.ID = &id
+			if record {
+				st.ID = intPtr(id)
+			}
 			addr, err := a.Malloc(op.N)
 			ptrs = append(ptrs, 0)
-			var oom *allocator.OutOfMemoryError
-			switch {
-			case errors.As(err, &oom):
+			if err != nil {
+				oom, ok := asOOM(err)
+				if !ok {
+					return nil, fmt.Errorf("replay: op %d %v: %w", i, op, err)
+				}
 				st.OOM, st.Msg = true, oom.Error()
 				res.OOMs++
-			case err != nil:
-				return nil, fmt.Errorf("replay: op %d %v: %w", i, op, err)
-			default:
-				ptrs[id] = addr
-				if opts.States != nil {
-					p := addr
-					st.Ptr = &p
-				}
+				break
+			}
+			ptrs[id] = addr
+			if record {
+				st.Ptr = u64Ptr(addr)
 			}
 		case OpFree:
 			id := int(op.N)
-			st.ID = &id
+			if record {
+				st.ID = intPtr(id)
+			}
 			if id >= len(ptrs) || ptrs[id] == 0 {
 				st.Noop = true
 				break
@@ -174,6 +178,16 @@ func Run(t *Trace, opts Options) (*Result, error) {
 		res.GuessedAddresses = oracle.Guessed
 	}
 	return res, nil
+}
+
+func intPtr(i int) *int { return &i }
+
+func u64Ptr(u uint64) *uint64 { return &u }
+
+func asOOM(err error) (*allocator.OutOfMemoryError, bool) {
+	var oom *allocator.OutOfMemoryError
+	ok := errors.As(err, &oom)
+	return oom, ok
 }
 
 // fillState records the allocator's state in st, as replay_torch.py does.

@@ -188,6 +188,9 @@ type Trace struct {
 	Ops      []Op
 	Baseline *State
 	States   []State // one per op, for ground truth
+	// NewSegs holds, per op, the device allocations the GPU made during it (address,
+	// size): the address oracle. It survives dropping States to save memory.
+	NewSegs [][][2]uint64
 	Summary  string  // expected final MemorySummary, when known ("" otherwise)
 }
 
@@ -293,6 +296,7 @@ func Read(r io.Reader) (*Trace, error) {
 		if t.States[i].I != i {
 			return nil, fmt.Errorf("op line %d has i=%d", i, t.States[i].I)
 		}
+		t.NewSegs = append(t.NewSegs, t.States[i].NewSegs)
 	}
 	return t, nil
 }
