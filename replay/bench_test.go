@@ -2,8 +2,8 @@ package replay
 
 import (
 	"math/rand"
-	"runtime"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 )

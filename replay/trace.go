@@ -191,7 +191,7 @@ type Trace struct {
 	// NewSegs holds, per op, the device allocations the GPU made during it (address,
 	// size): the address oracle. It survives dropping States to save memory.
 	NewSegs [][][2]uint64
-	Summary  string  // expected final MemorySummary, when known ("" otherwise)
+	Summary string // expected final MemorySummary, when known ("" otherwise)
 }
 
 // GroundTruth reports whether the trace carries PyTorch's recorded states.
