@@ -1,0 +1,93 @@
+package workbook_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"memlab.dev/memlab/internal/workbook"
+	"memlab.dev/memlab/internal/workbook/workbooktest"
+)
+
+// sectionRef matches an exercise's section: "Notebook 02, §2.1 Tensor storage and views".
+var sectionRef = regexp.MustCompile(`^Notebook (\d{2}), §(\d+\.\d+ .+)$`)
+
+// TestSectionsMatchNotebooks keeps the exercises and the chapter notebooks in
+// step: every exercise names a section that exists, under that number and title,
+// in its notebook (notebooks not written yet are skipped), and every notebook that
+// exists mentions each of its exercises by folder name.
+func TestSectionsMatchNotebooks(t *testing.T) {
+	root := workbooktest.Exercises(t)
+	exs, err := workbook.Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notebooks := filepath.Join(filepath.Dir(root), "notebooks")
+	for _, ex := range exs {
+		m := sectionRef.FindStringSubmatch(ex.Section)
+		if m == nil {
+			t.Errorf("%s: section %q is not of the form \"Notebook NN, §N.N Title\"", ex.Slug, ex.Section)
+			continue
+		}
+		files, _ := filepath.Glob(filepath.Join(notebooks, m[1]+"-*.ipynb"))
+		if len(files) == 0 {
+			t.Logf("%s: notebook %s not written yet; section %q not checked", ex.Slug, m[1], m[2])
+			continue
+		}
+		headings, text := notebookText(t, files[0])
+		found := false
+		for _, h := range headings {
+			found = found || strings.HasPrefix(h, m[2])
+		}
+		if !found {
+			t.Errorf("%s names section %q, but %s has the sections %q — update the exercise's README.md (Section: line) or the notebook", ex.Slug, m[2], filepath.Base(files[0]), headings)
+		}
+		if !strings.Contains(text, ex.Slug) {
+			t.Errorf("%s does not link exercise %s — its section %q should name it", filepath.Base(files[0]), ex.Slug, m[2])
+		}
+	}
+}
+
+// notebookText returns the numbered "## N.N …" headings of the markdown cells of
+// an .ipynb file, and all its markdown text.
+func notebookText(t *testing.T, path string) (headings []string, text string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nb struct {
+		Cells []struct {
+			CellType string          `json:"cell_type"`
+			Source   json.RawMessage `json:"source"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal(data, &nb); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var all strings.Builder
+	for _, c := range nb.Cells {
+		if c.CellType != "markdown" {
+			continue
+		}
+		var lines []string
+		if err := json.Unmarshal(c.Source, &lines); err != nil {
+			var one string
+			if err := json.Unmarshal(c.Source, &one); err != nil {
+				t.Fatalf("%s: cell source: %v", path, err)
+			}
+			lines = []string{one}
+		}
+		src := strings.Join(lines, "")
+		all.WriteString(src)
+		for _, l := range strings.Split(src, "\n") {
+			if h, ok := strings.CutPrefix(l, "## "); ok && len(h) > 0 && h[0] >= '0' && h[0] <= '9' {
+				headings = append(headings, h)
+			}
+		}
+	}
+	return headings, all.String()
+}
