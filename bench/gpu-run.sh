@@ -22,6 +22,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 if [[ $what == all || $what == tests ]]; then
 	step device-cuda-purego "$B/device-cuda.test" -test.v -test.count=1
 	step device-cuda-cu "$B/device-cuda-cu.test" -test.v -test.count=1
+	step device-cuda-race "$B/device-cuda-race.test" -test.count=1 -test.run 'TestConcurrentUse|TestClosedDevice|TestConformance/(Memory|VirtualMemory|Time)'
 	step device "$B/device.test" -test.count=1
 	step tensor env MEMLAB_DEVICE=cuda "$B/tensor.test" -test.count=1
 	step allocator env MEMLAB_DEVICE=cuda "$B/allocator.test" -test.count=1

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch's half of `memlab bench`: the same work as bench/bench.go, timed the
-same way (CUDA events around each run after 3 warm-ups, median of ITERS runs),
+same way (CUDA events around 5 back-to-back runs after 3 warm-ups, median over
+ITERS such samples),
 printed as one JSON line {"torch", "device", "rows": {key: figure}} whose keys
 and units match the Go side: µs for allocations, GB/s (bytes read + written)
 for memory-bound kernels, TFLOP/s for matmul. TF32 is off.
@@ -20,8 +21,12 @@ import torch.nn.functional as F
 ALLOC_SIZES = [("512B", 512), ("1MiB", 1 << 20), ("20MiB", 20 << 20), ("256MiB", 256 << 20)]
 
 
+REPS = 5  # runs per pair of events, as bench.Reps on the Go side
+
+
 def gpu_time(fn, iters):
-    """Median seconds of fn() between two CUDA events, after warm-up."""
+    """Median seconds per run of fn(): REPS runs between two CUDA events per
+    sample, `iters` samples, after warm-up."""
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
@@ -29,10 +34,11 @@ def gpu_time(fn, iters):
     for _ in range(iters):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         s.record()
-        fn()
+        for _ in range(REPS):
+            fn()
         e.record()
         e.synchronize()
-        times.append(s.elapsed_time(e) / 1e3)
+        times.append(s.elapsed_time(e) / 1e3 / REPS)
     return statistics.median(times)
 
 
@@ -108,7 +114,7 @@ def kernels(rows, iters):
         a = (torch.rand(s, s, device="cuda") * 2 - 1).to(dt)
         b = (torch.rand(s, s, device="cuda") * 2 - 1).to(dt)
         c = torch.empty(s, s, device="cuda", dtype=dt)
-        sec = gpu_time(lambda: torch.mm(a, b, out=c), max(10, iters // 2))
+        sec = gpu_time(lambda: torch.mm(a, b, out=c), iters)
         rows["matmul_" + name] = 2 * s**3 / sec / 1e12
         del a, b, c
 
@@ -116,7 +122,7 @@ def kernels(rows, iters):
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--json", action="store_true", help="print one JSON line (for memlab bench)")
-    ap.add_argument("--iters", type=int, default=50)
+    ap.add_argument("--iters", type=int, default=20)
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print("torch_bench: no CUDA device", file=sys.stderr)

@@ -77,6 +77,10 @@ func (d *cuDriver) open(ordinal int) error {
 	return cuErr("cuCtxSetCurrent", cu.SetCurrentContext(d.ctx))
 }
 
+func (d *cuDriver) makeCurrent() error {
+	return cuErr("cuCtxSetCurrent", cu.SetCurrentContext(d.ctx))
+}
+
 func (d *cuDriver) close() error {
 	return cuErr("cuDevicePrimaryCtxRelease", d.dev.ReleasePrimaryCtx())
 }

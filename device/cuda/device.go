@@ -9,8 +9,9 @@
 // (Map, Unmap, ReserveAddress, FreeAddress) from the purego binding over the
 // same libcuda and the same context.
 //
-// Each Device owns one OS thread on which its context is current: every driver
-// call is handed to that thread, so a Device is safe for concurrent use.
+// A Device retains its GPU's primary context and makes it current on the OS
+// thread of each call, locked for the call's duration; a Device is safe for
+// concurrent use.
 // Kernels run on the context's default stream, in the order they were issued.
 package cuda
 
@@ -20,6 +21,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"memlab.dev/memlab/kernels"
@@ -46,8 +48,9 @@ type Device struct {
 	version int
 	gran    uint64
 
-	work chan func()
-	quit chan struct{}
+	// life orders calls (read-locked by do) before Close (write-locked).
+	life    sync.RWMutex
+	closing bool
 
 	mu       sync.Mutex
 	closed   bool
@@ -61,9 +64,12 @@ type Device struct {
 	evStart  uintptr
 	evStop   uintptr
 	timeMu   sync.Mutex
-	blas     *cublas // nil when cuBLAS is absent
-	blasWhy  string
-	useBLAS  bool
+	// startPending asks the device thread to record evStart before the next
+	// work it runs (see Time).
+	startPending atomic.Bool
+	blas         *cublas // nil when cuBLAS is absent
+	blasWhy      string
+	useBLAS      bool
 }
 
 type region struct {
@@ -132,16 +138,15 @@ func OpenWith(ordinal int, opt Options) (*Device, error) {
 		drv:      drv,
 		vm:       vm,
 		binding:  drv.binding(),
-		work:     make(chan func()),
-		quit:     make(chan struct{}),
 		allocs:   map[uint64]uint64{},
 		reserved: map[uint64]uint64{},
 		mapped:   map[uint64]mapping{},
 		fns:      map[string]uintptr{},
 	}
-	started := make(chan error, 1)
-	go d.loop(started)
-	if err := <-started; err != nil {
+	runtime.LockOSThread()
+	err = d.drv.open(ordinal)
+	runtime.UnlockOSThread()
+	if err != nil {
 		return nil, err
 	}
 	if err := d.do(d.setup); err != nil {
@@ -151,39 +156,29 @@ func OpenWith(ordinal int, opt Options) (*Device, error) {
 	return d, nil
 }
 
-// loop owns the OS thread on which the context is current and runs the work
-// handed to it until Close.
-func (d *Device) loop(started chan<- error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := d.drv.open(d.ordinal); err != nil {
-		started <- err
-		return
-	}
-	if pd, ok := d.vm.(*puregoDriver); ok && d.binding != "purego" {
-		// The cu binding made the context current; purego shares libcuda.
-		pd.ord = d.ordinal
-	}
-	started <- nil
-	for {
-		select {
-		case f := <-d.work:
-			f()
-		case <-d.quit:
-			return
-		}
-	}
-}
-
-// do runs f on the device's thread and returns its error.
+// do runs f on the calling goroutine's OS thread, locked to it for the call,
+// with the device's context current there. Driver calls are thread-safe and
+// the context may be current on many threads at once, so no call waits for
+// another thread to wake up: a launch costs what cuLaunchKernel costs.
+// Close waits for calls in flight and fails later ones with ErrClosed.
 func (d *Device) do(f func() error) error {
-	done := make(chan error, 1)
-	select {
-	case d.work <- func() { done <- f() }:
-	case <-d.quit:
+	d.life.RLock()
+	defer d.life.RUnlock()
+	if d.closing {
 		return ErrClosed
 	}
-	return <-done
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := d.drv.makeCurrent(); err != nil {
+		return err
+	}
+	if d.startPending.CompareAndSwap(true, false) {
+		// Time's start event goes in just before the first work it measures.
+		if err := d.drv.eventRecord(d.evStart); err != nil {
+			return err
+		}
+	}
+	return f()
 }
 
 // setup reads the device's properties and loads the kernels (on the thread).
@@ -465,19 +460,19 @@ func (d *Device) Unmap(addr, size uint64) error {
 	})
 }
 
-// Time runs f and returns the device time between events recorded before and
-// after it on the default stream.
+// Time runs f and returns the device time between events recorded on the
+// default stream just before f's first driver call and just after its last.
 func (d *Device) Time(f func() error) (time.Duration, error) {
 	d.timeMu.Lock()
 	defer d.timeMu.Unlock()
-	if err := d.do(func() error { return d.drv.eventRecord(d.evStart) }); err != nil {
-		return 0, err
-	}
-	if err := f(); err != nil {
+	d.startPending.Store(true)
+	err := f()
+	if err != nil {
+		d.startPending.Store(false)
 		return 0, err
 	}
 	var ms float32
-	err := d.do(func() error {
+	err = d.do(func() error {
 		if err := d.drv.eventRecord(d.evStop); err != nil {
 			return err
 		}
@@ -534,7 +529,9 @@ func (d *Device) Close() error {
 		note(d.drv.close())
 		return first
 	})
-	close(d.quit)
+	d.life.Lock()
+	d.closing = true
+	d.life.Unlock()
 	d.mu.Lock()
 	d.allocs, d.mapped, d.reserved, d.regions = map[uint64]uint64{}, map[uint64]mapping{}, map[uint64]uint64{}, nil
 	d.mu.Unlock()

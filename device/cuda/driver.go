@@ -9,8 +9,11 @@ import "unsafe"
 type driver interface {
 	// binding names the implementation: "purego" or "gorgonia.org/cu".
 	binding() string
-	// open makes ordinal's primary context current on the calling thread.
+	// open retains ordinal's primary context and makes it current on the
+	// calling thread.
 	open(ordinal int) error
+	// makeCurrent makes the context current on the calling thread.
+	makeCurrent() error
 	// close releases the primary context.
 	close() error
 	version() (int, error)

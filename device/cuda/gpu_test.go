@@ -1,11 +1,15 @@
 package cuda_test
 
 import (
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 
 	"memlab.dev/memlab/device/cuda"
 	"memlab.dev/memlab/device/devicetest"
+	"memlab.dev/memlab/tensor"
 )
 
 // TestConformance runs the device suite on cuda:0 with this build's default
@@ -58,5 +62,76 @@ func TestPuregoBindingOpens(t *testing.T) {
 	defer d.Close()
 	if d.Binding() != "purego" {
 		t.Errorf("Binding() = %q, want purego", d.Binding())
+	}
+}
+
+// TestConcurrentUse drives one device from several goroutines at once: each
+// allocates, fills, reads back and frees its own memory.
+func TestConcurrentUse(t *testing.T) {
+	d, err := cuda.Open(0)
+	if errors.Is(err, cuda.ErrNoDriver) {
+		t.Skipf("no GPU: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				p, err := d.Malloc(1 << 20)
+				if err != nil {
+					errs <- err
+					return
+				}
+				s := tensor.Strided{Base: tensor.Ptr(p), DType: tensor.Int32, Shape: []int{1 << 18}, Strides: []int{1}}
+				if err := d.Fill(s, float64(g*100+i)); err != nil {
+					errs <- err
+					return
+				}
+				b := make([]byte, 4)
+				if err := d.CopyToHost(b, tensor.Ptr(p+4*12345)); err != nil {
+					errs <- err
+					return
+				}
+				if got := int(binary.LittleEndian.Uint32(b)); got != g*100+i {
+					errs <- fmt.Errorf("goroutine %d: read %d, want %d", g, got, g*100+i)
+					return
+				}
+				if err := d.Free(p); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// TestClosedDevice checks that a closed device refuses work with ErrClosed.
+func TestClosedDevice(t *testing.T) {
+	d, err := cuda.Open(0)
+	if errors.Is(err, cuda.ErrNoDriver) {
+		t.Skipf("no GPU: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Malloc(1024); !errors.Is(err, cuda.ErrClosed) {
+		t.Errorf("Malloc after Close: %v, want ErrClosed", err)
+	}
+	if err := d.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
 	}
 }

@@ -143,6 +143,8 @@ func (d *puregoDriver) open(ordinal int) error {
 	return d.l.do("cuCtxSetCurrent", d.ctx)
 }
 
+func (d *puregoDriver) makeCurrent() error { return d.l.do("cuCtxSetCurrent", d.ctx) }
+
 func (d *puregoDriver) close() error {
 	return d.l.do("cuDevicePrimaryCtxRelease_v2", uintptr(d.dev))
 }
