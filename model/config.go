@@ -107,7 +107,7 @@ type Size struct {
 var Sizes = []Size{
 	{"tiny", Config{Vocab: 64, Dim: 32, Heads: 2, Layers: 2, Hidden: 128, MaxLen: 32, Seed: 1},
 		Workload{Requests: 3, PromptMin: 3, PromptMax: 10, DecodeMin: 2, DecodeMax: 6, Seed: 1}},
-	{"small", Config{Vocab: 512, Dim: 128, Heads: 4, Layers: 2, Hidden: 512, MaxLen: 128, Seed: 1},
+	{"small", Config{Vocab: 2048, Dim: 128, Heads: 4, Layers: 2, Hidden: 512, MaxLen: 128, Seed: 1},
 		Workload{Requests: 8, PromptMin: 16, PromptMax: 64, DecodeMin: 8, DecodeMax: 32, Seed: 1}},
 	{"large", Config{Vocab: 32000, Dim: 1024, Heads: 16, Layers: 12, Hidden: 4096, MaxLen: 2048, Seed: 1},
 		Workload{Requests: 16, PromptMin: 128, PromptMax: 1024, DecodeMin: 64, DecodeMax: 256, Seed: 1}},

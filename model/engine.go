@@ -45,6 +45,8 @@ type Engine struct {
 type Generation struct {
 	Tokens []int64     // the generated tokens (greedy: the largest logit)
 	Logits [][]float32 // the logits each token was chosen from, with KeepLogits
+	// LastLogits are the logits the last token was chosen from.
+	LastLogits []float32
 	// Prefill is the time of the forward pass over the prompt, which also
 	// gives the first token (time to first token).
 	Prefill time.Duration
@@ -133,6 +135,7 @@ func (e *Engine) Generate(req Request) (g Generation, err error) {
 		if e.opts.KeepLogits {
 			g.Logits = append(g.Logits, logits)
 		}
+		g.LastLogits = logits
 		return argmax(logits), d, nil
 	}
 	tok, d, err := step(req.Prompt, 0)

@@ -1,0 +1,236 @@
+package ch4_test
+
+import (
+	"strings"
+	"testing"
+
+	"memlab.dev/memlab/experiments/ch4"
+	"memlab.dev/memlab/model"
+)
+
+var setup = ch4.Setup{Device: "sim"}
+
+func TestReluPeak(t *testing.T) {
+	r, err := ch4.ReluPeak(setup, 512, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const mib2 = 2 << 20
+	if r.Bytes != mib2 || r.OutOfPlacePeak != 2*mib2 || r.InPlacePeak != mib2 {
+		t.Errorf("x %d bytes, relu peak %d, relu_ peak %d; want 2 MiB, 4 MiB, 2 MiB", r.Bytes, r.OutOfPlacePeak, r.InPlacePeak)
+	}
+	if r.OutOfPlaceAllocs != 2 || r.InPlaceAllocs != 1 {
+		t.Errorf("allocations %d and %d, want 2 and 1", r.OutOfPlaceAllocs, r.InPlaceAllocs)
+	}
+	if r.Saving() != 50 {
+		t.Errorf("saving %.1f%%, want 50%%", r.Saving())
+	}
+	if len(r.Timeline.Marks) != 2 {
+		t.Errorf("%d marks, want 2", len(r.Timeline.Marks))
+	}
+	if _, err := r.Plot(); err != nil {
+		t.Error(err)
+	}
+	if _, err := ch4.ReluPeak(setup, 0, 4); err == nil || !strings.HasPrefix(err.Error(), "ch4: ReluPeak") {
+		t.Errorf("0 rows: %v", err)
+	}
+}
+
+func TestSharedBranch(t *testing.T) {
+	r, err := ch4.SharedBranch(setup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	negatives := 0
+	for i, x := range r.X {
+		if x < 0 {
+			negatives++
+			if r.Hazard[i] == r.Correct[i] {
+				t.Errorf("x = %g: the in-place result %g equals the correct one", x, r.Hazard[i])
+			}
+		} else if r.Hazard[i] != r.Correct[i] {
+			t.Errorf("x = %g: %g, want %g", x, r.Hazard[i], r.Correct[i])
+		}
+	}
+	if r.Wrong() != negatives || negatives == 0 {
+		t.Errorf("%d wrong, want %d (the negative inputs)", r.Wrong(), negatives)
+	}
+	if r.VersionBefore != 0 || r.VersionAfter != 1 {
+		t.Errorf("version %d -> %d, want 0 -> 1", r.VersionBefore, r.VersionAfter)
+	}
+}
+
+func TestSavedTensorError(t *testing.T) {
+	r, err := ch4.SavedTensorError(setup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"modified by an inplace operation", "output 0 of ExpBackward0", "is at version 1; expected version 0"} {
+		if !strings.Contains(r.Err, want) {
+			t.Errorf("error %q lacks %q", r.Err, want)
+		}
+	}
+	if r.FixedErr != "" {
+		t.Errorf("the out-of-place version failed: %s", r.FixedErr)
+	}
+	if r.SavedBytes != 256*256*4 {
+		t.Errorf("saved %d bytes, want exp's output, %d", r.SavedBytes, 256*256*4)
+	}
+}
+
+func TestViewCopies(t *testing.T) {
+	const n = 64
+	r, err := ch4.ViewCopies(setup, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := int64(n * n * 4)
+	tests := []struct {
+		op     string
+		copied bool
+		bytes  int64
+		err    string
+	}{
+		{"x.view(n/2, 2n)", false, 0, ""},
+		{"x.reshape(2n, n/2)", false, 0, ""},
+		{"x.flatten()", false, 0, ""},
+		{"x.contiguous()", false, 0, ""},
+		{"x[:n/4]", false, 0, ""},
+		{"x.t()", false, 0, ""},
+		{"x.t().view(-1)", false, 0, "view size is not compatible"},
+		{"x.t().reshape(-1)", true, base, ""},
+		{"x.t().contiguous()", true, base, ""},
+		{"x[:, ::2]", false, 0, ""},
+		{"x[:, ::2].contiguous()", true, base / 2, ""},
+		{"x.expand(4, n, n)", false, 0, ""},
+		{"x.expand(4, n, n).contiguous()", true, 4 * base, ""},
+		{"x.view(4, n/4, n).permute(1, 0, 2).reshape(n/4, 4n)", true, base, ""},
+	}
+	if len(r.Rows) != len(tests) {
+		t.Fatalf("%d rows, want %d", len(r.Rows), len(tests))
+	}
+	for _, tt := range tests {
+		t.Run(tt.op, func(t *testing.T) {
+			row, ok := r.Row(tt.op)
+			if !ok {
+				t.Fatal("no row")
+			}
+			if tt.err != "" {
+				if !strings.Contains(row.Err, tt.err) {
+					t.Errorf("error %q, want one containing %q", row.Err, tt.err)
+				}
+				return
+			}
+			if row.Copied != tt.copied || row.Bytes != tt.bytes {
+				t.Errorf("copied %v, %d bytes; want %v, %d", row.Copied, row.Bytes, tt.copied, tt.bytes)
+			}
+			wantAllocs := int64(0)
+			if tt.copied {
+				wantAllocs = 1
+			}
+			if row.Allocs != wantAllocs {
+				t.Errorf("%d allocator calls, want %d", row.Allocs, wantAllocs)
+			}
+		})
+	}
+	if _, err := ch4.ViewCopies(setup, 6); err == nil {
+		t.Error("n = 6 accepted")
+	}
+}
+
+func TestPoolLatency(t *testing.T) {
+	const steps = 20
+	r, err := ch4.PoolLatency(setup, []int{64, 1024}, steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Rows) != 3 {
+		t.Fatalf("%d rows", len(r.Rows))
+	}
+	fresh, cached, pooled := r.Rows[0], r.Rows[1], r.Rows[2]
+	if fresh.AllocCalls != steps || fresh.DeviceMallocs != steps {
+		t.Errorf("empty_cache every step: %d allocator calls, %d cudaMallocs; want %d each", fresh.AllocCalls, fresh.DeviceMallocs, steps)
+	}
+	if cached.AllocCalls != steps || cached.DeviceMallocs != 1 {
+		t.Errorf("caching allocator: %d calls, %d cudaMallocs; want %d and 1", cached.AllocCalls, cached.DeviceMallocs, steps)
+	}
+	if pooled.AllocCalls != 1 || pooled.PoolHits != steps-1 || pooled.PoolMisses != 1 {
+		t.Errorf("TensorPool: %d allocator calls, %d hits, %d misses; want 1, %d, 1", pooled.AllocCalls, pooled.PoolHits, pooled.PoolMisses, steps-1)
+	}
+	if !r.Simulated || fresh.Driver <= cached.Driver {
+		t.Errorf("modelled driver time: fresh %v, cached %v; want fresh larger", fresh.Driver, cached.Driver)
+	}
+}
+
+func TestKVStrategies(t *testing.T) {
+	w := ch4.KVWorkload{Sequences: 10, Concurrent: 3, MinLen: 3, MaxLen: 40, Heads: 2, HeadDim: 8, BlockSize: 8, Seed: 2}
+	r, err := ch4.KVStrategies(setup, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, _ := r.Row("torch.cat")
+	pre, _ := r.Row("preallocated")
+	paged, ok := r.Row("paged")
+	if !ok || len(r.Rows) != 3 {
+		t.Fatalf("rows %v", r.Rows)
+	}
+	if paged.AllocCalls != 1 {
+		t.Errorf("paged: %d allocator calls, want 1 (the arena)", paged.AllocCalls)
+	}
+	if pre.AllocCalls != int64(w.Sequences) {
+		t.Errorf("preallocated: %d allocator calls, want one per sequence (%d)", pre.AllocCalls, w.Sequences)
+	}
+	if cat.AllocCalls <= pre.AllocCalls*int64(w.MinLen) {
+		t.Errorf("cat: %d allocator calls, want two per token", cat.AllocCalls)
+	}
+	if paged.MaxWaste > r.PagedMaxWaste || pre.MaxWaste <= paged.MaxWaste {
+		t.Errorf("unused slots: paged %d (bound %d), preallocated %d", paged.MaxWaste, r.PagedMaxWaste, pre.MaxWaste)
+	}
+	if paged.PeakHeld >= pre.PeakHeld || paged.PeakHeld < r.PeakUseful || cat.PeakHeld != r.PeakUseful {
+		t.Errorf("peak held: paged %d, preallocated %d, cat %d, useful %d", paged.PeakHeld, pre.PeakHeld, cat.PeakHeld, r.PeakUseful)
+	}
+	if _, err := r.Plot(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestInference(t *testing.T) {
+	size := "small"
+	if testing.Short() {
+		size = "tiny"
+	}
+	r, err := ch4.Inference(setup, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.MaxLogitDiff > 1e-4 {
+		t.Errorf("logits differ from the baseline's by %g", r.MaxLogitDiff)
+	}
+	base, _ := r.Row(model.Baseline)
+	opt, _ := r.Row(model.Optimised)
+	if opt.Working >= base.Working {
+		t.Errorf("optimised peak above weights %d ≥ baseline %d", opt.Working, base.Working)
+	}
+	if opt.AllocCalls >= base.AllocCalls {
+		t.Errorf("optimised %d allocator calls ≥ baseline %d", opt.AllocCalls, base.AllocCalls)
+	}
+	inPlace, _ := r.Row(model.InPlace)
+	if inPlace.Working > base.Working || inPlace.AllocCalls >= base.AllocCalls {
+		t.Errorf("in-place: peak %d (baseline %d), %d calls (baseline %d)", inPlace.Working, base.Working, inPlace.AllocCalls, base.AllocCalls)
+	}
+	for _, row := range r.Rows {
+		if row.Tokens != r.Rows[0].Tokens || row.Token <= 0 {
+			t.Errorf("%v: %d tokens, median %v", row.Mode, row.Tokens, row.Token)
+		}
+	}
+	for _, f := range []func() (any, error){
+		func() (any, error) { return r.Plot() }, func() (any, error) { return r.PlotLatency() }, func() (any, error) { return r.PlotCurves() },
+	} {
+		if _, err := f(); err != nil {
+			t.Error(err)
+		}
+	}
+	if !strings.Contains(r.String(), "20–30%") {
+		t.Error("the table does not set the course's figures beside the measurements")
+	}
+}
