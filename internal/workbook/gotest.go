@@ -180,7 +180,8 @@ var fileLine = regexp.MustCompile(`^\w+_test\.go:\d+: `)
 func parseEvents(r io.Reader) (map[string]*Report, error) {
 	reports := map[string]*Report{}
 	report := func(pkg string) *Report {
-		slug := strings.TrimPrefix(pkg, ModulePath+"/")
+		// Build events name the test variant ("x [x.test]", "x_test [x.test]").
+		slug := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(pkg, ModulePath+"/"), ".test"), "_test")
 		rep, ok := reports[slug]
 		if !ok {
 			rep = &Report{Slug: slug}

@@ -38,7 +38,7 @@ func WriteReport(w io.Writer, ex Exercise, r *Report) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w)
 	if r.BuildFailed {
-		fmt.Fprintln(w, "  Your code does not compile:")
+		fmt.Fprintln(w, "  Your code does not build (errors from the compiler or go vet):")
 		for _, l := range r.BuildOutput {
 			fmt.Fprintf(w, "    %s\n", l)
 		}

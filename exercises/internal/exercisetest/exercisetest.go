@@ -17,6 +17,8 @@ const NotImplementedYet = "not implemented yet"
 
 // missing records the top-level tests that already reported a missing function, so
 // the remaining cases of that test are skipped instead of repeating the message.
+// It lives as long as the test binary: with go test -count above 1, the repeated
+// runs of such a test skip all its cases (the first run has already failed).
 var missing sync.Map
 
 // Call runs f, which performs the call described by call (for example
