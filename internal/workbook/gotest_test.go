@@ -6,7 +6,8 @@ import (
 )
 
 // canned is go test -json output for two packages: one with a passing test, a
-// failing table test and a skipped case; one that did not build.
+// failing table test and a skipped case; one that did not build (its external
+// test package's error is reported under the "x_test [x.test]" variant).
 const canned = `{"Action":"start","Package":"memlab.dev/memlab/exercises/01-a"}
 {"Action":"run","Package":"memlab.dev/memlab/exercises/01-a","Test":"TestA_X"}
 {"Action":"output","Package":"memlab.dev/memlab/exercises/01-a","Test":"TestA_X","Output":"=== RUN   TestA_X\n"}
@@ -25,7 +26,7 @@ const canned = `{"Action":"start","Package":"memlab.dev/memlab/exercises/01-a"}
 {"Action":"output","Package":"memlab.dev/memlab/exercises/01-a","Output":"FAIL\n"}
 {"Action":"fail","Package":"memlab.dev/memlab/exercises/01-a"}
 {"ImportPath":"memlab.dev/memlab/exercises/02-b [memlab.dev/memlab/exercises/02-b.test]","Action":"build-output","Output":"# memlab.dev/memlab/exercises/02-b\n"}
-{"ImportPath":"memlab.dev/memlab/exercises/02-b [memlab.dev/memlab/exercises/02-b.test]","Action":"build-output","Output":"b.go:3:1: syntax error\n"}
+{"ImportPath":"memlab.dev/memlab/exercises/02-b_test [memlab.dev/memlab/exercises/02-b.test]","Action":"build-output","Output":"b.go:3:1: syntax error\n"}
 {"ImportPath":"memlab.dev/memlab/exercises/02-b [memlab.dev/memlab/exercises/02-b.test]","Action":"build-fail"}
 {"Action":"start","Package":"memlab.dev/memlab/exercises/02-b"}
 {"Action":"output","Package":"memlab.dev/memlab/exercises/02-b","Output":"FAIL\tmemlab.dev/memlab/exercises/02-b [build failed]\n"}
