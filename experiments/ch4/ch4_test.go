@@ -195,11 +195,9 @@ func TestKVStrategies(t *testing.T) {
 }
 
 func TestInference(t *testing.T) {
-	size := "small"
-	if testing.Short() {
-		size = "tiny"
-	}
-	r, err := ch4.Inference(setup, size)
+	// The small size, not tiny: at tiny sizes the KV cache preallocated for
+	// the longest request outweighs what the other optimisations save.
+	r, err := ch4.Inference(setup, "small")
 	if err != nil {
 		t.Fatal(err)
 	}
