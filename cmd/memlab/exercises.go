@@ -155,6 +155,10 @@ func exercisesCheck(ctx context.Context, root string, exs []workbook.Exercise, a
 		fmt.Fprintf(stderr, "memlab exercises: go test reported nothing for %s\n", ex.Slug)
 		return 1
 	}
+	if len(r.Tests) == 0 && !r.BuildFailed && *run != "" {
+		fmt.Fprintf(stderr, "memlab exercises: no test of exercise %d matches --run %q (its tests are named TestA_…, TestB_…: see %s/README.md)\n", ex.Number, *run, ex.Slug)
+		return 2
+	}
 	workbook.WriteReport(stdout, ex, r)
 	if !r.Passed() {
 		if len(ex.Hints) > 0 {

@@ -49,6 +49,7 @@ func TestExercisesSession(t *testing.T) {
 		{name: "grade a folder named otherwise", args: []string{"grade", "--student", stubCopy, "--exercise", "5"}, wantCode: 1, wantOut: []string{"Score for 05-segment-size: 0/", "not started"}},
 		{name: "grade a whole exercises folder as JSON", args: []string{"grade", "--json", "--student", root}, wantCode: 1, wantOut: []string{
 			`{"exercise":"01-strides","state":"passing","passed":25,"total":25}`, `{"exercise":"05-segment-size","state":"not started"`}},
+		{name: "--run matching nothing", args: []string{"check", "1", "--run", "TestZ"}, wantCode: 2, wantErr: "no test of exercise 1 matches --run \"TestZ\""},
 		{name: "no command", args: nil, wantCode: 2, wantErr: "usage: memlab exercises"},
 		{name: "unknown command", args: []string{"frobnicate"}, wantCode: 2, wantErr: `unknown command "frobnicate"`},
 		{name: "check without N", args: []string{"check"}, wantCode: 2, wantErr: "usage: memlab exercises check N"},
