@@ -17,10 +17,10 @@ import (
 type InferenceRow struct {
 	Mode model.Mode
 	// PeakAllocated is max_memory_allocated over the whole workload, weights
-	// included; Working is the same above the weights (activations, KV
-	// caches, logits).
-	PeakAllocated, Working int64
-	PeakReserved           int64
+	// included; Working is the same above Weights, memory_allocated before
+	// the first request (the weights, rounded up by the allocator).
+	PeakAllocated, Working, Weights int64
+	PeakReserved                    int64
 	// AllocCalls is allocation.all.allocated: requests to the caching
 	// allocator; DeviceMallocs is num_device_alloc: the cudaMallocs among them.
 	AllocCalls, DeviceMallocs int64
@@ -156,6 +156,7 @@ func (r *inferenceRun) finish() InferenceRow {
 	c := r.b.counters().since(r.c0)
 	row.PeakAllocated = r.b.MaxMemoryAllocated()
 	row.Working = row.PeakAllocated - r.weights
+	row.Weights = r.weights
 	row.PeakReserved = r.b.MaxMemoryReserved()
 	row.AllocCalls, row.DeviceMallocs, row.Driver = c.allocs, c.deviceAllocs, c.driver
 	row.Token, row.Prefill = median(r.steps), median(r.prefills)
@@ -193,7 +194,7 @@ func (r InferenceResult) Row(mode model.Mode) (InferenceRow, bool) {
 // are than the first row's, in percent (negative: larger).
 func (r InferenceResult) Savings(row InferenceRow) (memory, token float64) {
 	base := r.Rows[0]
-	return -pct(float64(row.Working), float64(base.Working)), -pct(float64(row.Token), float64(base.Token))
+	return saved(float64(row.Working), float64(base.Working)), saved(float64(row.Token), float64(base.Token))
 }
 
 // String prints the table and the comparison with the course's figures.
@@ -267,16 +268,20 @@ func (r InferenceResult) PlotLatency() (*memplot.Figure, error) {
 	return f, nil
 }
 
-// PlotCurves draws memory_allocated over allocator events for the first and
-// last modes (baseline and optimised by default).
+// PlotCurves draws memory_allocated above the weights over allocator events
+// for the first mode and the optimised one (or the last, without it).
 func (r InferenceResult) PlotCurves() (*memplot.Figure, error) {
+	other := r.Rows[len(r.Rows)-1]
+	if row, ok := r.Row(model.Optimised); ok {
+		other = row
+	}
 	var series []memplot.Series
-	for _, row := range []InferenceRow{r.Rows[0], r.Rows[len(r.Rows)-1]} {
-		s := memplot.Series{Name: row.Mode.String(), Y: row.Curve, X: make([]float64, len(row.Curve))}
-		for i := range s.X {
-			s.X[i] = float64(i)
+	for _, row := range []InferenceRow{r.Rows[0], other} {
+		s := memplot.Series{Name: row.Mode.String(), Y: make([]int64, len(row.Curve)), X: make([]float64, len(row.Curve))}
+		for i, v := range row.Curve {
+			s.X[i], s.Y[i] = float64(i), v-row.Weights
 		}
 		series = append(series, s)
 	}
-	return memplot.Lines(fmt.Sprintf("4.4 %s model: memory_allocated over the workload", r.Size.Name), "allocator event", series...)
+	return memplot.Lines(fmt.Sprintf("4.4 %s model: memory_allocated above the weights, request after request", r.Size.Name), "allocator event", series...)
 }

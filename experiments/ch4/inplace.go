@@ -70,7 +70,7 @@ func ReluPeak(s Setup, rows, cols int) (res ReluResult, err error) {
 
 // Saving is the share of the out-of-place peak that relu_ saves, in percent.
 func (r ReluResult) Saving() float64 {
-	return -pct(float64(r.InPlacePeak), float64(r.OutOfPlacePeak))
+	return saved(float64(r.InPlacePeak), float64(r.OutOfPlacePeak))
 }
 
 // String prints both peaks.

@@ -131,12 +131,13 @@ func median(ds []time.Duration) time.Duration {
 // mib formats bytes in MiB with two decimals.
 func mib(n int64) string { return fmt.Sprintf("%.2f MiB", float64(n)/MiB) }
 
-// pct is the relative change from base to v in percent (negative: smaller).
-func pct(v, base float64) float64 {
+// saved is how much smaller v is than base, in percent of base (negative:
+// larger).
+func saved(v, base float64) float64 {
 	if base == 0 {
 		return 0
 	}
-	return 100 * (v - base) / base
+	return 100 * (base - v) / base
 }
 
 // us formats a duration in microseconds, with a decimal below 100 µs.

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"memlab.dev/memlab/experiments/ch4"
+	"memlab.dev/memlab/memplot"
+	"memlab.dev/memlab/model"
+)
+
+func init() {
+	register(command{
+		name:    "ch4",
+		summary: "run section 4.4: the transformer's baseline vs optimised inference, at a size, on a device",
+		run:     runCh4,
+	})
+}
+
+// runCh4 runs ch4.Inference and prints its table; with -plots it also writes
+// the figures.
+func runCh4(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("ch4", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dev := fs.String("device", "", `device spec: "" (MEMLAB_DEVICE, else a GPU if present, else the simulator), "sim", "cuda", "cuda:1"`)
+	var sizes []string
+	for _, s := range model.Sizes {
+		sizes = append(sizes, s.Name)
+	}
+	size := fs.String("size", "small", "model and workload size: "+strings.Join(sizes, ", "))
+	modes := fs.String("modes", "", "comma-separated modes to compare, the first the reference (default: baseline and each optimisation, then all)")
+	plots := fs.String("plots", "", "directory to write the figures to (PNG); empty for none")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: memlab ch4 [-device spec] [-size name] [-modes list] [-plots dir]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "memlab ch4: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	var ms []model.Mode
+	if *modes != "" {
+		for _, name := range strings.Split(*modes, ",") {
+			m, err := model.ParseMode(strings.TrimSpace(name))
+			if err != nil {
+				fmt.Fprintf(stderr, "memlab ch4: -modes: %v\n", err)
+				return 2
+			}
+			ms = append(ms, m)
+		}
+	}
+	if _, err := model.SizeByName(*size); err != nil {
+		fmt.Fprintf(stderr, "memlab ch4: -size: %v\n", err)
+		return 2
+	}
+	r, err := ch4.Inference(ch4.Setup{Device: *dev}, *size, ms...)
+	if err != nil {
+		fmt.Fprintf(stderr, "memlab ch4: %v\n", err)
+		return 1
+	}
+	fmt.Fprint(stdout, r)
+	if *plots == "" {
+		return 0
+	}
+	for name, plot := range map[string]func() (*memplot.Figure, error){
+		"memory": r.Plot, "latency": r.PlotLatency, "curves": r.PlotCurves,
+	} {
+		f, err := plot()
+		if err == nil {
+			path := filepath.Join(*plots, fmt.Sprintf("4.4-%s-%s.png", *size, name))
+			if err = f.Save(path); err == nil {
+				fmt.Fprintf(stdout, "figure: %s\n", path)
+				continue
+			}
+		}
+		fmt.Fprintf(stderr, "memlab ch4: %s figure: %v\n", name, err)
+		return 1
+	}
+	return 0
+}
