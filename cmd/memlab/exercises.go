@@ -51,9 +51,15 @@ func runExercises(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	sub, rest := fs.Arg(0), fs.Args()[1:]
-	if sub == "help" {
+	switch sub {
+	case "help":
 		fmt.Fprint(stdout, exercisesUsage)
 		return 0
+	case "list", "check", "hint", "grade":
+	default:
+		fmt.Fprintf(stderr, "memlab exercises: unknown command %q\n", sub)
+		fs.Usage()
+		return 2
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
@@ -78,12 +84,9 @@ func runExercises(args []string, stdout, stderr io.Writer) int {
 		return exercisesCheck(ctx, root, exs, rest, stdout, stderr)
 	case "hint":
 		return exercisesHint(root, exs, rest, stdout, stderr)
-	case "grade":
+	default: // "grade"
 		return exercisesGrade(ctx, root, exs, rest, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "memlab exercises: unknown command %q\n", sub)
-	fs.Usage()
-	return 2
 }
 
 // parseInterleaved parses flags that may come before or after positional
