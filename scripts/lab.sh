@@ -13,12 +13,14 @@
 #   scripts/lab.sh jupyter   print the jupyter command to use
 #
 # Environment: LAB_IP (default 127.0.0.1), LAB_PORT (default 8888),
-# GONB_VERSION (default v0.11.4), LAB_NO_PIP=1 to skip the PyPI attempt.
+# GONB_VERSION (default v0.11.4), GOIMPORTS_VERSION (default v0.52.0),
+# LAB_NO_PIP=1 to skip the PyPI attempt.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LOGDIR="$REPO/build/setup"
 GONB_VERSION=${GONB_VERSION:-v0.11.4}
+GOIMPORTS_VERSION=${GOIMPORTS_VERSION:-v0.52.0} # golang.org/x/tools; builds with Go 1.26
 GOBIN_DIR=$(go env GOBIN)
 [ -n "$GOBIN_DIR" ] || GOBIN_DIR="$(go env GOPATH)/bin"
 GOROOT_BIN="$(go env GOROOT)/bin"
@@ -144,7 +146,7 @@ install_gonb() {
 	if command -v goimports >/dev/null 2>&1; then
 		say "goimports present ($(command -v goimports))"
 	else
-		step goimports env GOBIN="$GOBIN_DIR" go install golang.org/x/tools/cmd/goimports@latest
+		step goimports env GOBIN="$GOBIN_DIR" go install "golang.org/x/tools/cmd/goimports@$GOIMPORTS_VERSION"
 	fi
 }
 
