@@ -64,18 +64,20 @@ func Record() (*Recorder, error) {
 
 // onEvent runs inside the allocator's lock: it must not call the allocator.
 func (r *Recorder) onEvent(e allocator.Event) {
-	var driver int64 = -2
+	var driver int64
+	refresh := false
 	switch e.Action {
 	case allocator.ActionSegmentAlloc, allocator.ActionSegmentFree,
 		allocator.ActionSegmentMap, allocator.ActionSegmentUnmap:
 		driver, _ = r.lab.driverUsed() // the device, not the allocator: safe here
+		refresh = true
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done {
 		return
 	}
-	if driver != -2 {
+	if refresh {
 		r.driver = driver
 	}
 	switch e.Action {
@@ -151,6 +153,13 @@ func (r *Recorder) SegmentAllocs() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.segments
+}
+
+// OOMs is the number of out-of-memory failures seen.
+func (r *Recorder) OOMs() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ooms
 }
 
 // Timeline returns the recording over event index, for [memplot.MemoryCurve].

@@ -33,6 +33,9 @@ func TestRecorder(t *testing.T) {
 	if a, r := rec.Peak(); a != 100*mib || r != 100*mib {
 		t.Errorf("Peak = %d, %d; want 100 MiB both", a, r)
 	}
+	if rec.OOMs() != 0 {
+		t.Errorf("OOMs = %d, want 0", rec.OOMs())
+	}
 	if rec.SegmentAllocs() != 1 {
 		t.Errorf("SegmentAllocs = %d, want 1", rec.SegmentAllocs())
 	}
@@ -55,6 +58,18 @@ func TestRecorder(t *testing.T) {
 		t.Error(err)
 	}
 	rec.Stop() // idempotent
+}
+
+func TestRecorderCountsOOMs(t *testing.T) {
+	l := openSim(t)
+	rec := l.Record()
+	if _, err := l.Allocate(8 << 30); !IsOutOfMemory(err) {
+		t.Fatalf("8 GiB on a 4 GiB device: %v", err)
+	}
+	rec.Stop()
+	if rec.OOMs() != 1 {
+		t.Errorf("OOMs = %d, want 1", rec.OOMs())
+	}
 }
 
 func TestRecorderBoundsItsHistory(t *testing.T) {
