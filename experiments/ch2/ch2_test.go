@@ -338,3 +338,36 @@ func TestCatalogRunsOnTheSimulator(t *testing.T) {
 		})
 	}
 }
+
+func TestSetupOpen(t *testing.T) {
+	tests := []struct {
+		name   string
+		setup  Setup
+		budget int64
+		total  uint64
+		err    string
+	}{
+		{"simulator sized to the budget", sim, 4096 * MiB, 4096 * MiB, ""},
+		{"explicit simulator capacity is replaced", Setup{Device: "sim:80GiB"}, 2048 * MiB, 2048 * MiB, ""},
+		{"budget too small", sim, 100, 0, "need at least 1 MiB"},
+		{"bad device", Setup{Device: "tpu"}, 4096 * MiB, 0, `open device "tpu"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := tt.setup.Open("", tt.budget)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("Open = %v, want an error containing %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			if _, total, _ := l.MemGetInfo(); total != tt.total {
+				t.Errorf("total %d, want %d", total, tt.total)
+			}
+		})
+	}
+}

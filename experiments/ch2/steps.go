@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/device"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
@@ -31,31 +32,26 @@ type Setup struct {
 // SetPerProcessMemoryFraction, so the experiment behaves the same on any card.
 // The lab does not become the current one.
 func (s Setup) Open(conf string, budget int64) (*memlab.Lab, error) {
-	spec := s.Device
-	if spec == "" {
-		spec = os.Getenv("MEMLAB_DEVICE")
+	if budget < MiB {
+		return nil, fmt.Errorf("ch2: budget %d bytes: need at least 1 MiB", budget)
 	}
-	if spec == "sim" || strings.HasPrefix(spec, "sim:") {
-		return memlab.Open(memlab.Sim(fmt.Sprintf("%dMiB", budget/MiB)), memlab.AllocConf(conf), memlab.NotCurrent())
-	}
-	l, err := memlab.Open(memlab.Device(spec), memlab.AllocConf(conf), memlab.NotCurrent())
+	l, err := memlab.Open(memlab.Device(s.Device), memlab.AllocConf(conf), memlab.NotCurrent())
 	if err != nil {
 		return nil, err
 	}
-	if l.Device().Kind() == "sim" {
-		l.Close()
+	if l.Device().Kind() == device.Simulated {
+		// Reopen the simulator at the budget's size.
+		if err := l.Close(); err != nil {
+			return nil, err
+		}
 		return memlab.Open(memlab.Sim(fmt.Sprintf("%dMiB", budget/MiB)), memlab.AllocConf(conf), memlab.NotCurrent())
 	}
 	_, total, err := l.MemGetInfo()
-	if err != nil {
-		l.Close()
-		return nil, err
+	if err == nil && uint64(budget) < total {
+		err = l.SetPerProcessMemoryFraction(float64(budget) / float64(total))
 	}
-	if uint64(budget) < total {
-		if err := l.SetPerProcessMemoryFraction(float64(budget) / float64(total)); err != nil {
-			l.Close()
-			return nil, err
-		}
+	if err != nil {
+		return nil, errors.Join(err, l.Close())
 	}
 	return l, nil
 }
