@@ -232,3 +232,18 @@ func TestInference(t *testing.T) {
 		t.Error("the table does not set the course's figures beside the measurements")
 	}
 }
+
+func TestRecordedRuns(t *testing.T) {
+	runs, err := ch4.LoadRecorded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		if !strings.Contains(r.Text, "largest logit difference") {
+			t.Errorf("recorded run %s is not the output of memlab ch4", r.Name)
+		}
+	}
+	if len(runs) == 0 && !strings.Contains(runs.String(), "README") {
+		t.Errorf("no runs: %q does not say how to record one", runs.String())
+	}
+}
