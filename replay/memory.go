@@ -149,14 +149,20 @@ func (m *SimMemory) Unmap(addr, size uint64) error {
 func alignUp(x, a uint64) uint64 { return (x + a - 1) / a * a }
 
 // oracleMemory replays a ground-truth file: each device allocation gets the address the
-// real GPU returned in that op (new_segs), and free memory is the recorded free memory
-// at the start minus what the replay holds.
+// real GPU returned. A new segment (or expandable reservation) made by an allocation
+// starts at the address PyTorch returned for it (the allocation takes the low addresses
+// of a fresh segment), so the op's ptr is the first source; the recorded new_segs of
+// the op (or of the next line that has them) are the second. Free memory is the
+// recorded free memory at the start minus what the replay holds.
 type oracleMemory struct {
 	total     uint64
 	startFree uint64
 	used      uint64
-	newSegs   [][2]uint64 // of the current op
+	ptr       uint64 // the current op's recorded allocation address, 0 if none
+	ptrUsed   bool
+	newSegs   [][2]uint64 // recorded new segments of the current window
 	usedNew   []bool
+	window    int
 	freedNow  []span // segments freed during the current op (address reuse)
 	segs      map[uint64]uint64
 	vas       map[uint64]uint64
@@ -166,21 +172,32 @@ type oracleMemory struct {
 
 func newOracleMemory(total, startFree uint64) *oracleMemory {
 	return &oracleMemory{total: total, startFree: startFree, segs: map[uint64]uint64{},
-		vas: map[uint64]uint64{}, synth: 0xf00000000000}
+		vas: map[uint64]uint64{}, synth: 0xf00000000000, window: -1}
 }
 
-// beginOp sets the current op's recorded new segments.
-func (m *oracleMemory) beginOp(newSegs [][2]uint64) {
-	m.newSegs = newSegs
-	m.usedNew = m.usedNew[:0]
-	for range newSegs {
-		m.usedNew = append(m.usedNew, false)
+// beginOp sets the current op's recorded allocation address and the recorded new
+// segments of its window (the op's line, or the next line that records them).
+func (m *oracleMemory) beginOp(ptr uint64, newSegs [][2]uint64, window int) {
+	m.ptr, m.ptrUsed = ptr, false
+	if window != m.window {
+		m.window = window
+		m.newSegs = newSegs
+		m.usedNew = m.usedNew[:0]
+		for range newSegs {
+			m.usedNew = append(m.usedNew, false)
+		}
 	}
 	m.freedNow = m.freedNow[:0]
 }
 
-func (m *oracleMemory) inReservation(addr uint64) bool {
+// live reports whether addr lies in a held segment or reservation.
+func (m *oracleMemory) live(addr uint64) bool {
 	for a, s := range m.vas {
+		if addr >= a && addr < a+s {
+			return true
+		}
+	}
+	for a, s := range m.segs {
 		if addr >= a && addr < a+s {
 			return true
 		}
@@ -188,16 +205,27 @@ func (m *oracleMemory) inReservation(addr uint64) bool {
 	return false
 }
 
+// takePtr returns the op's recorded allocation address if it can start a new range.
+func (m *oracleMemory) takePtr() (uint64, bool) {
+	if m.ptr == 0 || m.ptrUsed || m.live(m.ptr) {
+		return 0, false
+	}
+	m.ptrUsed = true
+	for i, s := range m.newSegs {
+		if s[0] == m.ptr {
+			m.usedNew[i] = true
+		}
+	}
+	return m.ptr, true
+}
+
 func (m *oracleMemory) takeRecorded(size uint64, exact bool) (uint64, bool) {
 	best := -1
 	for i, s := range m.newSegs {
-		if m.usedNew[i] || m.inReservation(s[0]) {
+		if m.usedNew[i] || m.live(s[0]) {
 			continue
 		}
 		if exact && s[1] != size {
-			continue
-		}
-		if _, live := m.segs[s[0]]; live {
 			continue
 		}
 		if best < 0 || s[0] < m.newSegs[best][0] {
@@ -215,7 +243,10 @@ func (m *oracleMemory) Malloc(size uint64) (uint64, error) {
 	if m.used+size > m.startFree {
 		return 0, &oomError{size}
 	}
-	addr, ok := m.takeRecorded(size, true)
+	addr, ok := m.takePtr()
+	if !ok {
+		addr, ok = m.takeRecorded(size, true)
+	}
 	if !ok {
 		// Freed and re-allocated at the same address and size within one op: the
 		// record shows neither; reuse the most recently freed matching segment.
@@ -274,7 +305,10 @@ func (m *oracleMemory) ProcessMemoryInUse() (uint64, bool) {
 func (m *oracleMemory) Granularity() uint64 { return granularity }
 
 func (m *oracleMemory) ReserveAddress(size uint64) (uint64, error) {
-	addr, ok := m.takeRecorded(size, false)
+	addr, ok := m.takePtr()
+	if !ok {
+		addr, ok = m.takeRecorded(size, false)
+	}
 	if !ok {
 		addr = m.synth
 		m.synth += alignUp(size, 1<<30) + 1<<30

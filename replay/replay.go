@@ -107,13 +107,22 @@ func Run(t *Trace, opts Options) (*Result, error) {
 	ptrs := make([]uint64, 0, len(t.Ops)) // by allocation id; 0 = not live
 	nextID := 0
 	var prevSegs [][2]uint64
+	window := 0
 	for i, op := range t.Ops {
 		if oracle != nil {
-			var ns [][2]uint64
-			if i < len(t.NewSegs) {
-				ns = t.NewSegs[i]
+			// The recorded segments of this op, or of the next line that has them.
+			for window < i || (window < len(t.NewSegs) && t.NewSegs[window] == nil) {
+				window++
 			}
-			oracle.beginOp(ns)
+			var ns [][2]uint64
+			if window < len(t.NewSegs) {
+				ns = t.NewSegs[window]
+			}
+			var ptr uint64
+			if i < len(t.Ptrs) {
+				ptr = t.Ptrs[i]
+			}
+			oracle.beginOp(ptr, ns, window)
 		}
 		st := State{Kind: "op", I: i, Op: op}
 		record := opts.States != nil

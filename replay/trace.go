@@ -190,7 +190,11 @@ type Trace struct {
 	States   []State // one per op, for ground truth
 	// NewSegs holds, per op, the device allocations the GPU made during it (address,
 	// size): the address oracle. It survives dropping States to save memory.
+	// A nil entry means the line did not record them (replay_torch.py --snapshot-every).
 	NewSegs [][][2]uint64
+	// Ptrs holds, per op, the address PyTorch returned for an allocation (0 if none):
+	// a new segment's address, when the allocation made one.
+	Ptrs    []uint64
 	Summary string // expected final MemorySummary, when known ("" otherwise)
 }
 
@@ -297,6 +301,11 @@ func Read(r io.Reader) (*Trace, error) {
 			return nil, fmt.Errorf("op line %d has i=%d", i, t.States[i].I)
 		}
 		t.NewSegs = append(t.NewSegs, t.States[i].NewSegs)
+		var p uint64
+		if t.States[i].Ptr != nil {
+			p = *t.States[i].Ptr
+		}
+		t.Ptrs = append(t.Ptrs, p)
 	}
 	return t, nil
 }
