@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,8 +50,8 @@ func Grade(ctx context.Context, root string, subs []Submission, opts RunOptions)
 	if err := copyFile(filepath.Join(root, "go.mod"), filepath.Join(tmp, "go.mod")); err != nil {
 		return nil, err
 	}
-	if err := copyTree(filepath.Join(root, "internal"), filepath.Join(tmp, "internal")); err != nil {
-		return nil, err
+	if err := os.CopyFS(filepath.Join(tmp, "internal"), os.DirFS(filepath.Join(root, "internal"))); err != nil {
+		return nil, fmt.Errorf("workbook: %w", err)
 	}
 	var pkgs []string
 	for _, s := range subs {
@@ -72,8 +71,8 @@ func Grade(ctx context.Context, root string, subs []Submission, opts RunOptions)
 		}
 		pkgs = append(pkgs, "./"+s.Exercise.Slug)
 		ref := filepath.Join(tmp, "reference", s.Exercise.Slug)
-		if err := copyTree(s.Exercise.Dir, ref); err != nil {
-			return nil, err
+		if err := os.CopyFS(ref, os.DirFS(s.Exercise.Dir)); err != nil {
+			return nil, fmt.Errorf("workbook: %w", err)
 		}
 		if err := SwapInSolution(ref); err == nil {
 			pkgs = append(pkgs, "./reference/"+s.Exercise.Slug)
@@ -159,27 +158,6 @@ func copyGoFiles(src, dst string, keep func(name string) bool) (int, error) {
 		n++
 	}
 	return n, nil
-}
-
-// copyTree copies the regular files under src to dst, creating folders as needed.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("workbook: %w", err)
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return fmt.Errorf("workbook: %w", err)
-		}
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		return copyFile(p, target)
-	})
 }
 
 // copyFile copies the regular file src to dst.
