@@ -148,6 +148,9 @@ func (d *Device) Copy(dst, src tensor.Strided) error {
 	if od.n == 0 {
 		return nil
 	}
+	if err := checkOverlap(op, "src", od, os, true); err != nil {
+		return err
+	}
 	shape, st := coalesce(dst.Shape, dst.Strides, src.Strides)
 	ds, ss := st[0], st[1]
 	if dst.DType == src.DType {
@@ -216,6 +219,9 @@ func (d *Device) Unary(uop tensor.UnaryOp, dst, src tensor.Strided, alpha float6
 	if od.n == 0 {
 		return nil
 	}
+	if err := checkOverlap(op, "src", od, os, true); err != nil {
+		return err
+	}
 	shape, st := coalesce(dst.Shape, dst.Strides, src.Strides)
 	if sfx := floatSuffix(dst.DType); sfx != "" && dst.DType == src.DType &&
 		contiguous(shape, st[0]) && contiguous(shape, st[1]) && od.start%16 == 0 && os.start%16 == 0 {
@@ -251,6 +257,12 @@ func (d *Device) Binary(bop tensor.BinaryOp, dst, a, b tensor.Strided) error {
 	if od.n == 0 {
 		return nil
 	}
+	if err := checkOverlap(op, "a", od, oa, true); err != nil {
+		return err
+	}
+	if err := checkOverlap(op, "b", od, ob, true); err != nil {
+		return err
+	}
 	shape, st := coalesce(dst.Shape, dst.Strides, a.Strides, b.Strides)
 	if sfx := floatSuffix(dst.DType); sfx != "" && dst.DType == a.DType && dst.DType == b.DType &&
 		contiguous(shape, st[0]) && contiguous(shape, st[1]) && contiguous(shape, st[2]) &&
@@ -276,7 +288,8 @@ func (d *Device) Reduce(rop tensor.ReduceOp, dst, src tensor.Strided, dim int) e
 	if err != nil {
 		return err
 	}
-	if _, err := d.check(op, "src", src); err != nil {
+	os, err := d.check(op, "src", src)
+	if err != nil {
 		return err
 	}
 	if dim < 0 || dim >= len(src.Shape) {
@@ -293,6 +306,9 @@ func (d *Device) Reduce(rop tensor.ReduceOp, dst, src tensor.Strided, dim int) e
 	L := src.Shape[dim]
 	if od.n == 0 {
 		return nil
+	}
+	if err := checkOverlap(op, "src", od, os, true); err != nil {
+		return err
 	}
 	if L == 0 {
 		if rop == tensor.Max {
@@ -404,6 +420,9 @@ func (d *Device) Softmax(dst, src tensor.Strided) error {
 	if rows > 1<<31-1 {
 		return fmt.Errorf("device/cuda: Softmax: %d rows exceed the grid", rows)
 	}
+	if err := checkOverlap(op, "src", od, os, true); err != nil {
+		return err
+	}
 	if rsd, rss, ok := vecRows(dst, src, od, os); ok {
 		return d.launch("softmax_f32_vec", [3]uint32{uint32(rows), 1, 1}, rowVecBlock(L),
 			u64(od.start), u64(os.start), i64(L), i64(rsd), i64(rss))
@@ -450,6 +469,15 @@ func (d *Device) LayerNorm(dst, src, gamma, beta tensor.Strided, eps float64) er
 	rows := od.n / L
 	if rows > 1<<31-1 {
 		return fmt.Errorf("device/cuda: LayerNorm: %d rows exceed the grid", rows)
+	}
+	for _, in := range []struct {
+		name  string
+		o     operand
+		alias bool
+	}{{"src", os, true}, {"gamma", og, false}, {"beta", ob, false}} {
+		if err := checkOverlap(op, in.name, od, in.o, in.alias); err != nil {
+			return err
+		}
 	}
 	if rsd, rss, ok := vecRows(dst, src, od, os); ok && gamma.Strides[0] == 1 && beta.Strides[0] == 1 &&
 		og.start%16 == 0 && ob.start%16 == 0 {
@@ -518,6 +546,12 @@ func (d *Device) Matmul(dst, a, b tensor.Strided) error {
 	if od.n == 0 {
 		return nil
 	}
+	if err := checkOverlap(op, "a", od, oa, false); err != nil {
+		return err
+	}
+	if err := checkOverlap(op, "b", od, ob, false); err != nil {
+		return err
+	}
 	if K == 0 {
 		return d.Fill(dst, 0)
 	}
@@ -573,6 +607,12 @@ func (d *Device) Embedding(dst, weight, idx tensor.Strided) error {
 	}
 	if od.n == 0 || oi.n == 0 {
 		return nil
+	}
+	if err := checkOverlap(op, "weight", od, ow, false); err != nil {
+		return err
+	}
+	if err := checkOverlap(op, "idx", od, oi, false); err != nil {
+		return err
 	}
 	V, D := weight.Shape[0], weight.Shape[1]
 	if V == 0 {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"memlab.dev/memlab/tensor"
 )
@@ -254,4 +255,78 @@ func bfloat16Bits(f float32) uint16 {
 	}
 	b += 0x7fff + (b>>16)&1
 	return uint16(b >> 16)
+}
+
+// overlapExactLimit bounds the exact overlap check: when two arguments'
+// byte ranges intersect and either has more elements than this, the call is
+// refused rather than enumerating every address on the host.
+const overlapExactLimit = 1 << 22
+
+// checkOverlap returns an error when the output dst shares memory with the
+// input in, unless allowAlias is set and the two are exact aliases (an
+// in-place operation). Interleaved views that touch disjoint elements pass.
+func checkOverlap(op, inName string, dst, in operand, allowAlias bool) error {
+	if dst.n == 0 || in.n == 0 || dst.hi <= in.lo || in.hi <= dst.lo {
+		return nil
+	}
+	if allowAlias && sameElements(dst, in) {
+		return nil
+	}
+	how := "overlaps"
+	if allowAlias {
+		how = "partially overlaps"
+	}
+	refuse := fmt.Errorf("device/cuda: %s: dst %s %s (only an exact alias, an in-place operation, may share memory)", op, how, inName)
+	if !allowAlias {
+		refuse = fmt.Errorf("device/cuda: %s: dst overlaps %s", op, inName)
+	}
+	if dst.n > overlapExactLimit || in.n > overlapExactLimit {
+		return refuse
+	}
+	a, b := byteOffsets(dst), byteOffsets(in)
+	as, bs := uint64(dst.s.DType.Size()), uint64(in.s.DType.Size())
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i]+as <= b[j]:
+			i++
+		case b[j]+bs <= a[i]:
+			j++
+		default:
+			return refuse
+		}
+	}
+	return nil
+}
+
+// sameElements reports whether a and b address the same elements in the
+// same logical order.
+func sameElements(a, b operand) bool {
+	if a.s.DType.Size() != b.s.DType.Size() || a.start != b.start || !sameShape(a.s.Shape, b.s.Shape) {
+		return false
+	}
+	for k, n := range a.s.Shape {
+		if n > 1 && a.s.Strides[k] != b.s.Strides[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// byteOffsets returns the sorted byte addresses of every element of o.
+func byteOffsets(o operand) []uint64 {
+	out := make([]uint64, 0, o.n)
+	es := int64(o.s.DType.Size())
+	var walk func(k int, off int64)
+	walk = func(k int, off int64) {
+		if k == len(o.s.Shape) {
+			out = append(out, uint64(int64(o.s.Base)+off*es))
+			return
+		}
+		for i := 0; i < o.s.Shape[k]; i++ {
+			walk(k+1, off+int64(i)*int64(o.s.Strides[k]))
+		}
+	}
+	walk(0, int64(o.s.Offset))
+	slices.Sort(out)
+	return out
 }

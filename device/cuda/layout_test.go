@@ -171,3 +171,43 @@ func TestOpenUnknownBinding(t *testing.T) {
 		t.Fatalf("OpenWith(binding nope) error = %v", err)
 	}
 }
+
+func TestCheckOverlap(t *testing.T) {
+	d := &Device{}
+	d.addRegion(0x10000, 1<<30)
+	op := func(shape, strides []int, offset int) operand {
+		o, err := d.check("test", "x", tensor.Strided{Base: 0x10000, DType: tensor.Float32, Shape: shape, Strides: strides, Offset: offset})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	tests := []struct {
+		name    string
+		dst, in operand
+		alias   bool
+		wantErr string
+	}{
+		{"disjoint", op([]int{4}, []int{1}, 0), op([]int{4}, []int{1}, 4), true, ""},
+		{"exact alias in place", op([]int{4, 4}, []int{4, 1}, 0), op([]int{4, 4}, []int{4, 1}, 0), true, ""},
+		{"exact alias where none is allowed", op([]int{4}, []int{1}, 0), op([]int{4}, []int{1}, 0), false, "dst overlaps x"},
+		{"shifted by one element", op([]int{4}, []int{1}, 0), op([]int{4}, []int{1}, 1), true, "partially overlaps x"},
+		{"transposed alias", op([]int{4, 4}, []int{4, 1}, 0), op([]int{4, 4}, []int{1, 4}, 0), true, "partially overlaps"},
+		{"interleaved columns", op([]int{4, 2}, []int{4, 2}, 0), op([]int{4, 2}, []int{4, 2}, 1), true, ""},
+		{"too large to enumerate", op([]int{1 << 23}, []int{1}, 0), op([]int{1 << 23}, []int{1}, 1), true, "partially overlaps"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkOverlap("Test", "x", tt.dst, tt.in, tt.alias)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("checkOverlap = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("checkOverlap = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}

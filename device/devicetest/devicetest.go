@@ -651,6 +651,10 @@ func BadInput(t *testing.T, dev device.Device) {
 		{"fill value out of range", true, func(k tensor.Kernels, s side) error {
 			return k.Fill(s(view(a, tensor.Uint8, []int{16}, []int{1}, 0)), 300)
 		}},
+		{"partially overlapping copy", true, func(k tensor.Kernels, s side) error {
+			return k.Copy(s(view(a, tensor.Float32, []int{60}, []int{1}, 1)), s(view(a, tensor.Float32, []int{60}, []int{1}, 0)))
+		}},
+		{"matmul into its input", true, func(k tensor.Kernels, s side) error { return k.Matmul(s(a), s(a), s(b)) }},
 		{"broadcast output", true, func(k tensor.Kernels, s side) error {
 			return k.Fill(s(view(v, tensor.Float32, []int{8, 8}, []int{0, 1}, 0)), 1)
 		}},
