@@ -56,70 +56,65 @@ func (t *tree) less(a *block, size int64, addr uint64) bool {
 }
 
 func (t *tree) insert(b *block) {
-	b.left, b.right = nil, nil
-	t.root = t.ins(t.root, b)
+	// Descend to where b's priority puts it, then split that subtree around b's key.
+	link := &t.root
+	for n := *link; n != nil && n.prio >= b.prio; n = *link {
+		if t.less(b, n.size, n.addr) {
+			link = &n.left
+		} else {
+			link = &n.right
+		}
+	}
+	l, r := &b.left, &b.right
+	for n := *link; n != nil; {
+		if t.less(n, b.size, b.addr) {
+			*l = n
+			l = &n.right
+			n = n.right
+		} else {
+			*r = n
+			r = &n.left
+			n = n.left
+		}
+	}
+	*l, *r = nil, nil
+	*link = b
 	t.n++
-}
-
-func (t *tree) ins(root, b *block) *block {
-	if root == nil {
-		return b
-	}
-	if t.less(b, root.size, root.addr) {
-		root.left = t.ins(root.left, b)
-		if root.left.prio > root.prio {
-			l := root.left
-			root.left = l.right
-			l.right = root
-			return l
-		}
-	} else {
-		root.right = t.ins(root.right, b)
-		if root.right.prio > root.prio {
-			r := root.right
-			root.right = r.left
-			r.left = root
-			return r
-		}
-	}
-	return root
 }
 
 // remove deletes b, which must be in the tree.
 func (t *tree) remove(b *block) {
-	t.root = t.del(t.root, b)
+	link := &t.root
+	for n := *link; n != b; n = *link {
+		if n == nil {
+			panic("allocator: internal error: block missing from its free set")
+		}
+		if t.less(b, n.size, n.addr) {
+			link = &n.left
+		} else {
+			link = &n.right
+		}
+	}
+	// Replace b by the merge of its subtrees.
+	l, r := b.left, b.right
+	for l != nil && r != nil {
+		if l.prio > r.prio {
+			*link = l
+			link = &l.right
+			l = l.right
+		} else {
+			*link = r
+			link = &r.left
+			r = r.left
+		}
+	}
+	if l != nil {
+		*link = l
+	} else {
+		*link = r
+	}
 	b.left, b.right = nil, nil
 	t.n--
-}
-
-func (t *tree) del(root, b *block) *block {
-	if root == nil {
-		panic("allocator: internal error: block missing from its free set")
-	}
-	if root == b {
-		return merge(b.left, b.right)
-	}
-	if t.less(b, root.size, root.addr) {
-		root.left = t.del(root.left, b)
-	} else {
-		root.right = t.del(root.right, b)
-	}
-	return root
-}
-
-func merge(a, b *block) *block {
-	if a == nil {
-		return b
-	}
-	if b == nil {
-		return a
-	}
-	if a.prio > b.prio {
-		a.right = merge(a.right, b)
-		return a
-	}
-	b.left = merge(a, b.left)
-	return b
 }
 
 // lowerBound returns the first block not less than (size, addr), or nil.
