@@ -4,15 +4,21 @@
 // The default build reaches the driver without cgo: libcuda.so.1 is loaded at
 // run time with purego, so one binary runs on machines with and without a GPU
 // (Open then returns an error wrapping [ErrNoDriver]). Built with -tags cuda
-// and cgo, the kernel-launching layer goes through gorgonia.org/cu instead;
-// that binding has no virtual-memory calls, so the cu build takes those
-// (Map, Unmap, ReserveAddress, FreeAddress) from the purego binding over the
-// same libcuda and the same context.
+// and cgo, the driver calls go through gorgonia.org/cu instead; that binding
+// has no virtual-memory calls, so the cu build takes those (Map, Unmap,
+// ReserveAddress, FreeAddress) from the purego binding over the same libcuda
+// and the same context, and it launches kernels with its own cgo call to
+// cuLaunchKernel because cu's Launch copies only 8 bytes of each argument.
+//
+// Matmul runs on cuBLAS when libcublas loads at run time (again with purego;
+// MEMLAB_CUBLAS=0 turns it off), otherwise on memlab's tiled kernels: float32
+// on CUDA cores, float16 and bfloat16 on tensor cores, float32 accumulation
+// and no TF32 either way.
 //
 // A Device retains its GPU's primary context and makes it current on the OS
 // thread of each call, locked for the call's duration; a Device is safe for
-// concurrent use.
-// Kernels run on the context's default stream, in the order they were issued.
+// concurrent use. Kernels run on the context's default stream in the order
+// they were issued; CopyToHost and CopyFromHost wait for them.
 package cuda
 
 import (
