@@ -54,6 +54,12 @@ func (o Op) MarshalJSON() ([]byte, error) {
 	}
 }
 
+// String is the list form, e.g. ["a",1024].
+func (o Op) String() string {
+	b, _ := o.MarshalJSON()
+	return string(b)
+}
+
 // UnmarshalJSON reads the list form.
 func (o *Op) UnmarshalJSON(b []byte) error {
 	var parts []json.RawMessage
