@@ -25,6 +25,7 @@ if [[ $what == all || $what == tests ]]; then
 	step device-cuda-race "$B/device-cuda-race.test" -test.count=1 -test.run 'TestConcurrentUse|TestClosedDevice|TestConformance/(Memory|VirtualMemory|Time)'
 	step device "$B/device.test" -test.count=1
 	step tensor env MEMLAB_DEVICE=cuda "$B/tensor.test" -test.count=1
+	step tensor-cu env MEMLAB_DEVICE=cuda "$B/tensor-cu.test" -test.count=1
 	step allocator env MEMLAB_DEVICE=cuda "$B/allocator.test" -test.count=1
 fi
 if [[ $what == all || $what == sanitize ]]; then
