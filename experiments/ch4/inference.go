@@ -51,8 +51,8 @@ type InferenceResult struct {
 // Inference runs the size's workload of variable-length requests through the
 // model package's transformer in each mode, each on a device of its own with
 // the same weights, and measures memory, allocator calls and latency. The
-// modes take turns request by request, so that a machine busy with something
-// else slows them alike. The first mode is the reference the others are
+// modes take turns request by request, each request starting with the next
+// mode, so that a machine busy with something else slows them alike. The first mode is the reference the others are
 // compared with (model.Modes starts with Baseline).
 func Inference(s Setup, sizeName string, modes ...model.Mode) (res InferenceResult, err error) {
 	if len(modes) == 0 {
@@ -78,7 +78,8 @@ func Inference(s Setup, sizeName string, modes ...model.Mode) (res InferenceResu
 		}
 	}
 	for i, req := range res.Requests {
-		for _, r := range runs {
+		for j := range runs {
+			r := runs[(i+j)%len(runs)] // each request starts with the next mode
 			if err := r.generate(i, req); err != nil {
 				return res, fmt.Errorf("ch4: Inference: %v: request %d: %w", r.row.Mode, i, err)
 			}
