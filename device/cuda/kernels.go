@@ -18,7 +18,7 @@ func f32(v float64) karg         { x := float32(v); return karg{unsafe.Pointer(&
 func f64(v float64) karg         { x := v; return karg{unsafe.Pointer(&x), 8} }
 func dsc(b *[descSize]byte) karg { return karg{unsafe.Pointer(b), descSize} }
 
-// launch runs kernel name on the device's thread.
+// launch runs kernel name on the default stream (asynchronously).
 func (d *Device) launch(name string, grid, block [3]uint32, args ...karg) error {
 	fn, ok := d.fns[name]
 	if !ok {
@@ -319,21 +319,14 @@ func (d *Device) Reduce(rop tensor.ReduceOp, dst, src tensor.Strided, dim int) e
 	sd := src.Strides[dim]
 	dd := desc(dst, dst.Shape, dst.Strides)
 	sdsc := desc(src, src.Shape, src.Strides)
-	if absInt(sd) == 1 || L >= 1024 && d.innerCheaper(dst, dim) {
+	// A warp per output when the reduced elements are adjacent, or when the
+	// outputs are too few for a thread each to keep the GPU busy.
+	if absInt(sd) == 1 || L >= 1024 && od.n < d.sms*256 {
 		return d.launch("reduce_inner", d.grid1(od.n*32, 256), block256, i32(int(rop)), dsc(dd), dsc(sdsc), i64(L), i64(sd), i64(od.n))
 	}
 	return d.launch("reduce_dim", d.grid1(od.n, 256), block256, i32(int(rop)), dsc(dd), dsc(sdsc), i64(L), i64(sd), i64(od.n))
 }
 
-// innerCheaper reports whether a warp per output beats a thread per output:
-// true when the outputs are few, so a thread each would leave the GPU idle.
-func (d *Device) innerCheaper(dst tensor.Strided, dim int) bool {
-	n := 1
-	for _, s := range dst.Shape {
-		n *= s
-	}
-	return n < d.sms*256
-}
 
 // rows checks the arguments of a row kernel (softmax, layer norm).
 func rowCheck(op string, dst, src tensor.Strided) error {
