@@ -327,7 +327,6 @@ func (d *Device) Reduce(rop tensor.ReduceOp, dst, src tensor.Strided, dim int) e
 	return d.launch("reduce_dim", d.grid1(od.n, 256), block256, i32(int(rop)), dsc(dd), dsc(sdsc), i64(L), i64(sd), i64(od.n))
 }
 
-
 // rows checks the arguments of a row kernel (softmax, layer norm).
 func rowCheck(op string, dst, src tensor.Strided) error {
 	if !sameShape(dst.Shape, src.Shape) {
