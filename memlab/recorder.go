@@ -32,6 +32,7 @@ type Recorder struct {
 	samples  []memplot.Sample
 	times    []time.Duration
 	marks    []memplot.Mark
+	gauges   []memplot.FragSample
 	events   int // events seen
 	stride   int // keep one event in stride
 	driver   int64
@@ -115,11 +116,28 @@ func (r *Recorder) add(s memplot.Sample, t time.Duration) {
 }
 
 // Mark labels the current point of the recording ("forward", "backward"); the
-// plot draws it as a dashed line.
+// plot draws it as a dashed line. It also reads the fragmentation gauge off a
+// snapshot (cost proportional to the number of blocks), for
+// [Recorder.PlotFragmentation].
 func (r *Recorder) Mark(label string) {
+	g := r.lab.Gauge(label) // before r.mu: the allocator's lock comes first
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.marks = append(r.marks, memplot.Mark{X: float64(r.events), Label: label})
+	r.gauges = append(r.gauges, memplot.FragSample{X: float64(r.events), Label: label, LargestFree: g.LargestFree, TotalFree: g.TotalFree})
+}
+
+// Gauges returns the fragmentation gauge read at each mark.
+func (r *Recorder) Gauges() []memplot.FragSample {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]memplot.FragSample(nil), r.gauges...)
+}
+
+// PlotFragmentation draws the fragmentation gauge at each mark: free bytes in
+// the cache against the largest free block.
+func (r *Recorder) PlotFragmentation(title string) (*memplot.Figure, error) {
+	return memplot.FragmentationCurve(title, "", r.Gauges())
 }
 
 // Stop ends the recording; the Recorder keeps what it recorded. Stop is

@@ -51,6 +51,13 @@ func TestRecorder(t *testing.T) {
 	if len(tl.Marks) != 2 || tl.Marks[0] != (memplot.Mark{X: 0, Label: "alloc"}) || tl.Marks[1].X != 2 {
 		t.Errorf("marks = %+v, want alloc at 0 and free at 2", tl.Marks)
 	}
+	gs := rec.Gauges()
+	if len(gs) != 2 || gs[0].TotalFree != 0 || gs[1].TotalFree != 0 || gs[1].Label != "free" {
+		t.Errorf("gauges %+v; want two marks with nothing free yet", gs)
+	}
+	if _, err := rec.PlotFragmentation("x"); err != nil {
+		t.Error(err)
+	}
 	if tt := rec.TimelineByTime(); len(tt.Samples) != 7 || tt.XLabel != "time (ms)" {
 		t.Errorf("TimelineByTime: %d samples, label %q", len(tt.Samples), tt.XLabel)
 	}

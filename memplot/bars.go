@@ -113,3 +113,47 @@ func Fragmentation(title string, request int64, gauges ...Gauge) (*Figure, error
 	}
 	return f, nil
 }
+
+// FragSample is the fragmentation gauge at one point of a run.
+type FragSample struct {
+	X           float64
+	Label       string // shown on the x axis when every sample has one
+	LargestFree int64
+	TotalFree   int64
+}
+
+// FragmentationCurve draws the fragmentation gauge over a run: total free
+// bytes in the cache and the largest free block, as staircases. The gap
+// between them is memory that no single large request can use.
+func FragmentationCurve(title, xLabel string, samples []FragSample) (*Figure, error) {
+	if len(samples) == 0 {
+		return nil, errors.New("memplot: FragmentationCurve: no samples")
+	}
+	total := Series{Name: "total free", Step: true}
+	block := Series{Name: "largest free block", Step: true}
+	labels := make([]string, 0, len(samples))
+	for i, s := range samples {
+		if s.LargestFree < 0 || s.TotalFree < s.LargestFree {
+			return nil, fmt.Errorf("memplot: FragmentationCurve: sample %d has largest free %d and total free %d; need 0 ≤ largest ≤ total", i, s.LargestFree, s.TotalFree)
+		}
+		total.X, total.Y = append(total.X, s.X), append(total.Y, s.TotalFree)
+		block.X, block.Y = append(block.X, s.X), append(block.Y, s.LargestFree)
+		if s.Label != "" {
+			labels = append(labels, s.Label)
+		}
+	}
+	if len(labels) == len(samples) {
+		// Labelled samples are drawn one per step.
+		for i := range samples {
+			total.X[i], block.X[i] = float64(i), float64(i)
+		}
+	}
+	f, err := Lines(title, xLabel, total, block)
+	if err != nil {
+		return nil, err
+	}
+	if len(labels) == len(samples) {
+		f.LabelX(labels...)
+	}
+	return f, nil
+}

@@ -212,6 +212,7 @@ func Lines(title, xLabel string, series ...Series) (*Figure, error) {
 		f.Add(l)
 		f.AddKey(s.Name, l)
 	}
+	f.Y.Max = u.Of(largest) * 1.08
 	f.Add(plotter.NewGrid())
 	return f, nil
 }

@@ -45,6 +45,8 @@ func newFigure(title string) *Figure {
 	p.Title.Text = title
 	p.Title.Padding = vg.Points(6)
 	p.Title.TextStyle.Font.Size = vg.Points(12)
+	p.X.Tick.Marker = roundTicks
+	p.Y.Tick.Marker = roundTicks
 	key := plot.NewLegend()
 	key.Top, key.Left = true, true
 	key.TextStyle.Font.Size = vg.Points(9)

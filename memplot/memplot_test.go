@@ -47,6 +47,12 @@ func fixtures() map[string]func() (*Figure, error) {
 			}
 			return f, err
 		},
+		"fragcurve": func() (*Figure, error) {
+			return FragmentationCurve("fragmentation over a run", "", []FragSample{
+				{Label: "start"}, {Label: "batches", LargestFree: 496 * mib, TotalFree: 2976 * mib},
+				{Label: "empty_cache", LargestFree: 496 * mib, TotalFree: 2976 * mib},
+			})
+		},
 		"bars": func() (*Figure, error) {
 			return Bars("peak memory", "MiB", []string{"relu", "relu_"},
 				BarSeries{"sim", []float64{64, 32}}, BarSeries{"H200", []float64{66, 34}})
@@ -115,6 +121,10 @@ func TestBadInput(t *testing.T) {
 		{"gauge largest above total", func() (*Figure, error) {
 			return Fragmentation("x", 0, Gauge{"g", 10, 5})
 		}, "need 0 ≤ largest ≤ total"},
+		{"fragmentation curve without samples", func() (*Figure, error) { return FragmentationCurve("x", "", nil) }, "no samples"},
+		{"fragmentation sample largest above total", func() (*Figure, error) {
+			return FragmentationCurve("x", "", []FragSample{{LargestFree: 2, TotalFree: 1}})
+		}, "sample 0 has largest free 2"},
 		{"lines of unequal length", func() (*Figure, error) {
 			return Lines("x", "step", Series{Name: "s", X: []float64{1, 2}, Y: []int64{1}})
 		}, "2 x values and 1 y values"},
@@ -206,5 +216,29 @@ func TestUnitFor(t *testing.T) {
 	}
 	if got := MiB.Format(768 * mib); got != "768 MiB" {
 		t.Errorf("MiB.Format(768 MiB) = %q", got)
+	}
+}
+
+func TestNiceTicks(t *testing.T) {
+	tests := []struct {
+		min, max float64
+		labels   []string
+	}{
+		{0, 2200, []string{"0", "500", "1000", "1500", "2000"}},
+		{0, 6.5, []string{"0", "2", "4", "6"}},
+		{-0.5, 8.5, []string{"0", "2", "4", "6", "8"}},
+		{0, 1, []string{"0.0", "0.2", "0.4", "0.6", "0.8", "1.0"}},
+		{3, 3, []string{"3"}},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, tk := range niceTicks(tt.min, tt.max) {
+			if tk.Label != "" {
+				got = append(got, tk.Label)
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(tt.labels, " ") {
+			t.Errorf("niceTicks(%g, %g) labels %q, want %q", tt.min, tt.max, got, tt.labels)
+		}
 	}
 }

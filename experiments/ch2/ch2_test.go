@@ -238,6 +238,23 @@ func TestFragment(t *testing.T) {
 	if _, err := r.Plot(); err != nil {
 		t.Error(err)
 	}
+	// The notebook: nothing is free while the batches run (each small tensor
+	// fills its segment's leftover exactly); freeing the activations leaves
+	// 496 MiB holes, one per batch.
+	if len(r.History) != FragRounds+1 {
+		t.Fatalf("%d gauge readings, want one per batch and one at the end", len(r.History))
+	}
+	for i, g := range r.History[:FragRounds] {
+		if g.TotalFree != 0 || g.LargestFree != 0 {
+			t.Errorf("after batch %d: %+v; want the small tensor to have filled the leftover", i+1, g)
+		}
+	}
+	if last := r.History[FragRounds]; last.TotalFree != FragRounds*FragBig || last.LargestFree != FragBig {
+		t.Errorf("at the end: %+v", last)
+	}
+	if _, err := r.PlotHistory(); err != nil {
+		t.Error(err)
+	}
 }
 
 func TestRemedies(t *testing.T) {

@@ -38,6 +38,9 @@ type FragResult struct {
 	// Segments the segment map at that moment.
 	Before   memplot.Gauge
 	Segments []memplot.Segment
+	// History is the fragmentation gauge after each batch and after the
+	// activations are freed.
+	History []memplot.FragSample
 	// DeviceFree is the driver's free memory right before the final request.
 	DeviceFree int64
 	// PeakReserved is max_memory_reserved over the whole run.
@@ -135,10 +138,12 @@ func run(s Setup, w workload) (res FragResult, err error) {
 			return res, errors.Join(fmt.Errorf("batch %d: %w", i, err), release(acts...))
 		}
 		keep = append(keep, small)
+		res.gauge(l, fmt.Sprintf("batch %d", i+1))
 	}
 	if err := release(acts...); err != nil {
 		return res, err
 	}
+	res.gauge(l, "activations freed")
 	snap := l.Snapshot()
 	res.Before = memlab.GaugeOf(w.name, snap)
 	res.Segments = memlab.Segments(snap)
@@ -162,6 +167,17 @@ func run(s Setup, w workload) (res FragResult, err error) {
 	res.PeakReserved = l.MaxMemoryReserved()
 	res.DeviceAllocs = l.MemoryStats()["num_device_alloc"]
 	return res, nil
+}
+
+// gauge appends the lab's fragmentation gauge to the history.
+func (r *FragResult) gauge(l *memlab.Lab, label string) {
+	g := l.Gauge(label)
+	r.History = append(r.History, memplot.FragSample{X: float64(len(r.History)), Label: label, LargestFree: g.LargestFree, TotalFree: g.TotalFree})
+}
+
+// PlotHistory draws the fragmentation gauge batch by batch.
+func (r FragResult) PlotHistory() (*memplot.Figure, error) {
+	return memplot.FragmentationCurve("2.3 free memory in the cache, batch by batch: "+r.Name, "", r.History)
 }
 
 // String prints the gauge and the outcome.
