@@ -485,6 +485,9 @@ func (b *runner) kernel(k kernelBench) error {
 	}
 	sec := median(ds)
 	row := Row{Key: k.key, Name: k.name, Check: check}
+	if b.o.Quick {
+		row.Name += fmt.Sprintf(" [quick: %v]", ops[len(ops)-1].shape)
+	}
 	if k.flops != nil {
 		row.Unit, row.Memlab = "TFLOP/s", k.flops(ops)/sec/1e12
 	} else {
