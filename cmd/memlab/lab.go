@@ -16,13 +16,12 @@ import (
 )
 
 func init() {
-	for _, name := range []string{"lab", "experiments"} {
-		register(command{
-			name:    name,
-			summary: "run the chapters' experiments as a plain program (no Jupyter needed)",
-			run:     runLab,
-		})
-	}
+	register(command{
+		name:    "lab",
+		summary: "run the chapters' experiments as a plain program (no Jupyter needed)",
+		run:     runLab,
+	})
+	register(command{name: "experiments", summary: "the same as lab", run: runLab})
 }
 
 // runLab runs every registered experiment (or those -run selects) on one
