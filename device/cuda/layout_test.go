@@ -211,3 +211,71 @@ func TestCheckOverlap(t *testing.T) {
 		})
 	}
 }
+
+func TestColMajorTranspose(t *testing.T) {
+	tests := []struct {
+		name               string
+		rows, cols, sr, sc int
+		wantOK             bool
+		wantOp             uintptr
+		wantLd             int
+	}{
+		{"row-major", 64, 32, 32, 1, true, 0, 32},
+		{"row-major with padded rows", 64, 32, 40, 1, true, 0, 40},
+		{"column-major (a transposed view)", 64, 32, 1, 64, true, 1, 64},
+		{"single row, any row stride", 1, 32, 0, 1, true, 0, 32},
+		{"single column", 64, 1, 1, 7, true, 0, 1},
+		{"overlapping rows", 64, 32, 16, 1, false, 0, 0},
+		{"no unit stride", 64, 32, 64, 2, false, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, ok := colMajorTranspose(tt.rows, tt.cols, tt.sr, tt.sc)
+			if ok != tt.wantOK || ok && (g.op != tt.wantOp || g.ld != tt.wantLd) {
+				t.Errorf("colMajorTranspose(%d, %d, %d, %d) = %+v, %v; want op %d ld %d, %v",
+					tt.rows, tt.cols, tt.sr, tt.sc, g, ok, tt.wantOp, tt.wantLd, tt.wantOK)
+			}
+		})
+	}
+}
+
+func TestVecRows(t *testing.T) {
+	mk := func(shape, strides []int, base uint64) (tensor.Strided, operand) {
+		s := tensor.Strided{Base: tensor.Ptr(base), DType: tensor.Float32, Shape: shape, Strides: strides}
+		return s, operand{s: s, start: base}
+	}
+	tests := []struct {
+		name             string
+		shape, sd, ss    []int
+		base             uint64
+		wantOK           bool
+		wantRsd, wantRss int
+	}{
+		{"contiguous 2-D", []int{8, 4096}, []int{4096, 1}, []int{4096, 1}, 0x1000, true, 4096, 4096},
+		{"contiguous 3-D merges rows", []int{2, 3, 64}, []int{192, 64, 1}, []int{192, 64, 1}, 0x1000, true, 64, 64},
+		{"padded source rows", []int{4, 64}, []int{64, 1}, []int{128, 1}, 0x1000, true, 64, 128},
+		{"one row", []int{128}, []int{1}, []int{1}, 0x1000, true, 128, 128},
+		{"row length not a multiple of 4", []int{4, 66}, []int{66, 1}, []int{66, 1}, 0x1000, false, 0, 0},
+		{"misaligned", []int{4, 64}, []int{64, 1}, []int{64, 1}, 0x1004, false, 0, 0},
+		{"transposed source", []int{64, 64}, []int{64, 1}, []int{1, 64}, 0x1000, false, 0, 0},
+		{"rows too long for one block", []int{2, 20000}, []int{20000, 1}, []int{20000, 1}, 0x1000, false, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dst, od := mk(tt.shape, tt.sd, tt.base)
+			src, os := mk(tt.shape, tt.ss, tt.base)
+			rsd, rss, ok := vecRows(dst, src, od, os)
+			if ok != tt.wantOK || ok && (rsd != tt.wantRsd || rss != tt.wantRss) {
+				t.Errorf("vecRows = %d, %d, %v; want %d, %d, %v", rsd, rss, ok, tt.wantRsd, tt.wantRss, tt.wantOK)
+			}
+		})
+	}
+}
+
+func TestRowVecBlock(t *testing.T) {
+	for _, tt := range []struct{ L, want int }{{4096, 256}, {1000, 64}, {4, 32}, {16384, 1024}} {
+		if got := rowVecBlock(tt.L)[0]; int(got) != tt.want || int(got)*16 < tt.L {
+			t.Errorf("rowVecBlock(%d) = %d threads, want %d", tt.L, got, tt.want)
+		}
+	}
+}
