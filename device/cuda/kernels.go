@@ -213,14 +213,16 @@ func (d *Device) Unary(uop tensor.UnaryOp, dst, src tensor.Strided, alpha float6
 	if !sameShape(dst.Shape, src.Shape) {
 		return fmt.Errorf("device/cuda: Unary: shape mismatch: dst %v, src %v", dst.Shape, src.Shape)
 	}
-	if dst.DType == tensor.Bool && uop != tensor.Relu || src.DType == tensor.Bool && uop != tensor.Relu {
-		return fmt.Errorf("device/cuda: Unary: operation %d is not defined for bool", uop)
-	}
 	if od.n == 0 {
 		return nil
 	}
 	if err := checkOverlap(op, "src", od, os, true); err != nil {
 		return err
+	}
+	if !dst.DType.IsFloat() || !src.DType.IsFloat() {
+		return d.onHost([]operand{od}, []operand{os}, func(k tensor.Kernels, t []tensor.Strided) error {
+			return k.Unary(uop, t[0], t[1], alpha)
+		})
 	}
 	shape, st := coalesce(dst.Shape, dst.Strides, src.Strides)
 	if sfx := floatSuffix(dst.DType); sfx != "" && dst.DType == src.DType &&
@@ -263,6 +265,11 @@ func (d *Device) Binary(bop tensor.BinaryOp, dst, a, b tensor.Strided) error {
 	if err := checkOverlap(op, "b", od, ob, true); err != nil {
 		return err
 	}
+	if !dst.DType.IsFloat() || !a.DType.IsFloat() || !b.DType.IsFloat() {
+		return d.onHost([]operand{od}, []operand{oa, ob}, func(k tensor.Kernels, t []tensor.Strided) error {
+			return k.Binary(bop, t[0], t[1], t[2])
+		})
+	}
 	shape, st := coalesce(dst.Shape, dst.Strides, a.Strides, b.Strides)
 	if sfx := floatSuffix(dst.DType); sfx != "" && dst.DType == a.DType && dst.DType == b.DType &&
 		contiguous(shape, st[0]) && contiguous(shape, st[1]) && contiguous(shape, st[2]) &&
@@ -270,9 +277,6 @@ func (d *Device) Binary(bop tensor.BinaryOp, dst, a, b tensor.Strided) error {
 		v := 16 / dst.DType.Size()
 		return d.launch("binary_contig_"+sfx, d.gridContig((od.n+v-1)/v), block256,
 			i32(int(bop)), u64(od.start), u64(oa.start), u64(ob.start), i64(od.n))
-	}
-	if bop == tensor.Div && !dst.DType.IsFloat() {
-		return fmt.Errorf("device/cuda: Binary: integer division into %v is not supported on the GPU (divide in a float dtype)", dst.DType)
 	}
 	return d.launch("binary_strided", d.grid1(od.n, 256), block256, i32(int(bop)),
 		dsc(desc(dst, shape, st[0])), dsc(desc(a, shape, st[1])), dsc(desc(b, shape, st[2])), i64(od.n))
@@ -300,9 +304,6 @@ func (d *Device) Reduce(rop tensor.ReduceOp, dst, src tensor.Strided, dim int) e
 	if !sameShape(dst.Shape, want) {
 		return fmt.Errorf("device/cuda: Reduce: dst shape %v, want %v (src %v reduced along dim %d)", dst.Shape, want, src.Shape, dim)
 	}
-	if !dst.DType.IsFloat() || !src.DType.IsFloat() {
-		return fmt.Errorf("device/cuda: Reduce: GPU reductions take float dtypes (dst %v, src %v)", dst.DType, src.DType)
-	}
 	L := src.Shape[dim]
 	if od.n == 0 {
 		return nil
@@ -310,11 +311,11 @@ func (d *Device) Reduce(rop tensor.ReduceOp, dst, src tensor.Strided, dim int) e
 	if err := checkOverlap(op, "src", od, os, true); err != nil {
 		return err
 	}
-	if L == 0 {
-		if rop == tensor.Max {
-			return fmt.Errorf("device/cuda: Reduce: max of an empty dimension %d (shape %v)", dim, src.Shape)
-		}
-		return d.Fill(dst, 0)
+	if !dst.DType.IsFloat() || !src.DType.IsFloat() || L == 0 {
+		// Integer and bool reductions, and empty ones, as the CPU reference does them.
+		return d.onHost([]operand{od}, []operand{os}, func(k tensor.Kernels, t []tensor.Strided) error {
+			return k.Reduce(rop, t[0], t[1], dim)
+		})
 	}
 	sd := src.Strides[dim]
 	dd := desc(dst, dst.Shape, dst.Strides)
@@ -526,8 +527,20 @@ func (d *Device) Matmul(dst, a, b tensor.Strided) error {
 		return fmt.Errorf("device/cuda: Matmul: dst shape %v, want %v", dst.Shape, want)
 	}
 	sfx := floatSuffix(a.DType)
-	if sfx == "" || b.DType != a.DType {
-		return fmt.Errorf("device/cuda: Matmul: dtypes a %v, b %v; want one float dtype", a.DType, b.DType)
+	if sfx == "" || floatSuffix(b.DType) == "" || !dst.DType.IsFloat() {
+		// Integer matmul (int64 accumulation) as the CPU reference does it.
+		if err := checkOverlap(op, "a", od, oa, false); err != nil {
+			return err
+		}
+		if err := checkOverlap(op, "b", od, ob, false); err != nil {
+			return err
+		}
+		return d.onHost([]operand{od}, []operand{oa, ob}, func(k tensor.Kernels, t []tensor.Strided) error {
+			return k.Matmul(t[0], t[1], t[2])
+		})
+	}
+	if b.DType != a.DType {
+		return fmt.Errorf("device/cuda: Matmul: dtypes a %v, b %v differ", a.DType, b.DType)
 	}
 	if dst.DType != a.DType && dst.DType != tensor.Float32 {
 		return fmt.Errorf("device/cuda: Matmul: dst dtype %v; want %v or float32", dst.DType, a.DType)

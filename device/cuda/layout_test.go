@@ -279,3 +279,18 @@ func TestRowVecBlock(t *testing.T) {
 		}
 	}
 }
+
+func TestSpanMemory(t *testing.T) {
+	m := &spanMemory{spans: []span{{0x1000, make([]byte, 16)}, {0x2000, make([]byte, 8)}}}
+	tests := []struct {
+		addr uint64
+		n    int
+		ok   bool
+	}{{0x1000, 16, true}, {0x1008, 8, true}, {0x1008, 9, false}, {0x2000, 8, true}, {0xfff, 1, false}, {0x1800, 1, false}}
+	for _, tt := range tests {
+		b, err := m.Bytes(tensor.Ptr(tt.addr), tt.n)
+		if (err == nil) != tt.ok || err == nil && len(b) != tt.n {
+			t.Errorf("Bytes(%#x, %d) = %d bytes, %v; want ok=%v", tt.addr, tt.n, len(b), err, tt.ok)
+		}
+	}
+}

@@ -481,6 +481,49 @@ func kernelCases() []kernelCase {
 		e.check(0, []pair{d}, func(k tensor.Kernels, s side) error { return k.Binary(tensor.Add, s(d), s(a), s(bb)) })
 	})
 
+	// Integer and bool work (exact, wrapping arithmetic as in the reference).
+	i32s := func(shape ...int) spec { return spec{dt: tensor.Int32, shape: shape} }
+	i64s := func(shape ...int) spec { return spec{dt: tensor.Int64, shape: shape} }
+	add("Int/sum-i32-dim1", func(e *env) {
+		src := e.alloc(i32s(7, 300), -1000, 1000)
+		d := e.alloc(i32s(7, 1), 0, 1)
+		e.check(0, []pair{d}, func(k tensor.Kernels, s side) error { return k.Reduce(tensor.Sum, s(d), s(src), 1) })
+	})
+	add("Int/max-i64-dim0", func(e *env) {
+		src := e.alloc(i64s(9, 40), -1e6, 1e6)
+		d := e.alloc(i64s(1, 40), 0, 1)
+		e.check(0, []pair{d}, func(k tensor.Kernels, s side) error { return k.Reduce(tensor.Max, s(d), s(src), 0) })
+	})
+	add("Int/div-i32-truncates", func(e *env) {
+		a := e.alloc(i32s(200), -1000, 1000)
+		b := e.alloc(i32s(200), 1, 50)
+		d := e.alloc(i32s(200), 0, 1)
+		e.check(0, []pair{d}, func(k tensor.Kernels, s side) error { return k.Binary(tensor.Div, s(d), s(a), s(b)) })
+	})
+	add("Int/mul-i64-broadcast", func(e *env) {
+		a := e.alloc(i64s(6, 10), -1e5, 1e5)
+		row := e.alloc(i64s(10), -1e5, 1e5)
+		d := e.alloc(i64s(6, 10), 0, 1)
+		b := view(row, tensor.Int64, []int{6, 10}, []int{0, 1}, 0)
+		e.check(0, []pair{d}, func(k tensor.Kernels, s side) error { return k.Binary(tensor.Mul, s(d), s(a), s(b)) })
+	})
+	add("Int/neg-i32-in-place", func(e *env) {
+		x := e.alloc(i32s(100), -1000, 1000)
+		e.check(0, []pair{x}, func(k tensor.Kernels, s side) error { return k.Unary(tensor.Neg, s(x), s(x), 0) })
+	})
+	add("Int/matmul-i64", func(e *env) {
+		a := e.alloc(i64s(9, 13), -100, 100)
+		b := e.alloc(i64s(13, 5), -100, 100)
+		d := e.alloc(i64s(9, 5), 0, 1)
+		e.check(0, []pair{d}, func(k tensor.Kernels, s side) error { return k.Matmul(s(d), s(a), s(b)) })
+	})
+	add("Bool/add-is-or", func(e *env) {
+		a := e.alloc(spec{dt: tensor.Bool, shape: []int{64}}, 0, 2)
+		b := e.alloc(spec{dt: tensor.Bool, shape: []int{64}}, 0, 2)
+		d := e.alloc(spec{dt: tensor.Bool, shape: []int{64}}, 0, 2)
+		e.check(0, []pair{d}, func(k tensor.Kernels, s side) error { return k.Binary(tensor.Add, s(d), s(a), s(b)) })
+	})
+
 	// Reductions.
 	for _, r := range []struct {
 		name string
