@@ -122,13 +122,9 @@ func (a *Allocator) emit(act Action, addr uint64, size int64, b *block) {
 		Reserved:  a.stats.reservedBytes[statAll].Current,
 	}
 	if a.hist.on && a.hist.stacks {
-		if b != nil && b.frames != nil && act != ActionAlloc {
-			e.Frames = b.frames
-		} else {
-			e.Frames = captureFrames()
-			if b != nil && act == ActionAlloc {
-				b.frames = e.Frames
-			}
+		e.Frames = captureFrames()
+		if b != nil && act == ActionAlloc {
+			b.frames = e.Frames // shown with the block in snapshots
 		}
 	}
 	for _, s := range a.subs {
