@@ -31,8 +31,11 @@ func (s Snapshot) WritePickle(w io.Writer) error {
 
 // pdict is a dict with ordered keys; ptuple a tuple.
 type (
-	pdict  []pkv
-	pkv    struct{ k string; v any }
+	pdict []pkv
+	pkv   struct {
+		k string
+		v any
+	}
 	ptuple []any
 )
 
