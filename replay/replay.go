@@ -39,6 +39,9 @@ type Options struct {
 	// States, when set, is called with the state after every op. Without it Run only
 	// drives the allocator (fast).
 	States func(State)
+	// History, when positive, records up to this many allocator events (for a
+	// memory_viz snapshot of the result).
+	History int
 }
 
 // Result is what a replay ends with.
@@ -102,6 +105,9 @@ func Run(t *Trace, opts Options) (*Result, error) {
 	}
 	a.ResetPeakMemoryStats()
 	a.ResetAccumulatedMemoryStats()
+	if opts.History > 0 {
+		a.RecordHistory(allocator.HistoryOptions{Enabled: true, MaxEntries: opts.History})
+	}
 
 	res := &Result{Allocator: a}
 	ptrs := make([]uint64, 0, len(t.Ops)) // by allocation id; 0 = not live

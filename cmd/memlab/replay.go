@@ -21,7 +21,7 @@ func init() {
 	})
 }
 
-const replayUsage = `usage: memlab replay --trace FILE [--out STATE.jsonl] [--summary SUMMARY.txt] [--conf STR] [--capacity BYTES]
+const replayUsage = `usage: memlab replay --trace FILE [--out STATE.jsonl] [--summary SUMMARY.txt] [--conf STR] [--capacity BYTES] [--viz SNAPSHOT.json|.pickle]
        memlab replay --check FILE [--conf STR]
 
 FILE is a ground-truth file written by shared/tools/replay_torch.py (.jsonl or
@@ -41,6 +41,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "write one JSON line per op (the state after it) to this file (- for stdout)")
 	summary := fs.String("summary", "", "write the final memory summary to this file (- for stdout)")
 	conf := fs.String("conf", "", "allocator configuration in PYTORCH_CUDA_ALLOC_CONF syntax (overrides the trace's)")
+	viz := fs.String("viz", "", "write a memory_viz snapshot with the event history at the end (.pickle: PyTorch's pickle, else JSON); open it at pytorch.org/memory_viz")
 	capacity := fs.String("capacity", "", "simulated device size for bare op lists, in bytes or with a unit (80GiB); default the H200's 150109880320")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, replayUsage)
@@ -78,6 +79,9 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	if *check != "" {
 		return runCheck(*check, opts, stdout, stderr)
+	}
+	if *viz != "" {
+		opts.History = 1000000
 	}
 
 	t, err := replay.ReadFile(*trace)
@@ -145,6 +149,12 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	a := res.Allocator
+	if *viz != "" {
+		if err := writeViz(*viz, res); err != nil {
+			fmt.Fprintf(stderr, "memlab replay: --viz: %v\n", err)
+			return 1
+		}
+	}
 	fmt.Fprintf(stderr, "memlab replay: %d ops, %d OOMs; allocated %s, reserved %s (peaks %s / %s)\n",
 		res.Ops, res.OOMs, fmtBytes(a.MemoryAllocated()), fmtBytes(a.MemoryReserved()),
 		fmtBytes(a.MaxMemoryAllocated()), fmtBytes(a.MaxMemoryReserved()))
@@ -180,6 +190,23 @@ func runCheck(path string, opts replay.Options, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "summary: not checked (no .summary.txt beside the trace)")
 	}
 	return 0
+}
+
+func writeViz(path string, res *replay.Result) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	snap := res.Allocator.Snapshot()
+	if strings.HasSuffix(path, ".pickle") || strings.HasSuffix(path, ".pkl") {
+		err = snap.WritePickle(f)
+	} else {
+		err = snap.WriteMemoryVizJSON(f)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 type nopCloser struct{ io.Writer }

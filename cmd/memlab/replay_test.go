@@ -41,6 +41,9 @@ func TestReplayCommand(t *testing.T) {
 		{"bad op", []string{"--trace", badOps}, 1, "", "negative"},
 		{"missing file", []string{"--trace", filepath.Join(dir, "nope.json")}, 1, "", "no such file"},
 		{"bad capacity", []string{"--trace", bare, "--capacity", "lots"}, 2, "", "--capacity"},
+		{"viz JSON", []string{"--trace", bare, "--viz", filepath.Join(dir, "snap.json")}, 0, "", "8 ops"},
+		{"viz pickle", []string{"--trace", bare, "--viz", filepath.Join(dir, "snap.pickle")}, 0, "", "8 ops"},
+		{"viz unwritable", []string{"--trace", bare, "--viz", filepath.Join(dir, "no", "such", "dir.json")}, 1, "", "--viz"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,6 +59,23 @@ func TestReplayCommand(t *testing.T) {
 				t.Errorf("stderr %q does not contain %q", errb.String(), tc.wantErr)
 			}
 		})
+	}
+	var snap struct {
+		Segments     []map[string]any   `json:"segments"`
+		DeviceTraces [][]map[string]any `json:"device_traces"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "snap.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &snap); err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Segments) != 1 || len(snap.DeviceTraces) != 1 || len(snap.DeviceTraces[0]) != 11 {
+		t.Errorf("viz snapshot: %d segments, traces %v", len(snap.Segments), snap.DeviceTraces)
+	}
+	if p, err := os.ReadFile(filepath.Join(dir, "snap.pickle")); err != nil || !bytes.HasPrefix(p, []byte{0x80, 4}) || p[len(p)-1] != '.' {
+		t.Errorf("pickle snapshot: %v, %d bytes", err, len(p))
 	}
 }
 
