@@ -139,6 +139,11 @@ func OpenWith(ordinal int, opt Options) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newDevice(ordinal, drv, vm)
+}
+
+// newDevice opens device ordinal through drv (and vm for virtual memory).
+func newDevice(ordinal int, drv driver, vm vmm) (*Device, error) {
 	d := &Device{
 		ordinal:  ordinal,
 		drv:      drv,
@@ -150,7 +155,7 @@ func OpenWith(ordinal int, opt Options) (*Device, error) {
 		fns:      map[string]uintptr{},
 	}
 	runtime.LockOSThread()
-	err = d.drv.open(ordinal)
+	err := d.drv.open(ordinal)
 	runtime.UnlockOSThread()
 	if err != nil {
 		return nil, err
