@@ -28,7 +28,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	python := fs.String("python", "python3", "Python interpreter that has PyTorch")
 	jsonOut := fs.String("json", "", "also write the report as JSON to this file")
 	quick := fs.Bool("quick", false, "small problems and few runs (always on for the simulated device)")
-	iters := fs.Int("iters", 0, "timed runs per kernel, of which the median is reported (default 50)")
+	iters := fs.Int("iters", 0, "timed samples per kernel (each of bench.Reps runs); the median is reported (default 20)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
