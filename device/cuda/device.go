@@ -11,9 +11,11 @@
 // cuLaunchKernel because cu's Launch copies only 8 bytes of each argument.
 //
 // Matmul runs on cuBLAS when libcublas loads at run time (again with purego;
-// MEMLAB_CUBLAS=0 turns it off), otherwise on memlab's tiled kernels: float32
-// on CUDA cores, float16 and bfloat16 on tensor cores, float32 accumulation
-// and no TF32 either way.
+// MEMLAB_CUBLAS=0 turns it off, MEMLAB_CUBLAS_PATH names the library),
+// otherwise on memlab's tiled kernels: float32 on CUDA cores, float16 and
+// bfloat16 on tensor cores, float32 accumulation and no TF32 either way.
+// Integer and bool work the kernels do not cover runs on the CPU reference
+// (kernels/cpu) over host copies of the operands, with its exact semantics.
 //
 // A Device retains its GPU's primary context and makes it current on the OS
 // thread of each call, locked for the call's duration; a Device is safe for
