@@ -99,7 +99,10 @@ func runOps(t *testing.T, data []byte) {
 
 // FuzzAllocator drives random traces and checks after every op that blocks tile each
 // segment without gap or overlap, that the statistics equal a recount from the blocks,
-// and that freeing everything then EmptyCache leaves nothing reserved.
+// and that freeing everything then EmptyCache leaves nothing reserved. Run it with a
+// short minimisation time, or the fuzzer spends its budget minimising new inputs:
+//
+//	go test -run XXX -fuzz FuzzAllocator -fuzztime 30s -fuzzminimizetime 2s ./allocator
 func FuzzAllocator(f *testing.F) {
 	for c := range fuzzConfigs {
 		rng := rand.New(rand.NewSource(int64(c)))
@@ -110,8 +113,10 @@ func FuzzAllocator(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if len(data) > 3000 {
-			data = data[:3000]
+		// Long inputs make each execution (and the fuzzer's minimisation) slow;
+		// TestRandomTraces covers long traces.
+		if len(data) > 901 {
+			data = data[:901]
 		}
 		runOps(t, data)
 	})
