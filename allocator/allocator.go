@@ -90,7 +90,7 @@ func New(mem Memory, cfg Config) (*Allocator, error) {
 		total = math.MaxInt64
 	}
 	a.total = int64(total)
-	if f := cfg.PerProcessMemoryFraction; f > 0 && f < 1 {
+	if f, ok := cfg.memoryFraction(); ok {
 		a.setFraction = true
 		a.allowed = int64(f * float64(a.total))
 	}

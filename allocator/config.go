@@ -35,8 +35,9 @@ type Config struct {
 	// requests and the page of large expandable segments. 0 means 20 MiB.
 	LargeSegmentSize int64
 	// PerProcessMemoryFraction is per_process_memory_fraction, the initial cap on
-	// reserved memory as a fraction of the device's total memory. 0 and 1 mean no cap;
-	// for a cap of zero bytes call Allocator.SetPerProcessMemoryFraction(0).
+	// reserved memory as a fraction of the device's total memory. In a Config built in
+	// code 0 means unset; 1 means no cap. (ParseConfig of
+	// "per_process_memory_fraction:0" caps at zero bytes, as PyTorch does.)
 	PerProcessMemoryFraction float64
 	// Backend is "native" (or empty). PyTorch's cudaMallocAsync backend is not modelled.
 	Backend string
@@ -56,8 +57,18 @@ type Config struct {
 	// out of scope; recorded, no effect).
 	GraphCaptureRecordStreamReuse bool
 
-	raw    string // the string this Config was parsed from
-	parsed bool   // raw is meaningful
+	raw         string // the string this Config was parsed from
+	parsed      bool   // raw is meaningful
+	fractionSet bool   // per_process_memory_fraction was given (even as 0)
+}
+
+// memoryFraction returns the initial fraction cap and whether one is in force.
+func (c *Config) memoryFraction() (float64, bool) {
+	f := c.PerProcessMemoryFraction
+	if (f > 0 || c.fractionSet) && f < 1 {
+		return f, true
+	}
+	return 0, false
 }
 
 // DefaultConfig returns PyTorch's defaults: nothing capped, nothing rounded beyond
@@ -124,8 +135,8 @@ func (c Config) String() string {
 	if c.LargeSegmentSize > 0 && c.LargeSegmentSize != LargeBuffer {
 		add("large_segment_size_mb", strconv.FormatInt(c.LargeSegmentSize>>20, 10))
 	}
-	if c.PerProcessMemoryFraction > 0 && c.PerProcessMemoryFraction < 1 {
-		add("per_process_memory_fraction", strconv.FormatFloat(c.PerProcessMemoryFraction, 'g', -1, 64))
+	if f, ok := c.memoryFraction(); ok {
+		add("per_process_memory_fraction", strconv.FormatFloat(f, 'g', -1, 64))
 	}
 	if c.ReleaseLockOnCudaMalloc {
 		add("release_lock_on_cudamalloc", "True")
@@ -396,6 +407,7 @@ func setKey(c *Config, key, v string) error {
 			return &ConfigError{Key: key, Value: v, Reason: "per_process_memory_fraction is invalid, set it in [0.0, 1.0]", Form: formOf(key)}
 		}
 		c.PerProcessMemoryFraction = f
+		c.fractionSet = true
 	case "expandable_segments":
 		c.ExpandableSegments, err = parseBool(key, v)
 	case "release_lock_on_cudamalloc", "release_lock_on_hipmalloc":

@@ -91,6 +91,8 @@ func TestParseConfig(t *testing.T) {
 		}},
 		{"garbage_collection_threshold:0.6", func(c Config) bool { return c.GarbageCollectionThreshold == 0.6 }},
 		{"per_process_memory_fraction:0.5", func(c Config) bool { return c.PerProcessMemoryFraction == 0.5 }},
+		{"per_process_memory_fraction:0", func(c Config) bool { f, ok := c.memoryFraction(); return ok && f == 0 }},
+		{"per_process_memory_fraction:1", func(c Config) bool { _, ok := c.memoryFraction(); return !ok }},
 		{"max_non_split_rounding_mb:64", func(c Config) bool { return c.MaxNonSplitRounding == 64<<20 }},
 		{"large_segment_size_mb:40", func(c Config) bool { return c.LargeSegmentSize == 40<<20 }},
 		{"backend:native,release_lock_on_cudamalloc:True,pinned_num_register_threads:8", func(c Config) bool {
@@ -118,6 +120,12 @@ func TestParseConfig(t *testing.T) {
 				t.Fatalf("re-parsing String() %q: %v", c.String(), err)
 			}
 			back.raw, back.parsed = c.raw, c.parsed
+			norm := func(x *Config) { // a fraction of 1 and no fraction mean the same
+				f, ok := x.memoryFraction()
+				x.PerProcessMemoryFraction, x.fractionSet = f, ok
+			}
+			norm(&back)
+			norm(&c)
 			if back != c {
 				t.Errorf("String() %q parses to %+v, want %+v", c.String(), back, c)
 			}
