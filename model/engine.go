@@ -31,9 +31,11 @@ type EngineOptions struct {
 	KeepLogits bool
 }
 
-// Engine generates tokens for requests, one request at a time, in one Mode.
-// With KVCache it keeps a TensorPool of KV-cache arenas, so that every
-// request after the first reuses the first one's cache memory.
+// Engine generates tokens for requests in one Mode. With KVCache it keeps a
+// TensorPool of KV-cache arenas, so that every request after the first
+// reuses an earlier one's cache memory. Generate is safe for concurrent use:
+// each call has a KV cache of its own (with KVCache, its own arena from the
+// pool, which then holds as many arenas as requests ran at once).
 type Engine struct {
 	m      *Model
 	mode   Mode
