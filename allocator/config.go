@@ -214,6 +214,7 @@ type ConfigError struct {
 	Form   string // the accepted form
 }
 
+// Error renders the key, the value, what is wrong and the accepted form.
 func (e *ConfigError) Error() string {
 	var b strings.Builder
 	b.WriteString("allocator: config")

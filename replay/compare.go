@@ -15,6 +15,7 @@ type Difference struct {
 	Got   string // memlab's value
 }
 
+// String describes the difference on one line (the summary case on several).
 func (d *Difference) String() string {
 	if d.Op < 0 {
 		return fmt.Sprintf("final summary differs: %s\n--- want (PyTorch)\n%s\n--- got (memlab)\n%s", d.Field, d.Want, d.Got)

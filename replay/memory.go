@@ -9,6 +9,7 @@ import (
 // oomError is the out-of-memory error the replay memories return.
 type oomError struct{ size uint64 }
 
+// Error says how much could not be allocated.
 func (e *oomError) Error() string {
 	return fmt.Sprintf("replay: device out of memory allocating %d bytes", e.size)
 }
@@ -239,6 +240,7 @@ func (m *oracleMemory) takeRecorded(size uint64, exact bool) (uint64, bool) {
 	return m.newSegs[best][0], true
 }
 
+// Malloc returns the recorded address for a new segment (see oracleMemory).
 func (m *oracleMemory) Malloc(size uint64) (uint64, error) {
 	if m.used+size > m.startFree {
 		return 0, &oomError{size}
@@ -268,6 +270,7 @@ func (m *oracleMemory) Malloc(size uint64) (uint64, error) {
 	return addr, nil
 }
 
+// Free releases a segment.
 func (m *oracleMemory) Free(addr uint64) error {
 	size, ok := m.segs[addr]
 	if !ok {
@@ -279,6 +282,7 @@ func (m *oracleMemory) Free(addr uint64) error {
 	return nil
 }
 
+// MemGetInfo reports the recorded free memory at start minus what the replay holds.
 func (m *oracleMemory) MemGetInfo() (free, total uint64, err error) {
 	if m.used > m.startFree {
 		return 0, m.total, nil
@@ -302,8 +306,10 @@ func (m *oracleMemory) ProcessMemoryInUse() (uint64, bool) {
 	return ctx + m.used, true
 }
 
+// Granularity is 2 MiB.
 func (m *oracleMemory) Granularity() uint64 { return granularity }
 
+// ReserveAddress returns the recorded address for a new expandable segment.
 func (m *oracleMemory) ReserveAddress(size uint64) (uint64, error) {
 	addr, ok := m.takePtr()
 	if !ok {
@@ -318,6 +324,7 @@ func (m *oracleMemory) ReserveAddress(size uint64) (uint64, error) {
 	return addr, nil
 }
 
+// FreeAddress releases a reservation.
 func (m *oracleMemory) FreeAddress(addr, size uint64) error {
 	if m.vas[addr] != size {
 		return fmt.Errorf("replay: free of unknown reservation %#x+%d", addr, size)
@@ -326,6 +333,7 @@ func (m *oracleMemory) FreeAddress(addr, size uint64) error {
 	return nil
 }
 
+// Map accounts for newly mapped pages.
 func (m *oracleMemory) Map(addr, size uint64) error {
 	if m.used+size > m.startFree {
 		return &oomError{size}
@@ -334,6 +342,7 @@ func (m *oracleMemory) Map(addr, size uint64) error {
 	return nil
 }
 
+// Unmap accounts for unmapped pages.
 func (m *oracleMemory) Unmap(addr, size uint64) error {
 	m.used -= size
 	return nil

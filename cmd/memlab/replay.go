@@ -211,6 +211,7 @@ func writeViz(path string, res *replay.Result) error {
 
 type nopCloser struct{ io.Writer }
 
+// Close does nothing: stdout stays open.
 func (nopCloser) Close() error { return nil }
 
 // create opens path for writing; "-" is stdout.
