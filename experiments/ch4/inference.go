@@ -27,9 +27,8 @@ type InferenceRow struct {
 	// Token is the median time of one decoding step (one new token of one
 	// request); Prefill the median time of a prompt's forward pass.
 	Token, Prefill time.Duration
-	// Total is the wall time of the whole workload; Driver the modelled
-	// cudaMalloc and cudaFree time within it on the simulated device.
-	Total, Driver time.Duration
+	// Total is the wall time of the whole workload.
+	Total time.Duration
 	Tokens        int       // tokens generated
 	Curve         []int64   // memory_allocated after each allocator event, from a Recorder
 	Logits        []float32 // the first request's last logits, to compare modes
@@ -159,7 +158,7 @@ func (r *inferenceRun) finish() InferenceRow {
 	row.Working = row.PeakAllocated - r.weights
 	row.Weights = r.weights
 	row.PeakReserved = r.b.MaxMemoryReserved()
-	row.AllocCalls, row.DeviceMallocs, row.Driver = c.allocs, c.deviceAllocs, c.driver
+	row.AllocCalls, row.DeviceMallocs = c.allocs, c.deviceAllocs
 	row.Token, row.Prefill = median(r.steps), median(r.prefills)
 	for _, smp := range r.rec.Timeline().Samples {
 		row.Curve = append(row.Curve, smp.Allocated)

@@ -180,9 +180,10 @@ type KVRow struct {
 	// the allocated cache tensors, or for the paged cache the blocks in use.
 	PeakHeld int64
 	// MaxWaste is the most token slots held but unused at once: the
-	// unfilled tails of the caches (external fragmentation is 0 for all three:
-	// the paged cache by construction, the others because each cache is one
-	// tensor).
+	// unfilled tails of the caches (internal fragmentation). External
+	// fragmentation is none inside the paged arena, by construction; for the
+	// other two it is in the caching allocator, as reserved memory above
+	// allocated.
 	MaxWaste int
 	Median   time.Duration // median time of one decoding step (every live sequence appends a token)
 	Held     []int64       // bytes held for keys and values after each step
