@@ -28,10 +28,10 @@ type InferenceRow struct {
 	// request); Prefill the median time of a prompt's forward pass.
 	Token, Prefill time.Duration
 	// Total is the wall time of the whole workload.
-	Total time.Duration
-	Tokens        int       // tokens generated
-	Curve         []int64   // memory_allocated after each allocator event, from a Recorder
-	Logits        []float32 // the first request's last logits, to compare modes
+	Total  time.Duration
+	Tokens int       // tokens generated
+	Curve  []int64   // memory_allocated after each allocator event, from a Recorder
+	Logits []float32 // the first request's last logits, to compare modes
 }
 
 // InferenceResult is what [Inference] measured.
