@@ -188,11 +188,12 @@ func (a *Allocator) getFreeBlock(p *pool, size int64) *block {
 	if a.setFraction && a.cfg.GarbageCollectionThreshold > 0 {
 		p.getFreeBlocksCalls++
 	}
-	b := p.blocks.lowerBound(size, 0)
+	b, link := p.blocks.lowerBoundLink(size, 0)
 	if b == nil {
 		return nil
 	}
 	if b.seg != nil {
+		link = nil // the choice may move; remove by search
 		if a.cfg.ExpandableSegments {
 			next := p.blocks.successor(b)
 			for b.seg != nil && next != nil && expandableSize(next) < expandableSize(b) {
@@ -214,7 +215,11 @@ func (a *Allocator) getFreeBlock(p *pool, size int64) *block {
 	if size >= a.maxSplit && b.size >= size+a.nonSplitRounding {
 		return nil
 	}
-	p.blocks.remove(b)
+	if link != nil {
+		p.blocks.removeAt(link, b)
+	} else {
+		p.blocks.remove(b)
+	}
 	return b
 }
 

@@ -95,6 +95,11 @@ func (t *tree) remove(b *block) {
 			link = &n.right
 		}
 	}
+	t.removeAt(link, b)
+}
+
+// removeAt deletes b, found at *link.
+func (t *tree) removeAt(link **block, b *block) {
 	// Replace b by the merge of its subtrees.
 	l, r := b.left, b.right
 	for l != nil && r != nil {
@@ -115,6 +120,23 @@ func (t *tree) remove(b *block) {
 	}
 	b.left, b.right = nil, nil
 	t.n--
+}
+
+// lowerBoundLink is lowerBound that also returns the link pointing at the block, for
+// removeAt.
+func (t *tree) lowerBoundLink(size int64, addr uint64) (*block, **block) {
+	var best *block
+	var bestLink **block
+	link := &t.root
+	for n := *link; n != nil; n = *link {
+		if t.less(n, size, addr) {
+			link = &n.right
+		} else {
+			best, bestLink = n, link
+			link = &n.left
+		}
+	}
+	return best, bestLink
 }
 
 // lowerBound returns the first block not less than (size, addr), or nil.
