@@ -65,12 +65,10 @@ func TestPrefillMatchesIncremental(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			worst := 0.0
 			for i := range whole {
-				worst = math.Max(worst, math.Abs(float64(whole[i]-step[i])))
-			}
-			if worst > 1e-4 {
-				t.Errorf("prefill and token-by-token logits differ by %g", worst)
+				if d := math.Abs(float64(whole[i] - step[i])); !(d <= 1e-4) { // NaN fails too
+					t.Fatalf("logit %d: prefill %g, token by token %g", i, whole[i], step[i])
+				}
 			}
 			// One more token after each: the caches must hold the same.
 			a, err := m.forward(mode, []int64{7}, len(prompt), kv)
@@ -82,7 +80,7 @@ func TestPrefillMatchesIncremental(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := range a {
-				if d := math.Abs(float64(a[i] - b[i])); d > 1e-4 {
+				if d := math.Abs(float64(a[i] - b[i])); !(d <= 1e-4) {
 					t.Fatalf("after the prompt, logit %d differs by %g", i, d)
 				}
 			}

@@ -94,7 +94,7 @@ func TestModesAgree(t *testing.T) {
 				t.Fatalf("logits all within %g of each other", hi-lo)
 			}
 			t.Logf("largest logit difference %.3g", worst)
-			if worst > 1e-4 {
+			if !(worst <= 1e-4) { // NaN fails too
 				t.Errorf("logits differ by up to %g between modes, want ≤ 1e-4", worst)
 			}
 		})

@@ -201,7 +201,7 @@ func TestInference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.MaxLogitDiff > 1e-4 {
+	if !(r.MaxLogitDiff <= 1e-4) { // NaN fails too
 		t.Errorf("logits differ from the baseline's by %g", r.MaxLogitDiff)
 	}
 	base, _ := r.Row(model.Baseline)
