@@ -81,7 +81,7 @@ func NewKVCacheIn(arena *tensor.Tensor) (*KVCache, error) {
 	return &KVCache{layers: s[0], heads: s[2], maxLen: s[3], headDim: s[4], arena: arena, lens: make([]int, s[0])}, nil
 }
 
-// Layers, Heads, MaxLen and HeadDim return the cache's sizes.
+// Layers returns the number of layers the cache holds.
 func (c *KVCache) Layers() int { return c.layers }
 
 // Heads returns the number of attention heads the cache holds.
