@@ -14,8 +14,8 @@
 //     that is sampled ([LastLogits]); any subset of these is a Mode too.
 //
 // Every mode produces the same logits; package experiments/ch4 measures what
-// each saves in memory and time. An [Engine] serves variable-length
-// [Request]s one at a time, greedily, timing each forward pass.
+// each saves in memory and time. An [Engine] serves variable-length requests
+// ([Request], drawn by a [Workload]) greedily, timing each forward pass.
 package model
 
 import (
