@@ -160,9 +160,8 @@ func (c Config) String() string {
 }
 
 // roundupString renders RoundupPower2Divisions: a single number when all intervals
-// agree, else a list that PyTorch's parser reads back to the same table. The parser
-// lets the first entry fill every lower interval (and any later entry too while the
-// last index seen is 0), and ">" fill every interval after the last entry.
+// agree, else a list that PyTorch's parser reads back to the same table (the first
+// entry covers the intervals below it, ">" those after the last entry).
 func (c Config) roundupString() string {
 	d := c.RoundupPower2Divisions
 	k0 := 0
@@ -176,32 +175,18 @@ func (c Config) roundupString() string {
 		return strconv.Itoa(d[0])
 	}
 	last := d[RoundupIntervals-1]
-	var items []string
-	if k0 > 0 {
-		j := k0
-		for i := RoundupIntervals - 2; i > k0; i-- {
-			if d[i] != last {
-				j = i
-				break
-			}
-		}
-		items = append(items, fmt.Sprintf("%d:%d", 1<<k0, d[0]))
-		for i := k0 + 1; i <= j; i++ {
-			items = append(items, fmt.Sprintf("%d:%d", 1<<i, d[i]))
-		}
-		if j < RoundupIntervals-1 {
-			items = append(items, fmt.Sprintf(">:%d", last))
-		}
-	} else {
-		// Interval 0 differs from interval 1: start from the top (which fills all lower
-		// intervals), then set the others downwards, interval 0 last.
-		items = append(items, fmt.Sprintf("%d:%d", 1<<(RoundupIntervals-1), last))
-		for i := RoundupIntervals - 2; i >= 0; i-- {
-			if d[i] != last {
-				items = append(items, fmt.Sprintf("%d:%d", 1<<i, d[i]))
-			}
+	j := k0 // last interval that differs from the final run
+	for i := RoundupIntervals - 2; i > k0; i-- {
+		if d[i] != last {
+			j = i
+			break
 		}
 	}
+	items := []string{fmt.Sprintf("%d:%d", 1<<k0, d[0])}
+	for i := k0 + 1; i <= j; i++ {
+		items = append(items, fmt.Sprintf("%d:%d", 1<<i, d[i]))
+	}
+	items = append(items, fmt.Sprintf(">:%d", last))
 	return "[" + strings.Join(items, ",") + "]"
 }
 
@@ -441,8 +426,9 @@ func setKey(c *Config, key, v string) error {
 func isPow2(n uint64) bool { return n != 0 && n&(n-1) == 0 }
 
 // parseRoundup parses the value of roundup_power2_divisions starting at toks[i] and
-// returns the index after it. List semantics are PyTorch 2.9+'s: the first entry also
-// fills every lower interval, ">" fills every interval after the last explicit one.
+// returns the index after it. List semantics are PyTorch 2.11's (checked on the H200):
+// the first entry also fills every lower interval, later entries set only their own,
+// ">" fills every interval after the last explicit one, and intervals not covered keep 0.
 func parseRoundup(c *Config, toks []string, i int) (int, error) {
 	const key = "roundup_power2_divisions"
 	form := formOf(key)
@@ -458,6 +444,7 @@ func parseRoundup(c *Config, toks []string, i int) (int, error) {
 	}
 	i++ // past '['
 	lastIndex := 0
+	first := true
 	for {
 		if i >= len(toks) {
 			return i, &ConfigError{Key: key, Reason: "missing ']'", Form: form}
@@ -487,10 +474,11 @@ func parseRoundup(c *Config, toks []string, i int) (int, error) {
 			if idx > RoundupIntervals-1 {
 				idx = RoundupIntervals - 1
 			}
-			if lastIndex == 0 {
+			if first { // only the first entry also covers the intervals below it
 				for j := 0; j < idx; j++ {
 					c.RoundupPower2Divisions[j] = int(v)
 				}
+				first = false
 			}
 			c.RoundupPower2Divisions[idx] = int(v)
 			lastIndex = idx

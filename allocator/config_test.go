@@ -86,6 +86,9 @@ func TestParseConfig(t *testing.T) {
 		{"roundup_power2_divisions:[1:4,>:2]", func(c Config) bool {
 			return c.RoundupPower2Divisions == [16]int{4, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}
 		}},
+		{"roundup_power2_divisions:[1:2,32:4,>:8]", func(c Config) bool { // as PyTorch 2.11 reports it
+			return c.RoundupPower2Divisions == [16]int{2, 0, 0, 0, 0, 4, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8}
+		}},
 		{"roundup_power2_divisions:[64:8,256:0]", func(c Config) bool {
 			return c.RoundupPower2Divisions == [16]int{8, 8, 8, 8, 8, 8, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 		}},

@@ -1,10 +1,14 @@
 package replay
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+
+	"memlab.dev/memlab/allocator"
 )
 
 // Difference is the first place a replay disagrees with the ground truth.
@@ -17,6 +21,9 @@ type Difference struct {
 
 // String describes the difference on one line (the summary case on several).
 func (d *Difference) String() string {
+	if d.Op < 0 && strings.HasPrefix(d.Field, "allocator_settings") {
+		return fmt.Sprintf("%s: PyTorch parsed the conf as %s, memlab as %s", d.Field, d.Want, d.Got)
+	}
 	if d.Op < 0 {
 		return fmt.Sprintf("final summary differs: %s\n--- want (PyTorch)\n%s\n--- got (memlab)\n%s", d.Field, d.Want, d.Got)
 	}
@@ -46,6 +53,16 @@ func Check(t *Trace, opts Options) (*CheckResult, error) {
 		return nil, errors.New("replay: check needs a ground-truth file with one state line per op")
 	}
 	res := &CheckResult{Ops: len(t.Ops)}
+	if opts.Conf == nil {
+		d, err := compareSettings(t.Header)
+		if err != nil {
+			return nil, err
+		}
+		if d != nil {
+			res.Diff = d
+			return res, nil
+		}
+	}
 	user := opts.States
 	opts.States = func(got State) {
 		if user != nil {
@@ -72,6 +89,54 @@ func Check(t *Trace, opts Options) (*CheckResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// compareSettings checks memlab's reading of the header's conf against the
+// allocator_settings PyTorch reported for it.
+func compareSettings(h *Header) (*Difference, error) {
+	if len(h.AllocatorSettings) == 0 {
+		return nil, nil
+	}
+	var ps struct {
+		MaxSplitSize *int64          `json:"max_split_size"`
+		GC           *float64        `json:"garbage_collection_threshold"`
+		Expandable   *bool           `json:"expandable_segments"`
+		Roundup      map[string]int  `json:"roundup_power2_divisions"`
+		Conf         json.RawMessage `json:"PYTORCH_CUDA_ALLOC_CONF"`
+	}
+	if err := json.Unmarshal(h.AllocatorSettings, &ps); err != nil {
+		return nil, nil // a version that reports settings differently: nothing to compare
+	}
+	cfg, err := allocator.ParseConfig(h.Conf)
+	if err != nil {
+		return nil, fmt.Errorf("replay: header conf: %w", err)
+	}
+	diff := func(field string, w, g any) *Difference {
+		return &Difference{Op: -1, Field: "allocator_settings." + field, Want: fmt.Sprint(w), Got: fmt.Sprint(g)}
+	}
+	ms := int64(-1)
+	if cfg.MaxSplitSize > 0 {
+		ms = cfg.MaxSplitSize
+	}
+	if ps.MaxSplitSize != nil && *ps.MaxSplitSize != ms {
+		return diff("max_split_size", *ps.MaxSplitSize, ms), nil
+	}
+	if ps.GC != nil && *ps.GC != cfg.GarbageCollectionThreshold {
+		return diff("garbage_collection_threshold", *ps.GC, cfg.GarbageCollectionThreshold), nil
+	}
+	if ps.Expandable != nil && *ps.Expandable != cfg.ExpandableSegments {
+		return diff("expandable_segments", *ps.Expandable, cfg.ExpandableSegments), nil
+	}
+	if ps.Roundup != nil {
+		var want [allocator.RoundupIntervals]int
+		for i := range want {
+			want[i] = ps.Roundup[strconv.Itoa(1<<i)]
+		}
+		if want != cfg.RoundupPower2Divisions {
+			return diff("roundup_power2_divisions", want, cfg.RoundupPower2Divisions), nil
+		}
+	}
+	return nil, nil
 }
 
 func firstLineDiff(want, got string) string {
