@@ -167,7 +167,7 @@ type KVWorkload struct {
 }
 
 // DefaultKVWorkload is small enough for the simulated device's CPU kernels.
-var DefaultKVWorkload = KVWorkload{Sequences: 24, Concurrent: 6, MinLen: 8, MaxLen: 160, Heads: 4, HeadDim: 32, BlockSize: 16, Seed: 4}
+var DefaultKVWorkload = KVWorkload{Sequences: 16, Concurrent: 4, MinLen: 16, MaxLen: 320, Heads: 8, HeadDim: 128, BlockSize: 16, Seed: 4}
 
 // KVRow is one strategy of [KVStrategies].
 type KVRow struct {
