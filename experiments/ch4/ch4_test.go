@@ -247,3 +247,25 @@ func TestRecordedRuns(t *testing.T) {
 		t.Errorf("no runs: %q does not say how to record one", runs.String())
 	}
 }
+
+// TestKVStrategiesDefault checks what notebook 04 says about the default
+// workload: torch.cat growth fragments the caching allocator's cache, the
+// paged cache reserves least.
+func TestKVStrategiesDefault(t *testing.T) {
+	r, err := ch4.KVStrategies(setup, ch4.DefaultKVWorkload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, _ := r.Row("torch.cat")
+	pre, _ := r.Row("preallocated")
+	paged, _ := r.Row("paged")
+	if !(cat.PeakReserved > pre.PeakReserved && pre.PeakReserved > paged.PeakReserved) {
+		t.Errorf("peak reserved: cat %d, preallocated %d, paged %d; want decreasing", cat.PeakReserved, pre.PeakReserved, paged.PeakReserved)
+	}
+	if cat.DeviceMallocs <= pre.DeviceMallocs || cat.PeakAllocated <= cat.PeakHeld {
+		t.Errorf("cat: %d cudaMallocs (preallocated %d), peak allocated %d, held %d", cat.DeviceMallocs, pre.DeviceMallocs, cat.PeakAllocated, cat.PeakHeld)
+	}
+	if w := ch4.DefaultKVWorkload; paged.MaxWaste > (w.BlockSize-1)*w.Concurrent {
+		t.Errorf("paged: %d unused slots", paged.MaxWaste)
+	}
+}
