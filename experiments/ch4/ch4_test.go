@@ -216,6 +216,18 @@ func TestInference(t *testing.T) {
 	if inPlace.Working > base.Working || inPlace.AllocCalls >= base.AllocCalls {
 		t.Errorf("in-place: peak %d (baseline %d), %d calls (baseline %d)", inPlace.Working, base.Working, inPlace.AllocCalls, base.AllocCalls)
 	}
+	// What notebook 04 says about the small size: views alone and the
+	// preallocated cache alone raise the peak; in-place adds a saving once the
+	// others have moved the peak.
+	views, _ := r.Row(model.Views)
+	kv, _ := r.Row(model.KVCache)
+	rest, _ := r.Row(model.Optimised &^ model.InPlace)
+	if views.Working <= base.Working || kv.Working <= base.Working {
+		t.Errorf("views %d, kv-cache %d, baseline %d: want both above the baseline", views.Working, kv.Working, base.Working)
+	}
+	if !(opt.Working < rest.Working && rest.Working < base.Working) {
+		t.Errorf("optimised %d, all but in-place %d, baseline %d: want increasing", opt.Working, rest.Working, base.Working)
+	}
 	for _, row := range r.Rows {
 		if row.Tokens != r.Rows[0].Tokens || row.Token <= 0 {
 			t.Errorf("%v: %d tokens, median %v", row.Mode, row.Tokens, row.Token)
