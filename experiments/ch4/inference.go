@@ -48,11 +48,12 @@ type InferenceResult struct {
 }
 
 // Inference runs the size's workload of variable-length requests through the
-// model package's transformer in each mode, each on a device of its own with
-// the same weights, and measures memory, allocator calls and latency. The
-// modes take turns request by request, each request starting with the next
-// mode, so that a machine busy with something else slows them alike. The first mode is the reference the others are
-// compared with (model.Modes starts with Baseline).
+// model package's transformer in each mode (model.Modes when none are given),
+// each on a device of its own with the same weights, and measures memory,
+// allocator calls and latency. The modes take turns request by request, each
+// request starting with the next mode, so that a machine busy with something
+// else slows them alike. The first mode is the reference the others are
+// compared with.
 func Inference(s Setup, sizeName string, modes ...model.Mode) (res InferenceResult, err error) {
 	if len(modes) == 0 {
 		modes = model.Modes

@@ -223,9 +223,9 @@ func KVStrategies(s Setup, w KVWorkload) (res KVResult, err error) {
 			return res, fmt.Errorf("ch4: KVStrategies: %s: %w", strat.name(), err)
 		}
 		if p, ok := strat.(*pagedKV); ok {
-			res.ArenaBytes = p.c.Nbytes()
+			res.ArenaBytes = int64(p.blocks) * p.blockBytes
 		}
-		res.Useful = useful
+		res.Useful = useful // the same for every strategy
 		res.Rows = append(res.Rows, row)
 	}
 	for _, u := range res.Useful {
