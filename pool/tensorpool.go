@@ -118,15 +118,23 @@ func (p *TensorPool) Get() (*tensor.Tensor, error) {
 }
 
 // Put gives t back to the pool. It is an error, which changes nothing, to put
-// nil, a released tensor, a tensor of another shape or dtype, a tensor this
-// pool did not hand out (a view of a pooled tensor included), a tensor already
-// put back, or a tensor whose storage a live view still uses. After Release,
-// Put releases t instead of keeping it.
+// nil, a tensor of another shape or dtype, a tensor this pool did not hand out
+// (a view of a pooled tensor included), a tensor already put back, or a
+// tensor whose storage a live view still uses. Putting a released tensor is
+// an error too; if the pool handed it out, the pool forgets it (its memory
+// went back with the Release), so that it does not count against the limit.
+// After Release, Put releases t instead of keeping it.
 func (p *TensorPool) Put(t *tensor.Tensor) error {
 	if t == nil {
 		return errors.New("pool: Put: nil tensor")
 	}
 	if t.Released() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if idle, ok := p.state[t]; ok && !idle {
+			delete(p.state, t)
+			return fmt.Errorf("pool: Put: %w: it was released instead of put back; the pool forgets it", tensor.ErrReleased)
+		}
 		return fmt.Errorf("pool: Put: %w", tensor.ErrReleased)
 	}
 	if t.DType() != p.dtype || !t.Shape().Equal(p.shape) {

@@ -205,6 +205,35 @@ func TestTensorPoolLimit(t *testing.T) {
 	}
 }
 
+// TestTensorPoolPutReleased: a pooled tensor released by mistake is
+// forgotten, so that it does not hold a place under the limit forever.
+func TestTensorPoolPutReleased(t *testing.T) {
+	l := newLab(t)
+	p, err := pool.NewTensorPool(l, tensor.Float32, []int{8}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Release()
+	x, err := p.Get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRelease(t, x)
+	if err := p.Put(x); !errors.Is(err, tensor.ErrReleased) || !strings.Contains(err.Error(), "forgets it") {
+		t.Fatalf("Put of a released pooled tensor: %v", err)
+	}
+	if st := p.Stats(); st.Outstanding != 0 || st.Bytes != 0 {
+		t.Errorf("after forgetting it: %+v", st)
+	}
+	y, err := p.Get()
+	if err != nil {
+		t.Fatalf("Get under the limit after the forgotten tensor: %v", err)
+	}
+	if err := p.Put(y); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestTensorPoolRelease(t *testing.T) {
 	l := newLab(t)
 	p, err := pool.NewTensorPool(l, tensor.Float32, []int{256}, 0)
