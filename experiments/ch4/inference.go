@@ -240,29 +240,25 @@ func (r InferenceResult) String() string {
 
 // Plot draws each mode's peak memory above the weights.
 func (r InferenceResult) Plot() (*memplot.Figure, error) {
-	groups := make([]string, len(r.Rows))
-	peak := memplot.BarSeries{Name: "peak above weights (MiB)"}
-	for i, row := range r.Rows {
-		groups[i] = row.Mode.String()
-		peak.Values = append(peak.Values, float64(row.Working)/MiB)
-	}
-	f, err := memplot.Bars(fmt.Sprintf("4.4 %s model: peak memory above the weights", r.Size.Name), "MiB", groups, peak)
-	if err != nil {
-		return nil, err
-	}
-	f.LabelX(groups...)
-	return f, nil
+	return r.bars("peak memory above the weights", "MiB", func(row InferenceRow) float64 { return float64(row.Working) / MiB })
 }
 
 // PlotLatency draws each mode's median time per generated token.
 func (r InferenceResult) PlotLatency() (*memplot.Figure, error) {
+	return r.bars("median time per generated token", "µs per token", func(row InferenceRow) float64 {
+		return float64(row.Token) / float64(time.Microsecond)
+	})
+}
+
+// bars draws one bar per mode.
+func (r InferenceResult) bars(what, unit string, value func(InferenceRow) float64) (*memplot.Figure, error) {
 	groups := make([]string, len(r.Rows))
-	tok := memplot.BarSeries{Name: "median µs per token"}
+	vals := memplot.BarSeries{Name: what}
 	for i, row := range r.Rows {
 		groups[i] = row.Mode.String()
-		tok.Values = append(tok.Values, float64(row.Token)/float64(time.Microsecond))
+		vals.Values = append(vals.Values, value(row))
 	}
-	f, err := memplot.Bars(fmt.Sprintf("4.4 %s model: median time per generated token", r.Size.Name), "µs per token", groups, tok)
+	f, err := memplot.Bars(fmt.Sprintf("4.4 %s model: %s", r.Size.Name, what), unit, groups, vals)
 	if err != nil {
 		return nil, err
 	}
