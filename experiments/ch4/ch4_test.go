@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"memlab.dev/memlab/experiments/ch4"
+	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/model"
 )
 
@@ -279,5 +280,29 @@ func TestKVStrategiesDefault(t *testing.T) {
 	}
 	if w := ch4.DefaultKVWorkload; paged.MaxWaste > (w.BlockSize-1)*w.Concurrent {
 		t.Errorf("paged: %d unused slots", paged.MaxWaste)
+	}
+	for _, prefix := range []string{"torch.cat", "paged"} {
+		if _, err := r.PlotSegments(prefix); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := r.PlotSegments("nope"); err == nil {
+		t.Error("PlotSegments of an unknown strategy succeeded")
+	}
+	var catFree, pagedFree int64 // free bytes in large-pool segments at the peak step
+	for _, c := range []struct {
+		row  ch4.KVRow
+		free *int64
+	}{{cat, &catFree}, {paged, &pagedFree}} {
+		for _, seg := range c.row.Segments {
+			for _, b := range seg.Blocks {
+				if seg.Pool == "large" && b.State != memplot.Allocated {
+					*c.free += b.Size
+				}
+			}
+		}
+	}
+	if catFree == 0 || pagedFree != 0 {
+		t.Errorf("free large-pool bytes at the peak step: cat %d, paged %d; want some and none", catFree, pagedFree)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/pool"
 	"memlab.dev/memlab/tensor"
@@ -187,6 +188,11 @@ type KVRow struct {
 	MaxWaste int
 	Median   time.Duration // median time of one decoding step (every live sequence appends a token)
 	Held     []int64       // bytes held for keys and values after each step
+	// Segments is the caching allocator's state after the step at which
+	// allocated memory peaked, for a segment map; SegmentsReserved is
+	// memory_reserved then.
+	Segments         []memplot.Segment
+	SegmentsReserved int64
 }
 
 // KVResult is what [KVStrategies] measured.
@@ -266,7 +272,8 @@ func runKV(s Setup, w KVWorkload, lens []int, strat kvStrategy) (row KVRow, usef
 	defer func() { err = errors.Join(err, strat.close()) }()
 	row.Strategy = strat.name()
 	tokenBytes := int64(2 * w.Heads * w.HeadDim * 4)
-	cur := map[int]int{} // live sequence -> tokens so far
+	maxAllocated := int64(0) // after a step
+	cur := map[int]int{}     // live sequence -> tokens so far
 	next := 0
 	var times []time.Duration
 	for next < len(lens) || len(cur) > 0 {
@@ -285,6 +292,9 @@ func runKV(s Setup, w KVWorkload, lens []int, strat kvStrategy) (row KVRow, usef
 			}
 			cur[seq]++
 			live += int64(cur[seq])
+		}
+		if a := b.MemoryAllocated(); a > maxAllocated {
+			maxAllocated, row.Segments, row.SegmentsReserved = a, memlab.Segments(b.Snapshot()), b.MemoryReserved()
 		}
 		row.PeakHeld = max(row.PeakHeld, strat.held())
 		row.MaxWaste = max(row.MaxWaste, strat.waste())
@@ -480,4 +490,15 @@ func (r KVResult) Plot() (*memplot.Figure, error) {
 		}
 	}
 	return memplot.Lines("4.3 KV cache: bytes held for keys and values", "decoding step", series...)
+}
+
+// PlotSegments draws the segment map of the strategy whose name starts with
+// prefix after the step at which its allocated memory peaked: allocated
+// blocks, and the free ones the caching allocator keeps.
+func (r KVResult) PlotSegments(prefix string) (*memplot.Figure, error) {
+	row, ok := r.Row(prefix)
+	if !ok {
+		return nil, fmt.Errorf("ch4: KVResult.PlotSegments: no strategy %q", prefix)
+	}
+	return memplot.SegmentMap(fmt.Sprintf("4.3 %s: segments at the peak step (%s reserved)", row.Strategy, mib(row.SegmentsReserved)), row.Segments)
 }
