@@ -58,7 +58,10 @@ func Experiments() []memlab.Experiment {
 			return report(PoolLatency(Setup{dev}, []int{256, 1024}, 200))
 		}},
 		{Chapter: "4", Section: "4.3", Name: "KV cache: cat, preallocated, paged", Run: func(dev string) (memlab.Report, error) {
-			return report(KVStrategies(Setup{dev}, DefaultKVWorkload))
+			r, err := KVStrategies(Setup{dev}, DefaultKVWorkload)
+			return report(r, err,
+				func() (*memplot.Figure, error) { return r.PlotSegments("torch.cat") },
+				func() (*memplot.Figure, error) { return r.PlotSegments("paged") })
 		}},
 		{Chapter: "4", Section: "4.4", Name: "transformer inference, baseline vs optimised", Run: func(dev string) (memlab.Report, error) {
 			r, err := Inference(Setup{dev}, "small")
