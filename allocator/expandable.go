@@ -65,11 +65,21 @@ func (a *Allocator) mapBlock(toMap *block, size int64) (bool, error) {
 	}
 	start := es.base + uint64(begin*es.page)
 	n := (end - begin) * es.page
-	if err := a.vmem.Map(start, uint64(n)); err != nil {
-		if isOOM(err) {
-			return false, nil
+	// One physical allocation per page, as PyTorch's ExpandableSegment::map creates
+	// one handle per page: the driver can only unmap whole mappings, and pages are
+	// unmapped one by one later. A page that does not fit undoes this call's pages.
+	for i := begin; i < end; i++ {
+		if err := a.vmem.Map(es.base+uint64(i*es.page), uint64(es.page)); err != nil {
+			for j := begin; j < i; j++ {
+				if uerr := a.vmem.Unmap(es.base+uint64(j*es.page), uint64(es.page)); uerr != nil {
+					return false, fmt.Errorf("allocator: undoing the map of page %#x: %w", es.base+uint64(j*es.page), uerr)
+				}
+			}
+			if isOOM(err) {
+				return false, nil
+			}
+			return false, fmt.Errorf("allocator: mapping %d bytes at %#x: %w", es.page, es.base+uint64(i*es.page), err)
 		}
-		return false, fmt.Errorf("allocator: mapping %d bytes at %#x: %w", n, start, err)
 	}
 	for i := begin; i < end; i++ {
 		es.setPage(i, true)
@@ -140,11 +150,21 @@ func (a *Allocator) unmapBlock(b *block) error {
 	if begin >= end {
 		return nil
 	}
+	// Page by page, as they were mapped. If the device refuses one, the pages
+	// before it are still accounted as unmapped and the error is returned.
+	var unmapErr error
+	for i := begin; i < end; i++ {
+		if err := a.vmem.Unmap(es.base+uint64(i*es.page), uint64(es.page)); err != nil {
+			unmapErr = fmt.Errorf("allocator: unmapping %d bytes at %#x: %w", es.page, es.base+uint64(i*es.page), err)
+			end = i
+			break
+		}
+	}
+	if begin == end {
+		return unmapErr
+	}
 	start := es.base + uint64(begin*es.page)
 	n := (end - begin) * es.page
-	if err := a.vmem.Unmap(start, uint64(n)); err != nil {
-		return fmt.Errorf("allocator: unmapping %d bytes at %#x: %w", n, start, err)
-	}
 	for i := begin; i < end; i++ {
 		es.setPage(i, false)
 	}
@@ -174,7 +194,7 @@ func (a *Allocator) unmapBlock(b *block) error {
 	if a.tracing {
 		a.emit(ActionSegmentUnmap, start, n, nil)
 	}
-	return nil
+	return unmapErr
 }
 
 // releaseExpandableSegment gives a fully unmapped segment's address range back.

@@ -17,8 +17,9 @@ type fakeMemory struct {
 	next     uint64
 	segs     map[uint64]uint64
 	vas      map[uint64]uint64
-	mapped   map[uint64]bool // mapped 2 MiB pages
-	failNext error           // returned by the next Malloc/Map when set
+	mapped   map[uint64]bool   // mapped 2 MiB pages
+	mappings map[uint64]uint64 // start → size of each Map call
+	failNext error             // returned by the next Malloc/Map when set
 	noVM     bool
 }
 
@@ -28,7 +29,7 @@ func (fakeOOM) Error() string     { return "fake: out of memory" }
 func (fakeOOM) OutOfMemory() bool { return true }
 
 func newFakeMemory(capacity uint64) *fakeMemory {
-	return &fakeMemory{capacity: capacity, next: 1 << 40, segs: map[uint64]uint64{}, vas: map[uint64]uint64{}, mapped: map[uint64]bool{}}
+	return &fakeMemory{capacity: capacity, next: 1 << 40, segs: map[uint64]uint64{}, vas: map[uint64]uint64{}, mapped: map[uint64]bool{}, mappings: map[uint64]uint64{}}
 }
 
 func (m *fakeMemory) Malloc(size uint64) (uint64, error) {
@@ -107,8 +108,11 @@ func (m *fakeMemory) Map(addr, size uint64) error {
 		if m.mapped[p] {
 			return fmt.Errorf("fake: page %#x mapped twice", p)
 		}
+	}
+	for p := addr; p < addr+size; p += 2 << 20 {
 		m.mapped[p] = true
 	}
+	m.mappings[addr] = size
 	m.used += size
 	return nil
 }
@@ -116,11 +120,21 @@ func (m *fakeMemory) Map(addr, size uint64) error {
 func (m *fakeMemory) Unmap(addr, size uint64) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	// Like cuMemUnmap + cuMemRelease: only whole mappings can go, so the range
+	// must be a run of complete Map calls.
+	for p := addr; p < addr+size; {
+		n, ok := m.mappings[p]
+		if !ok || p+n > addr+size {
+			return fmt.Errorf("fake: unmap of [%#x, +%d) cuts through a mapping at %#x", addr, size, p)
+		}
+		p += n
+	}
 	for p := addr; p < addr+size; p += 2 << 20 {
 		if !m.mapped[p] {
 			return fmt.Errorf("fake: unmap of unmapped page %#x", p)
 		}
 		delete(m.mapped, p)
+		delete(m.mappings, p)
 	}
 	m.used -= size
 	return nil

@@ -53,7 +53,9 @@ type Device interface {
 	// multiples of Granularity. Out of memory is reported as by Malloc.
 	Map(addr, size uint64) error
 	// Unmap unmaps [addr, addr+size) and releases its physical memory
-	// (cuMemUnmap + cuMemRelease).
+	// (cuMemUnmap + cuMemRelease). The range must consist of whole earlier Map
+	// calls: a physical allocation cannot be split, so a caller that will unmap
+	// page by page maps page by page, as PyTorch's expandable segments do.
 	Unmap(addr, size uint64) error
 
 	// Time runs f and returns the device time it took, measured with events on

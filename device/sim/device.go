@@ -37,8 +37,9 @@ type Device struct {
 // reservation whose pages are mapped individually.
 type region struct {
 	addr, size uint64
-	reserved   bool   // made by ReserveAddress
-	mapped     []bool // per page, for a reservation
+	reserved   bool        // made by ReserveAddress
+	mapped     []bool      // per page, for a reservation
+	maps       map[int]int // first page → pages, of each Map call still mapped
 	nmapped    int
 	data       []byte // backing, created at the first access
 }
@@ -287,7 +288,7 @@ func (d *Device) ReserveAddress(size uint64) (uint64, error) {
 	if !ok {
 		return 0, fmt.Errorf("sim: ReserveAddress(%d): CUDA_ERROR_OUT_OF_MEMORY: out of address space", size)
 	}
-	d.insertLocked(&region{addr: addr, size: size, reserved: true, mapped: make([]bool, size/Granularity)})
+	d.insertLocked(&region{addr: addr, size: size, reserved: true, mapped: make([]bool, size/Granularity), maps: map[int]int{}})
 	d.stats.Reserves++
 	return addr, nil
 }
@@ -362,6 +363,7 @@ func (d *Device) Map(addr, size uint64) error {
 	for p := first; p < end; p++ {
 		r.mapped[p] = true
 	}
+	r.maps[first] = end - first
 	r.nmapped += end - first
 	d.used += size
 	d.stats.Mapped += size
@@ -376,8 +378,9 @@ func (d *Device) Map(addr, size uint64) error {
 
 // Unmap unmaps [addr, addr+size) and releases its device memory, as cuMemUnmap
 // + cuMemRelease: the range is page-aligned, inside one reservation, and every
-// page of it is mapped. Any subset of the mapped pages may be unmapped (PyTorch
-// unmaps page by page). The pages read as zeros when mapped again.
+// page of it is mapped, by Map calls that lie wholly inside it (the driver
+// cannot split a physical allocation; PyTorch maps and unmaps page by page).
+// The pages read as zeros when mapped again.
 func (d *Device) Unmap(addr, size uint64) error {
 	d.life.Lock()
 	d.mu.Lock()
@@ -392,6 +395,13 @@ func (d *Device) Unmap(addr, size uint64) error {
 				break
 			}
 		}
+		// Like cuMemUnmap + cuMemRelease, only whole physical allocations go:
+		// the range must be a run of complete Map calls.
+		for p := first; err == nil && p < end; p += r.maps[p] {
+			if n, ok := r.maps[p]; !ok || p+n > end {
+				err = invalid("Unmap", "[%#x, +%d) cuts through a mapping made by one Map call; unmap whole mappings (map page by page to unmap page by page)", addr, size)
+			}
+		}
 	}
 	if err != nil {
 		d.mu.Unlock()
@@ -400,6 +410,7 @@ func (d *Device) Unmap(addr, size uint64) error {
 	}
 	for p := first; p < end; p++ {
 		r.mapped[p] = false
+		delete(r.maps, p)
 	}
 	r.nmapped -= end - first
 	if r.data != nil {

@@ -58,7 +58,10 @@ func work(d *sim.Device, g, i int) error {
 	if err != nil {
 		return err
 	}
-	if err := d.Map(r, 2*page); err != nil {
+	if err := d.Map(r, page); err != nil {
+		return err
+	}
+	if err := d.Map(r+page, page); err != nil {
 		return err
 	}
 	x := tensor.Strided{Base: tensor.Ptr(r + page - 256), DType: tensor.Float32, Shape: []int{128}, Strides: []int{1}}
