@@ -32,7 +32,7 @@ define optional
 	else echo "== $(1): not defined (fragment missing), skipped"; fi
 endef
 
-.PHONY: lab lab-deps notebooks test fmt-check vet go-test fragments ci
+.PHONY: lab lab-deps notebooks test fmt-check vet go-test race fragments ci
 
 lab:
 	@scripts/lab.sh start
@@ -53,6 +53,11 @@ vet:
 go-test:
 	$(call timed,go test,$(GO) test ./...)
 
+# The packages whose state is shared between goroutines, under the race detector.
+RACE_PACKAGES ?= ./allocator ./tensor ./device/sim ./kernels/cpu ./pool ./model ./memlab
+race:
+	$(call timed,go test -race,$(GO) test -race $(RACE_PACKAGES))
+
 fragments:
 	$(call optional,ptx-check)
 	$(call optional,vet-cuda)
@@ -60,7 +65,7 @@ fragments:
 
 test:
 	@t0=$$(date +%s); \
-	$(MAKE) --no-print-directory fmt-check vet go-test fragments notebooks; \
+	$(MAKE) --no-print-directory fmt-check vet go-test race fragments notebooks; \
 	echo "== make test: all passed in $$(( $$(date +%s) - t0 ))s"
 
 ci: test
