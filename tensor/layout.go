@@ -314,8 +314,12 @@ func (l Layout) Slice(dim, start, end, step int) (Layout, error) {
 	if err != nil {
 		return Layout{}, err
 	}
-	if step <= 0 {
-		return Layout{}, torchErr("slice", "slice step must be positive")
+	// The messages of Python indexing (t[::0], t[::-1]), what learners meet.
+	if step == 0 {
+		return Layout{}, torchErr("slice", "slice step cannot be zero")
+	}
+	if step < 0 {
+		return Layout{}, torchErr("slice", "step must be greater than zero")
 	}
 	size := l.Shape[d]
 	if start < 0 {

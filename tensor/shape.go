@@ -121,7 +121,7 @@ func inferShape(op string, shape []int, numel int) (Shape, error) {
 		case s >= 0:
 			newsize *= s
 		default:
-			return nil, torchErr(op, "invalid shape dimension %d", s)
+			return nil, torchErr(op, "invalid shape dimension %d at index %d of shape %s", s, d, formatInts(shape))
 		}
 	}
 	if numel == newsize || (infer >= 0 && newsize > 0 && numel%newsize == 0) {
