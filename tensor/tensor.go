@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"errors"
 	"fmt"
 	"sync/atomic"
 )
@@ -128,6 +129,32 @@ func (t *Tensor) Release() error {
 		return fmt.Errorf("%w of tensor %s", ErrDoubleRelease, t.describe())
 	}
 	return t.storage.release()
+}
+
+// ReleaseAll releases every tensor of ts that is not nil and joins the
+// errors. Each tensor is released as by Release, so one already released is
+// an error (ErrDoubleRelease).
+func ReleaseAll(ts ...*Tensor) error {
+	var errs []error
+	for _, t := range ts {
+		if t != nil {
+			errs = append(errs, t.Release())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ReleaseLive releases the tensors of ts that are neither nil nor released
+// yet and joins the errors: for lists that may name a tensor twice (an
+// in-place result beside its input) or hold tensors a scope has released.
+func ReleaseLive(ts ...*Tensor) error {
+	var errs []error
+	for _, t := range ts {
+		if t != nil && !t.Released() {
+			errs = append(errs, t.Release())
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // live returns an error when t cannot be used by op.

@@ -322,6 +322,41 @@ func TestReleaseErrors(t *testing.T) {
 	}
 }
 
+func TestReleaseAllAndReleaseLive(t *testing.T) {
+	dev := newTestDevice()
+	ones := func() *tensor.Tensor {
+		x, err := tensor.Ones(dev, tensor.Float32, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	if err := tensor.ReleaseAll(); err != nil {
+		t.Fatalf("ReleaseAll of nothing: %v", err)
+	}
+	a, b := ones(), ones()
+	if err := tensor.ReleaseAll(a, nil, b); err != nil {
+		t.Fatalf("ReleaseAll skipping nil: %v", err)
+	}
+	if !a.Released() || !b.Released() || dev.live() != 0 {
+		t.Fatalf("after ReleaseAll: released %v %v, %d live allocations", a.Released(), b.Released(), dev.live())
+	}
+	c := ones()
+	if err := tensor.ReleaseAll(a, c); !errors.Is(err, tensor.ErrDoubleRelease) {
+		t.Fatalf("ReleaseAll of a released tensor: %v, want ErrDoubleRelease", err)
+	}
+	if !c.Released() || dev.live() != 0 {
+		t.Fatalf("ReleaseAll stopped at the first error: c released %v, %d live allocations", c.Released(), dev.live())
+	}
+	d := ones()
+	if err := tensor.ReleaseLive(nil, a, d, d); err != nil {
+		t.Fatalf("ReleaseLive skipping nil and released tensors: %v", err)
+	}
+	if !d.Released() || dev.live() != 0 {
+		t.Fatalf("after ReleaseLive: d released %v, %d live allocations", d.Released(), dev.live())
+	}
+}
+
 func TestFailedAllocationLeavesNothingBehind(t *testing.T) {
 	dev := newTestDevice()
 	x := keep(t)(tensor.Ones(dev, tensor.Float32, 4, 4))
