@@ -125,7 +125,7 @@ func LeakCheck(l *memlab.Lab, steps int) (res LeakResult, err error) {
 				}
 				out, err := x.Matmul(w)
 				if err := errors.Join(err, x.Release()); err != nil {
-					return errors.Join(err, release(out))
+					return errors.Join(err, tensor.ReleaseAll(out))
 				}
 				if leaky {
 					kept = append(kept, out) // the tensor, and its 1 MiB, live on
@@ -142,9 +142,9 @@ func LeakCheck(l *memlab.Lab, steps int) (res LeakResult, err error) {
 		}
 	}
 	if res.Leaky, err = l.CheckLeaks(loop(true, &res.LeakyCurve)); err != nil {
-		return res, errors.Join(err, release(kept...))
+		return res, errors.Join(err, tensor.ReleaseAll(kept...))
 	}
-	if err := release(kept...); err != nil {
+	if err := tensor.ReleaseAll(kept...); err != nil {
 		return res, err
 	}
 	res.Fixed, err = l.CheckLeaks(loop(false, &res.FixedCurve))
@@ -203,7 +203,7 @@ func SharedDevice(s Setup) (res SharedResult, err error) {
 		return res, errors.Join(err, a.Close())
 	}
 	var keep []*tensor.Tensor
-	defer func() { err = errors.Join(err, release(keep...), b.Close(), a.Close()) }()
+	defer func() { err = errors.Join(err, tensor.ReleaseAll(keep...), b.Close(), a.Close()) }()
 	_, total, err := a.MemGetInfo()
 	if err != nil {
 		return res, err

@@ -117,7 +117,7 @@ func ChapterSequence(s Setup, conf string) (res SequenceResult, err error) {
 			res.At768 = memlab.Segments(l.Snapshot())
 		}
 	}
-	if err := release(live...); err != nil {
+	if err := tensor.ReleaseAll(live...); err != nil {
 		return res, err
 	}
 	res.Reference, res.RefFile, err = loadReference("a__" + confFileName(conf))

@@ -107,7 +107,7 @@ func run(s Setup, w workload) (res FragResult, err error) {
 		return res, err
 	}
 	var keep []*tensor.Tensor
-	defer func() { err = errors.Join(err, release(keep...), l.Close()) }()
+	defer func() { err = errors.Join(err, tensor.ReleaseAll(keep...), l.Close()) }()
 	var big *tensor.Tensor
 	if w.prealloc {
 		if big, err = bytesTensor(l, FragRequest); err != nil {
@@ -135,12 +135,12 @@ func run(s Setup, w workload) (res FragResult, err error) {
 		acts = append(acts, act)
 		small, err := bytesTensor(l, FragSmall)
 		if err != nil {
-			return res, errors.Join(fmt.Errorf("batch %d: %w", i, err), release(acts...))
+			return res, errors.Join(fmt.Errorf("batch %d: %w", i, err), tensor.ReleaseAll(acts...))
 		}
 		keep = append(keep, small)
 		res.gauge(l, fmt.Sprintf("batch %d", i+1))
 	}
-	if err := release(acts...); err != nil {
+	if err := tensor.ReleaseAll(acts...); err != nil {
 		return res, err
 	}
 	res.gauge(l, "activations freed")

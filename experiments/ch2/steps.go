@@ -167,17 +167,6 @@ func bytesTensor(l *memlab.Lab, n int64) (*tensor.Tensor, error) {
 	return tensor.Empty(l, tensor.Uint8, int(n))
 }
 
-// release releases tensors, ignoring nil ones, and joins the errors.
-func release(ts ...*tensor.Tensor) error {
-	var errs []error
-	for _, t := range ts {
-		if t != nil {
-			errs = append(errs, t.Release())
-		}
-	}
-	return errors.Join(errs...)
-}
-
 // ReferenceDir finds PyTorch's ground truth (shared/reference/torch-2.11) next
 // to the repository: it walks up from the working directory to go.mod and
 // looks in ../shared. It returns an error when the files are not there.

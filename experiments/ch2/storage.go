@@ -60,7 +60,7 @@ func StorageVsViews(l *memlab.Lab) (res StorageResult, err error) {
 		return res, err
 	}
 	var keep []*tensor.Tensor
-	defer func() { err = errors.Join(err, release(append(keep, x)...)) }()
+	defer func() { err = errors.Join(err, tensor.ReleaseAll(append(keep, x)...)) }()
 	res.AllocatedBase = l.MemoryAllocated() - start
 	res.Tensors = append(res.Tensors, infoOf("x", x, x))
 	views := []struct {
@@ -186,7 +186,7 @@ func TransposeStrides(l *memlab.Lab) (res StridesResult, err error) {
 		return res, errors.Join(err, a.Release())
 	}
 	var toRelease = []*tensor.Tensor{a, x}
-	defer func() { err = errors.Join(err, release(toRelease...)) }()
+	defer func() { err = errors.Join(err, tensor.ReleaseAll(toRelease...)) }()
 	xt, err := x.T()
 	if err != nil {
 		return res, err
@@ -271,7 +271,7 @@ func forward(l *memlab.Lab, layers int, grad bool) (steps Steps, saved int64, er
 		return nil, 0, errors.Join(err, w.Release())
 	}
 	tape := tensor.NewTape()
-	defer func() { err = errors.Join(err, tape.Release(), release(w, h)) }()
+	defer func() { err = errors.Join(err, tape.Release(), tensor.ReleaseAll(w, h)) }()
 	if grad {
 		if err := tape.Watch(w); err != nil {
 			return nil, 0, err
@@ -285,7 +285,7 @@ func forward(l *memlab.Lab, layers int, grad bool) (steps Steps, saved int64, er
 		}
 		r, err := z.Relu()
 		if err := errors.Join(err, z.Release()); err != nil {
-			return steps, 0, errors.Join(err, release(r))
+			return steps, 0, errors.Join(err, tensor.ReleaseAll(r))
 		}
 		if err := h.Release(); err != nil {
 			return steps, 0, errors.Join(err, r.Release())
