@@ -55,7 +55,7 @@ func ReluPeak(s Setup, rows, cols int) (res ReluResult, err error) {
 		}
 		peak = b.MaxMemoryAllocated() - base
 		allocs = b.counters().since(c0).allocs
-		return peak, allocs, errors.Join(err, release(y, x))
+		return peak, allocs, errors.Join(err, tensor.ReleaseLive(y, x))
 	}
 	if res.OutOfPlacePeak, res.OutOfPlaceAllocs, err = run("y = x.relu()", false); err != nil {
 		return res, fmt.Errorf("ch4: ReluPeak: relu: %w", err)
@@ -123,7 +123,7 @@ func SharedBranch(s Setup) (res BranchResult, err error) {
 			return nil, err
 		}
 		var a, bb, out *tensor.Tensor
-		defer func() { err = errors.Join(err, release(out, bb, a, x)) }()
+		defer func() { err = errors.Join(err, tensor.ReleaseLive(out, bb, a, x)) }()
 		if inPlace {
 			res.VersionBefore = x.Version()
 			if err = x.Relu_(); err != nil { // branch A, in place: a is x itself

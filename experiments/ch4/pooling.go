@@ -359,7 +359,7 @@ func (c *catKV) appendToken(seq int, k, v *tensor.Tensor) error {
 }
 func (c *catKV) finish(seq int) error {
 	c.bytes -= c.k[seq].Nbytes() + c.v[seq].Nbytes()
-	err := release(c.k[seq], c.v[seq])
+	err := tensor.ReleaseLive(c.k[seq], c.v[seq])
 	delete(c.k, seq)
 	delete(c.v, seq)
 	return err

@@ -10,7 +10,6 @@ import (
 	"memlab.dev/memlab/device"
 	"memlab.dev/memlab/device/sim"
 	"memlab.dev/memlab/memlab"
-	"memlab.dev/memlab/tensor"
 )
 
 // MiB is 2²⁰ bytes.
@@ -102,17 +101,6 @@ func (b *Bench) counters() counters {
 // since returns the counters' growth from c0.
 func (c counters) since(c0 counters) counters {
 	return counters{c.allocs - c0.allocs, c.deviceAllocs - c0.deviceAllocs, c.driver - c0.driver}
-}
-
-// release releases the tensors that are not nil and not released yet.
-func release(ts ...*tensor.Tensor) error {
-	var errs []error
-	for _, t := range ts {
-		if t != nil && !t.Released() {
-			errs = append(errs, t.Release())
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // median returns the median of ds (0 for none).

@@ -114,7 +114,7 @@ func ViewCopies(s Setup, n int) (res ViewResult, err error) {
 		if opErr != nil {
 			var te *tensor.Error
 			if !errors.As(opErr, &te) {
-				return res, errors.Join(fmt.Errorf("ch4: ViewCopies: %s: %w", v.op, opErr), release(ts...))
+				return res, errors.Join(fmt.Errorf("ch4: ViewCopies: %s: %w", v.op, opErr), tensor.ReleaseLive(ts...))
 			}
 			row.Err = te.Msg
 		} else {
@@ -124,7 +124,7 @@ func ViewCopies(s Setup, n int) (res ViewResult, err error) {
 			row.Contiguous = t.IsContiguous()
 		}
 		res.Rows = append(res.Rows, row)
-		if err := release(ts...); err != nil {
+		if err := tensor.ReleaseLive(ts...); err != nil {
 			return res, err
 		}
 	}
