@@ -105,7 +105,7 @@ type kvState struct {
 func (kv *kvState) release() error {
 	var errs []error
 	for i := range kv.k {
-		errs = append(errs, free(kv.k[i], kv.v[i]))
+		errs = append(errs, tensor.ReleaseLive(kv.k[i], kv.v[i]))
 		kv.k[i], kv.v[i] = nil, nil
 	}
 	return errors.Join(errs...)
@@ -124,17 +124,6 @@ type pass struct {
 func (p *pass) has(o Mode) bool { return p.mode&o != 0 }
 
 func (p *pass) track(t *tensor.Tensor, err error) (*tensor.Tensor, error) { return p.s.Track(t, err) }
-
-// free releases the tensors that are not nil.
-func free(ts ...*tensor.Tensor) error {
-	var errs []error
-	for _, t := range ts {
-		if t != nil && !t.Released() {
-			errs = append(errs, t.Release())
-		}
-	}
-	return errors.Join(errs...)
-}
 
 // forward runs tokens ids at positions pos, pos+1, … through the model,
 // appending their keys and values to kv, and returns the logits of the last
@@ -168,7 +157,7 @@ func (m *Model) forward(mode Mode, ids []int64, pos int, kv *kvState) (logits []
 	if h, err = p.add(h, pe); err != nil {
 		return nil, err
 	}
-	if err := free(idx, pe); err != nil {
+	if err := tensor.ReleaseLive(idx, pe); err != nil {
 		return nil, err
 	}
 	var mask *tensor.Tensor
@@ -185,7 +174,7 @@ func (m *Model) forward(mode Mode, ids []int64, pos int, kv *kvState) (logits []
 			return nil, fmt.Errorf("model: layer %d MLP: %w", l, err)
 		}
 	}
-	if err := free(mask); err != nil {
+	if err := tensor.ReleaseLive(mask); err != nil {
 		return nil, err
 	}
 	return p.logits(h)
@@ -216,7 +205,7 @@ func (p *pass) add(h, x *tensor.Tensor) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return out, free(h)
+	return out, tensor.ReleaseLive(h)
 }
 
 // attention is h + Wo·attn(layernorm(h)), with the keys and values of the new
@@ -232,7 +221,7 @@ func (p *pass) attention(l int, h, mask *tensor.Tensor, kv *kvState) (*tensor.Te
 	if err != nil {
 		return nil, err
 	}
-	if err := free(a); err != nil {
+	if err := tensor.ReleaseLive(a); err != nil {
 		return nil, err
 	}
 	var qkvHeads [3]*tensor.Tensor // each [H, n, hd]
@@ -241,7 +230,7 @@ func (p *pass) attention(l int, h, mask *tensor.Tensor, kv *kvState) (*tensor.Te
 			return nil, err
 		}
 	}
-	if err := free(qkv); err != nil { // with Views, q, k and v keep its storage
+	if err := tensor.ReleaseLive(qkv); err != nil { // with Views, q, k and v keep its storage
 		return nil, err
 	}
 	q, k, v := qkvHeads[0], qkvHeads[1], qkvHeads[2]
@@ -257,7 +246,7 @@ func (p *pass) attention(l int, h, mask *tensor.Tensor, kv *kvState) (*tensor.Te
 	if err != nil {
 		return nil, err
 	}
-	if err := free(q, Kt); err != nil {
+	if err := tensor.ReleaseLive(q, Kt); err != nil {
 		return nil, err
 	}
 	if scores, err = p.scale(scores, 1/math.Sqrt(float64(hd))); err != nil {
@@ -272,18 +261,18 @@ func (p *pass) attention(l int, h, mask *tensor.Tensor, kv *kvState) (*tensor.Te
 	if err != nil {
 		return nil, err
 	}
-	if err := free(scores); err != nil {
+	if err := tensor.ReleaseLive(scores); err != nil {
 		return nil, err
 	}
 	o, err := p.track(probs.Matmul(V)) // [H, n, hd]
 	if err != nil {
 		return nil, err
 	}
-	if err := free(probs); err != nil {
+	if err := tensor.ReleaseLive(probs); err != nil {
 		return nil, err
 	}
 	if p.has(KVCache) { // otherwise K and V are the cache itself
-		if err := free(K, V); err != nil {
+		if err := tensor.ReleaseLive(K, V); err != nil {
 			return nil, err
 		}
 	}
@@ -295,13 +284,13 @@ func (p *pass) attention(l int, h, mask *tensor.Tensor, kv *kvState) (*tensor.Te
 	if err != nil {
 		return nil, err
 	}
-	if err := free(merged); err != nil {
+	if err := tensor.ReleaseLive(merged); err != nil {
 		return nil, err
 	}
 	if h, err = p.add(h, proj); err != nil {
 		return nil, err
 	}
-	return h, free(proj)
+	return h, tensor.ReleaseLive(proj)
 }
 
 // splitHeads returns columns [at, at+D) of qkv as [H, n, hd]. With Views it
@@ -326,7 +315,7 @@ func (p *pass) splitHeads(qkv *tensor.Tensor, at, n int) (*tensor.Tensor, error)
 		if err != nil {
 			return nil, err
 		}
-		if err := free(x); err != nil {
+		if err := tensor.ReleaseLive(x); err != nil {
 			return nil, err
 		}
 		x = y
@@ -341,7 +330,7 @@ func (p *pass) cached(l int, k, v *tensor.Tensor, kv *kvState) (K, V *tensor.Ten
 		if err := kv.cache.Append(l, k, v); err != nil {
 			return nil, nil, err
 		}
-		if err := free(k, v); err != nil {
+		if err := tensor.ReleaseLive(k, v); err != nil {
 			return nil, nil, err
 		}
 		if K, err = p.track(kv.cache.Keys(l)); err != nil {
@@ -359,7 +348,7 @@ func (p *pass) cached(l int, k, v *tensor.Tensor, kv *kvState) (K, V *tensor.Ten
 		if err != nil {
 			return nil, err
 		}
-		return p.s.Keep(y), free(old, x) // y may have joined x's scope
+		return p.s.Keep(y), tensor.ReleaseLive(old, x) // y may have joined x's scope
 	}
 	if K, err = grow(kv.k[l], k); err != nil {
 		return nil, nil, err
@@ -381,7 +370,7 @@ func (p *pass) scale(x *tensor.Tensor, alpha float64) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return y, free(x)
+	return y, tensor.ReleaseLive(x)
 }
 
 // mergeHeads turns o [H, n, hd] into [n, D]. The transpose is not viewable
@@ -400,13 +389,13 @@ func (p *pass) mergeHeads(o *tensor.Tensor, n, D int) (*tensor.Tensor, error) {
 		var c *tensor.Tensor
 		if c, err = p.track(ot.Contiguous()); err == nil {
 			out, err = p.track(c.View(n, D))
-			err = errors.Join(err, free(c))
+			err = errors.Join(err, tensor.ReleaseLive(c))
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	return out, free(o, ot)
+	return out, tensor.ReleaseLive(o, ot)
 }
 
 // mlp is h + W2·gelu(W1·layernorm(h)).
@@ -420,7 +409,7 @@ func (p *pass) mlp(l int, h *tensor.Tensor) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := free(a); err != nil {
+	if err := tensor.ReleaseLive(a); err != nil {
 		return nil, err
 	}
 	if p.has(InPlace) {
@@ -428,7 +417,7 @@ func (p *pass) mlp(l int, h *tensor.Tensor) (*tensor.Tensor, error) {
 	} else {
 		var g *tensor.Tensor
 		if g, err = p.track(u.Gelu()); err == nil {
-			err = free(u)
+			err = tensor.ReleaseLive(u)
 			u = g
 		}
 	}
@@ -439,13 +428,13 @@ func (p *pass) mlp(l int, h *tensor.Tensor) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := free(u); err != nil {
+	if err := tensor.ReleaseLive(u); err != nil {
 		return nil, err
 	}
 	if h, err = p.add(h, d); err != nil {
 		return nil, err
 	}
-	return h, free(d)
+	return h, tensor.ReleaseLive(d)
 }
 
 // logits applies the final layernorm and the tied output projection and
@@ -461,7 +450,7 @@ func (p *pass) logits(h *tensor.Tensor) ([]float32, error) {
 		if x, err = p.track(h.Narrow(0, n-1, 1)); err != nil {
 			return nil, err
 		}
-		if err := free(h); err != nil {
+		if err := tensor.ReleaseLive(h); err != nil {
 			return nil, err
 		}
 	}
@@ -469,7 +458,7 @@ func (p *pass) logits(h *tensor.Tensor) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := free(x); err != nil {
+	if err := tensor.ReleaseLive(x); err != nil {
 		return nil, err
 	}
 	wt, err := p.track(m.wte.T()) // [Dim, Vocab], a view
@@ -480,7 +469,7 @@ func (p *pass) logits(h *tensor.Tensor) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := free(hf, wt); err != nil {
+	if err := tensor.ReleaseLive(hf, wt); err != nil {
 		return nil, err
 	}
 	last := lg
@@ -493,5 +482,5 @@ func (p *pass) logits(h *tensor.Tensor) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	return out, free(last, lg)
+	return out, tensor.ReleaseLive(last, lg)
 }

@@ -144,10 +144,7 @@ func (m *Model) Release() error {
 		return nil
 	}
 	m.released = true
-	var errs []error
-	for _, t := range m.weights {
-		errs = append(errs, t.Release())
-	}
+	err := tensor.ReleaseAll(m.weights...)
 	m.weights = nil
-	return errors.Join(errs...)
+	return err
 }
