@@ -230,7 +230,7 @@ func subview(arena *tensor.Tensor, index []int, start, n int) (*tensor.Tensor, e
 			err = errors.Join(err, t.Release())
 		}
 		if err != nil {
-			return nil, errors.Join(err, release(next))
+			return nil, errors.Join(err, tensor.ReleaseAll(next))
 		}
 		t = next
 	}
@@ -239,7 +239,7 @@ func subview(arena *tensor.Tensor, index []int, start, n int) (*tensor.Tensor, e
 		err = errors.Join(err, t.Release())
 	}
 	if err != nil {
-		return nil, errors.Join(err, release(out))
+		return nil, errors.Join(err, tensor.ReleaseAll(out))
 	}
 	return out, nil
 }
@@ -262,12 +262,4 @@ func copyInto(arena *tensor.Tensor, index []int, at int, src *tensor.Tensor, fro
 		err = errors.Join(err, s.Release())
 	}
 	return errors.Join(err, dst.Release())
-}
-
-// release releases t if it is not nil.
-func release(t *tensor.Tensor) error {
-	if t == nil {
-		return nil
-	}
-	return t.Release()
 }

@@ -166,7 +166,7 @@ func (c *PagedKVCache) Gather(seq, layer int) (k, v *tensor.Tensor, err error) {
 	for i := range out {
 		t, err := tensor.Empty(c.arena.Device(), c.arena.DType(), c.cfg.Heads, n, c.cfg.HeadDim)
 		if err != nil {
-			return nil, nil, errors.Join(fmt.Errorf("pool: PagedKVCache.Gather: %w", err), release(out[0]))
+			return nil, nil, errors.Join(fmt.Errorf("pool: PagedKVCache.Gather: %w", err), tensor.ReleaseAll(out[0]))
 		}
 		out[i] = t
 		for j := 0; j*B < n; j++ {
@@ -181,7 +181,7 @@ func (c *PagedKVCache) Gather(seq, layer int) (k, v *tensor.Tensor, err error) {
 			}
 			if err != nil {
 				return nil, nil, errors.Join(fmt.Errorf("pool: PagedKVCache.Gather: sequence %d, layer %d: %w", seq, layer, err),
-					release(out[0]), release(out[1]))
+					tensor.ReleaseAll(out...))
 			}
 		}
 	}
