@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"memlab.dev/memlab/memlab"
+	"memlab.dev/memlab/internal/labtest"
 	"memlab.dev/memlab/pool"
 	"memlab.dev/memlab/tensor"
 )
@@ -15,11 +15,7 @@ import (
 // earlier positions would see later ones, and the second layer's keys for
 // them would differ.
 func TestPrefillMatchesIncremental(t *testing.T) {
-	l, err := memlab.Open(memlab.Sim("1GiB"), memlab.AllocConf(""), memlab.NotCurrent())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := labtest.Open(t, "1GiB")
 	sz, _ := SizeByName("tiny")
 	m, err := New(l, sz.Config)
 	if err != nil {
@@ -90,11 +86,7 @@ func TestPrefillMatchesIncremental(t *testing.T) {
 
 // TestCausalMask checks the mask's pattern for a chunk after cached tokens.
 func TestCausalMask(t *testing.T) {
-	l, err := memlab.Open(memlab.Sim("1GiB"), memlab.AllocConf(""), memlab.NotCurrent())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := labtest.Open(t, "1GiB")
 	mask, err := causalMask(l, 2, 3) // positions 3 and 4, after 3 cached tokens
 	if err != nil {
 		t.Fatal(err)

@@ -4,23 +4,12 @@ import (
 	"math"
 	"testing"
 
+	"memlab.dev/memlab/internal/labtest"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/model"
 )
 
-func newLab(t testing.TB) *memlab.Lab {
-	t.Helper()
-	l, err := memlab.Open(memlab.Sim("4GiB"), memlab.AllocConf(""), memlab.NotCurrent())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := l.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return l
-}
+func newLab(t testing.TB) *memlab.Lab { return labtest.Open(t, "4GiB") }
 
 // TestModesAgree runs the same requests in both modes and compares every
 // step's logits.

@@ -3,25 +3,14 @@ package pool_test
 import (
 	"testing"
 
+	"memlab.dev/memlab/internal/labtest"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/tensor"
 )
 
 // newLab opens a small simulated device with the caching allocator, closed at
 // the end of the test.
-func newLab(t testing.TB) *memlab.Lab {
-	t.Helper()
-	l, err := memlab.Open(memlab.Sim("1GiB"), memlab.AllocConf(""), memlab.NotCurrent())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := l.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return l
-}
+func newLab(t testing.TB) *memlab.Lab { return labtest.Open(t, "1GiB") }
 
 // seqTensor returns a float32 tensor of shape whose elements are base, base+1, ….
 func seqTensor(t testing.TB, dev tensor.Device, base float32, shape ...int) *tensor.Tensor {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"memlab.dev/memlab/internal/labtest"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 )
@@ -13,19 +14,7 @@ import (
 
 var sim = Setup{Device: "sim"}
 
-func newLab(t *testing.T) *memlab.Lab {
-	t.Helper()
-	l, err := memlab.Open(memlab.Sim("24GiB"), memlab.AllocConf(""), memlab.NotCurrent())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := l.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return l
-}
+func newLab(t testing.TB) *memlab.Lab { return labtest.Open(t, "24GiB") }
 
 func TestStorageVsViews(t *testing.T) {
 	l := newLab(t)
