@@ -101,13 +101,7 @@ func (m *SimMemory) ReserveAddress(size uint64) (uint64, error) {
 }
 
 // FreeAddress releases a reservation.
-func (m *SimMemory) FreeAddress(addr, size uint64) error {
-	if m.vas[addr] != size {
-		return fmt.Errorf("replay: free of unknown reservation %#x+%d", addr, size)
-	}
-	delete(m.vas, addr)
-	return nil
-}
+func (m *SimMemory) FreeAddress(addr, size uint64) error { return freeReservation(m.vas, addr, size) }
 
 // Map backs a range with memory.
 func (m *SimMemory) Map(addr, size uint64) error {
@@ -148,6 +142,26 @@ func (m *SimMemory) Unmap(addr, size uint64) error {
 }
 
 func alignUp(x, a uint64) uint64 { return (x + a - 1) / a * a }
+
+// freeReservation deletes the reservation of size bytes at addr from vas
+// (address -> size), or fails when vas holds no such reservation.
+func freeReservation(vas map[uint64]uint64, addr, size uint64) error {
+	if vas[addr] != size {
+		return fmt.Errorf("replay: free of unknown reservation %#x+%d", addr, size)
+	}
+	delete(vas, addr)
+	return nil
+}
+
+// within reports whether addr lies in one of ranges (address -> size).
+func within(ranges map[uint64]uint64, addr uint64) bool {
+	for a, s := range ranges {
+		if addr >= a && addr < a+s {
+			return true
+		}
+	}
+	return false
+}
 
 // oracleMemory replays a ground-truth file: each device allocation gets the address the
 // real GPU returned. A new segment (or expandable reservation) made by an allocation
@@ -193,17 +207,7 @@ func (m *oracleMemory) beginOp(ptr uint64, newSegs [][2]uint64, window int) {
 
 // live reports whether addr lies in a held segment or reservation.
 func (m *oracleMemory) live(addr uint64) bool {
-	for a, s := range m.vas {
-		if addr >= a && addr < a+s {
-			return true
-		}
-	}
-	for a, s := range m.segs {
-		if addr >= a && addr < a+s {
-			return true
-		}
-	}
-	return false
+	return within(m.vas, addr) || within(m.segs, addr)
 }
 
 // takePtr returns the op's recorded allocation address if it can start a new range.
@@ -326,11 +330,7 @@ func (m *oracleMemory) ReserveAddress(size uint64) (uint64, error) {
 
 // FreeAddress releases a reservation.
 func (m *oracleMemory) FreeAddress(addr, size uint64) error {
-	if m.vas[addr] != size {
-		return fmt.Errorf("replay: free of unknown reservation %#x+%d", addr, size)
-	}
-	delete(m.vas, addr)
-	return nil
+	return freeReservation(m.vas, addr, size)
 }
 
 // Map accounts for newly mapped pages.
