@@ -21,24 +21,41 @@ func empty(op string, dev Device, dtype DType, shape []int) (*Tensor, error) {
 	if !dtype.Valid() {
 		return nil, fmt.Errorf("tensor: %s: invalid dtype %v", op, dtype)
 	}
-	if err := Shape(shape).check(op); err != nil {
+	n, err := checkNewShape(op, dtype, shape)
+	if err != nil {
 		return nil, err
-	}
-	if len(shape) > MaxRank {
-		return nil, fmt.Errorf("tensor: %s: %d dimensions, more than the %d kernels accept", op, len(shape), MaxRank)
-	}
-	n := int64(1)
-	for _, d := range shape {
-		if d != 0 && n > math.MaxInt64/int64(dtype.Size())/int64(d) {
-			return nil, fmt.Errorf("tensor: %s: shape %v of %v overflows int64 bytes", op, Shape(shape), dtype)
-		}
-		n *= int64(d)
 	}
 	s, err := newStorage(dev, n*int64(dtype.Size()))
 	if err != nil {
 		return nil, err
 	}
 	return newTensor(s, ContiguousLayout(shape...), dtype), nil
+}
+
+// checkNewShape returns the number of elements of a new tensor of shape, or an
+// error naming a negative size, too many dimensions, or a size in bytes that
+// overflows int64.
+func checkNewShape(op string, dtype DType, shape []int) (int64, error) {
+	if err := Shape(shape).check(op); err != nil {
+		return 0, err
+	}
+	if len(shape) > MaxRank {
+		return 0, fmt.Errorf("tensor: %s: %d dimensions, more than the %d kernels accept", op, len(shape), MaxRank)
+	}
+	return checkNumel(op, dtype, shape)
+}
+
+// checkNumel returns the number of elements of shape (whose sizes are not
+// negative), or an error when its size in bytes overflows int64.
+func checkNumel(op string, dtype DType, shape []int) (int64, error) {
+	n := int64(1)
+	for _, d := range shape {
+		if d != 0 && n > math.MaxInt64/int64(dtype.Size())/int64(d) {
+			return 0, fmt.Errorf("tensor: %s: shape %v of %v overflows int64 bytes", op, Shape(shape), dtype)
+		}
+		n *= int64(d)
+	}
+	return n, nil
 }
 
 // Full returns a contiguous tensor with every element set to v (torch.full).
@@ -130,10 +147,11 @@ func fromHost(op string, dev Device, dtype DType, n int, shape []int, encode fun
 	if !dtype.Valid() {
 		return nil, fmt.Errorf("tensor: %s: invalid dtype %v", op, dtype)
 	}
-	if err := Shape(shape).check(op); err != nil {
+	want, err := checkNewShape(op, dtype, shape)
+	if err != nil {
 		return nil, err
 	}
-	if want := Shape(shape).Numel(); want != n {
+	if want != int64(n) {
 		return nil, fmt.Errorf("tensor: %s: %d values cannot fill shape %v of %d elements", op, n, Shape(shape), want)
 	}
 	t, err := empty(op, dev, dtype, shape)
@@ -162,12 +180,26 @@ func Arange(dev Device, dtype DType, start, end, step float64) (*Tensor, error) 
 	if (step > 0 && end < start) || (step < 0 && end > start) {
 		return nil, torchErr("arange", "upper bound and larger bound inconsistent with step sign")
 	}
-	n := int(math.Ceil((end - start) / step))
-	vals := make([]float64, n)
-	for i := range vals {
-		vals[i] = start + float64(i)*step
+	size := math.Ceil((end - start) / step)
+	if !(size >= 0 && size < math.MaxInt64) {
+		return nil, torchErr("arange", "invalid size, possible overflow?")
 	}
-	return FromFloat64(dev, dtype, vals, n)
+	// The device allocation comes first: a size too large for the device is
+	// its out-of-memory error, not a host allocation of that many values.
+	n := int(size)
+	t, err := empty("arange", dev, dtype, []int{n})
+	if err != nil || n == 0 {
+		return t, err
+	}
+	es := dtype.Size()
+	buf := make([]byte, n*es)
+	for i := range n {
+		putElem(dtype, buf[i*es:], start+float64(i)*step)
+	}
+	if err := dev.CopyFromHost(t.storage.ptr, buf); err != nil {
+		return nil, t.releaseAfter(fmt.Errorf("tensor: arange: copying to %v: %w", dev, err))
+	}
+	return t, nil
 }
 
 // run runs a kernel launch unless the tensor has no elements, wrapping its error.

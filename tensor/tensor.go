@@ -42,6 +42,9 @@ func (t *Tensor) Shape() Shape { return t.layout.Shape.Clone() }
 
 // Size returns the size of dimension dim; negative dims count from the end.
 func (t *Tensor) Size(dim int) (int, error) {
+	if t == nil {
+		return 0, fmt.Errorf("tensor: size: nil tensor")
+	}
 	if t.Dim() == 0 {
 		return 0, indexErr("size", "Dimension specified as %d but tensor has no dimensions", dim)
 	}
@@ -180,6 +183,12 @@ func stridedOf(base Ptr, dtype DType, l Layout) Strided {
 // gradFn as its producer.
 func (t *Tensor) alias(op string, l Layout, gradFn string) (*Tensor, error) {
 	if err := t.live(op); err != nil {
+		return nil, err
+	}
+	// A view may not claim more elements than int64 bytes can count (an empty
+	// tensor viewed as [1<<62, 4], a broadcast to [1<<32, 1<<32]): its Numel
+	// would wrap around.
+	if _, err := checkNumel(op, t.dtype, l.Shape); err != nil {
 		return nil, err
 	}
 	if err := t.storage.retain(); err != nil {

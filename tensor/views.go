@@ -61,8 +61,9 @@ func (t *Tensor) Select(dim, index int) (*Tensor, error) {
 // so all their elements are one storage element. Writing in place to the
 // result is an error.
 func (t *Tensor) Expand(shape ...int) (*Tensor, error) {
-	desc := dispatchTypeName(t.dtype) + "{" + t.layout.Shape.String() + "}"
-	return t.viewOp("expand", "ExpandBackward0", func(l Layout) (Layout, error) { return l.expand(desc, shape) })
+	return t.viewOp("expand", "ExpandBackward0", func(l Layout) (Layout, error) {
+		return l.expand(dispatchTypeName(t.dtype)+"{"+l.Shape.String()+"}", shape)
+	})
 }
 
 // Squeeze returns a view without the given dimensions of size 1, or without
