@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sync"
@@ -228,16 +229,11 @@ func (d *Device) placeLocked(size uint64) (uint64, bool) {
 	return next, next <= addressLimit && addressLimit-next >= size
 }
 
+// byAddr orders regions by address for slices.BinarySearchFunc.
+func byAddr(x *region, addr uint64) int { return cmp.Compare(x.addr, addr) }
+
 func (d *Device) insertLocked(r *region) {
-	i, _ := slices.BinarySearchFunc(d.regions, r.addr, func(x *region, a uint64) int {
-		switch {
-		case x.addr < a:
-			return -1
-		case x.addr > a:
-			return 1
-		}
-		return 0
-	})
+	i, _ := slices.BinarySearchFunc(d.regions, r.addr, byAddr)
 	d.regions = slices.Insert(d.regions, i, r)
 }
 
@@ -254,15 +250,7 @@ func (d *Device) removeLocked(i int) {
 
 // findLocked returns the region containing addr and its index, or nil.
 func (d *Device) findLocked(addr uint64) (int, *region) {
-	i, found := slices.BinarySearchFunc(d.regions, addr, func(x *region, a uint64) int {
-		switch {
-		case x.addr < a:
-			return -1
-		case x.addr > a:
-			return 1
-		}
-		return 0
-	})
+	i, found := slices.BinarySearchFunc(d.regions, addr, byAddr)
 	if !found {
 		i-- // the last region starting below addr
 	}
