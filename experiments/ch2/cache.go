@@ -272,16 +272,9 @@ func (r MaxSplitResult) String() string { return r.Default.String() + "\n" + r.M
 
 // Plot draws reserved memory per op for both configurations.
 func (r MaxSplitResult) Plot() (*memplot.Figure, error) {
-	series := func(name string, s Steps) memplot.Series {
-		out := memplot.Series{Name: name, Step: true}
-		for i, st := range s {
-			out.X = append(out.X, float64(i))
-			out.Y = append(out.Y, st.Reserved)
-		}
-		return out
-	}
+	reserved := func(st Step) int64 { return st.Reserved }
 	f, err := memplot.Lines("2.2 reserved memory over the chapter sequence", "op",
-		series("reserved, default", r.Default.Steps), series("reserved, max_split_size_mb:128", r.MaxSplit.Steps))
+		r.Default.Steps.series("reserved, default", reserved), r.MaxSplit.Steps.series("reserved, max_split_size_mb:128", reserved))
 	if err != nil {
 		return nil, err
 	}

@@ -126,6 +126,16 @@ func (s Steps) Timeline() memplot.Timeline {
 	return tl
 }
 
+// series returns a step plot of value(step) against the step's index.
+func (s Steps) series(name string, value func(Step) int64) memplot.Series {
+	out := memplot.Series{Name: name, Step: true}
+	for i, st := range s {
+		out.X = append(out.X, float64(i))
+		out.Y = append(out.Y, value(st))
+	}
+	return out
+}
+
 // Labels returns the steps' labels.
 func (s Steps) Labels() []string {
 	out := make([]string, len(s))

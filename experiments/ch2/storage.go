@@ -322,16 +322,9 @@ func (r SavedResult) String() string {
 
 // Plot draws allocated memory per step of both runs.
 func (r SavedResult) Plot() (*memplot.Figure, error) {
-	series := func(name string, s Steps) memplot.Series {
-		out := memplot.Series{Name: name, Step: true}
-		for i, st := range s {
-			out.X = append(out.X, float64(i))
-			out.Y = append(out.Y, st.Allocated)
-		}
-		return out
-	}
+	allocated := func(st Step) int64 { return st.Allocated }
 	f, err := memplot.Lines("2.1 saved tensors hold memory until backward", "",
-		series("no tape (inference)", r.NoGrad), series("tape (training)", r.Grad))
+		r.NoGrad.series("no tape (inference)", allocated), r.Grad.series("tape (training)", allocated))
 	if err != nil {
 		return nil, err
 	}
