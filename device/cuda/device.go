@@ -24,6 +24,7 @@
 package cuda
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"runtime"
@@ -551,18 +552,13 @@ func (d *Device) Close() error {
 	return err
 }
 
+// byStart orders regions by start address for slices.BinarySearchFunc.
+func byStart(r region, start uint64) int { return cmp.Compare(r.start, start) }
+
 // addRegion records [start, start+size) as live memory. d.mu must be held.
 func (d *Device) addRegion(start, size uint64) {
 	r := region{start, start + size}
-	i, _ := slices.BinarySearchFunc(d.regions, start, func(r region, s uint64) int {
-		switch {
-		case r.start < s:
-			return -1
-		case r.start > s:
-			return 1
-		}
-		return 0
-	})
+	i, _ := slices.BinarySearchFunc(d.regions, start, byStart)
 	d.regions = slices.Insert(d.regions, i, r)
 }
 
@@ -581,15 +577,7 @@ func (d *Device) removeRegion(start, size uint64) {
 func (d *Device) live(lo, hi uint64) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	i, found := slices.BinarySearchFunc(d.regions, lo, func(r region, s uint64) int {
-		switch {
-		case r.start < s:
-			return -1
-		case r.start > s:
-			return 1
-		}
-		return 0
-	})
+	i, found := slices.BinarySearchFunc(d.regions, lo, byStart)
 	if !found {
 		i--
 	}

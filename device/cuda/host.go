@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -29,15 +30,7 @@ type span struct {
 
 func (m *spanMemory) Bytes(addr tensor.Ptr, n int) ([]byte, error) {
 	a := uint64(addr)
-	i, found := slices.BinarySearchFunc(m.spans, a, func(s span, a uint64) int {
-		switch {
-		case s.addr < a:
-			return -1
-		case s.addr > a:
-			return 1
-		}
-		return 0
-	})
+	i, found := slices.BinarySearchFunc(m.spans, a, func(s span, a uint64) int { return cmp.Compare(s.addr, a) })
 	if !found {
 		i--
 	}
