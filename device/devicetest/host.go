@@ -1,6 +1,7 @@
 package devicetest
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -43,15 +44,7 @@ func (h *HostMemory) Bytes(addr tensor.Ptr, n int) ([]byte, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	a := uint64(addr)
-	i, found := slices.BinarySearchFunc(h.blocks, a, func(b hostBlock, a uint64) int {
-		switch {
-		case b.addr < a:
-			return -1
-		case b.addr > a:
-			return 1
-		}
-		return 0
-	})
+	i, found := slices.BinarySearchFunc(h.blocks, a, func(b hostBlock, a uint64) int { return cmp.Compare(b.addr, a) })
 	if !found {
 		i--
 	}
