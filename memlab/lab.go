@@ -307,6 +307,14 @@ func (l *Lab) Allocator() *allocator.Allocator { return l.alloc }
 // [tensor.Device] method tensors call). An out-of-memory failure is an
 // *allocator.OutOfMemoryError with PyTorch's message.
 func (l *Lab) Allocate(nbytes int64) (tensor.Ptr, error) {
+	// After Close the allocator's cache points into a closed device (or, on a
+	// shared device, a new segment would never be given back): refuse.
+	l.mu.Lock()
+	closed := l.closed
+	l.mu.Unlock()
+	if closed {
+		return 0, fmt.Errorf("memlab: %s: Allocate(%d) on a closed lab", l.dev, nbytes)
+	}
 	p, err := l.alloc.Malloc(nbytes)
 	return tensor.Ptr(p), err
 }

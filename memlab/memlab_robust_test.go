@@ -1,0 +1,282 @@
+package memlab
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"memlab.dev/memlab/device"
+	"memlab.dev/memlab/device/sim"
+	"memlab.dev/memlab/tensor"
+)
+
+func noPanic(t *testing.T, what string, f func()) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Errorf("%s panicked: %v", what, r)
+		}
+	}()
+	f()
+}
+
+// Open with bad options fails with an error naming the bad part, and changes
+// nothing: the current lab stays as it was.
+func TestRobustOpenBadOptions(t *testing.T) {
+	keepLab := openSim(t)
+	tests := []struct {
+		name string
+		opts []Option
+		want string
+	}{
+		{"negative capacity", []Option{Sim("-1GiB")}, "-1GiB"},
+		{"zero capacity", []Option{Sim("0GiB")}, "0GiB"},
+		{"capacity with an exponent", []Option{Sim("1e30GiB")}, "1e30GiB"},
+		{"capacity too large", []Option{Sim("99999999999TiB")}, "too large"},
+		{"capacity below a page", []Option{Sim("1KiB")}, "page"},
+		{"empty capacity", []Option{Device("sim:")}, `"sim:"`},
+		{"negative index", []Option{Device("sim:-5")}, "negative device index"},
+		{"negative cuda index", []Option{Device("cuda:-1")}, `"-1"`},
+		{"three fields", []Option{Device("sim:abc:def")}, `"abc"`},
+		{"unknown kind", []Option{Device("tpu")}, `"tpu"`},
+		{"tiny SimConfig", []Option{SimConfig(sim.Config{Capacity: 1})}, "capacity 1"},
+		{"negative split size", []Option{Sim("1GiB"), AllocConf("max_split_size_mb:-1")}, "max_split_size_mb"},
+		{"gc threshold above 1", []Option{Sim("1GiB"), AllocConf("garbage_collection_threshold:2")}, "garbage_collection_threshold"},
+		{"only commas", []Option{Sim("1GiB"), AllocConf(",,,")}, "expected a key"},
+		{"key without value", []Option{Sim("1GiB"), AllocConf("expandable_segments")}, "expandable_segments"},
+		{"unknown key", []Option{Sim("1GiB"), AllocConf("no_such_key:1")}, "no_such_key"},
+		{"option failing", []Option{Sim("1GiB"), OnDevice(nil)}, "OnDevice(nil)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			noPanic(t, "Open", func() {
+				l, err := Open(tt.opts...)
+				if err == nil {
+					l.Close()
+					t.Fatalf("Open succeeded, want an error containing %q", tt.want)
+				}
+				if !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("Open error = %q, want it to mention %q", err, tt.want)
+				}
+			})
+			if c, err := Current(); err != nil || c != keepLab {
+				t.Errorf("a failed Open changed the current lab")
+			}
+		})
+	}
+	// A nil Option is skipped.
+	noPanic(t, "Open(nil option)", func() {
+		l, err := Open(nil, Sim("1GiB"), AllocConf(""), NotCurrent())
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Close()
+	})
+	// Sharing a closed lab's device fails cleanly.
+	a, err := Open(Sim("1GiB"), AllocConf(""), NotCurrent())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	noPanic(t, "SharedWith(closed)", func() {
+		b, err := Open(SharedWith(a), NotCurrent())
+		if err == nil {
+			b.Close()
+			t.Fatal("a lab shared with a closed one opened")
+		}
+		if !strings.Contains(err.Error(), "closed") {
+			t.Errorf("SharedWith(closed lab): %v", err)
+		}
+	})
+}
+
+// Close twice and use after Close: errors, never a panic, and no memory
+// handed out from the cache of a closed device.
+func TestRobustUseAfterClose(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		owner, err := Open(Sim("1GiB"), AllocConf(""), NotCurrent())
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := owner
+		if shared {
+			if l, err = Open(SharedWith(owner), AllocConf(""), NotCurrent()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, err := l.Allocate(1 << 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Deallocate(p); err != nil { // cached in the allocator
+			t.Fatal(err)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Close(); err != nil {
+			t.Errorf("second Close: %v", err)
+		}
+		noPanic(t, "use after Close", func() {
+			p, err := l.Allocate(1 << 20)
+			if err == nil {
+				t.Errorf("Allocate after Close (shared %v) returned %#x from the cache of a closed lab", shared, p)
+			} else if !strings.Contains(err.Error(), "closed") {
+				t.Errorf("Allocate after Close: %v", err)
+			}
+			x, err := tensor.Zeros(l, tensor.Float32, 1024)
+			if err == nil {
+				t.Errorf("a tensor was made on a closed lab")
+				x.Release()
+			}
+			_ = l.MemoryAllocated()
+			_ = l.MemoryReserved()
+			_ = l.MemoryStats()
+			_ = l.MemorySummary()
+			_ = l.Snapshot()
+			_ = l.Describe()
+			_ = l.Gauge("after close")
+			_, _, _ = l.MemGetInfo()
+			_, _ = l.DriverUsed()
+			_ = l.EmptyCache()
+			l.ResetPeakMemoryStats()
+			if _, err := l.SegmentMap("after close"); err != nil {
+				t.Logf("SegmentMap after Close: %v", err)
+			}
+			r := l.Record()
+			r.Stop()
+			r.Stop()
+		})
+		if shared {
+			// The owner is untouched and keeps working.
+			q, err := owner.Allocate(1 << 20)
+			if err != nil {
+				t.Fatalf("owner after its sharer closed: %v", err)
+			}
+			if err := owner.Deallocate(q); err != nil {
+				t.Fatal(err)
+			}
+			owner.Close()
+		}
+	}
+}
+
+// With no current lab, the package-level functions open one lazily; when that
+// fails (a bad MEMLAB_DEVICE) they return zero values and errors, never panic.
+func TestRobustNoCurrentLab(t *testing.T) {
+	prev, _ := Current()
+	t.Cleanup(func() { SetCurrent(prev) })
+	t.Setenv(device.EnvVar, "tpu:7")
+	SetCurrent(nil)
+	noPanic(t, "package functions without a lab", func() {
+		if _, err := Current(); err == nil || !strings.Contains(err.Error(), "tpu:7") {
+			t.Errorf("Current with MEMLAB_DEVICE=tpu:7: %v", err)
+		}
+		if MemoryAllocated() != 0 || MemoryReserved() != 0 || MaxMemoryAllocated() != 0 || MaxMemoryReserved() != 0 {
+			t.Error("memory numbers without a lab are not 0")
+		}
+		if MemoryStats() != nil || MemorySummary() != "" {
+			t.Error("stats without a lab are not empty")
+		}
+		_ = Snapshot()
+		ResetPeakMemoryStats()
+		for name, err := range map[string]error{
+			"EmptyCache":                  EmptyCache(),
+			"SetPerProcessMemoryFraction": SetPerProcessMemoryFraction(0.5),
+		} {
+			if err == nil || !strings.Contains(err.Error(), "tpu:7") {
+				t.Errorf("%s without a lab: %v", name, err)
+			}
+		}
+		if _, _, err := MemGetInfo(); err == nil {
+			t.Error("MemGetInfo without a lab: no error")
+		}
+		if _, err := DriverUsed(); err == nil {
+			t.Error("DriverUsed without a lab: no error")
+		}
+		if _, err := Record(); err == nil {
+			t.Error("Record without a lab: no error")
+		}
+		if _, err := CheckLeaks(func() error { return nil }); err == nil {
+			t.Error("CheckLeaks without a lab: no error")
+		}
+		prevOut := Output
+		Output = &strings.Builder{}
+		ShowSummary()
+		Output = prevOut
+	})
+}
+
+// Bad arguments to a lab's methods: errors, and the allocator's numbers as
+// they were. An out-of-memory error has PyTorch's wording, and the lab keeps
+// working after it.
+func TestRobustLabBadArguments(t *testing.T) {
+	l := openSim(t)
+	x, err := tensor.Zeros(l, tensor.Float32, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Release()
+	before := l.MemoryStats()
+	same := func(what string) {
+		t.Helper()
+		after := l.MemoryStats()
+		for _, k := range []string{"allocated_bytes.all.current", "reserved_bytes.all.current", "active_bytes.all.current", "requested_bytes.all.current", "segment.all.current"} {
+			if before[k] != after[k] {
+				t.Errorf("%s changed %s: %d -> %d", what, k, before[k], after[k])
+			}
+		}
+	}
+	noPanic(t, "bad arguments", func() {
+		for _, n := range []int64{-1, -1 << 63} { // 0 is (0, nil), as torch.empty(0)
+			if _, err := l.Allocate(n); err == nil {
+				t.Errorf("Allocate(%d) succeeded", n)
+			}
+			same("a bad Allocate")
+		}
+		for _, p := range []tensor.Ptr{1, 0xdeadbeef, x.DataPtr() + 512} { // Free(0) is a no-op
+			if err := l.Deallocate(p); err == nil {
+				t.Errorf("Deallocate(%#x) succeeded", uint64(p))
+			}
+			same("a bad Deallocate")
+		}
+		for _, f := range []float64{-1, 1.5, nan(), inf()} {
+			if err := l.SetPerProcessMemoryFraction(f); err == nil {
+				t.Errorf("SetPerProcessMemoryFraction(%v) succeeded", f)
+			}
+			same("a bad SetPerProcessMemoryFraction")
+		}
+		if _, err := l.CheckLeaks(nil); err == nil || !strings.Contains(err.Error(), "nil") {
+			t.Errorf("CheckLeaks(nil): %v", err)
+		}
+		boom := errors.New("boom")
+		if _, err := l.CheckLeaks(func() error { return boom }); !errors.Is(err, boom) {
+			t.Errorf("CheckLeaks of a failing function: %v", err)
+		}
+		// Out of memory: PyTorch's wording, nothing changed, and the lab works after.
+		_, err := l.Allocate(1 << 40)
+		if !IsOutOfMemory(err) || !strings.Contains(err.Error(), "CUDA out of memory. Tried to allocate 1024.00 GiB") {
+			t.Errorf("Allocate(1 TiB) on a 4 GiB lab: %v", err)
+		}
+		if _, err := tensor.Empty(l, tensor.Float32, 1<<20, 1<<20); !IsOutOfMemory(err) {
+			t.Errorf("a 4 TiB tensor: %v", err)
+		}
+		same("an out-of-memory failure")
+		p, err := l.Allocate(1 << 20)
+		if err != nil {
+			t.Fatalf("Allocate after an OOM: %v", err)
+		}
+		if err := l.Deallocate(p); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if err := Register(Experiment{}); err == nil {
+		t.Error("Register of an empty experiment succeeded")
+	}
+	if err := Register(Experiment{Chapter: "9", Section: "9.1", Name: "no run"}); err == nil {
+		t.Error("Register of an experiment without Run succeeded")
+	}
+}
+
+func nan() float64 { z := 0.0; return z / z }
+func inf() float64 { z := 0.0; return 1 / z }
