@@ -1,5 +1,10 @@
 package tensor
 
+import (
+	"errors"
+	"fmt"
+)
+
 // This file is the contract between tensors and the devices that run their kernels.
 // tensor defines it; kernels/cpu (the reference used by the simulated device) and the
 // CUDA backends implement it. Nothing here allocates: outputs are always given.
@@ -20,6 +25,84 @@ type Strided struct {
 	Shape   []int
 	Strides []int
 	Offset  int
+}
+
+// maxTerm bounds every shape, stride and offset term Extent accepts, so that
+// sums of up to MaxRank+1 of them (index arithmetic in the kernels, 64-bit)
+// cannot overflow.
+const maxTerm = 1 << 56
+
+// Extent is where the elements of a Strided lie in device memory.
+type Extent struct {
+	N      int    // number of elements
+	MinOff int    // offset, in elements, of the lowest element reached
+	Lo, Hi uint64 // the bytes [Lo, Hi) spanned by the elements
+	Start  uint64 // byte address of logical element 0
+}
+
+// Extent validates s as a kernel argument and returns where its elements lie.
+// It checks the dtype, the rank (at most MaxRank), one stride per dimension,
+// sizes, strides and offset small enough that index arithmetic cannot
+// overflow, and, when s has elements, that none lies before Base and Base is
+// not 0. With no elements only N (0) is set. The errors say what is wrong;
+// the kernel adds its own name and the argument's.
+func (s Strided) Extent() (Extent, error) {
+	var e Extent
+	if !s.DType.Valid() {
+		return e, fmt.Errorf("invalid dtype %v", s.DType)
+	}
+	if len(s.Shape) > MaxRank {
+		return e, fmt.Errorf("rank %d exceeds the maximum rank %d", len(s.Shape), MaxRank)
+	}
+	if len(s.Strides) != len(s.Shape) {
+		return e, fmt.Errorf("%d strides for %d dimensions (shape %v, strides %v)", len(s.Strides), len(s.Shape), s.Shape, s.Strides)
+	}
+	if s.Offset < 0 || s.Offset > maxTerm {
+		return e, fmt.Errorf("offset %d out of range", s.Offset)
+	}
+	e.N = 1
+	for d, n := range s.Shape {
+		if n < 0 || n > maxTerm {
+			return e, fmt.Errorf("dimension %d has invalid size %d (shape %v)", d, n, s.Shape)
+		}
+		if st := s.Strides[d]; st > maxTerm || st < -maxTerm {
+			return e, fmt.Errorf("dimension %d has invalid stride %d", d, st)
+		}
+		if n != 0 && e.N > maxTerm/n {
+			return e, fmt.Errorf("shape %v has too many elements", s.Shape)
+		}
+		e.N *= n
+	}
+	if e.N == 0 {
+		return e, nil
+	}
+	minOff, maxOff := s.Offset, s.Offset
+	for d, n := range s.Shape {
+		st := s.Strides[d]
+		if st != 0 && n-1 > maxTerm/max(st, -st) {
+			return e, fmt.Errorf("dimension %d spans too far (size %d, stride %d)", d, n, st)
+		}
+		if t := (n - 1) * st; t < 0 {
+			minOff += t
+		} else {
+			maxOff += t
+		}
+	}
+	if minOff < 0 {
+		return e, fmt.Errorf("strides %v with offset %d reach element %d before the base address", s.Strides, s.Offset, minOff)
+	}
+	if s.Base == 0 {
+		return e, errors.New("null base address")
+	}
+	size := uint64(s.DType.Size())
+	e.MinOff = minOff
+	e.Lo = uint64(s.Base) + uint64(minOff)*size
+	e.Hi = uint64(s.Base) + uint64(maxOff+1)*size
+	e.Start = uint64(s.Base) + uint64(s.Offset)*size
+	if e.Lo < uint64(s.Base) || e.Hi <= e.Lo {
+		return e, fmt.Errorf("address range overflows (base %#x, offset %d)", uint64(s.Base), minOff)
+	}
+	return e, nil
 }
 
 // UnaryOp names an elementwise operation of one input.

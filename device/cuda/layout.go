@@ -9,10 +9,6 @@ import (
 	"memlab.dev/memlab/tensor"
 )
 
-// maxTerm bounds shapes, strides and offsets so that index arithmetic in the
-// kernels (64-bit) cannot overflow.
-const maxTerm = 1 << 56
-
 // operand is one validated kernel argument.
 type operand struct {
 	s      tensor.Strided
@@ -24,65 +20,16 @@ type operand struct {
 // check validates s as argument name of kernel op and that its elements lie
 // in live device memory.
 func (d *Device) check(op, name string, s tensor.Strided) (operand, error) {
-	o := operand{s: s}
-	fail := func(format string, args ...any) (operand, error) {
-		return o, fmt.Errorf("device/cuda: %s: %s: %s", op, name, fmt.Sprintf(format, args...))
-	}
-	if !s.DType.Valid() {
-		return fail("invalid dtype %v", s.DType)
-	}
-	if len(s.Shape) > tensor.MaxRank {
-		return fail("rank %d exceeds the maximum rank %d", len(s.Shape), tensor.MaxRank)
-	}
-	if len(s.Strides) != len(s.Shape) {
-		return fail("%d strides for %d dimensions (shape %v, strides %v)", len(s.Strides), len(s.Shape), s.Shape, s.Strides)
-	}
-	if s.Offset < 0 || s.Offset > maxTerm {
-		return fail("offset %d out of range", s.Offset)
-	}
-	o.n = 1
-	for k, n := range s.Shape {
-		if n < 0 || n > maxTerm {
-			return fail("dimension %d has invalid size %d (shape %v)", k, n, s.Shape)
-		}
-		if st := s.Strides[k]; st > maxTerm || st < -maxTerm {
-			return fail("dimension %d has invalid stride %d", k, st)
-		}
-		if n != 0 && o.n > maxTerm/n {
-			return fail("shape %v has too many elements", s.Shape)
-		}
-		o.n *= n
+	e, err := s.Extent()
+	o := operand{s: s, n: e.N, lo: e.Lo, hi: e.Hi, start: e.Start}
+	if err != nil {
+		return o, fmt.Errorf("device/cuda: %s: %s: %w", op, name, err)
 	}
 	if o.n == 0 {
 		return o, nil
 	}
-	minOff, maxOff := s.Offset, s.Offset
-	for k, n := range s.Shape {
-		st := s.Strides[k]
-		if st != 0 && n-1 > maxTerm/absInt(st) {
-			return fail("dimension %d spans too far (size %d, stride %d)", k, n, st)
-		}
-		if t := (n - 1) * st; t < 0 {
-			minOff += t
-		} else {
-			maxOff += t
-		}
-	}
-	if minOff < 0 {
-		return fail("strides %v with offset %d reach element %d before the base address", s.Strides, s.Offset, minOff)
-	}
-	if s.Base == 0 {
-		return fail("null base address")
-	}
-	size := uint64(s.DType.Size())
-	o.lo = uint64(s.Base) + uint64(minOff)*size
-	o.hi = uint64(s.Base) + uint64(maxOff+1)*size
-	o.start = uint64(s.Base) + uint64(s.Offset)*size
-	if o.lo < uint64(s.Base) || o.hi <= o.lo {
-		return fail("address range overflows (base %#x, offset %d)", uint64(s.Base), minOff)
-	}
 	if !d.live(o.lo, o.hi) {
-		return fail("bytes [%#x, %#x) are not in live memory of %s (freed, or outside its allocation)", o.lo, o.hi, d)
+		return o, fmt.Errorf("device/cuda: %s: %s: bytes [%#x, %#x) are not in live memory of %s (freed, or outside its allocation)", op, name, o.lo, o.hi, d)
 	}
 	return o, nil
 }
@@ -108,17 +55,8 @@ func absInt(x int) int {
 	return x
 }
 
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
+// sameShape reports whether two shapes are equal.
+func sameShape(a, b []int) bool { return slices.Equal(a, b) }
 
 // coalesce merges dimensions that every operand walks contiguously and drops
 // dimensions of size 1. It returns the new shape and, for each operand, its

@@ -7,10 +7,6 @@ import (
 	"memlab.dev/memlab/tensor"
 )
 
-// maxTerm bounds every shape, stride and offset term so that sums of up to
-// MaxRank+1 of them cannot overflow an int.
-const maxTerm = 1 << 56
-
 // view is one validated kernel argument whose memory has been resolved to host
 // bytes: element at logical index (i0, i1, …) is element off + Σ ik·strides[k]
 // of b (in elements of dt).
@@ -34,59 +30,14 @@ func opError(op, format string, args ...any) error {
 // resolve validates s and resolves the bytes its elements occupy.
 func (k *Kernels) resolve(op, name string, s tensor.Strided) (view, error) {
 	v := view{name: name, dt: s.DType, shape: s.Shape, strides: s.Strides}
-	if !s.DType.Valid() {
-		return v, opError(op, "%s: invalid dtype %v", name, s.DType)
-	}
-	if len(s.Shape) > tensor.MaxRank {
-		return v, opError(op, "%s: rank %d exceeds the maximum rank %d", name, len(s.Shape), tensor.MaxRank)
-	}
-	if len(s.Strides) != len(s.Shape) {
-		return v, opError(op, "%s: %d strides for %d dimensions (shape %v, strides %v)", name, len(s.Strides), len(s.Shape), s.Shape, s.Strides)
-	}
-	if s.Offset < 0 || s.Offset > maxTerm {
-		return v, opError(op, "%s: offset %d out of range", name, s.Offset)
-	}
-	v.n = 1
-	for d, n := range s.Shape {
-		if n < 0 || n > maxTerm {
-			return v, opError(op, "%s: dimension %d has invalid size %d (shape %v)", name, d, n, s.Shape)
-		}
-		if st := s.Strides[d]; st > maxTerm || st < -maxTerm {
-			return v, opError(op, "%s: dimension %d has invalid stride %d", name, d, st)
-		}
-		if n != 0 && v.n > maxTerm/n {
-			return v, opError(op, "%s: shape %v has too many elements", name, s.Shape)
-		}
-		v.n *= n
+	e, err := s.Extent()
+	v.n, v.lo, v.hi, v.start = e.N, e.Lo, e.Hi, e.Start
+	if err != nil {
+		return v, opError(op, "%s: %w", name, err)
 	}
 	if v.n == 0 {
 		return v, nil
 	}
-	minOff, maxOff := s.Offset, s.Offset
-	for d, n := range s.Shape {
-		st := s.Strides[d]
-		if st != 0 && n-1 > maxTerm/abs(st) {
-			return v, opError(op, "%s: dimension %d spans too far (size %d, stride %d)", name, d, n, st)
-		}
-		if t := (n - 1) * st; t < 0 {
-			minOff += t
-		} else {
-			maxOff += t
-		}
-	}
-	if minOff < 0 {
-		return v, opError(op, "%s: strides %v with offset %d reach element %d before the base address", name, s.Strides, s.Offset, minOff)
-	}
-	if s.Base == 0 {
-		return v, opError(op, "%s: null base address", name)
-	}
-	size := uint64(s.DType.Size())
-	v.lo = uint64(s.Base) + uint64(minOff)*size
-	v.hi = uint64(s.Base) + uint64(maxOff+1)*size
-	if v.lo < uint64(s.Base) || v.hi <= v.lo {
-		return v, opError(op, "%s: address range overflows (base %#x, offset %d)", name, uint64(s.Base), minOff)
-	}
-	v.start = uint64(s.Base) + uint64(s.Offset)*size
 	b, err := k.mem.Bytes(tensor.Ptr(v.lo), int(v.hi-v.lo))
 	if err != nil {
 		return v, fmt.Errorf("kernels/cpu: %s: %s: %d bytes at %#x: %w", op, name, v.hi-v.lo, v.lo, err)
@@ -95,7 +46,7 @@ func (k *Kernels) resolve(op, name string, s tensor.Strided) (view, error) {
 		return v, opError(op, "%s: memory returned %d bytes for %d at %#x", name, len(b), v.hi-v.lo, v.lo)
 	}
 	v.b = b
-	v.off = s.Offset - minOff
+	v.off = s.Offset - e.MinOff
 	return v, nil
 }
 
