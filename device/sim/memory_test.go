@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -127,7 +128,7 @@ func TestKernelsRunOnDeviceMemory(t *testing.T) {
 	if err := d.CopyToHost(out, tensor.Ptr(a+16)); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := getFloats(out), []float32{7, 10, 15, 22}; !slicesEqual(got, want) {
+	if got, want := getFloats(out), []float32{7, 10, 15, 22}; !slices.Equal(got, want) {
 		t.Errorf("x @ x = %v, want %v", got, want)
 	}
 	// A kernel reading past the segment is an illegal address, not a crash.
@@ -137,18 +138,6 @@ func TestKernelsRunOnDeviceMemory(t *testing.T) {
 	if !errors.Is(err, sim.ErrIllegalAddress) || !strings.HasPrefix(err.Error(), "kernels/cpu: Unary(neg): src:") {
 		t.Errorf("reading past the segment: got %v", err)
 	}
-}
-
-func slicesEqual(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestMappedPagesActAsOneRange(t *testing.T) {
@@ -176,7 +165,7 @@ func TestMappedPagesActAsOneRange(t *testing.T) {
 	if err := d.CopyToHost(out, at); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := getFloats(out), []float32{10, 20, 30, 40}; !slicesEqual(got, want) {
+	if got, want := getFloats(out), []float32{10, 20, 30, 40}; !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 	// The third page is not mapped: touching it is an illegal address.
@@ -196,7 +185,7 @@ func TestMappedPagesActAsOneRange(t *testing.T) {
 	if err := d.CopyToHost(out, at); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := getFloats(out), []float32{10, 20, 0, 0}; !slicesEqual(got, want) {
+	if got, want := getFloats(out), []float32{10, 20, 0, 0}; !slices.Equal(got, want) {
 		t.Errorf("after remapping the second page: got %v, want %v", got, want)
 	}
 }
