@@ -3,6 +3,7 @@ package pool
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 
 	"memlab.dev/memlab/tensor"
@@ -70,10 +71,15 @@ func NewTensorPool(dev tensor.Device, dtype tensor.DType, shape []int, limit int
 	if len(shape) > tensor.MaxRank {
 		return nil, fmt.Errorf("pool: NewTensorPool: shape %v has %d dimensions, at most %d allowed", shape, len(shape), tensor.MaxRank)
 	}
+	nbytes := int64(dtype.Size())
 	for i, s := range shape {
 		if s < 0 {
 			return nil, fmt.Errorf("pool: NewTensorPool: dimension %d of shape %v is negative", i, shape)
 		}
+		if s != 0 && nbytes > math.MaxInt64/int64(s) {
+			return nil, fmt.Errorf("pool: NewTensorPool: shape %v of %v overflows int64 bytes", shape, dtype)
+		}
+		nbytes *= int64(s)
 	}
 	if limit < 0 {
 		return nil, fmt.Errorf("pool: NewTensorPool: limit %d is negative", limit)
