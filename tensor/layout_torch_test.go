@@ -165,17 +165,24 @@ func TestBroadcastShapesMatchesPyTorch(t *testing.T) {
 	for _, c := range cases {
 		t.Run(formatInts(c.a)+"+"+formatInts(c.b), func(t *testing.T) {
 			got, err := BroadcastShapes(c.a, c.b)
-			if c.err != "" {
-				var te *Error
-				if !errors.As(err, &te) || te.Msg != c.err {
-					t.Fatalf("got %v, %v; want error %q", got, err, c.err)
-				}
-				return
-			}
-			if err != nil || !slices.Equal(got, c.want) {
-				t.Fatalf("got %v, %v; want %v", got, err, c.want)
-			}
+			checkShape(t, got, err, c.want, c.err)
 		})
+	}
+}
+
+// checkShape fails the test unless err is nil and got is want or, when
+// wantErr is set, err is an *Error whose message is wantErr.
+func checkShape(t *testing.T, got []int, err error, want []int, wantErr string) {
+	t.Helper()
+	if wantErr != "" {
+		var te *Error
+		if !errors.As(err, &te) || te.Msg != wantErr {
+			t.Fatalf("got %v, %v; want error %q", got, err, wantErr)
+		}
+		return
+	}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("got %v, %v; want %v", got, err, want)
 	}
 }
 
@@ -262,16 +269,7 @@ func TestFlattenShape(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := c.in.FlattenShape(c.start, c.end)
-			if c.err != "" {
-				var te *Error
-				if !errors.As(err, &te) || te.Msg != c.err {
-					t.Fatalf("got %v, %v; want error %q", got, err, c.err)
-				}
-				return
-			}
-			if err != nil || !slices.Equal(got, c.want) {
-				t.Fatalf("got %v, %v; want %v", got, err, c.want)
-			}
+			checkShape(t, got, err, c.want, c.err)
 		})
 	}
 }
