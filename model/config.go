@@ -76,6 +76,10 @@ func (w Workload) Make(vocab int) ([]Request, error) {
 		return nil, fmt.Errorf("model: Workload decode lengths [%d, %d] must satisfy 1 ≤ min ≤ max", w.DecodeMin, w.DecodeMax)
 	case vocab < 1:
 		return nil, fmt.Errorf("model: Workload.Make: vocab = %d, must be at least 1", vocab)
+	case w.PromptMax > maxWorkloadTokens/w.Requests || w.DecodeMax > maxWorkloadTokens:
+		// Make holds every prompt in host memory: refuse what would exhaust it
+		// (or overflow MaxLen) rather than crash the process.
+		return nil, fmt.Errorf("model: Workload of %d requests, prompts up to %d and decodes up to %d tokens is too large (at most %d tokens in all)", w.Requests, w.PromptMax, w.DecodeMax, maxWorkloadTokens)
 	}
 	rng := rand.New(rand.NewPCG(w.Seed, 0x6d656d6c6162))
 	reqs := make([]Request, w.Requests)
@@ -90,6 +94,10 @@ func (w Workload) Make(vocab int) ([]Request, error) {
 	}
 	return reqs, nil
 }
+
+// maxWorkloadTokens bounds the prompt tokens Make draws (2 GiB of ids), far
+// beyond any model here.
+const maxWorkloadTokens = 1 << 28
 
 // MaxLen is the longest request of the workload: PromptMax + DecodeMax.
 func (w Workload) MaxLen() int { return w.PromptMax + w.DecodeMax }

@@ -101,6 +101,10 @@ func (e *Engine) Generate(req Request) (g Generation, err error) {
 	if len(req.Prompt) == 0 || req.Decode < 1 {
 		return g, fmt.Errorf("model: Generate: request with a %d-token prompt and %d tokens to generate; need at least 1 of each", len(req.Prompt), req.Decode)
 	}
+	// Decode alone first: the sum Len may overflow and pass the check below.
+	if req.Decode > e.opts.MaxLen {
+		return g, fmt.Errorf("model: Generate: request of %d tokens to generate, the engine serves at most %d positions", req.Decode, e.opts.MaxLen)
+	}
 	// The last generated token is not fed back, so the cache holds Len()-1.
 	if n := req.Len() - 1; n > e.opts.MaxLen {
 		return g, fmt.Errorf("model: Generate: request of %d positions, the engine serves at most %d", n, e.opts.MaxLen)

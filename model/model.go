@@ -64,9 +64,11 @@ func New(dev tensor.Device, cfg Config) (m *Model, err error) {
 		return nil, err
 	}
 	m = &Model{cfg: cfg, dev: dev}
+	// The returns below set m to nil before this runs: release through a copy.
+	built := m
 	defer func() {
 		if err != nil {
-			err = errors.Join(fmt.Errorf("model: New: %w", err), m.Release())
+			err = errors.Join(fmt.Errorf("model: New: %w", err), built.Release())
 			m = nil
 		}
 	}()
