@@ -49,7 +49,7 @@ func (r *CheckResult) OK() bool { return r.Diff == nil }
 // requested size of allocated blocks), oom and msg; then the final MemorySummary with
 // the recorded summary, byte for byte. It stops at the first difference.
 func Check(t *Trace, opts Options) (*CheckResult, error) {
-	if !t.GroundTruth() || len(t.States) != len(t.Ops) {
+	if t == nil || !t.GroundTruth() || len(t.States) != len(t.Ops) {
 		return nil, errors.New("replay: check needs a ground-truth file with one state line per op")
 	}
 	res := &CheckResult{Ops: len(t.Ops)}

@@ -57,6 +57,9 @@ type Result struct {
 
 // Run replays t and returns the final allocator.
 func Run(t *Trace, opts Options) (*Result, error) {
+	if t == nil {
+		return nil, errors.New("replay: nil trace")
+	}
 	conf := ""
 	if t.Header != nil {
 		conf = t.Header.Conf
@@ -158,6 +161,9 @@ func Run(t *Trace, opts Options) (*Result, error) {
 			id := int(op.N)
 			if record {
 				st.ID = intPtr(id)
+			}
+			if id < 0 { // Read refuses these; a Trace built in code may not
+				return nil, fmt.Errorf("replay: op %d %v: allocation id %d is negative", i, op, id)
 			}
 			if id >= len(ptrs) || ptrs[id] == 0 {
 				st.Noop = true
