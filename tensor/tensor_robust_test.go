@@ -574,3 +574,137 @@ func FuzzViewOps(f *testing.F) {
 		}
 	})
 }
+
+// Every operation that allocates, made to fail at each of its allocations in
+// turn (an out-of-memory error from the device): the error comes back, and
+// the device holds exactly what it held before, so a failed op leaks nothing
+// and leaves its inputs usable.
+func TestRobustFailedAllocationLeaksNothing(t *testing.T) {
+	dev := newTestDevice()
+	a := keep(t)(tensor.Rand(dev, 1, tensor.Float32, 3, 4))
+	b := keep(t)(tensor.Rand(dev, 2, tensor.Float32, 4, 5))
+	at := keep(t)(a.T())
+	batch := keep(t)(tensor.Rand(dev, 3, tensor.Float32, 2, 3, 4))
+	bt := keep(t)(keep(t)(tensor.Rand(dev, 4, tensor.Float32, 3, 2, 4, 5)).Transpose(0, 1)) // [2, 3, 4, 5], batch dims not flattenable
+	g := keep(t)(tensor.Ones(dev, tensor.Float32, 4))
+	idx := keep(t)(tensor.FromInt64(dev, []int64{0, 2, 1}))
+	w46 := keep(t)(tensor.Rand(dev, 5, tensor.Float32, 4, 6))
+	w243 := keep(t)(tensor.Rand(dev, 6, tensor.Float32, 5, 3))
+	ret := func(r *tensor.Tensor, err error) error {
+		if err == nil {
+			return r.Release()
+		}
+		return err
+	}
+	ops := map[string]func() error{
+		"Add":         func() error { return ret(a.Add(a)) },
+		"Matmul":      func() error { return ret(a.Matmul(b)) },
+		"Matmul T":    func() error { return ret(at.Matmul(a)) },
+		"Matmul bat":  func() error { return ret(batch.Matmul(w46)) },
+		"Matmul perm": func() error { return ret(bt.Matmul(w243)) },
+		"Contiguous":  func() error { return ret(at.Contiguous()) },
+		"Clone":       func() error { return ret(at.Clone()) },
+		"Reshape":     func() error { return ret(at.Reshape(-1)) },
+		"To":          func() error { return ret(a.To(tensor.Float16)) },
+		"Sum":         func() error { return ret(a.Sum(1, false)) },
+		"Softmax":     func() error { return ret(at.Softmax(0)) },
+		"LayerNorm":   func() error { return ret(a.LayerNorm(g, g, 1e-5)) },
+		"Cat":         func() error { return ret(tensor.Cat([]*tensor.Tensor{a, a, a}, 1)) },
+		"Embedding":   func() error { return ret(tensor.Embedding(b, idx)) },
+		"Arange":      func() error { return ret(tensor.Arange(dev, tensor.Float32, 0, 10, 1)) },
+		"FromFloat32": func() error { return ret(tensor.FromFloat32(dev, []float32{1, 2})) },
+		"Mul_ on a tape": func() error {
+			tp := tensor.NewTape()
+			defer tp.Release()
+			x, err := a.Clone()
+			if err != nil {
+				return err
+			}
+			defer x.Release()
+			if err := tp.Watch(x); err != nil {
+				return err
+			}
+			y, err := x.Neg() // not a leaf: in-place on it is allowed, and saves its old value
+			if err != nil {
+				return err
+			}
+			defer y.Release()
+			return y.Mul_(a)
+		},
+	}
+	for name, op := range ops {
+		for n := 0; ; n++ {
+			before, live := dev.allocated(), dev.live()
+			dev.failAllocationsAfter(n)
+			var err error
+			mustNotPanic(t, name, func() { err = op() })
+			dev.failAllocationsAfter(-1)
+			if got, gotLive := dev.allocated(), dev.live(); got != before || gotLive != live {
+				t.Errorf("%s failing at allocation %d (%v): %d bytes in %d allocations before, %d in %d after",
+					name, n, err, before, live, got, gotLive)
+			}
+			if err == nil {
+				t.Logf("%s: %d allocations", name, n)
+				break // n is past the op's last allocation
+			}
+			if !errors.Is(err, errTestOOM) {
+				t.Errorf("%s failing at allocation %d: %v, want the device's error", name, n, err)
+			}
+			if n > 20 {
+				t.Fatalf("%s: still failing after %d allocations", name, n)
+			}
+		}
+	}
+	// The inputs are intact and usable.
+	if _, err := a.Float64s(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Releasing one handle from many goroutines: exactly one Release succeeds and
+// the storage is freed once; views released concurrently free it once too.
+func TestRobustConcurrentRelease(t *testing.T) {
+	dev := newTestDevice()
+	for round := 0; round < 20; round++ {
+		x, err := tensor.Ones(dev, tensor.Float32, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		views := []*tensor.Tensor{x}
+		for range 4 {
+			v, err := x.View(8, 8)
+			if err != nil {
+				t.Fatal(err)
+			}
+			views = append(views, v)
+		}
+		const n = 4
+		errs := make(chan error, n*len(views))
+		start := make(chan struct{})
+		for _, v := range views {
+			for range n {
+				go func() {
+					<-start
+					errs <- v.Release()
+				}()
+			}
+		}
+		close(start)
+		ok := 0
+		for range n * len(views) {
+			err := <-errs
+			switch {
+			case err == nil:
+				ok++
+			case !errors.Is(err, tensor.ErrDoubleRelease):
+				t.Errorf("concurrent Release: %v", err)
+			}
+		}
+		if ok != len(views) {
+			t.Fatalf("round %d: %d Releases succeeded for %d handles", round, ok, len(views))
+		}
+		if dev.allocated() != 0 || dev.live() != 0 {
+			t.Fatalf("round %d: %d bytes in %d allocations after every handle was released", round, dev.allocated(), dev.live())
+		}
+	}
+}
