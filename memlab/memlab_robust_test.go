@@ -3,6 +3,7 @@ package memlab
 import (
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"memlab.dev/memlab/device"
@@ -280,3 +281,40 @@ func TestRobustLabBadArguments(t *testing.T) {
 
 func nan() float64 { z := 0.0; return z / z }
 func inf() float64 { z := 0.0; return 1 / z }
+
+// Close racing with Allocate and Deallocate: no panic, no data race, and
+// once Close has returned every Allocate fails.
+func TestRobustCloseRacesWithAllocate(t *testing.T) {
+	l, err := Open(Sim("1GiB"), AllocConf(""), NotCurrent())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				p, err := l.Allocate(4096)
+				if err == nil {
+					_ = l.Deallocate(p)
+				}
+				_ = l.MemoryAllocated()
+			}
+		}()
+	}
+	if err := l.Close(); err != nil {
+		t.Error(err)
+	}
+	if _, err := l.Allocate(4096); err == nil {
+		t.Error("Allocate after Close succeeded")
+	}
+	close(done)
+	wg.Wait()
+}
