@@ -1,11 +1,17 @@
 package tensor
 
 import (
+	_ "embed"
 	"encoding/json"
-	"os"
 	"slices"
 	"testing"
 )
+
+// pytorchLayouts is embedded so that the test binary also runs where the
+// source tree is not, such as on the GPU machine.
+//
+//go:embed testdata/pytorch-layouts.json
+var pytorchLayouts []byte
 
 // recordedLayout is what real PyTorch answered for one case of layoutCases,
 // as tensor/testdata/pytorch_layouts.py recorded it.
@@ -21,15 +27,11 @@ type recordedLayout struct {
 // what PyTorch 2.11 answered for the same expressions, so that the table cannot
 // drift from PyTorch: shapes, strides, offsets, and error messages.
 func TestLayoutCasesAgreeWithPyTorch(t *testing.T) {
-	data, err := os.ReadFile("testdata/pytorch-layouts.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var rec struct {
 		Torch string                    `json:"torch"`
 		Cases map[string]recordedLayout `json:"cases"`
 	}
-	if err := json.Unmarshal(data, &rec); err != nil {
+	if err := json.Unmarshal(pytorchLayouts, &rec); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range layoutCases {
