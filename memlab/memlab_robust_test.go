@@ -6,20 +6,14 @@ import (
 	"sync"
 	"testing"
 
+	"memlab.dev/memlab/internal/robusttest"
+
 	"memlab.dev/memlab/device"
 	"memlab.dev/memlab/device/sim"
 	"memlab.dev/memlab/tensor"
 )
 
-func noPanic(t *testing.T, what string, f func()) {
-	t.Helper()
-	defer func() {
-		if r := recover(); r != nil {
-			t.Errorf("%s panicked: %v", what, r)
-		}
-	}()
-	f()
-}
+var noPanic = robusttest.NoPanic
 
 // Open with bad options fails with an error naming the bad part, and changes
 // nothing: the current lab stays as it was.

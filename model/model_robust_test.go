@@ -2,34 +2,16 @@ package model_test
 
 import (
 	"math"
-	"strings"
 	"testing"
+
+	"memlab.dev/memlab/internal/robusttest"
 
 	"memlab.dev/memlab/model"
 )
 
-func noPanic(t *testing.T, what string, f func()) {
-	t.Helper()
-	defer func() {
-		if r := recover(); r != nil {
-			t.Errorf("%s panicked: %v", what, r)
-		}
-	}()
-	f()
-}
+var noPanic = robusttest.NoPanic
 
-func wantErr(t *testing.T, what string, err error, words ...string) {
-	t.Helper()
-	if err == nil {
-		t.Errorf("%s: no error", what)
-		return
-	}
-	for _, w := range words {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("%s: error %q does not mention %q", what, err, w)
-		}
-	}
-}
+var wantErr = robusttest.WantErr
 
 func TestRobustBadConfigs(t *testing.T) {
 	l := newLab(t)

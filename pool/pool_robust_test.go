@@ -3,36 +3,18 @@ package pool_test
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
+
+	"memlab.dev/memlab/internal/robusttest"
 
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/pool"
 	"memlab.dev/memlab/tensor"
 )
 
-func noPanic(t *testing.T, what string, f func()) {
-	t.Helper()
-	defer func() {
-		if r := recover(); r != nil {
-			t.Errorf("%s panicked: %v", what, r)
-		}
-	}()
-	f()
-}
+var noPanic = robusttest.NoPanic
 
-func wantErr(t *testing.T, what string, err error, words ...string) {
-	t.Helper()
-	if err == nil {
-		t.Errorf("%s: no error", what)
-		return
-	}
-	for _, w := range words {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("%s: error %q does not mention %q", what, err, w)
-		}
-	}
-}
+var wantErr = robusttest.WantErr
 
 // memory is what a failed call must leave as it was.
 type memory struct{ allocated, reserved int64 }

@@ -6,33 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"memlab.dev/memlab/internal/robusttest"
+
 	"memlab.dev/memlab/tensor"
 )
 
-// mustNotPanic runs f and fails the test, naming what, if f panics.
-func mustNotPanic(t *testing.T, what string, f func()) {
-	t.Helper()
-	defer func() {
-		if r := recover(); r != nil {
-			t.Errorf("%s panicked: %v", what, r)
-		}
-	}()
-	f()
-}
+var mustNotPanic = robusttest.NoPanic
 
-// wantErr checks that err is not nil and mentions every one of words.
-func wantErr(t *testing.T, what string, err error, words ...string) {
-	t.Helper()
-	if err == nil {
-		t.Errorf("%s: no error", what)
-		return
-	}
-	for _, w := range words {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("%s: error %q does not mention %q", what, err, w)
-		}
-	}
-}
+var wantErr = robusttest.WantErr
 
 func TestRobustCreationRejectsBadShapes(t *testing.T) {
 	dev := newTestDevice()
