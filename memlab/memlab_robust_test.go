@@ -6,10 +6,9 @@ import (
 	"sync"
 	"testing"
 
-	"memlab.dev/memlab/internal/robusttest"
-
 	"memlab.dev/memlab/device"
 	"memlab.dev/memlab/device/sim"
+	"memlab.dev/memlab/internal/robusttest"
 	"memlab.dev/memlab/tensor"
 )
 

@@ -5,12 +5,10 @@ import (
 	"testing"
 
 	"memlab.dev/memlab/internal/robusttest"
-
 	"memlab.dev/memlab/model"
 )
 
 var noPanic = robusttest.NoPanic
-
 var wantErr = robusttest.WantErr
 
 func TestRobustBadConfigs(t *testing.T) {

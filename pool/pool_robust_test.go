@@ -6,14 +6,12 @@ import (
 	"testing"
 
 	"memlab.dev/memlab/internal/robusttest"
-
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/pool"
 	"memlab.dev/memlab/tensor"
 )
 
 var noPanic = robusttest.NoPanic
-
 var wantErr = robusttest.WantErr
 
 // memory is what a failed call must leave as it was.

@@ -7,12 +7,10 @@ import (
 	"testing"
 
 	"memlab.dev/memlab/internal/robusttest"
-
 	"memlab.dev/memlab/tensor"
 )
 
 var mustNotPanic = robusttest.NoPanic
-
 var wantErr = robusttest.WantErr
 
 func TestRobustCreationRejectsBadShapes(t *testing.T) {
