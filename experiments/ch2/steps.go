@@ -3,8 +3,7 @@ package ch2
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"memlab.dev/memlab/reference"
 	"strings"
 	"text/tabwriter"
 
@@ -177,27 +176,6 @@ func bytesTensor(l *memlab.Lab, n int64) (*tensor.Tensor, error) {
 	return tensor.Empty(l, tensor.Uint8, int(n))
 }
 
-// ReferenceDir finds PyTorch's ground truth (shared/reference/torch-2.11) next
-// to the repository: it walks up from the working directory to go.mod and
-// looks in ../shared. It returns an error when the files are not there.
-func ReferenceDir() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("ch2: go.mod not found above the working directory")
-		}
-		dir = parent
-	}
-	ref := filepath.Join(dir, "..", "shared", "reference", "torch-2.11")
-	if _, err := os.Stat(ref); err != nil {
-		return "", fmt.Errorf("ch2: PyTorch ground truth not found: %w", err)
-	}
-	return ref, nil
-}
+// ReferenceDir returns PyTorch's ground truth shipped in the repository
+// (reference/torch-2.11), or an error when it is missing.
+func ReferenceDir() (string, error) { return reference.Dir(reference.Torch211) }

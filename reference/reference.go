@@ -1,0 +1,132 @@
+// Package reference locates the PyTorch ground truth that ships with the
+// repository: allocator traces and summaries recorded with PyTorch 2.11 on an
+// NVIDIA H200 (torch-2.11/) and real programs' memory snapshots with PyTorch's
+// own figures (workloads-2.11/). Each folder's README says how it was made.
+//
+// The files are found at run time, not embedded: from the directory of this
+// source file (the checkout a notebook or test was built from), else by walking
+// up from the working directory to the repository's go.mod, else from
+// $MEMLAB_ROOT. A missing file is an error, never an empty result, so tests that
+// compare with PyTorch fail when the data is gone.
+package reference
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// Module is the module path whose go.mod marks the repository root.
+const Module = "memlab.dev/memlab"
+
+// Folders of ground truth under the repository's reference/ directory.
+const (
+	// Torch211 holds allocation traces replayed through PyTorch 2.11's allocator
+	// (*.jsonl.gz), their memory_summary() (*.summary.txt) and two snapshots.
+	Torch211 = "torch-2.11"
+	// Workloads211 holds real programs' snapshots (*.pickle) and PyTorch's
+	// figures for each allocator setting (*.facts.json).
+	Workloads211 = "workloads-2.11"
+)
+
+// Root returns the repository root: the directory holding the go.mod of
+// module memlab.dev/memlab. It looks, in order, at $MEMLAB_ROOT, the checkout
+// this package was compiled from, and the working directory and its parents.
+func Root() (string, error) {
+	var tried []string
+	if env := os.Getenv("MEMLAB_ROOT"); env != "" {
+		if isRoot(env) {
+			return filepath.Abs(env)
+		}
+		return "", fmt.Errorf("reference: MEMLAB_ROOT=%q is not a memlab checkout (no go.mod of %s)", env, Module)
+	}
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		dir := filepath.Dir(filepath.Dir(file))
+		if isRoot(dir) {
+			return dir, nil
+		}
+		tried = append(tried, dir)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("reference: %w", err)
+	}
+	for dir := wd; ; {
+		if isRoot(dir) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	tried = append(tried, wd+" and its parents")
+	return "", fmt.Errorf("reference: no memlab checkout found (looked at %s); set MEMLAB_ROOT", strings.Join(tried, ", "))
+}
+
+// isRoot reports whether dir holds the go.mod of Module.
+func isRoot(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fields := strings.Fields(sc.Text()); len(fields) == 2 && fields[0] == "module" {
+			return fields[1] == Module
+		}
+	}
+	return false
+}
+
+// Dir returns the absolute path of a ground-truth folder (Torch211 or
+// Workloads211), or an error naming where it was looked for.
+func Dir(folder string) (string, error) {
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(root, "reference", folder)
+	if st, err := os.Stat(dir); err != nil {
+		return "", fmt.Errorf("reference: PyTorch ground truth missing: %w", err)
+	} else if !st.IsDir() {
+		return "", fmt.Errorf("reference: %s is not a directory", dir)
+	}
+	return dir, nil
+}
+
+// File returns the absolute path of one ground-truth file, such as
+// File(Torch211, "a__default.jsonl.gz"), or an error when it does not exist.
+func File(folder, name string) (string, error) {
+	dir, err := Dir(folder)
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, name)
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("reference: PyTorch ground truth missing: %w", err)
+	}
+	return p, nil
+}
+
+// Glob returns the ground-truth files of folder that match pattern (as in
+// filepath.Match), sorted; matching nothing is an error.
+func Glob(folder, pattern string) ([]string, error) {
+	dir, err := Dir(folder)
+	if err != nil {
+		return nil, err
+	}
+	files, err := filepath.Glob(filepath.Join(dir, pattern))
+	if err != nil {
+		return nil, fmt.Errorf("reference: %w", err)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("reference: no files match %s in %s", pattern, dir)
+	}
+	return files, nil
+}
