@@ -1,10 +1,13 @@
 package snapshot
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"strings"
 )
 
 // Trace entry actions, as PyTorch names them in device_traces.
@@ -193,16 +196,19 @@ func (s *Snapshot) DeviceSegments(device int) []Segment {
 // wrong type is an error naming the key and the entry, such as
 // "snapshot: device_traces[0][1234].size: want int, got str".
 func Read(r io.Reader) (*Snapshot, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
+	var buf bytes.Buffer
+	if l, ok := r.(interface{ Len() int }); ok {
+		buf.Grow(l.Len() + bytes.MinRead)
+	}
+	if _, err := buf.ReadFrom(r); err != nil {
 		return nil, fmt.Errorf("snapshot: reading: %w", err)
 	}
-	return decode(data)
+	return decode(buf.Bytes())
 }
 
 // ReadFile reads the snapshot pickle at path (see [Read]).
 func ReadFile(path string) (*Snapshot, error) {
-	data, err := os.ReadFile(path)
+	data, err := os.ReadFile(path) // sized from the file: no copying as it grows
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
@@ -215,20 +221,74 @@ func ReadFile(path string) (*Snapshot, error) {
 
 // decode unpickles data and converts it to the typed model.
 func decode(data []byte) (*Snapshot, error) {
-	v, err := unpickle(data)
+	t, err := unpickle(data)
 	if err != nil {
 		return nil, err
 	}
-	c := converter{frames: map[*pyList][]Frame{}, frame: map[*pyDict]Frame{}}
-	return c.snapshot(v)
+	c := converter{tree: t}
+	return c.snapshot(t.root)
 }
 
 // converter turns decoded values into the typed model. Frames lists and frame dicts
 // are shared in PyTorch's pickles (memo references), so their conversions are
-// cached by identity: a shared list costs once, however often it is referenced.
+// cached per object: a shared list costs once, however often it is referenced.
 type converter struct {
-	frames map[*pyList][]Frame
-	frame  map[*pyDict]Frame
+	*tree
+	stacks map[string][]Frame // frames lists by their frames' keys (see frameList)
+	key    []byte
+	codes  []uint8 // per string: 1 + its field code, 0 when not looked up yet
+}
+
+// Field codes of the keys of the hot dicts (trace entries and frames), so that
+// their conversion switches on a small integer instead of comparing strings.
+const (
+	fUnknown = iota
+	fAction
+	fAddr
+	fSize
+	fStream
+	fTimeUS
+	fDeviceFree
+	fFrames
+	fCompileContext
+	fUserMetadata
+	fFilename
+	fLine
+	fName
+)
+
+var fieldNames = [...]string{
+	fUnknown: "", fAction: "action", fAddr: "addr", fSize: "size", fStream: "stream",
+	fTimeUS: "time_us", fDeviceFree: "device_free", fFrames: "frames",
+	fCompileContext: "compile_context", fUserMetadata: "user_metadata",
+	fFilename: "filename", fLine: "line", fName: "name",
+}
+
+var fieldCodes = func() map[string]uint8 {
+	m := map[string]uint8{}
+	for i, n := range fieldNames {
+		if i != fUnknown {
+			m[n] = uint8(i)
+		}
+	}
+	return m
+}()
+
+// code returns the field code of a dict key (fUnknown for other keys and for
+// keys that are not strings), looking each string up once.
+func (c *converter) code(k value) uint8 {
+	if k.k != kStr {
+		return fUnknown
+	}
+	if c.codes == nil {
+		c.codes = make([]uint8, len(c.strs))
+	}
+	if x := c.codes[k.n]; x != 0 {
+		return x - 1
+	}
+	x := fieldCodes[c.strs[k.n]]
+	c.codes[k.n] = x + 1
+	return x
 }
 
 // at is where a value sits, rendered only for errors: format has n %d verbs.
@@ -257,87 +317,81 @@ func (a at) with(suffix string, i int) at {
 }
 
 // typeErr is a key holding the wrong type.
-func typeErr(a at, key, want string, v any) error {
-	return fmt.Errorf("snapshot: %s.%s: want %s, got %s", a, key, want, pyType(v))
+func (c *converter) typeErr(a at, key, want string, v value) error {
+	return fmt.Errorf("snapshot: %s.%s: want %s, got %s", a, key, want, c.typeName(v))
 }
 
 func missing(a at, key string) error {
 	return fmt.Errorf("snapshot: %s: missing key %q", a, key)
 }
 
-func asDict(a at, v any) (*pyDict, error) {
-	d, ok := v.(*pyDict)
-	if !ok {
-		return nil, fmt.Errorf("snapshot: %s: want dict, got %s", a, pyType(v))
+func (c *converter) asDict(a at, v value) (*dictObj, error) {
+	if v.k != kDict {
+		return nil, fmt.Errorf("snapshot: %s: want dict, got %s", a, c.typeName(v))
 	}
-	return d, nil
+	return c.dict(v), nil
 }
 
-func asList(a at, key string, v any) ([]any, error) {
-	switch l := v.(type) {
-	case *pyList:
-		return l.items, nil
-	case pyTuple:
-		return l, nil
+func (c *converter) asList(a at, key string, v value) ([]value, error) {
+	if v.k != kList && v.k != kTuple {
+		return nil, c.typeErr(a, key, "list", v)
 	}
-	return nil, typeErr(a, key, "list", v)
+	return c.items(v), nil
 }
 
-func asInt(a at, key string, v any) (int64, error) {
-	switch x := v.(type) {
-	case int64:
-		return x, nil
-	case uint64:
-		return 0, fmt.Errorf("snapshot: %s.%s: %d does not fit in int64", a, key, x)
+func (c *converter) asInt(a at, key string, v value) (int64, error) {
+	switch v.k {
+	case kInt:
+		return int64(v.n), nil
+	case kUint:
+		return 0, fmt.Errorf("snapshot: %s.%s: %d does not fit in int64", a, key, v.n)
+	case kBig:
+		return 0, fmt.Errorf("snapshot: %s.%s: %.40s does not fit in int64", a, key, c.bigs[v.n])
 	}
-	if pyType(v) == "int" {
-		return 0, fmt.Errorf("snapshot: %s.%s: %v does not fit in int64", a, key, v)
-	}
-	return 0, typeErr(a, key, "int", v)
+	return 0, c.typeErr(a, key, "int", v)
 }
 
-func asUint(a at, key string, v any) (uint64, error) {
-	switch x := v.(type) {
-	case int64:
-		if x < 0 {
-			return 0, fmt.Errorf("snapshot: %s.%s: want a non-negative int, got %d", a, key, x)
+func (c *converter) asUint(a at, key string, v value) (uint64, error) {
+	switch v.k {
+	case kInt:
+		if int64(v.n) < 0 {
+			return 0, fmt.Errorf("snapshot: %s.%s: want a non-negative int, got %d", a, key, int64(v.n))
 		}
-		return uint64(x), nil
-	case uint64:
-		return x, nil
+		return v.n, nil
+	case kUint:
+		return v.n, nil
+	case kBig:
+		return 0, fmt.Errorf("snapshot: %s.%s: %.40s does not fit in 64 bits", a, key, c.bigs[v.n])
 	}
-	if pyType(v) == "int" {
-		return 0, fmt.Errorf("snapshot: %s.%s: %v does not fit in 64 bits", a, key, v)
-	}
-	return 0, typeErr(a, key, "int", v)
+	return 0, c.typeErr(a, key, "int", v)
 }
 
-func asStr(a at, key string, v any) (string, error) {
-	if s, ok := v.(string); ok {
-		return s, nil
+func (c *converter) asStr(a at, key string, v value) (string, error) {
+	if v.k == kStr {
+		return c.strs[v.n], nil
 	}
-	return "", typeErr(a, key, "str", v)
+	return "", c.typeErr(a, key, "str", v)
 }
 
-func asBool(a at, key string, v any) (bool, error) {
-	if b, ok := v.(bool); ok {
-		return b, nil
+func (c *converter) asBool(a at, key string, v value) (bool, error) {
+	if v.k == kBool {
+		return v.n != 0, nil
 	}
-	return false, typeErr(a, key, "bool", v)
+	return false, c.typeErr(a, key, "bool", v)
 }
 
-func asFloat(a at, key string, v any) (float64, error) {
-	switch x := v.(type) {
-	case float64:
-		return x, nil
-	case int64: // Python accepts an int where a float is meant
-		return float64(x), nil
+func (c *converter) asFloat(a at, key string, v value) (float64, error) {
+	switch v.k {
+	case kFloat:
+		return math.Float64frombits(v.n), nil
+	case kInt: // Python accepts an int where a float is meant
+		return float64(int64(v.n)), nil
 	}
-	return 0, typeErr(a, key, "float", v)
+	return 0, c.typeErr(a, key, "float", v)
 }
 
-func smallInt(a at, key string, v any) (int, error) {
-	n, err := asInt(a, key, v)
+func (c *converter) smallInt(a at, key string, v value) (int, error) {
+	n, err := c.asInt(a, key, v)
 	if err != nil {
 		return 0, err
 	}
@@ -347,19 +401,18 @@ func smallInt(a at, key string, v any) (int, error) {
 	return int(n), nil
 }
 
-func (c *converter) snapshot(v any) (*Snapshot, error) {
-	top, ok := v.(*pyDict)
-	if !ok {
-		return nil, fmt.Errorf("snapshot: the pickle holds a %s, want the dict torch.cuda.memory._snapshot() returns", pyType(v))
+func (c *converter) snapshot(v value) (*Snapshot, error) {
+	if v.k != kDict {
+		return nil, fmt.Errorf("snapshot: the pickle holds a %s, want the dict torch.cuda.memory._snapshot() returns", c.typeName(v))
 	}
+	top := c.dict(v)
 	root := at{format: "snapshot"}
 	s := &Snapshot{}
 	var haveSegs, haveTraces bool
 	for i := 0; i < len(top.kv); i += 2 {
-		k, _ := top.kv[i].(string)
 		val := top.kv[i+1]
 		var err error
-		switch k {
+		switch c.keyStr(top.kv[i]) {
 		case "segments":
 			haveSegs = true
 			err = c.segments(s, val)
@@ -385,8 +438,8 @@ func (c *converter) snapshot(v any) (*Snapshot, error) {
 	return s, nil
 }
 
-func (c *converter) segments(s *Snapshot, v any) error {
-	items, err := asList(at{format: "snapshot"}, "segments", v)
+func (c *converter) segments(s *Snapshot, v value) error {
+	items, err := c.asList(at{format: "snapshot"}, "segments", v)
 	if err != nil {
 		return err
 	}
@@ -420,50 +473,50 @@ var segKeys = []struct {
 	{segType, "segment_type"}, {segBlocks, "blocks"},
 }
 
-func (c *converter) segment(seg *Segment, a at, v any) error {
-	d, err := asDict(a, v)
+func (c *converter) segment(seg *Segment, a at, v value) error {
+	d, err := c.asDict(a, v)
 	if err != nil {
 		return err
 	}
 	have := 0
-	var blocks any
+	var blocks value
 	for i := 0; i < len(d.kv); i += 2 {
-		k, _ := d.kv[i].(string)
+		k := c.keyStr(d.kv[i])
 		val := d.kv[i+1]
 		switch k {
 		case "device":
 			have |= segDevice
-			seg.Device, err = smallInt(a, k, val)
+			seg.Device, err = c.smallInt(a, k, val)
 			if err == nil && seg.Device < 0 {
 				err = fmt.Errorf("snapshot: %s.device: %d is negative", a, seg.Device)
 			}
 		case "address":
 			have |= segAddress
-			seg.Address, err = asUint(a, k, val)
+			seg.Address, err = c.asUint(a, k, val)
 		case "total_size":
 			have |= segTotal
-			seg.TotalSize, err = asInt(a, k, val)
+			seg.TotalSize, err = c.asInt(a, k, val)
 		case "allocated_size":
 			have |= segAllocated
-			seg.AllocatedSize, err = asInt(a, k, val)
+			seg.AllocatedSize, err = c.asInt(a, k, val)
 		case "active_size":
 			have |= segActive
-			seg.ActiveSize, err = asInt(a, k, val)
+			seg.ActiveSize, err = c.asInt(a, k, val)
 		case "requested_size":
 			have |= segRequested
-			seg.RequestedSize, err = asInt(a, k, val)
+			seg.RequestedSize, err = c.asInt(a, k, val)
 		case "stream":
-			seg.Stream, err = asUint(a, k, val)
+			seg.Stream, err = c.asUint(a, k, val)
 		case "segment_type":
 			have |= segType
-			seg.SegmentType, err = asStr(a, k, val)
+			seg.SegmentType, err = c.asStr(a, k, val)
 			if err == nil && seg.SegmentType != SegmentLarge && seg.SegmentType != SegmentSmall {
 				err = fmt.Errorf("snapshot: %s.segment_type: %q is neither %q nor %q", a, seg.SegmentType, SegmentLarge, SegmentSmall)
 			}
 		case "is_expandable":
-			seg.Expandable, err = asBool(a, k, val)
+			seg.Expandable, err = c.asBool(a, k, val)
 		case "segment_pool_id":
-			seg.PoolID, err = poolID(a, val)
+			seg.PoolID, err = c.poolID(a, val)
 		case "frames":
 			seg.Frames, err = c.frameList(a, k, val)
 		case "blocks":
@@ -481,7 +534,7 @@ func (c *converter) segment(seg *Segment, a at, v any) error {
 			}
 		}
 	}
-	items, err := asList(a, "blocks", blocks)
+	items, err := c.asList(a, "blocks", blocks)
 	if err != nil {
 		return err
 	}
@@ -504,20 +557,17 @@ func (c *converter) segment(seg *Segment, a at, v any) error {
 	return nil
 }
 
-func poolID(a at, v any) ([2]uint64, error) {
+func (c *converter) poolID(a at, v value) ([2]uint64, error) {
 	var id [2]uint64
-	t, ok := v.(pyTuple)
-	if !ok {
-		if l, isList := v.(*pyList); isList {
-			t = l.items
-			ok = true
-		}
+	if v.k != kTuple && v.k != kList {
+		return id, c.typeErr(a, "segment_pool_id", "a tuple of 2 ints", v)
 	}
-	if !ok || len(t) != 2 {
-		return id, typeErr(a, "segment_pool_id", "a tuple of 2 ints", v)
+	t := c.items(v)
+	if len(t) != 2 {
+		return id, fmt.Errorf("snapshot: %s.segment_pool_id: want a tuple of 2 ints, got %d items", a, len(t))
 	}
 	for i := range t {
-		u, err := asUint(a, "segment_pool_id", t[i])
+		u, err := c.asUint(a, "segment_pool_id", t[i])
 		if err != nil {
 			return id, err
 		}
@@ -528,32 +578,32 @@ func poolID(a at, v any) ([2]uint64, error) {
 
 // block converts one block. next is the address following the previous block,
 // used when the snapshot predates blocks' "address" key.
-func (c *converter) block(b *Block, a at, next uint64, v any) error {
-	d, err := asDict(a, v)
+func (c *converter) block(b *Block, a at, next uint64, v value) error {
+	d, err := c.asDict(a, v)
 	if err != nil {
 		return err
 	}
 	var haveSize, haveState, haveAddr, haveReq, haveFrames bool
-	var history any
+	var history value
 	for i := 0; i < len(d.kv); i += 2 {
-		k, _ := d.kv[i].(string)
+		k := c.keyStr(d.kv[i])
 		val := d.kv[i+1]
 		switch k {
 		case "address":
 			haveAddr = true
-			b.Address, err = asUint(a, k, val)
+			b.Address, err = c.asUint(a, k, val)
 		case "size":
 			haveSize = true
-			b.Size, err = asInt(a, k, val)
+			b.Size, err = c.asInt(a, k, val)
 			if err == nil && b.Size < 0 {
 				err = fmt.Errorf("snapshot: %s.size: %d is negative", a, b.Size)
 			}
 		case "requested_size":
 			haveReq = true
-			b.RequestedSize, err = asInt(a, k, val)
+			b.RequestedSize, err = c.asInt(a, k, val)
 		case "state":
 			haveState = true
-			b.State, err = asStr(a, k, val)
+			b.State, err = c.asStr(a, k, val)
 			if err == nil && b.State != StateActiveAllocated && b.State != StateActivePendingFree && b.State != StateInactive {
 				err = fmt.Errorf("snapshot: %s.state: unknown block state %q", a, b.State)
 			}
@@ -578,19 +628,19 @@ func (c *converter) block(b *Block, a at, next uint64, v any) error {
 	}
 	if !haveReq || !haveFrames {
 		// PyTorch 2.0 kept the request and stack in "history": [{addr, real_size, frames}].
-		if h, ok := history.(*pyList); ok && len(h.items) > 0 {
+		if history.k == kList && len(c.items(history)) > 0 {
 			ha := a.with(".history[%d]", 0)
-			hd, err := asDict(ha, h.items[0])
+			hd, err := c.asDict(ha, c.items(history)[0])
 			if err != nil {
 				return err
 			}
-			if rs, ok := hd.get("real_size"); ok && !haveReq {
-				if b.RequestedSize, err = asInt(ha, "real_size", rs); err != nil {
+			if rs, ok := c.get(hd, "real_size"); ok && !haveReq {
+				if b.RequestedSize, err = c.asInt(ha, "real_size", rs); err != nil {
 					return err
 				}
 				haveReq = true
 			}
-			if fr, ok := hd.get("frames"); ok && !haveFrames {
+			if fr, ok := c.get(hd, "frames"); ok && !haveFrames {
 				if b.Frames, err = c.frameList(ha, "frames", fr); err != nil {
 					return err
 				}
@@ -603,82 +653,108 @@ func (c *converter) block(b *Block, a at, next uint64, v any) error {
 	return nil
 }
 
-func (c *converter) frameList(a at, key string, v any) ([]Frame, error) {
-	l, ok := v.(*pyList)
-	if !ok {
-		return nil, typeErr(a, key, "list", v)
+func (c *converter) frameList(a at, key string, v value) ([]Frame, error) {
+	if v.k != kList {
+		return nil, c.typeErr(a, key, "list", v)
 	}
-	if len(l.items) == 0 {
-		return nil, nil
+	l := c.lists.at(v.n)
+	if l.framesDone || len(l.items) == 0 {
+		return l.frames, nil
 	}
-	if fs, ok := c.frames[l]; ok {
-		return fs, nil
-	}
-	fs := make([]Frame, len(l.items))
-	fa := a.with("."+key+"[%d]", 0)
+	// Lists with the same frames (one call stack recorded many times) share one
+	// []Frame. A frame's key is its name's and filename's string indices and its
+	// line: the memo makes equal strings one string, so equal frames have equal keys.
+	c.key = c.key[:0]
 	for i, it := range l.items {
-		fa.args[fa.n-1] = i
-		f, err := c.frameOf(fa, it)
+		name, file, line, err := c.frameOf(a, key, i, it)
 		if err != nil {
 			return nil, err
 		}
-		fs[i] = f
+		c.key = binary.LittleEndian.AppendUint32(c.key, uint32(name))
+		c.key = binary.LittleEndian.AppendUint32(c.key, uint32(file))
+		c.key = binary.LittleEndian.AppendUint32(c.key, uint32(int32(line)))
 	}
-	c.frames[l] = fs
+	fs, ok := c.stacks[string(c.key)]
+	if !ok {
+		fs = make([]Frame, len(l.items))
+		for i := range fs {
+			k := c.key[12*i:]
+			fs[i] = Frame{
+				Name:     c.strs[binary.LittleEndian.Uint32(k)],
+				Filename: c.strs[binary.LittleEndian.Uint32(k[4:])],
+				Line:     int(int32(binary.LittleEndian.Uint32(k[8:]))),
+			}
+		}
+		if c.stacks == nil {
+			c.stacks = map[string][]Frame{}
+		}
+		c.stacks[string(c.key)] = fs
+	}
+	l.frames, l.framesDone = fs, true
 	return fs, nil
 }
 
-func (c *converter) frameOf(a at, v any) (Frame, error) {
-	d, err := asDict(a, v)
-	if err != nil {
-		return Frame{}, err
+// frameOf checks the frame dict v (item i of the frames list under key of a) and
+// returns the string indices of its name and filename, and its line.
+func (c *converter) frameOf(a at, key string, i int, v value) (name, file uint64, line int, err error) {
+	if v.k != kDict {
+		return 0, 0, 0, fmt.Errorf("snapshot: %s.%s[%d]: want dict, got %s", a, key, i, c.typeName(v))
 	}
-	if f, ok := c.frame[d]; ok {
-		return f, nil
-	}
-	var f Frame
+	d := c.dict(v)
 	have := 0
-	for i := 0; i < len(d.kv); i += 2 {
-		k, _ := d.kv[i].(string)
-		val := d.kv[i+1]
-		switch k {
-		case "filename":
+	for j := 0; j < len(d.kv); j += 2 {
+		code := c.code(d.kv[j])
+		k := fieldNames[code]
+		val := d.kv[j+1]
+		want := "str"
+		switch code {
+		case fFilename:
 			have |= 1
-			f.Filename, err = asStr(a, k, val)
-		case "line":
+			file = val.n
+		case fLine:
 			have |= 2
-			f.Line, err = smallInt(a, k, val)
-		case "name":
+			want = "int"
+			if val.k == kInt {
+				line, err = c.smallInt(at{}, k, val)
+				if err != nil {
+					return 0, 0, 0, fmt.Errorf("snapshot: %s.%s[%d]%s", a, key, i, strings.TrimPrefix(err.Error(), "snapshot: "))
+				}
+			}
+		case fName:
 			have |= 4
-			f.Name, err = asStr(a, k, val)
+			name = val.n
+		default:
+			continue
 		}
-		if err != nil {
-			return f, err
+		if (want == "str" && val.k != kStr) || (want == "int" && val.k != kInt) {
+			return 0, 0, 0, fmt.Errorf("snapshot: %s.%s[%d].%s: want %s, got %s", a, key, i, k, want, c.typeName(val))
 		}
 	}
-	switch {
-	case have&4 == 0:
-		return f, missing(a, "name")
-	case have&1 == 0:
-		return f, missing(a, "filename")
-	case have&2 == 0:
-		return f, missing(a, "line")
+	for _, k := range []struct {
+		bit  int
+		name string
+	}{{4, "name"}, {1, "filename"}, {2, "line"}} {
+		if have&k.bit == 0 {
+			return 0, 0, 0, fmt.Errorf("snapshot: %s.%s[%d]: missing key %q", a, key, i, k.name)
+		}
 	}
-	c.frame[d] = f
-	return f, nil
+	if name > math.MaxUint32 || file > math.MaxUint32 {
+		return 0, 0, 0, fmt.Errorf("snapshot: %s.%s[%d]: too many strings", a, key, i)
+	}
+	return name, file, line, nil
 }
 
-func (c *converter) traces(s *Snapshot, v any) error {
-	devs, err := asList(at{format: "snapshot"}, "device_traces", v)
+func (c *converter) traces(s *Snapshot, v value) error {
+	devs, err := c.asList(at{format: "snapshot"}, "device_traces", v)
 	if err != nil {
 		return err
 	}
 	s.Traces = make([][]TraceEntry, len(devs))
 	for dev, dv := range devs {
-		items, err := asList(at{format: "device_traces"}, fmt.Sprint(dev), dv)
-		if err != nil {
-			return fmt.Errorf("snapshot: device_traces[%d]: want list, got %s", dev, pyType(dv))
+		if dv.k != kList && dv.k != kTuple {
+			return fmt.Errorf("snapshot: device_traces[%d]: want list, got %s", dev, c.typeName(dv))
 		}
+		items := c.items(dv)
 		tr := make([]TraceEntry, len(items))
 		for i, it := range items {
 			if err := c.entry(&tr[i], at{format: "device_traces[%d][%d]", args: [3]int{dev, i}, n: 2}, it); err != nil {
@@ -690,52 +766,41 @@ func (c *converter) traces(s *Snapshot, v any) error {
 	return nil
 }
 
-var knownAction = func() map[string]string {
-	m := map[string]string{}
-	for _, a := range Actions {
-		m[a] = a
-	}
-	return m
-}()
-
-func (c *converter) entry(e *TraceEntry, a at, v any) error {
-	d, err := asDict(a, v)
+func (c *converter) entry(e *TraceEntry, a at, v value) error {
+	d, err := c.asDict(a, v)
 	if err != nil {
 		return err
 	}
 	var haveAction, haveAddr, haveSize, haveFree bool
 	for i := 0; i < len(d.kv); i += 2 {
-		k, _ := d.kv[i].(string)
+		code := c.code(d.kv[i])
+		k := fieldNames[code]
 		val := d.kv[i+1]
-		switch k {
-		case "action":
+		switch code {
+		case fAction:
 			haveAction = true
-			var s string
-			if s, err = asStr(a, k, val); err == nil {
-				var ok bool
-				if e.Action, ok = knownAction[s]; !ok {
-					err = fmt.Errorf("snapshot: %s.action: unknown action %q", a, s)
-				}
+			if e.Action, err = c.asStr(a, k, val); err == nil && !knownAction(e.Action) {
+				err = fmt.Errorf("snapshot: %s.action: unknown action %.60q", a, e.Action)
 			}
-		case "addr":
+		case fAddr:
 			haveAddr = true
-			e.Addr, err = asUint(a, k, val)
-		case "size":
+			e.Addr, err = c.asUint(a, k, val)
+		case fSize:
 			haveSize = true
-			e.Size, err = asInt(a, k, val)
-		case "stream":
-			e.Stream, err = asUint(a, k, val)
-		case "time_us":
-			e.TimeUS, err = asInt(a, k, val)
-		case "device_free":
+			e.Size, err = c.asInt(a, k, val)
+		case fStream:
+			e.Stream, err = c.asUint(a, k, val)
+		case fTimeUS:
+			e.TimeUS, err = c.asInt(a, k, val)
+		case fDeviceFree:
 			haveFree = true
-			e.DeviceFree, err = asInt(a, k, val)
-		case "frames":
+			e.DeviceFree, err = c.asInt(a, k, val)
+		case fFrames:
 			e.Frames, err = c.frameList(a, k, val)
-		case "compile_context":
-			e.CompileContext, err = asStr(a, k, val)
-		case "user_metadata":
-			e.UserMetadata, err = asStr(a, k, val)
+		case fCompileContext:
+			e.CompileContext, err = c.asStr(a, k, val)
+		case fUserMetadata:
+			e.UserMetadata, err = c.asStr(a, k, val)
 		}
 		if err != nil {
 			return err
@@ -754,31 +819,40 @@ func (c *converter) entry(e *TraceEntry, a at, v any) error {
 	return nil
 }
 
-func (c *converter) annotations(s *Snapshot, v any) error {
-	items, err := asList(at{format: "snapshot"}, "external_annotations", v)
+func knownAction(s string) bool {
+	switch s {
+	case ActionAlloc, ActionFreeRequested, ActionFreeCompleted, ActionSegmentAlloc,
+		ActionSegmentFree, ActionSegmentMap, ActionSegmentUnmap, ActionOOM, ActionSnapshot:
+		return true
+	}
+	return false
+}
+
+func (c *converter) annotations(s *Snapshot, v value) error {
+	items, err := c.asList(at{format: "snapshot"}, "external_annotations", v)
 	if err != nil {
 		return err
 	}
 	s.Annotations = make([]Annotation, len(items))
 	for i, it := range items {
 		a := at{format: "external_annotations[%d]", args: [3]int{i}, n: 1}
-		d, err := asDict(a, it)
+		d, err := c.asDict(a, it)
 		if err != nil {
 			return err
 		}
 		an := &s.Annotations[i]
 		for j := 0; j < len(d.kv); j += 2 {
-			k, _ := d.kv[j].(string)
+			k := c.keyStr(d.kv[j])
 			val := d.kv[j+1]
 			switch k {
 			case "stage":
-				an.Stage, err = asStr(a, k, val)
+				an.Stage, err = c.asStr(a, k, val)
 			case "name":
-				an.Name, err = asStr(a, k, val)
+				an.Name, err = c.asStr(a, k, val)
 			case "device":
-				an.Device, err = smallInt(a, k, val)
+				an.Device, err = c.smallInt(a, k, val)
 			case "time_us":
-				an.TimeUS, err = asInt(a, k, val)
+				an.TimeUS, err = c.asInt(a, k, val)
 			}
 			if err != nil {
 				return err
