@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"strconv"
 
@@ -52,6 +53,9 @@ func (c *converter) settings(st *Settings, v value) error {
 			}
 		case "garbage_collection_threshold":
 			st.GarbageCollectionThreshold, err = c.asFloat(a, k, val)
+			if err == nil && (math.IsNaN(st.GarbageCollectionThreshold) || math.IsInf(st.GarbageCollectionThreshold, 0)) {
+				err = fmt.Errorf("snapshot: allocator_settings.garbage_collection_threshold: %v is not a threshold", st.GarbageCollectionThreshold)
+			}
 		case "expandable_segments":
 			st.ExpandableSegments, err = c.asBool(a, k, val)
 		case "pinned_num_register_threads":

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"os"
 	"strings"
 )
@@ -346,9 +347,18 @@ func (c *converter) asInt(a at, key string, v value) (int64, error) {
 	case kUint:
 		return 0, fmt.Errorf("snapshot: %s.%s: %d does not fit in int64", a, key, v.n)
 	case kBig:
-		return 0, fmt.Errorf("snapshot: %s.%s: %.40s does not fit in int64", a, key, c.bigs[v.n])
+		return 0, fmt.Errorf("snapshot: %s.%s: %s does not fit in int64", a, key, shortInt(c.bigs[v.n]))
 	}
 	return 0, c.typeErr(a, key, "int", v)
+}
+
+// shortInt renders a big integer for an error, abbreviated when long.
+func shortInt(b *big.Int) string {
+	s := b.String()
+	if len(s) > 40 {
+		return s[:20] + "…(" + fmt.Sprint(len(s)) + " digits)"
+	}
+	return s
 }
 
 func (c *converter) asUint(a at, key string, v value) (uint64, error) {
@@ -361,7 +371,7 @@ func (c *converter) asUint(a at, key string, v value) (uint64, error) {
 	case kUint:
 		return v.n, nil
 	case kBig:
-		return 0, fmt.Errorf("snapshot: %s.%s: %.40s does not fit in 64 bits", a, key, c.bigs[v.n])
+		return 0, fmt.Errorf("snapshot: %s.%s: %s does not fit in 64 bits", a, key, shortInt(c.bigs[v.n]))
 	}
 	return 0, c.typeErr(a, key, "int", v)
 }
@@ -832,6 +842,9 @@ func (c *converter) annotations(s *Snapshot, v value) error {
 	items, err := c.asList(at{format: "snapshot"}, "external_annotations", v)
 	if err != nil {
 		return err
+	}
+	if len(items) == 0 {
+		return nil
 	}
 	s.Annotations = make([]Annotation, len(items))
 	for i, it := range items {

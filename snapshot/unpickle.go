@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -269,6 +270,9 @@ func (d *decoder) carve(items []value) []value {
 func unpickle(data []byte) (*tree, error) {
 	if len(data) == 0 {
 		return nil, errors.New("snapshot: pickle: empty input (not a pickle)")
+	}
+	if bytes.HasPrefix(data, []byte("PK\x03\x04")) {
+		return nil, errors.New("snapshot: pickle: the input is a zip archive (a torch.save file?), not the pickle torch.cuda.memory._dump_snapshot() writes")
 	}
 	// Capacities from the input size: PyTorch's pickles hold about one memo entry
 	// per 10 bytes and one dict per 40.
