@@ -1,6 +1,7 @@
 package snapshot_test
 
 import (
+	"io"
 	"os"
 	"testing"
 
@@ -39,5 +40,23 @@ func BenchmarkRead(b *testing.B) {
 			}
 			b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 		})
+	}
+}
+
+// BenchmarkWrite pickles the largest workload snapshot.
+func BenchmarkWrite(b *testing.B) {
+	path, err := reference.File(reference.Workloads211, "resnet_multiscale_train__default.pickle")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := snapshot.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.Write(io.Discard); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
