@@ -281,3 +281,29 @@ func TestReadLegacy(t *testing.T) {
 		t.Errorf("legacy snapshot %+v", s)
 	}
 }
+
+// TestSharedEntryRefused: a segment or trace entry referenced twice through the
+// memo (which would let a few bytes stand for millions of entries) is an error.
+func TestSharedEntryRefused(t *testing.T) {
+	var segBytes, entryBytes bytes.Buffer
+	pkTo(&segBytes, baseSnapshot()[0].v.([]any)[0])
+	pkTo(&entryBytes, baseSnapshot()[1].v.([]any)[0].([]any)[1])
+	key := func(s string) string {
+		var b bytes.Buffer
+		pkTo(&b, s)
+		return b.String()
+	}
+	for _, c := range []struct{ name, data, want string }{
+		{"segment", "\x80\x04}(" + key("segments") + "](" + segBytes.String() + "\x94h\x00e" + key("device_traces") + "]u.",
+			"snapshot: segments[1]: the same dict as an earlier entry"},
+		{"entry", "\x80\x04}(" + key("segments") + "]" + key("device_traces") + "](](" + entryBytes.String() + "\x94h\x00eeu.",
+			"snapshot: device_traces[0][1]: the same dict as an earlier entry"},
+		{"trace", "\x80\x04}(" + key("segments") + "]" + key("device_traces") + "](](" + entryBytes.String() + "e\x94h\x00eu.",
+			"snapshot: device_traces[1][0]: the same dict as an earlier entry"},
+	} {
+		_, err := Read(strings.NewReader(c.data))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
+		}
+	}
+}

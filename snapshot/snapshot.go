@@ -333,6 +333,20 @@ func (c *converter) asDict(a at, v value) (*dictObj, error) {
 	return c.dict(v), nil
 }
 
+// claim is asDict for the dicts of segments, blocks, trace entries and
+// annotations, which must each be converted once (see dictObj.claimed).
+func (c *converter) claim(a at, v value) (*dictObj, error) {
+	d, err := c.asDict(a, v)
+	if err != nil {
+		return nil, err
+	}
+	if d.claimed {
+		return nil, fmt.Errorf("snapshot: %s: the same dict as an earlier entry (a memo reference); each entry of a snapshot is its own dict", a)
+	}
+	d.claimed = true
+	return d, nil
+}
+
 func (c *converter) asList(a at, key string, v value) ([]value, error) {
 	if v.k != kList && v.k != kTuple {
 		return nil, c.typeErr(a, key, "list", v)
@@ -484,7 +498,7 @@ var segKeys = []struct {
 }
 
 func (c *converter) segment(seg *Segment, a at, v value) error {
-	d, err := c.asDict(a, v)
+	d, err := c.claim(a, v)
 	if err != nil {
 		return err
 	}
@@ -589,7 +603,7 @@ func (c *converter) poolID(a at, v value) ([2]uint64, error) {
 // block converts one block. next is the address following the previous block,
 // used when the snapshot predates blocks' "address" key.
 func (c *converter) block(b *Block, a at, next uint64, v value) error {
-	d, err := c.asDict(a, v)
+	d, err := c.claim(a, v)
 	if err != nil {
 		return err
 	}
@@ -777,7 +791,7 @@ func (c *converter) traces(s *Snapshot, v value) error {
 }
 
 func (c *converter) entry(e *TraceEntry, a at, v value) error {
-	d, err := c.asDict(a, v)
+	d, err := c.claim(a, v)
 	if err != nil {
 		return err
 	}
@@ -826,6 +840,12 @@ func (c *converter) entry(e *TraceEntry, a at, v value) error {
 	case e.Action != ActionOOM && !haveAddr:
 		return missing(a, "addr")
 	}
+	// An oom entry's address is its device_free; other entries have no device_free.
+	if e.Action == ActionOOM {
+		e.Addr = 0
+	} else {
+		e.DeviceFree = 0
+	}
 	return nil
 }
 
@@ -849,7 +869,7 @@ func (c *converter) annotations(s *Snapshot, v value) error {
 	s.Annotations = make([]Annotation, len(items))
 	for i, it := range items {
 		a := at{format: "external_annotations[%d]", args: [3]int{i}, n: 1}
-		d, err := c.asDict(a, it)
+		d, err := c.claim(a, it)
 		if err != nil {
 			return err
 		}

@@ -64,7 +64,14 @@ type value struct {
 	n uint64
 }
 
-type dictObj struct{ kv []value } // k0, v0, k1, v1, …
+type dictObj struct {
+	kv []value // k0, v0, k1, v1, …
+	// claimed marks a dict converted as a segment, block, trace entry or
+	// annotation: each is its own object in a snapshot, and one shared by memo
+	// references (a pickle a few bytes long naming it a million times) is refused
+	// rather than converted again and again.
+	claimed bool
+}
 
 type listObj struct {
 	items []value
@@ -234,15 +241,17 @@ const maxProtocol = 5
 // than the input can back: every length is checked against the bytes that remain.
 type decoder struct {
 	tree
-	data    []byte
-	pos     int // next byte to read
-	op      int // offset of the opcode being executed
-	code    byte
-	stack   []value
-	marks   []int
-	memo    []value
-	memoMap map[uint64]value // sparse BINPUT/PUT indices
-	arena   []value          // carved into containers' first batches of items
+	data     []byte
+	pos      int // next byte to read
+	op       int // offset of the opcode being executed
+	code     byte
+	stack    []value
+	marks    []int
+	memo     []value
+	memoMap  map[uint64]value          // sparse BINPUT/PUT indices
+	arena    []value                   // carved into containers' first batches of items
+	bigDicts map[uint64]map[string]int // hash index of large dicts: key → position in kv
+	nans     int
 	// lastKeys are the string indices of the last dict's keys found distinct, at
 	// even positions (odd positions are unused).
 	lastKeys []uint64
@@ -918,15 +927,94 @@ func (d *decoder) setItems(items []value) error {
 		dict.kv = d.carve(items)
 		return nil
 	}
-	// A repeated key replaces the earlier value, as in Python.
+	// A repeated key replaces the earlier value, as in Python. Small dicts are
+	// searched; large ones get a hash index, so that a dict of a million keys is
+	// not a trillion comparisons.
 	for i := 0; i < len(items); i += 2 {
-		if j := d.index(dict, items[i]); j >= 0 {
+		if len(dict.kv) < 2*smallDict {
+			if j := d.index(dict, items[i]); j >= 0 {
+				dict.kv[j+1] = items[i+1]
+				continue
+			}
+			dict.kv = append(dict.kv, items[i], items[i+1])
+			continue
+		}
+		idx := d.bigDicts[t.n]
+		if idx == nil {
+			if d.bigDicts == nil {
+				d.bigDicts = map[uint64]map[string]int{}
+			}
+			idx = make(map[string]int, len(dict.kv))
+			for j := 0; j < len(dict.kv); j += 2 {
+				idx[d.hashKey(dict.kv[j])] = j
+			}
+			d.bigDicts[t.n] = idx
+		}
+		h := d.hashKey(items[i])
+		if j, ok := idx[h]; ok {
 			dict.kv[j+1] = items[i+1]
 			continue
 		}
+		idx[h] = len(dict.kv)
 		dict.kv = append(dict.kv, items[i], items[i+1])
 	}
 	return nil
+}
+
+// smallDict is the number of keys up to which a dict's keys are searched.
+const smallDict = 16
+
+// hashKey returns a string that two keys share exactly when Python's == holds
+// between them: integers, booleans and integral floats by value, strings and
+// bytes by content, tuples item by item. NaN is never equal to anything.
+func (d *decoder) hashKey(v value) string {
+	var b []byte
+	b = d.appendKey(b, v, 0)
+	return string(b)
+}
+
+func (d *decoder) appendKey(b []byte, v value, depth int) []byte {
+	switch v.k {
+	case kStr:
+		b = append(b, 's')
+		b = binary.AppendUvarint(b, uint64(len(d.strs[v.n])))
+		return append(b, d.strs[v.n]...)
+	case kBytes:
+		b = append(b, 'b')
+		b = binary.AppendUvarint(b, uint64(len(d.bytes[v.n])))
+		return append(b, d.bytes[v.n]...)
+	case kNone:
+		return append(b, 'n')
+	case kTuple:
+		items := d.lists.at(v.n).items
+		b = append(b, 't')
+		b = binary.AppendUvarint(b, uint64(len(items)))
+		if depth > maxDepth {
+			return fmt.Appendf(b, "#%d", v.n)
+		}
+		for _, it := range items {
+			b = d.appendKey(b, it, depth+1)
+		}
+		return b
+	case kFloat:
+		f := math.Float64frombits(v.n)
+		if math.IsNaN(f) {
+			d.nans++
+			return fmt.Appendf(b, "nan%d", d.nans)
+		}
+		if f != math.Trunc(f) || math.IsInf(f, 0) {
+			return fmt.Appendf(b, "f%x", v.n)
+		}
+		i, _ := new(big.Float).SetFloat64(f).Int(nil)
+		return append(append(b, 'i'), i.String()...)
+	case kInt:
+		return strconv.AppendInt(append(b, 'i'), int64(v.n), 10)
+	case kBool, kUint:
+		return strconv.AppendUint(append(b, 'i'), v.n, 10)
+	case kBig:
+		return append(append(b, 'i'), d.bigs[v.n].String()...)
+	}
+	return fmt.Appendf(b, "o%d:%d", v.k, v.n) // frozensets: by identity
 }
 
 // distinctStrKeys reports whether the keys of kv are strings that differ from each

@@ -348,3 +348,30 @@ func testSnapshot() *Snapshot {
 	}
 	return s
 }
+
+// TestLargeDict: a dict of 200000 keys decodes in linear time, and repeated keys
+// (1, 1.0 and True are one key, as in Python) keep the last value.
+func TestLargeDict(t *testing.T) {
+	const n = 200000
+	var b bytes.Buffer
+	b.WriteString("\x80\x04}(")
+	for i := 0; i < n; i++ {
+		b.WriteByte(opBinInt)
+		binary.Write(&b, binary.LittleEndian, int32(i))
+		b.WriteByte(opNone)
+	}
+	b.WriteString("G\x3f\xf0\x00\x00\x00\x00\x00\x00K\x07") // 1.0: 7
+	b.WriteString("\x88K\x08")                           // True: 8
+	b.WriteString("u.")
+	tr, err := unpickle(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := tr.dict(tr.root).kv
+	if len(kv) != 2*n {
+		t.Fatalf("%d keys, want %d", len(kv)/2, n)
+	}
+	if kv[2].k != kInt || kv[2].n != 1 || kv[3].k != kInt || kv[3].n != 8 {
+		t.Errorf("key 1 holds %v, want 8 (the last of 1, 1.0 and True)", kv[3])
+	}
+}
