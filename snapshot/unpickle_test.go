@@ -361,7 +361,7 @@ func TestLargeDict(t *testing.T) {
 		b.WriteByte(opNone)
 	}
 	b.WriteString("G\x3f\xf0\x00\x00\x00\x00\x00\x00K\x07") // 1.0: 7
-	b.WriteString("\x88K\x08")                           // True: 8
+	b.WriteString("\x88K\x08")                              // True: 8
 	b.WriteString("u.")
 	tr, err := unpickle(b.Bytes())
 	if err != nil {

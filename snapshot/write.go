@@ -87,10 +87,34 @@ func (s *Snapshot) Write(w io.Writer) error {
 }
 
 type pickler struct {
-	w    *bufio.Writer
-	err  error
-	buf  [9]byte
-	memo map[string]uint32 // strings written so far, by memo index
+	w         *bufio.Writer
+	err       error
+	buf       [9]byte
+	memo      map[string]uint32 // strings written so far, by memo index
+	frameMemo map[Frame]uint32  // frame dicts written so far, by memo index
+	next      uint32            // the next memo index
+}
+
+// get writes a BINGET or LONG_BINGET of memo index i.
+func (p *pickler) get(i uint32) {
+	if i < 256 {
+		p.raw('h', byte(i))
+		return
+	}
+	p.buf[0] = 'j'
+	binary.LittleEndian.PutUint32(p.buf[1:], i)
+	p.raw(p.buf[:5]...)
+}
+
+// memoize stores the value on top of the stack under the next memo index and
+// returns it, or returns false when the indices are exhausted.
+func (p *pickler) memoize() (uint32, bool) {
+	if p.next == math.MaxUint32 {
+		return 0, false
+	}
+	p.raw(0x94) // MEMOIZE
+	p.next++
+	return p.next - 1, true
 }
 
 // raw writes opcode and argument bytes (byte by byte, so that bs stays on the
@@ -132,13 +156,7 @@ func (p *pickler) close(kind byte, n int) {
 // the names and file names of frames are stored once, as in PyTorch's pickles.
 func (p *pickler) str(x string) {
 	if i, ok := p.memo[x]; ok {
-		if i < 256 {
-			p.raw('h', byte(i))
-		} else {
-			p.buf[0] = 'j'
-			binary.LittleEndian.PutUint32(p.buf[1:], i)
-			p.raw(p.buf[:5]...)
-		}
+		p.get(i)
 		return
 	}
 	if len(x) < 256 {
@@ -151,12 +169,11 @@ func (p *pickler) str(x string) {
 	if p.err == nil {
 		_, p.err = p.w.WriteString(x)
 	}
-	if p.memo == nil {
-		p.memo = map[string]uint32{}
-	}
-	if len(p.memo) < math.MaxUint32 {
-		p.raw(0x94) // MEMOIZE
-		p.memo[x] = uint32(len(p.memo))
+	if i, ok := p.memoize(); ok {
+		if p.memo == nil {
+			p.memo = map[string]uint32{}
+		}
+		p.memo[x] = i
 	}
 }
 
@@ -208,9 +225,15 @@ func (p *pickler) uint(x uint64) {
 	p.raw(b[:9]...)
 }
 
+// frames writes a list of frame dicts; a frame written before is a reference to
+// its dict, as in PyTorch's pickles.
 func (p *pickler) frames(fs []Frame) {
 	p.open(list, len(fs))
 	for _, f := range fs {
+		if i, ok := p.frameMemo[f]; ok {
+			p.get(i)
+			continue
+		}
 		p.open(dict, 3)
 		p.str("name")
 		p.str(f.Name)
@@ -219,6 +242,12 @@ func (p *pickler) frames(fs []Frame) {
 		p.str("line")
 		p.int(int64(f.Line))
 		p.close(dict, 3)
+		if i, ok := p.memoize(); ok {
+			if p.frameMemo == nil {
+				p.frameMemo = map[Frame]uint32{}
+			}
+			p.frameMemo[f] = i
+		}
 	}
 	p.close(list, len(fs))
 }
