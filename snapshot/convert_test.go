@@ -307,3 +307,16 @@ func TestSharedEntryRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestReadSegmentsOnly: a pickled torch.cuda.memory_snapshot() (a list of
+// segments, which memory_viz also reads) is a snapshot without history.
+func TestReadSegmentsOnly(t *testing.T) {
+	segs := edit(baseSnapshot(), "segments.0.device", 1, false).(kvs)[0].v
+	s, err := Read(bytes.NewReader(pk(segs)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Segments) != 1 || len(s.Traces) != 2 || s.HasHistory() || s.HasSettings || s.Segments[0].Device != 1 {
+		t.Errorf("%+v", s)
+	}
+}

@@ -426,8 +426,21 @@ func (c *converter) smallInt(a at, key string, v value) (int, error) {
 }
 
 func (c *converter) snapshot(v value) (*Snapshot, error) {
+	if v.k == kList {
+		// pickle.dump(torch.cuda.memory_snapshot()): the segments alone, which
+		// memory_viz also accepts.
+		s := &Snapshot{}
+		if err := c.segments(s, v); err != nil {
+			return nil, err
+		}
+		s.Traces = make([][]TraceEntry, s.Devices())
+		for i := range s.Traces {
+			s.Traces[i] = []TraceEntry{}
+		}
+		return s, nil
+	}
 	if v.k != kDict {
-		return nil, fmt.Errorf("snapshot: the pickle holds a %s, want the dict torch.cuda.memory._snapshot() returns", c.typeName(v))
+		return nil, fmt.Errorf("snapshot: the pickle holds a %s, want the dict torch.cuda.memory._snapshot() returns (or the list of segments of torch.cuda.memory_snapshot())", c.typeName(v))
 	}
 	top := c.dict(v)
 	root := at{format: "snapshot"}

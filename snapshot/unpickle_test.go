@@ -277,7 +277,7 @@ func TestPickleErrors(t *testing.T) {
 		{"no newline", "I12", "argument not terminated by a newline"},
 		{"bad string", "Sabc\n.", "is not quoted"},
 		{"unknown opcode", "\x80\x04\xff.", "opcode unknown (0xff) at offset 2"},
-		{"not a dict", "\x80\x04]\x94.", "snapshot: the pickle holds a list, want the dict torch.cuda.memory._snapshot() returns"},
+		{"not a dict", "\x80\x04N.", "snapshot: the pickle holds a NoneType, want the dict torch.cuda.memory._snapshot() returns"},
 	} {
 		_, err := Read(strings.NewReader(c.data))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
