@@ -237,7 +237,12 @@ type converter struct {
 	*tree
 	stacks map[string][]Frame // frames lists by their frames' keys (see frameList)
 	key    []byte
-	codes  []uint8 // per string: 1 + its field code, 0 when not looked up yet
+	// A frame is a triple of its name's and filename's string indices and its
+	// line; tripleOf holds, per dict, 1 + the index of its triple (0: not seen).
+	triples   []frameTriple
+	tripleIdx map[frameTriple]uint32
+	tripleOf  []uint32
+	codes     []uint8 // per string: 1 + its field code, 0 when not looked up yet
 }
 
 // Field codes of the keys of the hot dicts (trace entries and frames), so that
@@ -290,6 +295,11 @@ func (c *converter) code(k value) uint8 {
 	x := fieldCodes[c.strs[k.n]]
 	c.codes[k.n] = x + 1
 	return x
+}
+
+type frameTriple struct {
+	name, file uint32
+	line       int32
 }
 
 // at is where a value sits, rendered only for errors: format has n %d verbs.
@@ -699,28 +709,23 @@ func (c *converter) frameList(a at, key string, v value) ([]Frame, error) {
 		return l.frames, nil
 	}
 	// Lists with the same frames (one call stack recorded many times) share one
-	// []Frame. A frame's key is its name's and filename's string indices and its
-	// line: the memo makes equal strings one string, so equal frames have equal keys.
+	// []Frame. The key of a list is the sequence of its frames' indices in
+	// c.triples, where a frame is its name's and filename's string indices and its
+	// line: the memo makes equal strings one string, so equal frames are one triple.
 	c.key = c.key[:0]
 	for i, it := range l.items {
-		name, file, line, err := c.frameOf(a, key, i, it)
+		j, err := c.frameOf(a, key, i, it)
 		if err != nil {
 			return nil, err
 		}
-		c.key = binary.LittleEndian.AppendUint32(c.key, uint32(name))
-		c.key = binary.LittleEndian.AppendUint32(c.key, uint32(file))
-		c.key = binary.LittleEndian.AppendUint32(c.key, uint32(int32(line)))
+		c.key = binary.LittleEndian.AppendUint32(c.key, j)
 	}
 	fs, ok := c.stacks[string(c.key)]
 	if !ok {
 		fs = make([]Frame, len(l.items))
 		for i := range fs {
-			k := c.key[12*i:]
-			fs[i] = Frame{
-				Name:     c.strs[binary.LittleEndian.Uint32(k)],
-				Filename: c.strs[binary.LittleEndian.Uint32(k[4:])],
-				Line:     int(int32(binary.LittleEndian.Uint32(k[8:]))),
-			}
+			tr := c.triples[binary.LittleEndian.Uint32(c.key[4*i:])]
+			fs[i] = Frame{Name: c.strs[tr.name], Filename: c.strs[tr.file], Line: int(tr.line)}
 		}
 		if c.stacks == nil {
 			c.stacks = map[string][]Frame{}
@@ -732,12 +737,21 @@ func (c *converter) frameList(a at, key string, v value) ([]Frame, error) {
 }
 
 // frameOf checks the frame dict v (item i of the frames list under key of a) and
-// returns the string indices of its name and filename, and its line.
-func (c *converter) frameOf(a at, key string, i int, v value) (name, file uint64, line int, err error) {
+// returns the index of its triple in c.triples. Frame dicts are shared by the
+// lists in PyTorch's pickles, so each dict is looked at once.
+func (c *converter) frameOf(a at, key string, i int, v value) (uint32, error) {
 	if v.k != kDict {
-		return 0, 0, 0, fmt.Errorf("snapshot: %s.%s[%d]: want dict, got %s", a, key, i, c.typeName(v))
+		return 0, fmt.Errorf("snapshot: %s.%s[%d]: want dict, got %s", a, key, i, c.typeName(v))
+	}
+	if c.tripleOf == nil {
+		c.tripleOf = make([]uint32, c.dicts.n)
+		c.tripleIdx = map[frameTriple]uint32{}
+	}
+	if j := c.tripleOf[v.n]; j > 0 {
+		return j - 1, nil
 	}
 	d := c.dict(v)
+	var tr frameTriple
 	have := 0
 	for j := 0; j < len(d.kv); j += 2 {
 		code := c.code(d.kv[j])
@@ -747,24 +761,32 @@ func (c *converter) frameOf(a at, key string, i int, v value) (name, file uint64
 		switch code {
 		case fFilename:
 			have |= 1
-			file = val.n
 		case fLine:
 			have |= 2
 			want = "int"
 			if val.k == kInt {
-				line, err = c.smallInt(at{}, k, val)
+				line, err := c.smallInt(at{}, k, val)
 				if err != nil {
-					return 0, 0, 0, fmt.Errorf("snapshot: %s.%s[%d]%s", a, key, i, strings.TrimPrefix(err.Error(), "snapshot: "))
+					return 0, fmt.Errorf("snapshot: %s.%s[%d]%s", a, key, i, strings.TrimPrefix(err.Error(), "snapshot: "))
 				}
+				tr.line = int32(line)
 			}
 		case fName:
 			have |= 4
-			name = val.n
 		default:
 			continue
 		}
 		if (want == "str" && val.k != kStr) || (want == "int" && val.k != kInt) {
-			return 0, 0, 0, fmt.Errorf("snapshot: %s.%s[%d].%s: want %s, got %s", a, key, i, k, want, c.typeName(val))
+			return 0, fmt.Errorf("snapshot: %s.%s[%d].%s: want %s, got %s", a, key, i, k, want, c.typeName(val))
+		}
+		if val.n > math.MaxUint32 {
+			return 0, fmt.Errorf("snapshot: %s.%s[%d]: too many strings", a, key, i)
+		}
+		switch code {
+		case fFilename:
+			tr.file = uint32(val.n)
+		case fName:
+			tr.name = uint32(val.n)
 		}
 	}
 	for _, k := range []struct {
@@ -772,13 +794,17 @@ func (c *converter) frameOf(a at, key string, i int, v value) (name, file uint64
 		name string
 	}{{4, "name"}, {1, "filename"}, {2, "line"}} {
 		if have&k.bit == 0 {
-			return 0, 0, 0, fmt.Errorf("snapshot: %s.%s[%d]: missing key %q", a, key, i, k.name)
+			return 0, fmt.Errorf("snapshot: %s.%s[%d]: missing key %q", a, key, i, k.name)
 		}
 	}
-	if name > math.MaxUint32 || file > math.MaxUint32 {
-		return 0, 0, 0, fmt.Errorf("snapshot: %s.%s[%d]: too many strings", a, key, i)
+	j, ok := c.tripleIdx[tr]
+	if !ok {
+		j = uint32(len(c.triples))
+		c.triples = append(c.triples, tr)
+		c.tripleIdx[tr] = j
 	}
-	return name, file, line, nil
+	c.tripleOf[v.n] = j + 1
+	return j, nil
 }
 
 func (c *converter) traces(s *Snapshot, v value) error {
