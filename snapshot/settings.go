@@ -92,7 +92,9 @@ func (c *converter) roundup(out *[allocator.RoundupIntervals]int, v value) error
 				return fmt.Errorf("snapshot: allocator_settings.roundup_power2_divisions: key %.40q is not a number", c.str(k))
 			}
 		case kInt:
-			n = k.n
+			if n = c.bits(k); int64(n) < 0 {
+				return fmt.Errorf("snapshot: allocator_settings.roundup_power2_divisions: key %d is negative", int64(n))
+			}
 		default:
 			return fmt.Errorf("snapshot: allocator_settings.roundup_power2_divisions: key of type %s, want str", c.typeName(k))
 		}

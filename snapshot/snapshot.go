@@ -367,9 +367,9 @@ func (c *converter) asList(a at, key string, v value) ([]value, error) {
 func (c *converter) asInt(a at, key string, v value) (int64, error) {
 	switch v.k {
 	case kInt:
-		return int64(v.n), nil
+		return int64(c.bits(v)), nil
 	case kUint:
-		return 0, fmt.Errorf("snapshot: %s.%s: %d does not fit in int64", a, key, v.n)
+		return 0, fmt.Errorf("snapshot: %s.%s: %d does not fit in int64", a, key, c.bits(v))
 	case kBig:
 		return 0, fmt.Errorf("snapshot: %s.%s: %s does not fit in int64", a, key, shortInt(c.bigs[v.n]))
 	}
@@ -388,12 +388,12 @@ func shortInt(b *big.Int) string {
 func (c *converter) asUint(a at, key string, v value) (uint64, error) {
 	switch v.k {
 	case kInt:
-		if int64(v.n) < 0 {
-			return 0, fmt.Errorf("snapshot: %s.%s: want a non-negative int, got %d", a, key, int64(v.n))
+		if int64(c.bits(v)) < 0 {
+			return 0, fmt.Errorf("snapshot: %s.%s: want a non-negative int, got %d", a, key, int64(c.bits(v)))
 		}
-		return v.n, nil
+		return c.bits(v), nil
 	case kUint:
-		return v.n, nil
+		return c.bits(v), nil
 	case kBig:
 		return 0, fmt.Errorf("snapshot: %s.%s: %s does not fit in 64 bits", a, key, shortInt(c.bigs[v.n]))
 	}
@@ -417,9 +417,9 @@ func (c *converter) asBool(a at, key string, v value) (bool, error) {
 func (c *converter) asFloat(a at, key string, v value) (float64, error) {
 	switch v.k {
 	case kFloat:
-		return math.Float64frombits(v.n), nil
+		return math.Float64frombits(c.bits(v)), nil
 	case kInt: // Python accepts an int where a float is meant
-		return float64(int64(v.n)), nil
+		return float64(int64(c.bits(v))), nil
 	}
 	return 0, c.typeErr(a, key, "float", v)
 }
@@ -779,14 +779,11 @@ func (c *converter) frameOf(a at, key string, i int, v value) (uint32, error) {
 		if (want == "str" && val.k != kStr) || (want == "int" && val.k != kInt) {
 			return 0, fmt.Errorf("snapshot: %s.%s[%d].%s: want %s, got %s", a, key, i, k, want, c.typeName(val))
 		}
-		if val.n > math.MaxUint32 {
-			return 0, fmt.Errorf("snapshot: %s.%s[%d]: too many strings", a, key, i)
-		}
 		switch code {
 		case fFilename:
-			tr.file = uint32(val.n)
+			tr.file = val.n
 		case fName:
-			tr.name = uint32(val.n)
+			tr.name = val.n
 		}
 	}
 	for _, k := range []struct {

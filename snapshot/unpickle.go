@@ -60,8 +60,21 @@ const (
 )
 
 type value struct {
-	k kind
-	n uint64
+	n    uint32 // the payload, or with wide an index into tree.wide
+	k    kind
+	wide bool
+}
+
+// bits returns the 64 bits of an int (as int64), uint or float, and 0 or 1 for a
+// bool. Small ints are held in n; the others in tree.wide.
+func (t *tree) bits(v value) uint64 {
+	switch {
+	case v.wide:
+		return t.wide[v.n]
+	case v.k == kInt:
+		return uint64(int64(int32(v.n)))
+	}
+	return uint64(v.n)
 }
 
 type dictObj struct {
@@ -83,6 +96,7 @@ type listObj struct {
 // tree is a decoded pickle: its root value and the tables values index into.
 type tree struct {
 	root  value
+	wide  []uint64 // ints beyond int32, uints and floats
 	strs  []string
 	bytes [][]byte
 	bigs  []*big.Int
@@ -93,12 +107,12 @@ type tree struct {
 // table is an append-only array in chunks, so that growing it never copies.
 type table[T any] struct {
 	chunks [][]T
-	n      uint64
+	n      uint32
 }
 
 const tableChunk = 1 << 12
 
-func (t *table[T]) add(v T) uint64 {
+func (t *table[T]) add(v T) uint32 {
 	if t.n%tableChunk == 0 {
 		t.chunks = append(t.chunks, make([]T, tableChunk))
 	}
@@ -107,7 +121,7 @@ func (t *table[T]) add(v T) uint64 {
 	return t.n - 1
 }
 
-func (t *table[T]) at(i uint64) *T { return &t.chunks[i/tableChunk][i%tableChunk] }
+func (t *table[T]) at(i uint32) *T { return &t.chunks[i/tableChunk][i%tableChunk] }
 
 func (t *tree) str(v value) string    { return t.strs[v.n] }
 func (t *tree) dict(v value) *dictObj { return t.dicts.at(v.n) }
@@ -234,6 +248,10 @@ func opName(op byte) string {
 	return fmt.Sprintf("unknown (%#02x)", op)
 }
 
+// maxInput bounds the input so that every object's index fits in 32 bits (each
+// object takes at least one byte of input).
+const maxInput = 1 << 32
+
 // maxProtocol is the highest pickle protocol CPython writes (3.8–3.14).
 const maxProtocol = 5
 
@@ -250,11 +268,11 @@ type decoder struct {
 	memo     []value
 	memoMap  map[uint64]value          // sparse BINPUT/PUT indices
 	arena    []value                   // carved into containers' first batches of items
-	bigDicts map[uint64]map[string]int // hash index of large dicts: key → position in kv
+	bigDicts map[uint32]map[string]int // hash index of large dicts: key → position in kv
 	nans     int
 	// lastKeys are the string indices of the last dict's keys found distinct, at
 	// even positions (odd positions are unused).
-	lastKeys []uint64
+	lastKeys []uint32
 }
 
 // arenaChunk is how many values the arena allocates at a time.
@@ -279,6 +297,9 @@ func (d *decoder) carve(items []value) []value {
 func unpickle(data []byte) (*tree, error) {
 	if len(data) == 0 {
 		return nil, errors.New("snapshot: pickle: empty input (not a pickle)")
+	}
+	if uint64(len(data)) >= maxInput {
+		return nil, fmt.Errorf("snapshot: pickle of %d bytes: inputs of 4 GiB or more are not supported", len(data))
 	}
 	if bytes.HasPrefix(data, []byte("PK\x03\x04")) {
 		return nil, errors.New("snapshot: pickle: the input is a zip archive (a torch.save file?), not the pickle torch.cuda.memory._dump_snapshot() writes")
@@ -354,7 +375,19 @@ func (d *decoder) u64(what string) (uint64, error) {
 
 func (d *decoder) push(v value) { d.stack = append(d.stack, v) }
 
-func (d *decoder) pushInt(x int64) { d.stack = append(d.stack, value{kInt, uint64(x)}) }
+func (d *decoder) pushInt(x int64) {
+	if x >= math.MinInt32 && x <= math.MaxInt32 {
+		d.stack = append(d.stack, value{n: uint32(int32(x)), k: kInt})
+		return
+	}
+	d.pushWide(kInt, uint64(x))
+}
+
+// pushWide pushes a value whose 64 bits go to the wide table.
+func (d *decoder) pushWide(k kind, bits uint64) {
+	d.wide = append(d.wide, bits)
+	d.stack = append(d.stack, value{n: uint32(len(d.wide) - 1), k: k, wide: true})
+}
 
 // floor is the stack height below which the current MARK protects values.
 func (d *decoder) floor() int {
@@ -396,11 +429,11 @@ func (d *decoder) popMark() ([]value, error) {
 }
 
 func (d *decoder) newList(k kind, items []value) value {
-	return value{k, d.lists.add(listObj{items: items})}
+	return value{n: d.lists.add(listObj{items: items}), k: k}
 }
 
 func (d *decoder) newDict(kv []value) value {
-	return value{kDict, d.dicts.add(dictObj{kv: kv})}
+	return value{n: d.dicts.add(dictObj{kv: kv}), k: kDict}
 }
 
 func (d *decoder) memoPut(idx uint64, v value) {
@@ -546,11 +579,11 @@ func (d *decoder) step() error {
 
 	// None, booleans, numbers
 	case opNone:
-		d.push(value{kNone, 0})
+		d.push(value{k: kNone})
 	case opNewTrue:
-		d.push(value{kBool, 1})
+		d.push(value{n: 1, k: kBool})
 	case opNewFalse:
-		d.push(value{kBool, 0})
+		d.push(value{k: kBool})
 	case opBinInt2:
 		b, err := d.take(2, "BININT2 argument")
 		if err != nil {
@@ -583,7 +616,7 @@ func (d *decoder) step() error {
 		if err != nil {
 			return err
 		}
-		d.push(value{kFloat, binary.BigEndian.Uint64(b)})
+		d.pushWide(kFloat, binary.BigEndian.Uint64(b))
 	case opFloat:
 		b, err := d.line()
 		if err != nil {
@@ -593,7 +626,7 @@ func (d *decoder) step() error {
 		if perr != nil {
 			return d.fail("%q is not a float", b)
 		}
-		d.push(value{kFloat, math.Float64bits(f)})
+		d.pushWide(kFloat, math.Float64bits(f))
 
 	// strings and bytes
 	case opBinUnicode:
@@ -770,7 +803,7 @@ func (d *decoder) str0(v value) string { return d.strs[v.n] }
 
 func (d *decoder) pushStr(s string) {
 	d.strs = append(d.strs, s)
-	d.push(value{kStr, uint64(len(d.strs) - 1)})
+	d.push(value{n: uint32(len(d.strs) - 1), k: kStr})
 }
 
 func (d *decoder) unicode(n uint64, what string) error {
@@ -794,7 +827,7 @@ func (d *decoder) bytesVal(n uint64, py2str bool) error {
 		return nil
 	}
 	d.bytes = append(d.bytes, append([]byte(nil), b...))
-	d.push(value{kBytes, uint64(len(d.bytes) - 1)})
+	d.push(value{n: uint32(len(d.bytes) - 1), k: kBytes})
 	return nil
 }
 
@@ -822,7 +855,7 @@ func (d *decoder) long(n uint64) error {
 		return nil
 	}
 	if !neg && len(raw) == 9 && raw[8] == 0 {
-		d.push(value{kUint, binary.LittleEndian.Uint64(raw)})
+		d.pushWide(kUint, binary.LittleEndian.Uint64(raw))
 		return nil
 	}
 	be := make([]byte, len(raw))
@@ -843,10 +876,10 @@ func (d *decoder) pushBig(v *big.Int) {
 	case v.IsInt64():
 		d.pushInt(v.Int64())
 	case v.IsUint64():
-		d.push(value{kUint, v.Uint64()})
+		d.pushWide(kUint, v.Uint64())
 	default:
 		d.bigs = append(d.bigs, v)
-		d.push(value{kBig, uint64(len(d.bigs) - 1)})
+		d.push(value{n: uint32(len(d.bigs) - 1), k: kBig})
 	}
 }
 
@@ -855,10 +888,10 @@ func (d *decoder) textInt(s string) error {
 	if d.code == opInt {
 		switch s {
 		case "00":
-			d.push(value{kBool, 0})
+			d.push(value{k: kBool})
 			return nil
 		case "01":
-			d.push(value{kBool, 1})
+			d.push(value{n: 1, k: kBool})
 			return nil
 		}
 	}
@@ -942,7 +975,7 @@ func (d *decoder) setItems(items []value) error {
 		idx := d.bigDicts[t.n]
 		if idx == nil {
 			if d.bigDicts == nil {
-				d.bigDicts = map[uint64]map[string]int{}
+				d.bigDicts = map[uint32]map[string]int{}
 			}
 			idx = make(map[string]int, len(dict.kv))
 			for j := 0; j < len(dict.kv); j += 2 {
@@ -997,20 +1030,20 @@ func (d *decoder) appendKey(b []byte, v value, depth int) []byte {
 		}
 		return b
 	case kFloat:
-		f := math.Float64frombits(v.n)
+		f := math.Float64frombits(d.bits(v))
 		if math.IsNaN(f) {
 			d.nans++
 			return fmt.Appendf(b, "nan%d", d.nans)
 		}
 		if f != math.Trunc(f) || math.IsInf(f, 0) {
-			return fmt.Appendf(b, "f%x", v.n)
+			return fmt.Appendf(b, "f%x", d.bits(v))
 		}
 		i, _ := new(big.Float).SetFloat64(f).Int(nil)
 		return append(append(b, 'i'), i.String()...)
 	case kInt:
-		return strconv.AppendInt(append(b, 'i'), int64(v.n), 10)
+		return strconv.AppendInt(append(b, 'i'), int64(d.bits(v)), 10)
 	case kBool, kUint:
-		return strconv.AppendUint(append(b, 'i'), v.n, 10)
+		return strconv.AppendUint(append(b, 'i'), d.bits(v), 10)
 	case kBig:
 		return append(append(b, 'i'), d.bigs[v.n].String()...)
 	}
@@ -1095,7 +1128,7 @@ func (t *tree) hashable(v value, depth int) bool {
 // integers and booleans by value, floats with integers by value, strings, bytes
 // and tuples by content.
 func (t *tree) equal(a, b value, depth int) bool {
-	if a.k == b.k && a.n == b.n && a.k != kFloat {
+	if a == b { // one object (a memo reference), or one small value
 		return true
 	}
 	switch {
@@ -1126,13 +1159,13 @@ func (t *tree) equal(a, b value, depth int) bool {
 func (t *tree) number(v value) (*big.Float, bool) {
 	switch v.k {
 	case kBool, kUint:
-		return new(big.Float).SetUint64(v.n), true
+		return new(big.Float).SetUint64(t.bits(v)), true
 	case kInt:
-		return new(big.Float).SetInt64(int64(v.n)), true
+		return new(big.Float).SetInt64(int64(t.bits(v))), true
 	case kBig:
 		return new(big.Float).SetInt(t.bigs[v.n]), true
 	case kFloat:
-		f := math.Float64frombits(v.n)
+		f := math.Float64frombits(t.bits(v))
 		if math.IsNaN(f) {
 			return nil, false
 		}

@@ -34,13 +34,13 @@ func (t *tree) reprTo(b *strings.Builder, v value, open map[value]bool) {
 			b.WriteString("False")
 		}
 	case kInt:
-		b.WriteString(strconv.FormatInt(int64(v.n), 10))
+		b.WriteString(strconv.FormatInt(int64(t.bits(v)), 10))
 	case kUint:
-		b.WriteString(strconv.FormatUint(v.n, 10))
+		b.WriteString(strconv.FormatUint(t.bits(v), 10))
 	case kBig:
 		b.WriteString(t.bigs[v.n].String())
 	case kFloat:
-		f := math.Float64frombits(v.n)
+		f := math.Float64frombits(t.bits(v))
 		s := strconv.FormatFloat(f, 'g', -1, 64)
 		switch {
 		case math.IsInf(f, 1):
