@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/big"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -318,5 +319,32 @@ func TestReadSegmentsOnly(t *testing.T) {
 	}
 	if len(s.Segments) != 1 || len(s.Traces) != 2 || s.HasHistory() || s.HasSettings || s.Segments[0].Device != 1 {
 		t.Errorf("%+v", s)
+	}
+}
+
+// TestSharedFrames: a frames list shared by several entries (a memo reference, as
+// when PyTorch records one stack for an event and its block) is the same frames.
+func TestSharedFrames(t *testing.T) {
+	p := func(v any) string {
+		var b bytes.Buffer
+		pkTo(&b, v)
+		return b.String()
+	}
+	entry := func(addr int, frames string) string {
+		return "}(" + p("action") + p("alloc") + p("addr") + p(addr) + p("size") + p(512) + p("frames") + frames + "u"
+	}
+	frames := p([]any{frame("fwd", 1), frame("main", 2)}) + "\x94" // memo 0
+	data := "\x80\x04}(" + p("segments") + "]" + p("device_traces") + "](](" +
+		entry(1, frames) + entry(2, "h\x00") + entry(3, "h\x00") + "eeu."
+	s, err := Read(strings.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := s.Traces[0]
+	want := []Frame{{Filename: "train.py", Line: 1, Name: "fwd"}, {Filename: "train.py", Line: 2, Name: "main"}}
+	for i := range tr {
+		if !reflect.DeepEqual(tr[i].Frames, want) {
+			t.Errorf("entry %d frames %v, want %v", i, tr[i].Frames, want)
+		}
 	}
 }

@@ -239,10 +239,13 @@ type converter struct {
 	key    []byte
 	// A frame is a triple of its name's and filename's string indices and its
 	// line; tripleOf holds, per dict, 1 + the index of its triple (0: not seen).
-	triples   []frameTriple
-	tripleIdx map[frameTriple]uint32
-	tripleOf  []uint32
-	codes     []uint8 // per string: 1 + its field code, 0 when not looked up yet
+	triples    []frameTriple
+	seenList   []uint64           // bit per list: converted as frames once
+	sharedList map[uint32][]Frame // frames lists met more than once
+	claimed    []uint64           // bit per dict: converted as an entry (see claim)
+	tripleIdx  map[frameTriple]uint32
+	tripleOf   []uint32
+	codes      []uint8 // per string: 1 + its field code, 0 when not looked up yet
 }
 
 // Field codes of the keys of the hot dicts (trace entries and frames), so that
@@ -344,16 +347,21 @@ func (c *converter) asDict(a at, v value) (*dictObj, error) {
 }
 
 // claim is asDict for the dicts of segments, blocks, trace entries and
-// annotations, which must each be converted once (see dictObj.claimed).
+// annotations, which must each be converted once: each is its own object in a
+// snapshot, and one shared by memo references (a pickle a few bytes long naming
+// it a million times) is refused rather than converted again and again.
 func (c *converter) claim(a at, v value) (*dictObj, error) {
 	d, err := c.asDict(a, v)
 	if err != nil {
 		return nil, err
 	}
-	if d.claimed {
+	if c.claimed == nil {
+		c.claimed = make([]uint64, (c.dicts.n+63)/64)
+	}
+	if c.claimed[v.n/64]&(1<<(v.n%64)) != 0 {
 		return nil, fmt.Errorf("snapshot: %s: the same dict as an earlier entry (a memo reference); each entry of a snapshot is its own dict", a)
 	}
-	d.claimed = true
+	c.claimed[v.n/64] |= 1 << (v.n % 64)
 	return d, nil
 }
 
@@ -705,9 +713,21 @@ func (c *converter) frameList(a at, key string, v value) ([]Frame, error) {
 		return nil, c.typeErr(a, key, "list", v)
 	}
 	l := c.lists.at(v.n)
-	if l.framesDone || len(l.items) == 0 {
-		return l.frames, nil
+	if len(l.items) == 0 {
+		return nil, nil
 	}
+	// A list met again (shared by memo references) is converted a second time
+	// and then kept, so no list costs more than twice its length.
+	if c.seenList == nil {
+		c.seenList = make([]uint64, (c.lists.n+63)/64)
+	}
+	seen := c.seenList[v.n/64]&(1<<(v.n%64)) != 0
+	if seen {
+		if fs, ok := c.sharedList[v.n]; ok {
+			return fs, nil
+		}
+	}
+	c.seenList[v.n/64] |= 1 << (v.n % 64)
 	// Lists with the same frames (one call stack recorded many times) share one
 	// []Frame. The key of a list is the sequence of its frames' indices in
 	// c.triples, where a frame is its name's and filename's string indices and its
@@ -732,7 +752,12 @@ func (c *converter) frameList(a at, key string, v value) ([]Frame, error) {
 		}
 		c.stacks[string(c.key)] = fs
 	}
-	l.frames, l.framesDone = fs, true
+	if seen {
+		if c.sharedList == nil {
+			c.sharedList = map[uint32][]Frame{}
+		}
+		c.sharedList[v.n] = fs
+	}
 	return fs, nil
 }
 

@@ -79,18 +79,10 @@ func (t *tree) bits(v value) uint64 {
 
 type dictObj struct {
 	kv []value // k0, v0, k1, v1, …
-	// claimed marks a dict converted as a segment, block, trace entry or
-	// annotation: each is its own object in a snapshot, and one shared by memo
-	// references (a pickle a few bytes long naming it a million times) is refused
-	// rather than converted again and again.
-	claimed bool
 }
 
 type listObj struct {
 	items []value
-	// frames caches the list's conversion to []Frame (frames lists are shared).
-	frames     []Frame
-	framesDone bool
 }
 
 // tree is a decoded pickle: its root value and the tables values index into.
