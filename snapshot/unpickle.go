@@ -36,27 +36,28 @@ func (e *PickleError) Error() string {
 // Unwrap returns ErrRefused for refused opcodes.
 func (e *PickleError) Unwrap() error { return e.Err }
 
-// The plain Python values the decoder builds are values: a kind and 64 bits, with
-// strings, containers and large integers held in the decoder's tables and named by
-// index. Nothing in a value is a pointer, so the garbage collector never scans the
-// stack, the memo or a container's items, and a million trace entries cost a few
-// allocations each. Lists and dicts are shared by memo references, as in Python.
+// The plain Python values the decoder builds are values of 8 bytes: a kind and a
+// 32-bit payload (a bool, an int that fits in int32, or an index into one of the
+// tree's tables: strings, containers, and the 64 bits of other numbers). Nothing in
+// a value is a pointer, so the garbage collector never scans the stack, the memo
+// or a container's items, and a million trace entries cost a few allocations in
+// all. Lists and dicts are shared by memo references, as in Python.
 type kind uint8
 
 const (
-	kNone kind = iota
-	kBool
-	kInt       // n is the int64
-	kUint      // n is a uint64 above math.MaxInt64
-	kBig       // n indexes bigs
-	kFloat     // n is the float64's bits
-	kStr       // n indexes strs
-	kBytes     // n indexes bytes
-	kDict      // n indexes dicts
-	kList      // n indexes lists
-	kTuple     // n indexes lists
-	kSet       // n indexes lists
-	kFrozenSet // n indexes lists
+	kNone      kind = iota
+	kBool           // n is 0 or 1
+	kInt            // an int64: n holds it as an int32, or with wide indexes tree.wide
+	kUint           // a uint64 above math.MaxInt64, in tree.wide
+	kBig            // n indexes tree.bigs (beyond 64 bits)
+	kFloat          // a float64's bits, in tree.wide
+	kStr            // n indexes tree.strs
+	kBytes          // n indexes tree.bytes
+	kDict           // n indexes tree.dicts
+	kList           // n indexes tree.lists
+	kTuple          // n indexes tree.lists
+	kSet            // n indexes tree.lists
+	kFrozenSet      // n indexes tree.lists
 )
 
 type value struct {
@@ -770,7 +771,7 @@ func (d *decoder) step() error {
 		return d.refuse(fmt.Sprintf("it would import the Python object %.100s.%.100s", mod, name))
 	case opStackGlobal:
 		if n := len(d.stack); n >= 2 && d.stack[n-2].k == kStr && d.stack[n-1].k == kStr {
-			return d.refuse(fmt.Sprintf("it would import the Python object %.100s.%.100s", d.str0(d.stack[n-2]), d.str0(d.stack[n-1])))
+			return d.refuse(fmt.Sprintf("it would import the Python object %.100s.%.100s", d.str(d.stack[n-2]), d.str(d.stack[n-1])))
 		}
 		return d.refuse("it would import a Python object")
 	case opReduce:
@@ -790,8 +791,6 @@ func (d *decoder) step() error {
 	}
 	return nil
 }
-
-func (d *decoder) str0(v value) string { return d.strs[v.n] }
 
 func (d *decoder) pushStr(s string) {
 	d.strs = append(d.strs, s)
