@@ -201,3 +201,28 @@ func TestCoverageReference(t *testing.T) {
 		}
 	}
 }
+
+// TestSettingsConfigEdges: no settings (an old snapshot) are PyTorch's defaults;
+// values the allocator cannot run with are an error, not a silent change.
+func TestSettingsConfigEdges(t *testing.T) {
+	def, err := snapshot.Settings{}.Config()
+	if err != nil || def.String() != allocator.DefaultConfig().String() {
+		t.Errorf("zero Settings: %q, %v", def.String(), err)
+	}
+	// Set with torch.cuda.memory._set_allocator_settings: the dict has the value
+	// even when PYTORCH_CUDA_ALLOC_CONF is empty.
+	c, err := snapshot.Settings{MaxSplitSize: 256 << 20, ExpandableSegments: true}.Config()
+	if err != nil || c.MaxSplitSize != 256<<20 || !c.ExpandableSegments {
+		t.Errorf("typed values: %+v, %v", c, err)
+	}
+	for _, bad := range []snapshot.Settings{
+		{MaxSplitSize: 1 << 20},
+		{GarbageCollectionThreshold: 1.5},
+		{RoundupPower2Divisions: [allocator.RoundupIntervals]int{3}},
+		{Conf: "max_split_size_mb:abc"},
+	} {
+		if _, err := bad.Config(); err == nil || !strings.HasPrefix(err.Error(), "snapshot: allocator_settings") {
+			t.Errorf("%+v: got %v, want an allocator_settings error", bad, err)
+		}
+	}
+}
