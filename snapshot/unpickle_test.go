@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"memlab.dev/memlab/internal/robusttest"
 )
 
 // repr renders a decoded value as Python's repr() does, for the values the
@@ -279,10 +281,10 @@ func TestPickleErrors(t *testing.T) {
 		{"unknown opcode", "\x80\x04\xff.", "opcode unknown (0xff) at offset 2"},
 		{"not a dict", "\x80\x04N.", "snapshot: the pickle holds a NoneType, want the dict torch.cuda.memory._snapshot() returns"},
 	} {
-		_, err := Read(strings.NewReader(c.data))
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
-		}
+		robusttest.NoPanic(t, c.name, func() {
+			_, err := Read(strings.NewReader(c.data))
+			robusttest.WantErr(t, c.name, err, c.want)
+		})
 	}
 }
 
@@ -308,9 +310,10 @@ func TestTruncated(t *testing.T) {
 	}
 	data := buf.Bytes()
 	for n := 0; n < len(data); n++ {
-		if _, err := Read(bytes.NewReader(data[:n])); err == nil {
-			t.Fatalf("prefix of %d of %d bytes read without error", n, len(data))
-		}
+		robusttest.NoPanic(t, fmt.Sprintf("prefix of %d bytes", n), func() {
+			_, err := Read(bytes.NewReader(data[:n]))
+			robusttest.WantErr(t, fmt.Sprintf("prefix of %d of %d bytes", n, len(data)), err, "snapshot: ")
+		})
 	}
 	if _, err := Read(bytes.NewReader(data)); err != nil {
 		t.Fatal(err)
