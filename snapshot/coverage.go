@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"slices"
 	"sort"
 )
 
@@ -150,8 +151,7 @@ func (r *ranges) add(lo, hi uint64) {
 		lo, hi = min(lo, rs[j][0]), max(hi, rs[j][1])
 		j++
 	}
-	out := append(rs[:i:i], [2]uint64{lo, hi})
-	*r = append(out, rs[j:]...)
+	*r = slices.Replace(rs, i, j, [2]uint64{lo, hi})
 }
 
 // remove takes [lo, hi) out of the set.
@@ -159,30 +159,31 @@ func (r *ranges) remove(lo, hi uint64) {
 	if hi <= lo {
 		return
 	}
-	var out ranges
-	for _, x := range *r {
-		if x[1] <= lo || x[0] >= hi {
-			out = append(out, x)
-			continue
-		}
-		if x[0] < lo {
-			out = append(out, [2]uint64{x[0], lo})
-		}
-		if x[1] > hi {
-			out = append(out, [2]uint64{hi, x[1]})
-		}
+	rs := *r
+	i := sort.Search(len(rs), func(i int) bool { return rs[i][1] > lo })
+	j := i
+	for j < len(rs) && rs[j][0] < hi {
+		j++
 	}
-	*r = out
+	if i == j {
+		return
+	}
+	var keep [][2]uint64
+	if rs[i][0] < lo {
+		keep = append(keep, [2]uint64{rs[i][0], lo})
+	}
+	if rs[j-1][1] > hi {
+		keep = append(keep, [2]uint64{hi, rs[j-1][1]})
+	}
+	*r = slices.Replace(rs, i, j, keep...)
 }
 
 // overlap returns how many bytes of [lo, hi) the set holds.
 func (r ranges) overlap(lo, hi uint64) int64 {
 	var n int64
-	for _, x := range r {
-		a, b := max(lo, x[0]), min(hi, x[1])
-		if a < b {
-			n += int64(b - a)
-		}
+	for i := sort.Search(len(r), func(i int) bool { return r[i][1] > lo }); i < len(r) && r[i][0] < hi; i++ {
+		a, b := max(lo, r[i][0]), min(hi, r[i][1])
+		n += int64(b - a)
 	}
 	return n
 }

@@ -185,7 +185,8 @@ func (s *Snapshot) DeviceSegments(device int) []Segment {
 // nothing in the input is executed. Lengths are checked against the input before
 // anything is allocated. Unknown keys are ignored; a missing key or a value of the
 // wrong type is an error naming the key and the entry, such as
-// "snapshot: device_traces[0][1234].size: want int, got str".
+// "snapshot: device_traces[0][1234].size: want int, got str". Read reads all of r
+// before decoding; the decoded snapshot holds no reference to the input.
 func Read(r io.Reader) (*Snapshot, error) {
 	var buf bytes.Buffer
 	if l, ok := r.(interface{ Len() int }); ok {
