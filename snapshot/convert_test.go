@@ -166,6 +166,15 @@ func TestReadShape(t *testing.T) {
 	if len(s.Annotations) != 1 || s.Annotations[0] != (Annotation{Stage: "START", Name: "fwd", TimeUS: 99}) {
 		t.Errorf("annotations %+v", s.Annotations)
 	}
+	if !s.HasFrames() || !s.HasHistory() || s.Devices() != 1 || len(s.DeviceSegments(0)) != 1 || len(s.DeviceSegments(1)) != 0 {
+		t.Errorf("HasFrames %v, HasHistory %v, Devices %d, DeviceSegments %d/%d",
+			s.HasFrames(), s.HasHistory(), s.Devices(), len(s.DeviceSegments(0)), len(s.DeviceSegments(1)))
+	}
+	noFrames := edit(edit(edit(baseSnapshot(), "device_traces.0.0.frames", []any{}, false), "device_traces.0.1.frames", nil, true),
+		"segments.0.blocks.0.frames", []any{}, false)
+	if s, err := Read(bytes.NewReader(pk(noFrames))); err != nil || s.HasFrames() {
+		t.Errorf("without frames: HasFrames true or %v", err)
+	}
 }
 
 // TestReadErrors: a missing key or a wrong type names the key and the entry.
