@@ -101,7 +101,9 @@ type TraceEntry struct {
 	TimeUS int64
 	// DeviceFree is the device's free bytes reported by the driver (oom entries).
 	DeviceFree int64
-	// Frames is the stack of the event, when context was recorded.
+	// Frames is the stack of the event, when context was recorded. Read gives
+	// entries and blocks with the same stack one shared slice: treat it as
+	// read-only.
 	Frames []Frame
 	// CompileContext and UserMetadata are PyTorch's "compile_context" (torch.compile's
 	// frame, "N/A" outside it) and "user_metadata" strings, when present.
