@@ -10,7 +10,10 @@ Prints, computed from those files only:
     resident-blocks sweeps of the one-vector-per-thread shape;
   - the per-kernel fixed cost fitted to the size sweep (t = t0 + bytes / rate);
   - PyTorch's rows from torch_rows.py;
-  - for bench JSONs, memlab against PyTorch on every kernel row, run by run.
+  - for bench JSONs, memlab against PyTorch on every kernel row, run by run;
+  - for an ncu CSV (ncu.sh), per kernel: time, DRAM bytes, achieved
+    occupancy, waves, and how unevenly the SMs were busy (active cycles of
+    the least and most busy SM).
 """
 import json
 import re
@@ -107,6 +110,26 @@ def variants(path):
                   f" ({fixed / t256 * 100:.1f}% of a 256 MiB kernel)")
 
 
+def ncu(path):
+    import csv
+    rows = list(csv.DictReader(l for l in open(path) if l.startswith('"')))
+    by = {}
+    for r in rows:
+        by.setdefault(int(r["ID"]), (r["Kernel Name"], r["Grid Size"] if "Grid Size" in r else "", {}))[2][
+            r["Metric Name"]] = float(r["Metric Value"].replace(",", ""))
+    print(f"== {path}")
+    print(f"{'id':>2s} {'kernel':34s} {'grid':>6s} {'waves':>6s} {'regs':>4s} {'time µs':>8s} {'DRAM rd MB':>10s} "
+          f"{'wr MB':>6s} {'occ %':>6s} {'SM busy min/max':>16s}")
+    for i in sorted(by):
+        name, _, m = by[i]
+        name = name.replace("(uint4 *, const uint4 *, const uint4 *, long long)", "").replace("void ", "")
+        lo, hi = m["sm__cycles_active.min"], m["sm__cycles_active.max"]
+        print(f"{i:2d} {name[:34]:34s} {m['launch__grid_size']:6.0f} {m['launch__waves_per_multiprocessor']:6.2f} "
+              f"{m['launch__registers_per_thread']:4.0f} {m['gpu__time_duration.sum'] / 1e3:8.1f} "
+              f"{m['dram__bytes_read.sum'] / 1e6:10.1f} {m['dram__bytes_write.sum'] / 1e6:6.1f} "
+              f"{m['sm__warps_active.avg.pct_of_peak_sustained_active']:6.1f} {lo / hi * 100:15.1f}%")
+
+
 def bench(paths):
     reps = [(p, json.load(open(p))) for p in paths]
     print("== memlab bench runs: memlab / PyTorch (median of the samples), each kernel row")
@@ -129,7 +152,9 @@ def bench(paths):
 def main():
     js = [p for p in sys.argv[1:] if p.endswith(".json")]
     for p in sys.argv[1:]:
-        if p.endswith(".csv"):
+        if p.endswith(".csv") and any(l.startswith('"ID"') for l in open(p)):
+            ncu(p)
+        elif p.endswith(".csv"):
             variants(p)
         elif p.endswith(".log") or p.endswith(".txt"):
             print(f"== {p}")

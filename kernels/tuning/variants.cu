@@ -18,10 +18,14 @@
 // (itself checked against the CPU) on a poisoned output before it is timed.
 // Registers and resident blocks per SM of every kernel are printed.
 //
-// Build (CUDA 11.8 here, or nvcc on the GPU machine):
+// Build (CUDA 11.8 on the development machine, see NOTES.md; or nvcc on the GPU machine):
 //   nvcc -O3 -std=c++17 -gencode arch=compute_80,code=compute_80 -o variants-jit80 variants.cu -lcuda
 //   nvcc -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -o variants-sm90 variants.cu -lcuda
-// Run: ./variants-jit80 old-elementwise.ptx ../elementwise.ptx [csv [quick]]
+// Run: ./variants-jit80 old-elementwise.ptx new-elementwise.ptx [out.csv [MODE]]
+// MODE: none (the full sweep), "quick" (hint H0, U1-U4, 256-thread blocks
+// except for the one-vector shape), "extra" (block sizes, resident blocks,
+// L2 policies, operand sizes 128 MiB-4 GiB), "profile" (one launch of each
+// shape, for ncu.sh).
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -395,6 +399,7 @@ int main(int argc, char** argv) {
   csv = argc > 3 ? fopen(argv[3], "w") : nullptr;
   bool quick = argc > 4;
   bool extra = argc > 4 && strcmp(argv[4], "extra") == 0;
+  bool profile = argc > 4 && strcmp(argv[4], "profile") == 0;
   if (csv) fprintf(csv, "row,variant,regs,blocks_per_sm,grid,block,gbps_median,gbps_slowest,gbps_fastest,check\n");
   CK(cudaSetDevice(0));
   CK(cudaFree(0));
@@ -492,6 +497,46 @@ int main(int argc, char** argv) {
     }
   }
   printf("reference kernels match the CPU\n");
+
+  if (profile) {
+    // One launch of each kernel shape for ncu (copy and add f32 rows), after a
+    // warm-up copy: the old PTX with the old grid and with nv/1024 blocks, the
+    // new PTX with its grid, and two persistent one-vector-per-trip
+    // candidates (M0 and M2 with one wave).
+    long long nvv = NV, n = NV * 4;
+    int opv = 0;
+    unsigned long long pd = (unsigned long long)D, pa = (unsigned long long)A, pb = (unsigned long long)B;
+    for (int i = 0; i < 200; i++) CK(cudaMemcpyAsync(D, A, NV * 16, cudaMemcpyDeviceToDevice));
+    for (int op : {0, 3}) {
+      for (int m = 0; m < 2; m++) {
+        CUfunction fn = op == 0 ? mods[m].copy : mods[m].bin[0];
+        std::vector<long long> grids;
+        if (m == 0) grids = {std::min<long long>((nvv + 1023) / 1024, SMS * 8LL), (nvv + 1023) / 1024};
+        else grids = {(nvv + 255) / 256};
+        for (long long g : grids) {
+          if (op == 0) {
+            void* args[] = {&pd, &pa, &nvv};
+            CKD(cuLaunchKernel(fn, g, 1, 1, 256, 1, 1, 0, 0, args, 0));
+          } else {
+            void* args[] = {&opv, &pd, &pa, &pb, &n};
+            CKD(cuLaunchKernel(fn, g, 1, 1, 256, 1, 1, 0, 0, args, 0));
+          }
+        }
+      }
+      const void* c0 = op == 0 ? (const void*)cand<OpCopy, 0, 1, 0> : (const void*)cand<OpAddF32, 0, 1, 0>;
+      const void* c2 = op == 0 ? (const void*)cand<OpCopy, 2, 1, 0> : (const void*)cand<OpAddF32, 2, 1, 0>;
+      for (const void* c : {c0, c2}) {
+        int occ;
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, c, 256, 0));
+        uint4* d = D;
+        void* args[] = {&d, &A, &B, &NV};
+        CK(cudaLaunchKernel(c, dim3(occ * SMS), dim3(256), args, 0, 0));
+      }
+      CK(cudaDeviceSynchronize());
+    }
+    printf("profile launches done\n");
+    return 0;
+  }
 
   for (const Row& r : rows) {
     int bf = r.op == 2 || r.op == 4;
