@@ -51,7 +51,9 @@ var block256 = [3]uint32{256, 1, 1}
 // thread, blocks of 256 threads, as many blocks as that takes (up to the
 // driver's 2^31-1; the kernels' grid-stride loops cover anything beyond).
 // A grid that covers the data once beats a persistent one on the H200: see
-// kernels/tuning/NOTES.md for the measurements.
+// kernels/tuning/NOTES.md for the measurements. The blocks are block256, which
+// must stay equal to CONTIG_THREADS in kernels/elementwise.cu: the kernels'
+// __launch_bounds__ refuse larger blocks.
 func gridContig(nv int) [3]uint32 {
 	const maxGrid = 1<<31 - 1
 	b := (nv + 255) / 256
