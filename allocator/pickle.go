@@ -60,7 +60,7 @@ func (s Snapshot) vizDict() pdict {
 		segs = append(segs, pdict{
 			{"device", int64(s.Device)}, {"address", seg.Address}, {"total_size", seg.TotalSize},
 			{"allocated_size", seg.AllocatedSize}, {"active_size", seg.ActiveSize},
-			{"requested_size", seg.RequestedSize}, {"stream", int64(0)}, {"segment_type", seg.Pool},
+			{"requested_size", seg.RequestedSize}, {"stream", seg.Stream}, {"segment_type", seg.Pool},
 			{"segment_pool_id", ptuple{int64(0), int64(0)}}, {"is_expandable", seg.Expandable},
 			{"frames", []any{}}, {"blocks", blocks},
 		})
@@ -78,7 +78,7 @@ func (s Snapshot) vizDict() pdict {
 			addrKey = "device_free"
 		}
 		traces[s.Device] = append(traces[s.Device], pdict{
-			{"action", string(e.Action)}, {addrKey, e.Addr}, {"size", e.Size}, {"stream", int64(0)},
+			{"action", string(e.Action)}, {addrKey, e.Addr}, {"size", e.Size}, {"stream", e.Stream},
 			{"time_us", e.Time.UnixMicro()}, {"frames", frames(e.Frames)},
 		})
 	}
