@@ -775,3 +775,26 @@ func (a *Allocator) MemoryStats() map[string]int64 {
 	defer a.mu.Unlock()
 	return a.stats.flatten()
 }
+
+// LargestFreeBlock returns the size of the largest cached (free, mapped) block of any
+// pool and stream: the biggest request the cache could serve without asking the device,
+// were it on that block's stream and pool. Its cost grows with the number of streams,
+// not of blocks.
+func (a *Allocator) LargestFreeBlock() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var m int64
+	for _, p := range [2]*pool{&a.small, &a.large} {
+		for b := p.blocks.last(); b != nil; b = p.blocks.before(key{b.stream, 0, 0}) {
+			m = max(m, b.size)
+		}
+	}
+	return m
+}
+
+// PendingFreeCount is len(PendingFrees()) without building the list.
+func (a *Allocator) PendingFreeCount() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.pendingFrees)
+}
