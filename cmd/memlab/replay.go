@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"memlab.dev/memlab/replay"
+	"memlab.dev/memlab/snapshot"
 )
 
 func init() {
@@ -199,7 +200,7 @@ func writeViz(path string, res *replay.Result) error {
 	}
 	snap := res.Allocator.Snapshot()
 	if strings.HasSuffix(path, ".pickle") || strings.HasSuffix(path, ".pkl") {
-		err = snap.WritePickle(f)
+		err = snapshot.Write(f, snap)
 	} else {
 		err = snap.WriteMemoryVizJSON(f)
 	}
