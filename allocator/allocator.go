@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 )
 
@@ -34,6 +35,7 @@ type Allocator struct {
 	// pendingFrees are blocks freed while other streams still use them, in the order
 	// of their Free (PyTorch's cuda_events), until CompleteFree or a synchronisation.
 	pendingFrees []*block
+	syncOrder    func(x, y uint64) int // order of completion at a synchronisation, nil: free order
 
 	totalAllocated int64 // bytes of all held segments / mapped pages
 	setFraction    bool
@@ -384,6 +386,18 @@ func (a *Allocator) CompleteFree(addr uint64) error {
 	return fmt.Errorf("%w: %#x has no pending free", ErrInvalidPointer, addr)
 }
 
+// SetSyncOrder sets the order in which a synchronisation (EmptyCache, the out-of-memory
+// retry) completes pending frees: cmp compares two pending blocks by address, as
+// slices.SortFunc's cmp does. The default, nil, completes them in the order of their
+// Free — PyTorch's order when every block waits on one other stream; with several, it
+// walks its per-stream event lists in hash order, which a replay can take from the
+// recorded trace. cmp runs under the allocator's lock and must not call the Allocator.
+func (a *Allocator) SetSyncOrder(cmp func(x, y uint64) int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.syncOrder = cmp
+}
+
 // PendingFrees returns the addresses of blocks freed but still waiting on other streams,
 // in the order they were freed.
 func (a *Allocator) PendingFrees() []uint64 {
@@ -400,6 +414,9 @@ func (a *Allocator) PendingFrees() []uint64 {
 // complete every pending free.
 func (a *Allocator) synchronizeAndFreeEvents() {
 	a.stats.numSyncAllStreams++
+	if a.syncOrder != nil {
+		slices.SortStableFunc(a.pendingFrees, func(x, y *block) int { return a.syncOrder(x.addr, y.addr) })
+	}
 	for i, b := range a.pendingFrees {
 		b.pending = false
 		a.pendingFrees[i] = nil

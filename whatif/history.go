@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"memlab.dev/memlab/snapshot"
@@ -22,6 +23,7 @@ const (
 type op struct {
 	kind     opKind
 	deferred bool // opFree: the free waited for other streams in the recorded run
+	done     int32 // opFree, deferred: the trace index of its free_completed (MaxInt32: none)
 	id       int32
 	event    int32 // index of the trace entry
 	stream   uint64
@@ -69,6 +71,7 @@ type liveBlock struct {
 	id        int32
 	event     int // where it was allocated (−1: before the trace)
 	requested bool
+	freeOp    int // index in ops of its opFree (−1: none)
 }
 
 // prepare checks one device's trace and turns it into replay steps. Errors name the
@@ -117,6 +120,12 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 	touched := map[uint64]bool{}
 	var hints []hint
 	var frames [][]snapshot.Frame
+	// Frees completed by the synchronisation of the recorded run's own retry path (the
+	// free_completed entries inside a release run that precedes a new segment) are
+	// completed right after that request instead: the replayed allocator synchronises
+	// itself if its policy takes the same path.
+	releaseEnd := -1
+	var postponed []op
 	hasFrames := false
 	for i := 0; i < len(trace); i++ {
 		e := trace[i]
@@ -129,17 +138,18 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 				return nil, errAt(i, "%#x is already allocated (event %d)", e.Addr, b.event)
 			}
 			id := newID()
-			live[e.Addr] = &liveBlock{id: id, event: i}
+			live[e.Addr] = &liveBlock{id: id, event: i, freeOp: -1}
 			touched[e.Addr] = true
 			h.ops = append(h.ops, op{kind: opAlloc, id: id, event: int32(i), stream: e.Stream, size: e.Size, hints: hints})
-			hints = nil
+			h.ops = append(h.ops, postponed...)
+			hints, postponed = nil, nil
 		case "free_requested":
 			b, ok := live[e.Addr]
 			if !ok {
 				if !inAny(before, e.Addr) {
 					return nil, errAt(i, "%#x was never allocated", e.Addr)
 				}
-				b = &liveBlock{id: newID(), event: -1}
+				b = &liveBlock{id: newID(), event: -1, freeOp: -1}
 				h.initial = append(h.initial, initialBlock{addr: e.Addr, size: e.Size, stream: e.Stream, id: b.id})
 				live[e.Addr] = b
 				touched[e.Addr] = true
@@ -149,7 +159,8 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			}
 			b.requested = true
 			deferred := !(i+1 < len(trace) && trace[i+1].Action == "free_completed" && trace[i+1].Addr == e.Addr)
-			h.ops = append(h.ops, op{kind: opFree, id: b.id, event: int32(i), deferred: deferred})
+			b.freeOp = len(h.ops)
+			h.ops = append(h.ops, op{kind: opFree, id: b.id, event: int32(i), deferred: deferred, done: math.MaxInt32})
 			if !deferred {
 				delete(live, e.Addr)
 				i++ // its free_completed
@@ -164,7 +175,14 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 				return nil, errAt(i, "%#x has no free_requested before it", e.Addr)
 			}
 			delete(live, e.Addr)
-			h.ops = append(h.ops, op{kind: opComplete, id: b.id, event: int32(i)})
+			if b.freeOp >= 0 {
+				h.ops[b.freeOp].done = int32(i)
+			}
+			if i < releaseEnd {
+				postponed = append(postponed, op{kind: opComplete, id: b.id, event: int32(i)})
+			} else {
+				h.ops = append(h.ops, op{kind: opComplete, id: b.id, event: int32(i)})
+			}
 		case "segment_alloc", "segment_map":
 			hints = append(hints, hint{addr: e.Addr, size: e.Size, mapped: e.Action == "segment_map"})
 		case "segment_free", "segment_unmap":
@@ -179,7 +197,9 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			if j < len(trace) {
 				next = trace[j].Action
 			}
-			if next != "segment_alloc" && next != "segment_map" && next != "oom" {
+			if next == "segment_alloc" || next == "segment_map" || next == "oom" {
+				releaseEnd = j
+			} else {
 				h.ops = append(h.ops, op{kind: opEmptyCache, event: int32(i)})
 				// the free_completed events of the run are handled one by one
 				for k := i + 1; k < j; k++ {
@@ -192,7 +212,8 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			}
 		case "oom":
 			h.ops = append(h.ops, op{kind: opOOM, event: int32(i), stream: e.Stream, size: e.Size, hints: hints})
-			hints = nil
+			h.ops = append(h.ops, postponed...)
+			hints, postponed = nil, nil
 		case "snapshot", "user_defined":
 		default:
 			return nil, errAt(i, "unknown action %q", e.Action)

@@ -14,6 +14,7 @@
 package whatif
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -62,11 +63,11 @@ type Options struct {
 
 // OOM is the first allocation that failed in a replay.
 type OOM struct {
-	Message string            `json:"message"` // PyTorch's text
-	Event   int               `json:"event"`   // index of the trace entry (its device's trace)
-	Size    int64             `json:"size"`    // the request
-	Stream  uint64            `json:"stream"`  // its stream
-	Frames  []snapshot.Frame  `json:"frames"`  // the allocation's Python frames, when recorded
+	Message string           `json:"message"` // PyTorch's text
+	Event   int              `json:"event"`   // index of the trace entry (its device's trace)
+	Size    int64            `json:"size"`    // the request
+	Stream  uint64           `json:"stream"`  // its stream
+	Frames  []snapshot.Frame `json:"frames"`  // the allocation's Python frames, when recorded
 }
 
 // Curve is memory over the trace's event index: at most Options.CurvePoints points,
@@ -82,15 +83,15 @@ type Run struct {
 	Setting Setting
 	Device  int
 	// Peaks and counters, as torch.cuda reports them.
-	MaxAllocated, MaxReserved    int64
-	DeviceAllocs, DeviceFrees    int64 // num_device_alloc, num_device_free
-	AllocRetries                 int64 // num_alloc_retries
-	OOMs                         int64 // num_ooms
-	PeakInactiveSplit            int64 // inactive_split_bytes.all.peak
-	LargestFreeAtPeak            int64 // largest cached block when reserved peaked
-	Stats                        map[string]int64
-	FirstOOM                     *OOM // nil when nothing failed
-	Curve                        Curve
+	MaxAllocated, MaxReserved int64
+	DeviceAllocs, DeviceFrees int64 // num_device_alloc, num_device_free
+	AllocRetries              int64 // num_alloc_retries
+	OOMs                      int64 // num_ooms
+	PeakInactiveSplit         int64 // inactive_split_bytes.all.peak
+	LargestFreeAtPeak         int64 // largest cached block when reserved peaked
+	Stats                     map[string]int64
+	FirstOOM                  *OOM // nil when nothing failed
+	Curve                     Curve
 	// Guessed counts device allocations the recorded run did not make, so their
 	// addresses are the driver model's guesses.
 	Guessed int
@@ -250,6 +251,10 @@ func replay(h *history, st Setting, opts Options) (*Run, error) {
 	addrs := make([]uint64, len(h.ops)+len(h.initial)) // by block id; 0: not held
 	pending := make([]bool, len(addrs))
 	npending := 0
+	// A synchronisation completes pending frees in the order the recorded run
+	// completed them.
+	rank := map[uint64]int32{} // replay address of a pending block → recorded completion
+	a.SetSyncOrder(func(x, y uint64) int { return cmp.Compare(rank[x], rank[y]) })
 	for _, b := range h.initial {
 		mem.step(nil)
 		p, err := a.MallocStream(b.size, b.stream)
@@ -316,6 +321,7 @@ func replay(h *history, st Setting, opts Options) (*Run, error) {
 				addrs[o.id] = p
 				pending[o.id] = true
 				npending++
+				rank[p] = o.done
 			}
 		case opComplete:
 			if !pending[o.id] {
