@@ -22,7 +22,7 @@ const (
 // op is one replay step, made from one trace entry (or a run of them, for empty_cache).
 type op struct {
 	kind     opKind
-	deferred bool // opFree: the free waited for other streams in the recorded run
+	deferred bool  // opFree: the free waited for other streams in the recorded run
 	done     int32 // opFree, deferred: the trace index of its free_completed (MaxInt32: none)
 	id       int32
 	event    int32 // index of the trace entry

@@ -34,7 +34,7 @@ type deviceMemory struct {
 	live    []liveSpan // segments and reservations, by address
 	hints   []hint
 	taken   []bool
-	next    uint64 // next guessed address
+	low     uint64 // lowest address handed out so far
 	guessed int
 }
 
@@ -44,7 +44,7 @@ type liveSpan struct {
 }
 
 func newDeviceMemory(total uint64) *deviceMemory {
-	return &deviceMemory{total: total, next: 0x200000000000}
+	return &deviceMemory{total: total}
 }
 
 // step sets the recorded device allocations of the request being replayed.
@@ -66,6 +66,9 @@ func (m *deviceMemory) add(addr, size uint64, reserved bool) {
 	m.live = append(m.live, liveSpan{})
 	copy(m.live[i+1:], m.live[i:])
 	m.live[i] = liveSpan{addr, size, reserved}
+	if m.low == 0 || addr < m.low {
+		m.low = addr
+	}
 }
 
 func (m *deviceMemory) remove(addr uint64, reserved bool) (uint64, bool) {
@@ -94,11 +97,16 @@ func (m *deviceMemory) place(size uint64, mapped bool) uint64 {
 		return h.addr
 	}
 	m.guessed++
-	for m.overlaps(m.next, size) {
-		m.next += pageSize
+	// The driver hands out new ranges top-down (measured: the recorded runs' segments
+	// mostly land below the earlier ones), so a guess goes below every range so far.
+	low := m.low
+	if low == 0 {
+		low = 0x7f0000000000
 	}
-	a := m.next
-	m.next = (a + size + pageSize - 1) / pageSize * pageSize
+	a := (low - size) / pageSize * pageSize
+	for m.overlaps(a, size) {
+		a -= pageSize
+	}
 	return a
 }
 
