@@ -34,7 +34,8 @@ type deviceMemory struct {
 	live    []liveSpan // segments and reservations, by address
 	hints   []hint
 	taken   []bool
-	low     uint64 // lowest address handed out so far
+	low     uint64     // lowest address handed out so far
+	holes   []liveSpan // freed segments' ranges, by address (the driver can reuse them)
 	guessed int
 }
 
@@ -97,18 +98,38 @@ func (m *deviceMemory) place(size uint64, mapped bool) uint64 {
 		return h.addr
 	}
 	m.guessed++
-	// The driver hands out new ranges top-down (measured: the recorded runs' segments
-	// mostly land below the earlier ones), so a guess goes below every range so far.
+	// The driver fills free address space it handed out before first-fit, lowest
+	// address first, and carves new ranges top-down (experiments/driver-va): a guess
+	// takes the lowest hole left by a freed segment that fits, else goes below every
+	// range so far.
+	for i, hole := range m.holes {
+		if hole.size < size {
+			continue
+		}
+		if m.overlaps(hole.addr, size) {
+			continue
+		}
+		if hole.size == size {
+			m.holes = append(m.holes[:i], m.holes[i+1:]...)
+		} else {
+			m.holes[i] = liveSpan{addr: hole.addr + size, size: hole.size - size}
+		}
+		return hole.addr
+	}
 	low := m.low
 	if low == 0 {
 		low = 0x7f0000000000
 	}
-	a := (low - size) / pageSize * pageSize
-	for m.overlaps(a, size) {
-		a -= pageSize
+	chunk := (size + chunkSize - 1) / chunkSize * chunkSize
+	a := (low - chunk) / chunkSize * chunkSize
+	for m.overlaps(a, chunk) {
+		a -= chunkSize
 	}
 	return a
 }
+
+// chunkSize is the granularity of the driver's new address ranges (experiments/driver-va).
+const chunkSize = 32 << 20
 
 // Malloc is cudaMalloc.
 func (m *deviceMemory) Malloc(size uint64) (uint64, error) {
@@ -118,7 +139,29 @@ func (m *deviceMemory) Malloc(size uint64) (uint64, error) {
 	a := m.place(size, false)
 	m.add(a, size, false)
 	m.used += size
+	if a%chunkSize == 0 {
+		// a new chunk of the driver: the rest of it takes later allocations that fit
+		if end := (size + chunkSize - 1) / chunkSize * chunkSize; end > size && !m.overlaps(a+size, end-size) {
+			m.addHole(a+size, end-size)
+		}
+	}
 	return a, nil
+}
+
+// addHole records a freed range, merged with adjacent holes.
+func (m *deviceMemory) addHole(addr, size uint64) {
+	i := sort.Search(len(m.holes), func(i int) bool { return m.holes[i].addr > addr })
+	m.holes = append(m.holes, liveSpan{})
+	copy(m.holes[i+1:], m.holes[i:])
+	m.holes[i] = liveSpan{addr: addr, size: size}
+	if i+1 < len(m.holes) && m.holes[i].addr+m.holes[i].size == m.holes[i+1].addr {
+		m.holes[i].size += m.holes[i+1].size
+		m.holes = append(m.holes[:i+1], m.holes[i+2:]...)
+	}
+	if i > 0 && m.holes[i-1].addr+m.holes[i-1].size == m.holes[i].addr {
+		m.holes[i-1].size += m.holes[i].size
+		m.holes = append(m.holes[:i], m.holes[i+1:]...)
+	}
 }
 
 // Free is cudaFree.
@@ -128,6 +171,7 @@ func (m *deviceMemory) Free(addr uint64) error {
 		return fmt.Errorf("whatif: simulated device: free of unknown segment %#x", addr)
 	}
 	m.used -= size
+	m.addHole(addr, size)
 	return nil
 }
 
