@@ -224,8 +224,6 @@ func fractionFor(limit, total int64) float64 {
 	return f
 }
 
-var debugHook func(op, *allocator.Allocator)
-
 // replay runs one device's history under one setting.
 func replay(h *history, st Setting, opts Options) (*Run, error) {
 	total := opts.TotalMemory
@@ -359,9 +357,6 @@ func replay(h *history, st Setting, opts Options) (*Run, error) {
 			if err := a.Free(p); err != nil {
 				return nil, fmt.Errorf("event %d: %w", o.event, err)
 			}
-		}
-		if debugHook != nil {
-			debugHook(o, a)
 		}
 		alloc, resv := a.MemoryAllocated(), a.MemoryReserved()
 		if resv > peakSeen {
