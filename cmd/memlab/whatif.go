@@ -187,4 +187,3 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
-
