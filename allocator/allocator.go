@@ -611,7 +611,7 @@ func (a *Allocator) releaseCachedBlocks() error {
 }
 
 func (a *Allocator) releaseBlocks(p *pool) error {
-	list := p.blocks.appendInOrder(a.scratch[:0])
+	list := p.appendReleasable(a.scratch[:0])
 	var toUnmap []*block
 	var err error
 	for _, b := range list {
@@ -655,7 +655,8 @@ func (a *Allocator) garbageCollect() error {
 	p := &a.large
 	// As in PyTorch, the average age counts every unsplit free block, but only
 	// non-expandable ones are released.
-	for _, b := range p.blocks.appendInOrder(nil) {
+	candidates := p.appendReleasable(nil)
+	for _, b := range candidates {
 		if !b.isSplit() {
 			totalAge += p.getFreeBlocksCalls - b.gcBase
 			count++
@@ -668,7 +669,10 @@ func (a *Allocator) garbageCollect() error {
 	for reclaimed < target && freed && count > 0 {
 		threshold := float64(totalAge) / float64(count)
 		freed = false
-		for _, b := range p.blocks.appendInOrder(nil) {
+		for _, b := range candidates {
+			if b.pool == nil {
+				continue // released in an earlier pass
+			}
 			age := p.getFreeBlocksCalls - b.gcBase
 			if !b.isSplit() && b.seg == nil && float64(age) >= threshold {
 				freed = true

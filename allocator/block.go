@@ -248,6 +248,26 @@ func (p *pool) name() string {
 	return "large"
 }
 
+// appendReleasable appends, in tree order, the free blocks that could go back to the
+// device: those of at least SmallBuffer bytes. Every segment is at least that large,
+// and so is every expandable page, so a smaller free block is neither a whole segment
+// nor holds a whole page. The out-of-memory retry path and garbage collection walk
+// only these, not every cached block (a cache of many small free blocks made each
+// retry cost a walk over all of them).
+func (p *pool) appendReleasable(dst []*block) []*block {
+	b := p.blocks.lowerBound(key{0, SmallBuffer, 0})
+	for b != nil {
+		if b.size < SmallBuffer {
+			// the smallest block of a later stream: skip to that stream's large ones
+			b = p.blocks.lowerBound(key{b.stream, SmallBuffer, 0})
+			continue
+		}
+		dst = append(dst, b)
+		b = p.blocks.successor(b)
+	}
+	return dst
+}
+
 // insertFree puts b into the free set and restarts its GC age (insert_into_blocks).
 func (p *pool) insertFree(b *block) {
 	b.gcBase = p.getFreeBlocksCalls
