@@ -3,6 +3,7 @@ package whatif
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -98,6 +99,7 @@ func TestPredictsRecordedSettings(t *testing.T) {
 				t.Fatalf("%s: %v", prog, err)
 			}
 			check(t, prog+" under "+name, res.Runs[0], f, keys)
+			logRow(t, prog, name, "", res.Runs[0], f)
 			checked++
 			if !sameTiming {
 				moved := *s
@@ -107,12 +109,29 @@ func TestPredictsRecordedSettings(t *testing.T) {
 					t.Fatalf("%s with %s's timing: %v", prog, name, err)
 				}
 				check(t, prog+" under "+name+" with that run's cross-stream timing", res.Runs[0], f, acceptanceKeys)
+				logRow(t, prog, name, " (its timing)", res.Runs[0], f)
 			}
 		}
 	}
 	if checked < 15 {
 		t.Fatalf("checked %d program × setting pairs, want the 15 shipped", checked)
 	}
+}
+
+// logRow logs one markdown table row: the prediction's figures, each followed by "="
+// when it equals PyTorch's or by PyTorch's figure in brackets when not.
+func logRow(t *testing.T, prog, setting, note string, r Run, f facts) {
+	t.Helper()
+	row := fmt.Sprintf("| %s | %s%s |", prog, setting, note)
+	for _, k := range acceptanceKeys {
+		got, w := r.Stats[k], f.Stats[k]
+		if got == w {
+			row += fmt.Sprintf(" %d = |", got)
+		} else {
+			row += fmt.Sprintf(" %d (PyTorch %d) |", got, w)
+		}
+	}
+	t.Log(row)
 }
 
 func check(t *testing.T, what string, r Run, f facts, keys []string) {
