@@ -114,10 +114,26 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 		}
 	}
 
-	live := map[uint64]*liveBlock{} // snapshot address → block, allocated or pending
+	live := make(map[uint64]liveBlock, 1024) // snapshot address → block, allocated or pending
 	var nextID int32
 	newID := func() int32 { id := nextID; nextID++; return id }
+	// touched marks the final segments' blocks that the trace allocates or frees.
 	touched := map[uint64]bool{}
+	for _, seg := range s.Segments {
+		if seg.Device == device {
+			for _, b := range seg.Blocks {
+				if b.State != snapshot.StateInactive {
+					touched[b.Address] = false
+				}
+			}
+		}
+	}
+	touch := func(a uint64) {
+		if _, ok := touched[a]; ok {
+			touched[a] = true
+		}
+	}
+	h.ops = make([]op, 0, len(trace)*2/3+1)
 	var hints []hint
 	var frames [][]snapshot.Frame
 	// Frees completed by the synchronisation of the recorded run's own retry path (the
@@ -138,8 +154,8 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 				return nil, errAt(i, "%#x is already allocated (event %d)", e.Addr, b.event)
 			}
 			id := newID()
-			live[e.Addr] = &liveBlock{id: id, event: i, freeOp: -1}
-			touched[e.Addr] = true
+			live[e.Addr] = liveBlock{id: id, event: i, freeOp: -1}
+			touch(e.Addr)
 			h.ops = append(h.ops, op{kind: opAlloc, id: id, event: int32(i), stream: e.Stream, size: e.Size, hints: hints})
 			h.ops = append(h.ops, postponed...)
 			hints, postponed = nil, nil
@@ -149,10 +165,9 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 				if !inAny(before, e.Addr) {
 					return nil, errAt(i, "%#x was never allocated", e.Addr)
 				}
-				b = &liveBlock{id: newID(), event: -1, freeOp: -1}
+				b = liveBlock{id: newID(), event: -1, freeOp: -1}
 				h.initial = append(h.initial, initialBlock{addr: e.Addr, size: e.Size, stream: e.Stream, id: b.id})
-				live[e.Addr] = b
-				touched[e.Addr] = true
+				touch(e.Addr)
 			}
 			if b.requested {
 				return nil, errAt(i, "%#x is already freed (double free)", e.Addr)
@@ -164,6 +179,8 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			if !deferred {
 				delete(live, e.Addr)
 				i++ // its free_completed
+			} else {
+				live[e.Addr] = b
 			}
 		case "free_completed":
 			b, ok := live[e.Addr]
