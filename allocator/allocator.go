@@ -819,3 +819,10 @@ func (a *Allocator) PendingFreeCount() int {
 	defer a.mu.Unlock()
 	return len(a.pendingFrees)
 }
+
+// Usage returns MemoryAllocated and MemoryReserved under one lock.
+func (a *Allocator) Usage() (allocated, reserved int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stats.allocatedBytes[statAll].Current, a.stats.reservedBytes[statAll].Current
+}

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 
 	"memlab.dev/memlab/allocator"
@@ -176,22 +177,28 @@ func Replay(s *snapshot.Snapshot, settings []Setting, opts Options) (*Result, er
 	}
 	res.Runs = make([]Run, len(settings)*len(hs))
 	errs := make([]error, len(res.Runs))
+	// One worker per processor: more would only take turns on them.
+	jobs := make(chan int)
 	var wg sync.WaitGroup
-	for i, st := range settings {
-		for j, h := range hs {
-			k := i*len(hs) + j
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+	for range min(runtime.GOMAXPROCS(0), len(res.Runs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range jobs {
+				st, h := settings[k/len(hs)], hs[k%len(hs)]
 				r, err := replay(h, st, opts)
 				if err != nil {
 					errs[k] = fmt.Errorf("whatif: setting %q, device %d: %w", st.Label(), h.device, err)
-					return
+					continue
 				}
 				res.Runs[k] = *r
-			}()
-		}
+			}
+		}()
 	}
+	for k := range res.Runs {
+		jobs <- k
+	}
+	close(jobs)
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -358,7 +365,7 @@ func replay(h *history, st Setting, opts Options) (*Run, error) {
 				return nil, fmt.Errorf("event %d: %w", o.event, err)
 			}
 		}
-		alloc, resv := a.MemoryAllocated(), a.MemoryReserved()
+		alloc, resv := a.Usage()
 		if resv > peakSeen {
 			peakSeen = resv
 			run.LargestFreeAtPeak = a.LargestFreeBlock()
