@@ -1,0 +1,81 @@
+package whatif
+
+import (
+	"strings"
+	"testing"
+
+	"memlab.dev/memlab/reference"
+	"memlab.dev/memlab/snapshot"
+)
+
+// TestSeveralDevices: each device's history is replayed on its own allocator, one run
+// per setting and device.
+func TestSeveralDevices(t *testing.T) {
+	s := &snapshot.Snapshot{Traces: [][]snapshot.TraceEntry{
+		{alloc(0x7f0000000000, 30<<20), freeReq(0x7f0000000000, 30<<20), freeDone(0x7f0000000000, 30<<20)},
+		{alloc(0x7f0000000000, 100<<20), alloc(0x7f0010000000, 512)},
+	}}
+	res, err := Replay(s, settings(t, "", "expandable_segments:True"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 4 {
+		t.Fatalf("%d runs, want 2 settings × 2 devices", len(res.Runs))
+	}
+	for i, want := range []struct {
+		device    int
+		allocated int64
+	}{{0, 30 << 20}, {1, 100<<20 + 512}, {0, 30 << 20}, {1, 100<<20 + 512}} {
+		r := res.Runs[i]
+		if r.Device != want.device || r.MaxAllocated != want.allocated {
+			t.Errorf("run %d: device %d peak allocated %d, want device %d, %d", i, r.Device, r.MaxAllocated, want.device, want.allocated)
+		}
+	}
+}
+
+func settings(t *testing.T, confs ...string) []Setting {
+	t.Helper()
+	s, err := ParseSettings(confs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestHistoryThatStartsLate: a snapshot whose history begins after the program
+// allocated (recording started late, or the ring buffer wrapped) still replays: the
+// blocks freed in it without an allocation in it, and those still allocated at its end,
+// are re-made first, and a warning says how many and how much.
+func TestHistoryThatStartsLate(t *testing.T) {
+	path, err := reference.File(reference.Workloads211, "gpt2_train__default.pickle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := snapshot.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := Replay(s, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full.Warnings) != 0 {
+		t.Errorf("a complete history warns: %q", full.Warnings)
+	}
+	cut := *s
+	cut.Traces = [][]snapshot.TraceEntry{s.Traces[0][2000:]}
+	res, err := Replay(&cut, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "were live before its first event") {
+		t.Fatalf("warnings %q", res.Warnings)
+	}
+	r := res.Runs[0]
+	if r.MaxAllocated <= 0 || r.MaxAllocated > full.Runs[0].MaxAllocated {
+		t.Errorf("peak allocated %d of a tail, the whole history's %d", r.MaxAllocated, full.Runs[0].MaxAllocated)
+	}
+	if got, want := r.Stats["allocated_bytes.all.current"], full.Runs[0].Stats["allocated_bytes.all.current"]; got != want {
+		t.Errorf("allocated at the end %d, the whole history ends with %d", got, want)
+	}
+}
