@@ -7,7 +7,10 @@
 // device's recorded events ([TraceEntry]: alloc, free_requested, free_completed,
 // segment_alloc, segment_free, segment_map, segment_unmap, oom, snapshot) with
 // their streams, times and stack frames, and the allocator's settings, which
-// [Settings.Config] turns into memlab's allocator.Config for a replay.
+// [Settings.Config] turns into memlab's allocator.Config for a replay. A pickled
+// torch.cuda.memory_snapshot() (the list of segments alone) reads as a snapshot
+// without history. Older shapes are accepted too: PyTorch 2.0's block "history",
+// and snapshots without time stamps, requested sizes, frames or settings.
 //
 // A pickle can run code when Python unpickles it. This package never does: its
 // decoder knows only the opcodes of plain values (dicts, lists, tuples, sets,

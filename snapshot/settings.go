@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"strconv"
 
@@ -33,37 +34,40 @@ type Settings struct {
 	RoundupPower2Divisions [allocator.RoundupIntervals]int
 }
 
-func (c *converter) settings(st *Settings, v any) error {
+func (c *converter) settings(st *Settings, v value) error {
 	a := at{format: "allocator_settings"}
-	d, err := asDict(a, v)
+	d, err := c.asDict(a, v)
 	if err != nil {
 		return err
 	}
 	for i := 0; i < len(d.kv); i += 2 {
-		k, _ := d.kv[i].(string)
+		k := c.keyStr(d.kv[i])
 		val := d.kv[i+1]
 		switch k {
 		case "PYTORCH_CUDA_ALLOC_CONF":
-			st.Conf, err = asStr(a, k, val)
+			st.Conf, err = c.asStr(a, k, val)
 		case "max_split_size":
-			st.MaxSplitSize, err = asInt(a, k, val)
+			st.MaxSplitSize, err = c.asInt(a, k, val)
 			if err == nil && st.MaxSplitSize < -1 {
 				err = fmt.Errorf("snapshot: allocator_settings.max_split_size: %d is negative", st.MaxSplitSize)
 			}
 		case "garbage_collection_threshold":
-			st.GarbageCollectionThreshold, err = asFloat(a, k, val)
+			st.GarbageCollectionThreshold, err = c.asFloat(a, k, val)
+			if err == nil && (math.IsNaN(st.GarbageCollectionThreshold) || math.IsInf(st.GarbageCollectionThreshold, 0)) {
+				err = fmt.Errorf("snapshot: allocator_settings.garbage_collection_threshold: %v is not a threshold", st.GarbageCollectionThreshold)
+			}
 		case "expandable_segments":
-			st.ExpandableSegments, err = asBool(a, k, val)
+			st.ExpandableSegments, err = c.asBool(a, k, val)
 		case "pinned_num_register_threads":
-			st.PinnedNumRegisterThreads, err = smallInt(a, k, val)
+			st.PinnedNumRegisterThreads, err = c.smallInt(a, k, val)
 		case "release_lock_on_cudamalloc":
-			st.ReleaseLockOnCudaMalloc, err = asBool(a, k, val)
+			st.ReleaseLockOnCudaMalloc, err = c.asBool(a, k, val)
 		case "pinned_use_cuda_host_register":
-			st.PinnedUseCudaHostRegister, err = asBool(a, k, val)
+			st.PinnedUseCudaHostRegister, err = c.asBool(a, k, val)
 		case "graph_capture_record_stream_reuse":
-			st.GraphCaptureRecordStreamReuse, err = asBool(a, k, val)
+			st.GraphCaptureRecordStreamReuse, err = c.asBool(a, k, val)
 		case "roundup_power2_divisions":
-			err = roundup(&st.RoundupPower2Divisions, val)
+			err = c.roundup(&st.RoundupPower2Divisions, val)
 		}
 		if err != nil {
 			return err
@@ -72,30 +76,32 @@ func (c *converter) settings(st *Settings, v any) error {
 	return nil
 }
 
-func roundup(out *[allocator.RoundupIntervals]int, v any) error {
+func (c *converter) roundup(out *[allocator.RoundupIntervals]int, v value) error {
 	a := at{format: "allocator_settings"}
 	const key = "roundup_power2_divisions"
-	d, ok := v.(*pyDict)
-	if !ok {
-		return typeErr(a, key, "dict", v)
+	if v.k != kDict {
+		return c.typeErr(a, key, "dict", v)
 	}
+	d := c.dict(v)
 	for i := 0; i < len(d.kv); i += 2 {
 		var n uint64
-		switch k := d.kv[i].(type) {
-		case string:
+		switch k := d.kv[i]; k.k {
+		case kStr:
 			var err error
-			if n, err = strconv.ParseUint(k, 10, 64); err != nil {
-				return fmt.Errorf("snapshot: allocator_settings.roundup_power2_divisions: key %q is not a number", k)
+			if n, err = strconv.ParseUint(c.str(k), 10, 64); err != nil {
+				return fmt.Errorf("snapshot: allocator_settings.roundup_power2_divisions: key %.40q is not a number", c.str(k))
 			}
-		case int64:
-			n = uint64(k)
+		case kInt:
+			if n = c.bits(k); int64(n) < 0 {
+				return fmt.Errorf("snapshot: allocator_settings.roundup_power2_divisions: key %d is negative", int64(n))
+			}
 		default:
-			return fmt.Errorf("snapshot: allocator_settings.roundup_power2_divisions: key of type %s, want str", pyType(k))
+			return fmt.Errorf("snapshot: allocator_settings.roundup_power2_divisions: key of type %s, want str", c.typeName(k))
 		}
 		if n == 0 || n&(n-1) != 0 || bits.TrailingZeros64(n) >= allocator.RoundupIntervals {
 			return fmt.Errorf("snapshot: allocator_settings.roundup_power2_divisions: key %d is not a power of two up to %d", n, 1<<(allocator.RoundupIntervals-1))
 		}
-		div, err := smallInt(a, fmt.Sprintf("%s[%q]", key, strconv.FormatUint(n, 10)), d.kv[i+1])
+		div, err := c.smallInt(a, fmt.Sprintf("%s[%q]", key, strconv.FormatUint(n, 10)), d.kv[i+1])
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -35,19 +36,109 @@ func (e *PickleError) Error() string {
 // Unwrap returns ErrRefused for refused opcodes.
 func (e *PickleError) Unwrap() error { return e.Err }
 
-// The plain Python values the decoder builds. Dicts keep their pairs in order; lists
-// and dicts are pointers so that memo references share them (as Python does) and the
-// converter can cache per object.
-type (
-	pyDict  struct{ kv []any } // k0, v0, k1, v1, …
-	pyList  struct{ items []any }
-	pyTuple []any
-	pySet   struct {
-		items  []any
-		frozen bool
-	}
-	pyBytes []byte
+// The plain Python values the decoder builds are values of 8 bytes: a kind and a
+// 32-bit payload (a bool, an int that fits in int32, or an index into one of the
+// tree's tables: strings, containers, and the 64 bits of other numbers). Nothing in
+// a value is a pointer, so the garbage collector never scans the stack, the memo
+// or a container's items, and a million trace entries cost a few allocations in
+// all. Lists and dicts are shared by memo references, as in Python.
+type kind uint8
+
+const (
+	kNone      kind = iota
+	kBool           // n is 0 or 1
+	kInt            // an int64: n holds it as an int32, or with wide indexes tree.wide
+	kUint           // a uint64 above math.MaxInt64, in tree.wide
+	kBig            // n indexes tree.bigs (beyond 64 bits)
+	kFloat          // a float64's bits, in tree.wide
+	kStr            // n indexes tree.strs
+	kBytes          // n indexes tree.bytes
+	kDict           // n indexes tree.dicts
+	kList           // n indexes tree.lists
+	kTuple          // n indexes tree.lists
+	kSet            // n indexes tree.lists
+	kFrozenSet      // n indexes tree.lists
 )
+
+type value struct {
+	n    uint32 // the payload, or with wide an index into tree.wide
+	k    kind
+	wide bool
+}
+
+// bits returns the 64 bits of an int (as int64), uint or float, and 0 or 1 for a
+// bool. Small ints are held in n; the others in tree.wide.
+func (t *tree) bits(v value) uint64 {
+	switch {
+	case v.wide:
+		return t.wide[v.n]
+	case v.k == kInt:
+		return uint64(int64(int32(v.n)))
+	}
+	return uint64(v.n)
+}
+
+type dictObj struct {
+	kv []value // k0, v0, k1, v1, …
+}
+
+type listObj struct {
+	items []value
+}
+
+// tree is a decoded pickle: its root value and the tables values index into.
+type tree struct {
+	root  value
+	wide  []uint64 // ints beyond int32, uints and floats
+	strs  []string
+	bytes [][]byte
+	bigs  []*big.Int
+	dicts table[dictObj]
+	lists table[listObj]
+}
+
+// table is an append-only array in chunks, so that growing it never copies.
+type table[T any] struct {
+	chunks [][]T
+	n      uint32
+}
+
+const tableChunk = 1 << 12
+
+func (t *table[T]) add(v T) uint32 {
+	if t.n%tableChunk == 0 {
+		t.chunks = append(t.chunks, make([]T, tableChunk))
+	}
+	t.chunks[t.n/tableChunk][t.n%tableChunk] = v
+	t.n++
+	return t.n - 1
+}
+
+func (t *table[T]) at(i uint32) *T { return &t.chunks[i/tableChunk][i%tableChunk] }
+
+func (t *tree) str(v value) string    { return t.strs[v.n] }
+func (t *tree) dict(v value) *dictObj { return t.dicts.at(v.n) }
+
+// items returns a list's or tuple's items.
+func (t *tree) items(v value) []value { return t.lists.at(v.n).items }
+
+// get returns the value under the string key k of dict d.
+func (t *tree) get(d *dictObj, k string) (value, bool) {
+	for i := 0; i < len(d.kv); i += 2 {
+		if d.kv[i].k == kStr && t.strs[d.kv[i].n] == k {
+			return d.kv[i+1], true
+		}
+	}
+	return value{}, false
+}
+
+// keyStr returns the dict key as a string ("" for other key types).
+func (t *tree) keyStr(v value) string {
+	if v.k == kStr {
+		return t.strs[v.n]
+	}
+	return ""
+}
 
 // opcodes, as in CPython's Lib/pickle.py.
 const (
@@ -150,29 +241,73 @@ func opName(op byte) string {
 	return fmt.Sprintf("unknown (%#02x)", op)
 }
 
+// maxInput bounds the input so that every object's index fits in 32 bits (each
+// object takes at least one byte of input).
+const maxInput = 1 << 32
+
 // maxProtocol is the highest pickle protocol CPython writes (3.8–3.14).
 const maxProtocol = 5
 
 // decoder is a pickle machine restricted to plain values. It never allocates more
 // than the input can back: every length is checked against the bytes that remain.
 type decoder struct {
-	data    []byte
-	pos     int // next byte to read
-	op      int // offset of the opcode being executed
-	code    byte
-	stack   []any
-	marks   []int
-	memo    []any
-	memoMap map[uint64]any // sparse BINPUT/PUT indices
+	tree
+	data     []byte
+	pos      int // next byte to read
+	op       int // offset of the opcode being executed
+	code     byte
+	stack    []value
+	marks    []int
+	memo     []value
+	memoMap  map[uint64]value          // sparse BINPUT/PUT indices
+	arena    []value                   // carved into containers' first batches of items
+	bigDicts map[uint32]map[string]int // hash index of large dicts: key → position in kv
+	nans     int
+	// lastKeys are the string indices of the last dict's keys found distinct, at
+	// even positions (odd positions are unused).
+	lastKeys []uint32
+}
+
+// arenaChunk is how many values the arena allocates at a time.
+const arenaChunk = 1 << 14
+
+// carve returns a copy of items in the arena, with capacity exactly len(items) so
+// that a later append to it moves it out instead of overwriting a neighbour.
+func (d *decoder) carve(items []value) []value {
+	n := len(items)
+	if n > arenaChunk/4 {
+		return append([]value(nil), items...)
+	}
+	if len(d.arena)+n > cap(d.arena) {
+		d.arena = make([]value, 0, arenaChunk)
+	}
+	i := len(d.arena)
+	d.arena = append(d.arena, items...)
+	return d.arena[i : i+n : i+n]
 }
 
 // unpickle decodes one pickle holding plain values.
-func unpickle(data []byte) (any, error) {
+func unpickle(data []byte) (*tree, error) {
 	if len(data) == 0 {
-		return nil, errors.New("snapshot: pickle: empty input")
+		return nil, errors.New("snapshot: pickle: empty input (not a pickle)")
 	}
-	d := &decoder{data: data, stack: make([]any, 0, 64)}
-	return d.run()
+	if uint64(len(data)) >= maxInput {
+		return nil, fmt.Errorf("snapshot: pickle of %d bytes: inputs of 4 GiB or more are not supported", len(data))
+	}
+	if bytes.HasPrefix(data, []byte("PK\x03\x04")) {
+		return nil, errors.New("snapshot: pickle: the input is a zip archive (a torch.save file?), not the pickle torch.cuda.memory._dump_snapshot() writes")
+	}
+	// Capacities from the input size: PyTorch's pickles hold about one memo entry
+	// per 10 bytes and one dict per 40.
+	n := len(data)
+	d := &decoder{data: data, stack: make([]value, 0, 64), memo: make([]value, 0, n/16+16)}
+	d.strs = make([]string, 0, n/64+4)
+	root, err := d.run()
+	if err != nil {
+		return nil, err
+	}
+	d.tree.root = root
+	return &d.tree, nil
 }
 
 func (d *decoder) fail(format string, args ...any) error {
@@ -207,11 +342,12 @@ func (d *decoder) line() ([]byte, error) {
 }
 
 func (d *decoder) u8(what string) (uint64, error) {
-	b, err := d.take(1, what)
-	if err != nil {
-		return 0, err
+	if d.pos < len(d.data) {
+		d.pos++
+		return uint64(d.data[d.pos-1]), nil
 	}
-	return uint64(b[0]), nil
+	_, err := d.take(1, what)
+	return 0, err
 }
 
 func (d *decoder) u32(what string) (uint64, error) {
@@ -230,29 +366,51 @@ func (d *decoder) u64(what string) (uint64, error) {
 	return binary.LittleEndian.Uint64(b), nil
 }
 
-func (d *decoder) push(v any) { d.stack = append(d.stack, v) }
+func (d *decoder) push(v value) { d.stack = append(d.stack, v) }
 
-func (d *decoder) pop() (any, error) {
+func (d *decoder) pushInt(x int64) {
+	if x >= math.MinInt32 && x <= math.MaxInt32 {
+		d.stack = append(d.stack, value{n: uint32(int32(x)), k: kInt})
+		return
+	}
+	d.pushWide(kInt, uint64(x))
+}
+
+// pushWide pushes a value whose 64 bits go to the wide table.
+func (d *decoder) pushWide(k kind, bits uint64) {
+	d.wide = append(d.wide, bits)
+	d.stack = append(d.stack, value{n: uint32(len(d.wide) - 1), k: k, wide: true})
+}
+
+// floor is the stack height below which the current MARK protects values.
+func (d *decoder) floor() int {
+	if len(d.marks) > 0 {
+		return d.marks[len(d.marks)-1]
+	}
+	return 0
+}
+
+func (d *decoder) pop() (value, error) {
 	n := len(d.stack)
-	if n == 0 || (len(d.marks) > 0 && d.marks[len(d.marks)-1] == n) {
-		return nil, d.fail("needs a value but the stack is empty")
+	if n <= d.floor() {
+		return value{}, d.fail("needs a value but the stack is empty")
 	}
 	v := d.stack[n-1]
 	d.stack = d.stack[:n-1]
 	return v, nil
 }
 
-func (d *decoder) top() (any, error) {
+func (d *decoder) top() (value, error) {
 	n := len(d.stack)
-	if n == 0 || (len(d.marks) > 0 && d.marks[len(d.marks)-1] == n) {
-		return nil, d.fail("needs a value but the stack is empty")
+	if n <= d.floor() {
+		return value{}, d.fail("needs a value but the stack is empty")
 	}
 	return d.stack[n-1], nil
 }
 
 // popMark returns the values pushed since the last MARK and removes them and the mark.
 // The slice aliases the stack and is valid until the next push.
-func (d *decoder) popMark() ([]any, error) {
+func (d *decoder) popMark() ([]value, error) {
 	if len(d.marks) == 0 {
 		return nil, d.fail("no MARK to pop to")
 	}
@@ -263,7 +421,15 @@ func (d *decoder) popMark() ([]any, error) {
 	return items, nil
 }
 
-func (d *decoder) memoPut(idx uint64, v any) {
+func (d *decoder) newList(k kind, items []value) value {
+	return value{n: d.lists.add(listObj{items: items}), k: k}
+}
+
+func (d *decoder) newDict(kv []value) value {
+	return value{n: d.dicts.add(dictObj{kv: kv}), k: kDict}
+}
+
+func (d *decoder) memoPut(idx uint64, v value) {
 	switch {
 	case idx < uint64(len(d.memo)):
 		d.memo[idx] = v
@@ -271,7 +437,7 @@ func (d *decoder) memoPut(idx uint64, v any) {
 		d.memo = append(d.memo, v)
 	default:
 		if d.memoMap == nil {
-			d.memoMap = map[uint64]any{}
+			d.memoMap = map[uint64]value{}
 		}
 		d.memoMap[idx] = v
 	}
@@ -289,7 +455,7 @@ func (d *decoder) memoGet(idx uint64) error {
 	return d.fail("memo index %d was never stored", idx)
 }
 
-func (d *decoder) run() (any, error) {
+func (d *decoder) run() (value, error) {
 	for d.pos < len(d.data) {
 		d.op = d.pos
 		d.code = d.data[d.pos]
@@ -298,32 +464,80 @@ func (d *decoder) run() (any, error) {
 			if err == errStop {
 				return d.result()
 			}
-			return nil, err
+			return value{}, err
 		}
 	}
-	if d.pos == 0 {
-		return nil, errors.New("snapshot: pickle: empty input")
-	}
-	return nil, fmt.Errorf("snapshot: pickle: input ends at offset %d without a STOP opcode (truncated)", len(d.data))
+	return value{}, fmt.Errorf("snapshot: pickle: input ends at offset %d without a STOP opcode (truncated)", len(d.data))
 }
 
 var errStop = errors.New("stop")
 
-func (d *decoder) result() (any, error) {
+func (d *decoder) result() (value, error) {
 	if len(d.marks) > 0 {
-		return nil, d.fail("%d MARKs left open at STOP", len(d.marks))
+		return value{}, d.fail("%d MARKs left open at STOP", len(d.marks))
 	}
 	if len(d.stack) != 1 {
-		return nil, d.fail("the stack holds %d values at STOP, want 1", len(d.stack))
+		return value{}, d.fail("the stack holds %d values at STOP, want 1", len(d.stack))
 	}
 	if d.pos != len(d.data) {
-		return nil, d.fail("%d bytes follow the STOP opcode", len(d.data)-d.pos)
+		return value{}, d.fail("%d bytes follow the STOP opcode", len(d.data)-d.pos)
 	}
 	return d.stack[0], nil
 }
 
 func (d *decoder) step() error {
 	switch op := d.code; op {
+	// the hot opcodes of PyTorch's snapshots first
+	case opBinGet:
+		idx, err := d.u8("BINGET index")
+		if err != nil {
+			return err
+		}
+		return d.memoGet(idx)
+	case opLongBinGet:
+		idx, err := d.u32("LONG_BINGET index")
+		if err != nil {
+			return err
+		}
+		return d.memoGet(idx)
+	case opMemoize:
+		v, err := d.top()
+		if err != nil {
+			return err
+		}
+		d.memoPut(uint64(len(d.memo)+len(d.memoMap)), v)
+	case opMark:
+		d.marks = append(d.marks, len(d.stack))
+	case opEmptyDict:
+		d.push(d.newDict(nil))
+	case opSetItems:
+		items, err := d.popMark()
+		if err != nil {
+			return err
+		}
+		if len(items)%2 != 0 {
+			return d.fail("odd number of values (%d) for key/value pairs", len(items))
+		}
+		return d.setItems(items)
+	case opBinInt1:
+		v, err := d.u8("BININT1 argument")
+		if err != nil {
+			return err
+		}
+		d.pushInt(int64(v))
+	case opShortBinUni:
+		n, err := d.u8("SHORT_BINUNICODE length")
+		if err != nil {
+			return err
+		}
+		return d.unicode(n, "SHORT_BINUNICODE data")
+	case opLong1:
+		n, err := d.u8("LONG1 length")
+		if err != nil {
+			return err
+		}
+		return d.long(n)
+
 	case opProto:
 		v, err := d.u8("protocol number")
 		if err != nil {
@@ -339,10 +553,8 @@ func (d *decoder) step() error {
 		}
 	case opStop:
 		return errStop
-	case opMark:
-		d.marks = append(d.marks, len(d.stack))
 	case opPop:
-		if len(d.stack) > 0 && len(d.marks) > 0 && d.marks[len(d.marks)-1] == len(d.stack) {
+		if len(d.marks) > 0 && d.marks[len(d.marks)-1] == len(d.stack) {
 			d.marks = d.marks[:len(d.marks)-1] // POP of a MARK, as CPython does
 			return nil
 		}
@@ -360,35 +572,23 @@ func (d *decoder) step() error {
 
 	// None, booleans, numbers
 	case opNone:
-		d.push(nil)
+		d.push(value{k: kNone})
 	case opNewTrue:
-		d.push(true)
+		d.push(value{n: 1, k: kBool})
 	case opNewFalse:
-		d.push(false)
-	case opBinInt1:
-		v, err := d.u8("BININT1 argument")
-		if err != nil {
-			return err
-		}
-		d.push(int64(v))
+		d.push(value{k: kBool})
 	case opBinInt2:
 		b, err := d.take(2, "BININT2 argument")
 		if err != nil {
 			return err
 		}
-		d.push(int64(binary.LittleEndian.Uint16(b)))
+		d.pushInt(int64(binary.LittleEndian.Uint16(b)))
 	case opBinInt:
 		v, err := d.u32("BININT argument")
 		if err != nil {
 			return err
 		}
-		d.push(int64(int32(uint32(v))))
-	case opLong1:
-		n, err := d.u8("LONG1 length")
-		if err != nil {
-			return err
-		}
-		return d.long(n)
+		d.pushInt(int64(int32(uint32(v))))
 	case opLong4:
 		n, err := d.u32("LONG4 length")
 		if err != nil {
@@ -409,7 +609,7 @@ func (d *decoder) step() error {
 		if err != nil {
 			return err
 		}
-		d.push(math.Float64frombits(binary.BigEndian.Uint64(b)))
+		d.pushWide(kFloat, binary.BigEndian.Uint64(b))
 	case opFloat:
 		b, err := d.line()
 		if err != nil {
@@ -419,33 +619,27 @@ func (d *decoder) step() error {
 		if perr != nil {
 			return d.fail("%q is not a float", b)
 		}
-		d.push(f)
+		d.pushWide(kFloat, math.Float64bits(f))
 
 	// strings and bytes
-	case opShortBinUni:
-		n, err := d.u8("SHORT_BINUNICODE length")
-		if err != nil {
-			return err
-		}
-		return d.str(n, "SHORT_BINUNICODE data")
 	case opBinUnicode:
 		n, err := d.u32("BINUNICODE length")
 		if err != nil {
 			return err
 		}
-		return d.str(n, "BINUNICODE data")
+		return d.unicode(n, "BINUNICODE data")
 	case opBinUnicode8:
 		n, err := d.u64("BINUNICODE8 length")
 		if err != nil {
 			return err
 		}
-		return d.str(n, "BINUNICODE8 data")
+		return d.unicode(n, "BINUNICODE8 data")
 	case opShortBinBytes, opShortBinString:
 		n, err := d.u8("length")
 		if err != nil {
 			return err
 		}
-		return d.bytes(n, op == opShortBinString)
+		return d.bytesVal(n, op == opShortBinString)
 	case opBinBytes, opBinString:
 		n, err := d.u32("length")
 		if err != nil {
@@ -454,13 +648,13 @@ func (d *decoder) step() error {
 		if op == opBinString && int32(uint32(n)) < 0 {
 			return d.fail("negative BINSTRING length")
 		}
-		return d.bytes(n, op == opBinString)
+		return d.bytesVal(n, op == opBinString)
 	case opBinBytes8, opByteArray8:
 		n, err := d.u64("length")
 		if err != nil {
 			return err
 		}
-		return d.bytes(n, false)
+		return d.bytesVal(n, false)
 	case opString:
 		b, err := d.line()
 		if err != nil {
@@ -470,23 +664,21 @@ func (d *decoder) step() error {
 		if uerr != nil {
 			return d.fail("%v", uerr)
 		}
-		d.push(s)
+		d.pushStr(s)
 	case opUnicode:
 		b, err := d.line()
 		if err != nil {
 			return err
 		}
-		d.push(rawUnicodeEscape(b))
+		d.pushStr(rawUnicodeEscape(b))
 
 	// containers
-	case opEmptyDict:
-		d.push(&pyDict{})
 	case opEmptyList:
-		d.push(&pyList{})
+		d.push(d.newList(kList, nil))
 	case opEmptyTuple:
-		d.push(pyTuple(nil))
+		d.push(d.newList(kTuple, nil))
 	case opEmptySet:
-		d.push(&pySet{})
+		d.push(d.newList(kSet, nil))
 	case opDict:
 		items, err := d.popMark()
 		if err != nil {
@@ -495,49 +687,36 @@ func (d *decoder) step() error {
 		if len(items)%2 != 0 {
 			return d.fail("odd number of values (%d) for key/value pairs", len(items))
 		}
-		d.push(&pyDict{kv: append([]any(nil), items...)})
-	case opList:
+		kv := append([]value(nil), items...)
+		d.push(d.newDict(nil))
+		return d.setItems(kv)
+	case opList, opTuple, opFrozenSet:
 		items, err := d.popMark()
 		if err != nil {
 			return err
 		}
-		d.push(&pyList{items: append([]any(nil), items...)})
-	case opTuple:
-		items, err := d.popMark()
-		if err != nil {
-			return err
-		}
-		d.push(pyTuple(append([]any(nil), items...)))
+		k := map[byte]kind{opList: kList, opTuple: kTuple, opFrozenSet: kFrozenSet}[op]
+		d.push(d.newList(k, append([]value(nil), items...)))
 	case opTuple1, opTuple2, opTuple3:
 		n := int(op-opTuple1) + 1
-		floor := 0
-		if len(d.marks) > 0 {
-			floor = d.marks[len(d.marks)-1]
+		if len(d.stack)-d.floor() < n {
+			return d.fail("needs %d values, the stack holds %d", n, len(d.stack)-d.floor())
 		}
-		if len(d.stack)-floor < n {
-			return d.fail("needs %d values, the stack holds %d", n, len(d.stack)-floor)
-		}
-		t := pyTuple(append([]any(nil), d.stack[len(d.stack)-n:]...))
+		t := append([]value(nil), d.stack[len(d.stack)-n:]...)
 		d.stack = d.stack[:len(d.stack)-n]
-		d.push(t)
-	case opFrozenSet:
-		items, err := d.popMark()
-		if err != nil {
-			return err
-		}
-		d.push(&pySet{items: append([]any(nil), items...), frozen: true})
+		d.push(d.newList(kTuple, t))
 	case opAppend:
 		v, err := d.pop()
 		if err != nil {
 			return err
 		}
-		return d.appendTo([]any{v})
+		return d.appendTo(kList, []value{v})
 	case opAppends:
 		items, err := d.popMark()
 		if err != nil {
 			return err
 		}
-		return d.appendTo(items)
+		return d.appendTo(kList, items)
 	case opSetItem:
 		v, err := d.pop()
 		if err != nil {
@@ -547,38 +726,15 @@ func (d *decoder) step() error {
 		if err != nil {
 			return err
 		}
-		return d.setItems([]any{k, v})
-	case opSetItems:
-		items, err := d.popMark()
-		if err != nil {
-			return err
-		}
-		if len(items)%2 != 0 {
-			return d.fail("odd number of values (%d) for key/value pairs", len(items))
-		}
-		return d.setItems(items)
+		return d.setItems([]value{k, v})
 	case opAddItems:
 		items, err := d.popMark()
 		if err != nil {
 			return err
 		}
-		t, err := d.top()
-		if err != nil {
-			return err
-		}
-		s, ok := t.(*pySet)
-		if !ok || s.frozen {
-			return d.fail("adds items to a %s, want a set", pyType(t))
-		}
-		s.items = append(s.items, items...)
+		return d.appendTo(kSet, items)
 
 	// memo
-	case opMemoize:
-		v, err := d.top()
-		if err != nil {
-			return err
-		}
-		d.memoPut(uint64(len(d.memo)+len(d.memoMap)), v)
 	case opBinPut, opLongBinPut, opPut:
 		var idx uint64
 		var err error
@@ -598,17 +754,8 @@ func (d *decoder) step() error {
 			return err
 		}
 		d.memoPut(idx, v)
-	case opBinGet, opLongBinGet, opGet:
-		var idx uint64
-		var err error
-		switch op {
-		case opBinGet:
-			idx, err = d.u8("BINGET index")
-		case opLongBinGet:
-			idx, err = d.u32("LONG_BINGET index")
-		default:
-			idx, err = d.textIndex()
-		}
+	case opGet:
+		idx, err := d.textIndex()
 		if err != nil {
 			return err
 		}
@@ -621,14 +768,10 @@ func (d *decoder) step() error {
 		if err1 != nil || err2 != nil {
 			return d.refuse("it would import a Python object")
 		}
-		return d.refuse(fmt.Sprintf("it would import the Python object %s.%s", mod, name))
+		return d.refuse(fmt.Sprintf("it would import the Python object %.100s.%.100s", mod, name))
 	case opStackGlobal:
-		if n := len(d.stack); n >= 2 {
-			mod, ok1 := d.stack[n-2].(string)
-			name, ok2 := d.stack[n-1].(string)
-			if ok1 && ok2 {
-				return d.refuse(fmt.Sprintf("it would import the Python object %s.%s", mod, name))
-			}
+		if n := len(d.stack); n >= 2 && d.stack[n-2].k == kStr && d.stack[n-1].k == kStr {
+			return d.refuse(fmt.Sprintf("it would import the Python object %.100s.%.100s", d.str(d.stack[n-2]), d.str(d.stack[n-1])))
 		}
 		return d.refuse("it would import a Python object")
 	case opReduce:
@@ -649,39 +792,45 @@ func (d *decoder) step() error {
 	return nil
 }
 
-func (d *decoder) str(n uint64, what string) error {
+func (d *decoder) pushStr(s string) {
+	d.strs = append(d.strs, s)
+	d.push(value{n: uint32(len(d.strs) - 1), k: kStr})
+}
+
+func (d *decoder) unicode(n uint64, what string) error {
 	b, err := d.take(n, what)
 	if err != nil {
 		return err
 	}
-	d.push(string(b))
+	d.pushStr(string(b))
 	return nil
 }
 
-// bytes pushes a bytes value. Python 2 str (BINSTRING) is read as Python 3 does by
-// default for plain data: ASCII as str; anything else as bytes.
-func (d *decoder) bytes(n uint64, py2str bool) error {
+// bytesVal pushes a bytes value. A Python 2 str (STRING, BINSTRING,
+// SHORT_BINSTRING) is read as a str of its bytes.
+func (d *decoder) bytesVal(n uint64, py2str bool) error {
 	b, err := d.take(n, "data")
 	if err != nil {
 		return err
 	}
 	if py2str {
-		d.push(string(b))
+		d.pushStr(string(b))
 		return nil
 	}
-	d.push(pyBytes(append([]byte(nil), b...)))
+	d.bytes = append(d.bytes, append([]byte(nil), b...))
+	d.push(value{n: uint32(len(d.bytes) - 1), k: kBytes})
 	return nil
 }
 
-// long pushes a little-endian two's-complement integer of n bytes: int64 when it
-// fits, uint64 for larger positive values that fit, else *big.Int.
+// long pushes a little-endian two's-complement integer of n bytes: kInt when it
+// fits in int64, kUint for larger positive values that fit in uint64, else kBig.
 func (d *decoder) long(n uint64) error {
 	raw, err := d.take(n, "integer")
 	if err != nil {
 		return err
 	}
 	if len(raw) == 0 {
-		d.push(int64(0))
+		d.pushInt(0)
 		return nil
 	}
 	neg := raw[len(raw)-1]&0x80 != 0
@@ -693,11 +842,11 @@ func (d *decoder) long(n uint64) error {
 		if neg && len(raw) < 8 {
 			u |= ^uint64(0) << (8 * len(raw))
 		}
-		d.push(int64(u))
+		d.pushInt(int64(u))
 		return nil
 	}
 	if !neg && len(raw) == 9 && raw[8] == 0 {
-		d.push(binary.LittleEndian.Uint64(raw))
+		d.pushWide(kUint, binary.LittleEndian.Uint64(raw))
 		return nil
 	}
 	be := make([]byte, len(raw))
@@ -708,19 +857,21 @@ func (d *decoder) long(n uint64) error {
 	if neg {
 		v.Sub(v, new(big.Int).Lsh(big.NewInt(1), uint(8*len(raw))))
 	}
-	d.push(normInt(v))
+	d.pushBig(v)
 	return nil
 }
 
-// normInt returns v as int64 or uint64 when it fits.
-func normInt(v *big.Int) any {
-	if v.IsInt64() {
-		return v.Int64()
+// pushBig pushes v as kInt or kUint when it fits, else kBig.
+func (d *decoder) pushBig(v *big.Int) {
+	switch {
+	case v.IsInt64():
+		d.pushInt(v.Int64())
+	case v.IsUint64():
+		d.pushWide(kUint, v.Uint64())
+	default:
+		d.bigs = append(d.bigs, v)
+		d.push(value{n: uint32(len(d.bigs) - 1), k: kBig})
 	}
-	if v.IsUint64() {
-		return v.Uint64()
-	}
-	return v
 }
 
 // textInt handles protocol 0's INT and LONG ("I01\n" is True, "I00\n" False).
@@ -728,16 +879,16 @@ func (d *decoder) textInt(s string) error {
 	if d.code == opInt {
 		switch s {
 		case "00":
-			d.push(false)
+			d.push(value{k: kBool})
 			return nil
 		case "01":
-			d.push(true)
+			d.push(value{n: 1, k: kBool})
 			return nil
 		}
 	}
 	s = strings.TrimSuffix(strings.TrimSpace(s), "L")
 	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
-		d.push(v)
+		d.pushInt(v)
 		return nil
 	}
 	if len(s) > 10000 {
@@ -745,9 +896,9 @@ func (d *decoder) textInt(s string) error {
 	}
 	v, ok := new(big.Int).SetString(s, 10)
 	if !ok {
-		return d.fail("%q is not an integer", s)
+		return d.fail("%.40q is not an integer", s)
 	}
-	d.push(normInt(v))
+	d.pushBig(v)
 	return nil
 }
 
@@ -758,85 +909,205 @@ func (d *decoder) textIndex() (uint64, error) {
 	}
 	v, perr := strconv.ParseUint(string(b), 10, 32)
 	if perr != nil {
-		return 0, d.fail("memo index %q is not a number", b)
+		return 0, d.fail("memo index %.40q is not a number", b)
 	}
 	return v, nil
 }
 
-func (d *decoder) appendTo(items []any) error {
+// appendTo appends items to the list (APPEND, APPENDS) or set (ADDITEMS) on top
+// of the stack.
+func (d *decoder) appendTo(want kind, items []value) error {
 	t, err := d.top()
 	if err != nil {
 		return err
 	}
-	l, ok := t.(*pyList)
-	if !ok {
-		return d.fail("appends to a %s, want a list", pyType(t))
+	if t.k != want {
+		return d.fail("adds items to a %s, want a %s", d.typeName(t), kindName[want])
 	}
-	if l.items == nil {
-		l.items = make([]any, 0, len(items))
+	l := d.lists.at(t.n)
+	if len(l.items) == 0 {
+		l.items = d.carve(items)
+	} else {
+		l.items = append(l.items, items...)
 	}
-	l.items = append(l.items, items...)
 	return nil
 }
 
-func (d *decoder) setItems(items []any) error {
+func (d *decoder) setItems(items []value) error {
 	t, err := d.top()
 	if err != nil {
 		return err
 	}
-	dict, ok := t.(*pyDict)
-	if !ok {
-		return d.fail("sets items of a %s, want a dict", pyType(t))
+	if t.k != kDict {
+		return d.fail("sets items of a %s, want a dict", d.typeName(t))
 	}
 	for i := 0; i < len(items); i += 2 {
-		if !hashable(items[i]) {
-			return d.fail("dict key of type %s is not hashable", pyType(items[i]))
+		if !d.hashable(items[i], 0) {
+			return d.fail("dict key of type %s is not hashable", d.typeName(items[i]))
 		}
 	}
-	if dict.kv == nil {
-		dict.kv = make([]any, 0, len(items))
+	dict := d.dicts.at(t.n)
+	if len(dict.kv) == 0 && d.distinctStrKeys(items) {
+		dict.kv = d.carve(items)
+		return nil
 	}
-	// A repeated key replaces the earlier value, as in Python.
+	// A repeated key replaces the earlier value, as in Python. Small dicts are
+	// searched; large ones get a hash index, so that a dict of a million keys is
+	// not a trillion comparisons.
 	for i := 0; i < len(items); i += 2 {
-		if j := dict.index(items[i]); j >= 0 {
+		if len(dict.kv) < 2*smallDict {
+			if j := d.index(dict, items[i]); j >= 0 {
+				dict.kv[j+1] = items[i+1]
+				continue
+			}
+			dict.kv = append(dict.kv, items[i], items[i+1])
+			continue
+		}
+		idx := d.bigDicts[t.n]
+		if idx == nil {
+			if d.bigDicts == nil {
+				d.bigDicts = map[uint32]map[string]int{}
+			}
+			idx = make(map[string]int, len(dict.kv))
+			for j := 0; j < len(dict.kv); j += 2 {
+				idx[d.hashKey(dict.kv[j])] = j
+			}
+			d.bigDicts[t.n] = idx
+		}
+		h := d.hashKey(items[i])
+		if j, ok := idx[h]; ok {
 			dict.kv[j+1] = items[i+1]
 			continue
 		}
+		idx[h] = len(dict.kv)
 		dict.kv = append(dict.kv, items[i], items[i+1])
 	}
 	return nil
 }
 
-// index returns the position of key k in d.kv, or -1. Keys are compared as Python
-// would for the plain types (strings, integers, booleans, None, bytes, tuples).
-func (d *pyDict) index(k any) int {
+// smallDict is the number of keys up to which a dict's keys are searched.
+const smallDict = 16
+
+// hashKey returns a string that two keys share exactly when Python's == holds
+// between them: integers, booleans and integral floats by value, strings and
+// bytes by content, tuples item by item. NaN is never equal to anything.
+func (d *decoder) hashKey(v value) string {
+	var b []byte
+	b = d.appendKey(b, v, 0)
+	return string(b)
+}
+
+func (d *decoder) appendKey(b []byte, v value, depth int) []byte {
+	switch v.k {
+	case kStr:
+		b = append(b, 's')
+		b = binary.AppendUvarint(b, uint64(len(d.strs[v.n])))
+		return append(b, d.strs[v.n]...)
+	case kBytes:
+		b = append(b, 'b')
+		b = binary.AppendUvarint(b, uint64(len(d.bytes[v.n])))
+		return append(b, d.bytes[v.n]...)
+	case kNone:
+		return append(b, 'n')
+	case kTuple:
+		items := d.lists.at(v.n).items
+		b = append(b, 't')
+		b = binary.AppendUvarint(b, uint64(len(items)))
+		if depth > maxDepth {
+			return fmt.Appendf(b, "#%d", v.n)
+		}
+		for _, it := range items {
+			b = d.appendKey(b, it, depth+1)
+		}
+		return b
+	case kFloat:
+		f := math.Float64frombits(d.bits(v))
+		if math.IsNaN(f) {
+			d.nans++
+			return fmt.Appendf(b, "nan%d", d.nans)
+		}
+		if f != math.Trunc(f) || math.IsInf(f, 0) {
+			return fmt.Appendf(b, "f%x", d.bits(v))
+		}
+		i, _ := new(big.Float).SetFloat64(f).Int(nil)
+		return append(append(b, 'i'), i.String()...)
+	case kInt:
+		return strconv.AppendInt(append(b, 'i'), int64(d.bits(v)), 10)
+	case kBool, kUint:
+		return strconv.AppendUint(append(b, 'i'), d.bits(v), 10)
+	case kBig:
+		return append(append(b, 'i'), d.bigs[v.n].String()...)
+	}
+	return fmt.Appendf(b, "o%d:%d", v.k, v.n) // frozensets: by identity
+}
+
+// distinctStrKeys reports whether the keys of kv are strings that differ from each
+// other (the common case, checked quickly for small dicts).
+func (d *decoder) distinctStrKeys(kv []value) bool {
+	if len(kv) > 32 {
+		return false
+	}
+	if len(kv) == len(d.lastKeys) { // the same keys as the last dict (one per trace entry)
+		same := true
+		for i := 0; i < len(kv); i += 2 {
+			if kv[i].k != kStr || kv[i].n != d.lastKeys[i] {
+				same = false
+				break
+			}
+		}
+		if same {
+			return true
+		}
+	}
+	for i := 0; i < len(kv); i += 2 {
+		if kv[i].k != kStr {
+			return false
+		}
+		for j := 0; j < i; j += 2 {
+			if kv[j].n == kv[i].n || d.strs[kv[j].n] == d.strs[kv[i].n] {
+				return false
+			}
+		}
+	}
+	d.lastKeys = d.lastKeys[:0]
+	for i := range kv {
+		d.lastKeys = append(d.lastKeys, kv[i&^1].n)
+	}
+	return true
+}
+
+// index returns the position of key k in d.kv, or -1.
+func (t *tree) index(d *dictObj, k value) int {
+	if k.k == kStr {
+		s := t.strs[k.n]
+		for i := 0; i < len(d.kv); i += 2 {
+			if e := d.kv[i]; e.k == kStr && (e.n == k.n || t.strs[e.n] == s) {
+				return i
+			}
+		}
+		return -1
+	}
 	for i := 0; i < len(d.kv); i += 2 {
-		if pyEqual(d.kv[i], k) {
+		if t.equal(d.kv[i], k, 0) {
 			return i
 		}
 	}
 	return -1
 }
 
-// get returns the value under the string key k.
-func (d *pyDict) get(k string) (any, bool) {
-	for i := 0; i < len(d.kv); i += 2 {
-		if s, ok := d.kv[i].(string); ok && s == k {
-			return d.kv[i+1], true
-		}
-	}
-	return nil, false
-}
+// maxDepth bounds the recursion over nested tuples (hashing, comparing, errors).
+const maxDepth = 64
 
-func hashable(v any) bool {
-	switch x := v.(type) {
-	case *pyList, *pyDict:
+func (t *tree) hashable(v value, depth int) bool {
+	switch v.k {
+	case kList, kDict, kSet:
 		return false
-	case *pySet:
-		return x.frozen
-	case pyTuple:
-		for _, e := range x {
-			if !hashable(e) {
+	case kTuple:
+		if depth > maxDepth {
+			return false
+		}
+		for _, e := range t.lists.at(v.n).items {
+			if !t.hashable(e, depth+1) {
 				return false
 			}
 		}
@@ -844,98 +1115,64 @@ func hashable(v any) bool {
 	return true
 }
 
-// pyEqual compares two hashable keys. Numbers compare by value across int64, uint64,
-// *big.Int, float64 and bool, as Python's == does.
-func pyEqual(a, b any) bool {
-	switch x := a.(type) {
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case pyBytes:
-		y, ok := b.(pyBytes)
-		return ok && string(x) == string(y)
-	case nil:
-		return b == nil
-	case pyTuple:
-		y, ok := b.(pyTuple)
-		if !ok || len(x) != len(y) {
+// equal compares two hashable keys as Python's == does for the plain types:
+// integers and booleans by value, floats with integers by value, strings, bytes
+// and tuples by content.
+func (t *tree) equal(a, b value, depth int) bool {
+	if a == b { // one object (a memo reference), or one small value
+		return true
+	}
+	switch {
+	case a.k == kStr && b.k == kStr:
+		return t.strs[a.n] == t.strs[b.n]
+	case a.k == kBytes && b.k == kBytes:
+		return string(t.bytes[a.n]) == string(t.bytes[b.n])
+	case a.k == kTuple && b.k == kTuple:
+		x, y := t.lists.at(a.n).items, t.lists.at(b.n).items
+		if len(x) != len(y) || depth > maxDepth {
 			return false
 		}
 		for i := range x {
-			if !pyEqual(x[i], y[i]) {
+			if !t.equal(x[i], y[i], depth+1) {
 				return false
 			}
 		}
 		return true
-	case *pySet:
+	case a.k == kFrozenSet || b.k == kFrozenSet:
 		return a == b
 	}
-	xa, oka := toBig(a)
-	xb, okb := toBig(b)
-	if oka && okb {
-		return xa.Cmp(xb) == 0
-	}
-	fa, oka := a.(float64)
-	fb, okb := b.(float64)
-	if oka && okb {
-		return fa == fb
-	}
-	if oka || okb { // one float, one integer
-		if oka {
-			fa, fb = fb, fa
-			a, b = b, a
-		}
-		if xi, ok := toBig(a); ok {
-			f, acc := new(big.Float).SetInt(xi).Float64()
-			return acc == big.Exact && f == fb
-		}
-	}
-	return false
+	fa, oka := t.number(a)
+	fb, okb := t.number(b)
+	return oka && okb && fa.Cmp(fb) == 0
 }
 
-func toBig(v any) (*big.Int, bool) {
-	switch x := v.(type) {
-	case int64:
-		return big.NewInt(x), true
-	case uint64:
-		return new(big.Int).SetUint64(x), true
-	case *big.Int:
-		return x, true
-	case bool:
-		if x {
-			return big.NewInt(1), true
+// number returns a numeric key as an exact big.Float.
+func (t *tree) number(v value) (*big.Float, bool) {
+	switch v.k {
+	case kBool, kUint:
+		return new(big.Float).SetUint64(t.bits(v)), true
+	case kInt:
+		return new(big.Float).SetInt64(int64(t.bits(v))), true
+	case kBig:
+		return new(big.Float).SetInt(t.bigs[v.n]), true
+	case kFloat:
+		f := math.Float64frombits(t.bits(v))
+		if math.IsNaN(f) {
+			return nil, false
 		}
-		return big.NewInt(0), true
+		return new(big.Float).SetFloat64(f), true
 	}
 	return nil, false
 }
 
-// pyType is the Python type name of a decoded value, for error messages.
-func pyType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "NoneType"
-	case bool:
-		return "bool"
-	case int64, uint64, *big.Int:
-		return "int"
-	case float64:
-		return "float"
-	case string:
-		return "str"
-	case pyBytes:
-		return "bytes"
-	case *pyDict:
-		return "dict"
-	case *pyList:
-		return "list"
-	case pyTuple:
-		return "tuple"
-	case *pySet:
-		return "set"
-	}
-	return fmt.Sprintf("%T", v)
+var kindName = map[kind]string{
+	kNone: "NoneType", kBool: "bool", kInt: "int", kUint: "int", kBig: "int", kFloat: "float",
+	kStr: "str", kBytes: "bytes", kDict: "dict", kList: "list", kTuple: "tuple", kSet: "set",
+	kFrozenSet: "frozenset",
 }
+
+// typeName is the Python type name of a decoded value, for error messages.
+func (t *tree) typeName(v value) string { return kindName[v.k] }
 
 // unquotePy decodes protocol 0's STRING argument: a Python 2 str literal in single
 // or double quotes with backslash escapes.

@@ -70,7 +70,7 @@ func Write(w io.Writer, a allocator.Snapshot) error {
 // that pickle.load, `python -m torch.cuda._memory_viz` and pytorch.org/memory_viz
 // read like one torch.cuda.memory._dump_snapshot() wrote, and that [Read] reads
 // back equal. Only the opcodes for dicts, lists, tuples, strings, integers, floats,
-// booleans and None are used.
+// booleans and None are used, with strings memoized (stored once, then referenced).
 func (s *Snapshot) Write(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	p := &pickler{w: bw}
@@ -87,40 +87,78 @@ func (s *Snapshot) Write(w io.Writer) error {
 }
 
 type pickler struct {
-	w   *bufio.Writer
-	err error
-	buf [9]byte
+	w         *bufio.Writer
+	err       error
+	buf       [9]byte
+	memo      map[string]uint32 // strings written so far, by memo index
+	frameMemo map[Frame]uint32  // frame dicts written so far, by memo index
+	next      uint32            // the next memo index
 }
 
+// get writes a BINGET or LONG_BINGET of memo index i.
+func (p *pickler) get(i uint32) {
+	if i < 256 {
+		p.raw('h', byte(i))
+		return
+	}
+	p.buf[0] = 'j'
+	binary.LittleEndian.PutUint32(p.buf[1:], i)
+	p.raw(p.buf[:5]...)
+}
+
+// memoize stores the value on top of the stack under the next memo index and
+// returns it, or returns false when the indices are exhausted.
+func (p *pickler) memoize() (uint32, bool) {
+	if p.next == math.MaxUint32 {
+		return 0, false
+	}
+	p.raw(0x94) // MEMOIZE
+	p.next++
+	return p.next - 1, true
+}
+
+// raw writes opcode and argument bytes (byte by byte, so that bs stays on the
+// caller's stack).
 func (p *pickler) raw(bs ...byte) {
-	if p.err == nil {
-		_, p.err = p.w.Write(bs)
+	for _, c := range bs {
+		if p.err != nil {
+			return
+		}
+		p.err = p.w.WriteByte(c)
 	}
 }
 
-// The container helpers write EMPTY_DICT/EMPTY_LIST, then MARK … SETITEMS/APPENDS
-// around the items (omitted when there are none).
-func (p *pickler) dict(n int, items func()) {
-	p.raw('}')
+// Containers are EMPTY_DICT/EMPTY_LIST, then MARK … SETITEMS/APPENDS around
+// their items (left out when there are none).
+const (
+	dict = '}'
+	list = ']'
+)
+
+func (p *pickler) open(kind byte, n int) {
+	p.raw(kind)
 	if n > 0 {
 		p.raw('(')
-		items()
-		p.raw('u')
 	}
 }
 
-func (p *pickler) list(n int, items func()) {
-	p.raw(']')
+func (p *pickler) close(kind byte, n int) {
 	if n > 0 {
-		p.raw('(')
-		items()
-		p.raw('e')
+		if kind == dict {
+			p.raw('u')
+		} else {
+			p.raw('e')
+		}
 	}
 }
 
-func (p *pickler) key(k string) { p.str(k) }
-
+// str writes a string, memoized: a string written before is a BINGET of it, so
+// the names and file names of frames are stored once, as in PyTorch's pickles.
 func (p *pickler) str(x string) {
+	if i, ok := p.memo[x]; ok {
+		p.get(i)
+		return
+	}
 	if len(x) < 256 {
 		p.raw(0x8c, byte(len(x))) // SHORT_BINUNICODE
 	} else {
@@ -130,6 +168,12 @@ func (p *pickler) str(x string) {
 	}
 	if p.err == nil {
 		_, p.err = p.w.WriteString(x)
+	}
+	if i, ok := p.memoize(); ok {
+		if p.memo == nil {
+			p.memo = map[string]uint32{}
+		}
+		p.memo[x] = i
 	}
 }
 
@@ -181,166 +225,171 @@ func (p *pickler) uint(x uint64) {
 	p.raw(b[:9]...)
 }
 
+// frames writes a list of frame dicts; a frame written before is a reference to
+// its dict, as in PyTorch's pickles.
 func (p *pickler) frames(fs []Frame) {
-	p.list(len(fs), func() {
-		for _, f := range fs {
-			p.dict(3, func() {
-				p.key("name")
-				p.str(f.Name)
-				p.key("filename")
-				p.str(f.Filename)
-				p.key("line")
-				p.int(int64(f.Line))
-			})
+	p.open(list, len(fs))
+	for _, f := range fs {
+		if i, ok := p.frameMemo[f]; ok {
+			p.get(i)
+			continue
 		}
-	})
+		p.open(dict, 3)
+		p.str("name")
+		p.str(f.Name)
+		p.str("filename")
+		p.str(f.Filename)
+		p.str("line")
+		p.int(int64(f.Line))
+		p.close(dict, 3)
+		if i, ok := p.memoize(); ok {
+			if p.frameMemo == nil {
+				p.frameMemo = map[Frame]uint32{}
+			}
+			p.frameMemo[f] = i
+		}
+	}
+	p.close(list, len(fs))
 }
 
 func (p *pickler) snapshot(s *Snapshot) {
-	n := 3
-	if s.HasSettings {
-		n++
+	p.open(dict, 1)
+	p.str("segments")
+	p.open(list, len(s.Segments))
+	for i := range s.Segments {
+		p.segment(&s.Segments[i])
 	}
-	p.dict(n, func() {
-		p.key("segments")
-		p.list(len(s.Segments), func() {
-			for i := range s.Segments {
-				p.segment(&s.Segments[i])
-			}
-		})
-		p.key("device_traces")
-		p.list(len(s.Traces), func() {
-			for _, t := range s.Traces {
-				p.list(len(t), func() {
-					for i := range t {
-						p.entry(&t[i])
-					}
-				})
-			}
-		})
-		if s.HasSettings {
-			p.key("allocator_settings")
-			p.settings(&s.Settings)
+	p.close(list, len(s.Segments))
+	p.str("device_traces")
+	p.open(list, len(s.Traces))
+	for _, t := range s.Traces {
+		p.open(list, len(t))
+		for i := range t {
+			p.entry(&t[i])
 		}
-		p.key("external_annotations")
-		p.list(len(s.Annotations), func() {
-			for _, a := range s.Annotations {
-				p.dict(4, func() {
-					p.key("stage")
-					p.str(a.Stage)
-					p.key("name")
-					p.str(a.Name)
-					p.key("device")
-					p.int(int64(a.Device))
-					p.key("time_us")
-					p.int(a.TimeUS)
-				})
-			}
-		})
-	})
+		p.close(list, len(t))
+	}
+	p.close(list, len(s.Traces))
+	if s.HasSettings {
+		p.str("allocator_settings")
+		p.settings(&s.Settings)
+	}
+	p.str("external_annotations")
+	p.open(list, len(s.Annotations))
+	for _, a := range s.Annotations {
+		p.open(dict, 4)
+		p.str("stage")
+		p.str(a.Stage)
+		p.str("name")
+		p.str(a.Name)
+		p.str("device")
+		p.int(int64(a.Device))
+		p.str("time_us")
+		p.int(a.TimeUS)
+		p.close(dict, 4)
+	}
+	p.close(list, len(s.Annotations))
+	p.close(dict, 1)
 }
 
 func (p *pickler) segment(seg *Segment) {
-	p.dict(12, func() {
-		p.key("device")
-		p.int(int64(seg.Device))
-		p.key("address")
-		p.uint(seg.Address)
-		p.key("total_size")
-		p.int(seg.TotalSize)
-		p.key("allocated_size")
-		p.int(seg.AllocatedSize)
-		p.key("active_size")
-		p.int(seg.ActiveSize)
-		p.key("requested_size")
-		p.int(seg.RequestedSize)
-		p.key("stream")
-		p.uint(seg.Stream)
-		p.key("segment_type")
-		p.str(seg.SegmentType)
-		p.key("segment_pool_id")
-		p.raw('(')
-		p.uint(seg.PoolID[0])
-		p.uint(seg.PoolID[1])
-		p.raw('t')
-		p.key("is_expandable")
-		p.bool(seg.Expandable)
-		p.key("frames")
-		p.frames(seg.Frames)
-		p.key("blocks")
-		p.list(len(seg.Blocks), func() {
-			for _, b := range seg.Blocks {
-				p.dict(5, func() {
-					p.key("address")
-					p.uint(b.Address)
-					p.key("size")
-					p.int(b.Size)
-					p.key("requested_size")
-					p.int(b.RequestedSize)
-					p.key("state")
-					p.str(b.State)
-					p.key("frames")
-					p.frames(b.Frames)
-				})
-			}
-		})
-	})
+	p.open(dict, 12)
+	p.str("device")
+	p.int(int64(seg.Device))
+	p.str("address")
+	p.uint(seg.Address)
+	p.str("total_size")
+	p.int(seg.TotalSize)
+	p.str("allocated_size")
+	p.int(seg.AllocatedSize)
+	p.str("active_size")
+	p.int(seg.ActiveSize)
+	p.str("requested_size")
+	p.int(seg.RequestedSize)
+	p.str("stream")
+	p.uint(seg.Stream)
+	p.str("segment_type")
+	p.str(seg.SegmentType)
+	p.str("segment_pool_id")
+	p.raw('(')
+	p.uint(seg.PoolID[0])
+	p.uint(seg.PoolID[1])
+	p.raw('t')
+	p.str("is_expandable")
+	p.bool(seg.Expandable)
+	p.str("frames")
+	p.frames(seg.Frames)
+	p.str("blocks")
+	p.open(list, len(seg.Blocks))
+	for i := range seg.Blocks {
+		b := &seg.Blocks[i]
+		p.open(dict, 5)
+		p.str("address")
+		p.uint(b.Address)
+		p.str("size")
+		p.int(b.Size)
+		p.str("requested_size")
+		p.int(b.RequestedSize)
+		p.str("state")
+		p.str(b.State)
+		p.str("frames")
+		p.frames(b.Frames)
+		p.close(dict, 5)
+	}
+	p.close(list, len(seg.Blocks))
+	p.close(dict, 12)
 }
 
 func (p *pickler) entry(e *TraceEntry) {
-	p.dict(6, func() {
-		p.key("action")
-		p.str(e.Action)
-		if e.Action == ActionOOM {
-			p.key("device_free")
-			p.int(e.DeviceFree)
-		} else {
-			p.key("addr")
-			p.uint(e.Addr)
-		}
-		p.key("size")
-		p.int(e.Size)
-		p.key("stream")
-		p.uint(e.Stream)
-		p.key("time_us")
-		p.int(e.TimeUS)
-		if e.CompileContext != "" {
-			p.key("compile_context")
-			p.str(e.CompileContext)
-		}
-		if e.UserMetadata != "" {
-			p.key("user_metadata")
-			p.str(e.UserMetadata)
-		}
-		p.key("frames")
-		p.frames(e.Frames)
-	})
+	p.open(dict, 8)
+	p.str("action")
+	p.str(e.Action)
+	if e.Action == ActionOOM {
+		p.str("device_free")
+		p.int(e.DeviceFree)
+	} else {
+		p.str("addr")
+		p.uint(e.Addr)
+	}
+	p.str("size")
+	p.int(e.Size)
+	p.str("stream")
+	p.uint(e.Stream)
+	p.str("time_us")
+	p.int(e.TimeUS)
+	p.str("compile_context")
+	p.str(e.CompileContext)
+	p.str("user_metadata")
+	p.str(e.UserMetadata)
+	p.str("frames")
+	p.frames(e.Frames)
+	p.close(dict, 8)
 }
 
 func (p *pickler) settings(st *Settings) {
-	p.dict(9, func() {
-		p.key("PYTORCH_CUDA_ALLOC_CONF")
-		p.str(st.Conf)
-		p.key("max_split_size")
-		p.int(st.MaxSplitSize)
-		p.key("garbage_collection_threshold")
-		p.float(st.GarbageCollectionThreshold)
-		p.key("expandable_segments")
-		p.bool(st.ExpandableSegments)
-		p.key("pinned_num_register_threads")
-		p.int(int64(st.PinnedNumRegisterThreads))
-		p.key("release_lock_on_cudamalloc")
-		p.bool(st.ReleaseLockOnCudaMalloc)
-		p.key("pinned_use_cuda_host_register")
-		p.bool(st.PinnedUseCudaHostRegister)
-		p.key("graph_capture_record_stream_reuse")
-		p.bool(st.GraphCaptureRecordStreamReuse)
-		p.key("roundup_power2_divisions")
-		p.dict(len(st.RoundupPower2Divisions), func() {
-			for i, d := range st.RoundupPower2Divisions {
-				p.str(strconv.Itoa(1 << i))
-				p.int(int64(d))
-			}
-		})
-	})
+	p.open(dict, 9)
+	p.str("PYTORCH_CUDA_ALLOC_CONF")
+	p.str(st.Conf)
+	p.str("max_split_size")
+	p.int(st.MaxSplitSize)
+	p.str("garbage_collection_threshold")
+	p.float(st.GarbageCollectionThreshold)
+	p.str("expandable_segments")
+	p.bool(st.ExpandableSegments)
+	p.str("pinned_num_register_threads")
+	p.int(int64(st.PinnedNumRegisterThreads))
+	p.str("release_lock_on_cudamalloc")
+	p.bool(st.ReleaseLockOnCudaMalloc)
+	p.str("pinned_use_cuda_host_register")
+	p.bool(st.PinnedUseCudaHostRegister)
+	p.str("graph_capture_record_stream_reuse")
+	p.bool(st.GraphCaptureRecordStreamReuse)
+	p.str("roundup_power2_divisions")
+	p.open(dict, len(st.RoundupPower2Divisions))
+	for i, d := range st.RoundupPower2Divisions {
+		p.str(strconv.Itoa(1 << i))
+		p.int(int64(d))
+	}
+	p.close(dict, len(st.RoundupPower2Divisions))
+	p.close(dict, 9)
 }
