@@ -50,9 +50,14 @@ func (r *Result) devices() int {
 // warnings follow the table.
 func (r *Result) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "setting\tdevice\tpeak allocated\tpeak reserved\tcudaMalloc\tcudaFree\tretries\tOOMs\tpeak inactive split\tlargest free at peak\t")
+	// Numbers align right; the setting column is padded so that it reads left-aligned.
+	width := len("setting")
 	for _, run := range r.Runs {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t\n", run.Setting.Label(), run.Device,
+		width = max(width, len(run.Setting.Label()))
+	}
+	fmt.Fprintf(tw, "%-*s\tdevice\tpeak allocated\tpeak reserved\tcudaMalloc\tcudaFree\tretries\tOOMs\tpeak inactive split\tlargest free at peak\t\n", width, "setting")
+	for _, run := range r.Runs {
+		fmt.Fprintf(tw, "%-*s\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t\n", width, run.Setting.Label(), run.Device,
 			allocator.FormatSize(run.MaxAllocated), allocator.FormatSize(run.MaxReserved),
 			run.DeviceAllocs, run.DeviceFrees, run.AllocRetries, run.OOMs,
 			allocator.FormatSize(run.PeakInactiveSplit), allocator.FormatSize(run.LargestFreeAtPeak))
