@@ -11,6 +11,15 @@
 // allocation for a request, the replay places the same allocation at the address the
 // driver returned; other device allocations get guessed addresses (Run.Guessed counts
 // them), which matter only when free blocks of equal size compete.
+//
+// Segment entries are not replayed as such: the replayed policy makes its own device
+// allocations and frees. A run of segment_free (or segment_unmap) entries that is not
+// followed by a new segment is taken for a torch.cuda.empty_cache() call of the program
+// and replayed as one; a run followed by a new segment is the recorded allocator's own
+// retry path or garbage collection. A history that starts after the program allocated
+// (recording started late, or its ring buffer wrapped) is replayed from the blocks it
+// shows alive before its first event, re-made in address order; Result.Warnings says
+// how many and how large.
 package whatif
 
 import (
