@@ -79,3 +79,35 @@ func TestHistoryThatStartsLate(t *testing.T) {
 		t.Errorf("allocated at the end %d, the whole history ends with %d", got, want)
 	}
 }
+
+// TestEmptyCacheIsReplayed: segment frees that no new segment follows are the
+// program's torch.cuda.empty_cache(), replayed under every setting; segment frees
+// followed by a new segment (the recorded allocator's own retry) are left to the
+// replayed policy.
+func TestEmptyCacheIsReplayed(t *testing.T) {
+	const a, b = 0x7f0000000000, 0x7f0002000000
+	seg := func(act string, addr uint64, size int64) snapshot.TraceEntry {
+		return snapshot.TraceEntry{Action: act, Addr: addr, Size: size}
+	}
+	s := trace(seg("segment_alloc", a, 20<<20), alloc(a, 20<<20), freeReq(a, 20<<20), freeDone(a, 20<<20),
+		seg("segment_free", a, 20<<20), alloc(a, 512), seg("segment_alloc", b, 2<<20))
+	s.Traces[0] = s.Traces[0][:6] // alloc of 512 B after the empty_cache: a new small segment, not recorded
+	res, err := Replay(s, settings(t, "", "expandable_segments:True"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Runs {
+		if r.DeviceFrees != 1 || r.Stats["num_sync_all_streams"] != 1 {
+			t.Errorf("%s: %d device frees, %d syncs; want the empty_cache's 1 and 1", r.Setting.Label(), r.DeviceFrees, r.Stats["num_sync_all_streams"])
+		}
+	}
+	retry := trace(seg("segment_alloc", a, 20<<20), alloc(a, 20<<20), freeReq(a, 20<<20), freeDone(a, 20<<20),
+		seg("segment_free", a, 20<<20), seg("segment_alloc", b, 40<<20), alloc(b, 40<<20))
+	res, err = Replay(retry, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Runs[0]; r.DeviceFrees != 0 || r.Stats["num_sync_all_streams"] != 0 {
+		t.Errorf("a release followed by a new segment was replayed as empty_cache: %d device frees, %d syncs", r.DeviceFrees, r.Stats["num_sync_all_streams"])
+	}
+}
