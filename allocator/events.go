@@ -39,6 +39,8 @@ type Event struct {
 	// Size is the request for alloc/free events, the segment or range size for segment
 	// events, the rounded request for oom.
 	Size int64
+	// Stream is the stream of the block or segment (0: the default stream).
+	Stream uint64
 	// Time is when the event happened.
 	Time time.Time
 	// Allocated and Reserved are MemoryAllocated and MemoryReserved right after the event.
@@ -112,12 +114,12 @@ func isAllocatorFrame(fn string) bool {
 }
 
 // emit records an event if anyone listens. Called with a.mu held.
-func (a *Allocator) emit(act Action, addr uint64, size int64, b *block) {
+func (a *Allocator) emit(act Action, addr uint64, size int64, stream uint64, b *block) {
 	if !a.tracing {
 		return
 	}
 	e := Event{
-		Action: act, Addr: addr, Size: size, Time: time.Now(),
+		Action: act, Addr: addr, Size: size, Stream: stream, Time: time.Now(),
 		Allocated: a.stats.allocatedBytes[statAll].Current,
 		Reserved:  a.stats.reservedBytes[statAll].Current,
 	}

@@ -32,7 +32,7 @@ func FromAllocator(a allocator.Snapshot) *Snapshot {
 		out := Segment{
 			Device: a.Device, Address: seg.Address, TotalSize: seg.TotalSize,
 			AllocatedSize: seg.AllocatedSize, ActiveSize: seg.ActiveSize, RequestedSize: seg.RequestedSize,
-			SegmentType: seg.Pool, Expandable: seg.Expandable, Blocks: make([]Block, len(seg.Blocks)),
+			Stream: seg.Stream, SegmentType: seg.Pool, Expandable: seg.Expandable, Blocks: make([]Block, len(seg.Blocks)),
 		}
 		for j, b := range seg.Blocks {
 			out.Blocks[j] = Block{Address: b.Address, Size: b.Size, RequestedSize: b.RequestedSize, State: b.State, Frames: frames(b.Frames)}
@@ -48,7 +48,7 @@ func FromAllocator(a allocator.Snapshot) *Snapshot {
 		if e.Action == allocator.ActionEmptyCache {
 			continue
 		}
-		te := TraceEntry{Action: string(e.Action), Size: e.Size, TimeUS: e.Time.UnixMicro(), Frames: frames(e.Frames)}
+		te := TraceEntry{Action: string(e.Action), Size: e.Size, Stream: e.Stream, TimeUS: e.Time.UnixMicro(), Frames: frames(e.Frames)}
 		if e.Action == allocator.ActionOOM {
 			te.DeviceFree = int64(e.Addr)
 		} else {
