@@ -51,6 +51,24 @@ func Bars(title, yLabel string, groups []string, series ...BarSeries) (*Figure, 
 	}
 	f.NominalX(groups...)
 	f.X.Min, f.X.Max = -0.5, float64(len(groups))-0.5
+	// Headroom, so that the tallest bar does not touch the frame.
+	top := 0.0
+	for _, s := range series {
+		for _, v := range s.Values {
+			top = max(top, v)
+		}
+	}
+	if top > 0 {
+		f.Y.Max = top * 1.1
+	}
+	// Labels wider than a group's space are written upwards, as LabelX does.
+	longest := 0
+	for _, g := range groups {
+		longest = max(longest, len([]rune(g)))
+	}
+	if vg.Length(longest)*vg.Points(5.5) > (f.Width-vg.Inch)/vg.Length(len(groups)) {
+		f.LabelX(groups...)
+	}
 	return f, nil
 }
 
