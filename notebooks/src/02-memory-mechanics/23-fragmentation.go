@@ -39,7 +39,7 @@ shorter batch: it splits the cached 512 MiB segment, leaving 16 MiB free at its 
 keep a 16 MiB tensor (a logged metric, say), which best fit puts in exactly that
 leftover. When the activations are freed, six 496 MiB holes are free in the cache — each
 in a segment a live tensor pins, so neither `empty_cache()` nor the allocator's own
-retry can release any. A 1.5 GiB request then fails.
+retry can release any. Then comes a request for 1536 MiB (`request` below).
 */
 
 // request is the large request made after the workload.
@@ -243,6 +243,8 @@ allocator at all (at the price of fewer batches beside its buffer). The segment 
 every 512 MiB segment is wholly free. The
 price of the remedies shows in the last columns: more segments, and a higher peak.
 
-**Try it:** change `request` to `2560 << 20` (2.5 GiB): now the room runs out for the
-remedies too, and only those whose releasable memory plus room covers it are served.
+**Try it:** add `{"max_split_size_mb:600", "max_split_size_mb:600", 496 << 20, false}` to
+the list: the 512 MiB segments are now below the limit, so they are split as with the
+defaults, and the request fails again. The limit must be below the segments you want
+kept whole.
 */

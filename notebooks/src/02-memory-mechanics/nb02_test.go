@@ -107,9 +107,9 @@ func TestFragmentedSummary(t *testing.T) {
 func TestRemedies(t *testing.T) {
 	res := nbtest.Exec(t, Cells, "remedies")
 	nbtest.Want(t, res.Output,
-		`(?m)^fragmented \(defaults\) +false +0 bytes +2\.91 GiB `,
+		`(?m)^fragmented \(defaults\) +false +0 bytes +2\.91 GiB +512\.00 MiB +3\.00 GiB +6$`,
 		`(?m)^pre-allocation +true `, // served by a view of the buffer, tried
-		`(?m)^uniform sizes +true +3\.00 GiB +0 bytes `,
+		`(?m)^uniform sizes +true +3\.00 GiB +0 bytes +416\.00 MiB +3\.09 GiB +13$`,
 		`(?m)^max_split_size_mb:256 +true +3\.00 GiB +0 bytes `,
 		`(?m)^max_split_size_mb:32 \(the chapter's\) +true `,
 		`(?m)^expandable_segments +true `,
