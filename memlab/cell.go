@@ -45,7 +45,7 @@ func FormatBytes(n int64) string { return allocator.FormatSize(n) }
 // an experiment, printed by the cell from the numbers it measured, so that the
 // prose can never drift from the result.
 func Measured(format string, args ...any) {
-	fmt.Fprintf(Output, "Measured: "+strings.TrimRight(format, "\n")+"\n", args...)
+	fmt.Fprintf(output(), "Measured: "+strings.TrimRight(format, "\n")+"\n", args...)
 }
 
 var (
@@ -87,7 +87,7 @@ func Show(fig *memplot.Figure, err error) {
 	}
 	path, err := fig.Show()
 	Check(err)
-	fmt.Fprintf(Output, "figure: %s\n", path)
+	fmt.Fprintf(output(), "figure: %s\n", path)
 }
 
 // Table is a table of text cells for a notebook: an HTML table in GoNB (which
@@ -194,7 +194,7 @@ func (t *Table) Show() {
 		gonbui.Sync()
 		return
 	}
-	io.WriteString(Output, t.String())
+	io.WriteString(output(), t.String())
 }
 
 var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;")

@@ -14,8 +14,18 @@ import (
 	"memlab.dev/memlab/allocator"
 )
 
-// Output is where the Show functions print outside a notebook.
-var Output io.Writer = os.Stdout
+// Output is where the Show functions, Measured and Table.Show print outside a
+// notebook; nil (the default) means os.Stdout at the time of printing, so
+// that output redirected later (as Go's examples do) is followed.
+var Output io.Writer
+
+// output is Output, or os.Stdout.
+func output() io.Writer {
+	if Output == nil {
+		return os.Stdout
+	}
+	return Output
+}
 
 // MemorySummary is torch.cuda.memory_summary(): PyTorch's table of allocated,
 // active, requested, reserved and non-releasable memory, allocation and
@@ -30,7 +40,7 @@ func ShowText(text string) {
 		gonbui.Sync() // shown before the cell's program exits
 		return
 	}
-	fmt.Fprintln(Output, strings.TrimRight(text, "\n"))
+	fmt.Fprintln(output(), strings.TrimRight(text, "\n"))
 }
 
 // ShowSummary shows [Lab.MemorySummary] readably (see [ShowText]).

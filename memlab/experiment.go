@@ -107,7 +107,7 @@ func (c Cell) Exec() (figures int, err error) {
 		if inner == nil {
 			path, err := f.Show()
 			if err == nil {
-				fmt.Fprintf(Output, "figure: %s\n", path)
+				fmt.Fprintf(output(), "figure: %s\n", path)
 			}
 			return err
 		}
