@@ -81,13 +81,20 @@ func Show(fig *memplot.Figure, err error) {
 	sinkMu.Lock()
 	f := sink
 	sinkMu.Unlock()
-	if f != nil {
-		Check(f(fig))
-		return
+	if f == nil {
+		f = saveFigure
 	}
+	Check(f(fig))
+}
+
+// saveFigure is the default figure sink: the figure as PNG under
+// $MEMLAB_PLOT_DIR (default "plots"), its path printed.
+func saveFigure(fig *memplot.Figure) error {
 	path, err := fig.Show()
-	Check(err)
-	fmt.Fprintf(output(), "figure: %s\n", path)
+	if err == nil {
+		fmt.Fprintf(output(), "figure: %s\n", path)
+	}
+	return err
 }
 
 // Table is a table of text cells for a notebook: an HTML table in GoNB (which
