@@ -28,7 +28,8 @@ type named struct {
 // viewTable shows each tensor's layout and the storage behind it, measured
 // from base's data pointer.
 func viewTable(base *tensor.Tensor, ts []named) {
-	tab := memlab.NewTable("tensor", "shape", "stride", "offset", "nbytes", "storage nbytes", "data_ptr − x.data_ptr", "contiguous", "shares x's storage")
+	tab := memlab.NewTable("tensor", "shape", "stride", "offset", "nbytes", "storage nbytes",
+		"data_ptr − x.data_ptr", "contiguous", "shares x's storage")
 	for _, n := range ts {
 		v := n.t
 		tab.Row(n.expr, v.Shape(), v.Strides(), v.StorageOffset(), memlab.FormatBytes(v.Nbytes()), memlab.FormatBytes(v.StorageNbytes()),

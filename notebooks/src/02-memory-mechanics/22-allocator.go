@@ -45,7 +45,8 @@ func allocatedVsReserved() {
 	memlab.Check(l.EmptyCache())
 	steps.Add("empty_cache()")
 	steps.Table().Show()
-	memlab.Measured("reserved before any tensor: %s; after del x allocated is %s and reserved %s; y took no new cudaMalloc (%d in all); empty_cache() brought the driver's count back to %s",
+	memlab.Measured("reserved before any tensor: %s; after del x allocated is %s and reserved %s; "+
+		"y took no new cudaMalloc (%d in all); empty_cache() brought the driver's count back to %s",
 		memlab.FormatBytes(start.Reserved), memlab.FormatBytes(afterDel.Allocated), memlab.FormatBytes(afterDel.Reserved),
 		steps.Last().DeviceAllocs, memlab.FormatBytes(steps.Last().DriverUsed))
 	memlab.Show(steps.Plot("2.2 allocated, reserved and driver-used memory"))
@@ -164,8 +165,10 @@ func splitAndMerge() {
 	split := l.MemoryStats()["inactive_split_bytes.all.current"]
 	memlab.Check(tensor.ReleaseAll(b, c))
 	fmt.Println("del b, c (the blocks merge):         " + blocks(l.Snapshot()))
-	memlab.Measured("b took a's 4 MiB hole (same address: %v); %s sat free in split blocks before del b, c; afterwards %d free block in %d segment (%d cudaMalloc call)",
-		b.DataPtr() == hole, memlab.FormatBytes(split), len(l.Snapshot().Segments[0].Blocks), len(l.Snapshot().Segments), l.MemoryStats()["num_device_alloc"])
+	snap := l.Snapshot()
+	memlab.Measured("b took a's 4 MiB hole (same address: %v); %s sat free in split blocks before del b, c; "+
+		"afterwards %d free block in %d segment (%d cudaMalloc call)", b.DataPtr() == hole, memlab.FormatBytes(split),
+		len(snap.Segments[0].Blocks), len(snap.Segments), l.MemoryStats()["num_device_alloc"])
 }
 
 /*md

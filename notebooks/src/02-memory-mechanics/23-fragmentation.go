@@ -211,7 +211,8 @@ func plotRemedies(outs []outcome) (*memplot.Figure, error) {
 //nb:cell plot
 func remedies() {
 	var outs []outcome
-	tab := memlab.NewTable("variant", "1.5 GiB served", "releasable", "pinned in split blocks", "room on the device", "peak reserved", "device allocations")
+	tab := memlab.NewTable("variant", "1.5 GiB served", "releasable", "pinned in split blocks",
+		"room on the device", "peak reserved", "device allocations")
 	for _, r := range []remedy{
 		{"fragmented (defaults)", "", 496 << 20, false},
 		{"pre-allocation", "", 496 << 20, true},

@@ -33,7 +33,8 @@ func apiTour() {
 	tab.Row("memory_reserved()", "l.MemoryReserved()", memlab.FormatBytes(l.MemoryReserved()))
 	tab.Row("max_memory_allocated()", "l.MaxMemoryAllocated()", memlab.FormatBytes(l.MaxMemoryAllocated()))
 	tab.Row("mem_get_info()", "l.MemGetInfo()", fmt.Sprintf("free %s of %s", memlab.FormatBytes(int64(free)), memlab.FormatBytes(int64(total))))
-	tab.Row("memory_stats()", "l.MemoryStats()", fmt.Sprintf("%d keys; num_device_alloc %d, allocation.all.current %d", len(st), st["num_device_alloc"], st["allocation.all.current"]))
+	tab.Row("memory_stats()", "l.MemoryStats()", fmt.Sprintf("%d keys; num_device_alloc %d, allocation.all.current %d",
+		len(st), st["num_device_alloc"], st["allocation.all.current"]))
 	tab.Row("memory_snapshot()", "l.Snapshot()", fmt.Sprintf("%d segments", len(l.Snapshot().Segments)))
 	l.ResetPeakMemoryStats()
 	tab.Row("reset_peak_memory_stats()", "l.ResetPeakMemoryStats()", "max_memory_allocated() is now "+memlab.FormatBytes(l.MaxMemoryAllocated()))
@@ -113,7 +114,8 @@ func leakCheck() {
 		}
 		peak := l.MaxMemoryAllocated()
 		memlab.Check(l.EmptyCache())
-		memlab.Measured("%s: memory_allocated after − before = %s after 8 steps (peak %s)", version, memlab.FormatBytes(l.MemoryAllocated()-before), memlab.FormatBytes(peak))
+		memlab.Measured("%s: memory_allocated after − before = %s after 8 steps (peak %s)",
+			version, memlab.FormatBytes(l.MemoryAllocated()-before), memlab.FormatBytes(peak))
 		memlab.Check(tensor.ReleaseAll(kept...))
 		curves = append(curves, perStep(version, grew))
 	}
@@ -143,7 +145,8 @@ func perEpoch() {
 	l := memlab.MustOpen()
 	defer l.Close()
 	weights := memlab.Must(tensor.Empty(l, tensor.Uint8, 64<<20))
-	tab := memlab.NewTable("epoch", "batch activation", "max_memory_allocated (this epoch)", "peak since the start", "reserved at the end", "reserved after empty_cache()")
+	tab := memlab.NewTable("epoch", "batch activation", "max_memory_allocated (this epoch)", "peak since the start",
+		"reserved at the end", "reserved after empty_cache()")
 	runPeak, lastPeak := int64(0), int64(0)
 	for epoch, batch := range []int{512 << 20, 256 << 20, 128 << 20} {
 		for step := 0; step < 4; step++ {
@@ -154,11 +157,13 @@ func perEpoch() {
 		runPeak, lastPeak = max(runPeak, peak), peak
 		reserved := l.MemoryReserved()
 		memlab.Check(l.EmptyCache())
-		tab.Row(epoch+1, memlab.FormatBytes(int64(batch)), memlab.FormatBytes(peak), memlab.FormatBytes(runPeak), memlab.FormatBytes(reserved), memlab.FormatBytes(l.MemoryReserved()))
+		tab.Row(epoch+1, memlab.FormatBytes(int64(batch)), memlab.FormatBytes(peak), memlab.FormatBytes(runPeak),
+			memlab.FormatBytes(reserved), memlab.FormatBytes(l.MemoryReserved()))
 		l.ResetPeakMemoryStats()
 	}
 	tab.Show()
-	memlab.Measured("the last epoch peaked at %s; without the resets max_memory_allocated() would still say %s", memlab.FormatBytes(lastPeak), memlab.FormatBytes(runPeak))
+	memlab.Measured("the last epoch peaked at %s; without the resets max_memory_allocated() would still say %s",
+		memlab.FormatBytes(lastPeak), memlab.FormatBytes(runPeak))
 	memlab.Check(weights.Release())
 }
 
@@ -206,8 +211,13 @@ func twoTenants() {
 		held := greedy(a)
 		x, err := tensor.Empty(b, tensor.Uint8, 3<<30)
 		name := map[bool]string{false: "neither capped", true: "both capped at half"}[capped]
-		tab.Row(name, memlab.FormatBytes(a.MemoryReserved()), map[bool]string{true: "served", false: "FAILED"}[err == nil], memlab.FormatBytes(b.MemoryReserved()), memlab.FormatBytes(memlab.Must(a.DriverUsed())))
-		memlab.Measured("%s: greedy A holds %s; B's 3 GiB request: %v", name, memlab.FormatBytes(a.MemoryReserved()), map[bool]string{true: "served", false: "out of memory"}[err == nil])
+		served := "served"
+		if err != nil {
+			served = "out of memory"
+		}
+		tab.Row(name, memlab.FormatBytes(a.MemoryReserved()), served, memlab.FormatBytes(b.MemoryReserved()),
+			memlab.FormatBytes(memlab.Must(a.DriverUsed())))
+		memlab.Measured("%s: greedy A holds %s; B's 3 GiB request: %s", name, memlab.FormatBytes(a.MemoryReserved()), served)
 		aRes.Values, bRes.Values = append(aRes.Values, float64(a.MemoryReserved())/(1<<30)), append(bRes.Values, float64(b.MemoryReserved())/(1<<30))
 		if err == nil {
 			memlab.Check(x.Release())
