@@ -27,6 +27,8 @@ type named struct {
 
 // viewTable shows each tensor's layout and the storage behind it, measured
 // from base's data pointer.
+//
+//nb:decl
 func viewTable(base *tensor.Tensor, ts []named) {
 	tab := memlab.NewTable("tensor", "shape", "stride", "offset", "nbytes", "storage nbytes",
 		"data_ptr − x.data_ptr", "contiguous", "shares x's storage")
@@ -39,6 +41,8 @@ func viewTable(base *tensor.Tensor, ts []named) {
 }
 
 // viewBars plots each tensor's own size beside the storage it keeps alive.
+//
+//nb:decl
 func viewBars(title string, ts []named) (*memplot.Figure, error) {
 	var names []string
 	own := memplot.BarSeries{Name: "nbytes (the view)"}
@@ -52,6 +56,8 @@ func viewBars(title string, ts []named) (*memplot.Figure, error) {
 }
 
 // release releases every tensor (Python's del).
+//
+//nb:decl
 func release(ts []named) {
 	for _, n := range ts {
 		memlab.Check(n.t.Release())

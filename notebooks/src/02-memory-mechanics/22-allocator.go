@@ -86,12 +86,16 @@ func locate(s allocator.Snapshot, p tensor.Ptr) (allocator.Segment, allocator.Bl
 }
 
 // locateBlock is the block that holds t's data.
+//
+//nb:decl
 func locateBlock(l *memlab.Lab, t *tensor.Tensor) allocator.Block {
 	_, b := locate(l.Snapshot(), t.DataPtr())
 	return b
 }
 
 // blocks prints each segment's blocks in address order: "20.00 MiB large: 12.00 MiB A | 8.00 MiB free".
+//
+//nb:decl
 func blocks(s allocator.Snapshot) string {
 	var lines []string
 	for _, seg := range s.Segments {
@@ -217,6 +221,8 @@ func chapterSequence(conf string) (*memlab.Steps, []memplot.Segment) {
 }
 
 // pytorch reads PyTorch 2.11's state after each op of a ground-truth trace.
+//
+//nb:decl
 func pytorch(file string) []replay.State {
 	tr := memlab.Must(replay.ReadFile(memlab.Must(reference.File(reference.Torch211, file))))
 	return tr.States
@@ -224,6 +230,8 @@ func pytorch(file string) []replay.State {
 
 // compare shows memlab's and PyTorch's allocated and reserved memory op by op
 // and returns how many ops differ.
+//
+//nb:decl
 func compare(steps *memlab.Steps, torch []replay.State) (differ int) {
 	tab := memlab.NewTable("op", "allocated", "reserved", "PyTorch 2.11 allocated", "PyTorch reserved", "same")
 	for i, st := range steps.List {

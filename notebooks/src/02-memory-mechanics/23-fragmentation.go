@@ -51,6 +51,8 @@ const request = 1536 << 20
 // frees a 512 MiB activation, then allocates a batch-byte activation and a
 // 16 MiB tensor that it keeps. It frees the activations and returns the kept
 // tensors; rec, if not nil, is marked after each batch.
+//
+//nb:decl
 func workload(l *memlab.Lab, batches int, batch int, rec *memlab.Recorder) []*tensor.Tensor {
 	var keep, acts []*tensor.Tensor
 	for i := 1; i <= batches; i++ {
@@ -148,6 +150,8 @@ type remedy struct {
 }
 
 // outcome is how the free memory lay before the request, and what came of it.
+//
+//nb:decl
 type outcome struct {
 	remedy
 	snap                                   allocator.Snapshot
@@ -156,6 +160,8 @@ type outcome struct {
 }
 
 // try runs a remedy in a 4 GiB lab and makes the 1.5 GiB request.
+//
+//nb:decl
 func try(r remedy) (o outcome) {
 	l := memlab.MustOpen(memlab.Budget(4<<30), memlab.AllocConf(r.conf))
 	defer l.Close()
@@ -190,6 +196,8 @@ func try(r remedy) (o outcome) {
 }
 
 // plotRemedies draws, per remedy, where the free memory lay against the request.
+//
+//nb:decl
 func plotRemedies(outs []outcome) (*memplot.Figure, error) {
 	var names []string
 	rel := memplot.BarSeries{Name: "releasable (free segments or pages)"}

@@ -74,6 +74,8 @@ func trainStep(l *memlab.Lab, w *tensor.Tensor, i int) *tensor.Tensor {
 }
 
 // item is out[0, 0].item(): one number, copied to the host.
+//
+//nb:decl
 func item(out *tensor.Tensor) float64 {
 	row := memlab.Must(out.Select(0, 0))
 	v := memlab.Must(row.Select(0, 0))
@@ -82,6 +84,8 @@ func item(out *tensor.Tensor) float64 {
 }
 
 // perStep is a staircase of bytes per step 1, 2, …, for memplot.Lines.
+//
+//nb:decl
 func perStep(name string, ys []int64) memplot.Series {
 	s := memplot.Series{Name: name, Y: ys, Step: true}
 	for i := range ys {
@@ -197,7 +201,6 @@ func greedy(l *memlab.Lab) []*tensor.Tensor {
 
 //nb:cell plot
 func twoTenants() {
-	tab := memlab.NewTable("tenants", "A (greedy) reserved", "B's 3 GiB", "B reserved", "driver-used")
 	aRes, bRes := memplot.BarSeries{Name: "A (greedy) reserved"}, memplot.BarSeries{Name: "B reserved"}
 	for _, capped := range []bool{false, true} {
 		a := memlab.MustOpen(memlab.Budget(8 << 30)) // the device, and tenant A
@@ -215,9 +218,8 @@ func twoTenants() {
 		if err != nil {
 			served = "out of memory"
 		}
-		tab.Row(name, memlab.FormatBytes(a.MemoryReserved()), served, memlab.FormatBytes(b.MemoryReserved()),
-			memlab.FormatBytes(memlab.Must(a.DriverUsed())))
-		memlab.Measured("%s: greedy A holds %s; B's 3 GiB request: %s", name, memlab.FormatBytes(a.MemoryReserved()), served)
+		memlab.Measured("%s: greedy A holds %s; B's 3 GiB request: %s; the driver counts %s in use", name,
+			memlab.FormatBytes(a.MemoryReserved()), served, memlab.FormatBytes(memlab.Must(a.DriverUsed())))
 		aRes.Values, bRes.Values = append(aRes.Values, float64(a.MemoryReserved())/(1<<30)), append(bRes.Values, float64(b.MemoryReserved())/(1<<30))
 		if err == nil {
 			memlab.Check(x.Release())
@@ -225,7 +227,6 @@ func twoTenants() {
 		memlab.Check(tensor.ReleaseAll(held...))
 		memlab.Check(errors.Join(b.Close(), a.Close()))
 	}
-	tab.Show()
 	memlab.Show(memplot.Bars("2.4 two tenants on one 8 GiB device", "GiB", []string{"neither capped", "both capped at half"}, aRes, bRes))
 }
 
