@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -33,8 +34,9 @@ func runCh4(args []string, stdout, stderr io.Writer) int {
 	size := fs.String("size", "small", "model and workload size: "+strings.Join(sizes, ", "))
 	modes := fs.String("modes", "", "comma-separated modes to compare, the first the reference (default: baseline and each optimisation, then all)")
 	plots := fs.String("plots", "", "directory to write the figures to (PNG); empty for none")
+	record := fs.String("record", "", "file to save the run to (JSON, with the command, date and card), as experiments/ch4/recorded holds them; empty for none")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: memlab ch4 [-device spec] [-size name] [-modes list] [-plots dir]")
+		fmt.Fprintln(stderr, "usage: memlab ch4 [-device spec] [-size name] [-modes list] [-plots dir] [-record file.json]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -64,7 +66,23 @@ func runCh4(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "memlab ch4: %v\n", err)
 		return 1
 	}
+	if *record != "" {
+		rec := ch4.NewRecording(strings.Join(append([]string{"memlab", "ch4"}, args...), " "), r)
+		data, err := rec.Marshal()
+		if err == nil {
+			err = os.WriteFile(*record, data, 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "memlab ch4: -record: %v\n", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, rec.Header())
+	}
 	fmt.Fprint(stdout, r)
+	fmt.Fprint(stdout, r.Findings())
+	if *record != "" {
+		fmt.Fprintf(stdout, "recorded: %s\n", *record)
+	}
 	if *plots == "" {
 		return 0
 	}
