@@ -67,7 +67,14 @@ func runCh4(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *record != "" {
-		rec := ch4.NewRecording(strings.Join(append([]string{"memlab", "ch4"}, args...), " "), r)
+		// The command that made it, without where it was saved.
+		cmd := []string{"memlab", "ch4"}
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name != "record" && f.Name != "plots" {
+				cmd = append(cmd, "-"+f.Name, f.Value.String())
+			}
+		})
+		rec := ch4.NewRecording(strings.Join(cmd, " "), r)
 		data, err := rec.Marshal()
 		if err == nil {
 			err = os.WriteFile(*record, data, 0o644)
