@@ -35,8 +35,9 @@ func runCh4(args []string, stdout, stderr io.Writer) int {
 	modes := fs.String("modes", "", "comma-separated modes to compare, the first the reference (default: baseline and each optimisation, then all)")
 	plots := fs.String("plots", "", "directory to write the figures to (PNG); empty for none")
 	record := fs.String("record", "", "file to save the run to (JSON, with the command, date and card), as experiments/ch4/recorded holds them; empty for none")
+	recorded := fs.Bool("recorded", false, "print the GPU runs recorded in experiments/ch4/recorded, with their findings, and exit")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: memlab ch4 [-device spec] [-size name] [-modes list] [-plots dir] [-record file.json]")
+		fmt.Fprintln(stderr, "usage: memlab ch4 [-device spec] [-size name] [-modes list] [-plots dir] [-record file.json] | -recorded")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -45,6 +46,15 @@ func runCh4(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "memlab ch4: unexpected arguments %q\n", fs.Args())
 		return 2
+	}
+	if *recorded {
+		runs, err := ch4.LoadRecorded()
+		if err != nil {
+			fmt.Fprintf(stderr, "memlab ch4: %v\n", err)
+			return 1
+		}
+		fmt.Fprint(stdout, runs)
+		return 0
 	}
 	var ms []model.Mode
 	if *modes != "" {

@@ -1,6 +1,8 @@
 package ch4_test
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -8,6 +10,7 @@ import (
 	"memlab.dev/memlab/experiments/ch4"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/model"
+	"memlab.dev/memlab/reference"
 )
 
 var setup = ch4.Setup{Device: "sim"}
@@ -383,5 +386,28 @@ func TestKVStrategiesDefault(t *testing.T) {
 	}
 	if catFree == 0 || pagedFree != 0 {
 		t.Errorf("free large-pool bytes at the peak step: cat %d, paged %d; want some and none", catFree, pagedFree)
+	}
+}
+
+// TestBenchmarksQuoteRecorded checks that BENCHMARKS.md quotes each recorded
+// GPU run as the program prints it, so that its figures cannot drift from
+// the files the notebook prints.
+func TestBenchmarksQuoteRecorded(t *testing.T) {
+	root, err := reference.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "BENCHMARKS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := ch4.LoadRecorded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range runs {
+		if !strings.Contains(string(doc), run.String()+"\n"+run.Result.Findings()) {
+			t.Errorf("BENCHMARKS.md does not quote the recorded run %q as `memlab ch4 -recorded` prints it", run.Header())
+		}
 	}
 }
