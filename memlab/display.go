@@ -36,13 +36,10 @@ func ShowText(text string) {
 // ShowSummary shows [Lab.MemorySummary] readably (see [ShowText]).
 func (l *Lab) ShowSummary() { ShowText(l.MemorySummary()) }
 
-// ShowSummary shows the current lab's memory summary.
+// ShowSummary shows the current lab's memory summary; with no lab open it
+// panics with [ErrNoLab].
 func ShowSummary() {
-	if l, err := Current(); err == nil {
-		l.ShowSummary()
-	} else {
-		ShowText(err.Error())
-	}
+	with("ShowSummary()", func(l *Lab) struct{} { l.ShowSummary(); return struct{}{} })
 }
 
 // StatsTable formats the given MemoryStats keys (all keys when none are given)

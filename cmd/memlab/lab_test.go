@@ -22,7 +22,9 @@ func TestLabCommand(t *testing.T) {
 		{"one experiment, no plots", []string{"lab", "-device", "sim", "-plots", "", "-run", "transpose"}, 0, "x.t()  shape [3 2] stride [1 3]", ""},
 		{"one experiment with its plot", []string{"lab", "-device", "sim", "-plots", plots, "-run", "allocated vs reserved"}, 0, "figure: " + filepath.Join(plots, "2.2-allocated-vs-reserved-vs-driver-used.png"), ""},
 		{"bad device", []string{"lab", "-device", "tpu", "-plots", "", "-run", "transpose"}, 1, "FAILED: memlab: open device \"tpu\"", ""},
-		{"no match", []string{"lab", "-run", "nothing-like-this"}, 2, "", "no experiment matches"},
+		{"one notebook cell with its plot", []string{"lab", "-device", "sim", "-plots", plots, "-run", "storageVsViews"}, 0, "Measured: memory_allocated is 4.00 MiB after x", ""},
+		{"a cell on a bad device", []string{"lab", "-device", "tpu", "-plots", "", "-run", "storageVsViews"}, 1, "FAILED: memlab: cell storageVsViews", ""},
+		{"no match", []string{"lab", "-run", "nothing-like-this"}, 2, "", "no cell or experiment matches"},
 		{"bad regexp", []string{"lab", "-run", "("}, 2, "", "-run: error parsing regexp"},
 		{"extra argument", []string{"lab", "now"}, 2, "", "unexpected arguments"},
 		{"unknown flag", []string{"lab", "-gpu"}, 2, "", "flag provided but not defined"},
@@ -37,7 +39,9 @@ func TestLabCommand(t *testing.T) {
 			}
 		})
 	}
-	if _, err := os.Stat(filepath.Join(plots, "2.2-allocated-vs-reserved-vs-driver-used.png")); err != nil {
-		t.Errorf("the figure was not written: %v", err)
+	for _, f := range []string{"2.2-allocated-vs-reserved-vs-driver-used.png", "02-memory-mechanics-storagevsviews-1.png"} {
+		if _, err := os.Stat(filepath.Join(plots, f)); err != nil {
+			t.Errorf("the figure was not written: %v", err)
+		}
 	}
 }
