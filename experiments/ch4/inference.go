@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/model"
 )
@@ -248,6 +249,20 @@ func (r InferenceResult) String() string {
 		fmt.Fprintln(&b, "(simulated device: times are the CPU reference kernels plus modelled cudaMalloc latency, not GPU times)")
 	}
 	return b.String()
+}
+
+// Table returns the modes' figures as a notebook table (HTML in GoNB): the
+// same columns as String's.
+func (r InferenceResult) Table() *memlab.Table {
+	t := memlab.NewTable("mode", "peak allocated", "above weights", "saved", "peak reserved", "allocator calls", "cudaMalloc", "median token", "saved", "median prefill")
+	cfg := r.Size.Config
+	t.Caption = fmt.Sprintf("%s model (%d layers, d_model %d, %s of weights) on %s", r.Size.Name, cfg.Layers, cfg.Dim, mib(r.WeightBytes), r.Device)
+	for _, row := range r.Rows {
+		mem, tok := r.Savings(row)
+		t.Row(row.Mode, mib(row.PeakAllocated), mib(row.Working), fmt.Sprintf("%.1f%%", mem), mib(row.PeakReserved),
+			row.AllocCalls, row.DeviceMallocs, us(row.Token), fmt.Sprintf("%.1f%%", tok), us(row.Prefill))
+	}
+	return t
 }
 
 // Measure is what an InferenceRow's value is compared on.

@@ -14,6 +14,15 @@ var Cells = []memlab.Cell{
 	{Notebook: "04-reuse-and-sharing", Section: "4.2 Views (视图)", Name: "viewWriteThrough", Plot: false, Func: viewWriteThrough},
 	{Notebook: "04-reuse-and-sharing", Section: "4.2 Views (视图)", Name: "viewCopies", Plot: true, Func: viewCopies},
 	{Notebook: "04-reuse-and-sharing", Section: "4.2 Views (视图)", Name: "viewNonContiguous", Plot: false, Func: viewNonContiguous},
+	{Notebook: "04-reuse-and-sharing", Section: "4.3 Memory pools (内存池)", Name: "chapterTensorPool", Plot: false, Func: chapterTensorPool},
+	{Notebook: "04-reuse-and-sharing", Section: "4.3 Memory pools (内存池)", Name: "poolLatency", Plot: true, Func: poolLatency},
+	{Notebook: "04-reuse-and-sharing", Section: "4.3 Memory pools (内存池)", Name: "pagedCacheAPI", Plot: false, Func: pagedCacheAPI},
+	{Notebook: "04-reuse-and-sharing", Section: "4.3 Memory pools (内存池)", Name: "kvStrategies", Plot: true, Func: kvStrategies},
+	{Notebook: "04-reuse-and-sharing", Section: "4.4 All together: a small transformer (综合应用)", Name: "oneRequestByMode", Plot: false, Func: oneRequestByMode},
+	{Notebook: "04-reuse-and-sharing", Section: "4.4 All together: a small transformer (综合应用)", Name: "inferenceSmall", Plot: true, Func: inferenceSmall},
+	{Notebook: "04-reuse-and-sharing", Section: "4.4 All together: a small transformer (综合应用)", Name: "attentionScores", Plot: false, Func: attentionScores},
+	{Notebook: "04-reuse-and-sharing", Section: "4.4 All together: a small transformer (综合应用)", Name: "inPlaceLayerNorm", Plot: false, Func: inPlaceLayerNorm},
+	{Notebook: "04-reuse-and-sharing", Section: "4.4 All together: a small transformer (综合应用)", Name: "recordedH200", Plot: true, Func: recordedH200},
 }
 
 func init() { memlab.RegisterCells(Cells...) }
