@@ -57,6 +57,18 @@ Python's `a = a + 1` computes a new tensor while the old `a` is alive, then rebi
 name (the old tensor dies with its last reference); `a += 1` is `a.add_(1)`.
 */
 
+// first returns t's first element.
+//
+//nb:decl
+func first(t *tensor.Tensor) float32 { return memlab.Must(t.Float32s())[0] }
+
+// values returns t's elements and releases t.
+func values(t *tensor.Tensor) []float32 {
+	v := memlab.Must(t.Float32s())
+	memlab.Check(t.Release())
+	return v
+}
+
 //nb:cell
 func rebindVsAddInPlace() {
 	l := memlab.MustOpen()
@@ -79,18 +91,6 @@ func rebindVsAddInPlace() {
 	fmt.Printf("a += 1:    same storage %v, version %d, a[0, 0] = %v\n", a.DataPtr() == ptr, a.Version(), first(a))
 	memlab.Measured("a = a + 1 needs %s beyond a at its peak, a += 1 needs %s", memlab.FormatBytes(rebind), memlab.FormatBytes(inPlace))
 	memlab.Check(tensor.ReleaseAll(a, one))
-}
-
-// first returns t's first element.
-//
-//nb:decl
-func first(t *tensor.Tensor) float32 { return memlab.Must(t.Float32s())[0] }
-
-// values returns t's elements and releases t.
-func values(t *tensor.Tensor) []float32 {
-	v := memlab.Must(t.Float32s())
-	memlab.Check(t.Release())
-	return v
 }
 
 /*md

@@ -133,6 +133,18 @@ the same, and in this pre-LN transformer `h` is the residual stream, which the r
 add reads after the sublayer:
 */
 
+// maxDiff is the largest elementwise difference between a and b.
+//
+//nb:decl
+func maxDiff(a, b *tensor.Tensor) float64 {
+	x, y := memlab.Must(a.Float32s()), memlab.Must(b.Float32s())
+	d := 0.0
+	for i := range x {
+		d = math.Max(d, math.Abs(float64(x[i]-y[i])))
+	}
+	return d
+}
+
 //nb:cell
 func inPlaceLayerNorm() {
 	l := memlab.MustOpen()
@@ -161,18 +173,6 @@ func inPlaceLayerNorm() {
 	memlab.Measured("out of place: %s above the inputs at the peak; \"in place\": %s, and the output differs by up to %.3g",
 		memlab.FormatBytes(outPeak), memlab.FormatBytes(inPeak), maxDiff(h, h2))
 	memlab.Check(tensor.ReleaseAll(d, h2, h, w, b, g))
-}
-
-// maxDiff is the largest elementwise difference between a and b.
-//
-//nb:decl
-func maxDiff(a, b *tensor.Tensor) float64 {
-	x, y := memlab.Must(a.Float32s()), memlab.Must(b.Float32s())
-	d := 0.0
-	for i := range x {
-		d = math.Max(d, math.Abs(float64(x[i]-y[i])))
-	}
-	return d
 }
 
 /*md
