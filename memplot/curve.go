@@ -170,6 +170,9 @@ type Series struct {
 	// its X and reaching halfway to its neighbours: for states after discrete
 	// steps, such as memory after each op.
 	Step bool
+	// Dashed draws the line dashed, so that a series that runs on top of
+	// another leaves it visible.
+	Dashed bool
 }
 
 // Lines draws several byte series against a shared x axis, for comparing the
@@ -209,6 +212,9 @@ func Lines(title, xLabel string, series ...Series) (*Figure, error) {
 		}
 		l.Color = Palette[i%len(Palette)]
 		l.Width = vg.Points(1.5)
+		if s.Dashed {
+			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		}
 		f.Add(l)
 		f.AddKey(s.Name, l)
 	}

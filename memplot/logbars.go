@@ -48,7 +48,7 @@ func BarsLog(title, yLabel string, groups []string, series ...BarSeries) (*Figur
 	f.Y.Label.Text = yLabel + " (log scale)"
 	f.Y.Scale = plot.LogScale{}
 	f.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	f.Y.Min, f.Y.Max = floor, ceil
+	f.Y.Min, f.Y.Max = floor*0.999, ceil // a hair below, so that the floor's tick is drawn
 	f.Add(&plotter.Grid{Horizontal: draw.LineStyle{Color: color.Gray{Y: 0xdd}, Width: vg.Points(0.5)}})
 	w := barWidth(len(groups), len(series))
 	for i, s := range series {

@@ -250,7 +250,7 @@ func TestBarsLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(f.Y.Min-0.01) > 1e-12 || f.Y.Max != 100 {
+	if math.Abs(f.Y.Min-0.01) > 1e-4 || f.Y.Max != 100 {
 		t.Errorf("axis [%g, %g], want [0.01, 100]: the powers of ten around the values", f.Y.Min, f.Y.Max)
 	}
 	if _, err := f.PNG(); err != nil {

@@ -37,7 +37,7 @@ func reluVsReluInPlace() {
 	memlab.Check(x.Release())
 	steps.Add("del x")
 	steps.Table().Show()
-	memlab.Show(steps.Plot("4.1 y = x.relu() vs x.relu_()"))
+	memlab.Show(steps.PlotAllocator("4.1 y = x.relu() vs x.relu_()"))
 	memlab.Measured("y = x.relu() peaks at %s, x.relu_() at %s: %.0f %% less, exactly the output's size",
 		memlab.FormatBytes(outOfPlace), memlab.FormatBytes(inPlace), 100*float64(outOfPlace-inPlace)/float64(outOfPlace))
 }
