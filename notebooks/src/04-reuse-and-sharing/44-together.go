@@ -77,8 +77,8 @@ is why `last-logits`, memlab's extra, moves the peak and in-place alone does not
 does not touch the tensors alive at that moment. `views` keeps the fused QKV projection
 alive through the K/V views kept as the cache (a view keeps its base's storage, exercise
 11), and `kv-cache` is sized for the longest request: the chapter's three together
-therefore do not lower this peak. The chapter's 20–30 % holds for models whose peak is
-made of what those techniques remove; this one's is not.
+therefore do not lower this peak. The chapter's 20–30 % can hold only where the peak is
+made of what those techniques remove; this model's is not.
 
 **Try it:** `ch4.Inference(ch4.Setup{}, "small", model.Baseline, model.InPlace|model.LastLogits)`
 — in-place once last-logits has moved the peak.
