@@ -14,7 +14,6 @@ import (
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 
-	_ "memlab.dev/memlab/experiments/ch2"                    // registers chapter 2's experiments
 	_ "memlab.dev/memlab/notebooks/src/02-memory-mechanics"  // registers notebook 02's cells
 	_ "memlab.dev/memlab/notebooks/src/04-reuse-and-sharing" // registers notebook 04's cells
 )

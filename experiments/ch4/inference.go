@@ -460,8 +460,7 @@ func (r InferenceResult) PlotCurves() (*memplot.Figure, error) {
 	}
 	var series []memplot.Series
 	for _, row := range rows {
-		// Later modes dashed: where they run on an earlier one, both show.
-		s := memplot.Series{Name: row.Mode.String(), Y: make([]int64, len(row.StepPeak)), X: make([]float64, len(row.StepPeak)), Dashed: len(series) > 1}
+		s := memplot.Series{Name: row.Mode.String(), Y: make([]int64, len(row.StepPeak)), X: make([]float64, len(row.StepPeak))}
 		for i, v := range row.StepPeak {
 			s.X[i], s.Y[i] = float64(i), v-row.Weights
 		}

@@ -59,8 +59,8 @@ func exec(t testing.TB, c memlab.Cell) (res Result) {
 	t.Helper()
 	mu.Lock()
 	defer mu.Unlock()
-	var leaks bytes.Buffer
-	prevLeak := tensor.SetLeakWriter(&lockedWriter{w: &leaks})
+	leaks := &lockedWriter{}
+	prevLeak := tensor.SetLeakWriter(leaks)
 	defer tensor.SetLeakWriter(prevLeak)
 	prevSink := memlab.SetFigureSink(func(f *memplot.Figure) error {
 		if _, err := f.PNG(); err != nil {
@@ -97,8 +97,8 @@ func exec(t testing.TB, c memlab.Cell) (res Result) {
 		runtime.GC()
 		time.Sleep(5 * time.Millisecond)
 	}
-	if leaks.Len() > 0 {
-		t.Errorf("cell %s leaked tensors (dropped without Release):\n%s", c.Name, leaks.String())
+	if l := leaks.String(); l != "" {
+		t.Errorf("cell %s leaked tensors (dropped without Release):\n%s", c.Name, l)
 	}
 	return res
 }
@@ -140,13 +140,20 @@ func indent(s string) string {
 	return "\t" + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n\t")
 }
 
+// lockedWriter collects leak reports, which arrive from the runtime's cleanup goroutine.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu  sync.Mutex
+	buf bytes.Buffer
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	return l.buf.Write(p)
+}
+
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }

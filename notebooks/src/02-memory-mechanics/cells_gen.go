@@ -8,6 +8,23 @@ import "memlab.dev/memlab/memlab"
 // the tests look them up by name.
 var Cells = []memlab.Cell{
 	{Notebook: "02-memory-mechanics", Section: "2.1 Tensor storage and views (张量存储)", Name: "storageVsViews", Plot: true, Func: storageVsViews},
+	{Notebook: "02-memory-mechanics", Section: "2.1 Tensor storage and views (张量存储)", Name: "metadataOnHost", Plot: false, Func: metadataOnHost},
+	{Notebook: "02-memory-mechanics", Section: "2.1 Tensor storage and views (张量存储)", Name: "sliceKeepsBase", Plot: true, Func: sliceKeepsBase},
+	{Notebook: "02-memory-mechanics", Section: "2.1 Tensor storage and views (张量存储)", Name: "transposeStrides", Plot: false, Func: transposeStrides},
+	{Notebook: "02-memory-mechanics", Section: "2.1 Tensor storage and views (张量存储)", Name: "viewNonContiguous", Plot: false, Func: viewNonContiguous},
+	{Notebook: "02-memory-mechanics", Section: "2.1 Tensor storage and views (张量存储)", Name: "savedTensors", Plot: true, Func: savedTensors},
+	{Notebook: "02-memory-mechanics", Section: "2.2 The caching allocator (缓存分配器)", Name: "allocatedVsReserved", Plot: true, Func: allocatedVsReserved},
+	{Notebook: "02-memory-mechanics", Section: "2.2 The caching allocator (缓存分配器)", Name: "fiveAllocations", Plot: true, Func: fiveAllocations},
+	{Notebook: "02-memory-mechanics", Section: "2.2 The caching allocator (缓存分配器)", Name: "splitAndMerge", Plot: false, Func: splitAndMerge},
+	{Notebook: "02-memory-mechanics", Section: "2.2 The caching allocator (缓存分配器)", Name: "maxSplitSize", Plot: true, Func: maxSplitSize},
+	{Notebook: "02-memory-mechanics", Section: "2.3 Fragmentation (内存碎片)", Name: "chapterSequenceNoOOM", Plot: true, Func: chapterSequenceNoOOM},
+	{Notebook: "02-memory-mechanics", Section: "2.3 Fragmentation (内存碎片)", Name: "fragment", Plot: true, Func: fragment},
+	{Notebook: "02-memory-mechanics", Section: "2.3 Fragmentation (内存碎片)", Name: "fragmentedSummary", Plot: false, Func: fragmentedSummary},
+	{Notebook: "02-memory-mechanics", Section: "2.3 Fragmentation (内存碎片)", Name: "remedies", Plot: true, Func: remedies},
+	{Notebook: "02-memory-mechanics", Section: "2.4 The `torch.cuda` memory API (torch.cuda 内存 API)", Name: "apiTour", Plot: false, Func: apiTour},
+	{Notebook: "02-memory-mechanics", Section: "2.4 The `torch.cuda` memory API (torch.cuda 内存 API)", Name: "leakCheck", Plot: true, Func: leakCheck},
+	{Notebook: "02-memory-mechanics", Section: "2.4 The `torch.cuda` memory API (torch.cuda 内存 API)", Name: "perEpoch", Plot: false, Func: perEpoch},
+	{Notebook: "02-memory-mechanics", Section: "2.4 The `torch.cuda` memory API (torch.cuda 内存 API)", Name: "twoTenants", Plot: true, Func: twoTenants},
 }
 
 func init() { memlab.RegisterCells(Cells...) }
