@@ -61,6 +61,7 @@ func BarsLog(title, yLabel string, groups []string, series ...BarSeries) (*Figur
 	}
 	f.NominalX(groups...)
 	f.X.Min, f.X.Max = -0.5, float64(len(groups))-0.5
+	labelGroups(f, groups)
 	return f, nil
 }
 

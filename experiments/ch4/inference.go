@@ -439,12 +439,7 @@ func (r InferenceResult) bars(what, unit string, value func(InferenceRow) float6
 		groups[i] = row.Mode.String()
 		vals.Values = append(vals.Values, value(row))
 	}
-	f, err := memplot.Bars(fmt.Sprintf("4.4 %s model: %s", r.Size.Name, what), unit, groups, vals)
-	if err != nil {
-		return nil, err
-	}
-	f.LabelX(groups...)
-	return f, nil
+	return memplot.Bars(fmt.Sprintf("4.4 %s model: %s", r.Size.Name, what), unit, groups, vals)
 }
 
 // PlotCurves draws the peak memory above the weights during each forward

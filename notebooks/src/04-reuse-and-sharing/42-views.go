@@ -112,11 +112,7 @@ func viewCopies() {
 		names, copied.Values = append(names, op.expr), append(copied.Values, float64(grew)/(1<<20))
 	}
 	tab.Show()
-	fig, err := memplot.Bars("4.2 memory each operation allocates (x is 4 MiB)", "MiB", names, copied)
-	if err == nil {
-		fig.LabelX(names...) // written upwards: the expressions are long
-	}
-	memlab.Show(fig, err)
+	memlab.Show(memplot.Bars("4.2 memory each operation allocates (x is 4 MiB)", "MiB", names, copied))
 	memlab.Check(x.Release())
 }
 
