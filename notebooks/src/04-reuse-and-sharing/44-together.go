@@ -80,8 +80,9 @@ alive through the K/V views kept as the cache (a view keeps its base's storage, 
 therefore do not lower this peak. The chapter's 20–30 % can hold only where the peak is
 made of what those techniques remove; this model's is not.
 
-**Try it:** `ch4.Inference(ch4.Setup{}, "small", model.Baseline, model.InPlace|model.LastLogits)`
-— in-place once last-logits has moved the peak.
+**Try it:** `ch4.Inference(ch4.Setup{}, "small", model.Optimised&^model.InPlace, model.Optimised)`
+— the first mode is the reference: in-place, which saved nothing alone, lowers the peak
+once last-logits has moved it.
 
 ### Pooled attention-score buffers
 
@@ -210,6 +211,11 @@ func recordedH200() {
 }
 
 /*md
+**Try it:** on a machine with an NVIDIA GPU, `go build -o memlab ./cmd/memlab` and run
+`./memlab ch4 -device cuda -size small -record mine.json`, then
+`ch4.ParseRecording(data)` on the file in a cell: the bytes and counts are the recorded
+ones on any card; the times are your card's.
+
 On the GPU the bytes and counts equal the simulated device's to the byte — allocation
 decisions do not depend on the device — and the latencies are CUDA-event times. At the
 large size the same effects as above decide the peak, and what the techniques save is
