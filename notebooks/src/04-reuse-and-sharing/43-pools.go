@@ -226,5 +226,6 @@ wastes at most a block's tail per sequence; its segment map is one segment, whol
 allocated.
 
 **Try it:** set `w := ch4.DefaultKVWorkload; w.BlockSize = 64` and pass `w`: fewer, larger
-blocks waste more slots per sequence (up to 63).
+blocks waste more slots: up to 63 per sequence, so "max unused slots" (summed over the 4
+sequences decoded at once) grows to 4 × 63.
 */
