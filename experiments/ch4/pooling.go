@@ -322,10 +322,7 @@ func (r KVResult) Row(prefix string) (KVRow, bool) {
 // String prints the table.
 func (r KVResult) String() string {
 	var b strings.Builder
-	w := r.Workload
-	fmt.Fprintf(&b, "%d sequences of %d–%d tokens, %d at a time; %d heads × %d dims (%d bytes of K+V per token); paged blocks of %d tokens, arena %s\n",
-		w.Sequences, w.MinLen, w.MaxLen, w.Concurrent, w.Heads, w.HeadDim, r.TokenBytes, w.BlockSize, mib(r.ArenaBytes))
-	fmt.Fprintf(&b, "peak of live keys and values: %s\n", mib(r.PeakUseful))
+	fmt.Fprintln(&b, r.caption())
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "strategy\tallocator calls\tcudaMalloc\tpeak allocated\tpeak reserved\tpeak held for KV\tmax unused slots\tmedian step\t")
 	for _, row := range r.Rows {
@@ -334,6 +331,23 @@ func (r KVResult) String() string {
 	}
 	tw.Flush()
 	return b.String()
+}
+
+// caption says what ran: the workload and the peak of live keys and values.
+func (r KVResult) caption() string {
+	w := r.Workload
+	return fmt.Sprintf("%d sequences of %d–%d tokens, %d at a time; %d heads × %d dims (%d bytes of K+V per token); paged blocks of %d tokens, arena %s\npeak of live keys and values: %s",
+		w.Sequences, w.MinLen, w.MaxLen, w.Concurrent, w.Heads, w.HeadDim, r.TokenBytes, w.BlockSize, mib(r.ArenaBytes), mib(r.PeakUseful))
+}
+
+// Table returns String's table as a notebook table (HTML in GoNB).
+func (r KVResult) Table() *memlab.Table {
+	t := memlab.NewTable("strategy", "allocator calls", "cudaMalloc", "peak allocated", "peak reserved", "peak held for KV", "max unused slots", "median step")
+	t.Caption = r.caption()
+	for _, row := range r.Rows {
+		t.Row(row.Strategy, row.AllocCalls, row.DeviceMallocs, mib(row.PeakAllocated), mib(row.PeakReserved), mib(row.PeakHeld), row.MaxWaste, us(row.Median))
+	}
+	return t
 }
 
 // Plot draws the bytes each strategy holds for keys and values after each

@@ -142,8 +142,8 @@ func poolLatency() {
 			}
 			times[i] = time.Since(t0)
 		}
-		tab.Row(way, allocCalls(l)-calls, l.MemoryStats()["num_device_alloc"]-mallocs, median(times))
 		medians.Values = append(medians.Values, float64(median(times))/float64(time.Microsecond))
+		tab.Row(way, allocCalls(l)-calls, l.MemoryStats()["num_device_alloc"]-mallocs, fmt.Sprintf("%.2f µs", medians.Values[w]))
 		memlab.Check(tp.Release())
 		memlab.Check(l.Close())
 	}
@@ -205,7 +205,7 @@ longer than a cell should be; it is [`ch4.KVStrategies`](../experiments/ch4/pool
 //nb:cell plot
 func kvStrategies() {
 	r := memlab.Must(ch4.KVStrategies(ch4.Setup{}, ch4.DefaultKVWorkload))
-	fmt.Print(r)
+	r.Table().Show()
 	memlab.Show(r.Plot())
 	memlab.Show(r.PlotSegments("torch.cat"))
 	memlab.Show(r.PlotSegments("paged"))

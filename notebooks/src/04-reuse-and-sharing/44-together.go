@@ -199,7 +199,12 @@ Tables and notes are printed from the files, which name their command, date and 
 //nb:cell plot
 func recordedH200() {
 	runs := memlab.Must(ch4.LoadRecorded())
-	for _, run := range runs {
+	for _, size := range []string{"small", "large"} {
+		run, ok := runs.Size(size)
+		if !ok {
+			fmt.Println("no recorded run of the", size, "size")
+			continue
+		}
 		fmt.Println(run.Header())
 		run.Result.Table().Show()
 		fmt.Println(run.Result.Findings())
