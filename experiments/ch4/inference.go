@@ -304,7 +304,7 @@ func (m Measure) Of(row InferenceRow) float64 {
 // Claim is one of the course's figures beside the comparison that measures
 // it.
 type Claim struct {
-	Claim     string // the course's words, "" for a second comparison of the same claim
+	Claim     string // the course's words; "" for a further comparison of the claim before
 	Mode, Ref model.Mode
 	What      Measure
 	Saved     float64 // percent of Ref's value that Mode saves (negative: Mode is larger)
@@ -319,21 +319,28 @@ type Claim struct {
 // left out.
 func (r InferenceResult) Claims() []Claim {
 	var cs []Claim
+	shown := "" // the claim the last comparison printed under
 	add := func(text string, mode, ref model.Mode, what Measure) {
-		row, ok := r.Row(mode)
-		base, okRef := r.Row(ref)
-		if ok && okRef && mode != ref {
-			cs = append(cs, Claim{text, mode, ref, what, saved(what.Of(row), what.Of(base))})
+		v, ok := r.Compare(mode, ref, what)
+		if !ok || mode == ref {
+			return
 		}
+		c := Claim{Mode: mode, Ref: ref, What: what, Saved: v}
+		if text != shown {
+			c.Claim, shown = text, text
+		}
+		cs = append(cs, c)
 	}
-	add("in-place ops, BERT-like inference: 12%", model.InPlace, model.Baseline, Working)
-	add("", model.Optimised, model.Optimised&^model.InPlace, Working)
-	add("views + in-place + pooling combined: 20–30%", model.Chapter, model.Baseline, Working)
-	add("", model.Chapter, model.Baseline, Peak)
-	add("KV-cache pooling, latency: 5–10%", model.KVCache, model.Baseline, TokenLatency)
-	add("", model.Chapter, model.Baseline, TokenLatency)
-	add("memlab's extra, not the chapter's:", model.LastLogits, model.Baseline, Working)
-	add("", model.Optimised, model.Baseline, Working)
+	const inPlace, combined, latency, extra = "in-place ops, BERT-like inference: 12%", "views + in-place + pooling combined: 20–30%",
+		"KV-cache pooling, latency: 5–10%", "memlab's extra, not the chapter's:"
+	add(inPlace, model.InPlace, model.Baseline, Working)
+	add(inPlace, model.Optimised, model.Optimised&^model.InPlace, Working)
+	add(combined, model.Chapter, model.Baseline, Working)
+	add(combined, model.Chapter, model.Baseline, Peak)
+	add(latency, model.KVCache, model.Baseline, TokenLatency)
+	add(latency, model.Chapter, model.Baseline, TokenLatency)
+	add(extra, model.LastLogits, model.Baseline, Working)
+	add(extra, model.Optimised, model.Baseline, Working)
 	return cs
 }
 
