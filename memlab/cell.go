@@ -45,7 +45,7 @@ func FormatBytes(n int64) string { return allocator.FormatSize(n) }
 // an experiment, printed by the cell from the numbers it measured, so that the
 // prose can never drift from the result.
 func Measured(format string, args ...any) {
-	fmt.Fprintf(Output, "Measured: "+strings.TrimRight(format, "\n")+"\n", args...)
+	fmt.Fprintf(output(), "Measured: "+strings.TrimRight(format, "\n")+"\n", args...)
 }
 
 var (
@@ -81,13 +81,20 @@ func Show(fig *memplot.Figure, err error) {
 	sinkMu.Lock()
 	f := sink
 	sinkMu.Unlock()
-	if f != nil {
-		Check(f(fig))
-		return
+	if f == nil {
+		f = saveFigure
 	}
+	Check(f(fig))
+}
+
+// saveFigure is the default figure sink: the figure as PNG under
+// $MEMLAB_PLOT_DIR (default "plots"), its path printed.
+func saveFigure(fig *memplot.Figure) error {
 	path, err := fig.Show()
-	Check(err)
-	fmt.Fprintf(Output, "figure: %s\n", path)
+	if err == nil {
+		fmt.Fprintf(output(), "figure: %s\n", path)
+	}
+	return err
 }
 
 // Table is a table of text cells for a notebook: an HTML table in GoNB (which
@@ -194,7 +201,7 @@ func (t *Table) Show() {
 		gonbui.Sync()
 		return
 	}
-	io.WriteString(Output, t.String())
+	io.WriteString(output(), t.String())
 }
 
 var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;")

@@ -102,15 +102,11 @@ func (c Cell) Exec() (figures int, err error) {
 	sinkMu.Lock()
 	inner := sink
 	sinkMu.Unlock()
+	if inner == nil {
+		inner = saveFigure
+	}
 	prev := SetFigureSink(func(f *memplot.Figure) error {
 		figures++
-		if inner == nil {
-			path, err := f.Show()
-			if err == nil {
-				fmt.Fprintf(Output, "figure: %s\n", path)
-			}
-			return err
-		}
 		return inner(f)
 	})
 	defer SetFigureSink(prev)

@@ -334,7 +334,7 @@ func TestShowTextOutsideNotebook(t *testing.T) {
 }
 
 func TestStatsTable(t *testing.T) {
-	got := StatsTable(map[string]int64{"b_bytes": 2 * mib, "a": 3})
+	got := StatsTable(map[string]int64{"b_bytes": 2 * mib, "a": 3}).String()
 	lines := strings.Split(strings.TrimSpace(got), "\n")
 	if len(lines) != 3 || !strings.Contains(lines[1], "a") || !strings.Contains(lines[2], "2.00 MiB") {
 		t.Errorf("StatsTable = %q; want a header, then a, then b_bytes with its size", got)

@@ -9,6 +9,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -165,6 +166,9 @@ func readGoNotebook(dir string) (*goNotebook, error) {
 				if len(lines) == 0 {
 					return nil, fmt.Errorf("%s: empty /*md comment", pos(it.md.Pos()))
 				}
+				if m := typedFigure.FindString(text); m != "" {
+					return nil, fmt.Errorf("%s: markdown holds %q, a figure that looks measured: print it from the cell (memlab.Measured) instead of typing it", pos(it.md.Pos()), m)
+				}
 				for _, l := range lines {
 					if h, ok := strings.CutPrefix(l, "## "); ok {
 						section = strings.TrimSpace(h)
@@ -246,6 +250,11 @@ func readGoNotebook(dir string) (*goNotebook, error) {
 	}
 	return nb, nil
 }
+
+// typedFigure matches what looks like a measured figure typed into markdown:
+// a time, a bandwidth, or a decimal percentage or size ("13.5 %", "4.0 MiB").
+// Whole sizes ("a 64 MiB tensor") describe an experiment's input and pass.
+var typedFigure = regexp.MustCompile(`\d+(\.\d+)?\s?(µs|us|ms|TB/s|GB/s)\b|\d+\.\d+\s?%|\d+\.\d+\s?(MiB|GiB|KiB|MB|GB)\b`)
 
 // docOf returns a declaration's doc comment.
 func docOf(d ast.Decl) *ast.CommentGroup {

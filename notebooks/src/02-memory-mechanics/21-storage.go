@@ -210,8 +210,11 @@ func viewNonContiguous() {
 }
 
 /*md
-**Try it:** ask for `half.View(512, 1024)` instead: it merges two rows of `x[:, ::2]`,
-which are not adjacent in memory, so it fails with the same message as `x.t().view(-1)`.
+**Try it:** ask for `half.View(512, 1024)`, which merges pairs of rows of `x[:, ::2]`:
+it succeeds too, with strides (2048, 2), because each row's next element would sit
+exactly where the following row starts. Then try `memlab.Must(x.Narrow(1, 0, 512)).View(-1)`
+(`x[:, :512].view(-1)`): rows of 512 with gaps of 512 between them cannot be walked with
+one stride, so it fails with the same message as `x.t().view(-1)`.
 
 ### Saved tensors hold memory
 
@@ -270,6 +273,6 @@ func savedTensors() {
 }
 
 /*md
-**Try it:** set `layers = 8`: the tape's memory grows by one activation per layer (and
-the inference line stays flat); make the batch 1024×512 in `forward` and every step doubles.
+**Try it:** set `layers = 8`: the tape's memory grows by one activation per layer, to
+W, x and eight relu outputs, while the inference line stays flat.
 */

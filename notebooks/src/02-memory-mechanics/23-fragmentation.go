@@ -93,9 +93,11 @@ while the batches run nothing is free (each small tensor fills its segment's lef
 exactly); freeing the activations opens the holes — total free far above the request,
 the largest block far below. The error message is PyTorch's, with its advice.
 
-**Try it:** keep 8 MiB tensors instead of 16 MiB (`8<<20` in `workload`): best fit
-still puts each in a leftover, and the request still fails; make the shorter batch
-`512<<20` and it is served (that is the "uniform sizes" remedy below).
+**Try it:** keep 8 MiB tensors instead of 16 MiB (`8<<20` in `workload`): each 16 MiB
+leftover now holds two of them, best fit packs them in pairs, three of the six segments
+are left with no kept tensor, and the request is served — fragmentation depends on
+exactly how the sizes interlock. Or make the shorter batch `512<<20`: it is served too
+(that is the "uniform sizes" remedy below).
 
 ### What `memory_summary()` says about it
 
