@@ -62,7 +62,13 @@ func Bars(title, yLabel string, groups []string, series ...BarSeries) (*Figure, 
 	if top > 0 {
 		f.Y.Max = top * 1.1
 	}
-	// Labels wider than a group's space are written upwards, as LabelX does.
+	labelGroups(f, groups)
+	return f, nil
+}
+
+// labelGroups writes the group labels upwards, as LabelX does, when the
+// longest is wider than a group's space.
+func labelGroups(f *Figure, groups []string) {
 	longest := 0
 	for _, g := range groups {
 		longest = max(longest, len([]rune(g)))
@@ -70,7 +76,6 @@ func Bars(title, yLabel string, groups []string, series ...BarSeries) (*Figure, 
 	if vg.Length(longest)*vg.Points(5.5) > (f.Width-vg.Inch)/vg.Length(len(groups)) {
 		f.LabelX(groups...)
 	}
-	return f, nil
 }
 
 // barWidth fits the bars of all series of one group into about 70 % of the
