@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"memlab.dev/memlab/units"
 )
 
 // EnvVar is the environment variable Open reads when given an empty spec.
@@ -37,8 +39,8 @@ func (s Spec) String() string {
 const specForms = `"auto", "cuda", "cuda:N", "sim", "sim:N", "sim:CAPACITY" or "sim:N:CAPACITY" (CAPACITY such as 24GiB)`
 
 // ParseSpec parses a device specification: "auto" (or ""), "cuda", "cuda:N",
-// "sim", "sim:N", "sim:24GiB" or "sim:N:24GiB". Capacities are parsed by the
-// simulated device's parser (sizes such as 24GiB, 512MiB or 80GB).
+// "sim", "sim:N", "sim:24GiB" or "sim:N:24GiB". Capacities are byte sizes
+// as units.ParseBytes reads them (24GiB, 512MiB, 80GB, 1073741824).
 func ParseSpec(spec string) (Spec, error) {
 	orig := strings.TrimSpace(spec)
 	s := strings.ToLower(orig)
@@ -83,13 +85,9 @@ func ParseSpec(spec string) (Spec, error) {
 			}
 		}
 		if len(rest) == 1 {
-			parse := parseCapacity
-			if parse == nil {
-				parse = parseBytes
-			}
-			c, err := parse(rest[0])
+			c, err := units.ParseBytes(rest[0])
 			if err != nil {
-				return bad(fmt.Sprintf("capacity %q: %v", rest[0], err))
+				return bad("capacity: " + err.Error())
 			}
 			if c == 0 {
 				return bad("capacity 0")
@@ -119,9 +117,8 @@ type Selection struct {
 // Backends open devices; package device leaves them to the backend packages
 // (device/cuda, device/sim) through these hooks, which tests may replace.
 var (
-	openCUDA      func(index int) (Device, error)
-	openSim       func(index int, capacity uint64) (Device, error)
-	parseCapacity func(string) (uint64, error)
+	openCUDA func(index int) (Device, error)
+	openSim  func(index int, capacity uint64) (Device, error)
 )
 
 // Notes receives the one-line note Open writes when automatic selection falls
@@ -219,29 +216,4 @@ func openSimulated(s Spec) (Device, error) {
 		return nil, errors.New("device: this binary has no simulated device")
 	}
 	return openSim(s.Index, s.Capacity)
-}
-
-// parseBytes parses a size such as 24GiB, 512MiB, 80GB or 1048576 (bytes);
-// ParseSpec uses it when no simulated device supplies its own parser.
-func parseBytes(s string) (uint64, error) {
-	units := []struct {
-		suffix string
-		mult   uint64
-	}{
-		{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
-		{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12}, {"b", 1},
-	}
-	t := strings.ToLower(strings.TrimSpace(s))
-	mult := uint64(1)
-	for _, u := range units {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 || f*float64(mult) >= 1<<64 {
-		return 0, fmt.Errorf("not a size such as 24GiB")
-	}
-	return uint64(f * float64(mult)), nil
 }

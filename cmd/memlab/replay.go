@@ -3,14 +3,15 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"memlab.dev/memlab/replay"
+	"memlab.dev/memlab/units"
 )
 
 func init() {
@@ -70,7 +71,10 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		opts.Conf = conf
 	}
 	if *capacity != "" {
-		c, err := parseBytes(*capacity)
+		c, err := units.ParseBytes(*capacity)
+		if err == nil && c == 0 {
+			err = errors.New("capacity 0: the device needs some memory")
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "memlab replay: --capacity: %v\n", err)
 			return 2
@@ -156,8 +160,8 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	fmt.Fprintf(stderr, "memlab replay: %d ops, %d OOMs; allocated %s, reserved %s (peaks %s / %s)\n",
-		res.Ops, res.OOMs, fmtBytes(a.MemoryAllocated()), fmtBytes(a.MemoryReserved()),
-		fmtBytes(a.MaxMemoryAllocated()), fmtBytes(a.MaxMemoryReserved()))
+		res.Ops, res.OOMs, units.FormatBytes(a.MemoryAllocated()), units.FormatBytes(a.MemoryReserved()),
+		units.FormatBytes(a.MaxMemoryAllocated()), units.FormatBytes(a.MaxMemoryReserved()))
 	return 0
 }
 
@@ -220,36 +224,4 @@ func create(path string, stdout io.Writer) (io.WriteCloser, error) {
 		return nopCloser{stdout}, nil
 	}
 	return os.Create(path)
-}
-
-// parseBytes reads "1073741824", "80GiB", "512MiB", "1.5GB".
-func parseBytes(s string) (uint64, error) {
-	s = strings.TrimSpace(s)
-	units := []struct {
-		suffix string
-		mult   float64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
-	mult := 1.0
-	for _, u := range units {
-		if strings.HasSuffix(s, u.suffix) {
-			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
-			break
-		}
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v <= 0 || v*mult > 1<<62 {
-		return 0, fmt.Errorf("%q is not a positive size (bytes, or with KiB/MiB/GiB/TiB)", s)
-	}
-	return uint64(v * mult), nil
-}
-
-func fmtBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
-	default:
-		return fmt.Sprintf("%d B", n)
-	}
 }
