@@ -22,12 +22,17 @@ func init() {
 	})
 }
 
-const replayUsage = `usage: memlab replay --trace FILE [--out STATE.jsonl] [--summary SUMMARY.txt] [--conf STR] [--capacity BYTES] [--viz SNAPSHOT.json|.pickle]
+const replayUsage = `usage: memlab replay --trace FILE [--out STATE.jsonl [--full]] [--summary SUMMARY.txt] [--conf STR] [--capacity BYTES] [--viz SNAPSHOT.json|.pickle]
        memlab replay --check FILE [--conf STR]
 
 FILE is a ground-truth file written by shared/tools/replay_torch.py (.jsonl or
 .jsonl.gz; device allocations get the addresses the GPU gave them) or a bare JSON
 op list such as [["a",1048576],["f",0],["e"]] (addresses from a simulated device).
+
+--out writes one short line per op (a 1 M-op trace makes about 200 MB); with
+--full each line holds the whole allocator state instead (every statistic,
+segment and block, as replay_torch.py records it), which on large traces is
+tens of KB a line.
 
 --check replays FILE and compares every op with the recorded PyTorch state and the
 final summary with FILE's .summary.txt; it prints the matched ops and the first
@@ -39,7 +44,8 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	trace := fs.String("trace", "", "trace to replay")
 	check := fs.String("check", "", "ground-truth file to replay and compare")
-	out := fs.String("out", "", "write one JSON line per op (the state after it) to this file (- for stdout)")
+	out := fs.String("out", "", "write one JSON line per op to this file (- for stdout): memory allocated and reserved, the segment count and the segments made and freed; --full writes the whole state")
+	full := fs.Bool("full", false, "with --out, write the whole state after each op (every statistic, segment and block: tens of KB a line on large traces, gigabytes for long ones)")
 	summary := fs.String("summary", "", "write the final memory summary to this file (- for stdout)")
 	conf := fs.String("conf", "", "allocator configuration in PYTORCH_CUDA_ALLOC_CONF syntax (overrides the trace's)")
 	viz := fs.String("viz", "", "write a memory_viz snapshot with the event history at the end (.pickle: PyTorch's pickle, else JSON); open it at pytorch.org/memory_viz")
@@ -53,6 +59,10 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "memlab replay: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if *full && *out == "" {
+		fmt.Fprintln(stderr, "memlab replay: --full needs --out")
 		return 2
 	}
 	if (*trace == "") == (*check == "") {
@@ -108,7 +118,11 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 			if werr != nil {
 				return
 			}
-			b, err := json.Marshal(s)
+			var v any = s
+			if !*full {
+				v = compact(s)
+			}
+			b, err := json.Marshal(v)
 			if err != nil {
 				werr = err
 				return
@@ -224,4 +238,34 @@ func create(path string, stdout io.Writer) (io.WriteCloser, error) {
 		return nopCloser{stdout}, nil
 	}
 	return os.Create(path)
+}
+
+// compactState is one --out line without --full: the op, its result, the
+// memory figures and what changed in the segments, not the whole state.
+type compactState struct {
+	Kind               string      `json:"kind"`
+	I                  int         `json:"i"`
+	Op                 replay.Op   `json:"op"`
+	ID                 *int        `json:"id,omitempty"`
+	Ptr                *uint64     `json:"ptr,omitempty"`
+	MemoryAllocated    *int64      `json:"memory_allocated,omitempty"`
+	MemoryReserved     *int64      `json:"memory_reserved,omitempty"`
+	MaxMemoryAllocated *int64      `json:"max_memory_allocated,omitempty"`
+	MaxMemoryReserved  *int64      `json:"max_memory_reserved,omitempty"`
+	Segments           int         `json:"segments"`
+	NewSegs            [][2]uint64 `json:"new_segs,omitempty"`
+	GoneSegs           [][2]uint64 `json:"gone_segs,omitempty"`
+	OOM                bool        `json:"oom,omitempty"`
+	Msg                string      `json:"msg,omitempty"`
+	Noop               bool        `json:"noop,omitempty"`
+}
+
+func compact(s replay.State) compactState {
+	return compactState{
+		Kind: s.Kind, I: s.I, Op: s.Op, ID: s.ID, Ptr: s.Ptr,
+		MemoryAllocated: s.MemoryAllocated, MemoryReserved: s.MemoryReserved,
+		MaxMemoryAllocated: s.MaxMemoryAllocated, MaxMemoryReserved: s.MaxMemoryReserved,
+		Segments: len(s.SegSizes), NewSegs: s.NewSegs, GoneSegs: s.GoneSegs,
+		OOM: s.OOM, Msg: s.Msg, Noop: s.Noop,
+	}
 }
