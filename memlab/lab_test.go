@@ -10,6 +10,7 @@ import (
 	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/device/sim"
 	"memlab.dev/memlab/memplot"
+	"memlab.dev/memlab/tensor"
 )
 
 const mib = 1 << 20
@@ -408,5 +409,25 @@ func TestSimBareNumberIsACapacity(t *testing.T) {
 	}
 	if l.String() != "sim:0" || total != 1<<30 {
 		t.Fatalf("Sim(\"1073741824\") opened %s with %d bytes; want sim:0 with 1073741824", l, total)
+	}
+}
+
+// Tensors of two labs cannot be combined, and the error tells the two
+// devices apart although both are named sim:0.
+func TestOpsAcrossTwoLabsNameThemApart(t *testing.T) {
+	a, b := openSim(t), openSim(t)
+	x, err := tensor.Ones(a, tensor.Float32, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Release()
+	y, err := tensor.Ones(b, tensor.Float32, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Release()
+	_, err = x.Add(y)
+	if err == nil || !strings.Contains(err.Error(), "found at least two devices, sim:0 and another sim:0 (a different device of the same name") {
+		t.Fatalf("x.Add(y) across labs: %v", err)
 	}
 }
