@@ -18,15 +18,16 @@ import (
 	"testing"
 
 	"memlab.dev/memlab/device"
+	"memlab.dev/memlab/device/oracle"
 	"memlab.dev/memlab/kernels/cpu"
 	"memlab.dev/memlab/tensor"
 )
 
-// Tolerances of the suite (see the package comment).
+// Tolerances of the suite (see the package comment): package oracle's.
 const (
-	TolFloat32  = 1e-5
-	TolMatmul32 = 1e-4
-	TolHalf     = 1e-2
+	TolFloat32  = oracle.TolFloat32
+	TolMatmul32 = oracle.TolMatmul32
+	TolHalf     = oracle.TolHalf
 )
 
 // Run runs the whole suite on dev. dev must be freshly opened; Run frees what
@@ -206,7 +207,7 @@ type env struct {
 	t    *testing.T
 	dev  device.Device
 	ref  *cpu.Kernels
-	host *HostMemory
+	host *oracle.HostMemory
 	bufs []uint64
 	seed uint64
 }
@@ -219,7 +220,7 @@ type pair struct {
 }
 
 func newEnv(t *testing.T, dev device.Device) *env {
-	h := NewHostMemory()
+	h := oracle.NewHostMemory()
 	e := &env{t: t, dev: dev, ref: cpu.New(h), host: h, seed: 1}
 	t.Cleanup(func() {
 		for _, p := range e.bufs {
@@ -326,7 +327,7 @@ func (e *env) check(tol float64, outs []pair, op func(k tensor.Kernels, s side) 
 		}
 		want, _ := e.host.Bytes(o.ref.Base, o.nbytes)
 		dt := o.dev.DType
-		if r := RelErr(Decode(dt, got), Decode(dt, want)); !(r <= tol) {
+		if r := oracle.RelErr(oracle.Decode(dt, got), oracle.Decode(dt, want)); !(r <= tol) {
 			e.t.Errorf("output %d (%v %v): relative error %.3g > %.0g", i, dt, o.dev.Shape, r, tol)
 		}
 	}
