@@ -1,7 +1,10 @@
 // Package devicetest is the conformance suite of device.Device: memory,
-// virtual memory, and every kernel checked against the CPU reference
-// (kernels/cpu) as oracle. The simulated device runs it in CI; the same
-// suite, built here and carried to a GPU machine, runs on the CUDA backends.
+// virtual memory, hand-computed kernel cases (Known: literal inputs and
+// results, so that a device whose kernels are the CPU reference itself, as
+// the simulator's are, is still checked against something independent), and
+// every kernel checked against the CPU reference (kernels/cpu) as oracle. The
+// simulated device runs it in CI; the same suite, built here and carried to a
+// GPU machine, runs on the CUDA backends.
 //
 // Tolerances are relative errors ‖out − ref‖ / ‖ref‖ over whole buffers (so
 // a write outside a kernel's output is caught as well): 1e-5 for float32
@@ -47,6 +50,7 @@ func RunExcept(t *testing.T, dev device.Device, skip func(name string) bool) {
 	}{
 		{"Memory", func(t *testing.T) { Memory(t, dev) }},
 		{"VirtualMemory", func(t *testing.T) { VirtualMemory(t, dev) }},
+		{"Known", func(t *testing.T) { known(t, dev, skip) }},
 		{"Kernels", func(t *testing.T) { kernels(t, dev, skip) }},
 		{"BadInput", func(t *testing.T) { badInput(t, dev, skip) }},
 		{"Time", func(t *testing.T) { Time(t, dev) }},
