@@ -94,15 +94,16 @@ func TestRobustReadMalformedTraces(t *testing.T) {
 	}
 	// A truncated copy of a real ground-truth file.
 	matches, _ := filepath.Glob(filepath.Join("testdata", "*", "*.jsonl.gz"))
-	if len(matches) > 0 {
-		data, err := os.ReadFile(matches[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, cut := range []int{1, 2, 20, len(data) / 3, len(data) - 9, len(data) - 1} {
-			if _, err := readNoPanic(t, "truncated "+matches[0], data[:cut]); err == nil {
-				t.Errorf("%s cut at %d of %d bytes: Read accepted it", matches[0], cut, len(data))
-			}
+	if len(matches) == 0 {
+		t.Fatal("no ground-truth files in testdata/*/ to truncate")
+	}
+	data, err := os.ReadFile(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cut := range []int{1, 2, 20, len(data) / 3, len(data) - 9, len(data) - 1} {
+		if _, err := readNoPanic(t, "truncated "+matches[0], data[:cut]); err == nil {
+			t.Errorf("%s cut at %d of %d bytes: Read accepted it", matches[0], cut, len(data))
 		}
 	}
 }
