@@ -62,7 +62,7 @@ type Config struct {
 
 	raw    string // the string this Config was parsed from
 	parsed bool   // raw is meaningful
-	given  keySet // the keys the string set, so that an explicit 0 is checked as a value
+	given  keySet // while parsing, the keys the string set (so that an explicit 0 is checked as a value); after, only givenFraction
 }
 
 // keySet records which keys a parsed string gave, for the keys whose zero value
@@ -411,6 +411,10 @@ func ParseConfig(s string) (Config, error) {
 	if guess != nil {
 		return Config{}, guess
 	}
+	// Every value was checked as written; from here on a zero field means the
+	// default, as in a Config built in code (a caller may change fields). Only
+	// an explicit per_process_memory_fraction:0 keeps its meaning: a cap at 0.
+	c.given &= givenFraction
 	return c, nil
 }
 

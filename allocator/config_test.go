@@ -330,3 +330,23 @@ func equivalentConfigs(a, b Config) bool {
 	}
 	return norm(a) == norm(b)
 }
+
+// A parsed Config whose fields the caller changes afterwards follows the rules
+// of a Config built in code: zero means the default.
+func TestParsedConfigChangedInCode(t *testing.T) {
+	c, err := ParseConfig("max_split_size_mb:128,garbage_collection_threshold:0.6,large_segment_size_mb:40,pinned_num_register_threads:4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.MaxSplitSize, c.GarbageCollectionThreshold, c.LargeSegmentSize, c.PinnedNumRegisterThreads = 0, 0, 0, 0
+	if _, err := New(newFakeMemory(1<<30), c); err != nil {
+		t.Fatalf("New of a parsed Config reset to defaults in code: %v", err)
+	}
+	f, err := ParseConfig("per_process_memory_fraction:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := f.memoryFraction(); !ok || got != 0 {
+		t.Fatalf("per_process_memory_fraction:0 = %v, %v; want a cap at 0", got, ok)
+	}
+}
