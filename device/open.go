@@ -177,14 +177,14 @@ func OpenSelect(spec string) (Device, Selection, error) {
 		}
 		d, err := openCUDA(s.Index)
 		if err != nil {
-			return nil, sel, err
+			return nil, sel, fmt.Errorf("device: open %q: %w", sel.Requested, err)
 		}
 		sel.Device, sel.Reason = d.String(), "requested"
 		return d, sel, nil
 	case Simulated:
 		d, err := openSimulated(s)
 		if err != nil {
-			return nil, sel, err
+			return nil, sel, fmt.Errorf("device: open %q: %w", sel.Requested, err)
 		}
 		sel.Device, sel.Reason = d.String(), "requested"
 		return d, sel, nil
