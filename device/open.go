@@ -36,6 +36,10 @@ func (s Spec) String() string {
 	return fmt.Sprintf("%s:%d", s.Kind, s.Index)
 }
 
+// maxSimIndex bounds the index of a simulated device, so that a capacity
+// written without a unit ("sim:1073741824") is not read as an index.
+const maxSimIndex = 1<<16 - 1
+
 const specForms = `"auto", "cuda", "cuda:N", "sim", "sim:N", "sim:CAPACITY" or "sim:N:CAPACITY" (CAPACITY such as 24GiB)`
 
 // ParseSpec parses a device specification: "auto" (or ""), "cuda", "cuda:N",
@@ -77,6 +81,9 @@ func ParseSpec(spec string) (Spec, error) {
 			if n, err := strconv.Atoi(rest[0]); err == nil {
 				if n < 0 {
 					return bad("negative device index")
+				}
+				if n > maxSimIndex {
+					return bad(fmt.Sprintf("device index %d is implausible; a capacity of %d bytes is written sim:0:%d (or with a unit, such as sim:24GiB)", n, n, n))
 				}
 				out.Index = n
 				rest = rest[1:]

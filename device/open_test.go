@@ -35,6 +35,9 @@ func TestParseSpec(t *testing.T) {
 		{"sim:1.5B", Spec{}, `size "1.5B": not a whole number of bytes`},
 		{"sim:99999999999TiB", Spec{}, `size "99999999999TiB": too large`},
 		{"sim:1.5GiB", Spec{Kind: Simulated, Capacity: 3 << 29}, ""},
+		{"sim:1073741824", Spec{}, "device index 1073741824 is implausible; a capacity of 1073741824 bytes is written sim:0:1073741824"},
+		{"sim:0:1073741824", Spec{Kind: Simulated, Capacity: 1 << 30}, ""},
+		{"sim:65535", Spec{Kind: Simulated, Index: 65535}, ""},
 		{"sim:a:1GiB", Spec{}, `device index "a"`},
 		{"sim:0:1GiB:x", Spec{}, "at most an index and a capacity"},
 	}
