@@ -26,13 +26,6 @@ import (
 	"memlab.dev/memlab/tensor"
 )
 
-// Tolerances of the suite (see the package comment): package oracle's.
-const (
-	TolFloat32  = oracle.TolFloat32
-	TolMatmul32 = oracle.TolMatmul32
-	TolHalf     = oracle.TolHalf
-)
-
 // Run runs the whole suite on dev. dev must be freshly opened; Run frees what
 // it allocates but does not close dev.
 func Run(t *testing.T, dev device.Device) { RunExcept(t, dev, nil) }
@@ -340,7 +333,7 @@ func (e *env) check(tol float64, outs []pair, op func(k tensor.Kernels, s side) 
 // tolFor returns the suite's tolerance for work in dtype dt.
 func tolFor(dt tensor.DType, f32 float64) float64 {
 	if dt == tensor.Float16 || dt == tensor.BFloat16 {
-		return TolHalf
+		return oracle.TolHalf
 	}
 	if dt.IsFloat() {
 		return f32
@@ -424,7 +417,7 @@ func kernelCases() []kernelCase {
 	} {
 		add("Random/"+r.name, func(e *env) {
 			d := e.alloc(r.s, 0, 0)
-			e.check(tolFor(r.s.dt, TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error {
+			e.check(tolFor(r.s.dt, oracle.TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error {
 				return k.Random(s(d), 12345, r.normal, r.lo, r.hi)
 			})
 		})
@@ -454,7 +447,7 @@ func kernelCases() []kernelCase {
 		add("Copy/"+c.name, func(e *env) {
 			d := e.alloc(c.dst, -1, 1)
 			src := e.alloc(c.src, -100, 100)
-			e.check(tolFor(c.dst.dt, TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Copy(s(d), s(src)) })
+			e.check(tolFor(c.dst.dt, oracle.TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Copy(s(d), s(src)) })
 		})
 	}
 
@@ -464,17 +457,17 @@ func kernelCases() []kernelCase {
 			add(fmt.Sprintf("Unary/%s/%v", u.name, dt), func(e *env) {
 				src := e.alloc(spec{dt: dt, shape: []int{1027}}, -3, 3)
 				d := e.alloc(spec{dt: dt, shape: []int{1027}}, -1, 1)
-				e.check(tolFor(dt, TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Unary(u.op, s(d), s(src), 0.5) })
+				e.check(tolFor(dt, oracle.TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Unary(u.op, s(d), s(src), 0.5) })
 			})
 			add(fmt.Sprintf("Unary/%s/%v/in-place", u.name, dt), func(e *env) {
 				x := e.alloc(spec{dt: dt, shape: []int{64, 33}}, -3, 3)
-				e.check(tolFor(dt, TolFloat32), []pair{x}, func(k tensor.Kernels, s side) error { return k.Unary(u.op, s(x), s(x), -1.25) })
+				e.check(tolFor(dt, oracle.TolFloat32), []pair{x}, func(k tensor.Kernels, s side) error { return k.Unary(u.op, s(x), s(x), -1.25) })
 			})
 		}
 		add(fmt.Sprintf("Unary/%s/transposed-src", u.name), func(e *env) {
 			src := e.alloc(transposed(tensor.Float32, 40, 24), -3, 3)
 			d := e.alloc(f32s(40, 24), -1, 1)
-			e.check(TolFloat32, []pair{d}, func(k tensor.Kernels, s side) error { return k.Unary(u.op, s(d), s(src), 2) })
+			e.check(oracle.TolFloat32, []pair{d}, func(k tensor.Kernels, s side) error { return k.Unary(u.op, s(d), s(src), 2) })
 		})
 	}
 
@@ -485,7 +478,7 @@ func kernelCases() []kernelCase {
 				a := e.alloc(spec{dt: dt, shape: []int{2051}}, -3, 3)
 				bb := e.alloc(spec{dt: dt, shape: []int{2051}}, 0.5, 3)
 				d := e.alloc(spec{dt: dt, shape: []int{2051}}, -1, 1)
-				e.check(tolFor(dt, TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Binary(b.op, s(d), s(a), s(bb)) })
+				e.check(tolFor(dt, oracle.TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Binary(b.op, s(d), s(a), s(bb)) })
 			})
 		}
 		add(fmt.Sprintf("Binary/%s/broadcast-row", b.name), func(e *env) {
@@ -493,12 +486,12 @@ func kernelCases() []kernelCase {
 			row := e.alloc(f32s(70), 0.5, 3)
 			bb := view(row, tensor.Float32, []int{33, 70}, []int{0, 1}, 0)
 			d := e.alloc(f32s(33, 70), -1, 1)
-			e.check(TolFloat32, []pair{d}, func(k tensor.Kernels, s side) error { return k.Binary(b.op, s(d), s(a), s(bb)) })
+			e.check(oracle.TolFloat32, []pair{d}, func(k tensor.Kernels, s side) error { return k.Binary(b.op, s(d), s(a), s(bb)) })
 		})
 		add(fmt.Sprintf("Binary/%s/in-place-transposed", b.name), func(e *env) {
 			a := e.alloc(f32s(48, 20), -3, 3)
 			bb := e.alloc(transposed(tensor.Float32, 48, 20), 0.5, 3)
-			e.check(TolFloat32, []pair{a}, func(k tensor.Kernels, s side) error { return k.Binary(b.op, s(a), s(a), s(bb)) })
+			e.check(oracle.TolFloat32, []pair{a}, func(k tensor.Kernels, s side) error { return k.Binary(b.op, s(a), s(a), s(bb)) })
 		})
 	}
 	add("Binary/add/i32", func(e *env) {
@@ -574,13 +567,13 @@ func kernelCases() []kernelCase {
 			ds := append([]int(nil), r.sh...)
 			ds[r.dim] = 1
 			d := e.alloc(spec{dt: r.dt, shape: ds}, -1, 1)
-			e.check(tolFor(r.dt, TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Reduce(r.op, s(d), s(src), r.dim) })
+			e.check(tolFor(r.dt, oracle.TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Reduce(r.op, s(d), s(src), r.dim) })
 		})
 	}
 	add("Reduce/sum/transposed-src", func(e *env) {
 		src := e.alloc(transposed(tensor.Float32, 70, 90), 0, 1)
 		d := e.alloc(f32s(70, 1), -1, 1)
-		e.check(TolFloat32, []pair{d}, func(k tensor.Kernels, s side) error { return k.Reduce(tensor.Sum, s(d), s(src), 1) })
+		e.check(oracle.TolFloat32, []pair{d}, func(k tensor.Kernels, s side) error { return k.Reduce(tensor.Sum, s(d), s(src), 1) })
 	})
 
 	// Softmax and layer norm.
@@ -600,7 +593,7 @@ func kernelCases() []kernelCase {
 		add("Softmax/"+r.name, func(e *env) {
 			src := e.alloc(r.src, -4, 4)
 			d := e.alloc(spec{dt: r.src.dt, shape: r.src.shape}, -1, 1)
-			e.check(tolFor(r.src.dt, TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Softmax(s(d), s(src)) })
+			e.check(tolFor(r.src.dt, oracle.TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Softmax(s(d), s(src)) })
 		})
 		add("LayerNorm/"+r.name, func(e *env) {
 			src := e.alloc(r.src, -4, 4)
@@ -608,7 +601,7 @@ func kernelCases() []kernelCase {
 			g := e.alloc(spec{dt: r.src.dt, shape: []int{L}}, 0.5, 1.5)
 			b := e.alloc(spec{dt: r.src.dt, shape: []int{L}}, -1, 1)
 			d := e.alloc(spec{dt: r.src.dt, shape: r.src.shape}, -1, 1)
-			e.check(tolFor(r.src.dt, TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error {
+			e.check(tolFor(r.src.dt, oracle.TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error {
 				return k.LayerNorm(s(d), s(src), s(g), s(b), 1e-5)
 			})
 		})
@@ -620,16 +613,16 @@ func kernelCases() []kernelCase {
 		a, b, d spec
 		tol     float64
 	}{
-		{"f32", f32s(130, 70), f32s(70, 250), f32s(130, 250), TolMatmul32},
-		{"f32/a-transposed", transposed(tensor.Float32, 130, 70), f32s(70, 250), f32s(130, 250), TolMatmul32},
-		{"f32/b-transposed", f32s(64, 96), transposed(tensor.Float32, 96, 33), f32s(64, 33), TolMatmul32},
-		{"f32/batched", f32s(3, 65, 33), f32s(3, 33, 47), f32s(3, 65, 47), TolMatmul32},
-		{"f32/batched-shared-b", f32s(2, 20, 30), f32s(30, 10), f32s(2, 20, 10), TolMatmul32},
-		{"bf16/large", spec{dt: tensor.BFloat16, shape: []int{256, 512}}, spec{dt: tensor.BFloat16, shape: []int{512, 128}}, spec{dt: tensor.BFloat16, shape: []int{256, 128}}, TolHalf},
-		{"bf16", spec{dt: tensor.BFloat16, shape: []int{100, 64}}, spec{dt: tensor.BFloat16, shape: []int{64, 80}}, spec{dt: tensor.BFloat16, shape: []int{100, 80}}, TolHalf},
-		{"bf16/both-transposed", transposed(tensor.BFloat16, 64, 48), transposed(tensor.BFloat16, 48, 72), spec{dt: tensor.BFloat16, shape: []int{64, 72}}, TolHalf},
-		{"bf16/batched-shared-b", spec{dt: tensor.BFloat16, shape: []int{3, 40, 64}}, spec{dt: tensor.BFloat16, shape: []int{64, 24}}, spec{dt: tensor.BFloat16, shape: []int{3, 40, 24}}, TolHalf},
-		{"f16", spec{dt: tensor.Float16, shape: []int{70, 130}}, spec{dt: tensor.Float16, shape: []int{130, 40}}, spec{dt: tensor.Float16, shape: []int{70, 40}}, TolHalf},
+		{"f32", f32s(130, 70), f32s(70, 250), f32s(130, 250), oracle.TolMatmul32},
+		{"f32/a-transposed", transposed(tensor.Float32, 130, 70), f32s(70, 250), f32s(130, 250), oracle.TolMatmul32},
+		{"f32/b-transposed", f32s(64, 96), transposed(tensor.Float32, 96, 33), f32s(64, 33), oracle.TolMatmul32},
+		{"f32/batched", f32s(3, 65, 33), f32s(3, 33, 47), f32s(3, 65, 47), oracle.TolMatmul32},
+		{"f32/batched-shared-b", f32s(2, 20, 30), f32s(30, 10), f32s(2, 20, 10), oracle.TolMatmul32},
+		{"bf16/large", spec{dt: tensor.BFloat16, shape: []int{256, 512}}, spec{dt: tensor.BFloat16, shape: []int{512, 128}}, spec{dt: tensor.BFloat16, shape: []int{256, 128}}, oracle.TolHalf},
+		{"bf16", spec{dt: tensor.BFloat16, shape: []int{100, 64}}, spec{dt: tensor.BFloat16, shape: []int{64, 80}}, spec{dt: tensor.BFloat16, shape: []int{100, 80}}, oracle.TolHalf},
+		{"bf16/both-transposed", transposed(tensor.BFloat16, 64, 48), transposed(tensor.BFloat16, 48, 72), spec{dt: tensor.BFloat16, shape: []int{64, 72}}, oracle.TolHalf},
+		{"bf16/batched-shared-b", spec{dt: tensor.BFloat16, shape: []int{3, 40, 64}}, spec{dt: tensor.BFloat16, shape: []int{64, 24}}, spec{dt: tensor.BFloat16, shape: []int{3, 40, 24}}, oracle.TolHalf},
+		{"f16", spec{dt: tensor.Float16, shape: []int{70, 130}}, spec{dt: tensor.Float16, shape: []int{130, 40}}, spec{dt: tensor.Float16, shape: []int{70, 40}}, oracle.TolHalf},
 	} {
 		add("Matmul/"+m.name, func(e *env) {
 			a := e.alloc(m.a, -1, 1)
@@ -654,7 +647,7 @@ func kernelCases() []kernelCase {
 			w := e.alloc(spec{dt: m.wdt, shape: []int{50, 64}}, -1, 1)
 			idx := e.alloc(spec{dt: m.idt, shape: m.ishape}, 0, 50)
 			d := e.alloc(spec{dt: m.wdt, shape: append(append([]int(nil), m.ishape...), 64)}, -1, 1)
-			e.check(tolFor(m.wdt, TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Embedding(s(d), s(w), s(idx)) })
+			e.check(tolFor(m.wdt, oracle.TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Embedding(s(d), s(w), s(idx)) })
 		})
 	}
 	return cs
