@@ -78,3 +78,14 @@ func TestOracleNeverHandsOutOverlappingSegments(t *testing.T) {
 		t.Errorf("Guessed = %d, want 1", m.Guessed)
 	}
 }
+
+// A Trace built in code gets the header checks Read applies.
+func TestRunChecksAHeaderBuiltInCode(t *testing.T) {
+	for _, h := range []Header{{TotalMemory: -5}, {TotalMemory: 0}, {TotalMemory: 1 << 30, MemGetInfo: []int64{2 << 30, 1 << 30}}} {
+		h.Ops = []Op{{Kind: OpAlloc, N: 1 << 20}}
+		tr := &Trace{Header: &h, Ops: h.Ops}
+		if _, err := Run(tr, Options{}); err == nil || !strings.HasPrefix(err.Error(), "replay: header: ") {
+			t.Errorf("Run with header %+v: %v; want a header error", h, err)
+		}
+	}
+}

@@ -345,7 +345,7 @@ func (h *Header) check() error {
 			return fmt.Errorf("mem_get_info %v: want [free, total] with 0 <= free <= total = total_memory %d", h.MemGetInfo, h.TotalMemory)
 		}
 	}
-	if h.CapGiB != nil && *h.CapGiB <= 0 {
+	if h.CapGiB != nil && !(*h.CapGiB > 0) {
 		return fmt.Errorf("cap_gib %v: a cap must be positive (leave it out for none)", *h.CapGiB)
 	}
 	return nil
