@@ -29,10 +29,10 @@ FILE is a ground-truth file written by shared/tools/replay_torch.py (.jsonl or
 .jsonl.gz; device allocations get the addresses the GPU gave them) or a bare JSON
 op list such as [["a",1048576],["f",0],["e"]] (addresses from a simulated device).
 
---out writes one short line per op (a 1 M-op trace makes about 200 MB); with
---full each line holds the whole allocator state instead (every statistic,
-segment and block, as replay_torch.py records it), which on large traces is
-tens of KB a line.
+--out writes one short line per op, whatever the number of segments; with --full
+each line holds the whole allocator state instead (every statistic, segment and
+block, as replay_torch.py records it), so lines grow with the segments and a
+long trace can fill a disk.
 
 --check replays FILE and compares every op with the recorded PyTorch state and the
 final summary with FILE's .summary.txt; it prints the matched ops and the first
@@ -45,7 +45,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	trace := fs.String("trace", "", "trace to replay")
 	check := fs.String("check", "", "ground-truth file to replay and compare")
 	out := fs.String("out", "", "write one JSON line per op to this file (- for stdout): memory allocated and reserved, the segment count and the segments made and freed; --full writes the whole state")
-	full := fs.Bool("full", false, "with --out, write the whole state after each op (every statistic, segment and block: tens of KB a line on large traces, gigabytes for long ones)")
+	full := fs.Bool("full", false, "with --out, write the whole state after each op (every statistic, segment and block: lines grow with the segments)")
 	summary := fs.String("summary", "", "write the final memory summary to this file (- for stdout)")
 	conf := fs.String("conf", "", "allocator configuration in PYTORCH_CUDA_ALLOC_CONF syntax (overrides the trace's)")
 	viz := fs.String("viz", "", "write a memory_viz snapshot with the event history at the end (.pickle: PyTorch's pickle, else JSON); open it at pytorch.org/memory_viz")
