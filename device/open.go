@@ -44,7 +44,10 @@ const specForms = `"auto", "cuda", "cuda:N", "sim", "sim:N", "sim:CAPACITY" or "
 
 // ParseSpec parses a device specification: "auto" (or ""), "cuda", "cuda:N",
 // "sim", "sim:N", "sim:24GiB" or "sim:N:24GiB". Capacities are byte sizes
-// as units.ParseBytes reads them (24GiB, 512MiB, 80GB, 1073741824).
+// as units.ParseBytes reads them (24GiB, 512MiB, 80GB, 1073741824); a bare
+// number after "sim:" is an index, so a capacity without a unit needs the
+// index before it ("sim:0:1073741824"), and an index above 65535 is refused as
+// a capacity written without one.
 func ParseSpec(spec string) (Spec, error) {
 	orig := strings.TrimSpace(spec)
 	s := strings.ToLower(orig)
