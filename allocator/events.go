@@ -204,6 +204,9 @@ func (a *Allocator) RecordHistory(opts HistoryOptions) {
 // Subscribe registers fn to be called synchronously for every event, in order, from
 // inside the allocator's lock, right after the event took effect. fn must be quick and
 // must not call the Allocator (that would deadlock); copy what it needs and return.
+// If fn panics, the operation still completes and the allocator stays consistent;
+// the panic is then raised again as a *SubscriberPanic by the Malloc, Free or
+// EmptyCache during which it happened.
 // The returned cancel function unregisters fn; it is safe to call more than once.
 func (a *Allocator) Subscribe(fn func(Event)) (cancel func()) {
 	if fn == nil {
