@@ -4,7 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -76,25 +76,47 @@ func TestGroundTruthMissingFailsLoudly(t *testing.T) {
 	check("exercises/internal/groundtruth", out, failed)
 }
 
-// Every package whose tests import package reference is in groundTruthTests.
+// Every package whose tests look up ground truth (reference.Dir, File or
+// Glob) is in groundTruthTests.
 func TestGroundTruthTestsAreListed(t *testing.T) {
 	repo, err := reference.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .TestImports \" \"}} {{join .XTestImports \" \"}}", "./...")
+	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{.Dir}}|{{join .TestGoFiles \",\"}},{{join .XTestGoFiles \",\"}}", "./...")
 	cmd.Dir = repo
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
+	found := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 || f[0] == "memlab.dev/memlab/reference" || !slices.Contains(f[1:], "memlab.dev/memlab/reference") {
+		f := strings.SplitN(line, "|", 3)
+		if len(f) != 3 || f[0] == "memlab.dev/memlab/reference" {
 			continue
 		}
-		if _, ok := groundTruthTests[f[0]]; !ok {
-			t.Errorf("%s's tests use package reference but are not in groundTruthTests: list the tests that read the ground truth", f[0])
+		for _, name := range strings.Split(f[2], ",") {
+			if name == "" {
+				continue
+			}
+			src, err := os.ReadFile(filepath.Join(f[1], name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !lookup.Match(src) {
+				continue
+			}
+			found++
+			if _, ok := groundTruthTests[f[0]]; !ok {
+				t.Errorf("%s (%s) looks up ground truth but is not in groundTruthTests: list the tests that read it", f[0], name)
+			}
+			break
 		}
 	}
+	if found < len(groundTruthTests) {
+		t.Errorf("%d packages' tests look up ground truth, %d are listed: remove the ones that no longer do", found, len(groundTruthTests))
+	}
 }
+
+// lookup matches a call of the ground-truth lookups.
+var lookup = regexp.MustCompile(`\breference\.(Dir|File|Glob)\(`)
