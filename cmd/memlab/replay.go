@@ -3,10 +3,10 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -81,10 +81,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		opts.Conf = conf
 	}
 	if *capacity != "" {
-		c, err := units.ParseBytes(*capacity)
-		if err == nil && c == 0 {
-			err = errors.New("capacity 0: the device needs some memory")
-		}
+		c, err := parseBytes(*capacity)
 		if err != nil {
 			fmt.Fprintf(stderr, "memlab replay: --capacity: %v\n", err)
 			return 2
@@ -225,6 +222,21 @@ func writeViz(path string, res *replay.Result) error {
 		err = cerr
 	}
 	return err
+}
+
+// parseBytes reads a positive byte size for a flag (units.ParseBytes: "80GiB",
+// "1073741824"); sizes the allocator cannot hold (above 2^63-1) are refused.
+func parseBytes(s string) (uint64, error) {
+	n, err := units.ParseBytes(s)
+	switch {
+	case err != nil:
+		return 0, err
+	case n == 0:
+		return 0, fmt.Errorf("size %q is 0: it must be positive", s)
+	case n > math.MaxInt64:
+		return 0, fmt.Errorf("size %q is more than 2^63-1 bytes", s)
+	}
+	return n, nil
 }
 
 type nopCloser struct{ io.Writer }
