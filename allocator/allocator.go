@@ -52,6 +52,7 @@ type Allocator struct {
 	hist      history
 	subs      []subscriber
 	nextSubID int
+	subPanic  *SubscriberPanic // a callback's panic, re-raised by unlock
 }
 
 // New returns an allocator over mem configured by cfg. It asks mem for its total size
@@ -160,7 +161,7 @@ func (a *Allocator) MallocStream(size int64, stream uint64) (uint64, error) {
 		return 0, &OutOfMemoryError{Requested: size, tooLarge: true}
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
+	defer a.unlock()
 	rounded := roundSize(size, &a.cfg.RoundupPower2Divisions)
 	p := a.poolFor(rounded)
 	allocSize := allocationSize(rounded, a.largeSeg)
@@ -318,7 +319,7 @@ func (a *Allocator) Free(addr uint64) error {
 		return nil
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
+	defer a.unlock()
 	b := a.active.get(addr)
 	if b == nil {
 		return fmt.Errorf("%w: %#x is not allocated (double free, or not from this allocator)", ErrInvalidPointer, addr)
@@ -516,6 +517,9 @@ func (a *Allocator) allocBlock(p *pool, size, allocSize int64, stream uint64, re
 		}
 		return nil, fmt.Errorf("allocator: device allocation of %d bytes: %w", allocSize, err)
 	}
+	if addr == 0 {
+		return nil, errors.Join(fmt.Errorf("allocator: device allocation of %d bytes returned address 0, where a block could never be freed (Free(0) is a no-op)", allocSize), a.mem.Free(0))
+	}
 	a.totalAllocated += allocSize
 	b := a.newBlock(addr, allocSize, p, stream)
 	idx := p.statIndex()
@@ -693,7 +697,7 @@ func (a *Allocator) garbageCollect() error {
 // holding any allocated block stay, with their free pieces.
 func (a *Allocator) EmptyCache() error {
 	a.mu.Lock()
-	defer a.mu.Unlock()
+	defer a.unlock()
 	err := a.releaseCachedBlocks()
 	if a.tracing {
 		a.emit(ActionEmptyCache, 0, 0, 0, nil)

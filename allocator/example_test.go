@@ -106,7 +106,7 @@ func ExampleParseConfig() {
 	// Output:
 	// 128 [1 1 1 1 1 1 1 1 1 2 4 4 4 4 4 4]
 	// 768 MiB
-	// allocator: config key "expandable_segments" value "yes": Expected 'True' or 'False' but got 'yes' (accepted: True or False)
+	// allocator: config key "expandable_segments" value "yes": Expected 'True' or 'False' at index 2 in ConfigTokenizer but got 'yes' (accepted: True or False)
 }
 
 func ExampleFormatSize() {

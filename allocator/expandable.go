@@ -1,6 +1,9 @@
 package allocator
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // expSegment is one expandable segment (PyTorch's ExpandableSegment): an address range
 // reserved up front, backed page by page.
@@ -43,6 +46,9 @@ func (a *Allocator) findExpandableBlock(p *pool, size int64, stream uint64) (*bl
 	base, err := a.vmem.ReserveAddress(uint64(maxPages * page))
 	if err != nil {
 		return nil, fmt.Errorf("allocator: reserving %d bytes of address space: %w", maxPages*page, err)
+	}
+	if base == 0 {
+		return nil, errors.Join(fmt.Errorf("allocator: reserving %d bytes of address space returned address 0, where a block could never be freed (Free(0) is a no-op)", maxPages*page), a.vmem.FreeAddress(0, uint64(maxPages*page)))
 	}
 	es := &expSegment{base: base, page: page, maxPages: maxPages, small: p.small}
 	a.expSegs = append(a.expSegs, es)

@@ -26,7 +26,7 @@ import (
 
 	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/device"
-	"memlab.dev/memlab/device/devicetest"
+	"memlab.dev/memlab/device/oracle"
 	"memlab.dev/memlab/kernels/cpu"
 	"memlab.dev/memlab/tensor"
 )
@@ -401,19 +401,19 @@ func kernelBenches() []kernelBench {
 				return []operand{contig(tensor.Float32, s, s), contig(tensor.Float32, s, s), contig(tensor.Float32, s), contig(tensor.Float32, s)}
 			},
 			run:   func(k tensor.Kernels, t []tensor.Strided) error { return k.LayerNorm(t[0], t[1], t[2], t[3], 1e-5) },
-			moved: sumBytes, tol: devicetest.TolFloat32},
+			moved: sumBytes, tol: oracle.TolFloat32},
 		kernelBench{key: "softmax_f32", name: "softmax (4096, 4096) f32",
 			operands: func(f, q bool) []operand {
 				s := side(f, q, 4096)
 				return []operand{contig(tensor.Float32, s, s), contig(tensor.Float32, s, s)}
 			},
 			run:   func(k tensor.Kernels, t []tensor.Strided) error { return k.Softmax(t[0], t[1]) },
-			moved: sumBytes, tol: devicetest.TolFloat32},
+			moved: sumBytes, tol: oracle.TolFloat32},
 	)
 	for _, dt := range []tensor.DType{tensor.Float32, tensor.BFloat16} {
-		tol := devicetest.TolMatmul32
+		tol := oracle.TolMatmul32
 		if dt != tensor.Float32 {
-			tol = devicetest.TolHalf
+			tol = oracle.TolHalf
 		}
 		ks = append(ks, kernelBench{key: "matmul_" + dtName(dt), name: "matmul 4096³ " + dtName(dt),
 			operands: func(f, q bool) []operand {
@@ -443,9 +443,9 @@ func sumBytes(o []operand) float64 {
 
 func tolFor(dt tensor.DType) float64 {
 	if dt == tensor.Float32 {
-		return devicetest.TolFloat32
+		return oracle.TolFloat32
 	}
-	return devicetest.TolHalf
+	return oracle.TolHalf
 }
 
 func dtName(dt tensor.DType) string {
@@ -540,7 +540,7 @@ func (b *runner) allocOperands(ops []operand, data [][]byte) ([]tensor.Strided, 
 // with identical inputs and returns the relative error of the output.
 func (b *runner) check(k kernelBench) (string, error) {
 	ops := k.operands(false, b.o.Quick)
-	host := devicetest.NewHostMemory()
+	host := oracle.NewHostMemory()
 	ref := cpu.New(host)
 	hs := make([]tensor.Strided, len(ops))
 	data := make([][]byte, len(ops))
@@ -575,7 +575,7 @@ func (b *runner) check(k kernelBench) (string, error) {
 		return "", err
 	}
 	want, _ := host.Bytes(hs[0].Base, nb)
-	e := devicetest.RelErr(devicetest.Decode(ops[0].dt, got), devicetest.Decode(ops[0].dt, want))
+	e := oracle.RelErr(oracle.Decode(ops[0].dt, got), oracle.Decode(ops[0].dt, want))
 	if !(e <= k.tol) {
 		return "", fmt.Errorf("result differs from the CPU reference: relative error %.3g > %.0g", e, k.tol)
 	}

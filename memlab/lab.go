@@ -11,6 +11,7 @@ import (
 	"memlab.dev/memlab/device"
 	"memlab.dev/memlab/device/sim"
 	"memlab.dev/memlab/tensor"
+	"memlab.dev/memlab/units"
 )
 
 // Lab is one device with its own caching allocator. It implements
@@ -52,13 +53,17 @@ func Device(spec string) Option {
 	}
 }
 
-// Sim selects a simulated device with the given capacity, such as "24GiB" or
-// "80GiB"; "" means the simulator's default capacity.
+// Sim selects a simulated device (index 0) with the given capacity, a byte
+// size such as "24GiB", "80 GB" or "1073741824" (units.ParseBytes); "" means
+// the simulator's default capacity.
 func Sim(capacity string) Option {
 	return func(o *options) error {
 		o.spec = device.Simulated
 		if capacity != "" {
-			o.spec += ":" + capacity
+			if _, err := units.ParseBytes(capacity); err != nil {
+				return fmt.Errorf("memlab: Sim(%q): %w", capacity, err)
+			}
+			o.spec += ":0:" + capacity // a bare number is a capacity here, never an index
 		}
 		return nil
 	}
@@ -317,7 +322,7 @@ func (l *Lab) String() string { return l.dev.String() }
 // allocator is configured, in three lines:
 //
 //	device:     sim:0, memlab simulated GPU (24 GiB), 24.00 GiB
-//	chosen:     requested (argument "sim:24GiB")
+//	chosen:     requested (argument "sim:0:24GiB")
 //	alloc conf: max_split_size_mb:128
 func (l *Lab) Describe() string {
 	_, total, err := l.dev.MemGetInfo()

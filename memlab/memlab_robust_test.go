@@ -36,7 +36,7 @@ func TestRobustOpenBadOptions(t *testing.T) {
 		{"tiny SimConfig", []Option{SimConfig(sim.Config{Capacity: 1})}, "capacity 1"},
 		{"negative split size", []Option{Sim("1GiB"), AllocConf("max_split_size_mb:-1")}, "max_split_size_mb"},
 		{"gc threshold above 1", []Option{Sim("1GiB"), AllocConf("garbage_collection_threshold:2")}, "garbage_collection_threshold"},
-		{"only commas", []Option{Sim("1GiB"), AllocConf(",,,")}, "expected a key"},
+		{"only commas", []Option{Sim("1GiB"), AllocConf(",,,")}, "Unrecognized key ',' in CUDA allocator config."},
 		{"key without value", []Option{Sim("1GiB"), AllocConf("expandable_segments")}, "expandable_segments"},
 		{"unknown key", []Option{Sim("1GiB"), AllocConf("no_such_key:1")}, "no_such_key"},
 		{"option failing", []Option{Sim("1GiB"), OnDevice(nil)}, "OnDevice(nil)"},

@@ -1,4 +1,10 @@
-package devicetest
+// Package oracle is what comparing a device's kernels with the CPU reference
+// kernels (kernels/cpu) needs: host memory at made-up device addresses for the
+// reference to run on, decoding of result buffers, the relative error that
+// measures a difference, and the tolerances it must stay within. The
+// conformance suite (device/devicetest) and the benchmark (bench) share it;
+// it does not import package testing, so binaries that use it do not link it.
+package oracle
 
 import (
 	"cmp"
@@ -13,7 +19,7 @@ import (
 
 // HostMemory is plain host memory at made-up device addresses: the memory of
 // the CPU reference kernels (kernels/cpu) when they serve as the oracle of a
-// device. It implements cpu.Memory and is safe for concurrent use.
+// device. It implements the kernels' cpu.Memory and is safe for concurrent use.
 type HostMemory struct {
 	mu     sync.Mutex
 	next   uint64
@@ -49,12 +55,12 @@ func (h *HostMemory) Bytes(addr tensor.Ptr, n int) ([]byte, error) {
 		i--
 	}
 	if i < 0 || i >= len(h.blocks) {
-		return nil, fmt.Errorf("devicetest: %#x is not host oracle memory", a)
+		return nil, fmt.Errorf("oracle: %#x is not host oracle memory", a)
 	}
 	b := h.blocks[i]
 	off := a - b.addr
 	if off+uint64(n) > uint64(len(b.b)) {
-		return nil, fmt.Errorf("devicetest: [%#x, +%d) runs past its oracle block", a, n)
+		return nil, fmt.Errorf("oracle: [%#x, +%d) runs past its oracle block", a, n)
 	}
 	return b.b[off : off+uint64(n)], nil
 }
@@ -69,9 +75,9 @@ func Decode(dt tensor.DType, b []byte) []float64 {
 		case tensor.Float32:
 			out[i] = float64(math.Float32frombits(le.Uint32(b[4*i:])))
 		case tensor.Float16:
-			out[i] = float64(half(le.Uint16(b[2*i:])))
+			out[i] = float64(tensor.Float16From(le.Uint16(b[2*i:])))
 		case tensor.BFloat16:
-			out[i] = float64(math.Float32frombits(uint32(le.Uint16(b[2*i:])) << 16))
+			out[i] = float64(tensor.BFloat16From(le.Uint16(b[2*i:])))
 		case tensor.Int32:
 			out[i] = float64(int32(le.Uint32(b[4*i:])))
 		case tensor.Int64:
@@ -83,25 +89,19 @@ func Decode(dt tensor.DType, b []byte) []float64 {
 	return out
 }
 
-// half decodes an IEEE binary16 value.
-func half(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := int(h >> 10 & 0x1f)
-	man := uint32(h & 0x3ff)
-	switch {
-	case exp == 0x1f:
-		return math.Float32frombits(sign | 0x7f800000 | man<<13)
-	case exp == 0:
-		v := float32(man) / (1 << 24)
-		if sign != 0 {
-			return -v
-		}
-		return v
-	}
-	return math.Float32frombits(sign | uint32(exp-15+127)<<23 | man<<13)
-}
+// Tolerances of comparisons with the reference, as relative errors (RelErr)
+// over whole buffers, so that a write outside a kernel's output counts too.
+const (
+	// TolFloat32 is for float32 elementwise work, reductions, softmax and
+	// layer norm.
+	TolFloat32 = 1e-5
+	// TolMatmul32 is for float32 matrix products.
+	TolMatmul32 = 1e-4
+	// TolHalf is for any work that involves float16 or bfloat16.
+	TolHalf = 1e-2
+)
 
-// RelErr returns ‖got − want‖ / ‖want‖, the suite's error measure (0 when
+// RelErr returns ‖got − want‖ / ‖want‖, the error measure (0 when
 // both are zero; NaNs in the same places count as equal).
 func RelErr(got, want []float64) float64 {
 	var num, den float64
