@@ -352,7 +352,7 @@ func (a *Allocator) Free(addr uint64) error {
 // that is not a live allocation is an error wrapping ErrInvalidPointer.
 func (a *Allocator) RecordStream(addr, stream uint64) error {
 	a.mu.Lock()
-	defer a.mu.Unlock()
+	defer a.unlock()
 	b := a.active.get(addr)
 	if b == nil {
 		return fmt.Errorf("%w: record_stream of %#x, which is not allocated", ErrInvalidPointer, addr)
@@ -375,7 +375,7 @@ func (a *Allocator) RecordStream(addr, stream uint64) error {
 // pending a free is an error wrapping ErrInvalidPointer, and nothing changes.
 func (a *Allocator) CompleteFree(addr uint64) error {
 	a.mu.Lock()
-	defer a.mu.Unlock()
+	defer a.unlock()
 	for i, b := range a.pendingFrees {
 		if b.addr == addr {
 			a.pendingFrees = append(a.pendingFrees[:i], a.pendingFrees[i+1:]...)
