@@ -17,6 +17,7 @@ import (
 	_ "memlab.dev/memlab/notebooks/src/00-setup-and-tour"    // registers notebook 00's cells
 	_ "memlab.dev/memlab/notebooks/src/02-memory-mechanics"  // registers notebook 02's cells
 	_ "memlab.dev/memlab/notebooks/src/04-reuse-and-sharing" // registers notebook 04's cells
+	_ "memlab.dev/memlab/notebooks/src/05-what-if"           // registers notebook 05's cells
 )
 
 func init() {
