@@ -33,6 +33,8 @@ alive before its first event were re-made in address order. The pickle is read b
 decoder that accepts only the plain values PyTorch writes; it never runs code from the
 file. To use yours, put its path in `snapshot.ReadFile(...)` below.
 
+## A shipped training snapshot
+
 We use snapshots that ship with memlab (`reference/workloads-2.11/`): GPT-2 (6 layers)
 trained for three steps on an H200 under PyTorch 2.11's default settings, and the same
 program recorded under four other settings, with PyTorch's own figures for each run.

@@ -71,6 +71,14 @@ func figure(k string, v int64) string {
 	return fmt.Sprint(v)
 }
 
+// short abbreviates a setting's label for a plot's axis.
+//
+//nb:decl
+func short(label string) string {
+	return strings.NewReplacer("expandable_segments:True", "expandable", "max_split_size_mb:", "max_split ",
+		"roundup_power2_divisions:", "roundup ", "garbage_collection_threshold:", "gc ", ",", " + ").Replace(label)
+}
+
 // recorded are the settings each shipped program was recorded under (file-name tags).
 //
 //nb:decl
@@ -82,6 +90,7 @@ func checkAgainstPyTorch() {
 	s := load("gpt2_train__default.pickle")
 	tab := memlab.NewTable("recorded run", "peak reserved: replay", "PyTorch", "cudaMalloc: replay", "PyTorch", "figures equal")
 	pred, torch := memplot.BarSeries{Name: "replay of the default snapshot"}, memplot.BarSeries{Name: "PyTorch, measured"}
+	var names []string
 	equal := 0
 	for _, tag := range recorded {
 		f := readFacts("gpt2_train__" + tag)
@@ -92,12 +101,13 @@ func checkAgainstPyTorch() {
 		equal += n
 		tab.Row(tag, memlab.FormatBytes(r.MaxReserved), memlab.FormatBytes(f.Stats["reserved_bytes.all.peak"]),
 			r.DeviceAllocs, f.Stats["num_device_alloc"], fmt.Sprintf("%d of %d", n, len(figures)))
+		names = append(names, short(r.Setting.Label()))
 		pred.Values = append(pred.Values, float64(r.MaxReserved)/(1<<20))
 		torch.Values = append(torch.Values, float64(f.Stats["reserved_bytes.all.peak"])/(1<<20))
 	}
 	tab.Show()
 	memlab.Measured("%d of %d figures of the GPT-2 replays equal what PyTorch measured under those settings", equal, len(figures)*len(recorded))
-	memlab.Show(memplot.Bars("GPT-2: peak reserved, predicted from the default snapshot vs measured", "MiB", recorded, pred, torch))
+	memlab.Show(memplot.Bars("GPT-2: peak reserved, predicted from the default snapshot vs measured", "MiB", names, pred, torch))
 }
 
 /*md

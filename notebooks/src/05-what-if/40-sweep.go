@@ -27,7 +27,7 @@ func sweepSettings() {
 	reserved := memplot.BarSeries{Name: "peak reserved"}
 	allocated := memplot.BarSeries{Name: "peak allocated"}
 	for _, r := range top {
-		names = append(names, r.Setting.Label())
+		names = append(names, short(r.Setting.Label()))
 		reserved.Values = append(reserved.Values, float64(r.MaxReserved)/(1<<20))
 		allocated.Values = append(allocated.Values, float64(r.MaxAllocated)/(1<<20))
 	}

@@ -7,7 +7,7 @@ import "memlab.dev/memlab/memlab"
 // Cells are the code cells of notebook 05-what-if, in order: `memlab lab` runs them and
 // the tests look them up by name.
 var Cells = []memlab.Cell{
-	{Notebook: "05-what-if", Section: "Record a snapshot of your own program", Name: "loadSnapshot", Plot: false, Func: loadSnapshot},
+	{Notebook: "05-what-if", Section: "A shipped training snapshot", Name: "loadSnapshot", Plot: false, Func: loadSnapshot},
 	{Notebook: "05-what-if", Section: "1 Compare settings", Name: "compareSettings", Plot: true, Func: compareSettings},
 	{Notebook: "05-what-if", Section: "2 Is the prediction right? Check it against PyTorch", Name: "checkAgainstPyTorch", Plot: true, Func: checkAgainstPyTorch},
 	{Notebook: "05-what-if", Section: "3 Under a cap: would it run out of memory?", Name: "underCap", Plot: true, Func: underCap},
