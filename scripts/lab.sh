@@ -13,6 +13,7 @@
 #   scripts/lab.sh deps       everything `make notebooks` needs (Jupyter, GoNB, goimports, gopls, kernel)
 #   scripts/lab.sh deps-lab   deps, and fail unless JupyterLab itself is installed (make e2e)
 #   scripts/lab.sh start      deps, then JupyterLab on notebooks/ in the foreground, printing its URL
+#   scripts/lab.sh server PORT TOKEN [ARGS]  run the server that `start` runs, on PORT with TOKEN
 #   scripts/lab.sh exec ARGS  run `jupyter ARGS` with this checkout's Jupyter and kernel
 #   scripts/lab.sh status     which Jupyter and tools are used, with their versions
 #
@@ -245,9 +246,35 @@ free_port() {
 	EOF
 }
 
+# server PORT TOKEN [ARGS...]: runs (execs) the Jupyter server on notebooks/ with
+# the settings every start shares (make lab and the browser test).
+server() {
+	local port=$1 token=$2 j ip args
+	shift 2
+	j=$(jupyter_cmd)
+	ip=${LAB_IP:-127.0.0.1}
+	if has_sub lab; then
+		# GoNB publishes a status only in reply to a request; JupyterLab ignores
+		# the replies to kernel_info (an "untracked" type) and would show the
+		# kernel as "Unknown" until the first cell runs. The default list, less
+		# kernel_info_request and kernel_info_reply:
+		local t untracked=(comm_info_request comm_info_reply shutdown_request shutdown_reply
+			interrupt_request interrupt_reply debug_request debug_reply stream display_data
+			update_display_data execute_input execute_result error status clear_output
+			debug_event input_request input_reply)
+		args=(lab "--ServerApp.token=$token" "--ServerApp.root_dir=$REPO/notebooks" --ServerApp.port_retries=0)
+		for t in "${untracked[@]}"; do args+=("--MappingKernelManager.untracked_message_types=$t"); done
+	else
+		args=(notebook "--NotebookApp.token=$token" "--notebook-dir=$REPO/notebooks" --NotebookApp.port_retries=0)
+	fi
+	args+=(--no-browser "--ip=$ip" "--port=$port")
+	[ "$(id -u)" = 0 ] && args+=(--allow-root)
+	exec "$j" "${args[@]}" "$@"
+}
+
 start() {
 	deps
-	local j ip port token args pid url
+	local j ip port token pid url sub
 	j=$(jupyter_cmd)
 	ip=${LAB_IP:-127.0.0.1}
 	port=$(free_port "${LAB_PORT:-8888}")
@@ -257,16 +284,14 @@ start() {
 	}
 	token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 	if has_sub lab; then
-		args=(lab "--ServerApp.token=$token" "--ServerApp.root_dir=$REPO/notebooks" --ServerApp.port_retries=0)
+		sub=lab
 		url="http://$ip:$port/lab?token=$token"
 	else
-		args=(notebook "--NotebookApp.token=$token" "--notebook-dir=$REPO/notebooks" --NotebookApp.port_retries=0)
+		sub=notebook
 		url="http://$ip:$port/tree?token=$token"
 	fi
-	args+=(--no-browser "--ip=$ip" "--port=$port")
-	[ "$(id -u)" = 0 ] && args+=(--allow-root)
-	say "starting $("$j" "${args[0]}" --version 2>/dev/null | head -n 1 | sed "s/^/jupyter ${args[0]} /"): $j ${args[*]/--*token=*/--token=…}"
-	"$j" "${args[@]}" &
+	say "starting jupyter $sub $("$j" "$sub" --version 2>/dev/null | head -n 1) ($j) on $ip:$port"
+	server "$port" "$token" &
 	pid=$!
 	trap 'kill -TERM "$pid" 2>/dev/null; wait "$pid"; exit 130' INT TERM
 	# Wait until the server answers, then print the URL with its token.
@@ -309,6 +334,14 @@ deps-lab)
 	}
 	;;
 start) start ;;
+server)
+	shift
+	[ $# -ge 2 ] || {
+		say "usage: scripts/lab.sh server PORT TOKEN [JUPYTER ARGS...]"
+		exit 2
+	}
+	server "$@"
+	;;
 exec)
 	shift
 	j=$(jupyter_cmd)
