@@ -76,4 +76,9 @@ fi
 "$REPO/scripts/lab.sh" deps-lab
 
 cd "$REPO"
-node "$E2E/lab.test.mjs"
+# node runs in the background so that a TERM or INT sent to this script reaches it
+# at once (it then closes Chromium and stops JupyterLab); stop_marked follows.
+node "$E2E/lab.test.mjs" &
+node_pid=$!
+trap 'kill -TERM "$node_pid" 2>/dev/null; wait "$node_pid"; exit 130' INT TERM
+wait "$node_pid"
