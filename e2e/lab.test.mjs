@@ -15,7 +15,7 @@
 // Run it with e2e/run.sh (make e2e), which installs what it needs. Environment:
 // CHROMIUM (default /usr/bin/chromium), E2E_NOTEBOOKS (space-separated paths,
 // default notebooks/*.ipynb), E2E_NOTEBOOK_TIMEOUT (seconds per notebook, default
-// 900), E2E_MARK (a marker put into the environment of every process started, so
+// 900), E2E_MAX_SHOT (the tallest screenshot in pixels, default 15000), E2E_MARK (a marker put into the environment of every process started, so
 // that run.sh can find and stop what is left).
 import { spawn, execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
@@ -328,24 +328,33 @@ async function checkCompletion(page, name, names) {
 }
 
 // screenshot grows the viewport to the notebook's whole height, so that one
-// screenshot shows every cell, then restores it.
+// screenshot shows every cell (a notebook taller than MAX_SHOT pixels gets several,
+// NAME-1.png, NAME-2.png, …), then restores it.
+const MAX_SHOT = Number(process.env.E2E_MAX_SHOT || 15_000);
 async function screenshot(page, name) {
   const vp = page.viewportSize();
   const scroller = ".jp-NotebookPanel .jp-WindowedPanel-outer";
-  const extra = await page.$eval(scroller, (el) => el.scrollHeight - el.clientHeight);
-  const height = Math.min(vp.height + Math.max(0, extra), 32_000);
-  await page.setViewportSize({ width: vp.width, height });
+  const { total, client } = await page.$eval(scroller, (el) => ({ total: el.scrollHeight, client: el.clientHeight }));
+  const chrome = vp.height - client; // menus, toolbar and status bar around the notebook
+  const shots = Math.ceil(total / MAX_SHOT);
+  const per = Math.ceil(total / shots);
+  await page.setViewportSize({ width: vp.width, height: per + chrome });
   await page.waitForTimeout(1000);
-  await page.$eval(scroller, (el) => (el.scrollTop = 0));
-  await page.waitForTimeout(500);
-  const file = path.join(OUT, `${name}.png`);
-  await page.screenshot({ path: file });
+  const files = [];
+  for (let k = 0; k < shots; k++) {
+    await page.$eval(scroller, (el, top) => (el.scrollTop = top), k * per);
+    await page.waitForTimeout(500);
+    const file = shots === 1 ? `${name}.png` : `${name}-${k + 1}.png`;
+    await page.screenshot({ path: path.join(OUT, file) });
+    files.push(`build/e2e/${file}`);
+  }
   await page.setViewportSize(vp);
-  log(`${name}: screenshot build/e2e/${name}.png (${vp.width}×${height})`);
+  log(`${name}: screenshot${shots > 1 ? "s" : ""} ${files.join(", ")} (${vp.width}×${per + chrome})`);
 }
 
 async function main() {
   fs.mkdirSync(OUT, { recursive: true });
+  for (const f of fs.readdirSync(OUT)) if (f.endsWith(".png")) fs.rmSync(path.join(OUT, f)); // this run's only
   const files = (process.env.E2E_NOTEBOOKS || "")
     .split(/\s+/)
     .filter(Boolean)
