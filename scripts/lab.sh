@@ -95,6 +95,8 @@ jupyter_cmd() {
 }
 
 has_sub() { # has_sub SUBCOMMAND: whether jupyter SUBCOMMAND works
+	# The environment holds exactly the pinned JupyterLab: no need to start Python.
+	if venv_ok && { [ "$1" = lab ] || [ "$1" = nbconvert ]; }; then return 0; fi
 	local j
 	j=$(jupyter_cmd)
 	[ -n "$j" ] && "$j" "$1" --version >/dev/null 2>&1
@@ -262,7 +264,7 @@ server() {
 			interrupt_request interrupt_reply debug_request debug_reply stream display_data
 			update_display_data execute_input execute_result error status clear_output
 			debug_event input_request input_reply)
-		args=(lab "--ServerApp.token=$token" "--ServerApp.root_dir=$REPO/notebooks" --ServerApp.port_retries=0)
+		args=(lab "--IdentityProvider.token=$token" "--ServerApp.root_dir=$REPO/notebooks" --ServerApp.port_retries=0)
 		for t in "${untracked[@]}"; do args+=("--MappingKernelManager.untracked_message_types=$t"); done
 	else
 		args=(notebook "--NotebookApp.token=$token" "--notebook-dir=$REPO/notebooks" --NotebookApp.port_retries=0)
@@ -283,14 +285,18 @@ start() {
 		exit 1
 	}
 	token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+	local version
 	if has_sub lab; then
 		sub=lab
 		url="http://$ip:$port/lab?token=$token"
+		version=$JUPYTERLAB_VERSION
+		venv_ok || version=$("$j" lab --version 2>/dev/null || true)
 	else
 		sub=notebook
 		url="http://$ip:$port/tree?token=$token"
+		version=$("$j" notebook --version 2>/dev/null || true)
 	fi
-	say "starting jupyter $sub $("$j" "$sub" --version 2>/dev/null | head -n 1) ($j) on $ip:$port"
+	say "starting jupyter $sub $version ($j) on $ip:$port"
 	server "$port" "$token" &
 	pid=$!
 	trap 'kill -TERM "$pid" 2>/dev/null; wait "$pid"; exit 130' INT TERM
