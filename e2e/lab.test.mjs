@@ -108,6 +108,7 @@ async function startLab(port, token, settings, workspaces) {
     token,
     "--LabApp.expose_app_in_browser=True",
     "--NotebookNotary.db_file=:memory:",
+    `--FileCheckpoints.checkpoint_dir=${path.join(OUT, "checkpoints")}`, // not beside the notebooks
     "--LabApp.news_url=",
     "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
   ];
