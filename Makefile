@@ -60,7 +60,7 @@ go-test:
 	$(call timed,go test,$(GO) test ./...)
 
 # The packages whose state is shared between goroutines, under the race detector.
-RACE_PACKAGES ?= ./allocator ./tensor ./device/sim ./kernels/cpu ./pool ./model ./memlab
+RACE_PACKAGES ?= ./allocator ./tensor ./device/sim ./kernels/cpu ./pool ./model ./memlab ./whatif
 race:
 	$(call timed,go test -race,$(GO) test -race $(RACE_PACKAGES))
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 )
 
@@ -15,8 +16,10 @@ var ErrInvalidSize = errors.New("allocator: invalid size")
 var ErrInvalidPointer = errors.New("allocator: invalid device pointer")
 
 // Allocator is a caching allocator over one device's Memory that makes the decisions
-// PyTorch 2.11's native CUDA caching allocator makes (single stream). It is safe for
-// concurrent use: one mutex guards all state, as PyTorch's per-device lock does.
+// PyTorch 2.11's native CUDA caching allocator makes, streams included: a free block
+// is reused only by a request on the stream that allocated its segment (see
+// MallocStream, RecordStream and CompleteFree). It is safe for concurrent use: one
+// mutex guards all state, as PyTorch's per-device lock does.
 type Allocator struct {
 	mu   sync.Mutex
 	mem  Memory
@@ -28,6 +31,11 @@ type Allocator struct {
 	small, large pool
 	active       addrTable
 	stats        deviceStats
+
+	// pendingFrees are blocks freed while other streams still use them, in the order
+	// of their Free (PyTorch's cuda_events), until CompleteFree or a synchronisation.
+	pendingFrees []*block
+	syncOrder    func(x, y uint64) int // order of completion at a synchronisation, nil: free order
 
 	totalAllocated int64 // bytes of all held segments / mapped pages
 	setFraction    bool
@@ -44,6 +52,7 @@ type Allocator struct {
 	hist      history
 	subs      []subscriber
 	nextSubID int
+	subPanic  *SubscriberPanic // a callback's panic, re-raised by unlock
 }
 
 // New returns an allocator over mem configured by cfg. It asks mem for its total size
@@ -100,7 +109,7 @@ func New(mem Memory, cfg Config) (*Allocator, error) {
 // Config returns the configuration the allocator was made with.
 func (a *Allocator) Config() Config { return a.cfg }
 
-func (a *Allocator) newBlock(addr uint64, size int64, p *pool) *block {
+func (a *Allocator) newBlock(addr uint64, size int64, p *pool, stream uint64) *block {
 	var b *block
 	if n := len(a.spare); n > 0 {
 		b = a.spare[n-1]
@@ -113,7 +122,7 @@ func (a *Allocator) newBlock(addr uint64, size int64, p *pool) *block {
 	a.rng ^= a.rng >> 17
 	a.rng ^= a.rng << 5
 	b.prio = a.rng
-	b.addr, b.size, b.pool, b.mapped = addr, size, p, true
+	b.addr, b.size, b.pool, b.mapped, b.stream = addr, size, p, true, stream
 	return b
 }
 
@@ -129,12 +138,19 @@ func (a *Allocator) poolFor(size int64) *pool {
 	return &a.large
 }
 
-// Malloc allocates size bytes and returns the block's device address, deciding exactly
-// as PyTorch's DeviceCachingAllocator::malloc does. A size of 0 returns (0, nil) without
-// touching the allocator, as torch.empty(0) does. When the device (or the memory
-// fraction) has no room it returns an *OutOfMemoryError and the allocator stays
-// consistent and usable. A negative size is an error wrapping ErrInvalidSize.
-func (a *Allocator) Malloc(size int64) (uint64, error) {
+// Malloc allocates size bytes on the default stream and returns the block's device
+// address, deciding exactly as PyTorch's DeviceCachingAllocator::malloc does. A size of
+// 0 returns (0, nil) without touching the allocator, as torch.empty(0) does. When the
+// device (or the memory fraction) has no room it returns an *OutOfMemoryError and the
+// allocator stays consistent and usable. A negative size is an error wrapping
+// ErrInvalidSize.
+func (a *Allocator) Malloc(size int64) (uint64, error) { return a.MallocStream(size, 0) }
+
+// MallocStream is Malloc on a stream (a cudaStream_t value; 0 is the default stream).
+// Free blocks are kept per stream, as PyTorch keeps them: the request is served only
+// from cached blocks of its stream, or from a new segment (or, with expandable
+// segments, pages of that stream's expandable segment) that then belongs to it.
+func (a *Allocator) MallocStream(size int64, stream uint64) (uint64, error) {
 	if size == 0 {
 		return 0, nil
 	}
@@ -145,12 +161,12 @@ func (a *Allocator) Malloc(size int64) (uint64, error) {
 		return 0, &OutOfMemoryError{Requested: size, tooLarge: true}
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
+	defer a.unlock()
 	rounded := roundSize(size, &a.cfg.RoundupPower2Divisions)
 	p := a.poolFor(rounded)
 	allocSize := allocationSize(rounded, a.largeSeg)
 
-	b := a.getFreeBlock(p, rounded)
+	b := a.getFreeBlock(p, rounded, stream)
 	if b == nil {
 		var err error
 		if a.setFraction && a.cfg.GarbageCollectionThreshold > 0 {
@@ -158,53 +174,53 @@ func (a *Allocator) Malloc(size int64) (uint64, error) {
 				return 0, err
 			}
 		}
-		b, err = a.allocBlock(p, rounded, allocSize, false)
+		b, err = a.allocBlock(p, rounded, allocSize, stream, false)
 		if b == nil && err == nil {
 			var released bool
-			released, err = a.releaseAvailableCachedBlocks(p, rounded)
+			released, err = a.releaseAvailableCachedBlocks(p, rounded, stream)
 			if released && err == nil {
-				b, err = a.allocBlock(p, rounded, allocSize, false)
+				b, err = a.allocBlock(p, rounded, allocSize, stream, false)
 			}
 		}
 		if b == nil && err == nil {
 			if err = a.releaseCachedBlocks(); err == nil {
-				b, err = a.allocBlock(p, rounded, allocSize, true)
+				b, err = a.allocBlock(p, rounded, allocSize, stream, true)
 			}
 		}
 		if err != nil {
 			return 0, err
 		}
 		if b == nil {
-			return 0, a.outOfMemory(size, rounded, allocSize)
+			return 0, a.outOfMemory(size, rounded, allocSize, stream)
 		}
 	}
 	b = a.allocFoundBlock(b, p, rounded, size, a.shouldSplit(b, rounded))
 	return b.addr, nil
 }
 
-// getFreeBlock is get_free_block: best fit by (size, address) among cached blocks,
-// with the expandable-segment preference and the oversize rules.
-func (a *Allocator) getFreeBlock(p *pool, size int64) *block {
+// getFreeBlock is get_free_block: best fit by (size, address) among the stream's
+// cached blocks, with the expandable-segment preference and the oversize rules.
+func (a *Allocator) getFreeBlock(p *pool, size int64, stream uint64) *block {
 	if a.setFraction && a.cfg.GarbageCollectionThreshold > 0 {
 		p.getFreeBlocksCalls++
 	}
-	b, link := p.blocks.lowerBoundLink(size, 0)
-	if b == nil {
+	b, link := p.blocks.lowerBoundLink(key{stream, size, 0})
+	if b == nil || b.stream != stream {
 		return nil
 	}
 	if b.seg != nil {
 		link = nil // the choice may move; remove by search
 		if a.cfg.ExpandableSegments {
 			next := p.blocks.successor(b)
-			for b.seg != nil && next != nil && expandableSize(next) < expandableSize(b) {
+			for b.seg != nil && next != nil && next.stream == stream && expandableSize(next) < expandableSize(b) {
 				b = next
 				next = p.blocks.successor(next)
 			}
 		} else {
-			for b != nil && b.seg != nil {
+			for b != nil && b.seg != nil && b.stream == stream {
 				b = p.blocks.successor(b)
 			}
-			if b == nil {
+			if b == nil || b.stream != stream {
 				return nil
 			}
 		}
@@ -248,7 +264,7 @@ func (a *Allocator) allocFoundBlock(b *block, p *pool, size, orig int64, split b
 	st := &a.stats
 	if split {
 		remaining := b
-		b = a.newBlock(remaining.addr, size, p)
+		b = a.newBlock(remaining.addr, size, p, remaining.stream)
 		b.seg = remaining.seg
 		b.prev = remaining.prev
 		if b.prev != nil {
@@ -283,7 +299,7 @@ func (a *Allocator) allocFoundBlock(b *block, p *pool, size, orig int64, split b
 		st.oversizeAllocations.increase(1)
 	}
 	if a.tracing {
-		a.emit(ActionAlloc, b.addr, orig, b)
+		a.emit(ActionAlloc, b.addr, orig, b.stream, b)
 	}
 	return b
 }
@@ -293,12 +309,17 @@ func (a *Allocator) allocFoundBlock(b *block, p *pool, size, orig int64, split b
 // give memory back to the device. An address that is not a live allocation is an error
 // wrapping ErrInvalidPointer, and nothing changes. Free(0) is a no-op, like freeing the
 // storage of an empty tensor.
+//
+// A block that RecordStream marked as used on other streams is not reusable yet: Free
+// lowers the allocated statistics at once (PyTorch's free), but the block stays active,
+// in state "active_pending_free", until CompleteFree, EmptyCache or the out-of-memory
+// retry path (which synchronise every stream) completes it (PyTorch's free_block).
 func (a *Allocator) Free(addr uint64) error {
 	if addr == 0 {
 		return nil
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
+	defer a.unlock()
 	b := a.active.get(addr)
 	if b == nil {
 		return fmt.Errorf("%w: %#x is not allocated (double free, or not from this allocator)", ErrInvalidPointer, addr)
@@ -310,13 +331,99 @@ func (a *Allocator) Free(addr uint64) error {
 	st.allocation.decrease(idx, 1)
 	st.allocatedBytes.decrease(idx, b.size)
 	if a.tracing {
-		a.emit(ActionFreeRequested, b.addr, b.requested, b)
+		a.emit(ActionFreeRequested, b.addr, b.requested, b.stream, b)
 	}
 	if b.size >= a.maxSplit {
 		st.oversizeAllocations.decrease(1)
 	}
+	if len(b.uses) > 0 {
+		b.uses = b.uses[:0]
+		b.pending = true
+		a.pendingFrees = append(a.pendingFrees, b)
+		return nil
+	}
 	a.freeBlock(b)
 	return nil
+}
+
+// RecordStream marks the allocated block at addr as used on stream (PyTorch's
+// recordStream, behind Tensor.record_stream): its Free then waits for that stream (see
+// CompleteFree). A use on the block's own stream is ignored, as in PyTorch. An address
+// that is not a live allocation is an error wrapping ErrInvalidPointer.
+func (a *Allocator) RecordStream(addr, stream uint64) error {
+	a.mu.Lock()
+	defer a.unlock()
+	b := a.active.get(addr)
+	if b == nil {
+		return fmt.Errorf("%w: record_stream of %#x, which is not allocated", ErrInvalidPointer, addr)
+	}
+	if stream == b.stream {
+		return nil
+	}
+	for _, s := range b.uses {
+		if s == stream {
+			return nil
+		}
+	}
+	b.uses = append(b.uses, stream)
+	return nil
+}
+
+// CompleteFree finishes the pending free of the block at addr: the other streams that
+// used it are done, so it returns to its stream's cache (PyTorch's process_events
+// finding the block's events complete, then free_block). An address that is not
+// pending a free is an error wrapping ErrInvalidPointer, and nothing changes.
+func (a *Allocator) CompleteFree(addr uint64) error {
+	a.mu.Lock()
+	defer a.unlock()
+	for i, b := range a.pendingFrees {
+		if b.addr == addr {
+			a.pendingFrees = append(a.pendingFrees[:i], a.pendingFrees[i+1:]...)
+			b.pending = false
+			a.freeBlock(b)
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %#x has no pending free", ErrInvalidPointer, addr)
+}
+
+// SetSyncOrder sets the order in which a synchronisation (EmptyCache, the out-of-memory
+// retry) completes pending frees: cmp compares two pending blocks by address, as
+// slices.SortFunc's cmp does. The default, nil, completes them in the order of their
+// Free — PyTorch's order when every block waits on one other stream; with several, it
+// walks its per-stream event lists in hash order, which a replay can take from the
+// recorded trace. cmp runs under the allocator's lock and must not call the Allocator.
+func (a *Allocator) SetSyncOrder(cmp func(x, y uint64) int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.syncOrder = cmp
+}
+
+// PendingFrees returns the addresses of blocks freed but still waiting on other streams,
+// in the order they were freed.
+func (a *Allocator) PendingFrees() []uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]uint64, len(a.pendingFrees))
+	for i, b := range a.pendingFrees {
+		out[i] = b.addr
+	}
+	return out
+}
+
+// synchronizeAndFreeEvents is synchronize_and_free_events: wait for every stream and
+// complete every pending free.
+func (a *Allocator) synchronizeAndFreeEvents() {
+	a.stats.numSyncAllStreams++
+	if a.syncOrder != nil {
+		slices.SortStableFunc(a.pendingFrees, func(x, y *block) int { return a.syncOrder(x.addr, y.addr) })
+	}
+	for i, b := range a.pendingFrees {
+		b.pending = false
+		a.pendingFrees[i] = nil
+		a.freeBlock(b)
+	}
+	a.pendingFrees = a.pendingFrees[:0]
 }
 
 // freeBlock moves a block into its pool's free set, merging free neighbours.
@@ -357,7 +464,7 @@ func (a *Allocator) freeBlock(b *block) {
 	st.activeBytes.decrease(idx, orig)
 	st.requestedBytes.decrease(idx, req)
 	if a.tracing {
-		a.emit(ActionFreeCompleted, addr, req, b)
+		a.emit(ActionFreeCompleted, addr, req, b.stream, b)
 	}
 	b.frames = nil
 }
@@ -365,7 +472,7 @@ func (a *Allocator) freeBlock(b *block) {
 // tryMerge merges src into dst if src is a free neighbour in the same mapped state.
 // dst must not be in a tree. It returns the bytes merged, 0 if none.
 func (a *Allocator) tryMerge(dst, src *block) int64 {
-	if src == nil || src.allocated || dst.mapped != src.mapped {
+	if src == nil || src.allocated || src.pending || dst.mapped != src.mapped {
 		return 0
 	}
 	if dst.prev == src {
@@ -393,7 +500,7 @@ func (a *Allocator) tryMerge(dst, src *block) int64 {
 
 // allocBlock is alloc_block: a new segment (or newly mapped pages) for the request.
 // It returns (nil, nil) when the device or the fraction cap has no room.
-func (a *Allocator) allocBlock(p *pool, size, allocSize int64, retry bool) (*block, error) {
+func (a *Allocator) allocBlock(p *pool, size, allocSize int64, stream uint64, retry bool) (*block, error) {
 	if retry {
 		a.stats.numAllocRetries++
 	}
@@ -401,7 +508,7 @@ func (a *Allocator) allocBlock(p *pool, size, allocSize int64, retry bool) (*blo
 		return nil, nil
 	}
 	if a.cfg.ExpandableSegments {
-		return a.tryAllocateExpandableBlock(p, size)
+		return a.tryAllocateExpandableBlock(p, size, stream)
 	}
 	addr, err := a.mem.Malloc(uint64(allocSize))
 	if err != nil {
@@ -410,8 +517,11 @@ func (a *Allocator) allocBlock(p *pool, size, allocSize int64, retry bool) (*blo
 		}
 		return nil, fmt.Errorf("allocator: device allocation of %d bytes: %w", allocSize, err)
 	}
+	if addr == 0 {
+		return nil, errors.Join(fmt.Errorf("allocator: device allocation of %d bytes returned address 0, where a block could never be freed (Free(0) is a no-op)", allocSize), a.mem.Free(0))
+	}
 	a.totalAllocated += allocSize
-	b := a.newBlock(addr, allocSize, p)
+	b := a.newBlock(addr, allocSize, p, stream)
 	idx := p.statIndex()
 	a.stats.segment.increase(idx, 1)
 	a.stats.reservedBytes.increase(idx, allocSize)
@@ -420,7 +530,7 @@ func (a *Allocator) allocBlock(p *pool, size, allocSize int64, retry bool) (*blo
 	}
 	a.stats.numDeviceAlloc++
 	if a.tracing {
-		a.emit(ActionSegmentAlloc, addr, allocSize, nil)
+		a.emit(ActionSegmentAlloc, addr, allocSize, stream, nil)
 	}
 	return b, nil
 }
@@ -446,24 +556,25 @@ func (a *Allocator) releaseBlock(b *block) error {
 	}
 	p.blocks.remove(b)
 	if a.tracing {
-		a.emit(ActionSegmentFree, b.addr, b.size, nil)
+		a.emit(ActionSegmentFree, b.addr, b.size, b.stream, nil)
 	}
 	a.recycle(b)
 	return nil
 }
 
-// releaseAvailableCachedBlocks frees oversize cached segments, largest first, until the
-// request could fit (release_available_cached_blocks). Expandable blocks are skipped.
-func (a *Allocator) releaseAvailableCachedBlocks(p *pool, size int64) (bool, error) {
+// releaseAvailableCachedBlocks frees the stream's oversize cached segments, largest
+// first, until the request could fit (release_available_cached_blocks). Expandable
+// blocks are skipped.
+func (a *Allocator) releaseAvailableCachedBlocks(p *pool, size int64, stream uint64) (bool, error) {
 	if a.maxSplit == math.MaxInt64 {
 		return false, nil
 	}
-	key := size
-	if key < a.maxSplit {
-		key = a.maxSplit
+	want := size
+	if want < a.maxSplit {
+		want = a.maxSplit
 	}
-	it := p.blocks.lowerBound(key, 0)
-	if it != nil && it.seg == nil {
+	it := p.blocks.lowerBound(key{stream, want, 0})
+	if it != nil && it.stream == stream && it.seg == nil {
 		return true, a.releaseBlock(it)
 	}
 	if it == nil {
@@ -475,7 +586,7 @@ func (a *Allocator) releaseAvailableCachedBlocks(p *pool, size int64) (bool, err
 		return false, nil
 	}
 	var released int64
-	for released < key && it.size >= a.maxSplit {
+	for released < want && it.size >= a.maxSplit && it.stream == stream {
 		cur := it
 		it = p.blocks.predecessor(cur)
 		if cur.seg == nil && !cur.isSplit() {
@@ -489,13 +600,14 @@ func (a *Allocator) releaseAvailableCachedBlocks(p *pool, size int64) (bool, err
 			break
 		}
 	}
-	return released >= key, nil
+	return released >= want, nil
 }
 
-// releaseCachedBlocks is release_cached_blocks: every whole free segment goes back to
-// the device and every fully free page of expandable segments is unmapped.
+// releaseCachedBlocks is release_cached_blocks: every pending free completes, then every
+// whole free segment goes back to the device and every fully free page of expandable
+// segments is unmapped.
 func (a *Allocator) releaseCachedBlocks() error {
-	a.stats.numSyncAllStreams++
+	a.synchronizeAndFreeEvents()
 	if err := a.releaseBlocks(&a.large); err != nil {
 		return err
 	}
@@ -503,7 +615,7 @@ func (a *Allocator) releaseCachedBlocks() error {
 }
 
 func (a *Allocator) releaseBlocks(p *pool) error {
-	list := p.blocks.appendInOrder(a.scratch[:0])
+	list := p.appendReleasable(a.scratch[:0])
 	var toUnmap []*block
 	var err error
 	for _, b := range list {
@@ -547,7 +659,8 @@ func (a *Allocator) garbageCollect() error {
 	p := &a.large
 	// As in PyTorch, the average age counts every unsplit free block, but only
 	// non-expandable ones are released.
-	for _, b := range p.blocks.appendInOrder(nil) {
+	candidates := p.appendReleasable(nil)
+	for _, b := range candidates {
 		if !b.isSplit() {
 			totalAge += p.getFreeBlocksCalls - b.gcBase
 			count++
@@ -560,7 +673,10 @@ func (a *Allocator) garbageCollect() error {
 	for reclaimed < target && freed && count > 0 {
 		threshold := float64(totalAge) / float64(count)
 		freed = false
-		for _, b := range p.blocks.appendInOrder(nil) {
+		for _, b := range candidates {
+			if b.pool == nil {
+				continue // released in an earlier pass
+			}
 			age := p.getFreeBlocksCalls - b.gcBase
 			if !b.isSplit() && b.seg == nil && float64(age) >= threshold {
 				freed = true
@@ -581,10 +697,10 @@ func (a *Allocator) garbageCollect() error {
 // holding any allocated block stay, with their free pieces.
 func (a *Allocator) EmptyCache() error {
 	a.mu.Lock()
-	defer a.mu.Unlock()
+	defer a.unlock()
 	err := a.releaseCachedBlocks()
 	if a.tracing {
-		a.emit(ActionEmptyCache, 0, 0, nil)
+		a.emit(ActionEmptyCache, 0, 0, 0, nil)
 	}
 	return err
 }
@@ -683,4 +799,34 @@ func (a *Allocator) MemoryStats() map[string]int64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.stats.flatten()
+}
+
+// LargestFreeBlock returns the size of the largest cached (free, mapped) block of any
+// pool and stream: the biggest request the cache could serve without asking the device,
+// were it on that block's stream and pool. Its cost grows with the number of streams,
+// not of blocks.
+func (a *Allocator) LargestFreeBlock() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var m int64
+	for _, p := range [2]*pool{&a.small, &a.large} {
+		for b := p.blocks.last(); b != nil; b = p.blocks.before(key{b.stream, 0, 0}) {
+			m = max(m, b.size)
+		}
+	}
+	return m
+}
+
+// PendingFreeCount is len(PendingFrees()) without building the list.
+func (a *Allocator) PendingFreeCount() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.pendingFrees)
+}
+
+// Usage returns MemoryAllocated and MemoryReserved under one lock.
+func (a *Allocator) Usage() (allocated, reserved int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stats.allocatedBytes[statAll].Current, a.stats.reservedBytes[statAll].Current
 }

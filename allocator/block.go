@@ -6,7 +6,8 @@ package allocator
 type block struct {
 	addr      uint64
 	size      int64
-	requested int64 // request that last allocated it (stale once free, as in PyTorch)
+	stream    uint64 // the stream it was allocated on (its segment's stream)
+	requested int64  // request that last allocated it (stale once free, as in PyTorch)
 	pool      *pool
 	prev      *block
 	next      *block
@@ -14,6 +15,11 @@ type block struct {
 	gcBase    int64       // pool.getFreeBlocksCalls when last inserted into the free set
 	allocated bool
 	mapped    bool
+	// pending is set between Free and the completion of the block's last stream
+	// use (PyTorch's event_count > 0): it is neither allocated nor in a free set.
+	pending bool
+	// uses are the other streams the block was used on (RecordStream), until Free.
+	uses []uint64
 
 	// intrusive treap links (the pool's free set or its unmapped set)
 	left, right *block
@@ -36,16 +42,30 @@ func (b *block) splice(before, after *block) {
 	b.next = after
 }
 
-// tree is an intrusive treap of blocks ordered by (size, addr) — PyTorch's
-// BlockComparatorSize with a single stream — or by addr alone (BlockComparatorAddress).
-// It never allocates: the blocks are the nodes.
+// tree is an intrusive treap of blocks ordered by (stream, size, addr) — PyTorch's
+// BlockComparatorSize — or by (stream, addr) (BlockComparatorAddress). With only the
+// default stream (0) the orders are (size, addr) and addr. It never allocates: the
+// blocks are the nodes.
 type tree struct {
 	root   *block
 	byAddr bool
 	n      int
 }
 
-func (t *tree) less(a *block, size int64, addr uint64) bool {
+// key is a position in a tree's order.
+type key struct {
+	stream uint64
+	size   int64
+	addr   uint64
+}
+
+func keyOf(b *block) key { return key{b.stream, b.size, b.addr} }
+
+func (t *tree) less(a *block, k key) bool {
+	if a.stream != k.stream {
+		return a.stream < k.stream
+	}
+	size, addr := k.size, k.addr
 	if t.byAddr {
 		return a.addr < addr
 	}
@@ -59,7 +79,7 @@ func (t *tree) insert(b *block) {
 	// Descend to where b's priority puts it, then split that subtree around b's key.
 	link := &t.root
 	for n := *link; n != nil && n.prio >= b.prio; n = *link {
-		if t.less(b, n.size, n.addr) {
+		if t.less(b, keyOf(n)) {
 			link = &n.left
 		} else {
 			link = &n.right
@@ -67,7 +87,7 @@ func (t *tree) insert(b *block) {
 	}
 	l, r := &b.left, &b.right
 	for n := *link; n != nil; {
-		if t.less(n, b.size, b.addr) {
+		if t.less(n, keyOf(b)) {
 			*l = n
 			l = &n.right
 			n = n.right
@@ -89,7 +109,7 @@ func (t *tree) remove(b *block) {
 		if n == nil {
 			panic("allocator: internal error: block missing from its free set")
 		}
-		if t.less(b, n.size, n.addr) {
+		if t.less(b, keyOf(n)) {
 			link = &n.left
 		} else {
 			link = &n.right
@@ -124,12 +144,12 @@ func (t *tree) removeAt(link **block, b *block) {
 
 // lowerBoundLink is lowerBound that also returns the link pointing at the block, for
 // removeAt.
-func (t *tree) lowerBoundLink(size int64, addr uint64) (*block, **block) {
+func (t *tree) lowerBoundLink(k key) (*block, **block) {
 	var best *block
 	var bestLink **block
 	link := &t.root
 	for n := *link; n != nil; n = *link {
-		if t.less(n, size, addr) {
+		if t.less(n, k) {
 			link = &n.right
 		} else {
 			best, bestLink = n, link
@@ -139,11 +159,11 @@ func (t *tree) lowerBoundLink(size int64, addr uint64) (*block, **block) {
 	return best, bestLink
 }
 
-// lowerBound returns the first block not less than (size, addr), or nil.
-func (t *tree) lowerBound(size int64, addr uint64) *block {
+// lowerBound returns the first block not less than k, or nil.
+func (t *tree) lowerBound(k key) *block {
 	var best *block
 	for n := t.root; n != nil; {
-		if t.less(n, size, addr) {
+		if t.less(n, k) {
 			n = n.right
 		} else {
 			best = n
@@ -156,21 +176,21 @@ func (t *tree) lowerBound(size int64, addr uint64) *block {
 // successor returns the block after b in tree order (b need not be in the tree).
 func (t *tree) successor(b *block) *block {
 	if t.byAddr {
-		return t.lowerBound(0, b.addr+1)
+		return t.lowerBound(key{b.stream, 0, b.addr + 1})
 	}
-	return t.lowerBound(b.size, b.addr+1)
+	return t.lowerBound(key{b.stream, b.size, b.addr + 1})
 }
 
 // predecessor returns the last block before b in tree order, or nil.
 func (t *tree) predecessor(b *block) *block {
-	return t.before(b.size, b.addr)
+	return t.before(keyOf(b))
 }
 
-// before returns the last block less than (size, addr), or nil.
-func (t *tree) before(size int64, addr uint64) *block {
+// before returns the last block less than k, or nil.
+func (t *tree) before(k key) *block {
 	var best *block
 	for n := t.root; n != nil; {
-		if t.less(n, size, addr) {
+		if t.less(n, k) {
 			best = n
 			n = n.right
 		} else {
@@ -226,6 +246,26 @@ func (p *pool) name() string {
 		return "small"
 	}
 	return "large"
+}
+
+// appendReleasable appends, in tree order, the free blocks that could go back to the
+// device: those of at least SmallBuffer bytes. Every segment is at least that large,
+// and so is every expandable page, so a smaller free block is neither a whole segment
+// nor holds a whole page. The out-of-memory retry path and garbage collection walk
+// only these, not every cached block (a cache of many small free blocks made each
+// retry cost a walk over all of them).
+func (p *pool) appendReleasable(dst []*block) []*block {
+	b := p.blocks.lowerBound(key{0, SmallBuffer, 0})
+	for b != nil {
+		if b.size < SmallBuffer {
+			// the smallest block of a later stream: skip to that stream's large ones
+			b = p.blocks.lowerBound(key{b.stream, SmallBuffer, 0})
+			continue
+		}
+		dst = append(dst, b)
+		b = p.blocks.successor(b)
+	}
+	return dst
 }
 
 // insertFree puts b into the free set and restarts its GC age (insert_into_blocks).

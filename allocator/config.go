@@ -1,11 +1,13 @@
 package allocator
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"math/bits"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -19,7 +21,8 @@ type Config struct {
 	// default SIZE_MAX).
 	MaxSplitSize int64
 	// MaxNonSplitRounding is max_non_split_rounding_mb in bytes: an oversize request may
-	// reuse a cached block at most this much larger. 0 means the default, 20 MiB.
+	// reuse a cached block at most this much larger. 0 means the default, the large
+	// segment size (20 MiB unless LargeSegmentSize says otherwise).
 	MaxNonSplitRounding int64
 	// RoundupPower2Divisions holds roundup_power2_divisions per power-of-two interval:
 	// entry 0 covers sizes below 2 MiB, entry k covers [2^(20+k), 2^(21+k)), entry 15
@@ -57,15 +60,29 @@ type Config struct {
 	// out of scope; recorded, no effect).
 	GraphCaptureRecordStreamReuse bool
 
-	raw         string // the string this Config was parsed from
-	parsed      bool   // raw is meaningful
-	fractionSet bool   // per_process_memory_fraction was given (even as 0)
+	raw    string // the string this Config was parsed from
+	parsed bool   // raw is meaningful
+	given  keySet // while parsing, the keys the string set (so that an explicit 0 is checked as a value); after, only givenFraction
 }
+
+// keySet records which keys a parsed string gave, for the keys whose zero value
+// in a Config built in code means "the default" but is an error when written.
+type keySet uint8
+
+const (
+	givenMaxSplit keySet = 1 << iota
+	givenNonSplit
+	givenLargeSegment
+	givenGC
+	givenFraction
+	givenThreads
+	givenReserve
+)
 
 // memoryFraction returns the initial fraction cap and whether one is in force.
 func (c *Config) memoryFraction() (float64, bool) {
 	f := c.PerProcessMemoryFraction
-	if (f > 0 || c.fractionSet) && f < 1 {
+	if (f > 0 || c.given&givenFraction != 0) && f < 1 {
 		return f, true
 	}
 	return 0, false
@@ -85,9 +102,12 @@ func (c *Config) maxSplit() int64 {
 	return c.MaxSplitSize
 }
 
+// maxNonSplitRounding returns max_non_split_rounding in bytes; unset, it is the
+// large segment size, as in PyTorch 2.11 (which resets it to
+// large_segment_size_mb before reading the other keys).
 func (c *Config) maxNonSplitRounding() int64 {
 	if c.MaxNonSplitRounding <= 0 {
-		return LargeBuffer
+		return c.largeSegment()
 	}
 	return c.MaxNonSplitRounding
 }
@@ -120,7 +140,7 @@ func (c Config) String() string {
 	if c.MaxSplitSize > 0 {
 		add("max_split_size_mb", strconv.FormatInt(c.MaxSplitSize>>20, 10))
 	}
-	if c.MaxNonSplitRounding > 0 && c.MaxNonSplitRounding != LargeBuffer {
+	if c.MaxNonSplitRounding > 0 && c.MaxNonSplitRounding != c.largeSegment() {
 		add("max_non_split_rounding_mb", strconv.FormatInt(c.MaxNonSplitRounding>>20, 10))
 	}
 	if rp := c.roundupString(); rp != "" {
@@ -219,17 +239,27 @@ func (e *ConfigError) Error() string {
 	return b.String()
 }
 
-var knownKeys = []string{
-	"backend", "max_split_size_mb", "max_non_split_rounding_mb", "roundup_power2_divisions",
-	"garbage_collection_threshold", "expandable_segments", "release_lock_on_cudamalloc",
-	"release_lock_on_hipmalloc", "pinned_use_cuda_host_register", "pinned_use_hip_host_register",
-	"pinned_num_register_threads", "pinned_use_background_threads",
-	"pinned_reserve_segment_size_mb", "graph_capture_record_stream_reuse",
-	"per_process_memory_fraction", "large_segment_size_mb",
-}
+// Keys of PyTorch 2.11's allocator configuration, in the two passes its parser
+// makes (after reading large_segment_size_mb first): the keys common to every
+// accelerator (c10/core/AllocatorConfig.cpp), then the CUDA ones
+// (c10/cuda/CUDAAllocatorConfig.cpp), where an unknown key is an error.
+var (
+	acceleratorKeys = []string{
+		"large_segment_size_mb", "max_split_size_mb", "max_non_split_rounding_mb",
+		"garbage_collection_threshold", "roundup_power2_divisions", "expandable_segments",
+		"pinned_use_background_threads",
+	}
+	cudaKeys = []string{
+		"backend", "release_lock_on_cudamalloc", "release_lock_on_hipmalloc",
+		"pinned_use_cuda_host_register", "pinned_use_hip_host_register",
+		"pinned_num_register_threads", "pinned_reserve_segment_size_mb",
+		"graph_capture_record_stream_reuse", "per_process_memory_fraction",
+	}
+	knownKeys = append(slices.Clone(acceleratorKeys), cudaKeys...)
+)
 
 // tokenize splits like PyTorch's ConfigTokenizer: ',', ':', '[' and ']' are tokens of
-// their own; whitespace is dropped.
+// their own; whitespace (C's isspace) is dropped.
 func tokenize(s string) []string {
 	var toks []string
 	var cur strings.Builder
@@ -244,7 +274,7 @@ func tokenize(s string) []string {
 		case ',', ':', '[', ']':
 			flush()
 			toks = append(toks, string(r))
-		case ' ', '\t', '\n', '\r':
+		case ' ', '\t', '\n', '\v', '\f', '\r':
 			flush()
 		default:
 			cur.WriteRune(r)
@@ -254,60 +284,137 @@ func tokenize(s string) []string {
 	return toks
 }
 
-// ParseConfig parses a PYTORCH_CUDA_ALLOC_CONF string such as
-// "max_split_size_mb:128,expandable_segments:True" or
-// "roundup_power2_divisions:[256:1,512:2,>:8]". Keys not mentioned keep PyTorch's
-// defaults. On a malformed string it returns a *ConfigError naming the key and the
-// accepted form, and the zero Config: nothing is half-applied.
-func ParseConfig(s string) (Config, error) {
-	c := DefaultConfig()
-	c.raw, c.parsed = s, true
-	toks := tokenize(s)
-	i := 0
-	for i < len(toks) {
+func isSeparator(tok string) bool { return tok == "," || tok == ":" || tok == "[" || tok == "]" }
+
+// configItem is one key of a configuration string and its value: one token, or
+// the K:V entries of a [...] list.
+type configItem struct {
+	key   string
+	value string      // the value token; "[" for a list
+	index int         // the value's index among the tokens (PyTorch's error messages count them)
+	list  [][2]string // a list's entries
+}
+
+const configForm = "key:value[,key:value...]"
+
+// splitConfig reads the items of a tokenized configuration. A separator where a
+// key should be becomes an item with that key, which PyTorch reports as an
+// unrecognized key; everything else PyTorch cannot read (a missing ':' or value,
+// an unclosed list) is an error here, as is a setting not followed by ',': PyTorch
+// ignores what stands there, memlab does not guess.
+func splitConfig(toks []string) ([]configItem, error) {
+	var items []configItem
+	var stray *ConfigError // the first separator where a key should be
+	fail := func(err *ConfigError) ([]configItem, error) {
+		if stray != nil { // PyTorch skips past it and reports it
+			return nil, stray
+		}
+		return nil, err
+	}
+	for i := 0; i < len(toks); {
 		key := toks[i]
-		if key == "," || key == ":" || key == "[" || key == "]" {
-			return Config{}, &ConfigError{Value: key, Reason: "expected a key", Form: "key:value[,key:value...]"}
+		if isSeparator(key) {
+			items = append(items, configItem{key: key})
+			if stray == nil {
+				stray = unknownKey(key)
+			}
+			i++
+			continue
 		}
 		if i+1 >= len(toks) || toks[i+1] != ":" {
-			return Config{}, &ConfigError{Key: key, Reason: "expected ':' after the key", Form: "key:value[,key:value...]"}
+			return fail(&ConfigError{Key: key, Reason: "expected ':' after the key", Form: configForm})
 		}
 		i += 2
-		if i >= len(toks) {
-			return Config{}, &ConfigError{Key: key, Reason: "missing value", Form: formOf(key)}
+		if i >= len(toks) || (isSeparator(toks[i]) && toks[i] != "[") {
+			return fail(&ConfigError{Key: key, Reason: "missing value", Form: formOf(key)})
 		}
-		var err error
-		if key == "roundup_power2_divisions" {
-			i, err = parseRoundup(&c, toks, i)
-		} else {
-			val := toks[i]
-			if val == "," || val == ":" || val == "[" || val == "]" {
-				return Config{}, &ConfigError{Key: key, Value: val, Reason: "missing value", Form: formOf(key)}
+		it := configItem{key: key, value: toks[i], index: i}
+		i++
+		if it.value == "[" {
+			for {
+				if i >= len(toks) {
+					return fail(&ConfigError{Key: key, Reason: "missing ']'", Form: formOf(key)})
+				}
+				if toks[i] == "]" {
+					i++
+					break
+				}
+				if i+2 >= len(toks) || toks[i+1] != ":" || isSeparator(toks[i+2]) || (isSeparator(toks[i]) && toks[i] != ">") {
+					return fail(&ConfigError{Key: key, Value: toks[i], Reason: "expected MB:N inside [...]", Form: formOf(key)})
+				}
+				it.list = append(it.list, [2]string{toks[i], toks[i+2]})
+				i += 3
+				switch {
+				case i < len(toks) && toks[i] == ",":
+					i++
+				case i < len(toks) && toks[i] != "]":
+					return fail(&ConfigError{Key: key, Value: toks[i], Reason: "expected ',' or ']'", Form: formOf(key)})
+				}
 			}
-			err = setKey(&c, key, val)
-			i++
 		}
-		if err != nil {
-			return Config{}, err
-		}
+		items = append(items, it)
 		if i < len(toks) {
 			if toks[i] != "," {
-				return Config{}, &ConfigError{Key: key, Value: toks[i], Reason: "expected ',' between settings", Form: "key:value[,key:value...]"}
+				return fail(&ConfigError{Key: key, Value: toks[i], Reason: "expected ',' between settings", Form: configForm})
 			}
 			i++
-			if i >= len(toks) {
-				return Config{}, &ConfigError{Reason: "trailing ','", Form: "key:value[,key:value...]"}
+		}
+	}
+	return items, nil
+}
+
+// ParseConfig parses a PYTORCH_CUDA_ALLOC_CONF string such as
+// "max_split_size_mb:128,expandable_segments:True" or
+// "roundup_power2_divisions:[256:1,512:2,>:8]" as PyTorch 2.11 does: keys not
+// mentioned keep PyTorch's defaults, whitespace is ignored, a trailing ',' is
+// allowed, large_segment_size_mb is read before the keys it bounds, and each
+// value is checked by the rule validate also applies to a Config built in code.
+// Where PyTorch rejects a string, the *ConfigError carries PyTorch's message.
+// Where PyTorch would silently read something else than is written (a negative
+// size as the largest one, "128.5" as 128, "0.5x" as 0.5), memlab refuses and
+// says what PyTorch would do. On any error it returns the zero Config: nothing is
+// half-applied.
+func ParseConfig(s string) (Config, error) {
+	items, err := splitConfig(tokenize(s))
+	if err != nil {
+		return Config{}, err
+	}
+	c := DefaultConfig()
+	c.raw, c.parsed = s, true
+	var guess error // the first value PyTorch would reinterpret
+	passes := []func(key string) bool{
+		func(k string) bool { return k == "large_segment_size_mb" },
+		func(k string) bool { return k != "large_segment_size_mb" && slices.Contains(acceleratorKeys, k) },
+		func(k string) bool { return !slices.Contains(acceleratorKeys, k) },
+	}
+	for _, inPass := range passes {
+		for _, it := range items {
+			if !inPass(it.key) {
+				continue
+			}
+			g, err := setKey(&c, it)
+			if err == nil {
+				err = c.checkKey(it.key)
+			}
+			if err != nil {
+				var ce *ConfigError
+				if errors.As(err, &ce) && ce.Value != "" && it.value != "[" {
+					ce.Value = it.value // name the value as written
+				}
+				return Config{}, err
+			}
+			if guess == nil {
+				guess = g
 			}
 		}
 	}
-	if c.MaxSplitSize > 0 && c.MaxSplitSize < c.largeSegment() {
-		return Config{}, &ConfigError{Key: "max_split_size_mb", Value: strconv.FormatInt(c.MaxSplitSize>>20, 10),
-			Reason: fmt.Sprintf("CachingAllocator option max_split_size_mb too small, must be >= %d", c.largeSegment()>>20), Form: formOf("max_split_size_mb")}
+	if guess != nil {
+		return Config{}, guess
 	}
-	if c.MaxNonSplitRounding > 0 && c.MaxNonSplitRounding < c.largeSegment() {
-		return Config{}, &ConfigError{Key: "max_non_split_rounding_mb", Value: strconv.FormatInt(c.MaxNonSplitRounding>>20, 10),
-			Reason: fmt.Sprintf("CachingAllocator option max_non_split_rounding_mb too small, must be >= %d", c.largeSegment()>>20), Form: formOf("max_non_split_rounding_mb")}
-	}
+	// Every value was checked as written; from here on a zero field means the
+	// default, as in a Config built in code (a caller may change fields). Only
+	// an explicit per_process_memory_fraction:0 keeps its meaning: a cap at 0.
+	c.given &= givenFraction
 	return c, nil
 }
 
@@ -316,9 +423,9 @@ func formOf(key string) string {
 	case "backend":
 		return "native"
 	case "max_split_size_mb", "max_non_split_rounding_mb":
-		return "an integer number of MiB >= 20"
+		return "a whole number of MiB >= large_segment_size_mb (20)"
 	case "large_segment_size_mb":
-		return "an integer number of MiB > 10"
+		return "a whole number of MiB > 10"
 	case "roundup_power2_divisions":
 		return "a power of two N, or [MB:N,...,>:N] with power-of-two MB and N a power of two or 0"
 	case "garbage_collection_threshold":
@@ -328,171 +435,197 @@ func formOf(key string) string {
 	case "pinned_num_register_threads":
 		return "a power of two from 1 to 128"
 	case "pinned_reserve_segment_size_mb":
-		return "a positive integer number of MiB"
-	default:
+		return "a positive whole number of MiB"
+	case "expandable_segments", "release_lock_on_cudamalloc", "release_lock_on_hipmalloc",
+		"pinned_use_cuda_host_register", "pinned_use_hip_host_register",
+		"pinned_use_background_threads", "graph_capture_record_stream_reuse":
 		return "True or False"
+	default:
+		return "one of " + strings.Join(knownKeys, ", ")
 	}
 }
 
-func parseBool(key, v string) (bool, error) {
-	switch v {
+// parseUint reads a whole number as PyTorch's std::stoull does: an optional sign,
+// digits, and whatever follows ignored; a negative number wraps around to a huge
+// one. It returns the number PyTorch would use and, when that is not what is
+// written, a *ConfigError saying so; an error when PyTorch would fail.
+func parseUint(key, v string) (n uint64, guess, err error) {
+	digits := strings.TrimPrefix(strings.TrimPrefix(v, "+"), "-")
+	end := strings.IndexFunc(digits, func(r rune) bool { return r < '0' || r > '9' })
+	if end < 0 {
+		end = len(digits)
+	}
+	if end == 0 {
+		return 0, nil, &ConfigError{Key: key, Value: v, Reason: "not a whole number", Form: formOf(key)}
+	}
+	n, perr := strconv.ParseUint(digits[:end], 10, 64)
+	if perr != nil {
+		return 0, nil, &ConfigError{Key: key, Value: v, Reason: "too large", Form: formOf(key)}
+	}
+	switch {
+	case strings.HasPrefix(v, "-"):
+		n = -n
+		guess = &ConfigError{Key: key, Value: v, Reason: "negative (PyTorch reads it as the largest size; leave the key out for its default)", Form: formOf(key)}
+	case end < len(digits):
+		guess = &ConfigError{Key: key, Value: v, Reason: fmt.Sprintf("not a whole number (PyTorch reads it as %d)", n), Form: formOf(key)}
+	}
+	return n, guess, nil
+}
+
+// parseMB reads a size in MiB (parseUint), in bytes, capped as PyTorch caps it.
+func parseMB(key, v string) (int64, error, error) {
+	n, guess, err := parseUint(key, v)
+	if err != nil {
+		return 0, nil, err
+	}
+	if n > math.MaxInt64>>20 {
+		n = math.MaxInt64 >> 20
+	}
+	return int64(n) << 20, guess, nil
+}
+
+// parseFloat reads a number as PyTorch's std::stod does: the longest prefix that
+// is a number, the rest ignored (reported as a guess).
+func parseFloat(key, v string) (f float64, guess, err error) {
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		return f, nil, nil
+	}
+	for end := len(v) - 1; end > 0; end-- {
+		if f, err := strconv.ParseFloat(v[:end], 64); err == nil {
+			return f, &ConfigError{Key: key, Value: v, Reason: fmt.Sprintf("not a number (PyTorch reads it as %s)", v[:end]), Form: formOf(key)}, nil
+		}
+	}
+	return 0, nil, &ConfigError{Key: key, Value: v, Reason: "not a number", Form: formOf(key)}
+}
+
+// parseBool accepts exactly True and False, with ConfigTokenizer's message.
+func parseBool(it configItem) (bool, error) {
+	switch it.value {
 	case "True":
 		return true, nil
 	case "False":
 		return false, nil
 	}
-	return false, &ConfigError{Key: key, Value: v, Reason: fmt.Sprintf("Expected 'True' or 'False' but got '%s'", v), Form: "True or False"}
+	return false, &ConfigError{Key: it.key, Value: it.value,
+		Reason: fmt.Sprintf("Expected 'True' or 'False' at index %d in ConfigTokenizer but got '%s'", it.index, it.value), Form: "True or False"}
 }
 
-func parseMB(key, v string) (int64, error) {
-	n, err := strconv.ParseUint(v, 10, 64)
-	if err != nil {
-		return 0, &ConfigError{Key: key, Value: v, Reason: "not a non-negative integer", Form: formOf(key)}
+// setKey stores one item's value in c. It checks the value's syntax only; the
+// rules on the value are checkKey's. It returns a *ConfigError as guess when
+// PyTorch would read the value differently from how it is written.
+func setKey(c *Config, it configItem) (guess, err error) {
+	key, v := it.key, it.value
+	if it.value == "[" && key != "roundup_power2_divisions" && slices.Contains(knownKeys, key) {
+		return nil, &ConfigError{Key: key, Reason: "takes a single value, not a list", Form: formOf(key)}
 	}
-	if n > math.MaxInt64>>20 {
-		n = math.MaxInt64 >> 20
-	}
-	return int64(n) << 20, nil
-}
-
-func setKey(c *Config, key, v string) error {
-	var err error
+	var n uint64
 	switch key {
 	case "backend":
-		switch v {
-		case "native":
-			c.Backend = v
-		case "cudaMallocAsync", "hipMallocAsync":
-			return &ConfigError{Key: key, Value: v, Reason: "memlab models only the native caching allocator", Form: formOf(key)}
-		default:
-			return &ConfigError{Key: key, Value: v, Reason: "Unknown allocator backend, options are native and cudaMallocAsync", Form: formOf(key)}
-		}
+		c.Backend = v
 	case "max_split_size_mb":
-		c.MaxSplitSize, err = parseMB(key, v)
+		c.MaxSplitSize, guess, err = parseMB(key, v)
+		c.given |= givenMaxSplit
 	case "max_non_split_rounding_mb":
-		c.MaxNonSplitRounding, err = parseMB(key, v)
+		c.MaxNonSplitRounding, guess, err = parseMB(key, v)
+		c.given |= givenNonSplit
 	case "large_segment_size_mb":
-		var n int64
-		n, err = parseMB(key, v)
-		if err == nil && n <= 10<<20 {
-			return &ConfigError{Key: key, Value: v, Reason: "CachingAllocator option large_segment_size_mb must be > 10 MB", Form: formOf(key)}
-		}
-		if err == nil && n%RoundLarge != 0 {
-			return &ConfigError{Key: key, Value: v, Reason: "must be a multiple of 2 MiB", Form: formOf(key)}
-		}
-		c.LargeSegmentSize = n
+		c.LargeSegmentSize, guess, err = parseMB(key, v)
+		c.given |= givenLargeSegment
 	case "garbage_collection_threshold":
-		f, perr := strconv.ParseFloat(v, 64)
-		if perr != nil || math.IsNaN(f) || f <= 0 || f >= 1 {
-			return &ConfigError{Key: key, Value: v, Reason: "garbage_collect_threshold is invalid, set it in (0.0, 1.0)", Form: formOf(key)}
-		}
-		c.GarbageCollectionThreshold = f
+		c.GarbageCollectionThreshold, guess, err = parseFloat(key, v)
+		c.given |= givenGC
 	case "per_process_memory_fraction":
-		f, perr := strconv.ParseFloat(v, 64)
-		if perr != nil || math.IsNaN(f) || f < 0 || f > 1 {
-			return &ConfigError{Key: key, Value: v, Reason: "per_process_memory_fraction is invalid, set it in [0.0, 1.0]", Form: formOf(key)}
-		}
-		c.PerProcessMemoryFraction = f
-		c.fractionSet = true
+		c.PerProcessMemoryFraction, guess, err = parseFloat(key, v)
+		c.given |= givenFraction
 	case "expandable_segments":
-		c.ExpandableSegments, err = parseBool(key, v)
+		c.ExpandableSegments, err = parseBool(it)
 	case "release_lock_on_cudamalloc", "release_lock_on_hipmalloc":
-		c.ReleaseLockOnCudaMalloc, err = parseBool(key, v)
+		c.ReleaseLockOnCudaMalloc, err = parseBool(it)
 	case "pinned_use_cuda_host_register", "pinned_use_hip_host_register":
-		c.PinnedUseCudaHostRegister, err = parseBool(key, v)
+		c.PinnedUseCudaHostRegister, err = parseBool(it)
 	case "pinned_use_background_threads":
-		c.PinnedUseBackgroundThreads, err = parseBool(key, v)
+		c.PinnedUseBackgroundThreads, err = parseBool(it)
 	case "graph_capture_record_stream_reuse":
-		c.GraphCaptureRecordStreamReuse, err = parseBool(key, v)
+		c.GraphCaptureRecordStreamReuse, err = parseBool(it)
 	case "pinned_num_register_threads":
-		n, perr := strconv.Atoi(v)
-		if perr != nil || n <= 0 || n&(n-1) != 0 || n > 128 {
-			return &ConfigError{Key: key, Value: v, Reason: "Number of register threads has to be power of 2", Form: formOf(key)}
-		}
-		c.PinnedNumRegisterThreads = n
+		n, guess, err = parseUint(key, v)
+		c.PinnedNumRegisterThreads = int(min(n, math.MaxInt32))
+		c.given |= givenThreads
 	case "pinned_reserve_segment_size_mb":
-		n, perr := strconv.Atoi(v)
-		if perr != nil || n <= 0 {
-			return &ConfigError{Key: key, Value: v, Reason: "pinned_reserve_segment_size_mb must be positive", Form: formOf(key)}
-		}
-		c.PinnedReserveSegmentSizeMB = n
+		n, guess, err = parseUint(key, v)
+		c.PinnedReserveSegmentSizeMB = int(min(n, math.MaxInt32))
+		c.given |= givenReserve
+	case "roundup_power2_divisions":
+		return parseRoundup(c, it)
 	default:
-		return &ConfigError{Key: key, Reason: fmt.Sprintf("Unrecognized key '%s' in CUDA allocator config.", key),
-			Form: "one of " + strings.Join(knownKeys, ", ")}
+		return nil, unknownKey(key)
 	}
-	return err
+	return guess, err
+}
+
+// unknownKey is PyTorch's error for a key it does not know.
+func unknownKey(key string) *ConfigError {
+	return &ConfigError{Key: key, Reason: fmt.Sprintf("Unrecognized key '%s' in CUDA allocator config.", key), Form: formOf(key)}
 }
 
 func isPow2(n uint64) bool { return n != 0 && n&(n-1) == 0 }
 
-// parseRoundup parses the value of roundup_power2_divisions starting at toks[i] and
-// returns the index after it. List semantics are PyTorch 2.11's (checked on the H200):
-// the first entry also fills every lower interval, later entries set only their own,
-// ">" fills every interval after the last explicit one, and intervals not covered keep 0.
-func parseRoundup(c *Config, toks []string, i int) (int, error) {
+// parseRoundup reads roundup_power2_divisions. List semantics are PyTorch 2.11's
+// (checked on the H200): the first entry also fills every lower interval, later
+// entries set only their own, ">" fills every interval after the last explicit
+// one, and intervals not covered keep 0.
+func parseRoundup(c *Config, it configItem) (guess, err error) {
 	const key = "roundup_power2_divisions"
 	form := formOf(key)
-	if toks[i] != "[" {
-		n, err := strconv.ParseUint(toks[i], 10, 64)
-		if err != nil || !isPow2(n) || n > 1<<62 {
-			return i, &ConfigError{Key: key, Value: toks[i], Reason: "For roundups, the divisions has to be power of 2", Form: form}
+	if it.value != "[" {
+		n, g, err := parseUint(key, it.value)
+		if err != nil {
+			return nil, err
+		}
+		if !isPow2(n) || n > 1<<62 {
+			return nil, &ConfigError{Key: key, Value: it.value, Reason: "For roundups, the divisions has to be power of 2", Form: form}
 		}
 		for k := range c.RoundupPower2Divisions {
 			c.RoundupPower2Divisions[k] = int(n)
 		}
-		return i + 1, nil
+		return g, nil
 	}
-	i++ // past '['
 	lastIndex := 0
 	first := true
-	for {
-		if i >= len(toks) {
-			return i, &ConfigError{Key: key, Reason: "missing ']'", Form: form}
+	for _, e := range it.list {
+		v, g, err := parseUint(key, e[1])
+		if err != nil {
+			return nil, err
 		}
-		if toks[i] == "]" {
-			return i + 1, nil
+		if v != 0 && !isPow2(v) || v > 1<<62 {
+			return nil, &ConfigError{Key: key, Value: e[1], Reason: "For roundups, the divisions has to be power of 2 or 0 to disable roundup", Form: form}
 		}
-		k := toks[i]
-		if i+2 >= len(toks) || toks[i+1] != ":" {
-			return i, &ConfigError{Key: key, Value: k, Reason: "expected MB:N inside [...]", Form: form}
-		}
-		vs := toks[i+2]
-		v, err := strconv.ParseUint(vs, 10, 64)
-		if err != nil || (v != 0 && !isPow2(v)) || v > 1<<62 {
-			return i, &ConfigError{Key: key, Value: vs, Reason: "For roundups, the divisions has to be power of 2 or 0 to disable roundup", Form: form}
-		}
-		if k == ">" {
+		guess = cmp.Or(guess, g)
+		if e[0] == ">" {
 			for j := lastIndex + 1; j < RoundupIntervals; j++ {
 				c.RoundupPower2Divisions[j] = int(v)
 			}
-		} else {
-			mb, err := strconv.ParseUint(k, 10, 64)
-			if err != nil || !isPow2(mb) {
-				return i, &ConfigError{Key: key, Value: k, Reason: "For roundups, the intervals have to be power of 2", Form: form}
-			}
-			idx := 63 - bits.LeadingZeros64(mb)
-			if idx > RoundupIntervals-1 {
-				idx = RoundupIntervals - 1
-			}
-			if first { // only the first entry also covers the intervals below it
-				for j := 0; j < idx; j++ {
-					c.RoundupPower2Divisions[j] = int(v)
-				}
-				first = false
-			}
-			c.RoundupPower2Divisions[idx] = int(v)
-			lastIndex = idx
+			continue
 		}
-		i += 3
-		if i < len(toks) && toks[i] == "," {
-			i++
-			if i < len(toks) && toks[i] == "]" {
-				return i, &ConfigError{Key: key, Reason: "trailing ',' inside [...]", Form: form}
-			}
-		} else if i < len(toks) && toks[i] != "]" {
-			return i, &ConfigError{Key: key, Value: toks[i], Reason: "expected ',' or ']'", Form: form}
+		mb, g, err := parseUint(key, e[0])
+		if err != nil {
+			return nil, err
 		}
+		if !isPow2(mb) {
+			return nil, &ConfigError{Key: key, Value: e[0], Reason: "For roundups, the intervals have to be power of 2", Form: form}
+		}
+		guess = cmp.Or(guess, g)
+		idx := min(63-bits.LeadingZeros64(mb), RoundupIntervals-1)
+		if first { // only the first entry also covers the intervals below it
+			for j := 0; j < idx; j++ {
+				c.RoundupPower2Divisions[j] = int(v)
+			}
+			first = false
+		}
+		c.RoundupPower2Divisions[idx] = int(v)
+		lastIndex = idx
 	}
+	return guess, nil
 }
 
 // Environment variables ConfigFromEnv reads, first one set wins.
@@ -515,35 +648,135 @@ func ConfigFromEnv() (Config, error) {
 	return DefaultConfig(), nil
 }
 
-// validate checks a Config built in code (ParseConfig output always passes).
-func (c *Config) validate() error {
-	if c.MaxSplitSize < 0 {
-		return &ConfigError{Key: "max_split_size_mb", Reason: "negative", Form: formOf("max_split_size_mb")}
+// configRules holds the rule on each key's value: the one place each is checked,
+// by ParseConfig as it reads the key (in PyTorch's order, so that the first error
+// is PyTorch's) and by validate for a Config built in code. A zero field of a
+// Config built in code means the key's default; written in a string it is a
+// value, checked like any other (max_split_size_mb:0 is too small).
+var configRules = []struct {
+	key   string
+	check func(*Config) error
+}{
+	{"large_segment_size_mb", (*Config).checkLargeSegment},
+	{"max_split_size_mb", func(c *Config) error {
+		return c.checkAtLeastLargeSegment("max_split_size_mb", c.MaxSplitSize, givenMaxSplit)
+	}},
+	{"max_non_split_rounding_mb", func(c *Config) error {
+		return c.checkAtLeastLargeSegment("max_non_split_rounding_mb", c.MaxNonSplitRounding, givenNonSplit)
+	}},
+	{"garbage_collection_threshold", func(c *Config) error {
+		g := c.GarbageCollectionThreshold
+		if math.IsNaN(g) || g < 0 || g >= 1 || (g == 0 && c.given&givenGC != 0) {
+			return c.ruleError("garbage_collection_threshold", g, "garbage_collect_threshold is invalid, set it in (0.0, 1.0)")
+		}
+		return nil
+	}},
+	{"roundup_power2_divisions", func(c *Config) error {
+		for _, d := range c.RoundupPower2Divisions {
+			if d < 0 || (d != 0 && !isPow2(uint64(d))) {
+				return c.ruleError("roundup_power2_divisions", d, "For roundups, the divisions has to be power of 2 or 0 to disable roundup")
+			}
+		}
+		return nil
+	}},
+	{"expandable_segments", func(c *Config) error {
+		if c.ExpandableSegments && c.largeSegment()%RoundLarge != 0 {
+			return &ConfigError{Key: "large_segment_size_mb", Value: strconv.FormatInt(c.largeSegment()>>20, 10),
+				Reason: "expandable segments map pages of this size, which must be a multiple of the 2 MiB granularity (memlab's check; PyTorch fails when it maps the first page)",
+				Form:   formOf("large_segment_size_mb")}
+		}
+		return nil
+	}},
+	{"backend", func(c *Config) error {
+		switch c.Backend {
+		case "", "native":
+			return nil
+		case "cudaMallocAsync", "hipMallocAsync":
+			return c.ruleError("backend", c.Backend, "memlab models only the native caching allocator")
+		}
+		return c.ruleError("backend", c.Backend, "Unknown allocator backend, options are native and cudaMallocAsync")
+	}},
+	{"pinned_num_register_threads", func(c *Config) error {
+		n := c.PinnedNumRegisterThreads
+		switch {
+		case n == 0 && c.given&givenThreads == 0:
+			return nil
+		case n <= 0 || !isPow2(uint64(n)):
+			return c.ruleError("pinned_num_register_threads", n, fmt.Sprintf("Number of register threads has to be power of 2, got %d", n))
+		case n > 128:
+			return c.ruleError("pinned_num_register_threads", n, fmt.Sprintf("Number of register threads should be less than or equal to 128, got %d", n))
+		}
+		return nil
+	}},
+	{"pinned_reserve_segment_size_mb", func(c *Config) error {
+		if n := c.PinnedReserveSegmentSizeMB; n < 0 || (n == 0 && c.given&givenReserve != 0) {
+			return c.ruleError("pinned_reserve_segment_size_mb", n, "Pinned reserve segment size has to be greater than 0")
+		}
+		return nil
+	}},
+	{"per_process_memory_fraction", func(c *Config) error {
+		if f := c.PerProcessMemoryFraction; math.IsNaN(f) || f < 0 || f > 1 {
+			return c.ruleError("per_process_memory_fraction", f, "per_process_memory_fraction is invalid, set it in [0.0, 1.0]")
+		}
+		return nil
+	}},
+}
+
+// ruleError is a rule's *ConfigError, naming the value (ParseConfig replaces it
+// with the value as written).
+func (c *Config) ruleError(key string, v any, reason string) error {
+	return &ConfigError{Key: key, Value: fmt.Sprint(v), Reason: reason, Form: formOf(key)}
+}
+
+func (c *Config) checkLargeSegment() error {
+	const key = "large_segment_size_mb"
+	n := c.LargeSegmentSize
+	switch {
+	case n == 0 && c.given&givenLargeSegment == 0:
+		return nil
+	case n < 0:
+		return c.ruleError(key, n, "negative")
+	case n <= MinLargeAlloc:
+		return c.ruleError(key, n>>20, "CachingAllocator option large_segment_size_mb must be > 10 MB")
+	case n%(1<<20) != 0:
+		return c.ruleError(key, n, "not a whole number of MiB (the option is in MiB)")
 	}
-	if c.MaxSplitSize > 0 && c.MaxSplitSize < c.largeSegment() {
-		return &ConfigError{Key: "max_split_size_mb", Reason: "too small, must be >= 20 MiB", Form: formOf("max_split_size_mb")}
+	return nil
+}
+
+// checkAtLeastLargeSegment is the rule of max_split_size_mb and
+// max_non_split_rounding_mb: at least the large segment size, in whole MiB.
+func (c *Config) checkAtLeastLargeSegment(key string, n int64, bit keySet) error {
+	switch {
+	case n == 0 && c.given&bit == 0:
+		return nil
+	case n < 0:
+		return c.ruleError(key, n, "negative")
+	case n < c.largeSegment():
+		return c.ruleError(key, n>>20, fmt.Sprintf("CachingAllocator option %s too small, must be >= %d", key, c.largeSegment()>>20))
+	case n%(1<<20) != 0:
+		return c.ruleError(key, n, "not a whole number of MiB (the option is in MiB)")
 	}
-	if c.MaxNonSplitRounding < 0 {
-		return &ConfigError{Key: "max_non_split_rounding_mb", Reason: "negative", Form: formOf("max_non_split_rounding_mb")}
-	}
-	if c.LargeSegmentSize < 0 || (c.LargeSegmentSize > 0 && (c.LargeSegmentSize <= 10<<20 || c.LargeSegmentSize%RoundLarge != 0)) {
-		return &ConfigError{Key: "large_segment_size_mb", Reason: "must be > 10 MiB and a multiple of 2 MiB", Form: formOf("large_segment_size_mb")}
-	}
-	for _, d := range c.RoundupPower2Divisions {
-		if d < 0 || (d != 0 && d&(d-1) != 0) {
-			return &ConfigError{Key: "roundup_power2_divisions", Value: strconv.Itoa(d), Reason: "For roundups, the divisions has to be power of 2 or 0 to disable roundup", Form: formOf("roundup_power2_divisions")}
+	return nil
+}
+
+// checkKey applies the rule of one key (none for keys without one).
+func (c *Config) checkKey(key string) error {
+	for _, r := range configRules {
+		if r.key == key {
+			return r.check(c)
 		}
 	}
-	g := c.GarbageCollectionThreshold
-	if math.IsNaN(g) || g < 0 || g >= 1 {
-		return &ConfigError{Key: "garbage_collection_threshold", Reason: "garbage_collect_threshold is invalid, set it in (0.0, 1.0)", Form: formOf("garbage_collection_threshold")}
-	}
-	f := c.PerProcessMemoryFraction
-	if math.IsNaN(f) || f < 0 || f > 1 {
-		return &ConfigError{Key: "per_process_memory_fraction", Reason: "per_process_memory_fraction is invalid, set it in [0.0, 1.0]", Form: formOf("per_process_memory_fraction")}
-	}
-	if c.Backend != "" && c.Backend != "native" {
-		return &ConfigError{Key: "backend", Value: c.Backend, Reason: "memlab models only the native caching allocator", Form: formOf("backend")}
+	return nil
+}
+
+// validate applies every rule to c: New's check of a Config built in code, the
+// same rules ParseConfig applies to each key it reads.
+func (c *Config) validate() error {
+	for _, r := range configRules {
+		if err := r.check(c); err != nil {
+			return err
+		}
 	}
 	return nil
 }

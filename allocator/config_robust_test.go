@@ -46,7 +46,9 @@ func FuzzParseConfig(f *testing.F) {
 		mem := newFakeMemory(1 << 30)
 		a, err := New(mem, c)
 		if err != nil {
-			return // a config New refuses (such as a zero memory fraction) is an error, not a panic
+			// ParseConfig and New apply the same rules: what one accepts,
+			// the other does.
+			t.Fatalf("ParseConfig(%q) accepted what New refuses: %v", s, err)
 		}
 		var ptrs []uint64
 		for _, n := range []int64{1, 600 << 10, 5 << 20, 100 << 20} {

@@ -1,7 +1,9 @@
 package allocator
 
 import (
+	"cmp"
 	"errors"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -122,14 +124,7 @@ func TestParseConfig(t *testing.T) {
 			if err != nil {
 				t.Fatalf("re-parsing String() %q: %v", c.String(), err)
 			}
-			back.raw, back.parsed = c.raw, c.parsed
-			norm := func(x *Config) { // a fraction of 1 and no fraction mean the same
-				f, ok := x.memoryFraction()
-				x.PerProcessMemoryFraction, x.fractionSet = f, ok
-			}
-			norm(&back)
-			norm(&c)
-			if back != c {
+			if !equivalentConfigs(back, c) {
 				t.Errorf("String() %q parses to %+v, want %+v", c.String(), back, c)
 			}
 		})
@@ -144,13 +139,12 @@ func TestParseConfigErrors(t *testing.T) {
 	}{
 		{"foo:1", "foo", "Unrecognized key 'foo' in CUDA allocator config."},
 		{"max_split_size_mb:19", "max_split_size_mb", "must be >= 20"},
-		{"max_split_size_mb:abc", "max_split_size_mb", "integer number of MiB"},
-		{"max_split_size_mb:-5", "max_split_size_mb", "integer number of MiB"},
+		{"max_split_size_mb:abc", "max_split_size_mb", "not a whole number"},
+		{"max_split_size_mb:-5", "max_split_size_mb", "negative (PyTorch reads it as the largest size"},
 		{"max_split_size_mb", "max_split_size_mb", "expected ':'"},
 		{"max_split_size_mb:", "max_split_size_mb", "missing value"},
-		{"max_split_size_mb:128,", "", "trailing ','"},
 		{"max_split_size_mb:128 expandable_segments:True", "max_split_size_mb", "expected ','"},
-		{"expandable_segments:true", "expandable_segments", "Expected 'True' or 'False' but got 'true'"},
+		{"expandable_segments:true", "expandable_segments", "Expected 'True' or 'False' at index 2 in ConfigTokenizer but got 'true'"},
 		{"expandable_segments:1", "expandable_segments", "True or False"},
 		{"roundup_power2_divisions:3", "roundup_power2_divisions", "the divisions has to be power of 2"},
 		{"roundup_power2_divisions:0", "roundup_power2_divisions", "the divisions has to be power of 2"},
@@ -165,7 +159,18 @@ func TestParseConfigErrors(t *testing.T) {
 		{"pinned_num_register_threads:3", "pinned_num_register_threads", "power of 2"},
 		{"backend:cudaMallocAsync", "backend", "only the native"},
 		{"backend:magic", "backend", "Unknown allocator backend"},
-		{":5", "", "expected a key"},
+		{":5", ":", "Unrecognized key ':' in CUDA allocator config."},
+		{"max_split_size_mb:[64:1]", "max_split_size_mb", "takes a single value, not a list"},
+		{"max_non_split_rounding_mb:-1", "max_non_split_rounding_mb", "negative (PyTorch reads it as the largest size"},
+		{"pinned_num_register_threads:8x", "pinned_num_register_threads", "not a whole number (PyTorch reads it as 8)"},
+		{"roundup_power2_divisions:[256:4x]", "roundup_power2_divisions", `value "4x": not a whole number (PyTorch reads it as 4)`},
+		{"per_process_memory_fraction:0.5.5", "per_process_memory_fraction", "not a number (PyTorch reads it as 0.5)"},
+		{"garbage_collection_threshold:nan", "garbage_collection_threshold", "set it in (0.0, 1.0)"},
+		{"foo:1,max_split_size_mb:0", "max_split_size_mb", "too small, must be >= 20"},
+		{"max_split_size_mb:0,max_split_size_mb:128", "max_split_size_mb", "too small, must be >= 20"},
+		{"pinned_num_register_threads:0", "pinned_num_register_threads", "has to be power of 2, got 0"},
+		{"large_segment_size_mb:0", "large_segment_size_mb", "must be > 10 MB"},
+		{"large_segment_size_mb:11,expandable_segments:True", "large_segment_size_mb", "multiple of the 2 MiB granularity"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
@@ -238,22 +243,41 @@ func TestConfigFromEnv(t *testing.T) {
 
 func TestConfigValidateInCode(t *testing.T) {
 	mem := newFakeMemory(1 << 30)
-	bad := []Config{
-		{MaxSplitSize: 1 << 20},
-		{MaxSplitSize: -1},
-		{GarbageCollectionThreshold: 1},
-		{PerProcessMemoryFraction: 2},
-		{RoundupPower2Divisions: [16]int{3}},
-		{LargeSegmentSize: 5 << 20},
-		{Backend: "cudaMallocAsync"},
+	// Each Config built in code is refused by New with the message the same
+	// rule gives a parsed string (a Config cannot hold a value its String
+	// would render differently, such as 1 byte as max_non_split_rounding_mb:0).
+	bad := []struct {
+		c    Config
+		want string
+	}{
+		{Config{MaxSplitSize: 1 << 20}, "CachingAllocator option max_split_size_mb too small, must be >= 20"},
+		{Config{MaxSplitSize: -1}, `config key "max_split_size_mb" value "-1": negative`},
+		{Config{MaxSplitSize: 24 << 20, LargeSegmentSize: 32 << 20}, "CachingAllocator option max_split_size_mb too small, must be >= 32"},
+		{Config{MaxSplitSize: 25<<20 + 1}, "not a whole number of MiB"},
+		{Config{MaxNonSplitRounding: 1}, "CachingAllocator option max_non_split_rounding_mb too small, must be >= 20"},
+		{Config{MaxNonSplitRounding: 24 << 20, LargeSegmentSize: 32 << 20}, "max_non_split_rounding_mb too small, must be >= 32"},
+		{Config{GarbageCollectionThreshold: 1}, "set it in (0.0, 1.0)"},
+		{Config{GarbageCollectionThreshold: math.NaN()}, "set it in (0.0, 1.0)"},
+		{Config{PerProcessMemoryFraction: 2}, "set it in [0.0, 1.0]"},
+		{Config{RoundupPower2Divisions: [16]int{3}}, "power of 2 or 0"},
+		{Config{LargeSegmentSize: 5 << 20}, "large_segment_size_mb must be > 10 MB"},
+		{Config{LargeSegmentSize: 11 << 20, ExpandableSegments: true}, "multiple of the 2 MiB granularity"},
+		{Config{PinnedNumRegisterThreads: 3}, "has to be power of 2, got 3"},
+		{Config{PinnedNumRegisterThreads: 256}, "less than or equal to 128, got 256"},
+		{Config{PinnedReserveSegmentSizeMB: -1}, "greater than 0"},
+		{Config{Backend: "cudaMallocAsync"}, "only the native"},
+		{Config{Backend: "magic"}, "Unknown allocator backend"},
 	}
-	for _, c := range bad {
-		if _, err := New(mem, c); err == nil {
-			t.Errorf("New accepted %+v", c)
+	for _, tc := range bad {
+		_, err := New(mem, tc.c)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "allocator: config key") {
+			t.Errorf("New(%+v) = %v; want an error containing %q", tc.c, err, tc.want)
 		}
 	}
-	if _, err := New(mem, Config{}); err != nil {
-		t.Errorf("zero Config rejected: %v", err)
+	for _, c := range []Config{{}, DefaultConfig(), {LargeSegmentSize: 11 << 20}, {MaxSplitSize: 32 << 20, LargeSegmentSize: 32 << 20}} {
+		if _, err := New(mem, c); err != nil {
+			t.Errorf("New(%+v): %v", c, err)
+		}
 	}
 }
 
@@ -285,5 +309,44 @@ func TestRoundupStringRoundTrip(t *testing.T) {
 		if back.RoundupPower2Divisions != want {
 			t.Fatalf("%v renders as %q, which parses to %v", c.RoundupPower2Divisions, s, back.RoundupPower2Divisions)
 		}
+	}
+}
+
+// equivalentConfigs reports whether a and b configure the allocator alike:
+// equal settings once the defaults are spelt out, whatever string (if any)
+// they came from.
+func equivalentConfigs(a, b Config) bool {
+	norm := func(x Config) Config {
+		f, ok := x.memoryFraction()
+		x.MaxNonSplitRounding, x.LargeSegmentSize = x.maxNonSplitRounding(), x.largeSegment()
+		if !ok {
+			f = 1
+		}
+		x.PerProcessMemoryFraction = f
+		x.PinnedNumRegisterThreads = max(x.PinnedNumRegisterThreads, 1)
+		x.Backend = cmp.Or(x.Backend, "native")
+		x.raw, x.parsed, x.given = "", false, 0
+		return x
+	}
+	return norm(a) == norm(b)
+}
+
+// A parsed Config whose fields the caller changes afterwards follows the rules
+// of a Config built in code: zero means the default.
+func TestParsedConfigChangedInCode(t *testing.T) {
+	c, err := ParseConfig("max_split_size_mb:128,garbage_collection_threshold:0.6,large_segment_size_mb:40,pinned_num_register_threads:4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.MaxSplitSize, c.GarbageCollectionThreshold, c.LargeSegmentSize, c.PinnedNumRegisterThreads = 0, 0, 0, 0
+	if _, err := New(newFakeMemory(1<<30), c); err != nil {
+		t.Fatalf("New of a parsed Config reset to defaults in code: %v", err)
+	}
+	f, err := ParseConfig("per_process_memory_fraction:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := f.memoryFraction(); !ok || got != 0 {
+		t.Fatalf("per_process_memory_fraction:0 = %v, %v; want a cap at 0", got, ok)
 	}
 }

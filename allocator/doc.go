@@ -28,9 +28,10 @@
 //     remainder of 1 MiB or less is not split off, so a 19.5 MiB request holds a whole
 //     20 MiB segment. [Allocator.MemoryAllocated] is torch.cuda.memory_allocated().
 //   - Active: allocated blocks plus blocks freed by the program that the allocator
-//     cannot reuse yet (in PyTorch, because another CUDA stream may still use them).
-//     memlab models a single stream, so active equals allocated; the block state
-//     "active_pending_free" exists for fidelity but never occurs.
+//     cannot reuse yet, because another CUDA stream may still use them
+//     ([Allocator.RecordStream]; the block state is "active_pending_free" until
+//     [Allocator.CompleteFree] or a synchronisation). Without record_stream, active
+//     equals allocated.
 //   - Reserved: the bytes of all segments held from the device, allocated or cached.
 //     [Allocator.MemoryReserved] is torch.cuda.memory_reserved(), and it is what the
 //     device (and nvidia-smi, plus the CUDA context) sees as used. Free blocks inside
@@ -42,10 +43,15 @@
 //
 // # What is modelled
 //
-// One device, one stream (stream 0). record_stream, cross-stream frees, CUDA graphs and
-// private memory pools (MemPool) are out of scope. Every decision for a single-stream
-// trace matches PyTorch 2.11: the replay package checks it op by op against ground truth
-// recorded on an H200, and the final [Allocator.MemorySummary] byte for byte.
+// One device per Allocator, any number of streams: free blocks are cached per stream
+// ([Allocator.MallocStream]), expandable segments belong to a stream, and a block used
+// on other streams ([Allocator.RecordStream]) returns to the cache only when its free
+// completes ([Allocator.CompleteFree], or the synchronisation of EmptyCache and of the
+// out-of-memory retry). CUDA graphs and private memory pools (MemPool) are out of
+// scope. Every decision for a single-stream trace matches PyTorch 2.11: the replay
+// package checks it op by op against ground truth recorded on an H200, and the final
+// [Allocator.MemorySummary] byte for byte; package whatif checks multi-stream programs
+// against PyTorch's own figures.
 //
 // The allocator is safe for concurrent use; one mutex guards it, as PyTorch's
 // per-device lock does. A Malloc+Free that hits the cache does not allocate Go memory.

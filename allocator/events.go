@@ -1,6 +1,7 @@
 package allocator
 
 import (
+	"fmt"
 	"runtime"
 	"strings"
 	"time"
@@ -39,6 +40,8 @@ type Event struct {
 	// Size is the request for alloc/free events, the segment or range size for segment
 	// events, the rounded request for oom.
 	Size int64
+	// Stream is the stream of the block or segment (0: the default stream).
+	Stream uint64
 	// Time is when the event happened.
 	Time time.Time
 	// Allocated and Reserved are MemoryAllocated and MemoryReserved right after the event.
@@ -112,12 +115,12 @@ func isAllocatorFrame(fn string) bool {
 }
 
 // emit records an event if anyone listens. Called with a.mu held.
-func (a *Allocator) emit(act Action, addr uint64, size int64, b *block) {
+func (a *Allocator) emit(act Action, addr uint64, size int64, stream uint64, b *block) {
 	if !a.tracing {
 		return
 	}
 	e := Event{
-		Action: act, Addr: addr, Size: size, Time: time.Now(),
+		Action: act, Addr: addr, Size: size, Stream: stream, Time: time.Now(),
 		Allocated: a.stats.allocatedBytes[statAll].Current,
 		Reserved:  a.stats.reservedBytes[statAll].Current,
 	}
@@ -128,10 +131,53 @@ func (a *Allocator) emit(act Action, addr uint64, size int64, b *block) {
 		}
 	}
 	for _, s := range a.subs {
-		s.fn(e)
+		a.call(s.fn, e)
 	}
 	if a.hist.on {
 		a.hist.add(e)
+	}
+}
+
+// SubscriberPanic is the panic a Malloc, Free or EmptyCache raises when a
+// Subscribe callback panicked during it. The callback's panic is caught where
+// the allocator's state may be half-updated, the operation completes, and only
+// then, with the allocator consistent and its lock released, is the panic
+// raised again, as a *SubscriberPanic carrying the callback's value.
+type SubscriberPanic struct {
+	Event Event // the event the callback was given
+	Value any   // what the callback panicked with
+}
+
+// Error says which event's callback panicked, and with what.
+func (p *SubscriberPanic) Error() string {
+	return fmt.Sprintf("allocator: a Subscribe callback panicked on a %s event: %v", p.Event.Action, p.Value)
+}
+
+// Unwrap returns the callback's panic value when it is an error.
+func (p *SubscriberPanic) Unwrap() error {
+	err, _ := p.Value.(error)
+	return err
+}
+
+// call runs a subscriber, catching its panic (the first one is kept for
+// unlock to raise).
+func (a *Allocator) call(fn func(Event), e Event) {
+	defer func() {
+		if r := recover(); r != nil && a.subPanic == nil {
+			a.subPanic = &SubscriberPanic{Event: e, Value: r}
+		}
+	}()
+	fn(e)
+}
+
+// unlock releases the allocator's lock at the end of an operation that may
+// call subscribers, then raises the panic one of them raised during it.
+func (a *Allocator) unlock() {
+	p := a.subPanic
+	a.subPanic = nil
+	a.mu.Unlock()
+	if p != nil {
+		panic(p)
 	}
 }
 
@@ -160,6 +206,9 @@ func (a *Allocator) RecordHistory(opts HistoryOptions) {
 // Subscribe registers fn to be called synchronously for every event, in order, from
 // inside the allocator's lock, right after the event took effect. fn must be quick and
 // must not call the Allocator (that would deadlock); copy what it needs and return.
+// If fn panics, the operation still completes and the allocator stays consistent;
+// the panic is then raised again as a *SubscriberPanic by the Malloc, Free or
+// EmptyCache during which it happened.
 // The returned cancel function unregisters fn; it is safe to call more than once.
 func (a *Allocator) Subscribe(fn func(Event)) (cancel func()) {
 	if fn == nil {

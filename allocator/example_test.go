@@ -106,7 +106,7 @@ func ExampleParseConfig() {
 	// Output:
 	// 128 [1 1 1 1 1 1 1 1 1 2 4 4 4 4 4 4]
 	// 768 MiB
-	// allocator: config key "expandable_segments" value "yes": Expected 'True' or 'False' but got 'yes' (accepted: True or False)
+	// allocator: config key "expandable_segments" value "yes": Expected 'True' or 'False' at index 2 in ConfigTokenizer but got 'yes' (accepted: True or False)
 }
 
 func ExampleFormatSize() {
@@ -195,4 +195,36 @@ func ExampleAllocator_MemorySummary() {
 	// |---------------------------------------------------------------------------|
 	// | Allocated memory      |    800 MiB |    800 MiB |    800 MiB |      0 B   |
 	// |---------------------------------------------------------------------------|
+}
+
+// Free blocks belong to a stream: a side stream does not reuse what the default stream
+// freed. A block used on another stream (Tensor.record_stream) is freed only when that
+// use completes.
+func ExampleAllocator_RecordStream() {
+	a := newAllocator("")
+	const side = 0x5a1de // a cudaStream_t
+	x, _ := a.Malloc(8 * MiB)
+	if err := a.Free(x); err != nil {
+		panic(err)
+	}
+	y, _ := a.MallocStream(8*MiB, side)
+	fmt.Println("side stream reuses the default stream's block:", y == x)
+
+	if err := a.RecordStream(y, 0); err != nil { // y.record_stream(default stream)
+		panic(err)
+	}
+	if err := a.Free(y); err != nil {
+		panic(err)
+	}
+	s := a.MemoryStats()
+	fmt.Println("allocated:", s["allocated_bytes.all.current"]/MiB, "MiB, active:", s["active_bytes.all.current"]/MiB, "MiB")
+	if err := a.CompleteFree(y); err != nil { // the default stream is done with it
+		panic(err)
+	}
+	z, _ := a.MallocStream(8*MiB, side)
+	fmt.Println("after completion the side stream reuses it:", z == y)
+	// Output:
+	// side stream reuses the default stream's block: false
+	// allocated: 0 MiB, active: 8 MiB
+	// after completion the side stream reuses it: true
 }

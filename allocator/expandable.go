@@ -1,6 +1,9 @@
 package allocator
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // expSegment is one expandable segment (PyTorch's ExpandableSegment): an address range
 // reserved up front, backed page by page.
@@ -14,16 +17,17 @@ type expSegment struct {
 
 func (e *expSegment) size() int64 { return e.page * e.maxPages }
 
-// findExpandableBlock returns the lowest-address run of free and unmapped blocks with
-// room for size bytes, reserving a new segment when none has room.
-func (a *Allocator) findExpandableBlock(p *pool, size int64) (*block, error) {
-	for c := p.unmapped.lowerBound(0, 0); c != nil; c = p.unmapped.successor(c) {
+// findExpandableBlock returns the lowest-address run of free and unmapped blocks of the
+// stream's expandable segments with room for size bytes, reserving a new segment for
+// the stream when none has room.
+func (a *Allocator) findExpandableBlock(p *pool, size int64, stream uint64) (*block, error) {
+	for c := p.unmapped.lowerBound(key{stream, 0, 0}); c != nil && c.stream == stream; c = p.unmapped.successor(c) {
 		cand := c
-		if c.prev != nil && !c.prev.allocated {
+		if c.prev != nil && !c.prev.allocated && !c.prev.pending {
 			cand = c.prev
 		}
 		var room int64
-		for x := cand; room < size && x != nil && !x.allocated; x = x.next {
+		for x := cand; room < size && x != nil && !x.allocated && !x.pending; x = x.next {
 			room += x.size
 		}
 		if room >= size {
@@ -43,9 +47,12 @@ func (a *Allocator) findExpandableBlock(p *pool, size int64) (*block, error) {
 	if err != nil {
 		return nil, fmt.Errorf("allocator: reserving %d bytes of address space: %w", maxPages*page, err)
 	}
+	if base == 0 {
+		return nil, errors.Join(fmt.Errorf("allocator: reserving %d bytes of address space returned address 0, where a block could never be freed (Free(0) is a no-op)", maxPages*page), a.vmem.FreeAddress(0, uint64(maxPages*page)))
+	}
 	es := &expSegment{base: base, page: page, maxPages: maxPages, small: p.small}
 	a.expSegs = append(a.expSegs, es)
-	cand := a.newBlock(base, es.size(), p)
+	cand := a.newBlock(base, es.size(), p, stream)
 	cand.mapped = false
 	cand.seg = es
 	p.unmapped.insert(cand)
@@ -88,7 +95,7 @@ func (a *Allocator) mapBlock(toMap *block, size int64) (bool, error) {
 	p.unmapped.remove(toMap)
 	toMap.mapped = true
 	if n < toMap.size {
-		rem := a.newBlock(toMap.addr+uint64(n), toMap.size-n, p)
+		rem := a.newBlock(toMap.addr+uint64(n), toMap.size-n, p, toMap.stream)
 		rem.mapped = false
 		rem.seg = es
 		rem.splice(toMap, toMap.next)
@@ -102,7 +109,7 @@ func (a *Allocator) mapBlock(toMap *block, size int64) (bool, error) {
 	a.stats.reservedBytes.increase(p.statIndex(), n)
 	a.stats.numDeviceAlloc++
 	if a.tracing {
-		a.emit(ActionSegmentMap, start, n, nil)
+		a.emit(ActionSegmentMap, start, n, toMap.stream, nil)
 	}
 	return true, nil
 }
@@ -116,8 +123,8 @@ func (e *expSegment) setPage(i int64, v bool) {
 
 // tryAllocateExpandableBlock maps enough pages for size bytes at the lowest address that
 // fits and returns the free block holding them, out of the free set.
-func (a *Allocator) tryAllocateExpandableBlock(p *pool, size int64) (*block, error) {
-	cand, err := a.findExpandableBlock(p, size)
+func (a *Allocator) tryAllocateExpandableBlock(p *pool, size int64, stream uint64) (*block, error) {
+	cand, err := a.findExpandableBlock(p, size, stream)
 	if err != nil {
 		return nil, err
 	}
@@ -172,14 +179,14 @@ func (a *Allocator) unmapBlock(b *block) error {
 	p.blocks.remove(b)
 	before := int64(start - b.addr)
 	if before > 0 {
-		bf := a.newBlock(b.addr, before, p)
+		bf := a.newBlock(b.addr, before, p, b.stream)
 		bf.seg = es
 		bf.splice(b.prev, b)
 		p.insertFree(bf)
 	}
 	after := b.size - (before + n)
 	if after > 0 {
-		af := a.newBlock(start+uint64(n), after, p)
+		af := a.newBlock(start+uint64(n), after, p, b.stream)
 		af.seg = es
 		af.splice(b, b.next)
 		p.insertFree(af)
@@ -192,7 +199,7 @@ func (a *Allocator) unmapBlock(b *block) error {
 	a.stats.reservedBytes.decrease(p.statIndex(), n)
 	a.stats.numDeviceFree++
 	if a.tracing {
-		a.emit(ActionSegmentUnmap, start, n, nil)
+		a.emit(ActionSegmentUnmap, start, n, b.stream, nil)
 	}
 	return unmapErr
 }

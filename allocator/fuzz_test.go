@@ -36,14 +36,14 @@ func runOps(t *testing.T, data []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var live []uint64
+	var live, pending []uint64
 	for i := 0; i+2 < len(data); i += 3 {
 		op, x, y := data[i], data[i+1], data[i+2]
 		switch op % 10 {
-		case 0, 1, 2, 3, 4: // alloc, log-uniform 1 B .. ~1.5 GiB
+		case 0, 1, 2, 3, 4: // alloc, log-uniform 1 B .. ~1.5 GiB, on one of three streams
 			exp := uint(x) % 31
 			size := int64(1)<<exp + int64(y)*int64(1)<<exp/256
-			addr, err := a.Malloc(size)
+			addr, err := a.MallocStream(size, uint64(op/10%3)*0x100)
 			var oom *OutOfMemoryError
 			switch {
 			case errors.As(err, &oom):
@@ -57,6 +57,12 @@ func runOps(t *testing.T, data []byte) {
 				continue
 			}
 			j := int(x) % len(live)
+			if op%10 == 7 { // used on another stream: the free waits
+				if err := a.RecordStream(live[j], 0x900); err != nil {
+					t.Fatalf("op %d: RecordStream: %v", i/3, err)
+				}
+				pending = append(pending, live[j])
+			}
 			if err := a.Free(live[j]); err != nil {
 				t.Fatalf("op %d: Free: %v", i/3, err)
 			}
@@ -66,10 +72,25 @@ func runOps(t *testing.T, data []byte) {
 				t.Fatalf("op %d: EmptyCache: %v", i/3, err)
 			}
 		case 9:
-			if x%2 == 0 {
+			switch x % 3 {
+			case 0:
 				a.ResetPeakMemoryStats()
-			} else if err := a.SetPerProcessMemoryFraction(float64(y) / 255); err != nil {
-				t.Fatal(err)
+			case 1:
+				if err := a.SetPerProcessMemoryFraction(float64(y) / 255); err != nil {
+					t.Fatal(err)
+				}
+			case 2: // the oldest pending free completes, unless a synchronisation did
+				if len(pending) == 0 {
+					break
+				}
+				still := a.PendingFrees()
+				if len(still) == 0 {
+					pending = pending[:0]
+					break
+				}
+				if err := a.CompleteFree(still[0]); err != nil {
+					t.Fatalf("op %d: CompleteFree: %v", i/3, err)
+				}
 			}
 		}
 		if err := checkInvariants(a, mem); err != nil {
@@ -79,6 +100,11 @@ func runOps(t *testing.T, data []byte) {
 	for _, addr := range live {
 		if err := a.Free(addr); err != nil {
 			t.Fatalf("final Free: %v", err)
+		}
+	}
+	for _, addr := range a.PendingFrees() {
+		if err := a.CompleteFree(addr); err != nil {
+			t.Fatalf("final CompleteFree: %v", err)
 		}
 	}
 	if err := a.EmptyCache(); err != nil {

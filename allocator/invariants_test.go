@@ -192,6 +192,12 @@ func checkInvariants(a *Allocator, m *fakeMemory) error {
 	if nActive != a.active.len() {
 		return fmt.Errorf("active table holds %d entries, counts %d", nActive, a.active.len())
 	}
+	for _, b := range a.pendingFrees {
+		if b.allocated || !b.pending || a.active.get(b.addr) == b {
+			return fmt.Errorf("pending free %#x: allocated %v, pending %v", b.addr, b.allocated, b.pending)
+		}
+		add(b)
+	}
 	// Every block reachable through the segment links must be one we know of.
 	var want deviceStats
 	segSizes := map[uint64]uint64{}
@@ -217,14 +223,14 @@ func checkInvariants(a *Allocator, m *fakeMemory) error {
 				if x.next.addr != x.addr+uint64(x.size) {
 					return fmt.Errorf("gap or overlap after block %#x+%d: next at %#x", x.addr, x.size, x.next.addr)
 				}
-				if x.mapped && x.next.mapped && !x.allocated && !x.next.allocated {
+				if x.mapped && x.next.mapped && !x.allocated && !x.next.allocated && !x.pending && !x.next.pending {
 					return fmt.Errorf("adjacent free blocks %#x and %#x not merged", x.addr, x.next.addr)
 				}
 			}
 			if x.size <= 0 || x.size%MinBlockSize != 0 {
 				return fmt.Errorf("block %#x has size %d", x.addr, x.size)
 			}
-			if (x.seg != nil) != (b.seg != nil) || x.pool != b.pool {
+			if (x.seg != nil) != (b.seg != nil) || x.pool != b.pool || x.stream != b.stream {
 				return fmt.Errorf("block %#x disagrees with its segment head", x.addr)
 			}
 			idx := x.pool.statIndex()
@@ -247,6 +253,15 @@ func checkInvariants(a *Allocator, m *fakeMemory) error {
 				if x.size >= a.maxSplit {
 					want.oversizeAllocations.Current++
 				}
+			} else if x.pending {
+				for _, arr := range []*statArray{&want.activeBytes} {
+					arr[statAll].Current += x.size
+					arr[idx].Current += x.size
+				}
+				want.active[statAll].Current++
+				want.active[idx].Current++
+				want.requestedBytes[statAll].Current += x.requested
+				want.requestedBytes[idx].Current += x.requested
 			} else if x.mapped && x.seg == nil && x.isSplit() {
 				want.inactiveSplit[statAll].Current++
 				want.inactiveSplit[idx].Current++

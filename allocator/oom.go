@@ -51,7 +51,7 @@ func (e *OutOfMemoryError) Error() string {
 func (e *OutOfMemoryError) OutOfMemory() bool { return true }
 
 // outOfMemory builds the error after every attempt failed. Called with a.mu held.
-func (a *Allocator) outOfMemory(req, rounded, allocSize int64) error {
+func (a *Allocator) outOfMemory(req, rounded, allocSize int64, stream uint64) error {
 	free, total, err := a.mem.MemGetInfo()
 	if err != nil {
 		free, total = 0, uint64(a.total)
@@ -72,7 +72,7 @@ func (a *Allocator) outOfMemory(req, rounded, allocSize int64) error {
 	}
 	a.stats.numOOMs++
 	if a.tracing {
-		a.emit(ActionOOM, free, rounded, nil)
+		a.emit(ActionOOM, free, rounded, stream, nil)
 	}
 	return e
 }

@@ -10,7 +10,7 @@ import (
 // Block states, as torch.cuda.memory_snapshot() names them.
 const (
 	StateActiveAllocated   = "active_allocated"
-	StateActivePendingFree = "active_pending_free" // freed, waiting on other streams (never produced: single stream)
+	StateActivePendingFree = "active_pending_free" // freed, waiting on other streams (RecordStream)
 	StateInactive          = "inactive"
 )
 
@@ -32,6 +32,7 @@ type Segment struct {
 	ActiveSize    int64  // allocated + pending free
 	RequestedSize int64  // sum of the requests of active blocks
 	Pool          string // "large" or "small"
+	Stream        uint64 // the stream the segment belongs to (0: the default stream)
 	Expandable    bool
 	Blocks        []Block
 }
@@ -68,20 +69,25 @@ func (a *Allocator) Snapshot() Snapshot {
 	all = a.large.blocks.appendInOrder(all)
 	all = a.small.blocks.appendInOrder(all)
 	a.active.each(func(b *block) { all = append(all, b) })
+	all = append(all, a.pendingFrees...)
 	for _, head := range all {
 		if head.prev != nil && head.prev.mapped {
 			continue
 		}
-		seg := Segment{Address: head.addr, Pool: head.pool.name(), Expandable: head.seg != nil}
+		seg := Segment{Address: head.addr, Pool: head.pool.name(), Stream: head.stream, Expandable: head.seg != nil}
 		for b := head; b != nil && b.mapped; b = b.next {
 			st := StateInactive
 			if b.allocated {
 				st = StateActiveAllocated
+			} else if b.pending {
+				st = StateActivePendingFree
 			}
 			seg.Blocks = append(seg.Blocks, Block{Address: b.addr, Size: b.size, RequestedSize: b.requested, State: st, Frames: b.frames})
 			seg.TotalSize += b.size
 			if b.allocated {
 				seg.AllocatedSize += b.size
+			}
+			if b.allocated || b.pending {
 				seg.ActiveSize += b.size
 				seg.RequestedSize += b.requested
 			}
@@ -186,7 +192,7 @@ func (s Snapshot) WriteMemoryVizJSON(w io.Writer) error {
 		AllocatedSize int64    `json:"allocated_size"`
 		ActiveSize    int64    `json:"active_size"`
 		RequestedSize int64    `json:"requested_size"`
-		Stream        int      `json:"stream"`
+		Stream        uint64   `json:"stream"`
 		SegmentType   string   `json:"segment_type"`
 		SegmentPoolID [2]int   `json:"segment_pool_id"`
 		IsExpandable  bool     `json:"is_expandable"`
@@ -198,7 +204,7 @@ func (s Snapshot) WriteMemoryVizJSON(w io.Writer) error {
 		Addr       *uint64 `json:"addr,omitempty"`
 		DeviceFree *uint64 `json:"device_free,omitempty"`
 		Size       int64   `json:"size"`
-		Stream     int     `json:"stream"`
+		Stream     uint64  `json:"stream"`
 		TimeUS     int64   `json:"time_us"`
 		Frames     []Frame `json:"frames"`
 	}
@@ -210,7 +216,7 @@ func (s Snapshot) WriteMemoryVizJSON(w io.Writer) error {
 	}{Segments: []jseg{}, Annotations: []map[string]any{}}
 	for _, seg := range s.Segments {
 		js := jseg{Device: s.Device, Address: seg.Address, TotalSize: seg.TotalSize, AllocatedSize: seg.AllocatedSize,
-			ActiveSize: seg.ActiveSize, RequestedSize: seg.RequestedSize, SegmentType: seg.Pool,
+			ActiveSize: seg.ActiveSize, RequestedSize: seg.RequestedSize, Stream: seg.Stream, SegmentType: seg.Pool,
 			IsExpandable: seg.Expandable, Frames: []Frame{}, Blocks: []jblock{}}
 		for _, b := range seg.Blocks {
 			f := b.Frames
@@ -227,7 +233,7 @@ func (s Snapshot) WriteMemoryVizJSON(w io.Writer) error {
 			continue
 		}
 		addr := e.Addr
-		t := jtrace{Action: string(e.Action), Size: e.Size, TimeUS: e.Time.UnixMicro(), Frames: e.Frames}
+		t := jtrace{Action: string(e.Action), Size: e.Size, Stream: e.Stream, TimeUS: e.Time.UnixMicro(), Frames: e.Frames}
 		if e.Action == ActionOOM {
 			t.DeviceFree = &addr
 		} else {

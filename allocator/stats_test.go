@@ -1,143 +1,49 @@
 package allocator
 
 import (
+	_ "embed"
+	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
-// torchStatKeys is sorted(torch.cuda.memory_stats().keys()) from PyTorch 2.11.0+cu130
-// on the H200 (2026-11-29): 122 keys.
-var torchStatKeys = []string{
-	"active.all.allocated",
-	"active.all.current",
-	"active.all.freed",
-	"active.all.peak",
-	"active.large_pool.allocated",
-	"active.large_pool.current",
-	"active.large_pool.freed",
-	"active.large_pool.peak",
-	"active.small_pool.allocated",
-	"active.small_pool.current",
-	"active.small_pool.freed",
-	"active.small_pool.peak",
-	"active_bytes.all.allocated",
-	"active_bytes.all.current",
-	"active_bytes.all.freed",
-	"active_bytes.all.peak",
-	"active_bytes.large_pool.allocated",
-	"active_bytes.large_pool.current",
-	"active_bytes.large_pool.freed",
-	"active_bytes.large_pool.peak",
-	"active_bytes.small_pool.allocated",
-	"active_bytes.small_pool.current",
-	"active_bytes.small_pool.freed",
-	"active_bytes.small_pool.peak",
-	"allocated_bytes.all.allocated",
-	"allocated_bytes.all.current",
-	"allocated_bytes.all.freed",
-	"allocated_bytes.all.peak",
-	"allocated_bytes.large_pool.allocated",
-	"allocated_bytes.large_pool.current",
-	"allocated_bytes.large_pool.freed",
-	"allocated_bytes.large_pool.peak",
-	"allocated_bytes.small_pool.allocated",
-	"allocated_bytes.small_pool.current",
-	"allocated_bytes.small_pool.freed",
-	"allocated_bytes.small_pool.peak",
-	"allocation.all.allocated",
-	"allocation.all.current",
-	"allocation.all.freed",
-	"allocation.all.peak",
-	"allocation.large_pool.allocated",
-	"allocation.large_pool.current",
-	"allocation.large_pool.freed",
-	"allocation.large_pool.peak",
-	"allocation.small_pool.allocated",
-	"allocation.small_pool.current",
-	"allocation.small_pool.freed",
-	"allocation.small_pool.peak",
-	"inactive_split.all.allocated",
-	"inactive_split.all.current",
-	"inactive_split.all.freed",
-	"inactive_split.all.peak",
-	"inactive_split.large_pool.allocated",
-	"inactive_split.large_pool.current",
-	"inactive_split.large_pool.freed",
-	"inactive_split.large_pool.peak",
-	"inactive_split.small_pool.allocated",
-	"inactive_split.small_pool.current",
-	"inactive_split.small_pool.freed",
-	"inactive_split.small_pool.peak",
-	"inactive_split_bytes.all.allocated",
-	"inactive_split_bytes.all.current",
-	"inactive_split_bytes.all.freed",
-	"inactive_split_bytes.all.peak",
-	"inactive_split_bytes.large_pool.allocated",
-	"inactive_split_bytes.large_pool.current",
-	"inactive_split_bytes.large_pool.freed",
-	"inactive_split_bytes.large_pool.peak",
-	"inactive_split_bytes.small_pool.allocated",
-	"inactive_split_bytes.small_pool.current",
-	"inactive_split_bytes.small_pool.freed",
-	"inactive_split_bytes.small_pool.peak",
-	"max_split_size",
-	"num_alloc_retries",
-	"num_device_alloc",
-	"num_device_free",
-	"num_ooms",
-	"num_sync_all_streams",
-	"oversize_allocations.allocated",
-	"oversize_allocations.current",
-	"oversize_allocations.freed",
-	"oversize_allocations.peak",
-	"oversize_segments.allocated",
-	"oversize_segments.current",
-	"oversize_segments.freed",
-	"oversize_segments.peak",
-	"requested_bytes.all.allocated",
-	"requested_bytes.all.current",
-	"requested_bytes.all.freed",
-	"requested_bytes.all.peak",
-	"requested_bytes.large_pool.allocated",
-	"requested_bytes.large_pool.current",
-	"requested_bytes.large_pool.freed",
-	"requested_bytes.large_pool.peak",
-	"requested_bytes.small_pool.allocated",
-	"requested_bytes.small_pool.current",
-	"requested_bytes.small_pool.freed",
-	"requested_bytes.small_pool.peak",
-	"reserved_bytes.all.allocated",
-	"reserved_bytes.all.current",
-	"reserved_bytes.all.freed",
-	"reserved_bytes.all.peak",
-	"reserved_bytes.large_pool.allocated",
-	"reserved_bytes.large_pool.current",
-	"reserved_bytes.large_pool.freed",
-	"reserved_bytes.large_pool.peak",
-	"reserved_bytes.small_pool.allocated",
-	"reserved_bytes.small_pool.current",
-	"reserved_bytes.small_pool.freed",
-	"reserved_bytes.small_pool.peak",
-	"segment.all.allocated",
-	"segment.all.current",
-	"segment.all.freed",
-	"segment.all.peak",
-	"segment.large_pool.allocated",
-	"segment.large_pool.current",
-	"segment.large_pool.freed",
-	"segment.large_pool.peak",
-	"segment.small_pool.allocated",
-	"segment.small_pool.current",
-	"segment.small_pool.freed",
-	"segment.small_pool.peak",
+// pytorchStatKeys is sorted(torch.cuda.memory_stats().keys()) after one
+// allocation, recorded by allocator/testdata/pytorch_stat_keys.py on the H200.
+//
+//go:embed testdata/pytorch-stat-keys.json
+var pytorchStatKeys []byte
+
+// torchStatKeys returns the recorded keys, failing the test if the record is
+// missing or not PyTorch 2.11's.
+func torchStatKeys(t *testing.T) []string {
+	t.Helper()
+	var rec struct {
+		Torch, Device string
+		Keys          []string
+	}
+	if err := json.Unmarshal(pytorchStatKeys, &rec); err != nil {
+		t.Fatalf("testdata/pytorch-stat-keys.json: %v", err)
+	}
+	if !strings.HasPrefix(rec.Torch, "2.11") || len(rec.Keys) == 0 {
+		t.Fatalf("testdata/pytorch-stat-keys.json: torch %q, %d keys; want PyTorch 2.11's keys", rec.Torch, len(rec.Keys))
+	}
+	return rec.Keys
 }
 
 func TestStatKeysMatchPyTorch(t *testing.T) {
-	if got := StatKeys(); !reflect.DeepEqual(got, torchStatKeys) {
-		t.Fatalf("StatKeys() has %d keys, PyTorch 2.11 has %d:\n%v", len(got), len(torchStatKeys), got)
+	want := torchStatKeys(t)
+	if got := StatKeys(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("StatKeys() has %d keys, PyTorch 2.11 has %d:\n%v", len(got), len(want), got)
 	}
 	a, _ := newTestAllocator(t, "", uint64(giB))
-	if got := len(a.MemoryStats()); got != len(torchStatKeys) {
-		t.Fatalf("MemoryStats has %d keys, want %d", got, len(torchStatKeys))
+	stats := a.MemoryStats()
+	for _, k := range want {
+		if _, ok := stats[k]; !ok {
+			t.Errorf("MemoryStats lacks PyTorch's key %q", k)
+		}
+	}
+	if len(stats) != len(want) {
+		t.Fatalf("MemoryStats has %d keys, want %d", len(stats), len(want))
 	}
 }

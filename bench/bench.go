@@ -26,7 +26,7 @@ import (
 
 	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/device"
-	"memlab.dev/memlab/device/devicetest"
+	"memlab.dev/memlab/device/oracle"
 	"memlab.dev/memlab/kernels/cpu"
 	"memlab.dev/memlab/tensor"
 )
@@ -73,6 +73,10 @@ type Row struct {
 	Goal   string  `json:"goal"`   // the goal, in words
 	Met    string  `json:"met"`    // "yes", "no", or "" when there is no goal
 	Check  string  `json:"check"`  // the correctness check: relative error vs the CPU reference
+	// MemlabSpread and TorchSpread are the figures of the slowest and the
+	// fastest of the timed samples (kernel rows; zero where not measured).
+	MemlabSpread [2]float64 `json:"memlab_spread"`
+	TorchSpread  [2]float64 `json:"torch_spread"`
 }
 
 // Ratio is memlab's figure relative to PyTorch's, oriented so that more than
@@ -397,19 +401,19 @@ func kernelBenches() []kernelBench {
 				return []operand{contig(tensor.Float32, s, s), contig(tensor.Float32, s, s), contig(tensor.Float32, s), contig(tensor.Float32, s)}
 			},
 			run:   func(k tensor.Kernels, t []tensor.Strided) error { return k.LayerNorm(t[0], t[1], t[2], t[3], 1e-5) },
-			moved: sumBytes, tol: devicetest.TolFloat32},
+			moved: sumBytes, tol: oracle.TolFloat32},
 		kernelBench{key: "softmax_f32", name: "softmax (4096, 4096) f32",
 			operands: func(f, q bool) []operand {
 				s := side(f, q, 4096)
 				return []operand{contig(tensor.Float32, s, s), contig(tensor.Float32, s, s)}
 			},
 			run:   func(k tensor.Kernels, t []tensor.Strided) error { return k.Softmax(t[0], t[1]) },
-			moved: sumBytes, tol: devicetest.TolFloat32},
+			moved: sumBytes, tol: oracle.TolFloat32},
 	)
 	for _, dt := range []tensor.DType{tensor.Float32, tensor.BFloat16} {
-		tol := devicetest.TolMatmul32
+		tol := oracle.TolMatmul32
 		if dt != tensor.Float32 {
-			tol = devicetest.TolHalf
+			tol = oracle.TolHalf
 		}
 		ks = append(ks, kernelBench{key: "matmul_" + dtName(dt), name: "matmul 4096³ " + dtName(dt),
 			operands: func(f, q bool) []operand {
@@ -439,9 +443,9 @@ func sumBytes(o []operand) float64 {
 
 func tolFor(dt tensor.DType) float64 {
 	if dt == tensor.Float32 {
-		return devicetest.TolFloat32
+		return oracle.TolFloat32
 	}
-	return devicetest.TolHalf
+	return oracle.TolHalf
 }
 
 func dtName(dt tensor.DType) string {
@@ -483,16 +487,19 @@ func (b *runner) kernel(k kernelBench) error {
 		}
 		ds = append(ds, d.Seconds()/Reps)
 	}
-	sec := median(ds)
+	sec, slow, fast := median(ds), slices.Max(ds), slices.Min(ds)
 	row := Row{Key: k.key, Name: k.name, Check: check}
 	if b.o.Quick {
 		row.Name += fmt.Sprintf(" [quick: %v]", ops[len(ops)-1].shape)
 	}
+	work, scale := 0.0, 0.0
 	if k.flops != nil {
-		row.Unit, row.Memlab = "TFLOP/s", k.flops(ops)/sec/1e12
+		row.Unit, work, scale = "TFLOP/s", k.flops(ops), 1e12
 	} else {
-		row.Unit, row.Memlab = "GB/s", k.moved(ops)/sec/1e9
+		row.Unit, work, scale = "GB/s", k.moved(ops), 1e9
 	}
+	row.Memlab = work / sec / scale
+	row.MemlabSpread = [2]float64{work / slow / scale, work / fast / scale}
 	b.add(row)
 	return nil
 }
@@ -533,7 +540,7 @@ func (b *runner) allocOperands(ops []operand, data [][]byte) ([]tensor.Strided, 
 // with identical inputs and returns the relative error of the output.
 func (b *runner) check(k kernelBench) (string, error) {
 	ops := k.operands(false, b.o.Quick)
-	host := devicetest.NewHostMemory()
+	host := oracle.NewHostMemory()
 	ref := cpu.New(host)
 	hs := make([]tensor.Strided, len(ops))
 	data := make([][]byte, len(ops))
@@ -568,7 +575,7 @@ func (b *runner) check(k kernelBench) (string, error) {
 		return "", err
 	}
 	want, _ := host.Bytes(hs[0].Base, nb)
-	e := devicetest.RelErr(devicetest.Decode(ops[0].dt, got), devicetest.Decode(ops[0].dt, want))
+	e := oracle.RelErr(oracle.Decode(ops[0].dt, got), oracle.Decode(ops[0].dt, want))
 	if !(e <= k.tol) {
 		return "", fmt.Errorf("result differs from the CPU reference: relative error %.3g > %.0g", e, k.tol)
 	}
@@ -605,6 +612,8 @@ type torchResult struct {
 	Torch  string             `json:"torch"`
 	Device string             `json:"device"`
 	Rows   map[string]float64 `json:"rows"`
+	// Spread holds, per kernel row, the figures of the slowest and fastest sample.
+	Spread map[string][2]float64 `json:"spread"`
 }
 
 // torch runs torch_bench.py and merges its figures.
@@ -636,6 +645,7 @@ func (b *runner) torch() {
 			continue
 		}
 		r.Torch = v
+		r.TorchSpread = tr.Spread[strings.TrimSuffix(r.Key, "_tiled")]
 		if r.Key == "layernorm_f32" || r.Key == "softmax_f32" {
 			r.Met = yesNo(r.Memlab*1e9 >= 0.8*CopyRateH200 && r.Ratio() >= 0.9)
 		}
@@ -668,16 +678,32 @@ func (r *Report) WriteTable(w io.Writer) {
 		fmt.Fprintln(w, "SIMULATED DEVICE: these are CPU timings of small problems, not GPU figures; no goal is judged.")
 	}
 	fmt.Fprintf(w, "PyTorch: %s\n\n", r.Torch)
-	fmt.Fprintln(w, "| figure | memlab | PyTorch | memlab vs PyTorch | goal | met | check |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---|---|---|")
+	fmt.Fprintf(w, "Kernel figures: median of the timed samples; spread: slowest–fastest sample, memlab / PyTorch.\n\n")
+	fmt.Fprintln(w, "| figure | memlab | PyTorch | memlab vs PyTorch | spread | goal | met | check |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---|---|---|---|")
 	for _, x := range r.Rows {
 		torch, ratio := "—", "—"
 		if x.Torch != 0 {
 			torch = fmt.Sprintf("%s %s", num(x.Torch), x.Unit)
 			ratio = fmt.Sprintf("%.2f×", x.Ratio())
 		}
-		fmt.Fprintf(w, "| %s | %s %s | %s | %s | %s | %s | %s |\n", x.Name, num(x.Memlab), x.Unit, torch, ratio, x.Goal, x.Met, x.Check)
+		fmt.Fprintf(w, "| %s | %s %s | %s | %s | %s | %s | %s | %s |\n", x.Name, num(x.Memlab), x.Unit, torch, ratio, spread(x), x.Goal, x.Met, x.Check)
 	}
+}
+
+// spread formats the slowest–fastest figures of a kernel row, memlab's then
+// PyTorch's; empty for rows without samples.
+func spread(x Row) string {
+	f := func(s [2]float64) string {
+		if s[0] == 0 && s[1] == 0 {
+			return "—"
+		}
+		return num(s[0]) + "–" + num(s[1])
+	}
+	if x.MemlabSpread == [2]float64{} && x.TorchSpread == [2]float64{} {
+		return ""
+	}
+	return f(x.MemlabSpread) + " / " + f(x.TorchSpread)
 }
 
 func num(v float64) string {

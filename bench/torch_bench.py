@@ -2,9 +2,11 @@
 """PyTorch's half of `memlab bench`: the same work as bench/bench.go, timed the
 same way (CUDA events around 5 back-to-back runs after 3 warm-ups, median over
 ITERS such samples),
-printed as one JSON line {"torch", "device", "rows": {key: figure}} whose keys
-and units match the Go side: µs for allocations, GB/s (bytes read + written)
-for memory-bound kernels, TFLOP/s for matmul. TF32 is off.
+printed as one JSON line {"torch", "device", "rows": {key: figure},
+"spread": {key: [slowest, fastest]}} whose keys and units match the Go side:
+µs for allocations, GB/s (bytes read + written) for memory-bound kernels,
+TFLOP/s for matmul; spread gives the figures of the slowest and fastest
+sample of each kernel row. TF32 is off.
 
 Usage: python3 torch_bench.py [--json] [--iters N]
 """
@@ -25,8 +27,8 @@ REPS = 5  # runs per pair of events, as bench.Reps on the Go side
 
 
 def gpu_time(fn, iters):
-    """Median seconds per run of fn(): REPS runs between two CUDA events per
-    sample, `iters` samples, after warm-up."""
+    """Seconds per run of fn() in each sample, sorted: REPS runs between two
+    CUDA events per sample, `iters` samples, after warm-up."""
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
@@ -39,7 +41,7 @@ def gpu_time(fn, iters):
         e.record()
         e.synchronize()
         times.append(s.elapsed_time(e) / 1e3 / REPS)
-    return statistics.median(times)
+    return sorted(times)
 
 
 def wall_us(fn, groups, per):
@@ -75,11 +77,18 @@ def allocs(rows):
         rows["alloc_cached_" + key] = wall_us(cached, 200, 100)
 
 
-def gbps(nbytes, sec):
-    return nbytes / sec / 1e9
+def timed(rows, spread, key, work, fn, iters, scale=1e9):
+    """Times fn and records work per second / scale: the median sample in
+    rows[key], the slowest and fastest in spread[key]."""
+    t = gpu_time(fn, iters)
+    rows[key] = work / statistics.median(t) / scale
+    spread[key] = [work / t[-1] / scale, work / t[0] / scale]
 
 
-def kernels(rows, iters):
+def kernels(rows, spread, iters):
+    def gbps(key, nbytes, fn):
+        timed(rows, spread, key, nbytes, fn, iters)
+
     for dt, name in ((torch.float32, "f32"), (torch.bfloat16, "bf16")):
         n = (1 << 26) * (4 // torch.tensor([], dtype=dt).element_size())
         es = torch.tensor([], dtype=dt).element_size()
@@ -87,25 +96,25 @@ def kernels(rows, iters):
         b = torch.rand(n, device="cuda", dtype=dt) * 2 - 1
         o = torch.empty_like(a)
         nb = n * es
-        rows["copy_" + name] = gbps(2 * nb, gpu_time(lambda: o.copy_(a), iters))
-        rows["relu_" + name] = gbps(2 * nb, gpu_time(lambda: torch.relu(a), iters))
-        rows["relu__" + name] = gbps(2 * nb, gpu_time(lambda: o.relu_(), iters))
-        rows["add_" + name] = gbps(3 * nb, gpu_time(lambda: torch.add(a, b, out=o), iters))
-        rows["add__" + name] = gbps(3 * nb, gpu_time(lambda: o.add_(b), iters))
+        gbps("copy_" + name, 2 * nb, lambda: o.copy_(a))
+        gbps("relu_" + name, 2 * nb, lambda: torch.relu(a))
+        gbps("relu__" + name, 2 * nb, lambda: o.relu_())
+        gbps("add_" + name, 3 * nb, lambda: torch.add(a, b, out=o))
+        gbps("add__" + name, 3 * nb, lambda: o.add_(b))
         del a, b, o
 
     s = 8192
     a = torch.rand(s, s, device="cuda")
     o = torch.empty(s, s, device="cuda")
-    rows["transpose_f32"] = gbps(2 * s * s * 4, gpu_time(lambda: o.copy_(a.t()), iters))
+    gbps("transpose_f32", 2 * s * s * 4, lambda: o.copy_(a.t()))
     del a, o
 
     s = 4096
     x = torch.rand(s, s, device="cuda") * 2 - 1
     w = torch.rand(s, device="cuda") * 2 - 1
     bias = torch.rand(s, device="cuda") * 2 - 1
-    rows["layernorm_f32"] = gbps((2 * s * s + 2 * s) * 4, gpu_time(lambda: F.layer_norm(x, (s,), w, bias, 1e-5), iters))
-    rows["softmax_f32"] = gbps(2 * s * s * 4, gpu_time(lambda: torch.softmax(x, -1), iters))
+    gbps("layernorm_f32", (2 * s * s + 2 * s) * 4, lambda: F.layer_norm(x, (s,), w, bias, 1e-5))
+    gbps("softmax_f32", 2 * s * s * 4, lambda: torch.softmax(x, -1))
     del x, w, bias
 
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -114,8 +123,7 @@ def kernels(rows, iters):
         a = (torch.rand(s, s, device="cuda") * 2 - 1).to(dt)
         b = (torch.rand(s, s, device="cuda") * 2 - 1).to(dt)
         c = torch.empty(s, s, device="cuda", dtype=dt)
-        sec = gpu_time(lambda: torch.mm(a, b, out=c), iters)
-        rows["matmul_" + name] = 2 * s**3 / sec / 1e12
+        timed(rows, spread, "matmul_" + name, 2 * s**3, lambda: torch.mm(a, b, out=c), iters, 1e12)
         del a, b, c
 
 
@@ -127,10 +135,10 @@ def main():
     if not torch.cuda.is_available():
         print("torch_bench: no CUDA device", file=sys.stderr)
         sys.exit(1)
-    rows = {}
+    rows, spread = {}, {}
     allocs(rows)
-    kernels(rows, args.iters)
-    out = {"torch": torch.__version__, "device": torch.cuda.get_device_name(0), "rows": rows}
+    kernels(rows, spread, args.iters)
+    out = {"torch": torch.__version__, "device": torch.cuda.get_device_name(0), "rows": rows, "spread": spread}
     if args.json:
         print(json.dumps(out))
     else:

@@ -1,6 +1,8 @@
 package device
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -47,7 +49,9 @@ func TestRobustOpenOddSpecs(t *testing.T) {
 				t.Errorf("Open(%q) succeeded", spec)
 				return
 			}
-			t.Logf("Open(%q): %v", spec, err)
+			if !strings.Contains(err.Error(), fmt.Sprintf("%q", spec)) || !strings.HasPrefix(err.Error(), "device: ") {
+				t.Errorf("Open(%q) = %q; want an error naming the spec", spec, err)
+			}
 		}()
 	}
 }

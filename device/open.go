@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"memlab.dev/memlab/units"
 )
 
 // EnvVar is the environment variable Open reads when given an empty spec.
@@ -34,11 +36,18 @@ func (s Spec) String() string {
 	return fmt.Sprintf("%s:%d", s.Kind, s.Index)
 }
 
+// maxSimIndex bounds the index of a simulated device, so that a capacity
+// written without a unit ("sim:1073741824") is not read as an index.
+const maxSimIndex = 1<<16 - 1
+
 const specForms = `"auto", "cuda", "cuda:N", "sim", "sim:N", "sim:CAPACITY" or "sim:N:CAPACITY" (CAPACITY such as 24GiB)`
 
 // ParseSpec parses a device specification: "auto" (or ""), "cuda", "cuda:N",
-// "sim", "sim:N", "sim:24GiB" or "sim:N:24GiB". Capacities are parsed by the
-// simulated device's parser (sizes such as 24GiB, 512MiB or 80GB).
+// "sim", "sim:N", "sim:24GiB" or "sim:N:24GiB". Capacities are byte sizes
+// as units.ParseBytes reads them (24GiB, 512MiB, 80GB, 1073741824); a bare
+// number after "sim:" is an index, so a capacity without a unit needs the
+// index before it ("sim:0:1073741824"), and an index above 65535 is refused as
+// a capacity written without one.
 func ParseSpec(spec string) (Spec, error) {
 	orig := strings.TrimSpace(spec)
 	s := strings.ToLower(orig)
@@ -76,6 +85,9 @@ func ParseSpec(spec string) (Spec, error) {
 				if n < 0 {
 					return bad("negative device index")
 				}
+				if n > maxSimIndex {
+					return bad(fmt.Sprintf("device index %d is implausible; a capacity of %d bytes is written sim:0:%d (or with a unit, such as sim:24GiB)", n, n, n))
+				}
 				out.Index = n
 				rest = rest[1:]
 			} else if len(rest) == 2 {
@@ -83,13 +95,9 @@ func ParseSpec(spec string) (Spec, error) {
 			}
 		}
 		if len(rest) == 1 {
-			parse := parseCapacity
-			if parse == nil {
-				parse = parseBytes
-			}
-			c, err := parse(rest[0])
+			c, err := units.ParseBytes(rest[0])
 			if err != nil {
-				return bad(fmt.Sprintf("capacity %q: %v", rest[0], err))
+				return bad("capacity: " + err.Error())
 			}
 			if c == 0 {
 				return bad("capacity 0")
@@ -119,9 +127,8 @@ type Selection struct {
 // Backends open devices; package device leaves them to the backend packages
 // (device/cuda, device/sim) through these hooks, which tests may replace.
 var (
-	openCUDA      func(index int) (Device, error)
-	openSim       func(index int, capacity uint64) (Device, error)
-	parseCapacity func(string) (uint64, error)
+	openCUDA func(index int) (Device, error)
+	openSim  func(index int, capacity uint64) (Device, error)
 )
 
 // Notes receives the one-line note Open writes when automatic selection falls
@@ -180,14 +187,14 @@ func OpenSelect(spec string) (Device, Selection, error) {
 		}
 		d, err := openCUDA(s.Index)
 		if err != nil {
-			return nil, sel, err
+			return nil, sel, fmt.Errorf("device: open %q: %w", sel.Requested, err)
 		}
 		sel.Device, sel.Reason = d.String(), "requested"
 		return d, sel, nil
 	case Simulated:
 		d, err := openSimulated(s)
 		if err != nil {
-			return nil, sel, err
+			return nil, sel, fmt.Errorf("device: open %q: %w", sel.Requested, err)
 		}
 		sel.Device, sel.Reason = d.String(), "requested"
 		return d, sel, nil
@@ -219,29 +226,4 @@ func openSimulated(s Spec) (Device, error) {
 		return nil, errors.New("device: this binary has no simulated device")
 	}
 	return openSim(s.Index, s.Capacity)
-}
-
-// parseBytes parses a size such as 24GiB, 512MiB, 80GB or 1048576 (bytes);
-// ParseSpec uses it when no simulated device supplies its own parser.
-func parseBytes(s string) (uint64, error) {
-	units := []struct {
-		suffix string
-		mult   uint64
-	}{
-		{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
-		{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12}, {"b", 1},
-	}
-	t := strings.ToLower(strings.TrimSpace(s))
-	mult := uint64(1)
-	for _, u := range units {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 || f*float64(mult) >= 1<<64 {
-		return 0, fmt.Errorf("not a size such as 24GiB")
-	}
-	return uint64(f * float64(mult)), nil
 }

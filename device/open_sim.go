@@ -5,7 +5,6 @@ import "memlab.dev/memlab/device/sim"
 var _ Device = (*sim.Device)(nil)
 
 func init() {
-	parseCapacity = sim.ParseCapacity
 	openSim = func(index int, capacity uint64) (Device, error) {
 		d, err := sim.New(sim.Config{Index: index, Capacity: capacity})
 		if err != nil {

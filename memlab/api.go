@@ -1,12 +1,15 @@
 package memlab
 
 import (
+	"fmt"
+
 	"memlab.dev/memlab/allocator"
 )
 
 // The torch.cuda memory API, as methods of a Lab and as package-level
-// functions on the current lab ([Current]). A package-level function that
-// cannot open a lab returns zero values (and the error, where it returns one).
+// functions on the current lab ([Current]). With no lab open, a package-level
+// function that returns an error returns [ErrNoLab]; one that returns only a
+// value panics with it (a silent 0 would read as a measurement).
 
 // MemoryAllocated is torch.cuda.memory_allocated: bytes in blocks held by live
 // tensors, each rounded up to a multiple of 512 bytes (and, in the large pool,
@@ -58,25 +61,25 @@ func (l *Lab) DriverUsed() (int64, error) { return l.driverUsed() }
 func (l *Lab) Snapshot() allocator.Snapshot { return l.alloc.Snapshot() }
 
 // MemoryAllocated is [Lab.MemoryAllocated] on the current lab.
-func MemoryAllocated() int64 { return with(0, (*Lab).MemoryAllocated) }
+func MemoryAllocated() int64 { return with("MemoryAllocated()", (*Lab).MemoryAllocated) }
 
 // MemoryReserved is [Lab.MemoryReserved] on the current lab.
-func MemoryReserved() int64 { return with(0, (*Lab).MemoryReserved) }
+func MemoryReserved() int64 { return with("MemoryReserved()", (*Lab).MemoryReserved) }
 
 // MaxMemoryAllocated is [Lab.MaxMemoryAllocated] on the current lab.
-func MaxMemoryAllocated() int64 { return with(0, (*Lab).MaxMemoryAllocated) }
+func MaxMemoryAllocated() int64 { return with("MaxMemoryAllocated()", (*Lab).MaxMemoryAllocated) }
 
 // MaxMemoryReserved is [Lab.MaxMemoryReserved] on the current lab.
-func MaxMemoryReserved() int64 { return with(0, (*Lab).MaxMemoryReserved) }
+func MaxMemoryReserved() int64 { return with("MaxMemoryReserved()", (*Lab).MaxMemoryReserved) }
 
 // MemoryStats is [Lab.MemoryStats] on the current lab.
-func MemoryStats() map[string]int64 { return with(nil, (*Lab).MemoryStats) }
+func MemoryStats() map[string]int64 { return with("MemoryStats()", (*Lab).MemoryStats) }
 
 // MemorySummary is [Lab.MemorySummary] on the current lab.
-func MemorySummary() string { return with("", (*Lab).MemorySummary) }
+func MemorySummary() string { return with("MemorySummary()", (*Lab).MemorySummary) }
 
 // Snapshot is [Lab.Snapshot] on the current lab.
-func Snapshot() allocator.Snapshot { return with(allocator.Snapshot{}, (*Lab).Snapshot) }
+func Snapshot() allocator.Snapshot { return with("Snapshot()", (*Lab).Snapshot) }
 
 // EmptyCache is [Lab.EmptyCache] on the current lab.
 func EmptyCache() error {
@@ -89,9 +92,7 @@ func EmptyCache() error {
 
 // ResetPeakMemoryStats is [Lab.ResetPeakMemoryStats] on the current lab.
 func ResetPeakMemoryStats() {
-	if l, err := Current(); err == nil {
-		l.ResetPeakMemoryStats()
-	}
+	with("ResetPeakMemoryStats()", func(l *Lab) struct{} { l.ResetPeakMemoryStats(); return struct{}{} })
 }
 
 // SetPerProcessMemoryFraction is [Lab.SetPerProcessMemoryFraction] on the current lab.
@@ -121,10 +122,12 @@ func DriverUsed() (int64, error) {
 	return l.DriverUsed()
 }
 
-func with[T any](zero T, f func(*Lab) T) T {
+// with calls f on the current lab; with none it panics with ErrNoLab, named
+// after the function called.
+func with[T any](name string, f func(*Lab) T) T {
 	l, err := Current()
 	if err != nil {
-		return zero
+		panic(fmt.Errorf("memlab.%s: %w", name, err))
 	}
 	return f(l)
 }

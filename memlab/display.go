@@ -7,15 +7,22 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/janpfeifer/gonb/gonbui"
-
-	"memlab.dev/memlab/allocator"
 )
 
-// Output is where the Show functions print outside a notebook.
-var Output io.Writer = os.Stdout
+// Output is where the Show functions, Measured and Table.Show print outside a
+// notebook; nil (the default) means os.Stdout at the time of printing, so
+// that output redirected later (as Go's examples do) is followed.
+var Output io.Writer
+
+// output is Output, or os.Stdout.
+func output() io.Writer {
+	if Output == nil {
+		return os.Stdout
+	}
+	return Output
+}
 
 // MemorySummary is torch.cuda.memory_summary(): PyTorch's table of allocated,
 // active, requested, reserved and non-releasable memory, allocation and
@@ -30,48 +37,41 @@ func ShowText(text string) {
 		gonbui.Sync() // shown before the cell's program exits
 		return
 	}
-	fmt.Fprintln(Output, strings.TrimRight(text, "\n"))
+	fmt.Fprintln(output(), strings.TrimRight(text, "\n"))
 }
 
 // ShowSummary shows [Lab.MemorySummary] readably (see [ShowText]).
 func (l *Lab) ShowSummary() { ShowText(l.MemorySummary()) }
 
-// ShowSummary shows the current lab's memory summary.
+// ShowSummary shows the current lab's memory summary; with no lab open it
+// panics with [ErrNoLab].
 func ShowSummary() {
-	if l, err := Current(); err == nil {
-		l.ShowSummary()
-	} else {
-		ShowText(err.Error())
-	}
+	with("ShowSummary()", func(l *Lab) struct{} { l.ShowSummary(); return struct{}{} })
 }
 
-// StatsTable formats the given MemoryStats keys (all keys when none are given)
-// as a two-column table; byte counts are also shown in PyTorch's units.
-func StatsTable(stats map[string]int64, keys ...string) string {
+// StatsTable is the given MemoryStats keys (all keys, sorted, when none are
+// given) as a table; byte counts are also shown in PyTorch's units.
+func StatsTable(stats map[string]int64, keys ...string) *Table {
 	if len(keys) == 0 {
 		for k := range stats {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
 	}
-	var b strings.Builder
-	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "stat\tvalue\t\t")
+	t := NewTable("stat", "value", "")
 	for _, k := range keys {
 		v, ok := stats[k]
-		if !ok {
-			fmt.Fprintf(w, "%s\t(no such stat)\t\t\n", k)
-			continue
+		switch {
+		case !ok:
+			t.Row(k, "(no such stat)")
+		case strings.Contains(k, "bytes") && v >= 0:
+			t.Row(k, v, FormatBytes(v))
+		default:
+			t.Row(k, v)
 		}
-		human := ""
-		if strings.Contains(k, "bytes") && v >= 0 {
-			human = allocator.FormatSize(v)
-		}
-		fmt.Fprintf(w, "%s\t%d\t%s\t\n", k, v, human)
 	}
-	w.Flush()
-	return b.String()
+	return t
 }
 
 // ShowStats shows selected MemoryStats of the lab as a table (see [StatsTable]).
-func (l *Lab) ShowStats(keys ...string) { ShowText(StatsTable(l.MemoryStats(), keys...)) }
+func (l *Lab) ShowStats(keys ...string) { StatsTable(l.MemoryStats(), keys...).Show() }

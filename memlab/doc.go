@@ -25,5 +25,12 @@
 // into memory curves; [CheckLeaks] is the leak-check idiom of section 2.4.
 //
 // GoNB runs every notebook cell as a fresh program, so nothing here relies on
-// state surviving between cells: a cell opens its lab, runs, and plots.
+// state surviving between cells: a cell opens its lab, runs, and plots. What a
+// cell needs to read well is here too: [Must], [Must2] and [Check] stop the
+// cell at the first error; [Show] displays a figure (inline in GoNB, through
+// the figure sink elsewhere); [Table] shows as an HTML table; [Lab.Steps]
+// records the memory after each step; [Measured] prints a "Measured:" line
+// from the numbers measured; [Budget] makes any card behave like a small one.
+// The notebooks written as Go (notebooks/src) list their cells as [Cell]s,
+// which `memlab lab` and the tests run.
 package memlab

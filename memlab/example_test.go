@@ -77,3 +77,33 @@ func ExampleCheckLeaks() {
 	fmt.Println(allocator.FormatSize(leaked), err)
 	// Output: 3.00 MiB <nil>
 }
+
+// A notebook cell: Must stops the cell at the first error, Steps records the
+// memory after each step, Table shows as HTML in a notebook and as text here,
+// Measured prints the sentence a notebook states, from the measurement.
+func ExampleLab_Steps() {
+	l := memlab.MustOpen(memlab.Sim("24GiB"), memlab.AllocConf(""))
+	defer l.Close()
+	steps := l.Steps()
+	x := memlab.Must(tensor.Empty(l, tensor.Uint8, 256<<20))
+	steps.Add("x = empty(256 MiB)")
+	memlab.Check(x.Release())
+	after := steps.Add("del x")
+	steps.Table().Show()
+	memlab.Measured("after del x: allocated %s, reserved %s", memlab.FormatBytes(after.Allocated), memlab.FormatBytes(after.Reserved))
+	// Output:
+	// step                allocated   reserved    driver-used  cudaMalloc calls  error
+	// x = empty(256 MiB)  256.00 MiB  256.00 MiB  768.00 MiB   1
+	// del x               0 bytes     256.00 MiB  768.00 MiB   1
+	// Measured: after del x: allocated 0 bytes, reserved 256.00 MiB
+}
+
+// Budget makes any card behave like a small one: the simulator is opened
+// with exactly that much memory, a real GPU is capped at it.
+func ExampleBudget() {
+	l := memlab.MustOpen(memlab.Budget(1<<30), memlab.AllocConf(""))
+	defer l.Close()
+	_, err := tensor.Empty(l, tensor.Uint8, 2<<30)
+	fmt.Println(memlab.IsOutOfMemory(err))
+	// Output: true
+}

@@ -11,6 +11,7 @@ import (
 	"memlab.dev/memlab/device"
 	"memlab.dev/memlab/device/sim"
 	"memlab.dev/memlab/tensor"
+	"memlab.dev/memlab/units"
 )
 
 // Lab is one device with its own caching allocator. It implements
@@ -38,6 +39,7 @@ type options struct {
 	dev     device.Device
 	sim     *sim.Config
 	latency bool
+	budget  int64
 	current bool
 }
 
@@ -51,13 +53,17 @@ func Device(spec string) Option {
 	}
 }
 
-// Sim selects a simulated device with the given capacity, such as "24GiB" or
-// "80GiB"; "" means the simulator's default capacity.
+// Sim selects a simulated device (index 0) with the given capacity, a byte
+// size such as "24GiB", "80 GB" or "1073741824" (units.ParseBytes); "" means
+// the simulator's default capacity.
 func Sim(capacity string) Option {
 	return func(o *options) error {
 		o.spec = device.Simulated
 		if capacity != "" {
-			o.spec += ":" + capacity
+			if _, err := units.ParseBytes(capacity); err != nil {
+				return fmt.Errorf("memlab: Sim(%q): %w", capacity, err)
+			}
+			o.spec += ":0:" + capacity // a bare number is a capacity here, never an index
 		}
 		return nil
 	}
@@ -91,6 +97,22 @@ func SimConfig(cfg sim.Config) Option {
 func WithLatency() Option {
 	return func(o *options) error {
 		o.latency = true
+		return nil
+	}
+}
+
+// Budget makes the lab behave like a device of n bytes, on any card, for
+// experiments about running out of memory: a simulated device is opened with
+// exactly n bytes (its CUDA context included), and on a real GPU the lab's
+// reserved memory is capped at n with [Lab.SetPerProcessMemoryFraction]. n
+// must be at least 1 MiB; on a shared device ([SharedWith], [OnDevice]) only
+// the cap applies.
+func Budget(n int64) Option {
+	return func(o *options) error {
+		if n < 1<<20 {
+			return fmt.Errorf("memlab: Budget(%d): need at least 1 MiB", n)
+		}
+		o.budget = n
 		return nil
 	}
 }
@@ -166,10 +188,30 @@ func Open(opts ...Option) (*Lab, error) {
 		}
 		return nil, fmt.Errorf("memlab: %s: %w", l.dev, err)
 	}
+	if o.budget > 0 {
+		if err := l.capAt(o.budget); err != nil {
+			return nil, errors.Join(err, l.Close())
+		}
+	}
 	if o.current {
 		SetCurrent(l)
 	}
 	return l, nil
+}
+
+// capAt caps reserved memory at n bytes when the device is larger.
+func (l *Lab) capAt(n int64) error {
+	_, total, err := l.dev.MemGetInfo()
+	if err != nil {
+		return fmt.Errorf("memlab: %s: %w", l.dev, err)
+	}
+	if uint64(n) >= total {
+		return nil
+	}
+	if err := l.alloc.SetPerProcessMemoryFraction(float64(n) / float64(total)); err != nil {
+		return fmt.Errorf("memlab: Budget(%s) on %s: %w", FormatBytes(n), l.dev, err)
+	}
+	return nil
 }
 
 // MustOpen is [Open] for notebook cells and examples: it panics if the lab
@@ -216,6 +258,9 @@ func openOwnDevice(o options) (device.Device, device.Selection, error) {
 	if o.sim != nil {
 		cfg := *o.sim
 		cfg.ModelLatency = cfg.ModelLatency || o.latency
+		if o.budget > 0 {
+			cfg.Capacity = uint64(o.budget)
+		}
 		d, err := sim.New(cfg)
 		if err != nil {
 			return nil, device.Selection{}, fmt.Errorf("memlab: simulated device: %w", err)
@@ -226,10 +271,10 @@ func openOwnDevice(o options) (device.Device, device.Selection, error) {
 	if err != nil {
 		return nil, sel, fmt.Errorf("memlab: open device %q: %w", o.spec, err)
 	}
-	if !o.latency || d.Kind() != device.Simulated {
+	if (!o.latency && o.budget == 0) || d.Kind() != device.Simulated {
 		return d, sel, nil
 	}
-	// Reopen the simulator as chosen, with the latency model.
+	// Reopen the simulator as chosen, with the latency model or the budget's size.
 	_, total, err := d.MemGetInfo()
 	if err == nil {
 		err = d.Close()
@@ -237,7 +282,10 @@ func openOwnDevice(o options) (device.Device, device.Selection, error) {
 	if err != nil {
 		return nil, sel, fmt.Errorf("memlab: %s: %w", d, err)
 	}
-	sd, err := sim.New(sim.Config{Index: d.Index(), Capacity: total, ModelLatency: true})
+	if o.budget > 0 {
+		total = uint64(o.budget)
+	}
+	sd, err := sim.New(sim.Config{Index: d.Index(), Capacity: total, ModelLatency: o.latency})
 	if err != nil {
 		return nil, sel, fmt.Errorf("memlab: simulated device: %w", err)
 	}
@@ -274,7 +322,7 @@ func (l *Lab) String() string { return l.dev.String() }
 // allocator is configured, in three lines:
 //
 //	device:     sim:0, memlab simulated GPU (24 GiB), 24.00 GiB
-//	chosen:     requested (argument "sim:24GiB")
+//	chosen:     requested (argument "sim:0:24GiB")
 //	alloc conf: max_split_size_mb:128
 func (l *Lab) Describe() string {
 	_, total, err := l.dev.MemGetInfo()
@@ -340,17 +388,22 @@ func SetCurrent(l *Lab) {
 	currentMu.Unlock()
 }
 
-// Current returns the current lab, opening a default one (device "" and the
-// environment's allocator config) if there is none, as torch.cuda initialises
-// lazily.
+// ErrNoLab is the error of the package-level functions when no lab is open.
+// (torch.cuda opens its device lazily; memlab does not, since a lab opened
+// behind the caller's back would never be closed.)
+var ErrNoLab = errors.New("memlab: no lab is open: the package-level functions act on the last lab opened; open one first with l := memlab.MustOpen() and defer l.Close()")
+
+// Current returns the current lab: the last one opened (without
+// [NotCurrent]) and not yet closed, or the one [SetCurrent] chose. With none,
+// it returns [ErrNoLab]; it never opens a device itself.
 func Current() (*Lab, error) {
 	currentMu.Lock()
 	l := current
 	currentMu.Unlock()
-	if l != nil {
-		return l, nil
+	if l == nil {
+		return nil, ErrNoLab
 	}
-	return Open()
+	return l, nil
 }
 
 var _ tensor.Device = (*Lab)(nil)

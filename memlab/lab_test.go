@@ -10,6 +10,7 @@ import (
 	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/device/sim"
 	"memlab.dev/memlab/memplot"
+	"memlab.dev/memlab/tensor"
 )
 
 const mib = 1 << 20
@@ -32,7 +33,9 @@ func TestOpenErrors(t *testing.T) {
 	}{
 		{"bad alloc conf", []Option{Sim(""), AllocConf("max_split_size_mb:abc")}, "memlab: allocator config"},
 		{"bad device spec", []Option{Device("tpu:0")}, `memlab: open device "tpu:0"`},
-		{"bad capacity", []Option{Sim("lots")}, `memlab: open device "sim:lots"`},
+		{"bad capacity", []Option{Sim("lots")}, `memlab: Sim("lots"): units: size "lots": not a number`},
+		{"NaN capacity", []Option{Sim("NaN")}, `memlab: Sim("NaN")`},
+		{"capacity with an index", []Option{Sim("1:24GiB")}, `memlab: Sim("1:24GiB")`},
 		{"nil device", []Option{OnDevice(nil)}, "memlab: OnDevice(nil)"},
 		{"nil lab to share", []Option{SharedWith(nil)}, "memlab: SharedWith(nil)"},
 	}
@@ -229,7 +232,7 @@ func TestLatencyOptions(t *testing.T) {
 func TestDescribe(t *testing.T) {
 	l := openSim(t, AllocConf("max_split_size_mb:128"))
 	d := l.Describe()
-	for _, want := range []string{"device:     sim:0", "4.00 GiB", "chosen:     requested (argument \"sim:4GiB\")", "alloc conf: max_split_size_mb:128"} {
+	for _, want := range []string{"device:     sim:0", "4.00 GiB", "chosen:     requested (argument \"sim:0:4GiB\")", "alloc conf: max_split_size_mb:128"} {
 		if !strings.Contains(d, want) {
 			t.Errorf("Describe() = %q, want it to mention %q", d, want)
 		}
@@ -334,7 +337,7 @@ func TestShowTextOutsideNotebook(t *testing.T) {
 }
 
 func TestStatsTable(t *testing.T) {
-	got := StatsTable(map[string]int64{"b_bytes": 2 * mib, "a": 3})
+	got := StatsTable(map[string]int64{"b_bytes": 2 * mib, "a": 3}).String()
 	lines := strings.Split(strings.TrimSpace(got), "\n")
 	if len(lines) != 3 || !strings.Contains(lines[1], "a") || !strings.Contains(lines[2], "2.00 MiB") {
 		t.Errorf("StatsTable = %q; want a header, then a, then b_bytes with its size", got)
@@ -390,5 +393,41 @@ func TestLabConcurrentUse(t *testing.T) {
 	}
 	if rec.Events() < 400 {
 		t.Errorf("recorder saw %d events, want at least 400 (an alloc and a free each)", rec.Events())
+	}
+}
+
+// A bare number given to Sim is the capacity in bytes, never the device index.
+func TestSimBareNumberIsACapacity(t *testing.T) {
+	l, err := Open(Sim("1073741824"), AllocConf(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, total, err := l.Device().MemGetInfo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.String() != "sim:0" || total != 1<<30 {
+		t.Fatalf("Sim(\"1073741824\") opened %s with %d bytes; want sim:0 with 1073741824", l, total)
+	}
+}
+
+// Tensors of two labs cannot be combined, and the error tells the two
+// devices apart although both are named sim:0.
+func TestOpsAcrossTwoLabsNameThemApart(t *testing.T) {
+	a, b := openSim(t), openSim(t)
+	x, err := tensor.Ones(a, tensor.Float32, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Release()
+	y, err := tensor.Ones(b, tensor.Float32, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Release()
+	_, err = x.Add(y)
+	if err == nil || !strings.Contains(err.Error(), "found at least two devices, sim:0 and another sim:0 (a different device of the same name") {
+		t.Fatalf("x.Add(y) across labs: %v", err)
 	}
 }

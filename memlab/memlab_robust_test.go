@@ -2,11 +2,11 @@ package memlab
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
-	"memlab.dev/memlab/device"
 	"memlab.dev/memlab/device/sim"
 	"memlab.dev/memlab/internal/robusttest"
 	"memlab.dev/memlab/tensor"
@@ -36,7 +36,7 @@ func TestRobustOpenBadOptions(t *testing.T) {
 		{"tiny SimConfig", []Option{SimConfig(sim.Config{Capacity: 1})}, "capacity 1"},
 		{"negative split size", []Option{Sim("1GiB"), AllocConf("max_split_size_mb:-1")}, "max_split_size_mb"},
 		{"gc threshold above 1", []Option{Sim("1GiB"), AllocConf("garbage_collection_threshold:2")}, "garbage_collection_threshold"},
-		{"only commas", []Option{Sim("1GiB"), AllocConf(",,,")}, "expected a key"},
+		{"only commas", []Option{Sim("1GiB"), AllocConf(",,,")}, "Unrecognized key ',' in CUDA allocator config."},
 		{"key without value", []Option{Sim("1GiB"), AllocConf("expandable_segments")}, "expandable_segments"},
 		{"unknown key", []Option{Sim("1GiB"), AllocConf("no_such_key:1")}, "no_such_key"},
 		{"option failing", []Option{Sim("1GiB"), OnDevice(nil)}, "OnDevice(nil)"},
@@ -155,50 +155,72 @@ func TestRobustUseAfterClose(t *testing.T) {
 	}
 }
 
-// With no current lab, the package-level functions open one lazily; when that
-// fails (a bad MEMLAB_DEVICE) they return zero values and errors, never panic.
+// With no current lab, the package-level functions never open a device
+// behind the caller's back: those that return an error return ErrNoLab, those
+// that return only a number panic with a message that names the function and
+// says what to do, instead of a silent 0 that would read as a measurement.
 func TestRobustNoCurrentLab(t *testing.T) {
 	prev, _ := Current()
 	t.Cleanup(func() { SetCurrent(prev) })
-	t.Setenv(device.EnvVar, "tpu:7")
 	SetCurrent(nil)
-	noPanic(t, "package functions without a lab", func() {
-		if _, err := Current(); err == nil || !strings.Contains(err.Error(), "tpu:7") {
-			t.Errorf("Current with MEMLAB_DEVICE=tpu:7: %v", err)
+	if l, err := Current(); l != nil || !errors.Is(err, ErrNoLab) {
+		t.Fatalf("Current with no lab = %v, %v; want ErrNoLab", l, err)
+	}
+	for name, f := range map[string]func(){
+		"MemoryAllocated":      func() { MemoryAllocated() },
+		"MemoryReserved":       func() { MemoryReserved() },
+		"MaxMemoryAllocated":   func() { MaxMemoryAllocated() },
+		"MaxMemoryReserved":    func() { MaxMemoryReserved() },
+		"MemoryStats":          func() { MemoryStats() },
+		"MemorySummary":        func() { MemorySummary() },
+		"Snapshot":             func() { Snapshot() },
+		"ResetPeakMemoryStats": func() { ResetPeakMemoryStats() },
+		"ShowSummary":          func() { ShowSummary() },
+	} {
+		msg := panicOf(f)
+		if !strings.Contains(msg, "memlab."+name+"()") || !strings.Contains(msg, "no lab is open") || !strings.Contains(msg, "MustOpen") {
+			t.Errorf("%s without a lab: panic %q; want one naming the function and saying to open a lab", name, msg)
 		}
-		if MemoryAllocated() != 0 || MemoryReserved() != 0 || MaxMemoryAllocated() != 0 || MaxMemoryReserved() != 0 {
-			t.Error("memory numbers without a lab are not 0")
-		}
-		if MemoryStats() != nil || MemorySummary() != "" {
-			t.Error("stats without a lab are not empty")
-		}
-		_ = Snapshot()
-		ResetPeakMemoryStats()
+	}
+	noPanic(t, "package functions that return errors, without a lab", func() {
 		for name, err := range map[string]error{
 			"EmptyCache":                  EmptyCache(),
 			"SetPerProcessMemoryFraction": SetPerProcessMemoryFraction(0.5),
 		} {
-			if err == nil || !strings.Contains(err.Error(), "tpu:7") {
-				t.Errorf("%s without a lab: %v", name, err)
+			if !errors.Is(err, ErrNoLab) {
+				t.Errorf("%s without a lab: %v, want ErrNoLab", name, err)
 			}
 		}
-		if _, _, err := MemGetInfo(); err == nil {
-			t.Error("MemGetInfo without a lab: no error")
+		if _, _, err := MemGetInfo(); !errors.Is(err, ErrNoLab) {
+			t.Errorf("MemGetInfo without a lab: %v", err)
 		}
-		if _, err := DriverUsed(); err == nil {
-			t.Error("DriverUsed without a lab: no error")
+		if _, err := DriverUsed(); !errors.Is(err, ErrNoLab) {
+			t.Errorf("DriverUsed without a lab: %v", err)
 		}
-		if _, err := Record(); err == nil {
-			t.Error("Record without a lab: no error")
+		if _, err := Record(); !errors.Is(err, ErrNoLab) {
+			t.Errorf("Record without a lab: %v", err)
 		}
-		if _, err := CheckLeaks(func() error { return nil }); err == nil {
-			t.Error("CheckLeaks without a lab: no error")
+		if _, err := CheckLeaks(func() error { return nil }); !errors.Is(err, ErrNoLab) {
+			t.Errorf("CheckLeaks without a lab: %v", err)
 		}
-		prevOut := Output
-		Output = &strings.Builder{}
-		ShowSummary()
-		Output = prevOut
 	})
+	// A lab closed is no longer current.
+	l := openSim(t)
+	l.Close()
+	if _, err := Current(); !errors.Is(err, ErrNoLab) {
+		t.Errorf("Current after the current lab closed: %v", err)
+	}
+}
+
+// panicOf runs f and returns what it panicked with ("" if it did not).
+func panicOf(f func()) (msg string) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg = fmt.Sprint(r)
+		}
+	}()
+	f()
+	return ""
 }
 
 // Bad arguments to a lab's methods: errors, and the allocator's numbers as

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"math"
 
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -51,7 +52,30 @@ func Bars(title, yLabel string, groups []string, series ...BarSeries) (*Figure, 
 	}
 	f.NominalX(groups...)
 	f.X.Min, f.X.Max = -0.5, float64(len(groups))-0.5
+	// Headroom, so that the tallest bar does not touch the frame.
+	top := 0.0
+	for _, s := range series {
+		for _, v := range s.Values {
+			top = max(top, v)
+		}
+	}
+	if top > 0 {
+		f.Y.Max = top * 1.1
+	}
+	labelGroups(f, groups)
 	return f, nil
+}
+
+// labelGroups writes the group labels upwards, as LabelX does, when the
+// longest is wider than a group's space.
+func labelGroups(f *Figure, groups []string) {
+	longest := 0
+	for _, g := range groups {
+		longest = max(longest, len([]rune(g)))
+	}
+	if vg.Length(longest)*vg.Points(5.5) > (f.Width-vg.Inch)/vg.Length(len(groups)) {
+		f.LabelX(groups...)
+	}
 }
 
 // barWidth fits the bars of all series of one group into about 70 % of the
@@ -100,18 +124,34 @@ func Fragmentation(title string, request int64, gauges ...Gauge) (*Figure, error
 		return nil, err
 	}
 	if request > 0 {
-		y := u.Of(request)
-		l, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: y}, {X: float64(len(gauges)) - 0.5, Y: y}})
-		if err != nil {
+		if err := f.HLine(u.Of(request), "request "+u.Format(request)); err != nil {
 			return nil, fmt.Errorf("memplot: Fragmentation: %w", err)
 		}
-		l.Color = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
-		l.Width = vg.Points(1.2)
-		l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-		f.Add(l)
-		f.AddKey("request "+u.Format(request), l)
 	}
 	return f, nil
+}
+
+// HLine draws a dashed red horizontal line across the plot at y (in the y
+// axis' units), such as the size of a request over bars of free memory, and
+// names it in the key.
+func (f *Figure) HLine(y float64, label string) error {
+	if f == nil || f.Plot == nil {
+		return errors.New("memplot: HLine on a nil figure")
+	}
+	if math.IsNaN(y) || math.IsInf(y, 0) {
+		return fmt.Errorf("memplot: HLine at %v", y)
+	}
+	l, err := plotter.NewLine(plotter.XYs{{X: f.X.Min, Y: y}, {X: f.X.Max, Y: y}})
+	if err != nil {
+		return fmt.Errorf("memplot: HLine: %w", err)
+	}
+	l.Color = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
+	l.Width = vg.Points(1.2)
+	l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+	f.Add(l)
+	f.Y.Max = max(f.Y.Max, y*1.1)
+	f.AddKey(label, l)
+	return nil
 }
 
 // FragSample is the fragmentation gauge at one point of a run.

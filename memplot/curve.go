@@ -208,7 +208,10 @@ func Lines(title, xLabel string, series ...Series) (*Figure, error) {
 			return nil, fmt.Errorf("memplot: Lines: series %q: %w", s.Name, err)
 		}
 		l.Color = Palette[i%len(Palette)]
-		l.Width = vg.Points(1.5)
+		// Lines that coincide stay distinguishable: the first is wide and
+		// solid, each later one narrower and dashed, drawn on top.
+		l.Width = vg.Points(max(1.5, 3.5-float64(i)))
+		l.Dashes = lineDashes[i%len(lineDashes)]
 		f.Add(l)
 		f.AddKey(s.Name, l)
 	}
@@ -216,6 +219,9 @@ func Lines(title, xLabel string, series ...Series) (*Figure, error) {
 	f.Add(plotter.NewGrid())
 	return f, nil
 }
+
+// lineDashes are the dash patterns of the series of [Lines], in order.
+var lineDashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}, {vg.Points(8), vg.Points(2), vg.Points(2), vg.Points(2)}}
 
 // Palette colours the series of [Lines] and [Bars] in order.
 var Palette = []color.Color{

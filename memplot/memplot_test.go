@@ -1,6 +1,7 @@
 package memplot
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -239,6 +240,36 @@ func TestNiceTicks(t *testing.T) {
 		}
 		if strings.Join(got, " ") != strings.Join(tt.labels, " ") {
 			t.Errorf("niceTicks(%g, %g) labels %q, want %q", tt.min, tt.max, got, tt.labels)
+		}
+	}
+}
+
+func TestBarsLog(t *testing.T) {
+	f, err := BarsLog("log bars", "µs", []string{"cudaMalloc", "cache hit", "pool hit"},
+		BarSeries{Name: "median", Values: []float64{75, 0.3, 0.1}}, BarSeries{Name: "mean", Values: []float64{80, 0.4, 0.1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(f.Y.Min-0.01) > 1e-4 || f.Y.Max != 100 {
+		t.Errorf("axis [%g, %g], want [0.01, 100]: the powers of ten around the values", f.Y.Min, f.Y.Max)
+	}
+	if _, err := f.PNG(); err != nil {
+		t.Error(err)
+	}
+	for _, bad := range []struct {
+		name   string
+		groups []string
+		s      BarSeries
+		want   string
+	}{
+		{"zero", []string{"a"}, BarSeries{Name: "s", Values: []float64{0}}, "positive finite"},
+		{"NaN", []string{"a"}, BarSeries{Name: "s", Values: []float64{math.NaN()}}, "positive finite"},
+		{"Inf", []string{"a"}, BarSeries{Name: "s", Values: []float64{math.Inf(1)}}, "positive finite"},
+		{"mismatch", []string{"a", "b"}, BarSeries{Name: "s", Values: []float64{1}}, "1 values for 2 groups"},
+		{"no groups", nil, BarSeries{Name: "s"}, "no groups"},
+	} {
+		if _, err := BarsLog("x", "y", bad.groups, bad.s); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: %v, want an error with %q", bad.name, err, bad.want)
 		}
 	}
 }

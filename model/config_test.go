@@ -15,6 +15,7 @@ func TestModeStringParse(t *testing.T) {
 	}{
 		{model.Baseline, "baseline"},
 		{model.Optimised, "optimised"},
+		{model.Chapter, "chapter"},
 		{model.InPlace, "in-place"},
 		{model.Views | model.KVCache, "views+kv-cache"},
 		{model.InPlace | model.Views | model.LastLogits, "in-place+views+last-logits"},
@@ -29,6 +30,12 @@ func TestModeStringParse(t *testing.T) {
 				t.Errorf("ParseMode(%q) = %v, %v; want %v", tt.name, back, err, tt.mode)
 			}
 		})
+	}
+	if m, err := model.ParseMode("in-place+views+kv-cache"); err != nil || m != model.Chapter {
+		t.Errorf("ParseMode of the chapter's three techniques = %v, %v; want chapter", m, err)
+	}
+	if model.Optimised != model.Chapter|model.LastLogits {
+		t.Errorf("optimised is %v, want the chapter's techniques and last-logits", model.Optimised)
 	}
 	if _, err := model.ParseMode("in-place+fast"); err == nil || !strings.Contains(err.Error(), `"in-place+fast"`) {
 		t.Errorf("ParseMode of an unknown part: %v", err)

@@ -103,6 +103,7 @@ func (p *TensorPool) Get() (*tensor.Tensor, error) {
 	if p.released {
 		return nil, fmt.Errorf("pool: Get: %w", ErrClosed)
 	}
+	p.forgetReleased()
 	if n := len(p.idle); n > 0 {
 		t := p.idle[n-1]
 		p.idle[n-1] = nil
@@ -129,7 +130,8 @@ func (p *TensorPool) Get() (*tensor.Tensor, error) {
 // tensor whose storage a live view still uses. Putting a released tensor is
 // an error too; if the pool handed it out, the pool forgets it (its memory
 // went back with the Release), so that it does not count against the limit.
-// After Release, Put releases t instead of keeping it.
+// A tensor released after it was put back is forgotten the same way: Get
+// never hands it out again. After Release, Put releases t instead of keeping it.
 func (p *TensorPool) Put(t *tensor.Tensor) error {
 	if t == nil {
 		return errors.New("pool: Put: nil tensor")
@@ -171,9 +173,26 @@ func (p *TensorPool) Put(t *tensor.Tensor) error {
 func (p *TensorPool) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.forgetReleased()
 	per := int64(p.shape.Numel() * p.dtype.Size())
 	return Stats{Hits: p.hits, Misses: p.misses, Outstanding: len(p.state) - len(p.idle),
 		Idle: len(p.idle), Bytes: per * int64(len(p.state))}
+}
+
+// forgetReleased drops the idle tensors that were released after Put (a
+// mistake: their memory is gone), so that Get never hands one out. Called
+// with p.mu held.
+func (p *TensorPool) forgetReleased() {
+	kept := p.idle[:0]
+	for _, t := range p.idle {
+		if t.Released() {
+			delete(p.state, t)
+			continue
+		}
+		kept = append(kept, t)
+	}
+	clear(p.idle[len(kept):])
+	p.idle = kept
 }
 
 // Release frees every idle tensor and closes the pool: Get fails from now on
@@ -187,6 +206,7 @@ func (p *TensorPool) Release() error {
 		return nil
 	}
 	p.released = true
+	p.forgetReleased()
 	var errs []error
 	for _, t := range p.idle {
 		delete(p.state, t)

@@ -321,3 +321,46 @@ func TestTensorPoolConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A tensor put back and then released (its memory is gone) is never handed
+// out again: Get forgets it and allocates, Stats does not count it, and
+// Release does not fail on it.
+func TestTensorPoolForgetsATensorReleasedAfterPut(t *testing.T) {
+	l := newLab(t)
+	p, err := pool.NewTensorPool(l, tensor.Float32, []int{2, 3}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := p.Get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Put(x); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Release(); err != nil { // a mistake: it belongs to the pool now
+		t.Fatal(err)
+	}
+	if st := p.Stats(); st.Idle != 0 || st.Bytes != 0 {
+		t.Errorf("Stats after the release = %+v; want nothing idle or held", st)
+	}
+	y, err := p.Get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if y == x || y.Released() {
+		t.Fatalf("Get handed out the released tensor again")
+	}
+	if st := p.Stats(); st.Hits != 0 || st.Misses != 2 {
+		t.Errorf("Stats = %+v; want 0 hits and 2 misses", st)
+	}
+	if _, err := y.Float64s(); err != nil {
+		t.Fatalf("the tensor Get returned is unusable: %v", err)
+	}
+	if err := p.Put(y); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Release(); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+}

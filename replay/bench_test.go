@@ -46,15 +46,14 @@ func syntheticTrace(n int, seed int64) *Trace {
 // in ops per second, on a synthetic mixed trace and on the ground-truth traces.
 func BenchmarkReplay(b *testing.B) {
 	traces := map[string]*Trace{"synthetic-100k": syntheticTrace(100000, 1)}
+	dir := referenceDir(b)
 	for _, name := range []string{"b__default", "c__default", "d__default", "d__expandable_segments_True"} {
-		dir := referenceDirIfPresent()
-		if dir == "" {
-			break
+		t, err := ReadFile(filepath.Join(dir, name+".jsonl.gz"))
+		if err != nil {
+			b.Fatal(err)
 		}
-		if t, err := ReadFile(filepath.Join(dir, name+".jsonl.gz")); err == nil {
-			t.States, t.Baseline = nil, nil // keep ops and addresses; spare the GC
-			traces[name] = t
-		}
+		t.States, t.Baseline = nil, nil // keep ops and addresses; spare the GC
+		traces[name] = t
 	}
 	runtime.GC()
 	for name, tr := range traces {

@@ -59,7 +59,7 @@ func TestReadErrors(t *testing.T) {
 		{`[["frac",2]]`, "[0, 1]"},
 		{`[["e",1]]`, "takes no argument"},
 		{`{"kind":"op","i":0,"op":["e"]}`, "no header"},
-		{`{"kind":"header","ops":[["e"]]}` + "\n" + `{"kind":"op","i":1,"op":["e"]}`, "has i=1"},
+		{`{"kind":"header","total_memory":1073741824,"ops":[["e"]]}` + "\n" + `{"kind":"op","i":1,"op":["e"]}`, "has i=1"},
 		{`{"kind":"weird"}`, "unknown kind"},
 	}
 	for _, tc := range tests {

@@ -153,6 +153,16 @@ func freeReservation(vas map[uint64]uint64, addr, size uint64) error {
 	return nil
 }
 
+// overlaps reports whether [addr, addr+size) meets one of ranges (address -> size).
+func overlaps(ranges map[uint64]uint64, addr, size uint64) bool {
+	for a, s := range ranges {
+		if addr < a+s && a < addr+size {
+			return true
+		}
+	}
+	return false
+}
+
 // within reports whether addr lies in one of ranges (address -> size).
 func within(ranges map[uint64]uint64, addr uint64) bool {
 	for a, s := range ranges {
@@ -210,9 +220,17 @@ func (m *oracleMemory) live(addr uint64) bool {
 	return within(m.vas, addr) || within(m.segs, addr)
 }
 
-// takePtr returns the op's recorded allocation address if it can start a new range.
-func (m *oracleMemory) takePtr() (uint64, bool) {
-	if m.ptr == 0 || m.ptrUsed || m.live(m.ptr) {
+// free reports whether [addr, addr+size) overlaps no held segment or
+// reservation: a recorded address that fails it (a crafted or inconsistent
+// record) is never handed to the allocator.
+func (m *oracleMemory) free(addr, size uint64) bool {
+	return addr != 0 && addr+size > addr && !overlaps(m.vas, addr, size) && !overlaps(m.segs, addr, size)
+}
+
+// takePtr returns the op's recorded allocation address if it can start a new range
+// of size bytes.
+func (m *oracleMemory) takePtr(size uint64) (uint64, bool) {
+	if m.ptr == 0 || m.ptrUsed || !m.free(m.ptr, size) {
 		return 0, false
 	}
 	m.ptrUsed = true
@@ -227,7 +245,7 @@ func (m *oracleMemory) takePtr() (uint64, bool) {
 func (m *oracleMemory) takeRecorded(size uint64, exact bool) (uint64, bool) {
 	best := -1
 	for i, s := range m.newSegs {
-		if m.usedNew[i] || m.live(s[0]) {
+		if m.usedNew[i] || !m.free(s[0], max(s[1], size)) {
 			continue
 		}
 		if exact && s[1] != size {
@@ -249,7 +267,7 @@ func (m *oracleMemory) Malloc(size uint64) (uint64, error) {
 	if m.used+size > m.startFree {
 		return 0, &oomError{size}
 	}
-	addr, ok := m.takePtr()
+	addr, ok := m.takePtr(size)
 	if !ok {
 		addr, ok = m.takeRecorded(size, true)
 	}
@@ -315,7 +333,7 @@ func (m *oracleMemory) Granularity() uint64 { return granularity }
 
 // ReserveAddress returns the recorded address for a new expandable segment.
 func (m *oracleMemory) ReserveAddress(size uint64) (uint64, error) {
-	addr, ok := m.takePtr()
+	addr, ok := m.takePtr(size)
 	if !ok {
 		addr, ok = m.takeRecorded(size, false)
 	}

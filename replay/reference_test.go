@@ -1,56 +1,21 @@
 package replay
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
+
+	"memlab.dev/memlab/reference"
 )
 
-// referenceDir finds ../shared/reference/torch-2.11 from the module root.
+// referenceDir returns the PyTorch 2.11 ground truth that ships in the
+// repository (reference/torch-2.11); its absence fails the test.
 func referenceDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	dir, err := reference.Dir(reference.Torch211)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-	ref := filepath.Join(dir, "..", "shared", "reference", "torch-2.11")
-	if _, err := os.Stat(ref); err != nil {
-		t.Skipf("ground truth not available (%s missing); CI provides ../shared next to the repository", ref)
-	}
-	return ref
-}
-
-// referenceDirIfPresent returns ../shared/reference/torch-2.11 or "".
-func referenceDirIfPresent() string {
-	dir, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-	ref := filepath.Join(dir, "..", "shared", "reference", "torch-2.11")
-	if _, err := os.Stat(ref); err != nil {
-		return ""
-	}
-	return ref
+	return dir
 }
 
 // TestExtraTraces replays the ground truth recorded for memlab on the H200 with
@@ -75,7 +40,7 @@ func checkDir(t *testing.T, ref string) {
 	more, _ := filepath.Glob(filepath.Join(ref, "*.jsonl"))
 	files = append(files, more...)
 	if len(files) == 0 {
-		t.Skipf("no ground-truth files in %s", ref)
+		t.Fatalf("no ground-truth files in %s", ref)
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {

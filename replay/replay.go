@@ -75,13 +75,13 @@ func Run(t *Trace, opts Options) (*Result, error) {
 	var oracle *oracleMemory
 	var total uint64
 	if t.Header != nil {
+		if err := t.Header.check(); err != nil { // Read checks it; a Trace built in code may not be
+			return nil, fmt.Errorf("replay: header: %w", err)
+		}
 		total = uint64(t.Header.TotalMemory)
 		free := total
 		if len(t.Header.MemGetInfo) == 2 && t.Header.MemGetInfo[0] > 0 {
 			free = uint64(t.Header.MemGetInfo[0])
-		}
-		if total == 0 {
-			return nil, errors.New("replay: header has no total_memory")
 		}
 		oracle = newOracleMemory(total, free)
 		mem = oracle

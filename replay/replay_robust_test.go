@@ -94,21 +94,23 @@ func TestRobustReadMalformedTraces(t *testing.T) {
 	}
 	// A truncated copy of a real ground-truth file.
 	matches, _ := filepath.Glob(filepath.Join("testdata", "*", "*.jsonl.gz"))
-	if len(matches) > 0 {
-		data, err := os.ReadFile(matches[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, cut := range []int{1, 2, 20, len(data) / 3, len(data) - 9, len(data) - 1} {
-			if _, err := readNoPanic(t, "truncated "+matches[0], data[:cut]); err == nil {
-				t.Errorf("%s cut at %d of %d bytes: Read accepted it", matches[0], cut, len(data))
-			}
+	if len(matches) == 0 {
+		t.Fatal("no ground-truth files in testdata/*/ to truncate")
+	}
+	data, err := os.ReadFile(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cut := range []int{1, 2, 20, len(data) / 3, len(data) - 9, len(data) - 1} {
+		if _, err := readNoPanic(t, "truncated "+matches[0], data[:cut]); err == nil {
+			t.Errorf("%s cut at %d of %d bytes: Read accepted it", matches[0], cut, len(data))
 		}
 	}
 }
 
 // Run and Check of odd but well-formed traces, and of traces built in code
-// with values Read would refuse: errors or documented no-ops, never panics,
+// with values Read would refuse: errors (the header gets Read's checks) or
+// documented no-ops, never panics,
 // and the allocator consistent at the end.
 func TestRobustRunOddTraces(t *testing.T) {
 	nan := math.NaN()
@@ -131,11 +133,11 @@ func TestRobustRunOddTraces(t *testing.T) {
 		{"fraction 7", &Trace{Ops: []Op{{Kind: OpFraction, Fraction: 7}}}, "fraction"},
 		{"unknown kind", &Trace{Ops: []Op{{Kind: "zz"}}}, `"zz"`},
 		{"header without total memory", &Trace{Header: &Header{}, Ops: []Op{{Kind: OpAlloc, N: 1}}}, "total_memory"},
-		{"negative total memory", &Trace{Header: &Header{TotalMemory: -1}, Ops: []Op{{Kind: OpAlloc, N: 1 << 20}}}, ""},
-		{"NaN cap", &Trace{Header: &Header{TotalMemory: 1 << 30, CapGiB: &nan}, Ops: []Op{{Kind: OpAlloc, N: 1 << 20}}}, ""},
-		{"negative cap", &Trace{Header: &Header{TotalMemory: 1 << 30, CapGiB: &neg}, Ops: []Op{{Kind: OpAlloc, N: 1 << 20}}}, ""},
+		{"negative total memory", &Trace{Header: &Header{TotalMemory: -1}, Ops: []Op{{Kind: OpAlloc, N: 1 << 20}}}, "total_memory -1"},
+		{"NaN cap", &Trace{Header: &Header{TotalMemory: 1 << 30, CapGiB: &nan}, Ops: []Op{{Kind: OpAlloc, N: 1 << 20}}}, "cap_gib NaN"},
+		{"negative cap", &Trace{Header: &Header{TotalMemory: 1 << 30, CapGiB: &neg}, Ops: []Op{{Kind: OpAlloc, N: 1 << 20}}}, "cap_gib -1"},
 		{"huge cap", &Trace{Header: &Header{TotalMemory: 1 << 30, CapGiB: &huge}, Ops: []Op{{Kind: OpAlloc, N: 1 << 20}}}, ""},
-		{"free memory above total", &Trace{Header: &Header{TotalMemory: 1 << 30, MemGetInfo: []int64{1 << 40, 1 << 30}}, Ops: []Op{{Kind: OpAlloc, N: 1 << 20}}}, ""},
+		{"free memory above total", &Trace{Header: &Header{TotalMemory: 1 << 30, MemGetInfo: []int64{1 << 40, 1 << 30}}, Ops: []Op{{Kind: OpAlloc, N: 1 << 20}}}, "mem_get_info"},
 		{"bad conf", &Trace{Header: &Header{TotalMemory: 1 << 30, Conf: "max_split_size_mb:x"}, Ops: []Op{{Kind: OpAlloc, N: 1}}}, "max_split_size_mb"},
 		{"recorded segments of an odd shape", &Trace{Header: &Header{TotalMemory: 1 << 30}, Ops: []Op{{Kind: OpAlloc, N: 1 << 20}, {Kind: OpAlloc, N: 1 << 20}},
 			NewSegs: [][][2]uint64{{{0, 0}, {math.MaxUint64, 1}}}, Ptrs: []uint64{math.MaxUint64}}, ""},

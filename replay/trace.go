@@ -16,12 +16,14 @@ package replay
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 )
 
@@ -71,9 +73,14 @@ func (o *Op) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("replay: op %s: first element must be a string", b)
 	}
 	*o = Op{Kind: kind}
+	// A JSON number starts with a digit or '-'; json.Unmarshal would read null as 0.
+	isNumber := func(raw json.RawMessage) bool {
+		raw = bytes.TrimSpace(raw)
+		return len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9')
+	}
 	switch kind {
 	case OpAlloc, OpFree:
-		if len(parts) != 2 {
+		if len(parts) != 2 || !isNumber(parts[1]) {
 			return fmt.Errorf("replay: op %s: %q takes one integer", b, kind)
 		}
 		var f float64
@@ -92,8 +99,8 @@ func (o *Op) UnmarshalJSON(b []byte) error {
 		}
 		o.N = n
 	case OpFraction:
-		if len(parts) != 2 {
-			return fmt.Errorf("replay: op %s: \"frac\" takes one number", b)
+		if len(parts) != 2 || !isNumber(parts[1]) {
+			return fmt.Errorf("replay: op %s: \"frac\" takes a number in [0, 1]", b)
 		}
 		if err := json.Unmarshal(parts[1], &o.Fraction); err != nil || o.Fraction < 0 || o.Fraction > 1 {
 			return fmt.Errorf("replay: op %s: \"frac\" takes a number in [0, 1]", b)
@@ -274,8 +281,14 @@ func Read(r io.Reader) (*Trace, error) {
 		}
 		switch kind.Kind {
 		case "header":
+			if t.Header != nil {
+				return nil, fmt.Errorf("line %d: a second header", n+1)
+			}
 			var h Header
 			if err := json.Unmarshal(line, &h); err != nil {
+				return nil, fmt.Errorf("line %d (header): %w", n+1, err)
+			}
+			if err := h.check(); err != nil {
 				return nil, fmt.Errorf("line %d (header): %w", n+1, err)
 			}
 			t.Header = &h
@@ -287,6 +300,9 @@ func Read(r io.Reader) (*Trace, error) {
 			}
 			s.hasSegSizes = bytes.Contains(line, []byte(`"seg_sizes"`))
 			if kind.Kind == "baseline" {
+				if t.Baseline != nil {
+					return nil, fmt.Errorf("line %d: a second baseline", n+1)
+				}
 				t.Baseline = &s
 			} else {
 				t.States = append(t.States, s)
@@ -306,6 +322,9 @@ func Read(r io.Reader) (*Trace, error) {
 		if t.States[i].I != i {
 			return nil, fmt.Errorf("op line %d has i=%d", i, t.States[i].I)
 		}
+		if err := t.States[i].check(t.Ops[i]); err != nil {
+			return nil, fmt.Errorf("op line %d: %w", i, err)
+		}
 		t.NewSegs = append(t.NewSegs, t.States[i].NewSegs)
 		var p uint64
 		if t.States[i].Ptr != nil {
@@ -314,4 +333,65 @@ func Read(r io.Reader) (*Trace, error) {
 		t.Ptrs = append(t.Ptrs, p)
 	}
 	return t, nil
+}
+
+// check refuses a header whose device figures cannot be right.
+func (h *Header) check() error {
+	if h.TotalMemory <= 0 {
+		return fmt.Errorf("total_memory %d: the device size must be positive", h.TotalMemory)
+	}
+	if len(h.MemGetInfo) != 0 {
+		if len(h.MemGetInfo) != 2 || h.MemGetInfo[0] < 0 || h.MemGetInfo[0] > h.MemGetInfo[1] || h.MemGetInfo[1] != h.TotalMemory {
+			return fmt.Errorf("mem_get_info %v: want [free, total] with 0 <= free <= total = total_memory %d", h.MemGetInfo, h.TotalMemory)
+		}
+	}
+	if h.CapGiB != nil && !(*h.CapGiB > 0) {
+		return fmt.Errorf("cap_gib %v: a cap must be positive (leave it out for none)", *h.CapGiB)
+	}
+	return nil
+}
+
+// check refuses an op line whose recorded addresses cannot be right: a pointer of
+// 0 for an allocation of some bytes, new segments at address 0, empty or
+// overlapping, overlapping segments.
+func (s *State) check(op Op) error {
+	if s.Ptr != nil && *s.Ptr == 0 && op.Kind == OpAlloc && op.N > 0 && !s.OOM {
+		return fmt.Errorf("ptr 0 for a %d-byte allocation", op.N)
+	}
+	for _, seg := range s.NewSegs {
+		switch {
+		case seg[0] == 0:
+			return fmt.Errorf("new segment at address 0")
+		case seg[1] == 0:
+			return fmt.Errorf("new segment of 0 bytes at %#x", seg[0])
+		case seg[0]+seg[1] < seg[0]:
+			return fmt.Errorf("new segment %#x+%d runs past the address space", seg[0], seg[1])
+		}
+	}
+	if a, b, ok := overlap(s.NewSegs); ok {
+		return fmt.Errorf("new segments %#x+%d and %#x+%d overlap", a[0], a[1], b[0], b[1])
+	}
+	segs := make([][2]uint64, 0, len(s.Segments))
+	for _, seg := range s.Segments {
+		if seg.Total < 0 {
+			return fmt.Errorf("segment at %#x has negative size %d", seg.Addr, seg.Total)
+		}
+		segs = append(segs, [2]uint64{seg.Addr, uint64(seg.Total)})
+	}
+	if a, b, ok := overlap(segs); ok {
+		return fmt.Errorf("segments %#x+%d and %#x+%d overlap", a[0], a[1], b[0], b[1])
+	}
+	return nil
+}
+
+// overlap returns two of the ranges (address, size) that overlap, if any.
+func overlap(ranges [][2]uint64) (a, b [2]uint64, ok bool) {
+	sorted := slices.Clone(ranges)
+	slices.SortFunc(sorted, func(x, y [2]uint64) int { return cmp.Compare(x[0], y[0]) })
+	for i := 1; i < len(sorted); i++ {
+		if prev := sorted[i-1]; prev[0]+prev[1] > sorted[i][0] {
+			return prev, sorted[i], true
+		}
+	}
+	return a, b, false
 }

@@ -65,7 +65,9 @@ func (s Strided) Extent() (Extent, error) {
 		if n < 0 || n > maxTerm {
 			return e, fmt.Errorf("dimension %d has invalid size %d (shape %v)", d, n, s.Shape)
 		}
-		if st := s.Strides[d]; st > maxTerm || st < -maxTerm {
+		// A dimension of one element never moves along its stride, whatever
+		// it is (a slice whose step exceeds the size leaves a huge one).
+		if st := s.Strides[d]; n > 1 && (st > maxTerm || st < -maxTerm) {
 			return e, fmt.Errorf("dimension %d has invalid stride %d", d, st)
 		}
 		if n != 0 && e.N > maxTerm/n {
@@ -79,7 +81,7 @@ func (s Strided) Extent() (Extent, error) {
 	minOff, maxOff := s.Offset, s.Offset
 	for d, n := range s.Shape {
 		st := s.Strides[d]
-		if st != 0 && n-1 > maxTerm/max(st, -st) {
+		if st != 0 && n > 1 && n-1 > maxTerm/max(st, -st) {
 			return e, fmt.Errorf("dimension %d spans too far (size %d, stride %d)", d, n, st)
 		}
 		if t := (n - 1) * st; t < 0 {

@@ -2,6 +2,8 @@ package tensor
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"sort"
 )
 
@@ -340,9 +342,24 @@ func (l Layout) Slice(dim, start, end, step int) (Layout, error) {
 	}
 	out := l.clone()
 	out.Offset += start * l.Strides[d]
-	out.Shape[d] = (end - start + step - 1) / step
-	out.Strides[d] *= step
+	out.Shape[d] = 0
+	if n := end - start; n > 0 {
+		out.Shape[d] = (n-1)/step + 1 // ceil(n/step), without overflowing near MaxInt
+	}
+	// The new stride is stride × step. When that overflows, the step is larger
+	// than the dimension, so the result holds at most one element along it and
+	// its stride addresses nothing: PyTorch's wraps around (to a negative
+	// number, even), memlab keeps the old one.
+	if stride, ok := mulInt(l.Strides[d], step); ok {
+		out.Strides[d] = stride
+	}
 	return out, nil
+}
+
+// mulInt returns a×b for non-negative a and b, and whether it fits in an int.
+func mulInt(a, b int) (int, bool) {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	return int(lo), hi == 0 && lo <= math.MaxInt
 }
 
 // Narrow keeps length elements of dimension dim from start (Tensor.narrow).

@@ -33,7 +33,11 @@ func inputs(op string, ts ...*Tensor) (Device, error) {
 	dev := ts[0].storage.dev
 	for _, t := range ts[1:] {
 		if !sameDevice(dev, t.storage.dev) {
-			return nil, torchErr(op, "Expected all tensors to be on the same device, but found at least two devices, %v and %v!", dev, t.storage.dev)
+			a, b := dev.String(), t.storage.dev.String()
+			if a == b { // two devices of one name, such as the devices of two labs
+				b = "another " + b + " (a different device of the same name, such as another lab's)"
+			}
+			return nil, torchErr(op, "Expected all tensors to be on the same device, but found at least two devices, %s and %s!", a, b)
 		}
 	}
 	return dev, nil

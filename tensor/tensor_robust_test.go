@@ -1,8 +1,11 @@
 package tensor_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -466,6 +469,14 @@ func FuzzViewOps(f *testing.F) {
 	f.Add([]byte{0, 2, 3, 1, 0, 1, 4, 1, 7, 9})
 	f.Add([]byte{5, 0, 0, 2, 3, 3, 1, 0, 255, 128, 6, 1, 2})
 	f.Add([]byte{9, 255, 255, 8, 1, 1, 1, 1, 2, 10, 0})
+	// View(2, 12), then Slice(0, 0, 2, 1<<61): the stride times the step overflowed.
+	f.Add([]byte{0, 2, 12, 0, 0, 4, 0, 0, 2, 128, 0, 0, 0, 0, 0, 0, 0, 32})
+	// Slice(0, 0, 24, MaxInt): the length overflowed to 0 elements.
+	f.Add([]byte{4, 0, 0, 24, 128, 255, 255, 255, 255, 255, 255, 255, 127})
+	// Slice(0, MinInt, MaxInt, 1), Narrow(0, MaxInt, 2), Select(0, MinInt).
+	f.Add([]byte{4, 0, 128, 0, 0, 0, 0, 0, 0, 0, 128, 128, 255, 255, 255, 255, 255, 255, 255, 127, 1, 5, 0, 128, 255, 255, 255, 255, 255, 255, 255, 127, 2, 0, 6, 0, 128, 0, 0, 0, 0, 0, 0, 0, 128, 0, 0})
+	// Expand(MaxInt, 24) and View(MaxInt, MaxInt).
+	f.Add([]byte{7, 128, 255, 255, 255, 255, 255, 255, 255, 127, 24, 0, 0, 0, 128, 255, 255, 255, 255, 255, 255, 255, 127, 128, 255, 255, 255, 255, 255, 255, 255, 127, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dev := newTestDevice()
 		next := func() int {
@@ -474,6 +485,11 @@ func FuzzViewOps(f *testing.F) {
 			}
 			b := data[0]
 			data = data[1:]
+			if b == 0x80 && len(data) >= 8 { // 0x80 then 8 bytes: any int64
+				v := int64(binary.LittleEndian.Uint64(data))
+				data = data[8:]
+				return int(v)
+			}
 			return int(int8(b)) // small values of either sign
 		}
 		base, err := tensor.Arange(dev, tensor.Float32, 0, 24, 1)
@@ -684,6 +700,49 @@ func TestRobustConcurrentRelease(t *testing.T) {
 		}
 		if dev.allocated() != 0 || dev.live() != 0 {
 			t.Fatalf("round %d: %d bytes in %d allocations after every handle was released", round, dev.allocated(), dev.live())
+		}
+	}
+}
+
+// Slice with a step so large that the stride times the step, or the length
+// computation, overflows: PyTorch's answer (one element), no error, and a
+// tensor that prints and reads.
+func TestRobustSliceWithAHugeStep(t *testing.T) {
+	dev := newTestDevice()
+	x, err := tensor.Arange(dev, tensor.Float32, 0, 24, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Release()
+	x3, err := x.View(2, 3, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x3.Release()
+	for _, step := range []int{1 << 61, 1 << 62, math.MaxInt, math.MaxInt - 1} {
+		for _, dim := range []int{0, 1, 2} {
+			s, err := x3.Slice(dim, 0, x3.Shape()[dim], step)
+			if err != nil {
+				t.Fatalf("Slice(%d, 0, end, %d): %v", dim, step, err)
+			}
+			l := s.Layout()
+			want := slices.Clone(x3.Shape())
+			want[dim] = 1
+			if !slices.Equal(s.Shape(), want) || l.Validate() != nil {
+				t.Errorf("Slice(%d, 0, end, %d) = %v; want shape %v", dim, step, l, want)
+			}
+			if _, err := s.Float64s(); err != nil {
+				t.Errorf("Float64s of %v: %v", l, err)
+			}
+			c, err := s.Contiguous()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := s.String(), c.String(); got != want {
+				t.Errorf("Slice(%d, 0, end, %d) prints\n%s\nits contiguous copy\n%s", dim, step, got, want)
+			}
+			c.Release()
+			s.Release()
 		}
 	}
 }

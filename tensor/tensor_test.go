@@ -430,7 +430,7 @@ func TestConcurrentViewsAndReleases(t *testing.T) {
 func TestDeviceMismatch(t *testing.T) {
 	a := keep(t)(tensor.Ones(newTestDevice(), tensor.Float32, 2))
 	b := keep(t)(tensor.Ones(newTestDevice(), tensor.Float32, 2))
-	if _, err := a.Add(b); torchMsg(err) != "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cuda:0!" {
+	if _, err := a.Add(b); torchMsg(err) != "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and another cuda:0 (a different device of the same name, such as another lab's)!" {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -33,8 +34,10 @@ func runCh4(args []string, stdout, stderr io.Writer) int {
 	size := fs.String("size", "small", "model and workload size: "+strings.Join(sizes, ", "))
 	modes := fs.String("modes", "", "comma-separated modes to compare, the first the reference (default: baseline and each optimisation, then all)")
 	plots := fs.String("plots", "", "directory to write the figures to (PNG); empty for none")
+	record := fs.String("record", "", "file to save the run to (JSON, with the command, date and card), as experiments/ch4/recorded holds them; empty for none")
+	recorded := fs.Bool("recorded", false, "print the GPU runs recorded in experiments/ch4/recorded, with their findings, and exit")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: memlab ch4 [-device spec] [-size name] [-modes list] [-plots dir]")
+		fmt.Fprintln(stderr, "usage: memlab ch4 [-device spec] [-size name] [-modes list] [-plots dir] [-record file.json] | -recorded")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -43,6 +46,15 @@ func runCh4(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "memlab ch4: unexpected arguments %q\n", fs.Args())
 		return 2
+	}
+	if *recorded {
+		runs, err := ch4.LoadRecorded()
+		if err != nil {
+			fmt.Fprintf(stderr, "memlab ch4: %v\n", err)
+			return 1
+		}
+		fmt.Fprint(stdout, runs)
+		return 0
 	}
 	var ms []model.Mode
 	if *modes != "" {
@@ -64,7 +76,30 @@ func runCh4(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "memlab ch4: %v\n", err)
 		return 1
 	}
+	if *record != "" {
+		// The command that made it, without where it was saved.
+		cmd := []string{"memlab", "ch4"}
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name != "record" && f.Name != "plots" {
+				cmd = append(cmd, "-"+f.Name, f.Value.String())
+			}
+		})
+		rec := ch4.NewRecording(strings.Join(cmd, " "), r)
+		data, err := rec.Marshal()
+		if err == nil {
+			err = os.WriteFile(*record, data, 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "memlab ch4: -record: %v\n", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, rec.Header())
+	}
 	fmt.Fprint(stdout, r)
+	fmt.Fprint(stdout, r.Findings())
+	if *record != "" {
+		fmt.Fprintf(stdout, "recorded: %s\n", *record)
+	}
 	if *plots == "" {
 		return 0
 	}

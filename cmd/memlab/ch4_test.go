@@ -2,8 +2,12 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"memlab.dev/memlab/experiments/ch4"
 )
 
 func TestCh4Command(t *testing.T) {
@@ -18,6 +22,8 @@ func TestCh4Command(t *testing.T) {
 		{"unknown size", []string{"-size", "huge"}, 2, "", `unknown size "huge"`},
 		{"unknown mode", []string{"-modes", "baseline,turbo"}, 2, "", `unknown mode "turbo"`},
 		{"stray argument", []string{"extra"}, 2, "", "unexpected arguments"},
+		{"recorded runs", []string{"-recorded"}, 0, "NVIDIA H200: memlab ch4 -device cuda -size small", ""},
+		{"record to a missing folder", []string{"-device", "sim", "-size", "tiny", "-modes", "baseline", "-record", "/nonexistent/dir/x.json"}, 1, "", "-record: open /nonexistent/dir/x.json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -28,5 +34,29 @@ func TestCh4Command(t *testing.T) {
 					code, out.String(), errOut.String(), tt.code, tt.stdout, tt.stderr)
 			}
 		})
+	}
+}
+
+// TestCh4Record checks that -record writes a file ch4.ParseRecording reads
+// back into the run that was printed.
+func TestCh4Record(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.json")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"ch4", "-device", "sim", "-size", "tiny", "-modes", "baseline,chapter", "-record", path}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := ch4.ParseRecording(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Command != "memlab ch4 -device sim -modes baseline,chapter -size tiny" {
+		t.Errorf("recorded command %q", rec.Command)
+	}
+	if !strings.HasPrefix(out.String(), rec.String()) {
+		t.Errorf("stdout does not begin with the recording:\n%s\nwant\n%s", out.String(), rec.String())
 	}
 }

@@ -10,9 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"memlab.dev/memlab/device"
 	"memlab.dev/memlab/memlab"
+	"memlab.dev/memlab/memplot"
 
-	_ "memlab.dev/memlab/experiments/ch2" // registers chapter 2's experiments
+	_ "memlab.dev/memlab/notebooks/src/00-setup-and-tour"    // registers notebook 00's cells
+	_ "memlab.dev/memlab/notebooks/src/02-memory-mechanics"  // registers notebook 02's cells
+	_ "memlab.dev/memlab/notebooks/src/04-reuse-and-sharing" // registers notebook 04's cells
 )
 
 func init() {
@@ -24,8 +28,9 @@ func init() {
 	register(command{name: "experiments", summary: "the same as lab", run: runLab})
 }
 
-// runLab runs every registered experiment (or those -run selects) on one
-// device, prints each report and writes its figures as PNG files.
+// runLab runs every notebook cell written as Go (memlab.Cells) and every
+// registered experiment, or those -run selects, on one device; it prints
+// what each prints and writes its figures as PNG files.
 func runLab(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("lab", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -49,17 +54,26 @@ func runLab(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "memlab lab: -run: %v\n", err)
 		return 2
 	}
+	var cells []memlab.Cell
+	for _, c := range memlab.Cells() {
+		if re.MatchString(c.Notebook + " " + c.Section + " " + c.Name) {
+			cells = append(cells, c)
+		}
+	}
 	var exps []memlab.Experiment
 	for _, e := range memlab.Experiments() {
 		if re.MatchString(e.Section + " " + e.Name) {
 			exps = append(exps, e)
 		}
 	}
-	if len(exps) == 0 {
-		fmt.Fprintf(stderr, "memlab lab: no experiment matches %q\n", *sel)
+	if len(exps)+len(cells) == 0 {
+		fmt.Fprintf(stderr, "memlab lab: no cell or experiment matches %q\n", *sel)
 		return 2
 	}
 	if *list {
+		for _, c := range cells {
+			fmt.Fprintf(stdout, "%s  %s  %s\n", c.Notebook, c.Section, c.Name)
+		}
 		for _, e := range exps {
 			fmt.Fprintf(stdout, "%-5s %s\n", e.Section, e.Name)
 		}
@@ -72,6 +86,9 @@ func runLab(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	failed := 0
+	if len(cells) > 0 {
+		failed += runCells(cells, *dev, *plots, stdout)
+	}
 	for _, e := range exps {
 		fmt.Fprintf(stdout, "=== %s %s\n", e.Section, e.Name)
 		t0 := time.Now()
@@ -101,11 +118,57 @@ func runLab(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "(%s)\n\n", time.Since(t0).Round(time.Millisecond))
 	}
 	if failed > 0 {
-		fmt.Fprintf(stdout, "%d of %d experiments failed\n", failed, len(exps))
+		fmt.Fprintf(stdout, "%d of %d cells and experiments failed\n", failed, len(cells)+len(exps))
 		return 1
 	}
-	fmt.Fprintf(stdout, "all %d experiments ran\n", len(exps))
+	fmt.Fprintf(stdout, "all %d cells and %d experiments ran\n", len(cells), len(exps))
 	return 0
+}
+
+// runCells runs notebook cells as GoNB would, one after another: a cell opens
+// its lab with memlab.MustOpen(), which reads the device from MEMLAB_DEVICE,
+// so -device is passed that way. It returns how many cells failed.
+func runCells(cells []memlab.Cell, dev, plots string, stdout io.Writer) (failed int) {
+	if dev != "" {
+		prev, had := os.LookupEnv(device.EnvVar)
+		os.Setenv(device.EnvVar, dev)
+		defer func() {
+			if had {
+				os.Setenv(device.EnvVar, prev)
+			} else {
+				os.Unsetenv(device.EnvVar)
+			}
+		}()
+	}
+	prevOut := memlab.Output
+	memlab.Output = stdout
+	defer func() { memlab.Output = prevOut }()
+	for _, c := range cells {
+		fmt.Fprintf(stdout, "=== %s · %s · %s\n", c.Notebook, c.Section, c.Name)
+		n := 0
+		prev := memlab.SetFigureSink(func(f *memplot.Figure) error {
+			n++
+			if plots == "" {
+				return nil
+			}
+			path := filepath.Join(plots, fmt.Sprintf("%s-%s-%d.png", slug(c.Notebook), slug(c.Name), n))
+			if err := f.Save(path); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "figure: %s\n", path)
+			return nil
+		})
+		t0 := time.Now()
+		_, err := c.Exec()
+		memlab.SetFigureSink(prev)
+		if err != nil {
+			fmt.Fprintf(stdout, "FAILED: %v\n\n", err)
+			failed++
+			continue
+		}
+		fmt.Fprintf(stdout, "(%s)\n\n", time.Since(t0).Round(time.Millisecond))
+	}
+	return failed
 }
 
 var nonWord = regexp.MustCompile(`[^a-z0-9.]+`)

@@ -17,12 +17,12 @@ func TestLabCommand(t *testing.T) {
 		out  string // in stdout
 		err  string // in stderr
 	}{
-		{"list", []string{"lab", "-list"}, 0, "2.3   remedies", ""},
-		{"list by its other name", []string{"experiments", "-list", "-run", "^2.4"}, 0, "2.4   the leak check", ""},
-		{"one experiment, no plots", []string{"lab", "-device", "sim", "-plots", "", "-run", "transpose"}, 0, "x.t()  shape [3 2] stride [1 3]", ""},
-		{"one experiment with its plot", []string{"lab", "-device", "sim", "-plots", plots, "-run", "allocated vs reserved"}, 0, "figure: " + filepath.Join(plots, "2.2-allocated-vs-reserved-vs-driver-used.png"), ""},
-		{"bad device", []string{"lab", "-device", "tpu", "-plots", "", "-run", "transpose"}, 1, "FAILED: memlab: open device \"tpu\"", ""},
-		{"no match", []string{"lab", "-run", "nothing-like-this"}, 2, "", "no experiment matches"},
+		{"list", []string{"lab", "-list"}, 0, "02-memory-mechanics  2.3 Fragmentation (内存碎片)  remedies", ""},
+		{"list by its other name", []string{"experiments", "-list", "-run", " 2.4 "}, 0, "2.4 The `torch.cuda` memory API (torch.cuda 内存 API)  leakCheck", ""},
+		{"one cell, no plots", []string{"lab", "-device", "sim", "-plots", "", "-run", "transposeStrides"}, 0, "Measured: the contiguous copy allocated a new 512 bytes block", ""},
+		{"one notebook cell with its plot", []string{"lab", "-device", "sim", "-plots", plots, "-run", "storageVsViews"}, 0, "Measured: memory_allocated is 4.00 MiB after x", ""},
+		{"a cell on a bad device", []string{"lab", "-device", "tpu", "-plots", "", "-run", "storageVsViews"}, 1, "FAILED: memlab: cell storageVsViews (2.1 Tensor storage and views (张量存储)): memlab: open device \"\": device: bad device \"tpu\"", ""},
+		{"no match", []string{"lab", "-run", "nothing-like-this"}, 2, "", "no cell or experiment matches"},
 		{"bad regexp", []string{"lab", "-run", "("}, 2, "", "-run: error parsing regexp"},
 		{"extra argument", []string{"lab", "now"}, 2, "", "unexpected arguments"},
 		{"unknown flag", []string{"lab", "-gpu"}, 2, "", "flag provided but not defined"},
@@ -37,7 +37,9 @@ func TestLabCommand(t *testing.T) {
 			}
 		})
 	}
-	if _, err := os.Stat(filepath.Join(plots, "2.2-allocated-vs-reserved-vs-driver-used.png")); err != nil {
-		t.Errorf("the figure was not written: %v", err)
+	for _, f := range []string{"02-memory-mechanics-storagevsviews-1.png"} {
+		if _, err := os.Stat(filepath.Join(plots, f)); err != nil {
+			t.Errorf("the figure was not written: %v", err)
+		}
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
-	"strconv"
 	"strings"
 
 	"memlab.dev/memlab/replay"
+	"memlab.dev/memlab/snapshot"
+	"memlab.dev/memlab/units"
 )
 
 func init() {
@@ -21,12 +23,17 @@ func init() {
 	})
 }
 
-const replayUsage = `usage: memlab replay --trace FILE [--out STATE.jsonl] [--summary SUMMARY.txt] [--conf STR] [--capacity BYTES] [--viz SNAPSHOT.json|.pickle]
+const replayUsage = `usage: memlab replay --trace FILE [--out STATE.jsonl [--full]] [--summary SUMMARY.txt] [--conf STR] [--capacity BYTES] [--viz SNAPSHOT.json|.pickle]
        memlab replay --check FILE [--conf STR]
 
 FILE is a ground-truth file written by shared/tools/replay_torch.py (.jsonl or
 .jsonl.gz; device allocations get the addresses the GPU gave them) or a bare JSON
 op list such as [["a",1048576],["f",0],["e"]] (addresses from a simulated device).
+
+--out writes one short line per op, whatever the number of segments; with --full
+each line holds the whole allocator state instead (every statistic, segment and
+block, as replay_torch.py records it), so lines grow with the segments and a
+long trace can fill a disk.
 
 --check replays FILE and compares every op with the recorded PyTorch state and the
 final summary with FILE's .summary.txt; it prints the matched ops and the first
@@ -38,7 +45,8 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	trace := fs.String("trace", "", "trace to replay")
 	check := fs.String("check", "", "ground-truth file to replay and compare")
-	out := fs.String("out", "", "write one JSON line per op (the state after it) to this file (- for stdout)")
+	out := fs.String("out", "", "write one JSON line per op to this file (- for stdout): memory allocated and reserved, the segment count and the segments made and freed; --full writes the whole state")
+	full := fs.Bool("full", false, "with --out, write the whole state after each op (every statistic, segment and block: lines grow with the segments)")
 	summary := fs.String("summary", "", "write the final memory summary to this file (- for stdout)")
 	conf := fs.String("conf", "", "allocator configuration in PYTORCH_CUDA_ALLOC_CONF syntax (overrides the trace's)")
 	viz := fs.String("viz", "", "write a memory_viz snapshot with the event history at the end (.pickle: PyTorch's pickle, else JSON); open it at pytorch.org/memory_viz")
@@ -52,6 +60,10 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "memlab replay: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if *full && *out == "" {
+		fmt.Fprintln(stderr, "memlab replay: --full needs --out")
 		return 2
 	}
 	if (*trace == "") == (*check == "") {
@@ -104,7 +116,11 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 			if werr != nil {
 				return
 			}
-			b, err := json.Marshal(s)
+			var v any = s
+			if !*full {
+				v = compact(s)
+			}
+			b, err := json.Marshal(v)
 			if err != nil {
 				werr = err
 				return
@@ -156,8 +172,8 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	fmt.Fprintf(stderr, "memlab replay: %d ops, %d OOMs; allocated %s, reserved %s (peaks %s / %s)\n",
-		res.Ops, res.OOMs, fmtBytes(a.MemoryAllocated()), fmtBytes(a.MemoryReserved()),
-		fmtBytes(a.MaxMemoryAllocated()), fmtBytes(a.MaxMemoryReserved()))
+		res.Ops, res.OOMs, units.FormatBytes(a.MemoryAllocated()), units.FormatBytes(a.MemoryReserved()),
+		units.FormatBytes(a.MaxMemoryAllocated()), units.FormatBytes(a.MaxMemoryReserved()))
 	return 0
 }
 
@@ -199,7 +215,7 @@ func writeViz(path string, res *replay.Result) error {
 	}
 	snap := res.Allocator.Snapshot()
 	if strings.HasSuffix(path, ".pickle") || strings.HasSuffix(path, ".pkl") {
-		err = snap.WritePickle(f)
+		err = snapshot.Write(f, snap)
 	} else {
 		err = snap.WriteMemoryVizJSON(f)
 	}
@@ -207,6 +223,21 @@ func writeViz(path string, res *replay.Result) error {
 		err = cerr
 	}
 	return err
+}
+
+// parseBytes reads a positive byte size for a flag (units.ParseBytes: "80GiB",
+// "1073741824"); sizes the allocator cannot hold (above 2^63-1) are refused.
+func parseBytes(s string) (uint64, error) {
+	n, err := units.ParseBytes(s)
+	switch {
+	case err != nil:
+		return 0, err
+	case n == 0:
+		return 0, fmt.Errorf("size %q is 0: it must be positive", s)
+	case n > math.MaxInt64:
+		return 0, fmt.Errorf("size %q is more than 2^63-1 bytes", s)
+	}
+	return n, nil
 }
 
 type nopCloser struct{ io.Writer }
@@ -222,34 +253,32 @@ func create(path string, stdout io.Writer) (io.WriteCloser, error) {
 	return os.Create(path)
 }
 
-// parseBytes reads "1073741824", "80GiB", "512MiB", "1.5GB".
-func parseBytes(s string) (uint64, error) {
-	s = strings.TrimSpace(s)
-	units := []struct {
-		suffix string
-		mult   float64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
-	mult := 1.0
-	for _, u := range units {
-		if strings.HasSuffix(s, u.suffix) {
-			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
-			break
-		}
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v <= 0 || v*mult > 1<<62 {
-		return 0, fmt.Errorf("%q is not a positive size (bytes, or with KiB/MiB/GiB/TiB)", s)
-	}
-	return uint64(v * mult), nil
+// compactState is one --out line without --full: the op, its result, the
+// memory figures and what changed in the segments, not the whole state.
+type compactState struct {
+	Kind               string      `json:"kind"`
+	I                  int         `json:"i"`
+	Op                 replay.Op   `json:"op"`
+	ID                 *int        `json:"id,omitempty"`
+	Ptr                *uint64     `json:"ptr,omitempty"`
+	MemoryAllocated    *int64      `json:"memory_allocated,omitempty"`
+	MemoryReserved     *int64      `json:"memory_reserved,omitempty"`
+	MaxMemoryAllocated *int64      `json:"max_memory_allocated,omitempty"`
+	MaxMemoryReserved  *int64      `json:"max_memory_reserved,omitempty"`
+	Segments           int         `json:"segments"`
+	NewSegs            [][2]uint64 `json:"new_segs,omitempty"`
+	GoneSegs           [][2]uint64 `json:"gone_segs,omitempty"`
+	OOM                bool        `json:"oom,omitempty"`
+	Msg                string      `json:"msg,omitempty"`
+	Noop               bool        `json:"noop,omitempty"`
 }
 
-func fmtBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
-	default:
-		return fmt.Sprintf("%d B", n)
+func compact(s replay.State) compactState {
+	return compactState{
+		Kind: s.Kind, I: s.I, Op: s.Op, ID: s.ID, Ptr: s.Ptr,
+		MemoryAllocated: s.MemoryAllocated, MemoryReserved: s.MemoryReserved,
+		MaxMemoryAllocated: s.MaxMemoryAllocated, MaxMemoryReserved: s.MaxMemoryReserved,
+		Segments: len(s.SegSizes), NewSegs: s.NewSegs, GoneSegs: s.GoneSegs,
+		OOM: s.OOM, Msg: s.Msg, Noop: s.Noop,
 	}
 }

@@ -40,7 +40,13 @@ func TestReplayCommand(t *testing.T) {
 		{"bad conf names the key", []string{"--trace", bare, "--conf", "max_split_size_mb:abc"}, 1, "", `"max_split_size_mb"`},
 		{"bad op", []string{"--trace", badOps}, 1, "", "negative"},
 		{"missing file", []string{"--trace", filepath.Join(dir, "nope.json")}, 1, "", "no such file"},
-		{"bad capacity", []string{"--trace", bare, "--capacity", "lots"}, 2, "", "--capacity"},
+		{"bad capacity", []string{"--trace", bare, "--capacity", "lots"}, 2, "", `--capacity: units: size "lots": not a number`},
+		{"NaN capacity", []string{"--trace", bare, "--capacity", "NaN"}, 2, "", `--capacity: units: size "NaN": not a number`},
+		{"fractional capacity", []string{"--trace", bare, "--capacity", "0.5"}, 2, "", `--capacity: units: size "0.5": not a whole number of bytes`},
+		{"negative capacity", []string{"--trace", bare, "--capacity", "-1GiB"}, 2, "", `size "-1GiB": negative`},
+		{"zero capacity", []string{"--trace", bare, "--capacity", "0"}, 2, "", `--capacity: size "0" is 0: it must be positive`},
+		{"capacity past int64", []string{"--trace", bare, "--capacity", "9223372036854775808"}, 2, "", "--capacity: size \"9223372036854775808\" is more than 2^63-1 bytes"},
+		{"overflowing capacity", []string{"--trace", bare, "--capacity", "1e30"}, 2, "", `--capacity: units: size "1e30"`},
 		{"viz JSON", []string{"--trace", bare, "--viz", filepath.Join(dir, "snap.json")}, 0, "", "8 ops"},
 		{"viz pickle", []string{"--trace", bare, "--viz", filepath.Join(dir, "snap.pickle")}, 0, "", "8 ops"},
 		{"viz unwritable", []string{"--trace", bare, "--viz", filepath.Join(dir, "no", "such", "dir.json")}, 1, "", "--viz"},
@@ -101,10 +107,13 @@ func TestReplayWritesStatesAndSummary(t *testing.T) {
 		if err := json.Unmarshal([]byte(l), &s); err != nil {
 			t.Fatalf("line %d: %v", i, err)
 		}
-		for _, k := range []string{"kind", "i", "op", "memory_allocated", "memory_reserved", "max_memory_allocated", "max_memory_reserved", "stats", "seg_sizes"} {
+		for _, k := range []string{"kind", "i", "op", "memory_allocated", "memory_reserved", "max_memory_allocated", "max_memory_reserved", "segments"} {
 			if _, ok := s[k]; !ok {
 				t.Fatalf("line %d lacks %q: %s", i, k, l)
 			}
+		}
+		if _, ok := s["stats"]; ok {
+			t.Fatalf("line %d of the default (compact) output has the full stats: %s", i, l)
 		}
 		if s["oom"] == true {
 			oomSeen = true
@@ -126,5 +135,49 @@ func TestReplayWritesStatesAndSummary(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("summary differs from PyTorch's:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// --out writes short lines by default, so that a long trace cannot fill a
+// disk by accident (a full line is tens of KB once there are many segments);
+// --full writes the whole state.
+func TestReplayOutIsCompactUnlessFull(t *testing.T) {
+	dir := t.TempDir()
+	var ops []string
+	for range 400 {
+		ops = append(ops, `["a",20971520]`) // one 20 MiB segment each
+	}
+	bare := filepath.Join(dir, "many.json")
+	if err := os.WriteFile(bare, []byte("["+strings.Join(ops, ",")+"]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	longest := func(args ...string) (int, string) {
+		t.Helper()
+		out := filepath.Join(dir, "out.jsonl")
+		var stdout, stderr bytes.Buffer
+		if code := run(append([]string{"replay", "--trace", bare, "--out", out}, args...), &stdout, &stderr); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, last := 0, ""
+		for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			n, last = max(n, len(l)), l
+		}
+		return n, last
+	}
+	n, last := longest()
+	if n > 400 || !strings.Contains(last, `"segments":400`) {
+		t.Errorf("compact lines reach %d bytes; last %s", n, last)
+	}
+	full, last := longest("--full")
+	if full < 20000 || !strings.Contains(last, `"stats"`) || !strings.Contains(last, `"blocks"`) {
+		t.Errorf("--full lines reach only %d bytes; last starts %.200s", full, last)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"replay", "--trace", bare, "--full"}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "--full needs --out") {
+		t.Errorf("--full without --out: exit %d, %s", code, stderr.String())
 	}
 }

@@ -46,13 +46,19 @@ func (d *Device) grid1(n, threads int) [3]uint32 {
 
 var block256 = [3]uint32{256, 1, 1}
 
-// gridContig sizes the grid of the unrolled contiguous kernels for nv
-// vectors: four vectors per thread, at most one full wave of 256-thread
-// blocks (8 per multiprocessor); the kernels loop over the rest.
-func (d *Device) gridContig(nv int) [3]uint32 {
-	b := (nv + 4*256 - 1) / (4 * 256)
-	if max := d.sms * 8; b > max {
-		b = max
+// gridContig sizes the grid of the contiguous fast paths (copy_contig_vec16,
+// unary_contig_*, binary_contig_*) for nv 16-byte vectors: one vector per
+// thread, blocks of 256 threads, as many blocks as that takes (up to the
+// driver's 2^31-1; the kernels' grid-stride loops cover anything beyond).
+// A grid that covers the data once beats a persistent one on the H200: see
+// kernels/tuning/NOTES.md for the measurements. The blocks are block256, which
+// must stay equal to CONTIG_THREADS in kernels/elementwise.cu: the kernels'
+// __launch_bounds__ refuse larger blocks.
+func gridContig(nv int) [3]uint32 {
+	const maxGrid = 1<<31 - 1
+	b := (nv + 255) / 256
+	if b > maxGrid {
+		b = maxGrid
 	}
 	if b < 1 {
 		b = 1
@@ -161,7 +167,7 @@ func (d *Device) Copy(dst, src tensor.Strided) error {
 			}
 			nb := uint64(od.n * es)
 			if od.start%16 == 0 && os.start%16 == 0 && nb%16 == 0 {
-				return d.launch("copy_contig_vec16", d.gridContig(int(nb/16)), block256, u64(od.start), u64(os.start), i64(int(nb/16)))
+				return d.launch("copy_contig_vec16", gridContig(int(nb/16)), block256, u64(od.start), u64(os.start), i64(int(nb/16)))
 			}
 			return d.do(func() error { return d.drv.memcpyDtoD(od.start, os.start, nb) })
 		}
@@ -228,7 +234,7 @@ func (d *Device) Unary(uop tensor.UnaryOp, dst, src tensor.Strided, alpha float6
 	if sfx := floatSuffix(dst.DType); sfx != "" && dst.DType == src.DType &&
 		contiguous(shape, st[0]) && contiguous(shape, st[1]) && od.start%16 == 0 && os.start%16 == 0 {
 		v := 16 / dst.DType.Size()
-		return d.launch("unary_contig_"+sfx, d.gridContig((od.n+v-1)/v), block256,
+		return d.launch("unary_contig_"+sfx, gridContig((od.n+v-1)/v), block256,
 			i32(int(uop)), u64(od.start), u64(os.start), f32(alpha), i64(od.n))
 	}
 	return d.launch("unary_strided", d.grid1(od.n, 256), block256, i32(int(uop)),
@@ -275,7 +281,7 @@ func (d *Device) Binary(bop tensor.BinaryOp, dst, a, b tensor.Strided) error {
 		contiguous(shape, st[0]) && contiguous(shape, st[1]) && contiguous(shape, st[2]) &&
 		od.start%16 == 0 && oa.start%16 == 0 && ob.start%16 == 0 {
 		v := 16 / dst.DType.Size()
-		return d.launch("binary_contig_"+sfx, d.gridContig((od.n+v-1)/v), block256,
+		return d.launch("binary_contig_"+sfx, gridContig((od.n+v-1)/v), block256,
 			i32(int(bop)), u64(od.start), u64(oa.start), u64(ob.start), i64(od.n))
 	}
 	return d.launch("binary_strided", d.grid1(od.n, 256), block256, i32(int(bop)),

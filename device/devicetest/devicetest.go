@@ -1,7 +1,10 @@
 // Package devicetest is the conformance suite of device.Device: memory,
-// virtual memory, and every kernel checked against the CPU reference
-// (kernels/cpu) as oracle. The simulated device runs it in CI; the same
-// suite, built here and carried to a GPU machine, runs on the CUDA backends.
+// virtual memory, hand-computed kernel cases (Known: literal inputs and
+// results, so that a device whose kernels are the CPU reference itself, as
+// the simulator's are, is still checked against something independent), and
+// every kernel checked against the CPU reference (kernels/cpu) as oracle. The
+// simulated device runs it in CI; the same suite, built here and carried to a
+// GPU machine, runs on the CUDA backends.
 //
 // Tolerances are relative errors ‖out − ref‖ / ‖ref‖ over whole buffers (so
 // a write outside a kernel's output is caught as well): 1e-5 for float32
@@ -18,15 +21,9 @@ import (
 	"testing"
 
 	"memlab.dev/memlab/device"
+	"memlab.dev/memlab/device/oracle"
 	"memlab.dev/memlab/kernels/cpu"
 	"memlab.dev/memlab/tensor"
-)
-
-// Tolerances of the suite (see the package comment).
-const (
-	TolFloat32  = 1e-5
-	TolMatmul32 = 1e-4
-	TolHalf     = 1e-2
 )
 
 // Run runs the whole suite on dev. dev must be freshly opened; Run frees what
@@ -46,6 +43,7 @@ func RunExcept(t *testing.T, dev device.Device, skip func(name string) bool) {
 	}{
 		{"Memory", func(t *testing.T) { Memory(t, dev) }},
 		{"VirtualMemory", func(t *testing.T) { VirtualMemory(t, dev) }},
+		{"Known", func(t *testing.T) { known(t, dev, skip) }},
 		{"Kernels", func(t *testing.T) { kernels(t, dev, skip) }},
 		{"BadInput", func(t *testing.T) { badInput(t, dev, skip) }},
 		{"Time", func(t *testing.T) { Time(t, dev) }},
@@ -206,7 +204,7 @@ type env struct {
 	t    *testing.T
 	dev  device.Device
 	ref  *cpu.Kernels
-	host *HostMemory
+	host *oracle.HostMemory
 	bufs []uint64
 	seed uint64
 }
@@ -219,7 +217,7 @@ type pair struct {
 }
 
 func newEnv(t *testing.T, dev device.Device) *env {
-	h := NewHostMemory()
+	h := oracle.NewHostMemory()
 	e := &env{t: t, dev: dev, ref: cpu.New(h), host: h, seed: 1}
 	t.Cleanup(func() {
 		for _, p := range e.bufs {
@@ -326,7 +324,7 @@ func (e *env) check(tol float64, outs []pair, op func(k tensor.Kernels, s side) 
 		}
 		want, _ := e.host.Bytes(o.ref.Base, o.nbytes)
 		dt := o.dev.DType
-		if r := RelErr(Decode(dt, got), Decode(dt, want)); !(r <= tol) {
+		if r := oracle.RelErr(oracle.Decode(dt, got), oracle.Decode(dt, want)); !(r <= tol) {
 			e.t.Errorf("output %d (%v %v): relative error %.3g > %.0g", i, dt, o.dev.Shape, r, tol)
 		}
 	}
@@ -335,7 +333,7 @@ func (e *env) check(tol float64, outs []pair, op func(k tensor.Kernels, s side) 
 // tolFor returns the suite's tolerance for work in dtype dt.
 func tolFor(dt tensor.DType, f32 float64) float64 {
 	if dt == tensor.Float16 || dt == tensor.BFloat16 {
-		return TolHalf
+		return oracle.TolHalf
 	}
 	if dt.IsFloat() {
 		return f32
@@ -419,7 +417,7 @@ func kernelCases() []kernelCase {
 	} {
 		add("Random/"+r.name, func(e *env) {
 			d := e.alloc(r.s, 0, 0)
-			e.check(tolFor(r.s.dt, TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error {
+			e.check(tolFor(r.s.dt, oracle.TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error {
 				return k.Random(s(d), 12345, r.normal, r.lo, r.hi)
 			})
 		})
@@ -449,7 +447,7 @@ func kernelCases() []kernelCase {
 		add("Copy/"+c.name, func(e *env) {
 			d := e.alloc(c.dst, -1, 1)
 			src := e.alloc(c.src, -100, 100)
-			e.check(tolFor(c.dst.dt, TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Copy(s(d), s(src)) })
+			e.check(tolFor(c.dst.dt, oracle.TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Copy(s(d), s(src)) })
 		})
 	}
 
@@ -459,17 +457,17 @@ func kernelCases() []kernelCase {
 			add(fmt.Sprintf("Unary/%s/%v", u.name, dt), func(e *env) {
 				src := e.alloc(spec{dt: dt, shape: []int{1027}}, -3, 3)
 				d := e.alloc(spec{dt: dt, shape: []int{1027}}, -1, 1)
-				e.check(tolFor(dt, TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Unary(u.op, s(d), s(src), 0.5) })
+				e.check(tolFor(dt, oracle.TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Unary(u.op, s(d), s(src), 0.5) })
 			})
 			add(fmt.Sprintf("Unary/%s/%v/in-place", u.name, dt), func(e *env) {
 				x := e.alloc(spec{dt: dt, shape: []int{64, 33}}, -3, 3)
-				e.check(tolFor(dt, TolFloat32), []pair{x}, func(k tensor.Kernels, s side) error { return k.Unary(u.op, s(x), s(x), -1.25) })
+				e.check(tolFor(dt, oracle.TolFloat32), []pair{x}, func(k tensor.Kernels, s side) error { return k.Unary(u.op, s(x), s(x), -1.25) })
 			})
 		}
 		add(fmt.Sprintf("Unary/%s/transposed-src", u.name), func(e *env) {
 			src := e.alloc(transposed(tensor.Float32, 40, 24), -3, 3)
 			d := e.alloc(f32s(40, 24), -1, 1)
-			e.check(TolFloat32, []pair{d}, func(k tensor.Kernels, s side) error { return k.Unary(u.op, s(d), s(src), 2) })
+			e.check(oracle.TolFloat32, []pair{d}, func(k tensor.Kernels, s side) error { return k.Unary(u.op, s(d), s(src), 2) })
 		})
 	}
 
@@ -480,7 +478,7 @@ func kernelCases() []kernelCase {
 				a := e.alloc(spec{dt: dt, shape: []int{2051}}, -3, 3)
 				bb := e.alloc(spec{dt: dt, shape: []int{2051}}, 0.5, 3)
 				d := e.alloc(spec{dt: dt, shape: []int{2051}}, -1, 1)
-				e.check(tolFor(dt, TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Binary(b.op, s(d), s(a), s(bb)) })
+				e.check(tolFor(dt, oracle.TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Binary(b.op, s(d), s(a), s(bb)) })
 			})
 		}
 		add(fmt.Sprintf("Binary/%s/broadcast-row", b.name), func(e *env) {
@@ -488,12 +486,12 @@ func kernelCases() []kernelCase {
 			row := e.alloc(f32s(70), 0.5, 3)
 			bb := view(row, tensor.Float32, []int{33, 70}, []int{0, 1}, 0)
 			d := e.alloc(f32s(33, 70), -1, 1)
-			e.check(TolFloat32, []pair{d}, func(k tensor.Kernels, s side) error { return k.Binary(b.op, s(d), s(a), s(bb)) })
+			e.check(oracle.TolFloat32, []pair{d}, func(k tensor.Kernels, s side) error { return k.Binary(b.op, s(d), s(a), s(bb)) })
 		})
 		add(fmt.Sprintf("Binary/%s/in-place-transposed", b.name), func(e *env) {
 			a := e.alloc(f32s(48, 20), -3, 3)
 			bb := e.alloc(transposed(tensor.Float32, 48, 20), 0.5, 3)
-			e.check(TolFloat32, []pair{a}, func(k tensor.Kernels, s side) error { return k.Binary(b.op, s(a), s(a), s(bb)) })
+			e.check(oracle.TolFloat32, []pair{a}, func(k tensor.Kernels, s side) error { return k.Binary(b.op, s(a), s(a), s(bb)) })
 		})
 	}
 	add("Binary/add/i32", func(e *env) {
@@ -569,13 +567,13 @@ func kernelCases() []kernelCase {
 			ds := append([]int(nil), r.sh...)
 			ds[r.dim] = 1
 			d := e.alloc(spec{dt: r.dt, shape: ds}, -1, 1)
-			e.check(tolFor(r.dt, TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Reduce(r.op, s(d), s(src), r.dim) })
+			e.check(tolFor(r.dt, oracle.TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Reduce(r.op, s(d), s(src), r.dim) })
 		})
 	}
 	add("Reduce/sum/transposed-src", func(e *env) {
 		src := e.alloc(transposed(tensor.Float32, 70, 90), 0, 1)
 		d := e.alloc(f32s(70, 1), -1, 1)
-		e.check(TolFloat32, []pair{d}, func(k tensor.Kernels, s side) error { return k.Reduce(tensor.Sum, s(d), s(src), 1) })
+		e.check(oracle.TolFloat32, []pair{d}, func(k tensor.Kernels, s side) error { return k.Reduce(tensor.Sum, s(d), s(src), 1) })
 	})
 
 	// Softmax and layer norm.
@@ -595,7 +593,7 @@ func kernelCases() []kernelCase {
 		add("Softmax/"+r.name, func(e *env) {
 			src := e.alloc(r.src, -4, 4)
 			d := e.alloc(spec{dt: r.src.dt, shape: r.src.shape}, -1, 1)
-			e.check(tolFor(r.src.dt, TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Softmax(s(d), s(src)) })
+			e.check(tolFor(r.src.dt, oracle.TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Softmax(s(d), s(src)) })
 		})
 		add("LayerNorm/"+r.name, func(e *env) {
 			src := e.alloc(r.src, -4, 4)
@@ -603,7 +601,7 @@ func kernelCases() []kernelCase {
 			g := e.alloc(spec{dt: r.src.dt, shape: []int{L}}, 0.5, 1.5)
 			b := e.alloc(spec{dt: r.src.dt, shape: []int{L}}, -1, 1)
 			d := e.alloc(spec{dt: r.src.dt, shape: r.src.shape}, -1, 1)
-			e.check(tolFor(r.src.dt, TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error {
+			e.check(tolFor(r.src.dt, oracle.TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error {
 				return k.LayerNorm(s(d), s(src), s(g), s(b), 1e-5)
 			})
 		})
@@ -615,16 +613,16 @@ func kernelCases() []kernelCase {
 		a, b, d spec
 		tol     float64
 	}{
-		{"f32", f32s(130, 70), f32s(70, 250), f32s(130, 250), TolMatmul32},
-		{"f32/a-transposed", transposed(tensor.Float32, 130, 70), f32s(70, 250), f32s(130, 250), TolMatmul32},
-		{"f32/b-transposed", f32s(64, 96), transposed(tensor.Float32, 96, 33), f32s(64, 33), TolMatmul32},
-		{"f32/batched", f32s(3, 65, 33), f32s(3, 33, 47), f32s(3, 65, 47), TolMatmul32},
-		{"f32/batched-shared-b", f32s(2, 20, 30), f32s(30, 10), f32s(2, 20, 10), TolMatmul32},
-		{"bf16/large", spec{dt: tensor.BFloat16, shape: []int{256, 512}}, spec{dt: tensor.BFloat16, shape: []int{512, 128}}, spec{dt: tensor.BFloat16, shape: []int{256, 128}}, TolHalf},
-		{"bf16", spec{dt: tensor.BFloat16, shape: []int{100, 64}}, spec{dt: tensor.BFloat16, shape: []int{64, 80}}, spec{dt: tensor.BFloat16, shape: []int{100, 80}}, TolHalf},
-		{"bf16/both-transposed", transposed(tensor.BFloat16, 64, 48), transposed(tensor.BFloat16, 48, 72), spec{dt: tensor.BFloat16, shape: []int{64, 72}}, TolHalf},
-		{"bf16/batched-shared-b", spec{dt: tensor.BFloat16, shape: []int{3, 40, 64}}, spec{dt: tensor.BFloat16, shape: []int{64, 24}}, spec{dt: tensor.BFloat16, shape: []int{3, 40, 24}}, TolHalf},
-		{"f16", spec{dt: tensor.Float16, shape: []int{70, 130}}, spec{dt: tensor.Float16, shape: []int{130, 40}}, spec{dt: tensor.Float16, shape: []int{70, 40}}, TolHalf},
+		{"f32", f32s(130, 70), f32s(70, 250), f32s(130, 250), oracle.TolMatmul32},
+		{"f32/a-transposed", transposed(tensor.Float32, 130, 70), f32s(70, 250), f32s(130, 250), oracle.TolMatmul32},
+		{"f32/b-transposed", f32s(64, 96), transposed(tensor.Float32, 96, 33), f32s(64, 33), oracle.TolMatmul32},
+		{"f32/batched", f32s(3, 65, 33), f32s(3, 33, 47), f32s(3, 65, 47), oracle.TolMatmul32},
+		{"f32/batched-shared-b", f32s(2, 20, 30), f32s(30, 10), f32s(2, 20, 10), oracle.TolMatmul32},
+		{"bf16/large", spec{dt: tensor.BFloat16, shape: []int{256, 512}}, spec{dt: tensor.BFloat16, shape: []int{512, 128}}, spec{dt: tensor.BFloat16, shape: []int{256, 128}}, oracle.TolHalf},
+		{"bf16", spec{dt: tensor.BFloat16, shape: []int{100, 64}}, spec{dt: tensor.BFloat16, shape: []int{64, 80}}, spec{dt: tensor.BFloat16, shape: []int{100, 80}}, oracle.TolHalf},
+		{"bf16/both-transposed", transposed(tensor.BFloat16, 64, 48), transposed(tensor.BFloat16, 48, 72), spec{dt: tensor.BFloat16, shape: []int{64, 72}}, oracle.TolHalf},
+		{"bf16/batched-shared-b", spec{dt: tensor.BFloat16, shape: []int{3, 40, 64}}, spec{dt: tensor.BFloat16, shape: []int{64, 24}}, spec{dt: tensor.BFloat16, shape: []int{3, 40, 24}}, oracle.TolHalf},
+		{"f16", spec{dt: tensor.Float16, shape: []int{70, 130}}, spec{dt: tensor.Float16, shape: []int{130, 40}}, spec{dt: tensor.Float16, shape: []int{70, 40}}, oracle.TolHalf},
 	} {
 		add("Matmul/"+m.name, func(e *env) {
 			a := e.alloc(m.a, -1, 1)
@@ -649,7 +647,7 @@ func kernelCases() []kernelCase {
 			w := e.alloc(spec{dt: m.wdt, shape: []int{50, 64}}, -1, 1)
 			idx := e.alloc(spec{dt: m.idt, shape: m.ishape}, 0, 50)
 			d := e.alloc(spec{dt: m.wdt, shape: append(append([]int(nil), m.ishape...), 64)}, -1, 1)
-			e.check(tolFor(m.wdt, TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Embedding(s(d), s(w), s(idx)) })
+			e.check(tolFor(m.wdt, oracle.TolFloat32), []pair{d}, func(k tensor.Kernels, s side) error { return k.Embedding(s(d), s(w), s(idx)) })
 		})
 	}
 	return cs

@@ -3,9 +3,9 @@ package sim
 import (
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 	"time"
+
+	"memlab.dev/memlab/units"
 )
 
 // Sizes and addresses of the simulated device.
@@ -77,13 +77,17 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Capacity < Granularity {
 		return c, fmt.Errorf("sim: capacity %d is less than one %d-byte page", c.Capacity, Granularity)
 	}
+	if c.Capacity > addressLimit-BaseAddress {
+		return c, fmt.Errorf("sim: capacity %d (%s) does not fit in the simulated address space (%s from %#x)",
+			c.Capacity, units.FormatBytes(c.Capacity), units.FormatBytes(uint64(addressLimit-BaseAddress)), uint64(BaseAddress))
+	}
 	switch {
 	case c.NoContext:
 		c.ContextOverhead = 0
 	case c.ContextOverhead == 0:
 		c.ContextOverhead = min(DefaultContextOverhead, c.Capacity/8)
 	case c.ContextOverhead >= c.Capacity:
-		return c, fmt.Errorf("sim: context overhead %s leaves nothing of capacity %s", FormatBytes(c.ContextOverhead), FormatBytes(c.Capacity))
+		return c, fmt.Errorf("sim: context overhead %s leaves nothing of capacity %s", units.FormatBytes(c.ContextOverhead), units.FormatBytes(c.Capacity))
 	}
 	if c.MallocLatency < 0 || c.FreeLatency < 0 {
 		return c, fmt.Errorf("sim: negative latency (malloc %v, free %v)", c.MallocLatency, c.FreeLatency)
@@ -92,74 +96,7 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("sim: negative device index %d", c.Index)
 	}
 	if c.Name == "" {
-		c.Name = "memlab simulated GPU (" + FormatBytes(c.Capacity) + ")"
+		c.Name = "memlab simulated GPU (" + units.FormatBytes(c.Capacity) + ")"
 	}
 	return c, nil
-}
-
-var units = map[string]uint64{
-	"": 1, "b": 1,
-	"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
-	"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
-}
-
-// ParseCapacity parses a memory size such as "24GiB", "80 GB", "512MiB",
-// "1.5GiB" or "1048576" (bytes). Units are B, KB, MB, GB, TB (powers of 1000)
-// and KiB, MiB, GiB, TiB (powers of 1024), in any case. The size must be a
-// positive whole number of bytes.
-func ParseCapacity(s string) (uint64, error) {
-	t := strings.TrimSpace(s)
-	if strings.HasPrefix(t, "-") {
-		return 0, fmt.Errorf("sim: capacity %q must be positive", s)
-	}
-	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	if i < 0 {
-		i = len(t)
-	}
-	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
-	mult, ok := units[unit]
-	if !ok {
-		return 0, fmt.Errorf("sim: capacity %q: unknown unit %q (use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)", s, t[i:])
-	}
-	if num == "" {
-		return 0, fmt.Errorf("sim: capacity %q: no number", s)
-	}
-	var n uint64
-	if whole, err := strconv.ParseUint(num, 10, 64); err == nil {
-		if whole > math.MaxUint64/mult {
-			return 0, fmt.Errorf("sim: capacity %q is too large", s)
-		}
-		n = whole * mult
-	} else {
-		f, err := strconv.ParseFloat(num, 64)
-		if err != nil {
-			return 0, fmt.Errorf("sim: capacity %q: %q is not a number", s, num)
-		}
-		v := f * float64(mult)
-		if v >= math.MaxUint64 {
-			return 0, fmt.Errorf("sim: capacity %q is too large", s)
-		}
-		if v != math.Trunc(v) {
-			return 0, fmt.Errorf("sim: capacity %q is not a whole number of bytes", s)
-		}
-		n = uint64(v)
-	}
-	if n == 0 {
-		return 0, fmt.Errorf("sim: capacity %q must be positive", s)
-	}
-	return n, nil
-}
-
-// FormatBytes writes a byte count in the largest binary unit that divides it
-// exactly ("80 GiB", "2 MiB", "1536 KiB", "100 B").
-func FormatBytes(n uint64) string {
-	for _, u := range []struct {
-		name string
-		size uint64
-	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n >= u.size && n%u.size == 0 {
-			return strconv.FormatUint(n/u.size, 10) + " " + u.name
-		}
-	}
-	return strconv.FormatUint(n, 10) + " B"
 }

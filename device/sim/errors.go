@@ -3,6 +3,8 @@ package sim
 import (
 	"errors"
 	"fmt"
+
+	"memlab.dev/memlab/units"
 )
 
 var (
@@ -29,7 +31,7 @@ type OutOfMemoryError struct {
 // Error reads like the driver's error, with the sizes involved.
 func (e *OutOfMemoryError) Error() string {
 	return fmt.Sprintf("sim: %s(%d): CUDA_ERROR_OUT_OF_MEMORY: out of memory (%s free of %s)",
-		e.Op, e.Size, FormatBytes(e.Free), FormatBytes(e.Total))
+		e.Op, e.Size, units.FormatBytes(e.Free), units.FormatBytes(e.Total))
 }
 
 // OutOfMemory reports true: the allocator's contract for recognising a

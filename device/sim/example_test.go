@@ -6,18 +6,14 @@ import (
 
 	"memlab.dev/memlab/device/sim"
 	"memlab.dev/memlab/tensor"
+	"memlab.dev/memlab/units"
 )
 
 // Example shows the driver's view of a simulated 24 GiB device: the context
 // takes memory before anything is allocated, allocations are whole 2 MiB
 // pages, and a request that does not fit fails as on a GPU.
 func Example() {
-	capacity, err := sim.ParseCapacity("24GiB") // as in MEMLAB_DEVICE=sim:24GiB
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	d, err := sim.New(sim.Config{Capacity: capacity})
+	d, err := sim.New(sim.Config{Capacity: 24 << 30}) // as MEMLAB_DEVICE=sim:24GiB opens it
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -26,7 +22,7 @@ func Example() {
 
 	show := func(what string) {
 		free, total, _ := d.MemGetInfo()
-		fmt.Printf("%-22s free %s of %s\n", what, sim.FormatBytes(free), sim.FormatBytes(total))
+		fmt.Printf("%-22s free %d MiB of %s\n", what, free>>20, units.FormatBytes(total))
 	}
 	show("new device:")
 	a, _ := d.Malloc(1000) // rounded up to one 2 MiB page
@@ -47,7 +43,7 @@ func Example() {
 	// new device:            free 24064 MiB of 24 GiB
 	// Malloc(1000) = 0x7f0000000000
 	// after Malloc(1000):    free 24062 MiB of 24 GiB
-	// true sim: Malloc(32212254720): CUDA_ERROR_OUT_OF_MEMORY: out of memory (24062 MiB free of 24 GiB)
+	// true sim: Malloc(32212254720): CUDA_ERROR_OUT_OF_MEMORY: out of memory (23.50 GiB free of 24 GiB)
 	// [0 0 192 63]
 }
 

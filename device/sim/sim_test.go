@@ -100,53 +100,6 @@ func TestConfig(t *testing.T) {
 	}
 }
 
-func TestParseCapacity(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    uint64
-		wantErr string
-	}{
-		{"24GiB", 24 * GiB, ""},
-		{"80 GB", 80e9, ""},
-		{"512MiB", 512 * MiB, ""},
-		{"512mb", 512e6, ""},
-		{"1.5GiB", 3 * GiB / 2, ""},
-		{"1048576", 1 << 20, ""},
-		{"100B", 100, ""},
-		{" 2 tib ", 2 << 40, ""},
-		{"", 0, "no number"},
-		{"GiB", 0, "no number"},
-		{"24 parsecs", 0, "unknown unit"},
-		{"0GiB", 0, "must be positive"},
-		{"1.5B", 0, "whole number"},
-		{"1.2.3GB", 0, "not a number"},
-		{"-1GiB", 0, "must be positive"},
-		{"99999999999TiB", 0, "too large"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
-			got, err := sim.ParseCapacity(tc.in)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("ParseCapacity(%q) = %d, %v; want error containing %q", tc.in, got, err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tc.want {
-				t.Fatalf("ParseCapacity(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
-			}
-		})
-	}
-}
-
-func TestFormatBytes(t *testing.T) {
-	for n, want := range map[uint64]string{80 * GiB: "80 GiB", 2 * MiB: "2 MiB", 1536 * 1024: "1536 KiB", 100: "100 B", 0: "0 B", 3 << 40: "3 TiB"} {
-		if got := sim.FormatBytes(n); got != want {
-			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
-
 func TestMallocRoundsToPagesAndReusesAddresses(t *testing.T) {
 	d := newDevice(t, sim.Config{Capacity: 64 * MiB, NoContext: true})
 	steps := []struct {

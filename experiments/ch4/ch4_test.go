@@ -1,167 +1,19 @@
 package ch4_test
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"memlab.dev/memlab/experiments/ch4"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/model"
+	"memlab.dev/memlab/reference"
 )
 
 var setup = ch4.Setup{Device: "sim"}
-
-func TestReluPeak(t *testing.T) {
-	r, err := ch4.ReluPeak(setup, 512, 1024)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const mib2 = 2 << 20
-	if r.Bytes != mib2 || r.OutOfPlacePeak != 2*mib2 || r.InPlacePeak != mib2 {
-		t.Errorf("x %d bytes, relu peak %d, relu_ peak %d; want 2 MiB, 4 MiB, 2 MiB", r.Bytes, r.OutOfPlacePeak, r.InPlacePeak)
-	}
-	if r.OutOfPlaceAllocs != 2 || r.InPlaceAllocs != 1 {
-		t.Errorf("allocations %d and %d, want 2 and 1", r.OutOfPlaceAllocs, r.InPlaceAllocs)
-	}
-	if r.Saving() != 50 {
-		t.Errorf("saving %.1f%%, want 50%%", r.Saving())
-	}
-	if len(r.Timeline.Marks) != 2 {
-		t.Errorf("%d marks, want 2", len(r.Timeline.Marks))
-	}
-	if _, err := r.Plot(); err != nil {
-		t.Error(err)
-	}
-	if _, err := ch4.ReluPeak(setup, 0, 4); err == nil || !strings.HasPrefix(err.Error(), "ch4: ReluPeak") {
-		t.Errorf("0 rows: %v", err)
-	}
-}
-
-func TestSharedBranch(t *testing.T) {
-	r, err := ch4.SharedBranch(setup)
-	if err != nil {
-		t.Fatal(err)
-	}
-	negatives := 0
-	for i, x := range r.X {
-		if x < 0 {
-			negatives++
-			if r.Hazard[i] == r.Correct[i] {
-				t.Errorf("x = %g: the in-place result %g equals the correct one", x, r.Hazard[i])
-			}
-		} else if r.Hazard[i] != r.Correct[i] {
-			t.Errorf("x = %g: %g, want %g", x, r.Hazard[i], r.Correct[i])
-		}
-	}
-	if r.Wrong() != negatives || negatives == 0 {
-		t.Errorf("%d wrong, want %d (the negative inputs)", r.Wrong(), negatives)
-	}
-	if r.VersionBefore != 0 || r.VersionAfter != 1 {
-		t.Errorf("version %d -> %d, want 0 -> 1", r.VersionBefore, r.VersionAfter)
-	}
-}
-
-func TestSavedTensorError(t *testing.T) {
-	r, err := ch4.SavedTensorError(setup)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"modified by an inplace operation", "output 0 of ExpBackward0", "is at version 1; expected version 0"} {
-		if !strings.Contains(r.Err, want) {
-			t.Errorf("error %q lacks %q", r.Err, want)
-		}
-	}
-	if r.FixedErr != "" {
-		t.Errorf("the out-of-place version failed: %s", r.FixedErr)
-	}
-	if r.SavedBytes != 256*256*4 {
-		t.Errorf("saved %d bytes, want exp's output, %d", r.SavedBytes, 256*256*4)
-	}
-}
-
-func TestViewCopies(t *testing.T) {
-	const n = 64
-	r, err := ch4.ViewCopies(setup, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := int64(n * n * 4)
-	tests := []struct {
-		op     string
-		copied bool
-		bytes  int64
-		err    string
-	}{
-		{"x.view(n/2, 2n)", false, 0, ""},
-		{"x.reshape(2n, n/2)", false, 0, ""},
-		{"x.flatten()", false, 0, ""},
-		{"x.contiguous()", false, 0, ""},
-		{"x[:n/4]", false, 0, ""},
-		{"x.t()", false, 0, ""},
-		{"x.t().view(-1)", false, 0, "view size is not compatible"},
-		{"x.t().reshape(-1)", true, base, ""},
-		{"x.t().contiguous()", true, base, ""},
-		{"x[:, ::2]", false, 0, ""},
-		{"x[:, ::2].contiguous()", true, base / 2, ""},
-		{"x.expand(4, n, n)", false, 0, ""},
-		{"x.expand(4, n, n).contiguous()", true, 4 * base, ""},
-		{"x.view(4, n/4, n).permute(1, 0, 2).reshape(n/4, 4n)", true, base, ""},
-	}
-	if len(r.Rows) != len(tests) {
-		t.Fatalf("%d rows, want %d", len(r.Rows), len(tests))
-	}
-	for _, tt := range tests {
-		t.Run(tt.op, func(t *testing.T) {
-			row, ok := r.Row(tt.op)
-			if !ok {
-				t.Fatal("no row")
-			}
-			if tt.err != "" {
-				if !strings.Contains(row.Err, tt.err) {
-					t.Errorf("error %q, want one containing %q", row.Err, tt.err)
-				}
-				return
-			}
-			if row.Copied != tt.copied || row.Bytes != tt.bytes {
-				t.Errorf("copied %v, %d bytes; want %v, %d", row.Copied, row.Bytes, tt.copied, tt.bytes)
-			}
-			wantAllocs := int64(0)
-			if tt.copied {
-				wantAllocs = 1
-			}
-			if row.Allocs != wantAllocs {
-				t.Errorf("%d allocator calls, want %d", row.Allocs, wantAllocs)
-			}
-		})
-	}
-	if _, err := ch4.ViewCopies(setup, 6); err == nil {
-		t.Error("n = 6 accepted")
-	}
-}
-
-func TestPoolLatency(t *testing.T) {
-	const steps = 20
-	r, err := ch4.PoolLatency(setup, []int{64, 1024}, steps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Rows) != 3 {
-		t.Fatalf("%d rows", len(r.Rows))
-	}
-	fresh, cached, pooled := r.Rows[0], r.Rows[1], r.Rows[2]
-	if fresh.AllocCalls != steps || fresh.DeviceMallocs != steps {
-		t.Errorf("empty_cache every step: %d allocator calls, %d cudaMallocs; want %d each", fresh.AllocCalls, fresh.DeviceMallocs, steps)
-	}
-	if cached.AllocCalls != steps || cached.DeviceMallocs != 1 {
-		t.Errorf("caching allocator: %d calls, %d cudaMallocs; want %d and 1", cached.AllocCalls, cached.DeviceMallocs, steps)
-	}
-	if pooled.AllocCalls != 1 || pooled.PoolHits != steps-1 || pooled.PoolMisses != 1 {
-		t.Errorf("TensorPool: %d allocator calls, %d hits, %d misses; want 1, %d, 1", pooled.AllocCalls, pooled.PoolHits, pooled.PoolMisses, steps-1)
-	}
-	if !r.Simulated || fresh.Driver <= cached.Driver {
-		t.Errorf("modelled driver time: fresh %v, cached %v; want fresh larger", fresh.Driver, cached.Driver)
-	}
-}
 
 func TestKVStrategies(t *testing.T) {
 	w := ch4.KVWorkload{Sequences: 10, Concurrent: 3, MinLen: 3, MaxLen: 40, Heads: 2, HeadDim: 8, BlockSize: 8, Seed: 2}
@@ -244,6 +96,41 @@ func TestInference(t *testing.T) {
 	if !strings.Contains(r.String(), "20–30%") {
 		t.Error("the table does not set the course's figures beside the measurements")
 	}
+	// The chapter's three techniques alone, without memlab's last-logits,
+	// raise the peak of the small size: the views pin the QKV projection and
+	// the preallocated cache is sized for the longest request.
+	chapter, _ := r.Row(model.Chapter)
+	if chapter.Working <= base.Working || chapter.AllocCalls >= base.AllocCalls {
+		t.Errorf("chapter: peak %d (baseline %d), %d calls (baseline %d); want a higher peak and fewer calls", chapter.Working, base.Working, chapter.AllocCalls, base.AllocCalls)
+	}
+	claims := r.Claims()
+	var chapterClaims int
+	for _, c := range claims {
+		if c.Mode == model.Chapter && c.Ref == model.Baseline && c.What != ch4.TokenLatency {
+			chapterClaims++
+		}
+		if c.Mode&model.LastLogits != 0 && strings.Contains(c.Claim, "20–30%") {
+			t.Errorf("the chapter's claim is compared with %v, which includes memlab's last-logits", c.Mode)
+		}
+	}
+	if chapterClaims != 2 {
+		t.Errorf("%d comparisons of the chapter mode with the baseline on memory, want 2 (above weights, total)", chapterClaims)
+	}
+	// Every mode makes the same forward passes: one per generated token.
+	for _, row := range r.Rows {
+		if len(row.StepPeak) != row.Tokens {
+			t.Errorf("%v: %d pass peaks for %d tokens", row.Mode, len(row.StepPeak), row.Tokens)
+		}
+		if m := slices.Max(row.StepPeak); m != row.PeakAllocated {
+			t.Errorf("%v: largest pass peak %d, peak %d", row.Mode, m, row.PeakAllocated)
+		}
+	}
+	f := r.Findings()
+	for _, want := range []string{"chapter = in-place+views+kv-cache", "raises it by 10.9 %", "memlab's own extra, last-logits"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("findings lack %q:\n%s", want, f)
+		}
+	}
 }
 
 func TestRecordedRuns(t *testing.T) {
@@ -251,13 +138,56 @@ func TestRecordedRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range runs {
-		if !strings.Contains(r.Text, "largest logit difference") {
-			t.Errorf("recorded run %s is not the output of memlab ch4", r.Name)
+	// Notebook 04 and BENCHMARKS.md cite both sizes, recorded on a GPU with
+	// every mode the chapter compares.
+	for _, size := range []string{"small", "large"} {
+		run, ok := runs.Size(size)
+		if !ok {
+			t.Errorf("no recorded run of the %s size", size)
+			continue
+		}
+		if run.Result.Simulated || !strings.Contains(run.Command, "-device cuda") {
+			t.Errorf("%s: recorded on %q by %q, want a GPU", size, run.Result.Device, run.Command)
+		}
+		for _, m := range model.Modes {
+			if _, ok := run.Result.Row(m); !ok {
+				t.Errorf("%s: no %v row", size, m)
+			}
+		}
+		if !strings.Contains(run.String(), "20–30%") || !strings.Contains(run.Result.Findings(), "the chapter says 5–10 %") {
+			t.Errorf("%s: the recorded run does not print the course's figures", size)
 		}
 	}
-	if len(runs) == 0 && !strings.Contains(runs.String(), "README") {
-		t.Errorf("no runs: %q does not say how to record one", runs.String())
+}
+
+func TestParseRecording(t *testing.T) {
+	r, err := ch4.Inference(setup, "tiny", model.Baseline, model.Chapter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := ch4.NewRecording("memlab ch4 -size tiny", r)
+	data, err := rec.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ch4.ParseRecording(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.String() != rec.String() || back.Result.Findings() != r.Findings() {
+		t.Errorf("the recording does not print what it recorded:\n%s\nwant\n%s", back, rec)
+	}
+	for _, bad := range []struct{ name, json, want string }{
+		{"not JSON", `{`, "unexpected end"},
+		{"no header", `{"Result": {"Size": {"Name": "tiny"}, "Rows": [{"Mode": "baseline"}]}}`, "header incomplete"},
+		{"no rows", `{"Command": "c", "Card": "x", "Date": "2026-12-01T00:00:00Z", "Result": {"Size": {"Name": "tiny"}}}`, "no modes"},
+		{"unknown size", `{"Command": "c", "Card": "x", "Date": "2026-12-01T00:00:00Z", "Result": {"Size": {"Name": "huge"}, "Rows": [{"Mode": "baseline"}]}}`, "unknown size"},
+		{"unknown mode", `{"Command": "c", "Card": "x", "Date": "2026-12-01T00:00:00Z", "Result": {"Size": {"Name": "tiny"}, "Rows": [{"Mode": "fast"}]}}`, "unknown mode"},
+		{"mode twice", `{"Command": "c", "Card": "x", "Date": "2026-12-01T00:00:00Z", "Result": {"Size": {"Name": "tiny"}, "Rows": [{"Mode": "chapter"}, {"Mode": "in-place+views+kv-cache"}]}}`, "twice"},
+	} {
+		if _, err := ch4.ParseRecording([]byte(bad.json)); err == nil || !strings.Contains(err.Error(), bad.want) || !strings.HasPrefix(err.Error(), "ch4: ParseRecording") {
+			t.Errorf("%s: %v, want an error naming %q", bad.name, err, bad.want)
+		}
 	}
 }
 
@@ -304,5 +234,28 @@ func TestKVStrategiesDefault(t *testing.T) {
 	}
 	if catFree == 0 || pagedFree != 0 {
 		t.Errorf("free large-pool bytes at the peak step: cat %d, paged %d; want some and none", catFree, pagedFree)
+	}
+}
+
+// TestBenchmarksQuoteRecorded checks that BENCHMARKS.md quotes each recorded
+// GPU run as the program prints it, so that its figures cannot drift from
+// the files the notebook prints.
+func TestBenchmarksQuoteRecorded(t *testing.T) {
+	root, err := reference.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "BENCHMARKS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := ch4.LoadRecorded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range runs {
+		if !strings.Contains(string(doc), run.String()+"\n"+run.Result.Findings()) {
+			t.Errorf("BENCHMARKS.md does not quote the recorded run %q as `memlab ch4 -recorded` prints it", run.Header())
+		}
 	}
 }

@@ -1,23 +1,18 @@
-// Package ch4 holds the experiments of Chapter 4, "Reuse and sharing", as
-// functions: notebook 04 calls them cell by cell, `memlab lab` runs them as a
-// plain program, and `memlab ch4` runs section 4.4 on any device (the GPU
-// included) at a chosen size. Each returns a result that prints as a table
-// (its String method) and draws itself (its Plot method); the tests assert
-// the qualitative facts the notebook's prose states.
+// Package ch4 holds the experiments of Chapter 4, "Reuse and sharing", that
+// are longer than a notebook cell: notebook 04 (notebooks/src/04-reuse-and-sharing)
+// writes the rest of the chapter in its cells and calls these, and
+// `memlab ch4` runs section 4.4 on any device (the GPU included) at a chosen
+// size. Each returns a result that prints as a table (its String method) and
+// draws itself; the tests assert the facts the notebook prints.
 //
-// Sections:
-//
-//   - 4.1 in-place operations (原地操作): [ReluPeak] (relu vs relu_ peak
-//     memory), [SharedBranch] (an in-place op on a tensor two branches read),
-//     [SavedTensorError] (autograd's saved-tensor version error);
-//   - 4.2 views (视图): [ViewCopies] (which of view, reshape, contiguous,
-//     transpose, slice, expand and permute copy, shown as allocations);
-//   - 4.3 memory pools (内存池): [PoolLatency] (fresh cudaMalloc, the caching
-//     allocator and a pool.TensorPool per step), [KVStrategies] (a KV cache
-//     grown with cat, preallocated, and paged, over many sequences);
+//   - 4.3 memory pools (内存池): [KVStrategies] (a KV cache grown with cat,
+//     preallocated, and paged, over many sequences);
 //   - 4.4 all together (综合应用): [Inference] (the model package's
-//     transformer on variable-length requests, baseline against each
-//     optimisation and all of them).
+//     transformer on variable-length requests, the baseline against each of
+//     the chapter's techniques, the three together ([model.Chapter]), memlab's
+//     extra last-logits and everything), its [InferenceResult.Findings] (the
+//     notebook's "Measured:" notes) and the runs recorded on an H200
+//     ([LoadRecorded], written by `memlab ch4 -record`).
 //
 // Experiments open their own devices from a [Setup]. On the simulated device
 // the driver calls are charged the latency measured on an H200, so that a

@@ -29,22 +29,31 @@ type InferenceRow struct {
 	Token, Prefill time.Duration
 	// Total is the wall time of the whole workload.
 	Total  time.Duration
-	Tokens int       // tokens generated
-	Curve  []int64   // memory_allocated after each allocator event, from a Recorder
-	Logits []float32 // the first request's last logits, to compare modes
+	Tokens int // tokens generated
+	// StepPeak is max_memory_allocated during each forward pass, request
+	// after request (a prompt's pass, then one per generated token): every
+	// mode makes the same passes, so the curves of two modes align pass by
+	// pass.
+	StepPeak []int64
+	Logits   []float32 `json:"-"` // the first request's last logits, to compare modes
 }
 
 // InferenceResult is what [Inference] measured.
 type InferenceResult struct {
-	Size        model.Size
-	Device      string
-	Simulated   bool
-	WeightBytes int64
-	Requests    []model.Request
-	Rows        []InferenceRow // the first is the baseline
+	Size model.Size
+	// Device names the device, such as "cuda:0 (NVIDIA H200)"; Card is its
+	// name alone.
+	Device, Card string
+	Simulated    bool
+	WeightBytes  int64
+	Requests     []model.Request `json:"-"` // made again from Size.Workload
+	Rows         []InferenceRow  // the first is the reference
 	// MaxLogitDiff is the largest difference between the baseline's logits
 	// and any other mode's (the first request's last step).
 	MaxLogitDiff float64
+	// Passes is the number of forward passes per request, in order: the
+	// prompt's and one per generated token after the first.
+	Passes []int
 }
 
 // Inference runs the size's workload of variable-length requests through the
@@ -88,6 +97,9 @@ func Inference(s Setup, sizeName string, modes ...model.Mode) (res InferenceResu
 	for _, r := range runs {
 		res.Rows = append(res.Rows, r.finish())
 	}
+	for _, req := range res.Requests {
+		res.Passes = append(res.Passes, req.Decode) // a prefill and Decode-1 steps
+	}
 	for _, row := range res.Rows[1:] {
 		for i, v := range row.Logits {
 			res.MaxLogitDiff = math.Max(res.MaxLogitDiff, math.Abs(float64(v-res.Rows[0].Logits[i])))
@@ -101,12 +113,14 @@ type inferenceRun struct {
 	b        *Bench
 	m        *model.Model
 	e        *model.Engine
-	rec      *memlab.Recorder
 	weights  int64
 	c0       counters
 	row      InferenceRow
 	steps    []time.Duration
 	prefills []time.Duration
+	// peak and peakReserved fold in the allocator's peaks, which each
+	// forward pass resets to read its own.
+	peak, peakReserved int64
 }
 
 func startInference(s Setup, res *InferenceResult, mode model.Mode) (r *inferenceRun, err error) {
@@ -120,19 +134,36 @@ func startInference(s Setup, res *InferenceResult, mode model.Mode) (r *inferenc
 			r = nil
 		}
 	}()
-	res.Device, res.Simulated = fmt.Sprintf("%v (%s)", r.b, r.b.Device().Name()), r.b.Simulated()
+	res.Card = r.b.Device().Name()
+	res.Device, res.Simulated = fmt.Sprintf("%v (%s)", r.b, res.Card), r.b.Simulated()
 	if r.m, err = model.New(r.b, res.Size.Config); err != nil {
 		return r, err
 	}
 	res.WeightBytes = r.m.WeightBytes()
-	if r.e, err = r.m.NewEngine(mode, model.EngineOptions{MaxLen: res.Size.Workload.MaxLen(), Timer: r.b.Device().Time}); err != nil {
+	if r.e, err = r.m.NewEngine(mode, model.EngineOptions{MaxLen: res.Size.Workload.MaxLen(), Timer: r.timePass}); err != nil {
 		return r, err
 	}
 	r.weights = r.b.MemoryAllocated()
 	r.b.ResetPeakMemoryStats()
 	r.c0 = r.b.counters()
-	r.rec = r.b.Record()
 	return r, nil
+}
+
+// timePass times one forward pass with the device's clock and records the
+// peak memory during it in StepPeak: the allocator's peak is folded into
+// r.peak and reset before the pass, and read after it.
+func (r *inferenceRun) timePass(f func() error) (time.Duration, error) {
+	r.foldPeaks()
+	r.b.ResetPeakMemoryStats()
+	d, err := r.b.Device().Time(f)
+	r.row.StepPeak = append(r.row.StepPeak, r.b.MaxMemoryAllocated())
+	return d, err
+}
+
+// foldPeaks adds the allocator's peaks since the last reset to r's.
+func (r *inferenceRun) foldPeaks() {
+	r.peak = max(r.peak, r.b.MaxMemoryAllocated())
+	r.peakReserved = max(r.peakReserved, r.b.MaxMemoryReserved())
 }
 
 func (r *inferenceRun) generate(i int, req model.Request) error {
@@ -152,25 +183,19 @@ func (r *inferenceRun) generate(i int, req model.Request) error {
 }
 
 func (r *inferenceRun) finish() InferenceRow {
-	r.rec.Stop()
+	r.foldPeaks()
 	row := r.row
 	c := r.b.counters().since(r.c0)
-	row.PeakAllocated = r.b.MaxMemoryAllocated()
+	row.PeakAllocated = r.peak
 	row.Working = row.PeakAllocated - r.weights
 	row.Weights = r.weights
-	row.PeakReserved = r.b.MaxMemoryReserved()
+	row.PeakReserved = r.peakReserved
 	row.AllocCalls, row.DeviceMallocs = c.allocs, c.deviceAllocs
 	row.Token, row.Prefill = median(r.steps), median(r.prefills)
-	for _, smp := range r.rec.Timeline().Samples {
-		row.Curve = append(row.Curve, smp.Allocated)
-	}
 	return row
 }
 
 func (r *inferenceRun) close() error {
-	if r.rec != nil {
-		r.rec.Stop()
-	}
 	var err error
 	if r.e != nil {
 		err = r.e.Release()
@@ -214,26 +239,189 @@ func (r InferenceResult) String() string {
 			mib(row.PeakReserved), row.AllocCalls, row.DeviceMallocs, us(row.Token), tok, us(row.Prefill), row.Total.Round(time.Millisecond))
 	}
 	tw.Flush()
+	fmt.Fprintln(&b, "chapter = in-place+views+kv-cache, the chapter's three techniques; last-logits is memlab's own extra, not the chapter's; optimised = chapter+last-logits")
 	fmt.Fprintf(&b, "largest logit difference from the baseline: %.3g\n", r.MaxLogitDiff)
 	fmt.Fprintln(&b, "the course's figures beside what was measured here:")
-	claim := func(text string, mode, ref model.Mode, memory bool) {
-		row, ok := r.Row(mode)
-		base, okRef := r.Row(ref)
-		if !ok || !okRef {
-			return
-		}
-		v, what := saved(float64(row.Token), float64(base.Token)), "median token latency"
-		if memory {
-			v, what = saved(float64(row.Working), float64(base.Working)), "peak memory above weights"
-		}
-		fmt.Fprintf(&b, "  %-44s measured %5.1f%% (%v against %v, %s)\n", text, v, mode, ref, what)
+	for _, c := range r.Claims() {
+		fmt.Fprintf(&b, "  %-44s measured %5.1f%% (%v against %v, %s)\n", c.Claim, c.Saved, c.Mode, c.Ref, c.What)
 	}
-	claim("in-place ops, BERT-like inference: 12%", model.InPlace, r.Rows[0].Mode, true)
-	claim("", model.Optimised, model.Optimised&^model.InPlace, true)
-	claim("views + in-place + pooling combined: 20–30%", model.Optimised, r.Rows[0].Mode, true)
-	claim("KV-cache pooling, latency: 5–10%", model.KVCache, r.Rows[0].Mode, false)
 	if r.Simulated {
 		fmt.Fprintln(&b, "(simulated device: times are the CPU reference kernels plus modelled cudaMalloc latency, not GPU times)")
+	}
+	return b.String()
+}
+
+// Table returns the modes' figures as a notebook table (HTML in GoNB): the
+// same columns as String's.
+func (r InferenceResult) Table() *memlab.Table {
+	t := memlab.NewTable("mode", "peak allocated", "above weights", "saved", "peak reserved", "allocator calls", "cudaMalloc", "median token", "saved", "median prefill")
+	cfg := r.Size.Config
+	t.Caption = fmt.Sprintf("%s model (%d layers, d_model %d, %s of weights) on %s", r.Size.Name, cfg.Layers, cfg.Dim, mib(r.WeightBytes), r.Device)
+	for _, row := range r.Rows {
+		mem, tok := r.Savings(row)
+		t.Row(row.Mode, mib(row.PeakAllocated), mib(row.Working), fmt.Sprintf("%.1f%%", mem), mib(row.PeakReserved),
+			row.AllocCalls, row.DeviceMallocs, us(row.Token), fmt.Sprintf("%.1f%%", tok), us(row.Prefill))
+	}
+	return t
+}
+
+// Measure is what an InferenceRow's value is compared on.
+type Measure uint8
+
+const (
+	// Working is the peak memory above the weights.
+	Working Measure = iota
+	// Peak is the total peak memory, weights included.
+	Peak
+	// TokenLatency is the median time of one generated token.
+	TokenLatency
+)
+
+// String names the measure as the tables print it.
+func (m Measure) String() string {
+	switch m {
+	case Working:
+		return "peak memory above weights"
+	case Peak:
+		return "total peak memory"
+	case TokenLatency:
+		return "median token latency"
+	}
+	return fmt.Sprintf("Measure(%d)", uint8(m))
+}
+
+// Of returns row's value of the measure.
+func (m Measure) Of(row InferenceRow) float64 {
+	switch m {
+	case Working:
+		return float64(row.Working)
+	case Peak:
+		return float64(row.PeakAllocated)
+	}
+	return float64(row.Token)
+}
+
+// Claim is one of the course's figures beside the comparison that measures
+// it.
+type Claim struct {
+	Claim     string // the course's words; "" for a further comparison of the claim before
+	Mode, Ref model.Mode
+	What      Measure
+	Saved     float64 // percent of Ref's value that Mode saves (negative: Mode is larger)
+}
+
+// Claims compares the course's figures with the modes that apply what each
+// names: in-place against the baseline (and against all but in-place, once
+// the other optimisations have moved the peak), the chapter's three
+// techniques against the baseline on the peak above the weights and on the
+// total peak, the KV-cache pool's latency, and memlab's extra, last-logits,
+// labelled as not the chapter's. Comparisons whose modes did not run are
+// left out.
+func (r InferenceResult) Claims() []Claim {
+	var cs []Claim
+	shown := "" // the claim the last comparison printed under
+	add := func(text string, mode, ref model.Mode, what Measure) {
+		v, ok := r.Compare(mode, ref, what)
+		if !ok || mode == ref {
+			return
+		}
+		c := Claim{Mode: mode, Ref: ref, What: what, Saved: v}
+		if text != shown {
+			c.Claim, shown = text, text
+		}
+		cs = append(cs, c)
+	}
+	const inPlace, combined, latency, extra = "in-place ops, BERT-like inference: 12%", "views + in-place + pooling combined: 20–30%",
+		"KV-cache pooling, latency: 5–10%", "memlab's extra, not the chapter's:"
+	add(inPlace, model.InPlace, model.Baseline, Working)
+	add(inPlace, model.Optimised, model.Optimised&^model.InPlace, Working)
+	add(combined, model.Chapter, model.Baseline, Working)
+	add(combined, model.Chapter, model.Baseline, Peak)
+	add(latency, model.KVCache, model.Baseline, TokenLatency)
+	add(latency, model.Chapter, model.Baseline, TokenLatency)
+	add(extra, model.LastLogits, model.Baseline, Working)
+	add(extra, model.Optimised, model.Baseline, Working)
+	return cs
+}
+
+// Compare returns how much of ref's value of what mode saves, in percent
+// (negative: mode is larger), and whether both modes ran.
+func (r InferenceResult) Compare(mode, ref model.Mode, what Measure) (float64, bool) {
+	row, ok := r.Row(mode)
+	base, okRef := r.Row(ref)
+	if !ok || !okRef {
+		return 0, false
+	}
+	return saved(what.Of(row), what.Of(base)), true
+}
+
+// Findings prints the notebook's "Measured:" notes on this result: each
+// technique's effect on the peak above the weights, the chapter's three
+// together on both peaks, memlab's extra apart, and the token latency, with
+// the chapter's figure beside each. Comparisons whose modes did not run are
+// left out.
+func (r InferenceResult) Findings() string {
+	var b strings.Builder
+	base := r.Rows[0]
+	effect := func(v float64) string {
+		switch {
+		case v > 0:
+			return fmt.Sprintf("lowers it by %.1f %%", v)
+		case v < 0:
+			return fmt.Sprintf("raises it by %.1f %%", -v)
+		}
+		return "leaves it unchanged"
+	}
+	same := "every mode's logits equal the baseline's exactly"
+	if r.MaxLogitDiff != 0 {
+		same = fmt.Sprintf("every mode's logits are within %.3g of the baseline's", r.MaxLogitDiff)
+	}
+	fmt.Fprintf(&b, "Measured (%s model on %s): the %v's peak is %s, %s above the weights; %s.\n",
+		r.Size.Name, r.Device, base.Mode, mib(base.PeakAllocated), mib(base.Working), same)
+	for _, m := range []model.Mode{model.InPlace, model.Views, model.KVCache} {
+		row, ok := r.Row(m)
+		if !ok {
+			continue
+		}
+		v, _ := r.Compare(m, base.Mode, Working)
+		fmt.Fprintf(&b, "- %v alone %s (%s above the weights), with %d allocator calls instead of %d.\n", m, effect(v), mib(row.Working), row.AllocCalls, base.AllocCalls)
+	}
+	if row, ok := r.Row(model.Chapter); ok {
+		w, _ := r.Compare(model.Chapter, base.Mode, Working)
+		p, _ := r.Compare(model.Chapter, base.Mode, Peak)
+		fmt.Fprintf(&b, "- The chapter's three techniques together (%v = in-place+views+kv-cache): peak above the weights %s → %s, which %s; total peak %s → %s, which %s. The chapter says 20–30 %% less.\n",
+			model.Chapter, mib(base.Working), mib(row.Working), effect(w), mib(base.PeakAllocated), mib(row.PeakAllocated), effect(p))
+	}
+	if v, ok := r.Compare(model.Optimised, model.Optimised&^model.InPlace, Working); ok {
+		fmt.Fprintf(&b, "- In-place added to all the others saves %.1f %% of the peak above the weights (in-place alone: see above). The chapter says 12 %% for in-place on BERT-like inference.\n", v)
+	}
+	if v, ok := r.Compare(model.LastLogits, base.Mode, Working); ok {
+		o, _ := r.Compare(model.Optimised, base.Mode, Working)
+		fmt.Fprintf(&b, "- memlab's own extra, last-logits (not one of the chapter's techniques), alone %s; added to the chapter's three (optimised), the peak above the weights against the baseline's: %s.\n", effect(v), effect(o))
+	}
+	if row, ok := r.Row(model.KVCache); ok {
+		v, _ := r.Compare(model.KVCache, base.Mode, TokenLatency)
+		fmt.Fprintf(&b, "- Median token: %v %s, kv-cache %s (%.1f %% faster; the chapter says 5–10 %%)", base.Mode, us(base.Token), us(row.Token), v)
+		if c, ok := r.Row(model.Chapter); ok {
+			cv, _ := r.Compare(model.Chapter, base.Mode, TokenLatency)
+			fmt.Fprintf(&b, ", chapter %s (%.1f %% faster)", us(c.Token), cv)
+		}
+		fmt.Fprint(&b, ".")
+		if r.Simulated {
+			fmt.Fprint(&b, " On the simulated device these are CPU-kernel times that vary from run to run by more than the modes differ: only a GPU run can test the latency claim.")
+		}
+		fmt.Fprintln(&b)
+	}
+	var mallocs []string
+	most := int64(0)
+	for _, row := range r.Rows {
+		mallocs = append(mallocs, fmt.Sprintf("%v %d", row.Mode, row.DeviceMallocs))
+		most = max(most, row.DeviceMallocs)
+	}
+	if most == 0 {
+		fmt.Fprintln(&b, "- No mode makes a cudaMalloc during the workload: the caching allocator already pools every pass's temporaries, attention scores included.")
+	} else {
+		fmt.Fprintf(&b, "- cudaMalloc calls during the workload: %s; every other allocation, attention scores included, is served from the caching allocator's cache.\n", strings.Join(mallocs, ", "))
 	}
 	return b.String()
 }
@@ -258,28 +446,28 @@ func (r InferenceResult) bars(what, unit string, value func(InferenceRow) float6
 		groups[i] = row.Mode.String()
 		vals.Values = append(vals.Values, value(row))
 	}
-	f, err := memplot.Bars(fmt.Sprintf("4.4 %s model: %s", r.Size.Name, what), unit, groups, vals)
-	if err != nil {
-		return nil, err
-	}
-	f.LabelX(groups...)
-	return f, nil
+	return memplot.Bars(fmt.Sprintf("4.4 %s model: %s", r.Size.Name, what), unit, groups, vals)
 }
 
-// PlotCurves draws memory_allocated above the weights over allocator events
-// for the first mode and the optimised one (or the last, without it).
+// PlotCurves draws the peak memory above the weights during each forward
+// pass of the workload for the first mode, the chapter's three techniques
+// and everything together (those that ran): every mode makes the same
+// passes, so the curves align pass by pass.
 func (r InferenceResult) PlotCurves() (*memplot.Figure, error) {
-	other := r.Rows[len(r.Rows)-1]
-	if row, ok := r.Row(model.Optimised); ok {
-		other = row
+	rows := []InferenceRow{r.Rows[0]}
+	for _, m := range []model.Mode{model.Chapter, model.Optimised} {
+		if row, ok := r.Row(m); ok && m != rows[0].Mode {
+			rows = append(rows, row)
+		}
 	}
 	var series []memplot.Series
-	for _, row := range []InferenceRow{r.Rows[0], other} {
-		s := memplot.Series{Name: row.Mode.String(), Y: make([]int64, len(row.Curve)), X: make([]float64, len(row.Curve))}
-		for i, v := range row.Curve {
+	for _, row := range rows {
+		s := memplot.Series{Name: row.Mode.String(), Y: make([]int64, len(row.StepPeak)), X: make([]float64, len(row.StepPeak))}
+		for i, v := range row.StepPeak {
 			s.X[i], s.Y[i] = float64(i), v-row.Weights
 		}
 		series = append(series, s)
 	}
-	return memplot.Lines(fmt.Sprintf("4.4 %s model: memory_allocated above the weights, request after request", r.Size.Name), "allocator event", series...)
+	return memplot.Lines(fmt.Sprintf("4.4 %s model: peak above the weights in each forward pass", r.Size.Name),
+		"forward pass, request after request (a prompt, then one per generated token)", series...)
 }

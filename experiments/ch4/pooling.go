@@ -16,146 +16,6 @@ import (
 	"memlab.dev/memlab/tensor"
 )
 
-// PoolRow is one way of getting a buffer per step in [PoolLatency].
-type PoolRow struct {
-	Variant string
-	// AllocCalls is allocation.all.allocated: requests to the caching
-	// allocator. DeviceMallocs is num_device_alloc: the cudaMallocs among them.
-	AllocCalls, DeviceMallocs int64
-	// PoolHits and PoolMisses are the TensorPool's counts (TensorPool only).
-	PoolHits, PoolMisses int64
-	// Median is the median time of one step (get and give back a buffer).
-	Median time.Duration
-	// Total is the time of all steps; Driver the modelled cudaMalloc and
-	// cudaFree time within it on the simulated device (0 on a GPU).
-	Total, Driver time.Duration
-}
-
-// PoolResult is what [PoolLatency] measured.
-type PoolResult struct {
-	Shape     tensor.Shape
-	Bytes     int64
-	Steps     int
-	Simulated bool
-	Rows      []PoolRow
-}
-
-// PoolLatency gets and gives back a float32 buffer of shape, steps times,
-// three ways, each on a fresh device: a fresh allocation with
-// torch.cuda.empty_cache() after each free (every step a cudaMalloc and a
-// cudaFree), a fresh allocation served by the caching allocator (a cache hit
-// after the first step), and a pool.TensorPool (no allocator call after the
-// first step).
-func PoolLatency(s Setup, shape []int, steps int) (res PoolResult, err error) {
-	if steps < 1 {
-		return res, fmt.Errorf("ch4: PoolLatency: steps = %d, need at least 1", steps)
-	}
-	res.Shape, res.Steps = tensor.Shape(shape).Clone(), steps
-	res.Bytes = int64(res.Shape.Numel()) * 4
-	if res.Bytes == 0 {
-		return res, fmt.Errorf("ch4: PoolLatency: shape %v has no elements", res.Shape)
-	}
-	type variant struct {
-		name string
-		// step gets a buffer and gives it back.
-		step func(b *Bench, p *pool.TensorPool) error
-	}
-	fresh := func(emptyCache bool) func(b *Bench, _ *pool.TensorPool) error {
-		return func(b *Bench, _ *pool.TensorPool) error {
-			t, err := tensor.Empty(b, tensor.Float32, shape...)
-			if err != nil {
-				return err
-			}
-			if err := t.Release(); err != nil {
-				return err
-			}
-			if emptyCache {
-				return b.EmptyCache()
-			}
-			return nil
-		}
-	}
-	variants := []variant{
-		{"cudaMalloc every step (empty_cache)", fresh(true)},
-		{"caching allocator", fresh(false)},
-		{"TensorPool", func(_ *Bench, p *pool.TensorPool) error {
-			t, err := p.Get()
-			if err != nil {
-				return err
-			}
-			return p.Put(t)
-		}},
-	}
-	for _, v := range variants {
-		row, err := func() (row PoolRow, err error) {
-			b, err := s.Open()
-			if err != nil {
-				return row, err
-			}
-			defer func() { err = errors.Join(err, b.Close()) }()
-			res.Simulated = b.Simulated()
-			p, err := pool.NewTensorPool(b, tensor.Float32, shape, 0)
-			if err != nil {
-				return row, err
-			}
-			defer func() { err = errors.Join(err, p.Release()) }()
-			c0 := b.counters()
-			times := make([]time.Duration, steps)
-			t0 := time.Now()
-			for i := range times {
-				ts := time.Now()
-				if err := v.step(b, p); err != nil {
-					return row, fmt.Errorf("step %d: %w", i, err)
-				}
-				times[i] = time.Since(ts)
-			}
-			total := time.Since(t0)
-			c := b.counters().since(c0)
-			st := p.Stats()
-			return PoolRow{Variant: v.name, AllocCalls: c.allocs, DeviceMallocs: c.deviceAllocs,
-				PoolHits: st.Hits, PoolMisses: st.Misses, Median: median(times), Total: total, Driver: c.driver}, nil
-		}()
-		if err != nil {
-			return res, fmt.Errorf("ch4: PoolLatency: %s: %w", v.name, err)
-		}
-		res.Rows = append(res.Rows, row)
-	}
-	return res, nil
-}
-
-// String prints the table.
-func (r PoolResult) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d steps, each getting and giving back a %v float32 buffer (%s)\n", r.Steps, r.Shape, mib(r.Bytes))
-	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "variant\tallocator calls\tcudaMalloc\tpool hits/misses\tmedian step\ttotal\tof which modelled driver time\t")
-	for _, row := range r.Rows {
-		hm := "-"
-		if row.PoolHits+row.PoolMisses > 0 {
-			hm = fmt.Sprintf("%d/%d", row.PoolHits, row.PoolMisses)
-		}
-		driver := "-"
-		if r.Simulated {
-			driver = row.Driver.Round(time.Microsecond).String()
-		}
-		fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t\n", row.Variant, row.AllocCalls, row.DeviceMallocs, hm,
-			us(row.Median), row.Total.Round(time.Microsecond), driver)
-	}
-	w.Flush()
-	return b.String()
-}
-
-// Plot draws the median step time of each variant.
-func (r PoolResult) Plot() (*memplot.Figure, error) {
-	groups := make([]string, len(r.Rows))
-	vals := memplot.BarSeries{Name: "median µs per step"}
-	for i, row := range r.Rows {
-		groups[i] = row.Variant
-		vals.Values = append(vals.Values, float64(row.Median)/float64(time.Microsecond))
-	}
-	return memplot.Bars("4.3 getting a buffer: median time per step", "µs per step", groups, vals)
-}
-
 // KVWorkload is a stream of sequences decoded together, for [KVStrategies]:
 // up to Concurrent at a time, each started when another finishes, each
 // growing one token per step to a length drawn from [MinLen, MaxLen].
@@ -462,10 +322,7 @@ func (r KVResult) Row(prefix string) (KVRow, bool) {
 // String prints the table.
 func (r KVResult) String() string {
 	var b strings.Builder
-	w := r.Workload
-	fmt.Fprintf(&b, "%d sequences of %d–%d tokens, %d at a time; %d heads × %d dims (%d bytes of K+V per token); paged blocks of %d tokens, arena %s\n",
-		w.Sequences, w.MinLen, w.MaxLen, w.Concurrent, w.Heads, w.HeadDim, r.TokenBytes, w.BlockSize, mib(r.ArenaBytes))
-	fmt.Fprintf(&b, "peak of live keys and values: %s\n", mib(r.PeakUseful))
+	fmt.Fprintln(&b, r.caption())
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "strategy\tallocator calls\tcudaMalloc\tpeak allocated\tpeak reserved\tpeak held for KV\tmax unused slots\tmedian step\t")
 	for _, row := range r.Rows {
@@ -474,6 +331,23 @@ func (r KVResult) String() string {
 	}
 	tw.Flush()
 	return b.String()
+}
+
+// caption says what ran: the workload and the peak of live keys and values.
+func (r KVResult) caption() string {
+	w := r.Workload
+	return fmt.Sprintf("%d sequences of %d–%d tokens, %d at a time; %d heads × %d dims (%d bytes of K+V per token); paged blocks of %d tokens, arena %s\npeak of live keys and values: %s",
+		w.Sequences, w.MinLen, w.MaxLen, w.Concurrent, w.Heads, w.HeadDim, r.TokenBytes, w.BlockSize, mib(r.ArenaBytes), mib(r.PeakUseful))
+}
+
+// Table returns String's table as a notebook table (HTML in GoNB).
+func (r KVResult) Table() *memlab.Table {
+	t := memlab.NewTable("strategy", "allocator calls", "cudaMalloc", "peak allocated", "peak reserved", "peak held for KV", "max unused slots", "median step")
+	t.Caption = r.caption()
+	for _, row := range r.Rows {
+		t.Row(row.Strategy, row.AllocCalls, row.DeviceMallocs, mib(row.PeakAllocated), mib(row.PeakReserved), mib(row.PeakHeld), row.MaxWaste, us(row.Median))
+	}
+	return t
 }
 
 // Plot draws the bytes each strategy holds for keys and values after each

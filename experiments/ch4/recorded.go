@@ -2,29 +2,86 @@ package ch4
 
 import (
 	"embed"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"path"
 	"strings"
+	"time"
+
+	"memlab.dev/memlab/model"
 )
 
 //go:embed recorded
 var recordedFS embed.FS
 
-// Recorded is the saved output of one `memlab ch4` run on a real device.
-type Recorded struct {
-	Name string // the file name without .txt, such as "h200-large"
-	Text string
+// Recording is one [Inference] run saved by `memlab ch4 -record FILE`: what
+// ran, where and when, and the result. The program writes the whole file,
+// header included, so that nothing in it is typed by hand.
+type Recording struct {
+	Command string    // the command line that made it
+	Date    time.Time // when it ran, UTC
+	Card    string    // the device's name, such as "NVIDIA H200"
+	Result  InferenceResult
+}
+
+// NewRecording wraps r, run by command now.
+func NewRecording(command string, r InferenceResult) Recording {
+	return Recording{Command: command, Date: time.Now().UTC().Truncate(time.Second), Card: r.Card, Result: r}
+}
+
+// Header is the line that says where and when the run was made.
+func (r Recording) Header() string {
+	return fmt.Sprintf("# %s, %s: %s", r.Date.Format("2006-01-02 15:04 UTC"), r.Card, r.Command)
+}
+
+// String prints the header and the result's table.
+func (r Recording) String() string { return r.Header() + "\n" + r.Result.String() }
+
+// Marshal encodes the recording as the indented JSON LoadRecorded reads.
+func (r Recording) Marshal() ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", " ")
+	if err != nil {
+		return nil, fmt.Errorf("ch4: Recording.Marshal: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// ParseRecording decodes a recording Marshal wrote and checks that it holds
+// a result: a known size, at least one mode, no mode twice.
+func ParseRecording(data []byte) (Recording, error) {
+	var r Recording
+	if err := json.Unmarshal(data, &r); err != nil {
+		return r, fmt.Errorf("ch4: ParseRecording: %w", err)
+	}
+	res := &r.Result
+	switch {
+	case r.Command == "" || r.Card == "" || r.Date.IsZero():
+		return r, fmt.Errorf("ch4: ParseRecording: header incomplete (command %q, card %q, date %v)", r.Command, r.Card, r.Date)
+	case len(res.Rows) == 0:
+		return r, fmt.Errorf("ch4: ParseRecording: no modes")
+	}
+	if _, err := model.SizeByName(res.Size.Name); err != nil {
+		return r, fmt.Errorf("ch4: ParseRecording: %w", err)
+	}
+	seen := map[model.Mode]bool{}
+	for _, row := range res.Rows {
+		if seen[row.Mode] {
+			return r, fmt.Errorf("ch4: ParseRecording: mode %v twice", row.Mode)
+		}
+		seen[row.Mode] = true
+	}
+	return r, nil
 }
 
 // RecordedRuns are the runs saved in experiments/ch4/recorded (see its
 // README), in file-name order: the GPU's figures, which a notebook on the
 // simulated device cannot measure.
-type RecordedRuns []Recorded
+type RecordedRuns []Recording
 
 // LoadRecorded returns the recorded runs embedded in the package.
 func LoadRecorded() (RecordedRuns, error) {
-	files, err := fs.Glob(recordedFS, "recorded/*.txt")
+	files, err := fs.Glob(recordedFS, "recorded/*.json")
 	if err != nil {
 		return nil, fmt.Errorf("ch4: LoadRecorded: %w", err)
 	}
@@ -34,19 +91,34 @@ func LoadRecorded() (RecordedRuns, error) {
 		if err != nil {
 			return nil, fmt.Errorf("ch4: LoadRecorded: %w", err)
 		}
-		runs = append(runs, Recorded{Name: strings.TrimSuffix(path.Base(f), ".txt"), Text: string(b)})
+		r, err := ParseRecording(b)
+		if err != nil {
+			return nil, fmt.Errorf("ch4: LoadRecorded: %s: %w", path.Base(f), err)
+		}
+		runs = append(runs, r)
 	}
 	return runs, nil
 }
 
-// String prints every run, or how to record one when there is none.
+// Size returns the run of the named model size, or false.
+func (r RecordedRuns) Size(name string) (Recording, bool) {
+	for _, run := range r {
+		if run.Result.Size.Name == name {
+			return run, true
+		}
+	}
+	return Recording{}, false
+}
+
+// String prints every run with its findings, or how to record one when
+// there is none.
 func (r RecordedRuns) String() string {
 	if len(r) == 0 {
 		return "no GPU run is recorded yet: see experiments/ch4/recorded/README.md for the command\n"
 	}
 	var b strings.Builder
 	for _, run := range r {
-		fmt.Fprintf(&b, "=== %s\n%s\n", run.Name, strings.TrimRight(run.Text, "\n"))
+		fmt.Fprintf(&b, "%s\n%s\n", run, run.Result.Findings())
 	}
 	return b.String()
 }

@@ -1,14 +1,11 @@
 package ch4
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"time"
 
 	"memlab.dev/memlab/device"
-	"memlab.dev/memlab/device/sim"
 	"memlab.dev/memlab/memlab"
 )
 
@@ -27,80 +24,36 @@ type Setup struct {
 // configuration.
 type Bench struct {
 	*memlab.Lab
-	sim *sim.Device // the simulated device, which the bench owns; nil on a GPU
 }
 
 // Open opens a fresh lab for one experiment. A simulated device charges each
-// cudaMalloc and cudaFree the latency measured on an H200 (sim.H200Latency),
-// so that reuse saves time there as on the GPU. The lab does not become the
-// current one; Close it when done.
+// cudaMalloc and cudaFree the latency measured on an H200
+// ([memlab.WithLatency]), so that reuse saves time there as on the GPU. The
+// lab does not become the current one; Close it when done.
 func (s Setup) Open() (*Bench, error) {
-	spec := s.Device
-	if spec == "" {
-		spec = os.Getenv(device.EnvVar)
-	}
-	ps, err := device.ParseSpec(spec)
+	l, err := memlab.Open(memlab.Device(s.Device), memlab.AllocConf(""), memlab.NotCurrent(), memlab.WithLatency())
 	if err != nil {
 		return nil, fmt.Errorf("ch4: %w", err)
 	}
-	if ps.Kind != device.Simulated {
-		l, err := memlab.Open(memlab.Device(spec), memlab.AllocConf(""), memlab.NotCurrent())
-		if err != nil {
-			return nil, fmt.Errorf("ch4: %w", err)
-		}
-		if l.Device().Kind() != device.Simulated {
-			return &Bench{Lab: l}, nil
-		}
-		if err := l.Close(); err != nil { // automatic choice fell back to the simulator
-			return nil, err
-		}
-	}
-	d, err := sim.New(sim.Config{Capacity: ps.Capacity, Index: ps.Index, ModelLatency: true})
-	if err != nil {
-		return nil, fmt.Errorf("ch4: %w", err)
-	}
-	l, err := memlab.Open(memlab.OnDevice(d), memlab.AllocConf(""), memlab.NotCurrent())
-	if err != nil {
-		return nil, errors.Join(fmt.Errorf("ch4: %w", err), d.Close())
-	}
-	return &Bench{Lab: l, sim: d}, nil
-}
-
-// Close closes the lab and the simulated device it owns.
-func (b *Bench) Close() error {
-	err := b.Lab.Close()
-	if b.sim != nil {
-		err = errors.Join(err, b.sim.Close())
-	}
-	return err
+	return &Bench{Lab: l}, nil
 }
 
 // Simulated reports whether the bench runs on the simulated device.
-func (b *Bench) Simulated() bool { return b.sim != nil }
-
-// DriverTime is the modelled time of every cudaMalloc and cudaFree so far on
-// the simulated device (0 on a GPU, where it is part of the measured time).
-func (b *Bench) DriverTime() time.Duration {
-	if b.sim == nil {
-		return 0
-	}
-	return b.sim.Stats().DriverTime()
-}
+func (b *Bench) Simulated() bool { return b.Device().Kind() == device.Simulated }
 
 // counters is a snapshot of the allocator counters experiments compare.
 type counters struct {
 	allocs, deviceAllocs int64
-	driver               time.Duration
 }
 
 func (b *Bench) counters() counters {
 	st := b.MemoryStats()
-	return counters{allocs: st["allocation.all.allocated"], deviceAllocs: st["num_device_alloc"], driver: b.DriverTime()}
+	return counters{allocs: st["allocation.all.allocated"], deviceAllocs: st["num_device_alloc"]}
 }
 
 // since returns the counters' growth from c0.
 func (c counters) since(c0 counters) counters {
-	return counters{c.allocs - c0.allocs, c.deviceAllocs - c0.deviceAllocs, c.driver - c0.driver}
+	return counters{c.allocs - c0.allocs, c.deviceAllocs - c0.deviceAllocs}
 }
 
 // median returns the median of ds (0 for none).

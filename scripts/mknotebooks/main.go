@@ -1,11 +1,19 @@
-// Command mknotebooks writes the course notebooks from their plain-text
-// sources: each scripts/notebooks/NAME.txt becomes notebooks/NAME.ipynb
+// Command mknotebooks writes the course notebooks from their sources
 // (unexecuted, GoNB kernel). Run it from the repository root after editing a
 // source:
 //
 //	go run ./scripts/mknotebooks
 //
-// A source is a sequence of cells, each opened by a line
+// A notebook has one of two kinds of source:
+//
+//   - a Go package notebooks/src/NAME (see gosrc.go): the cells are Go code
+//     that `go test` compiles and runs and `memlab lab` runs without Jupyter,
+//     and the markdown sits in /*md comments between them; it becomes
+//     notebooks/NAME.ipynb and the package's cells_gen.go;
+//   - a plain-text file scripts/notebooks/NAME.txt, described below; it
+//     becomes notebooks/NAME.ipynb.
+//
+// A text source is a sequence of cells, each opened by a line
 //
 //	%% md            a markdown cell
 //	%% code          a code cell
@@ -22,32 +30,37 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
 func main() {
-	if err := run("scripts/notebooks", "notebooks", false); err != nil {
+	if err := run("scripts/notebooks", "notebooks/src", "notebooks", false); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
 
-// run converts every NAME.txt in src into dst/NAME.ipynb; with check set it
-// writes nothing and reports notebooks that differ from their source.
-func run(src, dst string, check bool) error {
-	files, err := filepath.Glob(filepath.Join(src, "*.txt"))
+// run converts every NAME.txt in txtDir and every Go package goDir/NAME into
+// dst/NAME.ipynb (and goDir/NAME/cells_gen.go); with check set it writes
+// nothing and reports the files that differ from what their sources make.
+func run(txtDir, goDir, dst string, check bool) error {
+	files, err := filepath.Glob(filepath.Join(txtDir, "*.txt"))
 	if err != nil {
 		return err
 	}
-	if len(files) == 0 {
-		return fmt.Errorf("mknotebooks: no sources in %s", src)
+	pkgs, err := filepath.Glob(filepath.Join(goDir, "*", "[0-9]*.go"))
+	if err != nil {
+		return err
 	}
-	if !check {
-		if err := os.MkdirAll(dst, 0o755); err != nil {
-			return err
-		}
+	dirs := map[string]bool{}
+	for _, p := range pkgs {
+		dirs[filepath.Dir(p)] = true
 	}
-	var stale []string
+	if len(files)+len(dirs) == 0 {
+		return fmt.Errorf("mknotebooks: no sources in %s or %s", txtDir, goDir)
+	}
+	want := map[string][]byte{} // output path → content
 	for _, f := range files {
 		text, err := os.ReadFile(f)
 		if err != nil {
@@ -57,20 +70,47 @@ func run(src, dst string, check bool) error {
 		if err != nil {
 			return fmt.Errorf("mknotebooks: %s: %w", f, err)
 		}
-		out := filepath.Join(dst, strings.TrimSuffix(filepath.Base(f), ".txt")+".ipynb")
+		want[filepath.Join(dst, strings.TrimSuffix(filepath.Base(f), ".txt")+".ipynb")] = nb
+	}
+	for dir := range dirs {
+		g, err := readGoNotebook(dir)
+		if err != nil {
+			return fmt.Errorf("mknotebooks: %w", err)
+		}
+		out := filepath.Join(dst, g.name+".ipynb")
+		if _, dup := want[out]; dup {
+			return fmt.Errorf("mknotebooks: %s has two sources: %s.txt and %s", out, filepath.Join(txtDir, g.name), dir)
+		}
+		if want[out], err = encode(g.cells, g.meta); err != nil {
+			return fmt.Errorf("mknotebooks: %s: %w", dir, err)
+		}
+		if want[filepath.Join(dir, "cells_gen.go")], err = g.cellsGo(); err != nil {
+			return fmt.Errorf("mknotebooks: %s: %w", dir, err)
+		}
+	}
+	var paths []string
+	for p := range want {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var stale []string
+	for _, p := range paths {
 		if check {
-			old, err := os.ReadFile(out)
-			if err != nil || !bytes.Equal(old, nb) {
-				stale = append(stale, out)
+			old, err := os.ReadFile(p)
+			if err != nil || !bytes.Equal(old, want[p]) {
+				stale = append(stale, p)
 			}
 			continue
 		}
-		if err := os.WriteFile(out, nb, 0o644); err != nil {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, want[p], 0o644); err != nil {
 			return err
 		}
 	}
 	if len(stale) > 0 {
-		return fmt.Errorf("mknotebooks: %s out of date with scripts/notebooks; run go run ./scripts/mknotebooks", strings.Join(stale, ", "))
+		return fmt.Errorf("mknotebooks: %s out of date with their sources; run go run ./scripts/mknotebooks", strings.Join(stale, ", "))
 	}
 	return nil
 }
@@ -100,8 +140,17 @@ func (c cell) MarshalJSON() ([]byte, error) {
 	}{c.CellType, c.Metadata, c.Source})
 }
 
-// build turns a source into notebook JSON.
-func build(text string) ([]byte, error) {
+// parseMeta reads a "%% meta" / "//nb:meta" JSON object.
+func parseMeta(text string) (map[string]any, error) {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(text)), &m); err != nil {
+		return nil, fmt.Errorf("meta: %w", err)
+	}
+	return m, nil
+}
+
+// encode writes cells as notebook JSON, with extra merged into the metadata.
+func encode(cells []cell, extra map[string]any) ([]byte, error) {
 	meta := map[string]any{
 		"kernelspec": map[string]any{
 			"display_name": "Go (gonb)",
@@ -118,6 +167,31 @@ func build(text string) ([]byte, error) {
 			"version":            "go1.26",
 		},
 	}
+	for k, v := range extra {
+		meta[k] = v
+	}
+	if len(cells) == 0 {
+		return nil, fmt.Errorf("no cells")
+	}
+	nb := map[string]any{
+		"cells":          cells,
+		"metadata":       meta,
+		"nbformat":       4,
+		"nbformat_minor": 4,
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(nb); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// build turns a text source into notebook JSON.
+func build(text string) ([]byte, error) {
+	meta := map[string]any{}
 	var cells []cell
 	var cur *cell
 	var lines []string
@@ -158,9 +232,9 @@ func build(text string) ([]byte, error) {
 		}
 		switch f[0] {
 		case "meta":
-			var m map[string]any
-			if err := json.Unmarshal([]byte(strings.TrimSpace(line[len("%% meta"):])), &m); err != nil {
-				return nil, fmt.Errorf("line %d: meta: %w", n+1, err)
+			m, err := parseMeta(line[len("%% meta"):])
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %w", n+1, err)
 			}
 			for k, v := range m {
 				meta[k] = v
@@ -177,21 +251,5 @@ func build(text string) ([]byte, error) {
 		}
 	}
 	flush()
-	if len(cells) == 0 {
-		return nil, fmt.Errorf("no cells")
-	}
-	nb := map[string]any{
-		"cells":          cells,
-		"metadata":       meta,
-		"nbformat":       4,
-		"nbformat_minor": 4,
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", " ")
-	if err := enc.Encode(nb); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return encode(cells, meta)
 }

@@ -5,38 +5,28 @@
 package workbooktest
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"memlab.dev/memlab/internal/workbook"
+	"memlab.dev/memlab/reference"
 )
 
-// Exercises returns the repository's exercises folder, found by walking up from
-// the current directory to the go.mod of memlab.dev/memlab. It skips the test if
-// there is none.
+// Exercises returns the repository's exercises folder (reference.Root's
+// exercises/). A repository without one fails the test: the exercises ship
+// with it.
 func Exercises(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	root, err := reference.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && bytes.HasPrefix(bytes.TrimSpace(data), []byte("module memlab.dev/memlab\n")) {
-			ex := filepath.Join(dir, "exercises")
-			if _, err := os.Stat(filepath.Join(ex, "go.mod")); err != nil {
-				t.Skipf("no exercises module at %s: %v", ex, err)
-			}
-			return ex
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("not inside the memlab repository: no go.mod of memlab.dev/memlab above the test")
-		}
-		dir = parent
+	ex := filepath.Join(root, "exercises")
+	if _, err := os.Stat(filepath.Join(ex, "go.mod")); err != nil {
+		t.Fatalf("no exercises module in the repository: %v", err)
 	}
+	return ex
 }
 
 // Module copies the exercises module's go.mod and internal/ and the named exercise

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/snapshot"
+	"memlab.dev/memlab/whatif"
+)
+
+func init() {
+	register(command{
+		name:    "whatif",
+		summary: "replay a PyTorch memory snapshot under other allocator settings: peaks, cudaMallocs, OOMs",
+		run:     runWhatif,
+	})
+}
+
+const whatifUsage = `usage: memlab whatif SNAPSHOT.pickle [--conf CONF]... [--fraction F | --cap BYTES] [--json FILE] [--plot FILE.png|.svg]
+       memlab whatif SNAPSHOT.pickle --sweep [--fraction F | --cap BYTES]
+       memlab whatif SNAPSHOT.pickle --min-cap [--conf CONF]...
+
+SNAPSHOT.pickle is written by torch.cuda.memory._dump_snapshot() after
+torch.cuda.memory._record_memory_history(). Its allocation history is replayed, on the
+recorded streams, under each --conf (PYTORCH_CUDA_ALLOC_CONF syntax; "" is PyTorch's
+defaults; none: the snapshot's own settings), and one row per configuration is printed.
+--sweep tries max_split_size_mb, roundup_power2_divisions, expandable_segments (and,
+under a cap, garbage_collection_threshold) and lists the settings with the lowest peak
+reserved; --min-cap finds, per configuration, the smallest cap that does not OOM.
+`
+
+// confList is the repeatable --conf flag.
+type confList []string
+
+func (c *confList) String() string     { return strings.Join(*c, " ") }
+func (c *confList) Set(s string) error { *c = append(*c, s); return nil }
+
+func runWhatif(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("whatif", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var confs confList
+	fs.Var(&confs, "conf", "allocator configuration to replay under (repeatable)")
+	fraction := fs.String("fraction", "", "cap reserved memory at this fraction of the device (set_per_process_memory_fraction)")
+	capFlag := fs.String("cap", "", "cap reserved memory at this many bytes (or with a unit: 20GiB)")
+	jsonOut := fs.String("json", "", "write the runs as JSON to this file (- for stdout)")
+	plot := fs.String("plot", "", "draw reserved and allocated memory per configuration to this .png or .svg")
+	sweep := fs.Bool("sweep", false, "search the settings for the lowest peak reserved")
+	minCap := fs.Bool("min-cap", false, "find the smallest cap on reserved memory that does not OOM, per configuration")
+	total := fs.String("total", "", "the device's memory (default the H200's 150109880320 bytes)")
+	top := fs.Int("top", 10, "rows --sweep prints")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, whatifUsage)
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return 2
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "memlab whatif: "+format+"\n", a...)
+		return 2
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return fail("give exactly one snapshot file, got %d arguments", len(pos))
+	}
+	opts := whatif.Options{}
+	if *total != "" {
+		n, err := parseBytes(*total)
+		if err != nil {
+			return fail("--total: %v", err)
+		}
+		opts.TotalMemory = int64(n)
+	}
+	var base whatif.Setting
+	if *fraction != "" && *capFlag != "" {
+		return fail("give --fraction or --cap, not both")
+	}
+	if *fraction != "" {
+		f, err := strconv.ParseFloat(*fraction, 64)
+		if err != nil || !(f > 0 && f <= 1) {
+			return fail("--fraction %q: want a number in (0, 1]", *fraction)
+		}
+		base.Fraction = f
+	}
+	if *capFlag != "" {
+		n, err := parseBytes(*capFlag)
+		if err != nil {
+			return fail("--cap: %v", err)
+		}
+		base.Cap = int64(n)
+	}
+	if *sweep && *minCap {
+		return fail("give --sweep or --min-cap, not both")
+	}
+	if *sweep && len(confs) > 0 {
+		return fail("--sweep searches the settings itself; drop --conf")
+	}
+	if *plot != "" {
+		if ext := strings.ToLower(filepath.Ext(*plot)); ext != ".png" && ext != ".svg" {
+			return fail("--plot %q: want a .png or .svg file", *plot)
+		}
+	}
+	s, err := snapshot.ReadFile(pos[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
+		return 1
+	}
+	settings, err := whatif.ParseSettings(confs...)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if len(settings) == 0 {
+		own, err := whatif.SnapshotSetting(s)
+		if err != nil {
+			fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
+			return 1
+		}
+		settings = []whatif.Setting{own}
+	}
+	for i := range settings {
+		settings[i].Fraction, settings[i].Cap = base.Fraction, base.Cap
+	}
+	if *minCap {
+		for _, st := range settings {
+			c, err := whatif.MinCap(s, st, opts)
+			if err != nil {
+				fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
+				return 1
+			}
+			fmt.Fprintf(stdout, "%s: smallest cap without OOM %s (%d bytes)\n", st.Label(), allocator.FormatSize(c), c)
+		}
+		return 0
+	}
+	var res *whatif.Result
+	if *sweep {
+		if base.Conf, err = allocator.ParseConfig(""); err != nil {
+			return fail("%v", err)
+		}
+		runs, err := whatif.Sweep(s, base, opts)
+		if err != nil {
+			fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "%d settings without OOM; lowest peak reserved first:\n\n", len(runs))
+		if len(runs) > *top && *top > 0 {
+			runs = runs[:*top]
+		}
+		res = &whatif.Result{Runs: runs}
+	} else {
+		res, err = whatif.Replay(s, settings, opts)
+		if err != nil {
+			fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
+			return 1
+		}
+	}
+	if err := res.WriteTable(stdout); err != nil {
+		fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
+		return 1
+	}
+	if *jsonOut != "" {
+		w, err := create(*jsonOut, stdout)
+		if err == nil {
+			err = errors.Join(res.WriteJSON(w), w.Close())
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "memlab whatif: --json: %v\n", err)
+			return 1
+		}
+	}
+	if *plot != "" {
+		f, err := res.Plot("What if: " + filepath.Base(pos[0]))
+		if err == nil {
+			err = f.Save(*plot)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "memlab whatif: --plot: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", *plot)
+	}
+	return 0
+}

@@ -1,0 +1,209 @@
+package memlab
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/janpfeifer/gonb/gonbui"
+
+	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/memplot"
+)
+
+// What a notebook cell needs to read well: a cell is the body of a Go main
+// function, so a failed step stops it with a panic (Must, Check), and results
+// are shown inline in GoNB and printed or saved elsewhere (Show, Table.Show).
+
+// Must returns v, or stops the cell with err: x := memlab.Must(tensor.Empty(l, …)).
+func Must[T any](v T, err error) T {
+	Check(err)
+	return v
+}
+
+// Must2 is [Must] for calls that return two values and an error, such as
+// [Lab.MemGetInfo].
+func Must2[A, B any](a A, b B, err error) (A, B) {
+	Check(err)
+	return a, b
+}
+
+// Check stops the cell with err, if any (a panic, which GoNB shows under the
+// cell and `memlab lab` reports as the cell's failure).
+func Check(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+// FormatBytes prints a byte count as PyTorch does in memory_summary and its
+// out-of-memory messages: "512 bytes", "1.50 KiB", "20.00 MiB", "1.00 GiB".
+func FormatBytes(n int64) string { return allocator.FormatSize(n) }
+
+// Measured prints one "Measured:" line: the sentence a notebook states about
+// an experiment, printed by the cell from the numbers it measured, so that the
+// prose can never drift from the result.
+func Measured(format string, args ...any) {
+	fmt.Fprintf(output(), "Measured: "+strings.TrimRight(format, "\n")+"\n", args...)
+}
+
+var (
+	sinkMu sync.Mutex
+	sink   func(*memplot.Figure) error
+)
+
+// SetFigureSink sets what [Show] does with a figure outside a notebook and
+// returns the previous sink; nil restores the default, which writes the figure
+// as PNG under $MEMLAB_PLOT_DIR (default "plots") and prints its path. `memlab
+// lab` and the notebooks' tests set their own.
+func SetFigureSink(f func(*memplot.Figure) error) (prev func(*memplot.Figure) error) {
+	sinkMu.Lock()
+	defer sinkMu.Unlock()
+	prev, sink = sink, f
+	return prev
+}
+
+// Show displays a figure: inline in a GoNB notebook, through the figure sink
+// elsewhere (see [SetFigureSink]). It takes a plot constructor's results
+// directly, memlab.Show(steps.Plot("…")), and stops the cell if err is not nil
+// or the figure cannot be drawn.
+func Show(fig *memplot.Figure, err error) {
+	Check(err)
+	if fig == nil {
+		panic("memlab: Show(nil figure)")
+	}
+	if gonbui.IsNotebook {
+		_, err := fig.Show()
+		Check(err)
+		return
+	}
+	sinkMu.Lock()
+	f := sink
+	sinkMu.Unlock()
+	if f == nil {
+		f = saveFigure
+	}
+	Check(f(fig))
+}
+
+// saveFigure is the default figure sink: the figure as PNG under
+// $MEMLAB_PLOT_DIR (default "plots"), its path printed.
+func saveFigure(fig *memplot.Figure) error {
+	path, err := fig.Show()
+	if err == nil {
+		fmt.Fprintf(output(), "figure: %s\n", path)
+	}
+	return err
+}
+
+// Table is a table of text cells for a notebook: an HTML table in GoNB (which
+// neither wraps nor re-flows wide rows), aligned plain text elsewhere.
+type Table struct {
+	Header []string
+	Rows   [][]string
+	// Caption, if set, is shown above the table.
+	Caption string
+}
+
+// NewTable starts a table with the given column headers.
+func NewTable(header ...string) *Table { return &Table{Header: header} }
+
+// Row appends a row; each value is printed with fmt.Sprint (format byte
+// counts with [FormatBytes] first). A row shorter than the header is padded,
+// a longer one is an error at Show.
+func (t *Table) Row(values ...any) *Table {
+	row := make([]string, len(values))
+	for i, v := range values {
+		row[i] = fmt.Sprint(v)
+	}
+	t.Rows = append(t.Rows, row)
+	return t
+}
+
+func (t *Table) check() error {
+	for i, r := range t.Rows {
+		if len(r) > len(t.Header) {
+			return fmt.Errorf("memlab: table %q: row %d has %d cells for %d columns", t.Caption, i, len(r), len(t.Header))
+		}
+	}
+	return nil
+}
+
+// String renders the table as aligned plain text.
+func (t *Table) String() string {
+	var b strings.Builder
+	if t.Caption != "" {
+		b.WriteString(t.Caption + "\n")
+	}
+	widths := make([]int, len(t.Header))
+	rows := append([][]string{t.Header}, t.Rows...)
+	for _, r := range rows {
+		for i, c := range r {
+			if i < len(widths) {
+				widths[i] = max(widths[i], len([]rune(c)))
+			}
+		}
+	}
+	for _, r := range rows {
+		var line strings.Builder
+		for i := range widths {
+			c := ""
+			if i < len(r) {
+				c = r[i]
+			}
+			line.WriteString(c)
+			if i < len(widths)-1 {
+				line.WriteString(strings.Repeat(" ", widths[i]-len([]rune(c))+2))
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
+	return b.String()
+}
+
+// HTML renders the table as an HTML table.
+func (t *Table) HTML() string {
+	var b strings.Builder
+	b.WriteString(`<table style="border-collapse:collapse;font-size:13px">`)
+	if t.Caption != "" {
+		b.WriteString(`<caption style="text-align:left;font-weight:bold;padding:4px 0">` + htmlEscape(t.Caption) + `</caption>`)
+	}
+	cell := func(tag, c string) {
+		b.WriteString("<" + tag + ` style="text-align:left;padding:2px 10px;border-bottom:1px solid #ddd;white-space:nowrap">` + htmlEscape(c) + "</" + tag + ">")
+	}
+	b.WriteString("<thead><tr>")
+	for _, h := range t.Header {
+		cell("th", h)
+	}
+	b.WriteString("</tr></thead><tbody>")
+	for _, r := range t.Rows {
+		b.WriteString("<tr>")
+		for i := range t.Header {
+			c := ""
+			if i < len(r) {
+				c = r[i]
+			}
+			cell("td", c)
+		}
+		b.WriteString("</tr>")
+	}
+	b.WriteString("</tbody></table>")
+	return b.String()
+}
+
+// Show displays the table: as HTML in a GoNB notebook, as text on [Output]
+// elsewhere. A malformed table stops the cell.
+func (t *Table) Show() {
+	Check(t.check())
+	if gonbui.IsNotebook {
+		gonbui.DisplayHTML(t.HTML())
+		gonbui.Sync()
+		return
+	}
+	io.WriteString(output(), t.String())
+}
+
+var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;")
+
+func htmlEscape(s string) string { return htmlEscaper.Replace(s) }

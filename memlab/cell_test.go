@@ -1,0 +1,158 @@
+package memlab
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"memlab.dev/memlab/memplot"
+	"memlab.dev/memlab/tensor"
+)
+
+func TestMustAndCheck(t *testing.T) {
+	if got := Must(7, nil); got != 7 {
+		t.Errorf("Must(7, nil) = %d", got)
+	}
+	if a, b := Must2(1, "x", nil); a != 1 || b != "x" {
+		t.Errorf("Must2 = %v, %v", a, b)
+	}
+	boom := errors.New("boom")
+	if msg := panicOf(func() { Must(0, boom) }); msg != "boom" {
+		t.Errorf("Must with an error panicked %q, want boom", msg)
+	}
+	if msg := panicOf(func() { Check(nil) }); msg != "" {
+		t.Errorf("Check(nil) panicked %q", msg)
+	}
+}
+
+func TestTable(t *testing.T) {
+	tab := NewTable("name", "size")
+	tab.Row("a<b", FormatBytes(512)).Row("long name", FormatBytes(3<<20))
+	tab.Row("short row")
+	want := "name       size\na<b        512 bytes\nlong name  3.00 MiB\nshort row\n"
+	if got := tab.String(); got != want {
+		t.Errorf("String:\n%q\nwant\n%q", got, want)
+	}
+	h := tab.HTML()
+	if !strings.Contains(h, "<th") || !strings.Contains(h, "a&lt;b") || strings.Count(h, "<tr>") != 4 {
+		t.Errorf("HTML: %s", h)
+	}
+	var out strings.Builder
+	prev := Output
+	Output = &out
+	defer func() { Output = prev }()
+	tab.Show()
+	if out.String() != want {
+		t.Errorf("Show printed %q", out.String())
+	}
+	bad := NewTable("one").Row("a", "b")
+	if msg := panicOf(bad.Show); !strings.Contains(msg, "row 0 has 2 cells for 1 columns") {
+		t.Errorf("a row wider than the header: panic %q", msg)
+	}
+}
+
+func TestMeasured(t *testing.T) {
+	var out strings.Builder
+	prev := Output
+	Output = &out
+	defer func() { Output = prev }()
+	Measured("%s after x\n", FormatBytes(4<<20))
+	if out.String() != "Measured: 4.00 MiB after x\n" {
+		t.Errorf("Measured printed %q", out.String())
+	}
+}
+
+func TestShowAndCellExec(t *testing.T) {
+	var shown []*memplot.Figure
+	prev := SetFigureSink(func(f *memplot.Figure) error { shown = append(shown, f); return nil })
+	defer SetFigureSink(prev)
+	fig, err := memplot.Bars("t", "MiB", []string{"a"}, memplot.BarSeries{Name: "s", Values: []float64{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := panicOf(func() { Show(nil, errors.New("no plot")) }); msg != "no plot" {
+		t.Errorf("Show with an error: panic %q", msg)
+	}
+	if msg := panicOf(func() { Show(nil, nil) }); !strings.Contains(msg, "nil figure") {
+		t.Errorf("Show(nil, nil): panic %q", msg)
+	}
+	c := Cell{Notebook: "nb", Section: "1.1 x", Name: "ok", Plot: true, Func: func() { Show(fig, nil) }}
+	if n, err := c.Exec(); n != 1 || err != nil || len(shown) != 1 {
+		t.Errorf("Exec = %d, %v (%d shown); want 1 figure through the sink", n, err, len(shown))
+	}
+	c.Func = func() {}
+	if _, err := c.Exec(); err == nil || !strings.Contains(err.Error(), "tagged plot but showed no figure") {
+		t.Errorf("a plot cell without a figure: %v", err)
+	}
+	c.Func = func() { Must(0, errors.New("device on fire")) }
+	if _, err := c.Exec(); err == nil || !strings.Contains(err.Error(), "cell ok (1.1 x): device on fire") {
+		t.Errorf("a failing cell: %v", err)
+	}
+	c.Func = func() { panic("plain") }
+	if _, err := c.Exec(); err == nil || !strings.Contains(err.Error(), "panic: plain") {
+		t.Errorf("a panicking cell: %v", err)
+	}
+	if _, err := (Cell{Name: "none"}).Exec(); err == nil {
+		t.Error("a cell without a function ran")
+	}
+}
+
+func TestBudget(t *testing.T) {
+	l, err := Open(Sim("8GiB"), Budget(512<<20), AllocConf(""), NotCurrent())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, total, _ := l.MemGetInfo(); total != 512<<20 {
+		t.Errorf("a simulated device with Budget(512 MiB) has %d bytes", total)
+	}
+	if _, err := tensor.Empty(l, tensor.Uint8, 600<<20); !IsOutOfMemory(err) {
+		t.Errorf("600 MiB in a 512 MiB budget: %v", err)
+	}
+	// On a device that is not the lab's own, the budget is a cap.
+	big := openSim(t)
+	capped, err := Open(SharedWith(big), Budget(64<<20), AllocConf(""), NotCurrent())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer capped.Close()
+	if _, err := capped.Allocate(100 << 20); !IsOutOfMemory(err) || !strings.Contains(err.Error(), "allowed") {
+		t.Errorf("100 MiB past a 64 MiB cap: %v", err)
+	}
+	if _, err := Open(Budget(1000)); err == nil || !strings.Contains(err.Error(), "at least 1 MiB") {
+		t.Errorf("Budget(1000): %v", err)
+	}
+}
+
+func TestSteps(t *testing.T) {
+	l := openSim(t)
+	s := l.Steps()
+	if _, err := s.Plot("empty"); err == nil {
+		t.Error("plotting no steps succeeded")
+	}
+	s.Add("start")
+	x, err := tensor.Empty(l, tensor.Uint8, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Add("x")
+	if err := x.Release(); err != nil {
+		t.Fatal(err)
+	}
+	s.AddErr("del x", errors.New("odd"))
+	if st, ok := s.Find("x"); !ok || st.Allocated != 1<<20 || st.Reserved != 2<<20 || st.DeviceAllocs != 1 {
+		t.Errorf("step x = %+v, %v", st, ok)
+	}
+	if last := s.Last(); last.Allocated != 0 || last.Err != "odd" {
+		t.Errorf("last = %+v", last)
+	}
+	if got := s.Table().String(); !strings.Contains(got, "x      1024.00 KiB  2.00 MiB") {
+		t.Errorf("table:\n%s", got)
+	}
+	if _, err := s.PlotAllocator("p"); err != nil {
+		t.Error(err)
+	}
+	if sr := s.Series("a", func(st Step) int64 { return st.Allocated }); len(sr.Y) != 3 || sr.Y[1] != 1<<20 {
+		t.Errorf("series %+v", sr)
+	}
+}

@@ -1,0 +1,178 @@
+package nb02
+
+import (
+	"testing"
+
+	"memlab.dev/memlab/internal/nbtest"
+	"memlab.dev/memlab/memlab"
+)
+
+// The tests run each cell of notebook 02 as the notebook does and check the
+// numbers its "Measured:" lines (and tables) print, on the simulated device.
+
+func TestStorageVsViews(t *testing.T) {
+	out := nbtest.Run(t, Cells, "storageVsViews")
+	nbtest.Want(t, out,
+		`Measured: memory_allocated is 4\.00 MiB after x, 4\.00 MiB after the five views, 8\.00 MiB after x\.t\(\)\.contiguous\(\)`,
+		// every view keeps the whole 4 MiB storage; x[512] starts 2 MiB in
+		`(?m)^x\[0:1\] +\[1, 1024\] +\[1024 1\] +0 +4\.00 KiB +4\.00 MiB +0 +true +true$`,
+		`(?m)^x\[512\] +\[1024\] +\[1\] +524288 +4\.00 KiB +4\.00 MiB +2097152 `,
+		`(?m)^x\.t\(\)\.contiguous\(\) .* false$`,
+	)
+}
+
+func TestMetadataOnHost(t *testing.T) {
+	nbtest.Want(t, nbtest.Run(t, Cells, "metadataOnHost"),
+		`Measured: 10000 views of x changed memory_allocated by 0 bytes, memory_reserved by 0 bytes and the driver's count by 0 bytes`)
+}
+
+func TestSliceKeepsBase(t *testing.T) {
+	nbtest.Want(t, nbtest.Run(t, Cells, "sliceKeepsBase"),
+		`Measured: after del big the 16\.00 KiB row still holds 64\.00 MiB; after the clone and del row, 16\.00 KiB remain allocated`)
+}
+
+func TestTransposeStrides(t *testing.T) {
+	nbtest.Want(t, nbtest.Run(t, Cells, "transposeStrides"),
+		`x\.t\(\) shape \[3, 2\] strides \[1 3\] contiguous false same storage true`,
+		`x\.t\(\) read row by row: +\[0 3 1 4 2 5\]`,
+		`x\.t\(\)\.contiguous\(\) in memory: +\[0 3 1 4 2 5\]`,
+		`Measured: the contiguous copy allocated a new 512 bytes block`)
+}
+
+func TestViewNonContiguous(t *testing.T) {
+	nbtest.Want(t, nbtest.Run(t, Cells, "viewNonContiguous"),
+		`x\[:, ::2\]: shape \[1024, 512\] strides \[1024 2\] contiguous false`,
+		`view\(1024, 256, 2\): shape \[1024, 256, 2\] strides \[1024 4 2\] shares x's storage true`,
+		`x\.t\(\)\.view\(-1\): .*view size is not compatible .*Use \.reshape\(\.\.\.\) instead`,
+		`Measured: .* x\.t\(\)\.reshape\(-1\) copied 4\.00 MiB`)
+}
+
+func TestSavedTensors(t *testing.T) {
+	nbtest.Want(t, nbtest.Run(t, Cells, "savedTensors"),
+		`the tape holds 6\.00 MiB of saved tensors`,
+		`Measured: after 4 layers memory_allocated is 2\.00 MiB without a tape and 6\.00 MiB with one; after Backward, 2\.00 MiB`)
+}
+
+func TestAllocatedVsReserved(t *testing.T) {
+	nbtest.Want(t, nbtest.Run(t, Cells, "allocatedVsReserved"),
+		`Measured: reserved before any tensor: 0 bytes; after del x allocated is 0 bytes and reserved 256\.00 MiB; y took no new cudaMalloc \(1 in all\); empty_cache\(\) brought the driver's count back to 512\.00 MiB`)
+}
+
+func TestFiveAllocations(t *testing.T) {
+	nbtest.Want(t, nbtest.Run(t, Cells, "fiveAllocations"),
+		`(?m)^24 B +512 bytes +small +2\.00 MiB `,
+		`(?m)^1 MiB +1024\.00 KiB +small +2\.00 MiB `,
+		`(?m)^1 MiB \+ 1 B +1\.00 MiB +large +20\.00 MiB `,
+		`(?m)^12 MiB +12\.00 MiB +large +20\.00 MiB `, // best fit in the 20 MiB segment's rest
+		`(?m)^600 MiB +600\.00 MiB +large +600\.00 MiB +614\.00 MiB +622\.00 MiB +1 +2$`,
+		`Measured: 24 bytes took a 512 bytes block; the five requests made 3 segments \(3 cudaMalloc calls\)`)
+}
+
+func TestSplitAndMerge(t *testing.T) {
+	nbtest.Want(t, nbtest.Run(t, Cells, "splitAndMerge"),
+		`b = empty\(2 MiB\): +20\.00 MiB large segment: 2\.00 MiB A \| 2\.00 MiB free \| 8\.00 MiB A \| 8\.00 MiB free`,
+		`Measured: b took a's 4 MiB hole \(same address: true\); 10\.00 MiB sat free in split blocks before del b, c; afterwards 1 free block in 1 segment \(1 cudaMalloc call\)`)
+}
+
+func TestMaxSplitSize(t *testing.T) {
+	// The PyTorch columns come from reference/: a missing file fails the cell.
+	nbtest.Want(t, nbtest.Run(t, Cells, "maxSplitSize"),
+		`Measured: defaults: reserved memory peaks at 1024\.00 MiB; 0 of 10 ops differ from PyTorch 2\.11`,
+		`Measured: max_split_size_mb:128: reserved memory peaks at 2\.50 GiB; 0 of 10 ops differ from PyTorch 2\.11`,
+		`Measured: max_split_size_mb:32 \(the chapter's advice\): reserved memory peaks at 2\.50 GiB; no PyTorch recording`)
+}
+
+func TestChapterSequenceNoOOM(t *testing.T) {
+	nbtest.Want(t, nbtest.Run(t, Cells, "chapterSequenceNoOOM"),
+		`Measured: the 768 MiB request was served \(error: ""\) inside 1 segment of 1024\.00 MiB; 1 cudaMalloc call`)
+}
+
+func TestFragment(t *testing.T) {
+	res := nbtest.Exec(t, Cells, "fragment")
+	nbtest.Want(t, res.Output,
+		`CUDA out of memory\. Tried to allocate 1\.50 GiB\. .* 2\.91 GiB is reserved by PyTorch but unallocated\. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`,
+		`Measured: 2\.91 GiB free in the cache, the largest free block 496\.00 MiB: the 1\.5 GiB request failed with an out-of-memory error: true`)
+	if len(res.Figures) != 2 {
+		t.Errorf("%d figures, want the segment map and the gauge", len(res.Figures))
+	}
+}
+
+func TestFragmentedSummary(t *testing.T) {
+	nbtest.Want(t, nbtest.Run(t, Cells, "fragmentedSummary"),
+		`\| Non-releasable memory \|   2976 MiB \|`,
+		`CUDA OOMs: 1 `,
+		`Measured: inactive_split_bytes 2\.91 GiB of reserved 3\.00 GiB; 1 out-of-memory error, 1 allocator retry`)
+}
+
+func TestRemedies(t *testing.T) {
+	res := nbtest.Exec(t, Cells, "remedies")
+	nbtest.Want(t, res.Output,
+		`(?m)^fragmented \(defaults\) +false +0 bytes +2\.91 GiB +512\.00 MiB +3\.00 GiB +6$`,
+		`(?m)^pre-allocation +true `, // served by a view of the buffer, tried
+		`(?m)^uniform sizes +true +3\.00 GiB +0 bytes +416\.00 MiB +3\.09 GiB +13$`,
+		`(?m)^max_split_size_mb:256 +true +3\.00 GiB +0 bytes `,
+		`(?m)^max_split_size_mb:32 \(the chapter's\) +true `,
+		`(?m)^expandable_segments +true `,
+		`Measured: 5 of 6 variants served the 1\.5 GiB request; the fragmented run had 2\.91 GiB pinned in split blocks and 0 bytes releasable`)
+	if len(res.Figures) != 2 {
+		t.Errorf("%d figures, want the remedies' bars and a segment map", len(res.Figures))
+	}
+}
+
+func TestAPITour(t *testing.T) {
+	nbtest.Want(t, nbtest.Run(t, Cells, "apiTour"),
+		`(?m)^memory_allocated\(\) +l\.MemoryAllocated\(\) +100\.00 MiB$`,
+		`(?m)^memory_allocated\(\) +memlab\.MemoryAllocated\(\) \(the current lab\) +100\.00 MiB$`,
+		`(?m)^memory_reserved\(\) +l\.MemoryReserved\(\) +150\.00 MiB$`,
+		`(?m)^empty_cache\(\) .* memory_reserved\(\) is now 100\.00 MiB$`,
+		`set_per_process_memory_fraction\(1\.5\) .* invalid fraction value 1\.5`,
+		`PyTorch CUDA memory summary, device ID 0`)
+}
+
+func TestLeakCheck(t *testing.T) {
+	nbtest.Want(t, nbtest.Run(t, Cells, "leakCheck"),
+		`Measured: keeps tensors: memory_allocated after − before = 8\.00 MiB after 8 steps`,
+		`Measured: keeps numbers: memory_allocated after − before = 0 bytes after 8 steps`)
+}
+
+func TestPerEpoch(t *testing.T) {
+	nbtest.Want(t, nbtest.Run(t, Cells, "perEpoch"),
+		`(?m)^3 +128\.00 MiB +192\.00 MiB +576\.00 MiB +192\.00 MiB +64\.00 MiB$`,
+		`Measured: the last epoch peaked at 192\.00 MiB; without the resets max_memory_allocated\(\) would still say 576\.00 MiB`)
+}
+
+func TestTwoTenants(t *testing.T) {
+	nbtest.Want(t, nbtest.Run(t, Cells, "twoTenants"),
+		`Measured: neither capped: greedy A holds 7\.00 GiB; B's 3 GiB request: out of memory`,
+		`Measured: both capped at half: greedy A holds 4\.00 GiB; B's 3 GiB request: served`)
+}
+
+// Every cell has a test above, every section a plot, and no cell leaves a
+// lab open (package-level functions would then act on a stale lab).
+func TestEveryCellTested(t *testing.T) {
+	tested := map[string]bool{"storageVsViews": true, "metadataOnHost": true, "sliceKeepsBase": true, "transposeStrides": true,
+		"viewNonContiguous": true, "savedTensors": true, "allocatedVsReserved": true, "fiveAllocations": true, "splitAndMerge": true,
+		"maxSplitSize": true, "chapterSequenceNoOOM": true, "fragment": true, "fragmentedSummary": true, "remedies": true,
+		"apiTour": true, "leakCheck": true, "perEpoch": true, "twoTenants": true}
+	plots := map[string]bool{}
+	for _, c := range Cells {
+		if !tested[c.Name] {
+			t.Errorf("cell %s has no test", c.Name)
+		}
+		if c.Plot {
+			plots[c.Section[:3]] = true
+		}
+	}
+	for _, s := range []string{"2.1", "2.2", "2.3", "2.4"} {
+		if !plots[s] {
+			t.Errorf("section %s has no plot cell", s)
+		}
+	}
+	if len(Cells) < 12 {
+		t.Errorf("%d code cells, the issue asks for at least 12", len(Cells))
+	}
+	nbtest.All(t, Cells)
+	if l, err := memlab.Current(); err == nil {
+		t.Errorf("a cell left lab %v open and current", l)
+	}
+}

@@ -1,0 +1,143 @@
+package nb04
+
+import (
+	"fmt"
+	"testing"
+
+	"memlab.dev/memlab/internal/nbtest"
+)
+
+func TestReluVsReluInPlace(t *testing.T) {
+	out := nbtest.Run(t, Cells, "reluVsReluInPlace")
+	nbtest.Want(t, out, `Measured: y = x\.relu\(\) peaks at 8\.00 MiB, x\.relu_\(\) at 4\.00 MiB: 50 % less`)
+}
+
+func TestRebindVsAddInPlace(t *testing.T) {
+	out := nbtest.Run(t, Cells, "rebindVsAddInPlace")
+	nbtest.Want(t, out,
+		`a = a \+ 1: same storage false, version 0`,
+		`a \+= 1: +same storage true, version 1, a\[0, 0\] = 2`,
+		`Measured: a = a \+ 1 needs 4\.00 MiB beyond a at its peak, a \+= 1 needs 0 bytes`)
+}
+
+func TestSharedBranch(t *testing.T) {
+	out := nbtest.Run(t, Cells, "sharedBranch")
+	nbtest.Want(t, out, `Measured: 3 of 6 results wrong and no error; x\._version went 0 → 1`)
+}
+
+func TestSavedTensorError(t *testing.T) {
+	out := nbtest.Run(t, Cells, "savedTensorError")
+	nbtest.Want(t, out,
+		`in place true: tape \[ExpBackward0 MulBackward1\], saved 256\.00 KiB; backward: .*output 0 of ExpBackward0, is at version 1; expected version 0 instead`,
+		`in place false: .*backward: ok`)
+}
+
+func TestViewWriteThrough(t *testing.T) {
+	out := nbtest.Run(t, Cells, "viewWriteThrough")
+	nbtest.Want(t, out,
+		`x = \[999 1 2 3 4 5 6 7 8 9 10 11\]`,
+		`y shares x's storage: true; x\._version 1, y\._version 1`,
+		`Measured: writing y\[0, 0\] changed x\[0\] to 999; the views allocated 0 bytes`)
+}
+
+func TestViewCopies(t *testing.T) {
+	out := nbtest.Run(t, Cells, "viewCopies")
+	nbtest.Want(t, out,
+		`(?m)^x\.view\(512, 2048\) +0 bytes +true +true`,
+		`(?m)^x\.t\(\)\.view\(-1\) +0 bytes .*view size is not compatible with input tensor's size and stride`,
+		`(?m)^x\.t\(\)\.reshape\(-1\) +4\.00 MiB +false +true`,
+		`(?m)^x\[:, ::2\]\.view\(1024, 256, 2\) +0 bytes +true +false`,
+		`(?m)^x\[:, ::2\]\.contiguous\(\) +2\.00 MiB +false +true`,
+		`(?m)^x\.expand\(4, n, n\)\.contiguous\(\) +16\.00 MiB +false +true`)
+}
+
+func TestViewNonContiguous(t *testing.T) {
+	out := nbtest.Run(t, Cells, "viewNonContiguous")
+	nbtest.Want(t, out,
+		`x\[:, ::2\]\.view\(1024, 256, 2\): shape \[1024, 256, 2\] strides \[1024 4 2\]`,
+		`Measured: view of the non-contiguous x\[:, ::2\] succeeded: true; x\.t\(\)\.view\(-1\) refused: true`)
+}
+
+func TestChapterTensorPool(t *testing.T) {
+	out := nbtest.Run(t, Cells, "chapterTensorPool")
+	nbtest.Want(t, out,
+		`Measured: the chapter's pool: 297 hits, 3 misses, 3 allocator calls in 100 steps; it holds 2\.25 MiB`,
+		`a third Get beyond its limit: pool: Get: .*limit 2 tensors`,
+		`Put of a tensor of another shape: pool: Put: pool: tensor of the wrong shape or dtype`,
+		`Put of the same tensor twice: pool: Put: pool: double put`,
+		`stats: \{Hits:0 Misses:2 Outstanding:0 Idle:2 Bytes:2097152\}`)
+}
+
+func TestPoolLatency(t *testing.T) {
+	res := nbtest.Exec(t, Cells, "poolLatency")
+	// Counts are exact; times only in order (the pool and the cache well
+	// below a modelled cudaMalloc).
+	nbtest.Want(t, res.Output,
+		`(?m)^cudaMalloc every step \(empty_cache\) +200 +200 `,
+		`(?m)^caching allocator +200 +1 `,
+		`(?m)^TensorPool +1 +1 `)
+	var malloc, cache, pooled float64
+	line := nbtest.Line(t, res.Output, "Measured:")
+	if _, err := fmt.Sscanf(line, "Measured: median step: %f µs with a cudaMalloc each time, %f µs from the caching allocator, %f µs from the TensorPool", &malloc, &cache, &pooled); err != nil {
+		t.Fatalf("%q: %v", line, err)
+	}
+	if !(malloc > 10*cache && malloc > 10*pooled) {
+		t.Errorf("median steps %g, %g, %g µs: want the cudaMalloc one ten times the others at least", malloc, cache, pooled)
+	}
+}
+
+func TestPagedCacheAPI(t *testing.T) {
+	out := nbtest.Run(t, Cells, "pagedCacheAPI")
+	nbtest.Want(t, out,
+		`sequence 2: 40 tokens in blocks \[3 4 5\]`,
+		`\{BlockSize:16 Blocks:8 Used:6 Free:2 Sequences:3 Tokens:65 Waste:31\}`,
+		`after freeing sequence 1: \{BlockSize:16 Blocks:8 Used:4 Free:4 Sequences:2 Tokens:45 Waste:19\}`,
+		`Measured: one arena of 128\.00 KiB, allocated once: 128\.00 KiB in use by the lab`)
+}
+
+func TestKVStrategies(t *testing.T) {
+	out := nbtest.Run(t, Cells, "kvStrategies")
+	nbtest.Want(t, out, `Measured: torch\.cat: 6662 allocator calls, 5 cudaMallocs, 30\.00 MiB reserved at its peak; preallocated: 16 calls, up to 1276 token slots unused; paged: 1 call, at most 60 slots unused, 12\.00 MiB reserved`)
+}
+
+func TestOneRequestByMode(t *testing.T) {
+	out := nbtest.Run(t, Cells, "oneRequestByMode")
+	nbtest.Want(t, out,
+		`(?m)^baseline +2\.57 MiB +640\.50 KiB +363 +\[1786 676 319`,
+		`(?m)^chapter +2\.57 MiB +710\.50 KiB +224 +\[1786 676 319`,
+		`(?m)^optimised +2\.57 MiB +390\.00 KiB +224 +\[1786 676 319`)
+}
+
+func TestInferenceSmall(t *testing.T) {
+	res := nbtest.Exec(t, Cells, "inferenceSmall")
+	nbtest.Want(t, res.Output,
+		`(?m)^chapter +3\.26 MiB +0\.69 MiB +-10\.9%`,
+		`The chapter's three techniques together \(chapter = in-place\+views\+kv-cache\): peak above the weights 0\.63 MiB → 0\.69 MiB, which raises it by 10\.9 %; total peak 3\.19 MiB → 3\.26 MiB, which raises it by 2\.1 %`,
+		`memlab's own extra, last-logits \(not one of the chapter's techniques\), alone lowers it by 35\.8 %`,
+		`every mode's logits equal the baseline's exactly`)
+	if len(res.Figures) != 2 {
+		t.Errorf("%d figures, want the peaks and the per-pass curves", len(res.Figures))
+	}
+}
+
+func TestAttentionScores(t *testing.T) {
+	out := nbtest.Run(t, Cells, "attentionScores")
+	nbtest.Want(t, out, `Measured: 96 steps: 96 allocator calls, 0 cudaMalloc, 1 distinct addresses for the score tensors`)
+}
+
+func TestInPlaceLayerNorm(t *testing.T) {
+	out := nbtest.Run(t, Cells, "inPlaceLayerNorm")
+	nbtest.Want(t, out, `Measured: out of place: 64\.00 KiB above the inputs at the peak; "in place": 32\.00 KiB, and the output differs by up to 0\.[1-9]`)
+}
+
+func TestRecordedH200(t *testing.T) {
+	res := nbtest.Exec(t, Cells, "recordedH200")
+	nbtest.Want(t, res.Output,
+		`# 20\d\d-\d\d-\d\d \d\d:\d\d UTC, NVIDIA H200: memlab ch4 -device cuda -size large`,
+		`# 20\d\d-\d\d-\d\d \d\d:\d\d UTC, NVIDIA H200: memlab ch4 -device cuda -size small`,
+		`Measured \(large model on cuda:0 \(NVIDIA H200\)\)`,
+		`Median token: baseline \d+ µs, kv-cache \d+ µs`)
+	if len(res.Figures) != 2 {
+		t.Errorf("%d figures, want the large run's latency and curves", len(res.Figures))
+	}
+}

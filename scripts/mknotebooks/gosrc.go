@@ -1,0 +1,367 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/format"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// A notebook written as Go: the directory notebooks/src/NAME is a Go package
+// whose files named [0-9]*.go (read in name order) hold the notebook's cells:
+//
+//	/*md
+//	## 2.1 Tensor storage
+//	…markdown…
+//	*/
+//
+//	//nb:cell plot
+//	func storageVsViews() {
+//		l := memlab.MustOpen()
+//		…
+//	}
+//
+//	//nb:decl
+//	type TensorPool struct{ … }
+//
+// A block comment that opens with "/*md" is a markdown cell (it must not touch
+// the declaration after it: leave a blank line, so that gofmt never reformats
+// it as a doc comment). A function marked //nb:cell (no parameters, no
+// results) is a code cell whose body, after GoNB's "%%", is the body of the
+// cell's main; words after the marker are the cell's tags ("plot": nbcheck
+// wants an image). A declaration marked //nb:decl opens a code cell of
+// declarations, which GoNB keeps for later cells; unmarked declarations after
+// it join that cell, and any other unmarked declaration is an error. The
+// imports of all files make the notebook's first code cell. A line
+// "//nb:meta {JSON}" merges JSON into the notebook's metadata.
+//
+// The generator also writes cells_gen.go into the package: the list of its
+// code cells (memlab.Cell), which `memlab lab` runs and the tests look up.
+
+// goNotebook is a notebook read from a Go package.
+type goNotebook struct {
+	name    string // the notebook's file name without .ipynb
+	pkg     string // the package's name
+	cells   []cell
+	pending []rawCell // cells being read
+	meta    map[string]any
+	runs    []runCell // the //nb:cell functions, in order
+	imports []string  // import specs as written: `"fmt"`, `nb "x/y"`
+}
+
+// rawCell is a cell as lines without newlines.
+type rawCell struct {
+	kind  string
+	tags  []string
+	lines []string
+}
+
+// runCell is one //nb:cell function.
+type runCell struct {
+	fn, section string
+	tags        []string
+}
+
+// readGoNotebook reads the package in dir.
+func readGoNotebook(dir string) (*goNotebook, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "[0-9]*.go"))
+	if err != nil {
+		return nil, err
+	}
+	var srcs []string
+	for _, f := range files {
+		if !strings.HasSuffix(f, "_test.go") {
+			srcs = append(srcs, f)
+		}
+	}
+	sort.Strings(srcs)
+	if len(srcs) == 0 {
+		return nil, fmt.Errorf("%s: no notebook sources (files named [0-9]*.go)", dir)
+	}
+	nb := &goNotebook{name: filepath.Base(dir), meta: map[string]any{}}
+	section := ""
+	seenImport := map[string]bool{}
+	for _, path := range srcs {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if formatted, err := format.Source(src); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		} else if !bytes.Equal(formatted, src) {
+			return nil, fmt.Errorf("%s: not gofmt-formatted; run gofmt -w %s", path, path)
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, src, parser.ParseComments)
+		if err != nil {
+			return nil, err
+		}
+		if nb.pkg == "" {
+			nb.pkg = f.Name.Name
+		} else if f.Name.Name != nb.pkg {
+			return nil, fmt.Errorf("%s: package %s, want %s", path, f.Name.Name, nb.pkg)
+		}
+		for _, imp := range f.Imports {
+			spec := imp.Path.Value
+			if imp.Name != nil {
+				spec = imp.Name.Name + " " + spec
+			}
+			if !seenImport[spec] {
+				seenImport[spec] = true
+				nb.imports = append(nb.imports, spec)
+			}
+		}
+		pos := func(p token.Pos) string { return fset.Position(p).String() }
+		off := func(p token.Pos) int { return fset.Position(p).Offset }
+		docs := map[*ast.CommentGroup]bool{}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				docs[d.Doc] = true
+			case *ast.GenDecl:
+				docs[d.Doc] = true
+			}
+		}
+		// The file's items in order: markdown comments and declarations.
+		type item struct {
+			at   token.Pos
+			md   *ast.Comment
+			decl ast.Decl
+		}
+		var items []item
+		for _, cg := range f.Comments {
+			for _, c := range cg.List {
+				switch {
+				case strings.HasPrefix(c.Text, "/*md"):
+					if docs[cg] {
+						return nil, fmt.Errorf("%s: a /*md comment must be followed by a blank line, not a declaration", pos(c.Pos()))
+					}
+					items = append(items, item{at: c.Pos(), md: c})
+				case strings.HasPrefix(c.Text, "//nb:meta "):
+					if err := mergeMeta(nb.meta, strings.TrimPrefix(c.Text, "//nb:meta ")); err != nil {
+						return nil, fmt.Errorf("%s: %w", pos(c.Pos()), err)
+					}
+				}
+			}
+		}
+		for _, d := range f.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.IMPORT {
+				continue
+			}
+			items = append(items, item{at: d.Pos(), decl: d})
+		}
+		sort.Slice(items, func(i, j int) bool { return items[i].at < items[j].at })
+		inDecl := false // an //nb:decl cell is open: unmarked declarations join it
+		for _, it := range items {
+			if it.md != nil {
+				text := strings.TrimPrefix(strings.TrimSuffix(it.md.Text, "*/"), "/*md")
+				lines := trimBlank(strings.Split(text, "\n"))
+				if len(lines) == 0 {
+					return nil, fmt.Errorf("%s: empty /*md comment", pos(it.md.Pos()))
+				}
+				if m := typedFigure.FindString(text); m != "" {
+					return nil, fmt.Errorf("%s: markdown holds %q, a figure that looks measured: print it from the cell (memlab.Measured) instead of typing it", pos(it.md.Pos()), m)
+				}
+				for _, l := range lines {
+					if h, ok := strings.CutPrefix(l, "## "); ok {
+						section = strings.TrimSpace(h)
+					}
+				}
+				nb.pending = append(nb.pending, rawCell{"markdown", nil, lines})
+				inDecl = false
+				continue
+			}
+			doc := docOf(it.decl)
+			kind, tags := marker(doc)
+			start := it.decl.Pos()
+			switch kind {
+			case "cell":
+				fn, ok := it.decl.(*ast.FuncDecl)
+				if !ok || fn.Recv != nil || fn.Type.TypeParams != nil || len(fn.Type.Params.List) > 0 || fn.Type.Results != nil || fn.Body == nil {
+					return nil, fmt.Errorf("%s: //nb:cell marks a function with no receiver, parameters or results", pos(start))
+				}
+				body := string(src[off(fn.Body.Lbrace)+1 : off(fn.Body.Rbrace)])
+				lines := trimBlank(strings.Split(body, "\n"))
+				for i, l := range lines {
+					lines[i] = strings.TrimPrefix(l, "\t")
+				}
+				if len(lines) == 0 {
+					return nil, fmt.Errorf("%s: //nb:cell %s has an empty body", pos(start), fn.Name.Name)
+				}
+				nb.pending = append(nb.pending, rawCell{"code", tags, append([]string{"%%"}, lines...)})
+				nb.runs = append(nb.runs, runCell{fn: fn.Name.Name, section: section, tags: tags})
+				inDecl = false
+			case "decl":
+				text := declText(src, doc, it.decl, off)
+				nb.pending = append(nb.pending, rawCell{"code", tags, text})
+				inDecl = true
+			case "":
+				if !inDecl {
+					return nil, fmt.Errorf("%s: declaration is in no notebook cell: mark it //nb:decl (or //nb:cell for a cell's body)", pos(start))
+				}
+				last := &nb.pending[len(nb.pending)-1]
+				last.lines = append(last.lines, "")
+				last.lines = append(last.lines, declText(src, doc, it.decl, off)...)
+			default:
+				return nil, fmt.Errorf("%s: unknown marker //nb:%s (want cell or decl)", pos(start), kind)
+			}
+		}
+	}
+	if len(nb.runs) == 0 {
+		return nil, fmt.Errorf("%s: no //nb:cell functions", dir)
+	}
+	// The imports cell goes before the first code cell.
+	imp := []string{"import ("}
+	var std, other []string
+	for _, s := range nb.imports {
+		p := s[strings.IndexByte(s, '"'):]
+		if strings.Contains(strings.SplitN(p, "/", 2)[0], ".") {
+			other = append(other, s)
+		} else {
+			std = append(std, s)
+		}
+	}
+	sort.Strings(std)
+	sort.Strings(other)
+	for _, s := range std {
+		imp = append(imp, "\t"+s)
+	}
+	if len(std) > 0 && len(other) > 0 {
+		imp = append(imp, "")
+	}
+	for _, s := range other {
+		imp = append(imp, "\t"+s)
+	}
+	imp = append(imp, ")")
+	imported := false
+	for _, c := range nb.pending {
+		if c.kind == "code" && !imported {
+			nb.cells = append(nb.cells, newCell("code", nil, imp))
+			imported = true
+		}
+		nb.cells = append(nb.cells, newCell(c.kind, c.tags, c.lines))
+	}
+	return nb, nil
+}
+
+// typedFigure matches what looks like a measured figure typed into markdown:
+// a time, a bandwidth, or a decimal percentage or size ("13.5 %", "4.0 MiB").
+// Whole sizes ("a 64 MiB tensor") describe an experiment's input and pass.
+var typedFigure = regexp.MustCompile(`\d+(\.\d+)?\s?(µs|us|ms|TB/s|GB/s)\b|\d+\.\d+\s?%|\d+\.\d+\s?(MiB|GiB|KiB|MB|GB)\b`)
+
+// docOf returns a declaration's doc comment.
+func docOf(d ast.Decl) *ast.CommentGroup {
+	switch d := d.(type) {
+	case *ast.FuncDecl:
+		return d.Doc
+	case *ast.GenDecl:
+		return d.Doc
+	}
+	return nil
+}
+
+// marker returns the //nb: marker in a doc comment ("cell", "decl" or "") and
+// the words after it.
+func marker(doc *ast.CommentGroup) (string, []string) {
+	if doc == nil {
+		return "", nil
+	}
+	for _, c := range doc.List {
+		if rest, ok := strings.CutPrefix(c.Text, "//nb:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				return "?", nil
+			}
+			return f[0], f[1:]
+		}
+	}
+	return "", nil
+}
+
+// declText is a declaration's source with its doc comment, less the marker.
+func declText(src []byte, doc *ast.CommentGroup, d ast.Decl, off func(token.Pos) int) []string {
+	var out []string
+	if doc != nil {
+		for _, c := range doc.List {
+			if !strings.HasPrefix(c.Text, "//nb:") {
+				out = append(out, c.Text)
+			}
+		}
+		// gofmt puts the marker, a directive, last, after a "//" line.
+		for len(out) > 0 && out[len(out)-1] == "//" {
+			out = out[:len(out)-1]
+		}
+	}
+	return append(out, strings.Split(string(src[off(d.Pos()):off(d.End())]), "\n")...)
+}
+
+func trimBlank(lines []string) []string {
+	for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// newCell makes a cell from its lines (without newlines).
+func newCell(kind string, tags []string, lines []string) cell {
+	c := cell{CellType: kind, Metadata: map[string]any{}}
+	if len(tags) > 0 {
+		c.Metadata["tags"] = tags
+	}
+	for i, l := range lines {
+		if i < len(lines)-1 {
+			l += "\n"
+		}
+		c.Source = append(c.Source, l)
+	}
+	return c
+}
+
+// cellsGo is the package's cells_gen.go.
+func (nb *goNotebook) cellsGo() ([]byte, error) {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "// Code generated by scripts/mknotebooks from this package's [0-9]*.go; DO NOT EDIT.\n\n")
+	fmt.Fprintf(&b, "package %s\n\nimport \"memlab.dev/memlab/memlab\"\n\n", nb.pkg)
+	fmt.Fprintf(&b, "// Cells are the code cells of notebook %s, in order: `memlab lab` runs them and\n// the tests look them up by name.\nvar Cells = []memlab.Cell{\n", nb.name)
+	for _, r := range nb.runs {
+		fmt.Fprintf(&b, "\t{Notebook: %q, Section: %q, Name: %q, Plot: %v, Func: %s},\n",
+			nb.name, r.section, r.fn, hasString(r.tags, "plot"), r.fn)
+	}
+	fmt.Fprintf(&b, "}\n\nfunc init() { memlab.RegisterCells(Cells...) }\n")
+	out, err := format.Source(b.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("cells_gen.go: %w", err)
+	}
+	return out, nil
+}
+
+func hasString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// mergeMeta merges a JSON object into meta.
+func mergeMeta(meta map[string]any, text string) error {
+	m, err := parseMeta(text)
+	if err != nil {
+		return err
+	}
+	for k, v := range m {
+		meta[k] = v
+	}
+	return nil
+}

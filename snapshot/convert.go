@@ -1,0 +1,745 @@
+package snapshot
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/big"
+	"strings"
+)
+
+// decode unpickles data and converts it to the typed model.
+func decode(data []byte) (*Snapshot, error) {
+	t, err := unpickle(data)
+	if err != nil {
+		return nil, err
+	}
+	c := converter{tree: t}
+	return c.snapshot(t.root)
+}
+
+// converter turns decoded values into the typed model. Frames lists and frame dicts
+// are shared in PyTorch's pickles (memo references), so their conversions are
+// cached per object: a shared list costs once, however often it is referenced.
+type converter struct {
+	*tree
+	stacks map[string][]Frame // frames lists by their frames' keys (see frameList)
+	key    []byte
+	// A frame is a triple of its name's and filename's string indices and its
+	// line; tripleOf holds, per dict, 1 + the index of its triple (0: not seen).
+	triples    []frameTriple
+	seenList   []uint64           // bit per list: converted as frames once
+	sharedList map[uint32][]Frame // frames lists met more than once
+	claimed    []uint64           // bit per dict: converted as an entry (see claim)
+	tripleIdx  map[frameTriple]uint32
+	tripleOf   []uint32
+	codes      []uint8 // per string: 1 + its field code, 0 when not looked up yet
+}
+
+// Field codes of the keys of the hot dicts (trace entries and frames), so that
+// their conversion switches on a small integer instead of comparing strings.
+const (
+	fUnknown = iota
+	fAction
+	fAddr
+	fSize
+	fStream
+	fTimeUS
+	fDeviceFree
+	fFrames
+	fCompileContext
+	fUserMetadata
+	fFilename
+	fLine
+	fName
+)
+
+var fieldNames = [...]string{
+	fUnknown: "", fAction: "action", fAddr: "addr", fSize: "size", fStream: "stream",
+	fTimeUS: "time_us", fDeviceFree: "device_free", fFrames: "frames",
+	fCompileContext: "compile_context", fUserMetadata: "user_metadata",
+	fFilename: "filename", fLine: "line", fName: "name",
+}
+
+var fieldCodes = func() map[string]uint8 {
+	m := map[string]uint8{}
+	for i, n := range fieldNames {
+		if i != fUnknown {
+			m[n] = uint8(i)
+		}
+	}
+	return m
+}()
+
+// code returns the field code of a dict key (fUnknown for other keys and for
+// keys that are not strings), looking each string up once.
+func (c *converter) code(k value) uint8 {
+	if k.k != kStr {
+		return fUnknown
+	}
+	if c.codes == nil {
+		c.codes = make([]uint8, len(c.strs))
+	}
+	if x := c.codes[k.n]; x != 0 {
+		return x - 1
+	}
+	x := fieldCodes[c.strs[k.n]]
+	c.codes[k.n] = x + 1
+	return x
+}
+
+type frameTriple struct {
+	name, file uint32
+	line       int32
+}
+
+// at is where a value sits, rendered only for errors: format has n %d verbs.
+type at struct {
+	format string
+	args   [3]int
+	n      int
+}
+
+func (a at) String() string {
+	args := make([]any, a.n)
+	for i := range args {
+		args[i] = a.args[i]
+	}
+	return fmt.Sprintf(a.format, args...)
+}
+
+func (a at) with(suffix string, i int) at {
+	b := a
+	b.format += suffix
+	if b.n < len(b.args) {
+		b.args[b.n] = i
+		b.n++
+	}
+	return b
+}
+
+// typeErr is a key holding the wrong type.
+func (c *converter) typeErr(a at, key, want string, v value) error {
+	return fmt.Errorf("snapshot: %s.%s: want %s, got %s", a, key, want, c.typeName(v))
+}
+
+func missing(a at, key string) error {
+	return fmt.Errorf("snapshot: %s: missing key %q", a, key)
+}
+
+func (c *converter) asDict(a at, v value) (*dictObj, error) {
+	if v.k != kDict {
+		return nil, fmt.Errorf("snapshot: %s: want dict, got %s", a, c.typeName(v))
+	}
+	return c.dict(v), nil
+}
+
+// claim is asDict for the dicts of segments, blocks, trace entries and
+// annotations, which must each be converted once: each is its own object in a
+// snapshot, and one shared by memo references (a pickle a few bytes long naming
+// it a million times) is refused rather than converted again and again.
+func (c *converter) claim(a at, v value) (*dictObj, error) {
+	d, err := c.asDict(a, v)
+	if err != nil {
+		return nil, err
+	}
+	if c.claimed == nil {
+		c.claimed = make([]uint64, (c.dicts.n+63)/64)
+	}
+	if c.claimed[v.n/64]&(1<<(v.n%64)) != 0 {
+		return nil, fmt.Errorf("snapshot: %s: the same dict as an earlier entry (a memo reference); each entry of a snapshot is its own dict", a)
+	}
+	c.claimed[v.n/64] |= 1 << (v.n % 64)
+	return d, nil
+}
+
+func (c *converter) asList(a at, key string, v value) ([]value, error) {
+	if v.k != kList && v.k != kTuple {
+		return nil, c.typeErr(a, key, "list", v)
+	}
+	return c.items(v), nil
+}
+
+func (c *converter) asInt(a at, key string, v value) (int64, error) {
+	switch v.k {
+	case kInt:
+		return int64(c.bits(v)), nil
+	case kUint:
+		return 0, fmt.Errorf("snapshot: %s.%s: %d does not fit in int64", a, key, c.bits(v))
+	case kBig:
+		return 0, fmt.Errorf("snapshot: %s.%s: %s does not fit in int64", a, key, shortInt(c.bigs[v.n]))
+	}
+	return 0, c.typeErr(a, key, "int", v)
+}
+
+// shortInt renders a big integer for an error, abbreviated when long.
+func shortInt(b *big.Int) string {
+	s := b.String()
+	if len(s) > 40 {
+		return s[:20] + "…(" + fmt.Sprint(len(s)) + " digits)"
+	}
+	return s
+}
+
+func (c *converter) asUint(a at, key string, v value) (uint64, error) {
+	switch v.k {
+	case kInt:
+		if int64(c.bits(v)) < 0 {
+			return 0, fmt.Errorf("snapshot: %s.%s: want a non-negative int, got %d", a, key, int64(c.bits(v)))
+		}
+		return c.bits(v), nil
+	case kUint:
+		return c.bits(v), nil
+	case kBig:
+		return 0, fmt.Errorf("snapshot: %s.%s: %s does not fit in 64 bits", a, key, shortInt(c.bigs[v.n]))
+	}
+	return 0, c.typeErr(a, key, "int", v)
+}
+
+func (c *converter) asStr(a at, key string, v value) (string, error) {
+	if v.k == kStr {
+		return c.strs[v.n], nil
+	}
+	return "", c.typeErr(a, key, "str", v)
+}
+
+func (c *converter) asBool(a at, key string, v value) (bool, error) {
+	if v.k == kBool {
+		return v.n != 0, nil
+	}
+	return false, c.typeErr(a, key, "bool", v)
+}
+
+func (c *converter) asFloat(a at, key string, v value) (float64, error) {
+	switch v.k {
+	case kFloat:
+		return math.Float64frombits(c.bits(v)), nil
+	case kInt: // Python accepts an int where a float is meant
+		return float64(int64(c.bits(v))), nil
+	}
+	return 0, c.typeErr(a, key, "float", v)
+}
+
+func (c *converter) smallInt(a at, key string, v value) (int, error) {
+	n, err := c.asInt(a, key, v)
+	if err != nil {
+		return 0, err
+	}
+	if n < math.MinInt32 || n > math.MaxInt32 {
+		return 0, fmt.Errorf("snapshot: %s.%s: %d is out of range", a, key, n)
+	}
+	return int(n), nil
+}
+
+func (c *converter) snapshot(v value) (*Snapshot, error) {
+	if v.k == kList {
+		// pickle.dump(torch.cuda.memory_snapshot()): the segments alone, which
+		// memory_viz also accepts.
+		s := &Snapshot{}
+		if err := c.segments(s, v); err != nil {
+			return nil, err
+		}
+		s.Traces = make([][]TraceEntry, s.Devices())
+		for i := range s.Traces {
+			s.Traces[i] = []TraceEntry{}
+		}
+		return s, nil
+	}
+	if v.k != kDict {
+		return nil, fmt.Errorf("snapshot: the pickle holds a %s, want the dict torch.cuda.memory._snapshot() returns (or the list of segments of torch.cuda.memory_snapshot())", c.typeName(v))
+	}
+	top := c.dict(v)
+	root := at{format: "snapshot"}
+	s := &Snapshot{}
+	var haveSegs, haveTraces bool
+	for i := 0; i < len(top.kv); i += 2 {
+		val := top.kv[i+1]
+		var err error
+		switch c.keyStr(top.kv[i]) {
+		case "segments":
+			haveSegs = true
+			err = c.segments(s, val)
+		case "device_traces":
+			haveTraces = true
+			err = c.traces(s, val)
+		case "allocator_settings":
+			s.HasSettings = true
+			err = c.settings(&s.Settings, val)
+		case "external_annotations":
+			err = c.annotations(s, val)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if !haveSegs {
+		return nil, missing(root, "segments")
+	}
+	if !haveTraces {
+		return nil, missing(root, "device_traces")
+	}
+	return s, nil
+}
+
+func (c *converter) segments(s *Snapshot, v value) error {
+	items, err := c.asList(at{format: "snapshot"}, "segments", v)
+	if err != nil {
+		return err
+	}
+	s.Segments = make([]Segment, len(items))
+	for i, it := range items {
+		if err := c.segment(&s.Segments[i], at{format: "segments[%d]", args: [3]int{i}, n: 1}, it); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+const (
+	segDevice = 1 << iota
+	segAddress
+	segTotal
+	segAllocated
+	segActive
+	segRequested
+	segType
+	segBlocks
+	segRequired = segDevice | segAddress | segTotal | segAllocated | segActive | segType | segBlocks
+)
+
+var segKeys = []struct {
+	bit  int
+	name string
+}{
+	{segDevice, "device"}, {segAddress, "address"}, {segTotal, "total_size"},
+	{segAllocated, "allocated_size"}, {segActive, "active_size"},
+	{segType, "segment_type"}, {segBlocks, "blocks"},
+}
+
+func (c *converter) segment(seg *Segment, a at, v value) error {
+	d, err := c.claim(a, v)
+	if err != nil {
+		return err
+	}
+	have := 0
+	var blocks value
+	for i := 0; i < len(d.kv); i += 2 {
+		k := c.keyStr(d.kv[i])
+		val := d.kv[i+1]
+		switch k {
+		case "device":
+			have |= segDevice
+			seg.Device, err = c.smallInt(a, k, val)
+			if err == nil && seg.Device < 0 {
+				err = fmt.Errorf("snapshot: %s.device: %d is negative", a, seg.Device)
+			}
+		case "address":
+			have |= segAddress
+			seg.Address, err = c.asUint(a, k, val)
+		case "total_size":
+			have |= segTotal
+			seg.TotalSize, err = c.asInt(a, k, val)
+		case "allocated_size":
+			have |= segAllocated
+			seg.AllocatedSize, err = c.asInt(a, k, val)
+		case "active_size":
+			have |= segActive
+			seg.ActiveSize, err = c.asInt(a, k, val)
+		case "requested_size":
+			have |= segRequested
+			seg.RequestedSize, err = c.asInt(a, k, val)
+		case "stream":
+			seg.Stream, err = c.asUint(a, k, val)
+		case "segment_type":
+			have |= segType
+			seg.SegmentType, err = c.asStr(a, k, val)
+			if err == nil && seg.SegmentType != SegmentLarge && seg.SegmentType != SegmentSmall {
+				err = fmt.Errorf("snapshot: %s.segment_type: %q is neither %q nor %q", a, seg.SegmentType, SegmentLarge, SegmentSmall)
+			}
+		case "is_expandable":
+			seg.Expandable, err = c.asBool(a, k, val)
+		case "segment_pool_id":
+			seg.PoolID, err = c.poolID(a, val)
+		case "frames":
+			seg.Frames, err = c.frameList(a, k, val)
+		case "blocks":
+			have |= segBlocks
+			blocks = val
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if have&segRequired != segRequired {
+		for _, k := range segKeys {
+			if have&k.bit == 0 {
+				return missing(a, k.name)
+			}
+		}
+	}
+	items, err := c.asList(a, "blocks", blocks)
+	if err != nil {
+		return err
+	}
+	seg.Blocks = make([]Block, len(items))
+	addr := seg.Address
+	var requested int64
+	for i, it := range items {
+		b := &seg.Blocks[i]
+		if err := c.block(b, a.with(".blocks[%d]", i), addr, it); err != nil {
+			return err
+		}
+		addr = b.Address + uint64(b.Size)
+		if b.State != StateInactive {
+			requested += b.RequestedSize
+		}
+	}
+	if have&segRequested == 0 {
+		seg.RequestedSize = requested
+	}
+	return nil
+}
+
+func (c *converter) poolID(a at, v value) ([2]uint64, error) {
+	var id [2]uint64
+	if v.k != kTuple && v.k != kList {
+		return id, c.typeErr(a, "segment_pool_id", "a tuple of 2 ints", v)
+	}
+	t := c.items(v)
+	if len(t) != 2 {
+		return id, fmt.Errorf("snapshot: %s.segment_pool_id: want a tuple of 2 ints, got %d items", a, len(t))
+	}
+	for i := range t {
+		u, err := c.asUint(a, "segment_pool_id", t[i])
+		if err != nil {
+			return id, err
+		}
+		id[i] = u
+	}
+	return id, nil
+}
+
+// block converts one block. next is the address following the previous block,
+// used when the snapshot predates blocks' "address" key.
+func (c *converter) block(b *Block, a at, next uint64, v value) error {
+	d, err := c.claim(a, v)
+	if err != nil {
+		return err
+	}
+	var haveSize, haveState, haveAddr, haveReq, haveFrames bool
+	var history value
+	for i := 0; i < len(d.kv); i += 2 {
+		k := c.keyStr(d.kv[i])
+		val := d.kv[i+1]
+		switch k {
+		case "address":
+			haveAddr = true
+			b.Address, err = c.asUint(a, k, val)
+		case "size":
+			haveSize = true
+			b.Size, err = c.asInt(a, k, val)
+			if err == nil && b.Size < 0 {
+				err = fmt.Errorf("snapshot: %s.size: %d is negative", a, b.Size)
+			}
+		case "requested_size":
+			haveReq = true
+			b.RequestedSize, err = c.asInt(a, k, val)
+		case "state":
+			haveState = true
+			b.State, err = c.asStr(a, k, val)
+			if err == nil && b.State != StateActiveAllocated && b.State != StateActivePendingFree && b.State != StateInactive {
+				err = fmt.Errorf("snapshot: %s.state: unknown block state %q", a, b.State)
+			}
+		case "frames":
+			haveFrames = true
+			b.Frames, err = c.frameList(a, k, val)
+		case "history":
+			history = val
+		}
+		if err != nil {
+			return err
+		}
+	}
+	switch {
+	case !haveSize:
+		return missing(a, "size")
+	case !haveState:
+		return missing(a, "state")
+	}
+	if !haveAddr {
+		b.Address = next
+	}
+	if !haveReq || !haveFrames {
+		// PyTorch 2.0 kept the request and stack in "history": [{addr, real_size, frames}].
+		if history.k == kList && len(c.items(history)) > 0 {
+			ha := a.with(".history[%d]", 0)
+			hd, err := c.asDict(ha, c.items(history)[0])
+			if err != nil {
+				return err
+			}
+			if rs, ok := c.get(hd, "real_size"); ok && !haveReq {
+				if b.RequestedSize, err = c.asInt(ha, "real_size", rs); err != nil {
+					return err
+				}
+				haveReq = true
+			}
+			if fr, ok := c.get(hd, "frames"); ok && !haveFrames {
+				if b.Frames, err = c.frameList(ha, "frames", fr); err != nil {
+					return err
+				}
+			}
+		}
+		if !haveReq {
+			b.RequestedSize = b.Size
+		}
+	}
+	return nil
+}
+
+func (c *converter) frameList(a at, key string, v value) ([]Frame, error) {
+	if v.k != kList {
+		return nil, c.typeErr(a, key, "list", v)
+	}
+	l := c.lists.at(v.n)
+	if len(l.items) == 0 {
+		return nil, nil
+	}
+	// A list met again (shared by memo references) is converted a second time
+	// and then kept, so no list costs more than twice its length.
+	if c.seenList == nil {
+		c.seenList = make([]uint64, (c.lists.n+63)/64)
+	}
+	seen := c.seenList[v.n/64]&(1<<(v.n%64)) != 0
+	if seen {
+		if fs, ok := c.sharedList[v.n]; ok {
+			return fs, nil
+		}
+	}
+	c.seenList[v.n/64] |= 1 << (v.n % 64)
+	// Lists with the same frames (one call stack recorded many times) share one
+	// []Frame. The key of a list is the sequence of its frames' indices in
+	// c.triples, where a frame is its name's and filename's string indices and its
+	// line: the memo makes equal strings one string, so equal frames are one triple.
+	c.key = c.key[:0]
+	for i, it := range l.items {
+		j, err := c.frameOf(a, key, i, it)
+		if err != nil {
+			return nil, err
+		}
+		c.key = binary.LittleEndian.AppendUint32(c.key, j)
+	}
+	fs, ok := c.stacks[string(c.key)]
+	if !ok {
+		fs = make([]Frame, len(l.items))
+		for i := range fs {
+			tr := c.triples[binary.LittleEndian.Uint32(c.key[4*i:])]
+			fs[i] = Frame{Name: c.strs[tr.name], Filename: c.strs[tr.file], Line: int(tr.line)}
+		}
+		if c.stacks == nil {
+			c.stacks = map[string][]Frame{}
+		}
+		c.stacks[string(c.key)] = fs
+	}
+	if seen {
+		if c.sharedList == nil {
+			c.sharedList = map[uint32][]Frame{}
+		}
+		c.sharedList[v.n] = fs
+	}
+	return fs, nil
+}
+
+// frameOf checks the frame dict v (item i of the frames list under key of a) and
+// returns the index of its triple in c.triples. Frame dicts are shared by the
+// lists in PyTorch's pickles, so each dict is looked at once.
+func (c *converter) frameOf(a at, key string, i int, v value) (uint32, error) {
+	if v.k != kDict {
+		return 0, fmt.Errorf("snapshot: %s.%s[%d]: want dict, got %s", a, key, i, c.typeName(v))
+	}
+	if c.tripleOf == nil {
+		c.tripleOf = make([]uint32, c.dicts.n)
+		c.tripleIdx = map[frameTriple]uint32{}
+	}
+	if j := c.tripleOf[v.n]; j > 0 {
+		return j - 1, nil
+	}
+	d := c.dict(v)
+	var tr frameTriple
+	have := 0
+	for j := 0; j < len(d.kv); j += 2 {
+		code := c.code(d.kv[j])
+		k := fieldNames[code]
+		val := d.kv[j+1]
+		want := "str"
+		switch code {
+		case fFilename:
+			have |= 1
+		case fLine:
+			have |= 2
+			want = "int"
+			if val.k == kInt {
+				line, err := c.smallInt(at{}, k, val)
+				if err != nil {
+					return 0, fmt.Errorf("snapshot: %s.%s[%d]%s", a, key, i, strings.TrimPrefix(err.Error(), "snapshot: "))
+				}
+				tr.line = int32(line)
+			}
+		case fName:
+			have |= 4
+		default:
+			continue
+		}
+		if (want == "str" && val.k != kStr) || (want == "int" && val.k != kInt) {
+			return 0, fmt.Errorf("snapshot: %s.%s[%d].%s: want %s, got %s", a, key, i, k, want, c.typeName(val))
+		}
+		switch code {
+		case fFilename:
+			tr.file = val.n
+		case fName:
+			tr.name = val.n
+		}
+	}
+	for _, k := range []struct {
+		bit  int
+		name string
+	}{{4, "name"}, {1, "filename"}, {2, "line"}} {
+		if have&k.bit == 0 {
+			return 0, fmt.Errorf("snapshot: %s.%s[%d]: missing key %q", a, key, i, k.name)
+		}
+	}
+	j, ok := c.tripleIdx[tr]
+	if !ok {
+		j = uint32(len(c.triples))
+		c.triples = append(c.triples, tr)
+		c.tripleIdx[tr] = j
+	}
+	c.tripleOf[v.n] = j + 1
+	return j, nil
+}
+
+func (c *converter) traces(s *Snapshot, v value) error {
+	devs, err := c.asList(at{format: "snapshot"}, "device_traces", v)
+	if err != nil {
+		return err
+	}
+	s.Traces = make([][]TraceEntry, len(devs))
+	for dev, dv := range devs {
+		if dv.k != kList && dv.k != kTuple {
+			return fmt.Errorf("snapshot: device_traces[%d]: want list, got %s", dev, c.typeName(dv))
+		}
+		items := c.items(dv)
+		tr := make([]TraceEntry, len(items))
+		for i, it := range items {
+			if err := c.entry(&tr[i], at{format: "device_traces[%d][%d]", args: [3]int{dev, i}, n: 2}, it); err != nil {
+				return err
+			}
+		}
+		s.Traces[dev] = tr
+	}
+	return nil
+}
+
+func (c *converter) entry(e *TraceEntry, a at, v value) error {
+	d, err := c.claim(a, v)
+	if err != nil {
+		return err
+	}
+	var haveAction, haveAddr, haveSize, haveFree bool
+	for i := 0; i < len(d.kv); i += 2 {
+		code := c.code(d.kv[i])
+		k := fieldNames[code]
+		val := d.kv[i+1]
+		switch code {
+		case fAction:
+			haveAction = true
+			if e.Action, err = c.asStr(a, k, val); err == nil && !knownAction(e.Action) {
+				err = fmt.Errorf("snapshot: %s.action: unknown action %.60q", a, e.Action)
+			}
+		case fAddr:
+			haveAddr = true
+			e.Addr, err = c.asUint(a, k, val)
+		case fSize:
+			haveSize = true
+			e.Size, err = c.asInt(a, k, val)
+		case fStream:
+			e.Stream, err = c.asUint(a, k, val)
+		case fTimeUS:
+			e.TimeUS, err = c.asInt(a, k, val)
+		case fDeviceFree:
+			haveFree = true
+			e.DeviceFree, err = c.asInt(a, k, val)
+		case fFrames:
+			e.Frames, err = c.frameList(a, k, val)
+		case fCompileContext:
+			e.CompileContext, err = c.asStr(a, k, val)
+		case fUserMetadata:
+			e.UserMetadata, err = c.asStr(a, k, val)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	switch {
+	case !haveAction:
+		return missing(a, "action")
+	case !haveSize:
+		return missing(a, "size")
+	case e.Action == ActionOOM && !haveFree:
+		return missing(a, "device_free")
+	case e.Action != ActionOOM && !haveAddr:
+		return missing(a, "addr")
+	}
+	// An oom entry's address is its device_free; other entries have no device_free.
+	if e.Action == ActionOOM {
+		e.Addr = 0
+	} else {
+		e.DeviceFree = 0
+	}
+	return nil
+}
+
+func knownAction(s string) bool {
+	switch s {
+	case ActionAlloc, ActionFreeRequested, ActionFreeCompleted, ActionSegmentAlloc,
+		ActionSegmentFree, ActionSegmentMap, ActionSegmentUnmap, ActionOOM, ActionSnapshot:
+		return true
+	}
+	return false
+}
+
+func (c *converter) annotations(s *Snapshot, v value) error {
+	items, err := c.asList(at{format: "snapshot"}, "external_annotations", v)
+	if err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	s.Annotations = make([]Annotation, len(items))
+	for i, it := range items {
+		a := at{format: "external_annotations[%d]", args: [3]int{i}, n: 1}
+		d, err := c.claim(a, it)
+		if err != nil {
+			return err
+		}
+		an := &s.Annotations[i]
+		for j := 0; j < len(d.kv); j += 2 {
+			k := c.keyStr(d.kv[j])
+			val := d.kv[j+1]
+			switch k {
+			case "stage":
+				an.Stage, err = c.asStr(a, k, val)
+			case "name":
+				an.Name, err = c.asStr(a, k, val)
+			case "device":
+				an.Device, err = c.smallInt(a, k, val)
+			case "time_us":
+				an.TimeUS, err = c.asInt(a, k, val)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

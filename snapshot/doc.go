@@ -1,0 +1,32 @@
+// Package snapshot reads and writes PyTorch's memory snapshots: the pickle that
+// torch.cuda.memory._dump_snapshot() writes after
+// torch.cuda.memory._record_memory_history(), which pytorch.org/memory_viz opens.
+//
+// [Read] and [ReadFile] decode a snapshot from PyTorch 2.1–2.11 into a typed
+// [Snapshot]: the segments and blocks held at the moment of the snapshot, each
+// device's recorded events ([TraceEntry]: alloc, free_requested, free_completed,
+// segment_alloc, segment_free, segment_map, segment_unmap, oom, snapshot) with
+// their streams, times and stack frames, and the allocator's settings, which
+// [Settings.Config] turns into memlab's allocator.Config for a replay. A pickled
+// torch.cuda.memory_snapshot() (the list of segments alone) reads as a snapshot
+// without history. Older shapes are accepted too: PyTorch 2.0's block "history",
+// and snapshots without time stamps, requested sizes, frames or settings.
+//
+// A pickle can run code when Python unpickles it. This package never does: its
+// decoder knows only the opcodes of plain values (dicts, lists, tuples, sets,
+// strings, bytes, integers, floats, booleans, None, and the memo and framing
+// opcodes of protocols 0–5), and refuses any opcode that would import, call or
+// construct an object with an error wrapping [ErrRefused] that names the opcode,
+// its offset and, for imports, the object. Lengths are checked against the input
+// before anything is allocated, so a corrupt length is an error, not an
+// allocation; truncated input, a file that is not a pickle and a dict of the
+// wrong shape are errors naming what was wrong and where.
+//
+// [Write] goes the other way, for memlab's own allocator: it writes an
+// allocator.Snapshot as PyTorch does, so memory_viz shows memlab's history.
+// [Snapshot.Write] writes any Snapshot; Read reads back what it wrote.
+//
+// A trace may not cover the whole run: history switched on after the program had
+// allocated, or a ring buffer (max_entries) that dropped the oldest events.
+// [Snapshot.Coverage] reports what the trace itself shows about that.
+package snapshot

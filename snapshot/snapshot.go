@@ -1,0 +1,214 @@
+package snapshot
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Trace entry actions, as PyTorch names them in device_traces.
+const (
+	ActionAlloc         = "alloc"          // a block was handed out (Size = request)
+	ActionFreeRequested = "free_requested" // the program freed a block (Size = request)
+	ActionFreeCompleted = "free_completed" // the block went back to the cache
+	ActionSegmentAlloc  = "segment_alloc"  // cudaMalloc of a segment
+	ActionSegmentFree   = "segment_free"   // cudaFree of a segment
+	ActionSegmentMap    = "segment_map"    // pages mapped into an expandable segment
+	ActionSegmentUnmap  = "segment_unmap"  // pages unmapped from an expandable segment
+	ActionOOM           = "oom"            // an allocation failed (Size = rounded request, DeviceFree set)
+	ActionSnapshot      = "snapshot"       // torch.cuda.memory_snapshot() was taken
+)
+
+// Block states, as PyTorch names them.
+const (
+	StateActiveAllocated   = "active_allocated"    // handed out to the program
+	StateActivePendingFree = "active_pending_free" // freed, waiting for other streams' work (record_stream)
+	StateInactive          = "inactive"            // free, cached
+)
+
+// Segment types.
+const (
+	SegmentLarge = "large"
+	SegmentSmall = "small"
+)
+
+// Snapshot is the dict torch.cuda.memory._snapshot() returns and
+// torch.cuda.memory._dump_snapshot() pickles: the segments at the moment of the
+// snapshot and, when memory history was recorded, the events that led there.
+type Snapshot struct {
+	// Segments are the device allocations held at the snapshot ("segments"), for
+	// all devices (see Segment.Device), in PyTorch's order.
+	Segments []Segment
+	// Traces holds each device's recorded events ("device_traces"), oldest first,
+	// indexed by device. A device without history has an empty trace.
+	Traces [][]TraceEntry
+	// Settings are the allocator's settings ("allocator_settings", PyTorch 2.5 and
+	// later); the zero value when HasSettings is false.
+	Settings Settings
+	// HasSettings reports whether the snapshot carries allocator_settings.
+	HasSettings bool
+	// Annotations are the "external_annotations" (record_function ranges such as
+	// Optimizer.step), when present.
+	Annotations []Annotation
+}
+
+// Segment is one device allocation (for expandable segments, one contiguous mapped
+// range) with its blocks in address order.
+type Segment struct {
+	Device        int
+	Address       uint64
+	TotalSize     int64
+	AllocatedSize int64
+	ActiveSize    int64
+	// RequestedSize is the sum of the requests of the active blocks. Snapshots
+	// older than PyTorch 2.1 lack it; it is then the sum over the blocks.
+	RequestedSize int64
+	// Stream is the CUDA stream the segment was allocated for (0: the default stream).
+	Stream      uint64
+	SegmentType string // SegmentLarge or SegmentSmall
+	Expandable  bool   // "is_expandable"
+	// PoolID is "segment_pool_id": (0, 0) for the default pool, else a CUDA graph
+	// or torch.cuda.MemPool's private pool.
+	PoolID [2]uint64
+	Blocks []Block
+	// Frames is where the segment was allocated, when context was recorded.
+	Frames []Frame
+}
+
+// Block is a piece of a segment: allocated, pending free, or cached.
+type Block struct {
+	Address uint64
+	Size    int64
+	// RequestedSize is the request of the block's last allocation (stale for
+	// inactive blocks, as in PyTorch).
+	RequestedSize int64
+	State         string // StateActiveAllocated, StateActivePendingFree or StateInactive
+	Frames        []Frame
+}
+
+// TraceEntry is one recorded allocator event.
+type TraceEntry struct {
+	Action string // one of the Action constants; Read refuses any other
+	// Addr is the block (alloc, free_*) or segment/range (segment_*) address; 0 for oom.
+	Addr uint64
+	// Size is the request (alloc, free_*), the segment or range size (segment_*),
+	// or the rounded request that failed (oom).
+	Size   int64
+	Stream uint64
+	// TimeUS is the event's wall-clock time in microseconds since the epoch (0 when
+	// the snapshot predates time stamps).
+	TimeUS int64
+	// DeviceFree is the device's free bytes reported by the driver (oom entries).
+	DeviceFree int64
+	// Frames is the stack of the event, when context was recorded. Read gives
+	// entries and blocks with the same stack one shared slice: treat it as
+	// read-only.
+	Frames []Frame
+	// CompileContext and UserMetadata are PyTorch's "compile_context" (torch.compile's
+	// frame, "N/A" outside it) and "user_metadata" strings, when present.
+	CompileContext string
+	UserMetadata   string
+}
+
+// Frame is one stack frame: Python frames carry a line; C++ frames have line 0.
+type Frame struct {
+	Filename string
+	Line     int
+	Name     string
+}
+
+// Annotation is one of PyTorch's external_annotations: the start or end of a
+// record_function range on a device.
+type Annotation struct {
+	Stage  string // "START" or "END"
+	Name   string
+	Device int
+	TimeUS int64
+}
+
+// Devices returns the number of devices the snapshot describes: the number of
+// device traces, or more when a segment names a higher device.
+func (s *Snapshot) Devices() int {
+	n := len(s.Traces)
+	for _, seg := range s.Segments {
+		if seg.Device+1 > n {
+			n = seg.Device + 1
+		}
+	}
+	return n
+}
+
+// HasHistory reports whether any device recorded events (that is, whether
+// torch.cuda.memory._record_memory_history() was on).
+func (s *Snapshot) HasHistory() bool {
+	for _, t := range s.Traces {
+		if len(t) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// HasFrames reports whether any trace entry or block carries stack frames.
+func (s *Snapshot) HasFrames() bool {
+	for _, t := range s.Traces {
+		for i := range t {
+			if len(t[i].Frames) > 0 {
+				return true
+			}
+		}
+	}
+	for i := range s.Segments {
+		for j := range s.Segments[i].Blocks {
+			if len(s.Segments[i].Blocks[j].Frames) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// DeviceSegments returns the segments of one device, in order.
+func (s *Snapshot) DeviceSegments(device int) []Segment {
+	var out []Segment
+	for _, seg := range s.Segments {
+		if seg.Device == device {
+			out = append(out, seg)
+		}
+	}
+	return out
+}
+
+// Read decodes a snapshot pickle, as written by torch.cuda.memory._dump_snapshot()
+// (PyTorch 2.1–2.11, pickle protocols 0–5) or by [Write]. The pickle is decoded
+// by a machine that knows only plain values: any opcode that would import, call or
+// construct a Python object is refused with an error wrapping [ErrRefused], and
+// nothing in the input is executed. Lengths are checked against the input before
+// anything is allocated. Unknown keys are ignored; a missing key or a value of the
+// wrong type is an error naming the key and the entry, such as
+// "snapshot: device_traces[0][1234].size: want int, got str". Read reads all of r
+// before decoding; the decoded snapshot holds no reference to the input.
+func Read(r io.Reader) (*Snapshot, error) {
+	var buf bytes.Buffer
+	if l, ok := r.(interface{ Len() int }); ok {
+		buf.Grow(l.Len() + bytes.MinRead)
+	}
+	if _, err := buf.ReadFrom(r); err != nil {
+		return nil, fmt.Errorf("snapshot: reading: %w", err)
+	}
+	return decode(buf.Bytes())
+}
+
+// ReadFile reads the snapshot pickle at path (see [Read]).
+func ReadFile(path string) (*Snapshot, error) {
+	data, err := os.ReadFile(path) // sized from the file: no copying as it grows
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	s, err := decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w (in %s)", err, path)
+	}
+	return s, nil
+}

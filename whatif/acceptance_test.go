@@ -1,0 +1,246 @@
+package whatif
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/reference"
+	"memlab.dev/memlab/snapshot"
+)
+
+// facts is the part of a workload's facts.json the acceptance compares.
+type facts struct {
+	Conf        string           `json:"conf"`
+	Frac        *float64         `json:"frac"`
+	TotalMemory int64            `json:"total_memory"`
+	MaxAlloc    int64            `json:"max_memory_allocated"`
+	MaxReserved int64            `json:"max_memory_reserved"`
+	Stats       map[string]int64 `json:"memory_stats"`
+	OOM         *string          `json:"oom"`
+}
+
+func readFacts(t *testing.T, path string) facts {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f facts
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return f
+}
+
+// acceptanceKeys are the memory_stats keys a prediction must equal exactly.
+var acceptanceKeys = []string{
+	"allocated_bytes.all.peak", "reserved_bytes.all.peak", "num_device_alloc", "num_device_free",
+	"num_alloc_retries", "num_ooms", "segment.all.peak", "inactive_split_bytes.all.peak",
+}
+
+// TestPredictsRecordedSettings is the acceptance: every program's default snapshot,
+// replayed under every setting it was also recorded under, gives exactly what PyTorch
+// measured in that run. When the GPU let cross-stream frees (record_stream) complete at
+// other points in that run than in the default one — timing, which the default snapshot
+// cannot hold — the prediction is checked twice: with the default run's timing, every
+// figure but the fragmentation peak must be exact; with the other run's timing moved
+// into the default snapshot, every figure must be.
+func TestPredictsRecordedSettings(t *testing.T) {
+	files, err := reference.Glob(reference.Workloads211, "*__default.pickle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no workload snapshots")
+	}
+	checked := 0
+	for _, def := range files {
+		prog := strings.TrimSuffix(filepath.Base(def), "__default.pickle")
+		s, err := snapshot.ReadFile(def)
+		if err != nil {
+			t.Fatal(err)
+		}
+		factFiles, err := reference.Glob(reference.Workloads211, prog+"__*.facts.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ff := range factFiles {
+			name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(ff), prog+"__"), ".facts.json")
+			f := readFacts(t, ff)
+			cfg, err := allocator.ParseConfig(f.Conf)
+			if err != nil {
+				t.Fatalf("%s: conf %q: %v", ff, f.Conf, err)
+			}
+			st := Setting{Conf: cfg}
+			if f.Frac != nil {
+				st.Fraction = *f.Frac
+			}
+			other, err := snapshot.ReadFile(strings.TrimSuffix(ff, ".facts.json") + ".pickle")
+			if err != nil {
+				t.Fatal(err)
+			}
+			timing := completions(other.Traces[0])
+			sameTiming := maps.Equal(timing, completions(s.Traces[0]))
+			keys := acceptanceKeys
+			if !sameTiming {
+				t.Logf("%s under %s: cross-stream frees completed at other points than in the default run", prog, name)
+				keys = slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return k == "inactive_split_bytes.all.peak" })
+			}
+			res, err := Replay(s, []Setting{st}, Options{TotalMemory: f.TotalMemory})
+			if err != nil {
+				t.Fatalf("%s: %v", prog, err)
+			}
+			check(t, prog+" under "+name, res.Runs[0], f, keys)
+			logRow(t, prog, name, "", res.Runs[0], f)
+			checked++
+			if !sameTiming {
+				moved := *s
+				moved.Traces = [][]snapshot.TraceEntry{withTiming(s.Traces[0], timing)}
+				res, err := Replay(&moved, []Setting{st}, Options{TotalMemory: f.TotalMemory})
+				if err != nil {
+					t.Fatalf("%s with %s's timing: %v", prog, name, err)
+				}
+				check(t, prog+" under "+name+" with that run's cross-stream timing", res.Runs[0], f, acceptanceKeys)
+				logRow(t, prog, name, " (its timing)", res.Runs[0], f)
+			}
+		}
+	}
+	if checked < 15 {
+		t.Fatalf("checked %d program × setting pairs, want the 15 shipped", checked)
+	}
+}
+
+// logRow logs one markdown table row: the prediction's figures, each followed by "="
+// when it equals PyTorch's or by PyTorch's figure in brackets when not.
+func logRow(t *testing.T, prog, setting, note string, r Run, f facts) {
+	t.Helper()
+	row := fmt.Sprintf("| %s | %s%s |", prog, setting, note)
+	for _, k := range acceptanceKeys {
+		got, w := r.Stats[k], f.Stats[k]
+		if got == w {
+			row += fmt.Sprintf(" %d = |", got)
+		} else {
+			row += fmt.Sprintf(" %d (PyTorch %d) |", got, w)
+		}
+	}
+	t.Log(row)
+}
+
+func check(t *testing.T, what string, r Run, f facts, keys []string) {
+	t.Helper()
+	for _, k := range keys {
+		if got, w := r.Stats[k], f.Stats[k]; got != w {
+			t.Errorf("%s: %s = %d, PyTorch measured %d (guessed addresses %d)", what, k, got, w, r.Guessed)
+		}
+	}
+	if r.MaxAllocated != f.MaxAlloc || r.MaxReserved != f.MaxReserved {
+		t.Errorf("%s: peaks %d/%d, PyTorch %d/%d", what, r.MaxAllocated, r.MaxReserved, f.MaxAlloc, f.MaxReserved)
+	}
+	if (r.FirstOOM != nil) != (f.OOM != nil) {
+		t.Errorf("%s: OOM %v, PyTorch %v", what, r.FirstOOM, f.OOM)
+	}
+}
+
+// completions returns, for each free that waited for other streams (its free_completed
+// is not the next entry), by the ordinal of its allocation, the number of requests
+// (alloc and free_requested entries) before its completion, shifted left by 20 bits,
+// with the rank of the completion in the low bits; -1 when it never completed.
+// The request sequence is the same in every run of a program, so these say when the
+// GPU let each cross-stream free complete in that run.
+func completions(tr []snapshot.TraceEntry) map[int]int {
+	ord := map[uint64]int{}
+	out := map[int]int{}
+	allocs, requests := 0, 0
+	inRelease := false
+	seq := 0
+	for i, e := range tr {
+		switch e.Action {
+		case "alloc":
+			ord[e.Addr] = allocs
+			allocs++
+			requests++
+		case "free_requested":
+			requests++
+			if !(i+1 < len(tr) && tr[i+1].Action == "free_completed" && tr[i+1].Addr == e.Addr) {
+				out[ord[e.Addr]] = -1
+			}
+		case "free_completed":
+			if n, ok := ord[e.Addr]; ok {
+				if _, deferred := out[n]; deferred {
+					// Completions after a segment_free and before the next request come
+					// from the synchronisation of the allocator's own retry path: the
+					// replay synchronises by itself, in this order, if it takes that path.
+					at := requests
+					if inRelease {
+						at++
+					}
+					seq++
+					out[n] = at<<20 | seq
+				}
+			}
+		}
+		switch e.Action {
+		case "segment_free", "segment_unmap":
+			inRelease = true
+		case "alloc", "oom", "free_requested":
+			inRelease = false
+		}
+	}
+	return out
+}
+
+// withTiming returns the trace tr with its cross-stream completions moved to where
+// another run of the same program completed them (completions of that run). Blocks are
+// renamed by allocation ordinal (a block pending longer must not meet a later one that
+// the recorded run put at its address); segment entries keep their addresses.
+func withTiming(tr []snapshot.TraceEntry, when map[int]int) []snapshot.TraceEntry {
+	const renamed = 1 << 62
+	own := completions(tr)
+	ord := map[uint64]int{}
+	allocs, requests := 0, 0
+	var out []snapshot.TraceEntry
+	flush := func() {
+		var due []int
+		for n, r := range when {
+			if r >= 0 && r>>20 == requests {
+				due = append(due, n)
+			}
+		}
+		slices.SortFunc(due, func(x, y int) int { return cmp.Compare(when[x], when[y]) })
+		for _, n := range due {
+			out = append(out, snapshot.TraceEntry{Action: "free_completed", Addr: renamed + uint64(n)})
+		}
+	}
+	for i, e := range tr {
+		switch e.Action {
+		case "alloc":
+			flush()
+			ord[e.Addr] = allocs
+			allocs++
+			requests++
+		case "free_requested":
+			flush()
+			requests++
+		case "free_completed":
+			if n, ok := ord[e.Addr]; ok {
+				if _, deferred := own[n]; deferred && !(i > 0 && tr[i-1].Action == "free_requested" && tr[i-1].Addr == e.Addr) {
+					continue // moved
+				}
+			}
+		}
+		if n, ok := ord[e.Addr]; ok && (e.Action == "alloc" || e.Action == "free_requested" || e.Action == "free_completed") {
+			e.Addr = renamed + uint64(n)
+		}
+		out = append(out, e)
+	}
+	flush()
+	return out
+}

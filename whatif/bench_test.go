@@ -1,0 +1,96 @@
+package whatif
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/snapshot"
+)
+
+// synthetic returns a snapshot whose history has about n trace entries: a training-like
+// loop of allocations (activations from 512 bytes to 64 MiB, on the default stream and
+// one side stream) freed mostly in reverse order, every free completed at once.
+func synthetic(n int) *snapshot.Snapshot {
+	rng := rand.New(rand.NewPCG(1, 2))
+	tr := make([]snapshot.TraceEntry, 0, n+2)
+	var live []snapshot.TraceEntry
+	next := uint64(0x7f0000000000)
+	sizes := []int64{512, 4096, 65536, 1 << 20, 3 << 20, 8 << 20, 24 << 20, 64 << 20}
+	for len(tr) < n {
+		if len(live) > 0 && (len(live) > 400 || rng.IntN(2) == 0) {
+			k := len(live) - 1
+			if rng.IntN(8) == 0 {
+				k = rng.IntN(len(live))
+			}
+			e := live[k]
+			live = append(live[:k], live[k+1:]...)
+			tr = append(tr,
+				snapshot.TraceEntry{Action: "free_requested", Addr: e.Addr, Size: e.Size, Stream: e.Stream},
+				snapshot.TraceEntry{Action: "free_completed", Addr: e.Addr, Size: e.Size, Stream: e.Stream})
+			continue
+		}
+		size := sizes[rng.IntN(len(sizes))] + int64(rng.IntN(1024))*512
+		var stream uint64
+		if rng.IntN(4) == 0 {
+			stream = 0x5000
+		}
+		e := snapshot.TraceEntry{Action: "alloc", Addr: next, Size: size, Stream: stream}
+		next += uint64(size+511)/512*512 + 512
+		live = append(live, e)
+		tr = append(tr, e)
+	}
+	return &snapshot.Snapshot{Traces: [][]snapshot.TraceEntry{tr}}
+}
+
+func benchSettings(b *testing.B) []Setting {
+	b.Helper()
+	st, err := ParseSettings("", "expandable_segments:True", "max_split_size_mb:128", "max_split_size_mb:256",
+		"roundup_power2_divisions:4", "roundup_power2_divisions:8", "max_split_size_mb:64,garbage_collection_threshold:0.6",
+		"expandable_segments:True,roundup_power2_divisions:4")
+	if err != nil {
+		b.Fatal(err)
+	}
+	st[6].Cap = 8 << 30
+	return st
+}
+
+// BenchmarkReplay1M8 replays a 1-million-entry history under 8 settings in parallel.
+func BenchmarkReplay1M8(b *testing.B) {
+	s := synthetic(1_000_000)
+	settings := benchSettings(b)
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := Replay(s, settings, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Runs) != 8 {
+			b.Fatal(len(res.Runs))
+		}
+	}
+	b.ReportMetric(float64(len(s.Traces[0]))*8*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+}
+
+// BenchmarkExpandableOOMs replays 1 million entries under expandable segments and a cap
+// that makes most large requests fail: each failure runs the whole retry path
+// (release_cached_blocks), which must not cost a walk over every cached block.
+func BenchmarkExpandableOOMs(b *testing.B) {
+	s := synthetic(1_000_000)
+	cfg, err := allocator.ParseConfig("expandable_segments:True")
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := []Setting{{Conf: cfg, Cap: 1 << 30}}
+	b.ResetTimer()
+	var ooms int64
+	for b.Loop() {
+		res, err := Replay(s, st, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ooms = res.Runs[0].OOMs
+	}
+	b.ReportMetric(float64(ooms), "OOMs")
+	b.ReportMetric(float64(len(s.Traces[0]))*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+}

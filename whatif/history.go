@@ -1,0 +1,286 @@
+package whatif
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"memlab.dev/memlab/snapshot"
+)
+
+// opKind is what one replay step does.
+type opKind uint8
+
+const (
+	opAlloc      opKind = iota // MallocStream(size, stream) → block id
+	opFree                     // Free(block id), deferred when the snapshot completed it later
+	opComplete                 // the snapshot completed a deferred free
+	opEmptyCache               // the program called torch.cuda.empty_cache()
+	opOOM                      // the recorded run failed an allocation of size here
+)
+
+// op is one replay step, made from one trace entry (or a run of them, for empty_cache).
+type op struct {
+	kind     opKind
+	deferred bool  // opFree: the free waited for other streams in the recorded run
+	done     int32 // opFree, deferred: the trace index of its free_completed (MaxInt32: none)
+	id       int32
+	event    int32 // index of the trace entry
+	stream   uint64
+	size     int64
+	hints    []hint // device allocations the recorded run made for this request
+}
+
+// hint is a device allocation (segment_alloc) or mapped range (segment_map) that the
+// recorded run made while serving the next request: where the driver placed it.
+type hint struct {
+	addr   uint64
+	size   int64
+	mapped bool
+}
+
+// history is one device's trace prepared for replay.
+type history struct {
+	device int
+	ops    []op
+	frames [][]snapshot.Frame // by trace entry index, for OOM reports (nil entries when absent)
+	// initial are blocks that were live before the trace's first event (a history
+	// that started late, or a ring buffer that wrapped): re-made first, by address.
+	initial  []initialBlock
+	events   int
+	warnings []string
+}
+
+type initialBlock struct {
+	addr   uint64
+	size   int64
+	stream uint64
+	id     int32
+}
+
+// span is an address range.
+type span struct {
+	addr uint64
+	size int64
+}
+
+func (s span) contains(a uint64) bool { return a >= s.addr && a < s.addr+uint64(s.size) }
+
+// liveBlock is what the preparation knows of a block the snapshot shows allocated.
+type liveBlock struct {
+	id        int32
+	event     int // where it was allocated (−1: before the trace)
+	requested bool
+	freeOp    int // index in ops of its opFree (−1: none)
+}
+
+// prepare checks one device's trace and turns it into replay steps. Errors name the
+// trace entry ("device 0 event 17: …").
+func prepare(s *snapshot.Snapshot, device int) (*history, error) {
+	var trace []snapshot.TraceEntry
+	if device < len(s.Traces) {
+		trace = s.Traces[device]
+	}
+	h := &history{device: device, events: len(trace)}
+	errAt := func(i int, format string, args ...any) error {
+		return fmt.Errorf("whatif: device %d event %d (%s): %s", device, i, trace[i].Action, fmt.Sprintf(format, args...))
+	}
+
+	// Segments that existed before the trace: final segments the trace never creates,
+	// and segments the trace frees without having created them.
+	var created []span
+	for _, e := range trace {
+		if e.Action == "segment_alloc" || e.Action == "segment_map" {
+			created = append(created, span{e.Addr, e.Size})
+		}
+	}
+	inAny := func(list []span, a uint64) bool {
+		for _, sp := range list {
+			if sp.contains(a) {
+				return true
+			}
+		}
+		return false
+	}
+	var before []span
+	for _, seg := range s.Segments {
+		if seg.Device == device && !inAny(created, seg.Address) {
+			before = append(before, span{seg.Address, seg.TotalSize})
+		}
+	}
+	for _, e := range trace {
+		if (e.Action == "segment_free" || e.Action == "segment_unmap") && !inAny(created, e.Addr) {
+			before = append(before, span{e.Addr, e.Size})
+		}
+	}
+
+	live := make(map[uint64]liveBlock, 1024) // snapshot address → block, allocated or pending
+	var nextID int32
+	newID := func() int32 { id := nextID; nextID++; return id }
+	// touched marks the final segments' blocks that the trace allocates or frees.
+	touched := map[uint64]bool{}
+	for _, seg := range s.Segments {
+		if seg.Device == device {
+			for _, b := range seg.Blocks {
+				if b.State != snapshot.StateInactive {
+					touched[b.Address] = false
+				}
+			}
+		}
+	}
+	touch := func(a uint64) {
+		if _, ok := touched[a]; ok {
+			touched[a] = true
+		}
+	}
+	h.ops = make([]op, 0, len(trace)*2/3+1)
+	var hints []hint
+	var frames [][]snapshot.Frame
+	// Frees completed by the synchronisation of the recorded run's own retry path (the
+	// free_completed entries inside a release run that precedes a new segment) are
+	// completed right after that request instead: the replayed allocator synchronises
+	// itself if its policy takes the same path.
+	releaseEnd := -1
+	var postponed []op
+	hasFrames := false
+	for i := 0; i < len(trace); i++ {
+		e := trace[i]
+		switch e.Action {
+		case "alloc":
+			if e.Size <= 0 {
+				return nil, errAt(i, "size %d", e.Size)
+			}
+			if b, ok := live[e.Addr]; ok {
+				return nil, errAt(i, "%#x is already allocated (event %d)", e.Addr, b.event)
+			}
+			id := newID()
+			live[e.Addr] = liveBlock{id: id, event: i, freeOp: -1}
+			touch(e.Addr)
+			h.ops = append(h.ops, op{kind: opAlloc, id: id, event: int32(i), stream: e.Stream, size: e.Size, hints: hints})
+			h.ops = append(h.ops, postponed...)
+			hints, postponed = nil, nil
+		case "free_requested":
+			b, ok := live[e.Addr]
+			if !ok {
+				if !inAny(before, e.Addr) {
+					return nil, errAt(i, "%#x was never allocated", e.Addr)
+				}
+				b = liveBlock{id: newID(), event: -1, freeOp: -1}
+				h.initial = append(h.initial, initialBlock{addr: e.Addr, size: e.Size, stream: e.Stream, id: b.id})
+				touch(e.Addr)
+			}
+			if b.requested {
+				return nil, errAt(i, "%#x is already freed (double free)", e.Addr)
+			}
+			b.requested = true
+			deferred := !(i+1 < len(trace) && trace[i+1].Action == "free_completed" && trace[i+1].Addr == e.Addr)
+			b.freeOp = len(h.ops)
+			h.ops = append(h.ops, op{kind: opFree, id: b.id, event: int32(i), deferred: deferred, done: math.MaxInt32})
+			if !deferred {
+				delete(live, e.Addr)
+				i++ // its free_completed
+			} else {
+				live[e.Addr] = b
+			}
+		case "free_completed":
+			b, ok := live[e.Addr]
+			if !ok || !b.requested {
+				if !ok && inAny(before, e.Addr) {
+					// freed before the trace started, completed inside it: nothing to replay
+					continue
+				}
+				return nil, errAt(i, "%#x has no free_requested before it", e.Addr)
+			}
+			delete(live, e.Addr)
+			if b.freeOp >= 0 {
+				h.ops[b.freeOp].done = int32(i)
+			}
+			if i < releaseEnd {
+				postponed = append(postponed, op{kind: opComplete, id: b.id, event: int32(i)})
+			} else {
+				h.ops = append(h.ops, op{kind: opComplete, id: b.id, event: int32(i)})
+			}
+		case "segment_alloc", "segment_map":
+			hints = append(hints, hint{addr: e.Addr, size: e.Size, mapped: e.Action == "segment_map"})
+		case "segment_free", "segment_unmap":
+			// A run of releases not followed by a new segment belongs to an empty_cache
+			// call of the program; one followed by a new segment is the allocator's own
+			// retry path or garbage collection, which the replayed policy decides.
+			j := i
+			for j < len(trace) && (trace[j].Action == "segment_free" || trace[j].Action == "segment_unmap" || trace[j].Action == "free_completed") {
+				j++
+			}
+			next := ""
+			if j < len(trace) {
+				next = trace[j].Action
+			}
+			if next == "segment_alloc" || next == "segment_map" || next == "oom" {
+				releaseEnd = j
+			} else {
+				h.ops = append(h.ops, op{kind: opEmptyCache, event: int32(i)})
+				// the free_completed events of the run are handled one by one
+				for k := i + 1; k < j; k++ {
+					if trace[k].Action == "segment_free" || trace[k].Action == "segment_unmap" {
+						i = k
+					} else {
+						break
+					}
+				}
+			}
+		case "oom":
+			h.ops = append(h.ops, op{kind: opOOM, event: int32(i), stream: e.Stream, size: e.Size, hints: hints})
+			h.ops = append(h.ops, postponed...)
+			hints, postponed = nil, nil
+		case "snapshot", "user_defined":
+		default:
+			return nil, errAt(i, "unknown action %q", e.Action)
+		}
+		if len(e.Frames) > 0 {
+			hasFrames = true
+		}
+	}
+	if hasFrames {
+		frames = make([][]snapshot.Frame, len(trace))
+		for i := range trace {
+			frames[i] = trace[i].Frames
+		}
+	}
+	h.frames = frames
+
+	// Blocks allocated before the trace and still allocated at its end.
+	var restBytes int64
+	for _, seg := range s.Segments {
+		if seg.Device != device {
+			continue
+		}
+		for _, b := range seg.Blocks {
+			if b.State == snapshot.StateInactive || touched[b.Address] {
+				continue
+			}
+			if !inAny(before, b.Address) {
+				continue
+			}
+			size := b.RequestedSize
+			if size <= 0 {
+				size = b.Size
+			}
+			h.initial = append(h.initial, initialBlock{addr: b.Address, size: size, stream: seg.Stream, id: newID()})
+			restBytes += size
+		}
+	}
+	sort.Slice(h.initial, func(i, j int) bool { return h.initial[i].addr < h.initial[j].addr })
+	if len(h.initial) > 0 {
+		var n int64
+		for _, b := range h.initial {
+			n += b.size
+		}
+		var segBytes int64
+		for _, sp := range before {
+			segBytes += sp.size
+		}
+		h.warnings = append(h.warnings, fmt.Sprintf(
+			"device %d: the history starts after the program allocated: %d blocks (%d bytes) in %d segments (%d bytes) were live before its first event (history recorded late, or its ring buffer of max_entries wrapped); they are re-made first, in address order, so peaks before the first event are not known",
+			device, len(h.initial), n, len(before), segBytes))
+	}
+	return h, nil
+}

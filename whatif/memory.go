@@ -1,0 +1,217 @@
+package whatif
+
+import (
+	"fmt"
+	"sort"
+)
+
+// H200Memory is the total memory of the NVIDIA H200 the shipped workloads were recorded
+// on (torch.cuda.get_device_properties(0).total_memory), the default device size.
+const H200Memory = 150109880320
+
+// deviceOOM is the simulated device's out-of-memory error.
+type deviceOOM struct{ size uint64 }
+
+func (e *deviceOOM) Error() string {
+	return fmt.Sprintf("whatif: simulated device out of memory allocating %d bytes", e.size)
+}
+
+// OutOfMemory reports true (how the allocator recognises a device OOM).
+func (e *deviceOOM) OutOfMemory() bool { return true }
+
+const pageSize = 2 << 20
+
+// deviceMemory is the simulated device a replay runs on. Addresses come from the
+// recorded run where it made the same device allocation for the same request (the
+// hints of the current step: the segment_alloc / segment_map entries just before the
+// trace's alloc), so a replay under the snapshot's own settings lands every segment
+// where the driver put it. A device allocation the recorded run did not make gets an
+// address from a bump model of the driver in a range of its own (guessed). It is not
+// safe for concurrent use; the allocator's lock serialises calls.
+type deviceMemory struct {
+	total   uint64
+	used    uint64
+	live    []liveSpan // segments and reservations, by address
+	hints   []hint
+	taken   []bool
+	low     uint64     // lowest address handed out so far
+	holes   []liveSpan // freed segments' ranges, by address (the driver can reuse them)
+	guessed int
+}
+
+type liveSpan struct {
+	addr, size uint64
+	reserved   bool
+}
+
+func newDeviceMemory(total uint64) *deviceMemory {
+	return &deviceMemory{total: total}
+}
+
+// step sets the recorded device allocations of the request being replayed.
+func (m *deviceMemory) step(h []hint) {
+	m.hints = h
+	m.taken = m.taken[:0]
+	for range h {
+		m.taken = append(m.taken, false)
+	}
+}
+
+func (m *deviceMemory) overlaps(addr, size uint64) bool {
+	i := sort.Search(len(m.live), func(i int) bool { return m.live[i].addr+m.live[i].size > addr })
+	return i < len(m.live) && m.live[i].addr < addr+size
+}
+
+func (m *deviceMemory) add(addr, size uint64, reserved bool) {
+	i := sort.Search(len(m.live), func(i int) bool { return m.live[i].addr > addr })
+	m.live = append(m.live, liveSpan{})
+	copy(m.live[i+1:], m.live[i:])
+	m.live[i] = liveSpan{addr, size, reserved}
+	if m.low == 0 || addr < m.low {
+		m.low = addr
+	}
+}
+
+func (m *deviceMemory) remove(addr uint64, reserved bool) (uint64, bool) {
+	i := sort.Search(len(m.live), func(i int) bool { return m.live[i].addr >= addr })
+	if i == len(m.live) || m.live[i].addr != addr || m.live[i].reserved != reserved {
+		return 0, false
+	}
+	size := m.live[i].size
+	m.live = append(m.live[:i], m.live[i+1:]...)
+	return size, true
+}
+
+// place returns the recorded address of a device allocation of size, or a guessed one.
+func (m *deviceMemory) place(size uint64, mapped bool) uint64 {
+	for i, h := range m.hints {
+		if m.taken[i] || h.mapped != mapped || (!mapped && uint64(h.size) != size) {
+			continue
+		}
+		if m.overlaps(h.addr, max(size, 1)) && !mapped {
+			continue
+		}
+		if mapped && m.overlaps(h.addr, 1) {
+			continue
+		}
+		m.taken[i] = true
+		return h.addr
+	}
+	m.guessed++
+	// The driver fills free address space it handed out before first-fit, lowest
+	// address first, and carves new ranges top-down (experiments/driver-va): a guess
+	// takes the lowest hole left by a freed segment that fits, else goes below every
+	// range so far.
+	for i, hole := range m.holes {
+		if hole.size < size {
+			continue
+		}
+		if m.overlaps(hole.addr, size) {
+			continue
+		}
+		if hole.size == size {
+			m.holes = append(m.holes[:i], m.holes[i+1:]...)
+		} else {
+			m.holes[i] = liveSpan{addr: hole.addr + size, size: hole.size - size}
+		}
+		return hole.addr
+	}
+	low := m.low
+	if low == 0 {
+		low = 0x7f0000000000
+	}
+	chunk := (size + chunkSize - 1) / chunkSize * chunkSize
+	a := (low - chunk) / chunkSize * chunkSize
+	for m.overlaps(a, chunk) {
+		a -= chunkSize
+	}
+	return a
+}
+
+// chunkSize is the granularity of the driver's new address ranges (experiments/driver-va).
+const chunkSize = 32 << 20
+
+// Malloc is cudaMalloc.
+func (m *deviceMemory) Malloc(size uint64) (uint64, error) {
+	if size == 0 || m.used+size > m.total {
+		return 0, &deviceOOM{size}
+	}
+	a := m.place(size, false)
+	m.add(a, size, false)
+	m.used += size
+	if a%chunkSize == 0 {
+		// a new chunk of the driver: the rest of it takes later allocations that fit
+		if end := (size + chunkSize - 1) / chunkSize * chunkSize; end > size && !m.overlaps(a+size, end-size) {
+			m.addHole(a+size, end-size)
+		}
+	}
+	return a, nil
+}
+
+// addHole records a freed range, merged with adjacent holes.
+func (m *deviceMemory) addHole(addr, size uint64) {
+	i := sort.Search(len(m.holes), func(i int) bool { return m.holes[i].addr > addr })
+	m.holes = append(m.holes, liveSpan{})
+	copy(m.holes[i+1:], m.holes[i:])
+	m.holes[i] = liveSpan{addr: addr, size: size}
+	if i+1 < len(m.holes) && m.holes[i].addr+m.holes[i].size == m.holes[i+1].addr {
+		m.holes[i].size += m.holes[i+1].size
+		m.holes = append(m.holes[:i+1], m.holes[i+2:]...)
+	}
+	if i > 0 && m.holes[i-1].addr+m.holes[i-1].size == m.holes[i].addr {
+		m.holes[i-1].size += m.holes[i].size
+		m.holes = append(m.holes[:i], m.holes[i+1:]...)
+	}
+}
+
+// Free is cudaFree.
+func (m *deviceMemory) Free(addr uint64) error {
+	size, ok := m.remove(addr, false)
+	if !ok {
+		return fmt.Errorf("whatif: simulated device: free of unknown segment %#x", addr)
+	}
+	m.used -= size
+	m.addHole(addr, size)
+	return nil
+}
+
+// MemGetInfo is cudaMemGetInfo: the device total less what the replay holds.
+func (m *deviceMemory) MemGetInfo() (free, total uint64, err error) {
+	return m.total - m.used, m.total, nil
+}
+
+// Granularity is the 2 MiB page of the H200.
+func (m *deviceMemory) Granularity() uint64 { return pageSize }
+
+// ReserveAddress is cuMemAddressReserve.
+func (m *deviceMemory) ReserveAddress(size uint64) (uint64, error) {
+	a := m.place(size, true)
+	m.add(a, size, true)
+	return a, nil
+}
+
+// FreeAddress is cuMemAddressFree.
+func (m *deviceMemory) FreeAddress(addr, size uint64) error {
+	if _, ok := m.remove(addr, true); !ok {
+		return fmt.Errorf("whatif: simulated device: free of unknown reservation %#x", addr)
+	}
+	return nil
+}
+
+// Map backs pages with memory.
+func (m *deviceMemory) Map(addr, size uint64) error {
+	if m.used+size > m.total {
+		return &deviceOOM{size}
+	}
+	m.used += size
+	return nil
+}
+
+// Unmap releases the memory behind pages.
+func (m *deviceMemory) Unmap(addr, size uint64) error {
+	if size > m.used {
+		return fmt.Errorf("whatif: simulated device: unmap of %d bytes, %d mapped", size, m.used)
+	}
+	m.used -= size
+	return nil
+}

@@ -1,0 +1,143 @@
+package whatif
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/memplot"
+)
+
+// Plot draws every run's reserved and allocated memory over the trace's event index,
+// on one axis ("name reserved", "name allocated" for each run).
+func (r *Result) Plot(title string) (*memplot.Figure, error) {
+	if r == nil || len(r.Runs) == 0 {
+		return nil, fmt.Errorf("whatif: Plot: no runs")
+	}
+	var series []memplot.Series
+	for _, run := range r.Runs {
+		name := run.Setting.Label()
+		if r.devices() > 1 {
+			name = fmt.Sprintf("%s (device %d)", name, run.Device)
+		}
+		x := make([]float64, len(run.Curve.Event))
+		for i, e := range run.Curve.Event {
+			x[i] = float64(e)
+		}
+		series = append(series,
+			memplot.Series{Name: name + " reserved", X: x, Y: run.Curve.Reserved},
+			memplot.Series{Name: name + " allocated", X: x, Y: run.Curve.Allocated})
+	}
+	f, err := memplot.Lines(title, "event", series...)
+	if err != nil {
+		return nil, fmt.Errorf("whatif: Plot: %w", err)
+	}
+	return f, nil
+}
+
+func (r *Result) devices() int {
+	seen := map[int]bool{}
+	for _, run := range r.Runs {
+		seen[run.Device] = true
+	}
+	return len(seen)
+}
+
+// WriteTable prints one row per run: the setting, the peaks, device allocations and
+// frees, retries, OOMs and fragmentation; the first OOM's message (and frames) and the
+// warnings follow the table.
+func (r *Result) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	// Numbers align right; the setting column is padded so that it reads left-aligned.
+	width := len("setting")
+	for _, run := range r.Runs {
+		width = max(width, len(run.Setting.Label()))
+	}
+	fmt.Fprintf(tw, "%-*s\tdevice\tpeak allocated\tpeak reserved\tcudaMalloc\tcudaFree\tretries\tOOMs\tpeak inactive split\tlargest free at peak\t\n", width, "setting")
+	for _, run := range r.Runs {
+		fmt.Fprintf(tw, "%-*s\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t\n", width, run.Setting.Label(), run.Device,
+			allocator.FormatSize(run.MaxAllocated), allocator.FormatSize(run.MaxReserved),
+			run.DeviceAllocs, run.DeviceFrees, run.AllocRetries, run.OOMs,
+			allocator.FormatSize(run.PeakInactiveSplit), allocator.FormatSize(run.LargestFreeAtPeak))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, run := range r.Runs {
+		if o := run.FirstOOM; o != nil {
+			fmt.Fprintf(w, "\n%s, device %d: first OOM at event %d (%d bytes on stream %#x):\n  %s\n", run.Setting.Label(), run.Device, o.Event, o.Size, o.Stream, o.Message)
+			for _, f := range o.Frames {
+				fmt.Fprintf(w, "    %s:%d %s\n", f.Filename, f.Line, f.Name)
+			}
+		}
+	}
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(w, "\nwarning: %s\n", warn)
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
+type jsonFrame struct {
+	Filename string `json:"filename"`
+	Line     int    `json:"line"`
+	Name     string `json:"name"`
+}
+
+type jsonOOM struct {
+	Message string      `json:"message"`
+	Event   int         `json:"event"`
+	Size    int64       `json:"size"`
+	Stream  uint64      `json:"stream"`
+	Frames  []jsonFrame `json:"frames"`
+}
+
+type jsonRun struct {
+	Conf              string           `json:"conf"`
+	Fraction          *float64         `json:"fraction"`
+	Cap               *int64           `json:"cap"`
+	Device            int              `json:"device"`
+	MaxAllocated      int64            `json:"max_memory_allocated"`
+	MaxReserved       int64            `json:"max_memory_reserved"`
+	LargestFreeAtPeak int64            `json:"largest_free_at_peak"`
+	GuessedAddresses  int              `json:"guessed_addresses"`
+	Stats             map[string]int64 `json:"memory_stats"`
+	OOM               *jsonOOM         `json:"oom"`
+}
+
+// WriteJSON writes {"runs": [{"conf", "fraction", "max_memory_allocated",
+// "max_memory_reserved", "memory_stats", "oom": null | {"message", "event", "frames"},
+// …}], "warnings": […]}: every memory_stats key under torch.cuda.memory_stats()'s
+// names, "fraction" and "cap" null when not capped.
+func (r *Result) WriteJSON(w io.Writer) error {
+	out := struct {
+		Runs     []jsonRun `json:"runs"`
+		Warnings []string  `json:"warnings"`
+		Events   int       `json:"events"`
+	}{Runs: []jsonRun{}, Warnings: r.Warnings, Events: r.Events}
+	if out.Warnings == nil {
+		out.Warnings = []string{}
+	}
+	for _, run := range r.Runs {
+		j := jsonRun{Conf: run.Setting.Conf.String(), Device: run.Device, MaxAllocated: run.MaxAllocated,
+			MaxReserved: run.MaxReserved, LargestFreeAtPeak: run.LargestFreeAtPeak, GuessedAddresses: run.Guessed, Stats: run.Stats}
+		if f := run.Setting.Fraction; f > 0 && f < 1 {
+			j.Fraction = &f
+		}
+		if c := run.Setting.Cap; c > 0 {
+			j.Cap = &c
+		}
+		if o := run.FirstOOM; o != nil {
+			j.OOM = &jsonOOM{Message: o.Message, Event: o.Event, Size: o.Size, Stream: o.Stream, Frames: []jsonFrame{}}
+			for _, f := range o.Frames {
+				j.OOM.Frames = append(j.OOM.Frames, jsonFrame{f.Filename, f.Line, f.Name})
+			}
+		}
+		out.Runs = append(out.Runs, j)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	return enc.Encode(out)
+}
