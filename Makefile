@@ -1,10 +1,13 @@
 # memlab: the README's commands.
 #
-#   make lab        install what is missing (Jupyter, GoNB v0.11.4, goimports),
-#                   register the GoNB kernel for this checkout, open Jupyter on notebooks/
-#   make notebooks  execute every notebook headless into build/notebooks/ (.ipynb + HTML),
-#                   failing on any error output or missing plot
-#   make test       gofmt check, go vet, go test, exercise and GPU-fragment checks, notebooks
+#   make lab        install what is missing into the checkout's .venv (JupyterLab, pinned by
+#                   scripts/requirements-lab.txt; GoNB, goimports, gopls), register the GoNB
+#                   kernel there, open JupyterLab on notebooks/ and print its URL
+#   make notebooks  execute every notebook headless into build/notebooks/ (.ipynb + HTML)
+#                   with the same environment's nbconvert, failing on any error or missing plot
+#   make e2e        the browser test: every notebook run in JupyterLab through headless
+#                   Chromium, screenshots in build/e2e/ (e2e/run.sh)
+#   make test       gofmt check, go vet, go test, exercise and GPU-fragment checks, notebooks, e2e
 #
 # Makefile.gpu and Makefile.exercises are fragments other parts of the project own;
 # `make test` runs their ptx-check, vet-cuda and test-exercises targets when they exist.
@@ -32,7 +35,7 @@ define optional
 	else echo "== $(1): not defined (fragment missing), skipped"; fi
 endef
 
-.PHONY: lab lab-deps notebooks test fmt-check vet go-test race fragments ci
+.PHONY: lab lab-deps notebooks e2e test fmt-check vet go-test race fragments ci
 
 lab:
 	@scripts/lab.sh start
@@ -42,6 +45,9 @@ lab-deps:
 
 notebooks: lab-deps
 	$(call timed,notebooks,scripts/run-notebooks.sh $(NOTEBOOKS))
+
+e2e:
+	$(call timed,e2e,E2E_NOTEBOOKS="$(NOTEBOOKS)" e2e/run.sh)
 
 fmt-check:
 	$(call timed,gofmt,bad=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
@@ -65,7 +71,7 @@ fragments:
 
 test:
 	@t0=$$(date +%s); \
-	$(MAKE) --no-print-directory fmt-check vet go-test race fragments notebooks; \
+	$(MAKE) --no-print-directory fmt-check vet go-test race fragments notebooks e2e; \
 	echo "== make test: all passed in $$(( $$(date +%s) - t0 ))s"
 
 ci: test

@@ -1,32 +1,43 @@
 #!/usr/bin/env bash
-# lab.sh sets up and starts the memlab notebooks: Jupyter, the GoNB kernel
-# (pinned), goimports, and the kernel registration that lets notebooks import
-# this repository's packages. Every step checks first and skips what is already
-# there, so a second run takes seconds. Installs are quiet; their output goes to
-# build/setup/*.log and is shown only when a step fails.
+# lab.sh sets up and starts the memlab notebooks: JupyterLab in a virtual
+# environment of this checkout's own (.venv/, pinned and hashed by
+# scripts/requirements-lab.txt), the GoNB kernel, goimports and gopls (pinned,
+# built into .venv/bin), and the kernel registration that lets notebooks import
+# this repository's packages. The kernel is registered inside .venv
+# (.venv/share/jupyter/kernels/gonb), so other Jupyter installs and other clones
+# are untouched. Every step checks first and skips what is already there, so a
+# second run takes seconds. Install output goes to build/setup/*.log and is shown
+# only when a step fails.
 #
 # Usage:
-#   scripts/lab.sh deps      install what headless execution needs (nbconvert, GoNB, goimports)
-#   scripts/lab.sh deps-ui   the same plus a browser UI (JupyterLab or Jupyter Notebook)
-#   scripts/lab.sh kernel    (re)register the GoNB kernel for this checkout
-#   scripts/lab.sh start     deps-ui + kernel, then run Jupyter on notebooks/ in the foreground
-#   scripts/lab.sh jupyter   print the jupyter command to use
+#   scripts/lab.sh deps       everything `make notebooks` needs (Jupyter, GoNB, goimports, gopls, kernel)
+#   scripts/lab.sh deps-lab   deps, and fail unless JupyterLab itself is installed (make e2e)
+#   scripts/lab.sh start      deps, then JupyterLab on notebooks/ in the foreground, printing its URL
+#   scripts/lab.sh server PORT TOKEN [ARGS]  run the server that `start` runs, on PORT with TOKEN
+#   scripts/lab.sh exec ARGS  run `jupyter ARGS` with this checkout's Jupyter and kernel
+#   scripts/lab.sh status     which Jupyter and tools are used, with their versions
 #
-# Environment: LAB_IP (default 127.0.0.1), LAB_PORT (default 8888),
-# GONB_VERSION (default v0.11.4), GOIMPORTS_VERSION (default v0.52.0),
-# LAB_NO_PIP=1 to skip the PyPI attempt.
+# Environment: LAB_IP (default 127.0.0.1), LAB_PORT (default 8888; the next free
+# port is taken when it is busy), LAB_NO_PIP=1 skips pip and uses the
+# distribution's Jupyter (as when no package index answers), MEMLAB_VENV (default
+# .venv in the checkout).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LOGDIR="$REPO/build/setup"
-GONB_VERSION=${GONB_VERSION:-v0.11.4}
-GOIMPORTS_VERSION=${GOIMPORTS_VERSION:-v0.52.0} # golang.org/x/tools; builds with Go 1.26
-GOBIN_DIR=$(go env GOBIN)
-[ -n "$GOBIN_DIR" ] || GOBIN_DIR="$(go env GOPATH)/bin"
+VENV=${MEMLAB_VENV:-$REPO/.venv}
+REQS="$REPO/scripts/requirements-lab.txt"
+STAMP="$VENV/.memlab-requirements.sha256"
+JUPYTERLAB_VERSION=4.6.6 # keep in step with scripts/requirements-lab.in
+GONB_VERSION=v0.11.4
+GOIMPORTS_VERSION=v0.52.0 # golang.org/x/tools; builds with Go 1.26
+GOPLS_VERSION=v0.23.0     # golang.org/x/tools/gopls; the newest that builds with Go 1.26
 GOROOT_BIN="$(go env GOROOT)/bin"
-export PATH="$GOBIN_DIR:$GOROOT_BIN:$PATH"
-
-mkdir -p "$LOGDIR"
+TOOLS_BIN="$VENV/bin"
+export PATH="$TOOLS_BIN:$GOROOT_BIN:$PATH"
+# The kernel lives in the environment's data directory; Jupyter's runtime files
+# (connection files) go there too, never to ~/.local/share/jupyter.
+export JUPYTER_DATA_DIR="$VENV/share/jupyter"
 
 say() { printf 'lab: %s\n' "$*"; }
 
@@ -37,6 +48,7 @@ step() {
 	shift
 	local log="$LOGDIR/$name.log"
 	local t0=$SECONDS
+	mkdir -p "$LOGDIR"
 	if ! "$@" >"$log" 2>&1; then
 		say "$name FAILED (log: $log); last lines:"
 		tail -n 25 "$log" >&2
@@ -58,11 +70,23 @@ as_root() {
 	fi
 }
 
-# jupyter_cmd prints the path of a working jupyter, or nothing.
+reqs_sum() { sha256sum "$REQS" | cut -d' ' -f1; }
+
+# venv_ok: the environment holds exactly scripts/requirements-lab.txt.
+venv_ok() {
+	[ -x "$VENV/bin/jupyter" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$(reqs_sum)" ]
+}
+
+# jupyter_cmd prints the jupyter to use: the environment's, else the
+# distribution's (the fallback when pip could not reach an index), else nothing.
 jupyter_cmd() {
+	if venv_ok; then
+		echo "$VENV/bin/jupyter"
+		return 0
+	fi
 	local c
-	for c in "$(command -v jupyter 2>/dev/null || true)" /usr/bin/jupyter /usr/local/bin/jupyter; do
-		[ -n "$c" ] && [ -x "$c" ] && "$c" --version >/dev/null 2>&1 && {
+	for c in /usr/bin/jupyter /usr/local/bin/jupyter; do
+		[ -x "$c" ] && "$c" --version >/dev/null 2>&1 && {
 			echo "$c"
 			return 0
 		}
@@ -71,28 +95,50 @@ jupyter_cmd() {
 }
 
 has_sub() { # has_sub SUBCOMMAND: whether jupyter SUBCOMMAND works
+	# The environment holds exactly the pinned JupyterLab: no need to start Python.
+	if venv_ok && { [ "$1" = lab ] || [ "$1" = nbconvert ]; }; then return 0; fi
 	local j
 	j=$(jupyter_cmd)
 	[ -n "$j" ] && "$j" "$1" --version >/dev/null 2>&1
 }
 
-pip_install_jupyterlab() {
-	[ "${LAB_NO_PIP:-0}" = 1 ] && return 1
-	command -v python3 >/dev/null 2>&1 || return 1
-	python3 -m pip --version >/dev/null 2>&1 || return 1
-	# A quick probe: is PyPI (or the configured index) reachable at all?
-	python3 -m pip download --no-deps --retries 0 --timeout 5 -d "$LOGDIR/pip-probe" \
-		jupyterlab >"$LOGDIR/pip-probe.log" 2>&1 || return 1
-	python3 -m pip install --retries 1 --timeout 30 jupyterlab nbconvert jupyter-client \
-		>"$LOGDIR/pip-jupyterlab.log" 2>&1 || return 1
-	command -v pyenv >/dev/null 2>&1 && pyenv rehash >/dev/null 2>&1
-	hash -r
-	return 0
+pip_venv() {
+	python3 -m venv --clear "$VENV" &&
+		"$VENV/bin/python" -m pip install --disable-pip-version-check --retries 1 --timeout 30 \
+			--require-hashes --no-deps -r "$REQS" &&
+		reqs_sum >"$STAMP"
+}
+
+# install_venv installs scripts/requirements-lab.txt into the environment, or
+# returns 1 (saying why) when pip cannot: no python3 venv module, no index.
+install_venv() {
+	if venv_ok; then
+		say "JupyterLab $JUPYTERLAB_VERSION present ($VENV)"
+		return 0
+	fi
+	if [ "${LAB_NO_PIP:-0}" = 1 ]; then
+		say "LAB_NO_PIP=1: not using pip"
+		return 1
+	fi
+	if ! command -v python3 >/dev/null 2>&1 || ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+		say "python3 with its venv module is missing (Debian: apt-get install python3-venv), so pip cannot install JupyterLab"
+		return 1
+	fi
+	mkdir -p "$LOGDIR"
+	# A quick probe: does the configured package index answer at all?
+	if ! python3 -m pip download --disable-pip-version-check --no-deps --retries 0 --timeout 10 \
+		-d "$LOGDIR/pip-probe" "jupyterlab==$JUPYTERLAB_VERSION" >"$LOGDIR/pip-probe.log" 2>&1; then
+		say "pip cannot reach a package index (log: $LOGDIR/pip-probe.log)"
+		return 1
+	fi
+	rm -rf "$LOGDIR/pip-probe"
+	step pip-jupyterlab pip_venv
+	say "installed JupyterLab $JUPYTERLAB_VERSION and its pinned dependencies into $VENV"
 }
 
 apt_install() {
 	command -v apt-get >/dev/null 2>&1 || {
-		echo "no apt-get here: install Jupyter yourself (pip install jupyterlab)" >&2
+		echo "no apt-get here: install Jupyter yourself" >&2
 		return 1
 	}
 	export DEBIAN_FRONTEND=noninteractive
@@ -100,30 +146,27 @@ apt_install() {
 	as_root apt-get install -y -q --no-install-recommends "$@"
 }
 
-install_jupyter() { # install_jupyter ui|headless
-	local want=$1
-	if has_sub nbconvert && { [ "$want" = headless ] || has_sub lab || has_sub notebook; }; then
-		say "jupyter present ($(jupyter_cmd))"
-		return 0
+install_jupyter() {
+	install_venv && return 0
+	say "FALLING BACK to the distribution's Jupyter (Debian's Jupyter Notebook 6.4, classic UI; no JupyterLab)"
+	if [ -x /usr/bin/jupyter ] && /usr/bin/jupyter nbconvert --version >/dev/null 2>&1 &&
+		/usr/bin/jupyter notebook --version >/dev/null 2>&1; then
+		say "distribution's Jupyter present (/usr/bin/jupyter)"
+	else
+		step apt-jupyter apt_install jupyter-nbconvert jupyter-client jupyter-notebook
 	fi
-	if [ "$want" = ui ] && pip_install_jupyterlab && has_sub lab && has_sub nbconvert; then
-		say "installed JupyterLab with pip (log: $LOGDIR/pip-jupyterlab.log)"
-		return 0
-	fi
-	local pkgs=(jupyter-nbconvert jupyter-client)
-	[ "$want" = ui ] && pkgs+=(jupyter-notebook)
-	step apt-jupyter apt_install "${pkgs[@]}"
-	hash -r
 	has_sub nbconvert || {
-		say "jupyter nbconvert still missing after install"
+		say "jupyter nbconvert still missing after the install"
 		exit 1
 	}
+	# The venv directory still holds the tools and the kernel.
+	mkdir -p "$TOOLS_BIN" "$JUPYTER_DATA_DIR"
 }
 
-gonb_installed_version() {
-	local bin="$GOBIN_DIR/gonb"
-	[ -x "$bin" ] || return 0
-	go version -m "$bin" 2>/dev/null | awk '$1 == "mod" && $2 == "github.com/janpfeifer/gonb" {print $3}'
+# go_tool_version BIN MODULE: the version of MODULE that BIN was built from, or nothing.
+go_tool_version() {
+	[ -x "$1" ] || return 0
+	go version -m "$1" 2>/dev/null | awk -v m="$2" '($1 == "mod" || $1 == "dep") && $2 == m {print $3; exit}'
 }
 
 build_gonb() {
@@ -132,92 +175,192 @@ build_gonb() {
 	local tmp rc=0
 	tmp=$(mktemp -d)
 	(cd "$tmp" && go mod init tools && go get "github.com/janpfeifer/gonb@$GONB_VERSION" &&
-		GOBIN="$GOBIN_DIR" go install github.com/janpfeifer/gonb) || rc=$?
+		GOBIN="$TOOLS_BIN" go install github.com/janpfeifer/gonb) || rc=$?
 	rm -rf "$tmp"
 	return $rc
 }
 
-install_gonb() {
-	if [ "$(gonb_installed_version)" = "$GONB_VERSION" ]; then
-		say "gonb $GONB_VERSION present ($GOBIN_DIR/gonb)"
-	else
-		step gonb build_gonb
+# go_tool NAME MODULE VERSION CMD...: builds NAME into .venv/bin with CMD unless it
+# is there at VERSION.
+go_tool() {
+	local name=$1 module=$2 version=$3
+	shift 3
+	if [ "$(go_tool_version "$TOOLS_BIN/$name" "$module")" = "$version" ]; then
+		say "$name $version present ($TOOLS_BIN/$name)"
+		return 0
 	fi
-	if command -v goimports >/dev/null 2>&1; then
-		say "goimports present ($(command -v goimports))"
-	else
-		step goimports env GOBIN="$GOBIN_DIR" go install "golang.org/x/tools/cmd/goimports@$GOIMPORTS_VERSION"
-	fi
+	say "building $name $version into $TOOLS_BIN (first run only)"
+	step "$name" "$@"
 }
 
-# register_kernel writes the gonb kernelspec: every notebook's kernel starts with a
-# go.work that uses this checkout (so `import "memlab.dev/memlab/..."` works with no
-# manual step, from any directory), and the kernel's PATH finds go and goimports even
-# when Jupyter is started from a shell that lacks them.
+install_go_tools() {
+	mkdir -p "$TOOLS_BIN"
+	go_tool gonb github.com/janpfeifer/gonb "$GONB_VERSION" build_gonb
+	go_tool goimports golang.org/x/tools "$GOIMPORTS_VERSION" \
+		env GOBIN="$TOOLS_BIN" go install "golang.org/x/tools/cmd/goimports@$GOIMPORTS_VERSION"
+	go_tool gopls golang.org/x/tools/gopls "$GOPLS_VERSION" \
+		env GOBIN="$TOOLS_BIN" go install "golang.org/x/tools/gopls@$GOPLS_VERSION"
+}
+
+# register_kernel writes the gonb kernelspec into the environment: every
+# notebook's kernel starts with a go.work that uses this checkout (so
+# `import "memlab.dev/memlab/..."` works with no manual step), and the kernel's
+# PATH finds go, goimports and gopls even when Jupyter is started from a shell
+# that lacks them.
 register_kernel() {
-	local data kdir
-	data=${JUPYTER_DATA_DIR:-$HOME/.local/share/jupyter}
-	kdir="$data/kernels/gonb"
-	step gonb-install "$GOBIN_DIR/gonb" --install --force_deps --logtostderr=false \
-		"--go_work=$REPO"
-	local spec="$kdir/kernel.json"
+	local spec="$JUPYTER_DATA_DIR/kernels/gonb/kernel.json"
+	step gonb-install "$TOOLS_BIN/gonb" --install --logtostderr=false "--go_work=$REPO"
 	[ -f "$spec" ] || {
 		say "gonb --install wrote no $spec"
 		exit 1
 	}
-	local path_json=${PATH//\\/\\\\}
-	path_json=${path_json//\"/\\\"}
-	sed -i "s|\"env\":{[^}]*}|\"env\":{\"PATH\":\"${path_json//|/\\|}\"}|" "$spec"
-	grep -q "\"PATH\"" "$spec" || {
-		say "could not set PATH in $spec"
-		exit 1
-	}
+	python3 - "$spec" "$PATH" <<-'EOF'
+		import json, sys
+		spec, path = sys.argv[1], sys.argv[2]
+		with open(spec) as f:
+		    k = json.load(f)
+		k.setdefault("env", {})["PATH"] = path
+		with open(spec, "w") as f:
+		    json.dump(k, f, indent=1)
+	EOF
 	say "GoNB kernel registered: $spec (go.work uses $REPO)"
 }
 
-start() {
-	install_jupyter ui
-	install_gonb
+deps() {
+	install_jupyter
+	install_go_tools
 	register_kernel
-	local j ip port token sub tokflag
+}
+
+# free_port FROM: the first free loopback port from FROM on.
+free_port() {
+	python3 - "$1" "${LAB_IP:-127.0.0.1}" <<-'EOF'
+		import socket, sys
+		port, ip = int(sys.argv[1]), sys.argv[2]
+		for p in range(port, port + 100):
+		    with socket.socket() as s:
+		        try:
+		            s.bind((ip, p))
+		        except OSError:
+		            continue
+		        print(p)
+		        break
+	EOF
+}
+
+# server PORT TOKEN [ARGS...]: runs (execs) the Jupyter server on notebooks/ with
+# the settings every start shares (make lab and the browser test).
+server() {
+	local port=$1 token=$2 j ip args
+	shift 2
 	j=$(jupyter_cmd)
 	ip=${LAB_IP:-127.0.0.1}
-	port=${LAB_PORT:-8888}
+	if has_sub lab; then
+		# GoNB publishes a status only in reply to a request; JupyterLab ignores
+		# the replies to kernel_info (an "untracked" type) and would show the
+		# kernel as "Unknown" until the first cell runs. The default list, less
+		# kernel_info_request and kernel_info_reply:
+		local t untracked=(comm_info_request comm_info_reply shutdown_request shutdown_reply
+			interrupt_request interrupt_reply debug_request debug_reply stream display_data
+			update_display_data execute_input execute_result error status clear_output
+			debug_event input_request input_reply)
+		args=(lab "--IdentityProvider.token=$token" "--ServerApp.root_dir=$REPO/notebooks" --ServerApp.port_retries=0)
+		for t in "${untracked[@]}"; do args+=("--MappingKernelManager.untracked_message_types=$t"); done
+	else
+		args=(notebook "--NotebookApp.token=$token" "--notebook-dir=$REPO/notebooks" --NotebookApp.port_retries=0)
+	fi
+	args+=(--no-browser "--ip=$ip" "--port=$port")
+	[ "$(id -u)" = 0 ] && args+=(--allow-root)
+	exec "$j" "${args[@]}" "$@"
+}
+
+start() {
+	deps
+	local j ip port token pid url sub
+	j=$(jupyter_cmd)
+	ip=${LAB_IP:-127.0.0.1}
+	port=$(free_port "${LAB_PORT:-8888}")
+	[ -n "$port" ] || {
+		say "no free port from ${LAB_PORT:-8888} on"
+		exit 1
+	}
 	token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+	local version
 	if has_sub lab; then
 		sub=lab
-		tokflag=--ServerApp.token
+		url="http://$ip:$port/lab?token=$token"
+		version=$JUPYTERLAB_VERSION
+		venv_ok || version=$("$j" lab --version 2>/dev/null || true)
 	else
 		sub=notebook
-		tokflag=--NotebookApp.token
+		url="http://$ip:$port/tree?token=$token"
+		version=$("$j" notebook --version 2>/dev/null || true)
 	fi
-	local args=("$sub" --no-browser "--ip=$ip" "--port=$port" "$tokflag=$token" "--notebook-dir=$REPO/notebooks")
-	[ "$(id -u)" = 0 ] && args+=(--allow-root)
-	say "starting: $j ${args[*]}"
+	say "starting jupyter $sub $version ($j) on $ip:$port"
+	server "$port" "$token" &
+	pid=$!
+	trap 'kill -TERM "$pid" 2>/dev/null; wait "$pid"; exit 130' INT TERM
+	# Wait until the server answers, then print the URL with its token.
+	local i
+	for i in $(seq 1 120); do
+		kill -0 "$pid" 2>/dev/null || {
+			wait "$pid" || true
+			say "Jupyter exited before it answered"
+			exit 1
+		}
+		python3 -c 'import socket,sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 1)' "$ip" "$port" 2>/dev/null && break
+		sleep 0.5
+	done
 	echo
-	echo "    memlab lab: http://$ip:$port/?token=$token"
-	echo "    (if port $port is taken, Jupyter picks the next free one and prints its URL below)"
+	echo "    memlab lab: $url"
 	echo "    open 00-setup-and-tour.ipynb first; stop with Ctrl-C"
 	echo
-	exec "$j" "${args[@]}"
+	wait "$pid"
+}
+
+status() {
+	local j
+	j=$(jupyter_cmd)
+	echo "jupyter:   ${j:-none}"
+	[ -n "$j" ] && { has_sub lab && echo "jupyterlab: $("$j" lab --version)" || echo "jupyterlab: none (the distribution's Jupyter Notebook $("$j" notebook --version 2>/dev/null || echo '?'))"; }
+	local t
+	for t in gonb goimports gopls; do
+		echo "$t: $([ -x "$TOOLS_BIN/$t" ] && go version -m "$TOOLS_BIN/$t" | awk '$1 == "mod" {print $2, $3; exit}' || echo none)"
+	done
+	echo "kernel:    $JUPYTER_DATA_DIR/kernels/gonb/kernel.json$([ -f "$JUPYTER_DATA_DIR/kernels/gonb/kernel.json" ] || echo ' (missing)')"
 }
 
 case "${1:-}" in
-deps)
-	install_jupyter headless
-	install_gonb
-	register_kernel
+deps) deps ;;
+deps-lab)
+	deps
+	has_sub lab || {
+		say "JupyterLab is not installed in $VENV (pip could not install it: see above)"
+		exit 1
+	}
 	;;
-deps-ui)
-	install_jupyter ui
-	install_gonb
-	register_kernel
-	;;
-kernel) register_kernel ;;
 start) start ;;
+server)
+	shift
+	[ $# -ge 2 ] || {
+		say "usage: scripts/lab.sh server PORT TOKEN [JUPYTER ARGS...]"
+		exit 2
+	}
+	server "$@"
+	;;
+exec)
+	shift
+	j=$(jupyter_cmd)
+	[ -n "$j" ] || {
+		say "no Jupyter: run scripts/lab.sh deps (make lab-deps)"
+		exit 1
+	}
+	exec "$j" "$@"
+	;;
 jupyter) jupyter_cmd ;;
+status) status ;;
 *)
-	sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac

@@ -3,17 +3,21 @@
 # nbconvert, writes each executed notebook and its HTML rendering to
 # build/notebooks/, then checks the executed notebooks with scripts/nbcheck
 # (error outputs, panics, stderr errors, plots missing where expected).
+# It uses the checkout's own Jupyter (.venv, set up by scripts/lab.sh), with an
+# empty Jupyter config directory so that a user's own Jupyter configuration does not
+# change the run.
 # Usage: scripts/run-notebooks.sh notebooks/*.ipynb   (run `make lab-deps` first)
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT="$REPO/build/notebooks"
 TIMEOUT=${NOTEBOOK_TIMEOUT:-900}
-export PATH="$(go env GOPATH)/bin:$PATH"
-J=$("$REPO/scripts/lab.sh" jupyter)
-[ -n "$J" ] || {
+J=("$REPO/scripts/lab.sh" exec)
+[ -n "$("$REPO/scripts/lab.sh" jupyter)" ] || {
 	echo "run-notebooks: jupyter not found; run make lab-deps" >&2
 	exit 1
 }
+export JUPYTER_CONFIG_DIR="$REPO/build/jupyter-config"
+mkdir -p "$JUPYTER_CONFIG_DIR"
 [ $# -gt 0 ] || {
 	echo "run-notebooks: no notebooks given" >&2
 	exit 2
@@ -27,12 +31,12 @@ for nb in "$@"; do
 	t0=$SECONDS
 	# allow_errors keeps executing and saves the notebook, so that a failure
 	# can be read in the output; nbcheck below turns any error into a failure.
-	if "$J" nbconvert --to notebook --execute \
+	if "${J[@]}" nbconvert --to notebook --execute \
 		--ExecutePreprocessor.timeout="$TIMEOUT" \
 		--ExecutePreprocessor.kernel_name=gonb \
 		--ExecutePreprocessor.allow_errors=True \
 		--output-dir "$OUT" --output "$name" "$nb" >"$log" 2>&1 &&
-		"$J" nbconvert --to html --output-dir "$OUT" "$OUT/$name.ipynb" >>"$log" 2>&1; then
+		"${J[@]}" nbconvert --to html --output-dir "$OUT" "$OUT/$name.ipynb" >>"$log" 2>&1; then
 		echo "notebook $name: executed in $((SECONDS - t0))s -> build/notebooks/$name.{ipynb,html}"
 		executed+=("$OUT/$name.ipynb")
 	else
