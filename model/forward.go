@@ -126,8 +126,10 @@ func ParseMode(s string) (Mode, error) {
 			m |= PooledScores
 		case "chapter":
 			m |= Chapter
+		case "optimised", "optimized":
+			m |= Optimised
 		default:
-			return 0, fmt.Errorf("model: unknown mode %q (want baseline, chapter, optimised, or chapter, in-place, views, kv-cache, last-logits, pooled-scores joined by +)", s)
+			return 0, fmt.Errorf("model: unknown mode %q (want baseline, or chapter, optimised, in-place, views, kv-cache, last-logits, pooled-scores joined by +)", s)
 		}
 	}
 	return m, nil
