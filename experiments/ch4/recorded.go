@@ -58,13 +58,13 @@ func (r Recording) Note() string {
 	for i, m := range missing {
 		names[i] = m.String()
 	}
-	verb := "predates"
+	list := fmt.Sprintf("the mode%s %s", plural(len(names)), strings.Join(names, ", "))
 	if strings.Contains(r.Command, "-modes") {
-		verb = "left out (by its -modes)"
+		return "note: this recording left out (by its -modes) " + list
 	}
 	they := map[bool][2]string{true: {"they are", "them"}, false: {"it is", "it"}}[len(names) > 1]
-	return fmt.Sprintf("note: this recording %s the mode%s %s: %s not in it; run `memlab ch4 -device cuda -size %s` on a GPU for %s",
-		verb, plural(len(names)), strings.Join(names, ", "), they[0], r.Result.Size.Name, they[1])
+	return fmt.Sprintf("note: this recording predates %s: %s not in it; run `memlab ch4 -device cuda -size %s` on a GPU for %s",
+		list, they[0], r.Result.Size.Name, they[1])
 }
 
 // plural is "s" unless n is 1.
