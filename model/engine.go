@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"memlab.dev/memlab/pool"
@@ -84,6 +85,9 @@ func (m *Model) NewEngine(mode Mode, opts EngineOptions) (*Engine, error) {
 		// A forward pass over n tokens after pos cached ones has [Heads, n,
 		// pos+n] scores, at most Heads × MaxLen × MaxLen elements.
 		cfg := m.cfg
+		if opts.MaxLen > math.MaxInt32 || cfg.Heads > math.MaxInt/opts.MaxLen/opts.MaxLen {
+			return nil, errors.Join(fmt.Errorf("model: NewEngine: score buffers of %d heads × %d × %d positions overflow int", cfg.Heads, opts.MaxLen, opts.MaxLen), e.Release())
+		}
 		var err error
 		if e.scores, err = pool.NewTensorPool(m.dev, tensor.Float32, []int{cfg.Heads * opts.MaxLen * opts.MaxLen}, 0); err != nil {
 			return nil, errors.Join(fmt.Errorf("model: NewEngine: %w", err), e.Release())
