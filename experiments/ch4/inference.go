@@ -337,6 +337,7 @@ func (r InferenceResult) Claims() []Claim {
 	add(inPlace, model.Optimised, model.Optimised&^model.InPlace, Working)
 	add(combined, model.Chapter, model.Baseline, Working)
 	add(combined, model.Chapter, model.Baseline, Peak)
+	add(combined, model.Chapter|model.PooledScores, model.Baseline, Working) // with the chapter's 4.4 buffers pooled too
 	add(latency, model.KVCache, model.Baseline, TokenLatency)
 	add(latency, model.Chapter, model.Baseline, TokenLatency)
 	add(extra, model.LastLogits, model.Baseline, Working)
