@@ -22,9 +22,11 @@ the KV cache grown with `torch.cat`, logits for every prompt position. Each tech
 `model.Mode` bit: `InPlace` (scale, mask, GELU, residual adds), `Views` (no head-split
 copies), `KVCache` (a cache preallocated for the longest request, its arena from a
 `TensorPool` shared by the requests), `PooledScores` (attention scores and softmax in
-pooled buffers, below). **`model.Chapter` is exactly the chapter's three together.** `LastLogits` (the output projection for the sampled position only) is
-memlab's own extra, not the chapter's; `Optimised` is all four. Every mode gives the same
-logits. First one request, mode by mode:
+pooled buffers, below). **`model.Chapter` is exactly the chapter's three together**, its
+pool the KV-cache arenas; `chapter+pooled-scores` adds the score buffers. `LastLogits`
+(the output projection for the sampled position only) is memlab's own extra, not the
+chapter's; `Optimised` is `Chapter` and `LastLogits`. Every mode gives the same logits.
+First one request, mode by mode:
 */
 
 //nb:cell
