@@ -49,6 +49,7 @@ type history struct {
 	initial  []initialBlock
 	events   int
 	warnings []string
+	deferred int // frees that waited for other streams (opFree with deferred)
 }
 
 type initialBlock struct {
@@ -174,6 +175,9 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			}
 			b.requested = true
 			deferred := !(i+1 < len(trace) && trace[i+1].Action == "free_completed" && trace[i+1].Addr == e.Addr)
+			if deferred {
+				h.deferred++
+			}
 			b.freeOp = len(h.ops)
 			h.ops = append(h.ops, op{kind: opFree, id: b.id, event: int32(i), deferred: deferred, done: math.MaxInt32})
 			if !deferred {
