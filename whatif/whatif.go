@@ -339,11 +339,20 @@ func replayTimed(h *history, st Setting, opts Options) (*Run, error) {
 		runs = append(runs, o)
 	}
 	for _, d := range timingDelays {
-		o, err := replayDelayed(h, st, opts, d)
+		o, err := replayDelayed(h, st, opts, d, 0)
 		if err != nil {
 			return nil, fmt.Errorf("completing cross-stream frees %d allocations late: %w", d, err)
 		}
 		runs = append(runs, o)
+	}
+	for seed := uint64(1); seed <= timingSeeds; seed++ {
+		for _, d := range []int{32, 64, 128} {
+			o, err := replayDelayed(h, st, opts, d, seed)
+			if err != nil {
+				return nil, fmt.Errorf("completing cross-stream frees up to %d allocations late: %w", d, err)
+			}
+			runs = append(runs, o)
+		}
 	}
 	r.TimingRange = timingRange(runs...)
 	return r, nil
@@ -356,23 +365,37 @@ func replayTimed(h *history, st Setting, opts Options) (*Run, error) {
 // about 50 allocations, where the recorded runs completed them).
 var timingDelays = []int{0, 1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 256, math.MaxInt}
 
+// timingSeeds is how many mixed timings the range also tries: each free completes after
+// its own delay, drawn from [0, d] by a fixed hash of the seed and the free.
+const timingSeeds = 4
+
+// mixedDelay is the delay of free id under seed (splitmix64 of both), in [0, d].
+func mixedDelay(seed uint64, id int32, d int) int {
+	z := seed*0x9e3779b97f4a7c15 + uint64(id)*0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return int(z % uint64(d+1))
+}
+
 // replay runs one device's history under one setting, completing the frees that waited
 // for other streams by policy c.
 func replay(h *history, st Setting, opts Options, c Completion) (*Run, error) {
 	switch c {
 	case CompleteEarliest:
-		return replayDelayed(h, st, opts, 0)
+		return replayDelayed(h, st, opts, 0, 0)
 	case CompleteLatest:
-		return replayDelayed(h, st, opts, math.MaxInt)
+		return replayDelayed(h, st, opts, math.MaxInt, 0)
 	}
-	return replayDelayed(h, st, opts, -1)
+	return replayDelayed(h, st, opts, -1, 0)
 }
 
 // replayDelayed runs one device's history under one setting. delay < 0 completes the
 // frees that waited for other streams where the snapshot did; delay ≥ 0 completes each
 // at the first allocation that follows more than delay allocations after its free
-// (math.MaxInt: never, but for synchronisations).
-func replayDelayed(h *history, st Setting, opts Options, delay int) (*Run, error) {
+// (math.MaxInt: never, but for synchronisations); seed > 0 gives each free its own
+// delay in [0, delay] (mixedDelay).
+func replayDelayed(h *history, st Setting, opts Options, delay int, seed uint64) (*Run, error) {
 	total := opts.TotalMemory
 	if total <= 0 {
 		total = H200Memory
@@ -415,7 +438,11 @@ func replayDelayed(h *history, st Setting, opts Options, delay int) (*Run, error
 			if !pending[id] {
 				continue
 			}
-			if (delay < 0 || mallocs-freedAfter[id] <= delay) && freedAt[id] == mem.frees {
+			d := delay
+			if seed > 0 {
+				d = mixedDelay(seed, id, delay)
+			}
+			if (d < 0 || mallocs-freedAfter[id] <= d) && freedAt[id] == mem.frees {
 				pendList[k] = id
 				k++
 				continue
