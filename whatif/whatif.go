@@ -425,6 +425,14 @@ func replayDelayed(h *history, st Setting, opts Options, delay int, seed uint64)
 	freedAt := map[int32]int{}    // id of a pending free → cudaFree calls before it
 	mallocs := 0                  // allocations replayed so far
 	freedAfter := map[int32]int{} // id of a pending free → allocations before it
+	// synced notes a synchronisation inside a malloc (the retry path's release of
+	// cached blocks, successful or not), which completed every pending free.
+	synced := func() {
+		if npending > 0 && a.PendingFreeCount() == 0 {
+			npending = 0
+			clear(pending)
+		}
+	}
 	// process is process_events at the start of a malloc: it completes the pending
 	// frees the policy says are done, and those a cudaFree since their Free
 	// synchronised.
@@ -503,16 +511,14 @@ func replayDelayed(h *history, st Setting, opts Options, delay int, seed uint64)
 			mem.step(o.hints)
 			p, err := a.MallocStream(o.size, o.stream)
 			if err != nil {
+				synced()
 				if err := fail(o, err); err != nil {
 					return nil, err
 				}
 				break
 			}
+			synced()
 			addrs[o.id] = p
-			if npending > 0 && a.PendingFreeCount() == 0 {
-				npending = 0 // the retry path synchronised every stream
-				clear(pending)
-			}
 		case opFree:
 			p := addrs[o.id]
 			if p == 0 {
@@ -566,11 +572,13 @@ func replayDelayed(h *history, st Setting, opts Options, delay int, seed uint64)
 			mem.step(o.hints)
 			p, err := a.MallocStream(o.size, o.stream)
 			if err != nil {
+				synced()
 				if err := fail(o, err); err != nil {
 					return nil, err
 				}
 				break
 			}
+			synced()
 			if err := a.Free(p); err != nil {
 				return nil, fmt.Errorf("event %d: %w", o.event, err)
 			}
