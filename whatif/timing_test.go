@@ -78,3 +78,14 @@ func TestTimingUnderCaps(t *testing.T) {
 		}
 	}
 }
+
+// TestNoTimingRange: the option skips the range and keeps the count.
+func TestNoTimingRange(t *testing.T) {
+	res, err := Replay(multistream(t), nil, Options{NoTimingRange: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Runs[0]; r.TimingRange != nil || r.CrossStreamFrees == 0 {
+		t.Errorf("NoTimingRange: range %v, %d cross-stream frees", r.TimingRange, r.CrossStreamFrees)
+	}
+}

@@ -14,10 +14,13 @@
 // When those frees could complete elsewhere is GPU timing, which a snapshot holds for
 // its own run only. So a history with such frees is also replayed completing each at
 // the earliest point PyTorch 2.11 could (the next allocation after its free, on any
-// stream: process_events runs at the start of every malloc) and at the latest (never,
+// stream: process_events runs at the start of every malloc), at the latest (never,
 // until a synchronisation the replay itself makes: empty_cache, the retry path's
-// release of cached blocks, a cudaFree); Run.TimingRange holds every figure that
-// differs between them, and Run.CrossStreamFrees how many frees it depends on. Where the recorded run made a device
+// release of cached blocks, a cudaFree) and at timings between (fixed delays in
+// allocations, per-free mixed delays, the recorded lags scaled or capped);
+// Run.TimingRange holds every figure that differs between them, and
+// Run.CrossStreamFrees how many frees it depends on. Those are samples of the possible
+// timings, not bounds: a figure need not move monotonically with completion time. Where the recorded run made a device
 // allocation for a request, the replay places the same allocation at the address the
 // driver returned; other device allocations get guessed addresses (Run.Guessed counts
 // them), which matter only when free blocks of equal size compete.
@@ -38,6 +41,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 
 	"memlab.dev/memlab/allocator"
@@ -83,6 +87,9 @@ type Options struct {
 	// replay whose figures Run reports (the zero value: where the snapshot completed
 	// them). The timing range is computed whatever it is.
 	Completion Completion
+	// NoTimingRange skips the extra replays of a history with cross-stream frees:
+	// Run.TimingRange stays nil (Run.CrossStreamFrees is still counted).
+	NoTimingRange bool
 }
 
 // Completion is a policy for when a free that waited for other streams (record_stream)
@@ -330,6 +337,9 @@ func replayTimed(h *history, st Setting, opts Options) (*Run, error) {
 		return r, err
 	}
 	r.CrossStreamFrees = h.deferred
+	if opts.NoTimingRange {
+		return r, nil
+	}
 	runs := []*Run{r}
 	if opts.Completion != CompleteAsRecorded {
 		o, err := replay(h, st, opts, CompleteAsRecorded)
@@ -354,20 +364,38 @@ func replayTimed(h *history, st Setting, opts Options) (*Run, error) {
 			runs = append(runs, o)
 		}
 	}
+	for _, cap := range []int{2, 4, 8} {
+		o, err := replayDelayed(h, st, opts, -cap, clipSeed)
+		if err != nil {
+			return nil, fmt.Errorf("completing cross-stream frees at most %d allocations late: %w", cap, err)
+		}
+		runs = append(runs, o)
+	}
+	for _, pc := range timingScales {
+		o, err := replayDelayed(h, st, opts, -pc, 0)
+		if err != nil {
+			return nil, fmt.Errorf("completing cross-stream frees at %d%% of their recorded lag: %w", pc, err)
+		}
+		runs = append(runs, o)
+	}
 	r.TimingRange = timingRange(runs...)
 	return r, nil
 }
 
 // timingDelays are the delays, in allocations after a free, at which the timing range
 // completes the frees that waited for other streams: 0 is CompleteEarliest, MaxInt
-// CompleteLatest; between them, because a figure need not move monotonically with the
-// delay (the shipped multistream program's fragmentation peak is lowest at a delay of
-// about 50 allocations, where the recorded runs completed them).
-var timingDelays = []int{0, 1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 256, math.MaxInt}
+// CompleteLatest; the ones between because a figure need not move monotonically with
+// the delay.
+var timingDelays = []int{0, 1, 2, 4, 8, 16, 32, 64, 128, math.MaxInt}
+
+// timingScales are the percentages of its recorded lag (the allocations between a free
+// and its completion in the snapshot) after which the timing range also completes each
+// free: the same GPU work against a program that asks for memory faster or slower.
+var timingScales = []int{50, 75, 90, 110, 125, 150, 200}
 
 // timingSeeds is how many mixed timings the range also tries: each free completes after
 // its own delay, drawn from [0, d] by a fixed hash of the seed and the free.
-const timingSeeds = 4
+const timingSeeds = 2
 
 // mixedDelay is the delay of free id under seed (splitmix64 of both), in [0, d].
 func mixedDelay(seed uint64, id int32, d int) int {
@@ -387,14 +415,22 @@ func replay(h *history, st Setting, opts Options, c Completion) (*Run, error) {
 	case CompleteLatest:
 		return replayDelayed(h, st, opts, math.MaxInt, 0)
 	}
-	return replayDelayed(h, st, opts, -1, 0)
+	return replayDelayed(h, st, opts, asRecorded, 0)
 }
 
-// replayDelayed runs one device's history under one setting. delay < 0 completes the
-// frees that waited for other streams where the snapshot did; delay ≥ 0 completes each
-// at the first allocation that follows more than delay allocations after its free
+// clipSeed with a negative delay −n makes replayDelayed complete each free at its
+// recorded lag but at most n allocations late.
+const clipSeed = math.MaxUint64
+
+// asRecorded is replayDelayed's delay for completing frees where the snapshot did.
+const asRecorded = math.MinInt
+
+// replayDelayed runs one device's history under one setting. delay asRecorded completes
+// the frees that waited for other streams where the snapshot did; delay ≥ 0 completes
+// each at the first allocation that follows more than delay allocations after its free
 // (math.MaxInt: never, but for synchronisations); seed > 0 gives each free its own
-// delay in [0, delay] (mixedDelay).
+// delay in [0, delay] (mixedDelay); another negative delay −p gives each free p % of
+// its recorded lag (one that never completed, never).
 func replayDelayed(h *history, st Setting, opts Options, delay int, seed uint64) (*Run, error) {
 	total := opts.TotalMemory
 	if total <= 0 {
@@ -421,10 +457,14 @@ func replayDelayed(h *history, st Setting, opts Options, delay int, seed uint64)
 	addrs := make([]uint64, len(h.ops)+len(h.initial)) // by block id; 0: not held
 	pending := make([]bool, len(addrs))
 	npending := 0
+	// A synchronisation completes pending frees in the order the recorded run
+	// completed them.
+	rank := map[uint64]int32{}    // replay address of a pending block → recorded completion
 	var pendList []int32          // ids of pending frees, in the order of their Free (lazily pruned)
 	freedAt := map[int32]int{}    // id of a pending free → cudaFree calls before it
 	mallocs := 0                  // allocations replayed so far
 	freedAfter := map[int32]int{} // id of a pending free → allocations before it
+	lag := map[int32]int{}        // id of a pending free → its delay (−1: never)
 	// synced notes a synchronisation inside a malloc (the retry path's release of
 	// cached blocks, successful or not), which completed every pending free.
 	synced := func() {
@@ -436,25 +476,31 @@ func replayDelayed(h *history, st Setting, opts Options, delay int, seed uint64)
 	// process is process_events at the start of a malloc: it completes the pending
 	// frees the policy says are done, and those a cudaFree since their Free
 	// synchronised.
+	var due []int32
 	process := func() error {
 		if npending == 0 {
 			pendList = pendList[:0]
 			return nil
 		}
 		k := 0
+		due = due[:0]
 		for _, id := range pendList {
 			if !pending[id] {
 				continue
 			}
-			d := delay
-			if seed > 0 {
-				d = mixedDelay(seed, id, delay)
-			}
-			if (d < 0 || mallocs-freedAfter[id] <= d) && freedAt[id] == mem.frees {
+			d := lag[id]
+			if (d == asRecorded || d < 0 || mallocs-freedAfter[id] <= d) && freedAt[id] == mem.frees {
 				pendList[k] = id
 				k++
 				continue
 			}
+			due = append(due, id)
+		}
+		pendList = pendList[:k]
+		// in the order the recorded run completed them (process_events walks its
+		// streams in hash order), as a synchronisation does
+		slices.SortStableFunc(due, func(x, y int32) int { return cmp.Compare(rank[addrs[x]], rank[addrs[y]]) })
+		for _, id := range due {
 			pending[id] = false
 			npending--
 			if err := a.CompleteFree(addrs[id]); err != nil {
@@ -462,12 +508,8 @@ func replayDelayed(h *history, st Setting, opts Options, delay int, seed uint64)
 			}
 			addrs[id] = 0
 		}
-		pendList = pendList[:k]
 		return nil
 	}
-	// A synchronisation completes pending frees in the order the recorded run
-	// completed them.
-	rank := map[uint64]int32{} // replay address of a pending block → recorded completion
 	a.SetSyncOrder(func(x, y uint64) int { return cmp.Compare(rank[x], rank[y]) })
 	for _, b := range h.initial {
 		mem.step(nil)
@@ -541,9 +583,23 @@ func replayDelayed(h *history, st Setting, opts Options, delay int, seed uint64)
 				pendList = append(pendList, o.id)
 				freedAt[o.id] = mem.frees
 				freedAfter[o.id] = mallocs
+				switch {
+				case delay == asRecorded || delay >= 0 && seed == 0:
+					lag[o.id] = delay
+				case delay >= 0:
+					lag[o.id] = mixedDelay(seed, o.id, delay)
+				case seed == clipSeed && o.lag < 0:
+					lag[o.id] = -delay
+				case seed == clipSeed:
+					lag[o.id] = min(int(o.lag), -delay)
+				case o.lag < 0:
+					lag[o.id] = math.MaxInt
+				default:
+					lag[o.id] = (int(o.lag)*-delay + 50) / 100
+				}
 			}
 		case opComplete:
-			if delay >= 0 || !pending[o.id] {
+			if delay != asRecorded || !pending[o.id] {
 				break // completed by a synchronisation, or never allocated
 			}
 			pending[o.id] = false
