@@ -57,13 +57,34 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "%-*s\tdevice\tpeak allocated\tpeak reserved\tcudaMalloc\tcudaFree\tretries\tOOMs\tpeak inactive split\tlargest free at peak\t\n", width, "setting")
 	for _, run := range r.Runs {
-		fmt.Fprintf(tw, "%-*s\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t\n", width, run.Setting.Label(), run.Device,
-			allocator.FormatSize(run.MaxAllocated), allocator.FormatSize(run.MaxReserved),
-			run.DeviceAllocs, run.DeviceFrees, run.AllocRetries, run.OOMs,
-			allocator.FormatSize(run.PeakInactiveSplit), allocator.FormatSize(run.LargestFreeAtPeak))
+		size := func(key string, v int64) string {
+			s := allocator.FormatSize(v)
+			if lr, ok := run.TimingRange[key]; ok {
+				s += fmt.Sprintf(" [%s, %s]", allocator.FormatSize(lr[0]), allocator.FormatSize(lr[1]))
+			}
+			return s
+		}
+		count := func(key string, v int64) string {
+			s := fmt.Sprint(v)
+			if lr, ok := run.TimingRange[key]; ok {
+				s += fmt.Sprintf(" [%d, %d]", lr[0], lr[1])
+			}
+			return s
+		}
+		fmt.Fprintf(tw, "%-*s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, run.Setting.Label(), run.Device,
+			size("allocated_bytes.all.peak", run.MaxAllocated), size("reserved_bytes.all.peak", run.MaxReserved),
+			count("num_device_alloc", run.DeviceAllocs), count("num_device_free", run.DeviceFrees),
+			count("num_alloc_retries", run.AllocRetries), count("num_ooms", run.OOMs),
+			size("inactive_split_bytes.all.peak", run.PeakInactiveSplit), allocator.FormatSize(run.LargestFreeAtPeak))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, run := range r.Runs {
+		if run.TimingDependent() {
+			fmt.Fprintf(w, "\n%s, device %d: depends on GPU timing of %d cross-stream frees (record_stream): a [low, high] beside a figure is its range over completing them from the earliest point (the next allocation) to the latest (the next synchronisation), the figure itself with the snapshot's timing\n",
+				run.Setting.Label(), run.Device, run.CrossStreamFrees)
+		}
 	}
 	for _, run := range r.Runs {
 		if o := run.FirstOOM; o != nil {
@@ -95,22 +116,27 @@ type jsonOOM struct {
 }
 
 type jsonRun struct {
-	Conf              string           `json:"conf"`
-	Fraction          *float64         `json:"fraction"`
-	Cap               *int64           `json:"cap"`
-	Device            int              `json:"device"`
-	MaxAllocated      int64            `json:"max_memory_allocated"`
-	MaxReserved       int64            `json:"max_memory_reserved"`
-	LargestFreeAtPeak int64            `json:"largest_free_at_peak"`
-	GuessedAddresses  int              `json:"guessed_addresses"`
-	Stats             map[string]int64 `json:"memory_stats"`
-	OOM               *jsonOOM         `json:"oom"`
+	Conf              string              `json:"conf"`
+	Fraction          *float64            `json:"fraction"`
+	Cap               *int64              `json:"cap"`
+	Device            int                 `json:"device"`
+	MaxAllocated      int64               `json:"max_memory_allocated"`
+	MaxReserved       int64               `json:"max_memory_reserved"`
+	LargestFreeAtPeak int64               `json:"largest_free_at_peak"`
+	GuessedAddresses  int                 `json:"guessed_addresses"`
+	Stats             map[string]int64    `json:"memory_stats"`
+	OOM               *jsonOOM            `json:"oom"`
+	CrossStreamFrees  int                 `json:"cross_stream_frees,omitempty"`
+	TimingRange       map[string][2]int64 `json:"timing_range,omitempty"`
 }
 
 // WriteJSON writes {"runs": [{"conf", "fraction", "max_memory_allocated",
 // "max_memory_reserved", "memory_stats", "oom": null | {"message", "event", "frames"},
 // …}], "warnings": […]}: every memory_stats key under torch.cuda.memory_stats()'s
-// names, "fraction" and "cap" null when not capped.
+// names, "fraction" and "cap" null when not capped. A run whose history has frees that
+// waited for other streams also has "cross_stream_frees": N and, when some figure
+// depends on their GPU timing, "timing_range": {memory_stats key: [low, high]} (see
+// Run.TimingRange); both are absent otherwise.
 func (r *Result) WriteJSON(w io.Writer) error {
 	out := struct {
 		Runs     []jsonRun `json:"runs"`
@@ -122,7 +148,8 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	}
 	for _, run := range r.Runs {
 		j := jsonRun{Conf: run.Setting.Conf.String(), Device: run.Device, MaxAllocated: run.MaxAllocated,
-			MaxReserved: run.MaxReserved, LargestFreeAtPeak: run.LargestFreeAtPeak, GuessedAddresses: run.Guessed, Stats: run.Stats}
+			MaxReserved: run.MaxReserved, LargestFreeAtPeak: run.LargestFreeAtPeak, GuessedAddresses: run.Guessed, Stats: run.Stats,
+			CrossStreamFrees: run.CrossStreamFrees, TimingRange: run.TimingRange}
 		if f := run.Setting.Fraction; f > 0 && f < 1 {
 			j.Fraction = &f
 		}
