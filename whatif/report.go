@@ -4,21 +4,23 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/memplot"
 )
 
-// Plot draws every run's reserved and allocated memory over the trace's event index,
-// on one axis ("name reserved", "name allocated" for each run).
+// Plot draws every run's reserved (solid) and allocated (dashed) memory over the
+// trace's event index, on one axis, one colour per run named by its
+// [Setting.ShortLabel].
 func (r *Result) Plot(title string) (*memplot.Figure, error) {
 	if r == nil || len(r.Runs) == 0 {
 		return nil, fmt.Errorf("whatif: Plot: no runs")
 	}
-	var series []memplot.Series
+	var pairs []memplot.Pair
 	for _, run := range r.Runs {
-		name := run.Setting.Label()
+		name := run.Setting.ShortLabel()
 		if r.devices() > 1 {
 			name = fmt.Sprintf("%s (device %d)", name, run.Device)
 		}
@@ -26,11 +28,9 @@ func (r *Result) Plot(title string) (*memplot.Figure, error) {
 		for i, e := range run.Curve.Event {
 			x[i] = float64(e)
 		}
-		series = append(series,
-			memplot.Series{Name: name + " reserved", X: x, Y: run.Curve.Reserved},
-			memplot.Series{Name: name + " allocated", X: x, Y: run.Curve.Allocated})
+		pairs = append(pairs, memplot.Pair{Name: name, X: x, Solid: run.Curve.Reserved, Dashed: run.Curve.Allocated})
 	}
-	f, err := memplot.Lines(title, "event", series...)
+	f, err := memplot.Pairs(title, "event", "reserved", "allocated", pairs...)
 	if err != nil {
 		return nil, fmt.Errorf("whatif: Plot: %w", err)
 	}
@@ -45,26 +45,55 @@ func (r *Result) devices() int {
 	return len(seen)
 }
 
-// WriteTable prints one row per run: the setting, the peaks, device allocations and
-// frees, retries, OOMs and fragmentation; the first OOM's message (and frames) and the
-// warnings follow the table.
+// Columns is the table of runs, one row per run: the setting (its
+// [Setting.ShortLabel]), the device when the runs span more than one, the peaks,
+// device allocations and frees, retries, OOMs and fragmentation. It is the one
+// layout of that table: [Result.WriteTable] prints it as text, and a notebook
+// shows it as HTML (memlab.TableOf).
+func (r *Result) Columns() (header []string, rows [][]string) {
+	multi := r.devices() > 1
+	header = []string{"setting"}
+	if multi {
+		header = append(header, "device")
+	}
+	header = append(header, "peak allocated", "peak reserved", "cudaMalloc", "cudaFree", "retries", "OOMs",
+		"peak inactive split", "largest free at peak")
+	for _, run := range r.Runs {
+		row := []string{run.Setting.ShortLabel()}
+		if multi {
+			row = append(row, fmt.Sprint(run.Device))
+		}
+		row = append(row, allocator.FormatSize(run.MaxAllocated), allocator.FormatSize(run.MaxReserved),
+			fmt.Sprint(run.DeviceAllocs), fmt.Sprint(run.DeviceFrees), fmt.Sprint(run.AllocRetries), fmt.Sprint(run.OOMs),
+			allocator.FormatSize(run.PeakInactiveSplit), allocator.FormatSize(run.LargestFreeAtPeak))
+		rows = append(rows, row)
+	}
+	return header, rows
+}
+
+// WriteTable prints [Result.Columns] as text (the setting left-aligned, figures
+// right-aligned), then each setting's full PYTORCH_CUDA_ALLOC_CONF, the first OOM's
+// message (and frames) and the warnings.
 func (r *Result) WriteTable(w io.Writer) error {
+	header, rows := r.Columns()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// Numbers align right; the setting column is padded so that it reads left-aligned.
-	width := len("setting")
-	for _, run := range r.Runs {
-		width = max(width, len(run.Setting.Label()))
+	width := 0
+	for _, row := range append([][]string{header}, rows...) {
+		width = max(width, len(row[0]))
 	}
-	fmt.Fprintf(tw, "%-*s\tdevice\tpeak allocated\tpeak reserved\tcudaMalloc\tcudaFree\tretries\tOOMs\tpeak inactive split\tlargest free at peak\t\n", width, "setting")
-	for _, run := range r.Runs {
-		fmt.Fprintf(tw, "%-*s\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t\n", width, run.Setting.Label(), run.Device,
-			allocator.FormatSize(run.MaxAllocated), allocator.FormatSize(run.MaxReserved),
-			run.DeviceAllocs, run.DeviceFrees, run.AllocRetries, run.OOMs,
-			allocator.FormatSize(run.PeakInactiveSplit), allocator.FormatSize(run.LargestFreeAtPeak))
+	for _, row := range append([][]string{header}, rows...) {
+		fmt.Fprintf(tw, "%-*s\t%s\t\n", width, row[0], strings.Join(row[1:], "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for _, run := range r.Runs {
+		if short := run.Setting.ShortLabel(); short != run.Setting.Label() && run.Setting.Conf.String() != "" {
+			fmt.Fprintf(w, "\n%s: PYTORCH_CUDA_ALLOC_CONF=%s", short, run.Setting.Conf.String())
+		}
+	}
+	fmt.Fprintln(w)
 	for _, run := range r.Runs {
 		if o := run.FirstOOM; o != nil {
 			fmt.Fprintf(w, "\n%s, device %d: first OOM at event %d (%d bytes on stream %#x):\n  %s\n", run.Setting.Label(), run.Device, o.Event, o.Size, o.Stream, o.Message)

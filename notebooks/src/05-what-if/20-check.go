@@ -71,14 +71,6 @@ func figure(k string, v int64) string {
 	return fmt.Sprint(v)
 }
 
-// short abbreviates a setting's label for a plot's axis.
-//
-//nb:decl
-func short(label string) string {
-	return strings.NewReplacer("expandable_segments:True", "expandable", "max_split_size_mb:", "max_split ",
-		"roundup_power2_divisions:", "roundup ", "garbage_collection_threshold:", "gc ", ",", " + ").Replace(label)
-}
-
 // recorded are the settings each shipped program was recorded under (file-name tags).
 //
 //nb:decl
@@ -101,7 +93,7 @@ func checkAgainstPyTorch() {
 		equal += n
 		tab.Row(tag, memlab.FormatBytes(r.MaxReserved), memlab.FormatBytes(f.Stats["reserved_bytes.all.peak"]),
 			r.DeviceAllocs, f.Stats["num_device_alloc"], fmt.Sprintf("%d of %d", n, len(figures)))
-		names = append(names, short(r.Setting.Label()))
+		names = append(names, r.Setting.ShortLabel())
 		pred.Values = append(pred.Values, float64(r.MaxReserved)/(1<<20))
 		torch.Values = append(torch.Values, float64(f.Stats["reserved_bytes.all.peak"])/(1<<20))
 	}

@@ -47,7 +47,7 @@ func severalStreams() {
 	fmt.Printf("allocations per stream: %v\n", streams)
 	settings := memlab.Must(whatif.ParseSettings("", "expandable_segments:True", "max_split_size_mb:128"))
 	res := memlab.Must(whatif.Replay(s, settings, whatif.Options{}))
-	runsTable(res.Runs).Show()
+	memlab.TableOf(res).Show()
 	memlab.Measured("%d streams allocate; %d frees completed later than requested (cross-stream); peak reserved %s by default, %s with expandable segments",
 		len(streams), deferredFrees(s.Traces[0]), memlab.FormatBytes(res.Runs[0].MaxReserved), memlab.FormatBytes(res.Runs[1].MaxReserved))
 	memlab.Show(res.Plot("multistream_branches: reserved and allocated under three settings"))

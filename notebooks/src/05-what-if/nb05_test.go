@@ -40,7 +40,7 @@ func TestUnderCap(t *testing.T) {
 
 func TestSweepSettings(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "sweepSettings"),
-		`(?m)^max_split_size_mb:512 +4\.95 GiB +5\.44 GiB +101 `, // the limit never applies: no block is that large
+		`(?m)^max_split 512 +4\.95 GiB +5\.44 GiB +101 `, // the limit never applies: no block is that large
 		`Measured: 60 of 60 settings replayed without OOM; the lowest reserved peak, 5\.04 GiB, is expandable_segments:True`)
 }
 
