@@ -88,12 +88,13 @@ func (r *Result) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	sep := "\n"
 	for _, run := range r.Runs {
-		if short := run.Setting.ShortLabel(); short != run.Setting.Label() && run.Setting.Conf.String() != "" {
-			fmt.Fprintf(w, "\n%s: PYTORCH_CUDA_ALLOC_CONF=%s", short, run.Setting.Conf.String())
+		if short := run.Setting.ShortLabel(); short != run.Setting.Label() {
+			fmt.Fprintf(w, "%s%s: PYTORCH_CUDA_ALLOC_CONF=%s\n", sep, short, run.Setting.Conf.String())
+			sep = ""
 		}
 	}
-	fmt.Fprintln(w)
 	for _, run := range r.Runs {
 		if o := run.FirstOOM; o != nil {
 			fmt.Fprintf(w, "\n%s, device %d: first OOM at event %d (%d bytes on stream %#x):\n  %s\n", run.Setting.Label(), run.Device, o.Event, o.Size, o.Stream, o.Message)
