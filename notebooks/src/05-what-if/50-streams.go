@@ -72,7 +72,7 @@ figure that differs.
 //nb:cell
 func streamsVsPyTorch() {
 	s := load("multistream_branches__default.pickle")
-	tab := memlab.NewTable("recorded run", "figure", "replay", "PyTorch")
+	tab := memlab.NewTable("recorded under", "figure", "replay", "PyTorch")
 	equal := 0
 	for _, tag := range recorded {
 		f := readFacts("multistream_branches__" + tag)
@@ -81,7 +81,7 @@ func streamsVsPyTorch() {
 			if r.Stats[k] == f.Stats[k] {
 				equal++
 			} else {
-				tab.Row(tag, k, figure(k, r.Stats[k]), figure(k, f.Stats[k]))
+				tab.Row(r.Setting.ShortLabel(), k, figure(k, r.Stats[k]), figure(k, f.Stats[k]))
 			}
 		}
 	}

@@ -26,7 +26,7 @@ func TestCompareSettings(t *testing.T) {
 
 func TestCheckAgainstPyTorch(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "checkAgainstPyTorch"),
-		`(?m)^max_split_size_mb_64__garbage_collection_threshold_0p6 +5\.09 GiB +5\.09 GiB +174 +174 +8 of 8$`,
+		`(?m)^max_split 64 \+ gc 0\.6 fraction=0\.040751 +5\.09 GiB +5\.09 GiB +174 +174 +8 of 8$`,
 		`Measured: 40 of 40 figures of the GPT-2 replays equal what PyTorch measured under those settings`)
 }
 
@@ -54,7 +54,7 @@ func TestStreamsVsPyTorch(t *testing.T) {
 	// The two misses are the cross-stream timing the default snapshot cannot hold
 	// (BENCHMARKS.md, whatif's TestPredictsRecordedSettings).
 	nbtest.Want(t, nbtest.Run(t, Cells, "streamsVsPyTorch"),
-		`(?m)^max_split_size_mb_128 +inactive_split_bytes\.all\.peak +84\.00 MiB +68\.00 MiB$`,
-		`(?m)^max_split_size_mb_64__garbage_collection_threshold_0p6 +inactive_split_bytes\.all\.peak +63\.97 MiB +61\.97 MiB$`,
+		`(?m)^max_split 128 +inactive_split_bytes\.all\.peak +84\.00 MiB +68\.00 MiB$`,
+		`(?m)^max_split 64 \+ gc 0\.6 fraction=0\.001494 +inactive_split_bytes\.all\.peak +63\.97 MiB +61\.97 MiB$`,
 		`Measured: 38 of 40 figures equal what PyTorch measured; 2 differ \(listed above\)`)
 }
