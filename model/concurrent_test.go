@@ -9,7 +9,8 @@ import (
 )
 
 // TestConcurrentGenerate serves requests from several goroutines on one
-// optimised engine (each takes its own KV arena from the engine's pool) and
+// optimised engine (each takes its own KV arena from the engine's pool), a
+// pooled-scores engine (each pass takes its score buffers from one pool) and
 // a baseline engine sharing the weights, and checks that every request gets
 // the tokens it gets alone. Run with -race.
 func TestConcurrentGenerate(t *testing.T) {
@@ -36,6 +37,11 @@ func TestConcurrentGenerate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer base.Release()
+	pooled, err := m.NewEngine(model.Chapter|model.PooledScores, model.EngineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pooled.Release()
 	want := make([][]int64, len(reqs))
 	for i, r := range reqs {
 		g, err := opt.Generate(r)
@@ -46,7 +52,7 @@ func TestConcurrentGenerate(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for i, r := range reqs {
-		for _, e := range []*model.Engine{opt, base} {
+		for _, e := range []*model.Engine{opt, base, pooled} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -64,5 +70,8 @@ func TestConcurrentGenerate(t *testing.T) {
 	wg.Wait()
 	if st := opt.PoolStats(); st.Outstanding != 0 || st.Misses < 1 || st.Hits+st.Misses != int64(2*len(reqs)) {
 		t.Errorf("arena pool after the run: %+v", st)
+	}
+	if st := pooled.ScorePoolStats(); st.Outstanding != 0 || st.Misses < 2 || st.Hits == 0 {
+		t.Errorf("score pool after the run: %+v", st)
 	}
 }

@@ -19,6 +19,10 @@ func TestModeStringParse(t *testing.T) {
 		{model.InPlace, "in-place"},
 		{model.Views | model.KVCache, "views+kv-cache"},
 		{model.InPlace | model.Views | model.LastLogits, "in-place+views+last-logits"},
+		{model.PooledScores, "pooled-scores"},
+		{model.Chapter | model.PooledScores, "chapter+pooled-scores"},
+		{model.Optimised | model.PooledScores, "optimised+pooled-scores"},
+		{model.Views | model.PooledScores, "views+pooled-scores"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -36,6 +40,12 @@ func TestModeStringParse(t *testing.T) {
 	}
 	if model.Optimised != model.Chapter|model.LastLogits {
 		t.Errorf("optimised is %v, want the chapter's techniques and last-logits", model.Optimised)
+	}
+	if m, err := model.ParseMode("in-place+views+kv-cache+pooled-scores"); err != nil || m != model.Chapter|model.PooledScores {
+		t.Errorf("ParseMode of the chapter's three and pooled scores = %v, %v", m, err)
+	}
+	if model.Chapter&model.PooledScores != 0 || model.Optimised&model.PooledScores != 0 {
+		t.Errorf("chapter and optimised must keep their recorded meaning, without pooled-scores")
 	}
 	if _, err := model.ParseMode("in-place+fast"); err == nil || !strings.Contains(err.Error(), `"in-place+fast"`) {
 		t.Errorf("ParseMode of an unknown part: %v", err)

@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"memlab.dev/memlab/pool"
@@ -41,6 +42,7 @@ type Engine struct {
 	mode   Mode
 	opts   EngineOptions
 	arenas *pool.TensorPool // with KVCache only
+	scores *pool.TensorPool // attention-score buffers, with PooledScores only
 }
 
 // Generation is what Generate produced for one request.
@@ -58,7 +60,7 @@ type Generation struct {
 
 // NewEngine returns an engine running m in mode.
 func (m *Model) NewEngine(mode Mode, opts EngineOptions) (*Engine, error) {
-	if mode&^Optimised != 0 {
+	if mode&^allModes != 0 {
 		return nil, fmt.Errorf("model: NewEngine: unknown mode %#x", uint8(mode))
 	}
 	if opts.MaxLen == 0 {
@@ -79,6 +81,18 @@ func (m *Model) NewEngine(mode Mode, opts EngineOptions) (*Engine, error) {
 			return nil, fmt.Errorf("model: NewEngine: %w", err)
 		}
 	}
+	if mode&PooledScores != 0 {
+		// A forward pass over n tokens after pos cached ones has [Heads, n,
+		// pos+n] scores, at most Heads × MaxLen × MaxLen elements.
+		cfg := m.cfg
+		if opts.MaxLen > math.MaxInt32 || cfg.Heads > math.MaxInt/opts.MaxLen/opts.MaxLen {
+			return nil, errors.Join(fmt.Errorf("model: NewEngine: score buffers of %d heads × %d × %d positions overflow int", cfg.Heads, opts.MaxLen, opts.MaxLen), e.Release())
+		}
+		var err error
+		if e.scores, err = pool.NewTensorPool(m.dev, tensor.Float32, []int{cfg.Heads * opts.MaxLen * opts.MaxLen}, 0); err != nil {
+			return nil, errors.Join(fmt.Errorf("model: NewEngine: %w", err), e.Release())
+		}
+	}
 	return e, nil
 }
 
@@ -92,6 +106,16 @@ func (e *Engine) PoolStats() pool.Stats {
 		return pool.Stats{}
 	}
 	return e.arenas.Stats()
+}
+
+// ScorePoolStats returns the statistics of the pool of attention-score
+// buffers (zero without PooledScores): each layer of each forward pass gets
+// two buffers and puts them back.
+func (e *Engine) ScorePoolStats() pool.Stats {
+	if e.scores == nil {
+		return pool.Stats{}
+	}
+	return e.scores.Stats()
 }
 
 // Generate runs the prompt through the model, then generates req.Decode
@@ -114,7 +138,7 @@ func (e *Engine) Generate(req Request) (g Generation, err error) {
 			return g, fmt.Errorf("model: Generate: prompt token %d is %d, outside the vocabulary [0, %d)", i, id, cfg.Vocab)
 		}
 	}
-	kv := &kvState{}
+	kv := &kvState{scores: e.scores}
 	if e.mode&KVCache != 0 {
 		arena, err := e.arenas.Get()
 		if err != nil {
@@ -160,12 +184,15 @@ func (e *Engine) Generate(req Request) (g Generation, err error) {
 	return g, nil
 }
 
-// Release frees the engine's pooled KV arenas.
+// Release frees the engine's pooled KV arenas and attention-score buffers.
 func (e *Engine) Release() error {
-	if e.arenas == nil {
-		return nil
+	var errs []error
+	for _, p := range []*pool.TensorPool{e.arenas, e.scores} {
+		if p != nil {
+			errs = append(errs, p.Release())
+		}
 	}
-	return e.arenas.Release()
+	return errors.Join(errs...)
 }
 
 // argmax returns the index of the largest value (the first of equal ones).

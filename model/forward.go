@@ -29,6 +29,15 @@ const (
 	// only (a view of the last row), where Baseline computes it for every
 	// prompt position.
 	LastLogits
+	// PooledScores takes each layer's attention scores and their softmax
+	// from two buffers of a TensorPool sized for the longest request
+	// (section 4.4's pooled attention-score buffers), writes them with the
+	// out= forms tensor.MatmulInto and tensor.SoftmaxInto, scales and masks
+	// the scores in their buffer, and returns both buffers after the
+	// probabilities have met the values. Without it every pass allocates
+	// its scores, their scaled and masked versions and the probabilities.
+	// It is not in Chapter: see Chapter.
+	PooledScores
 )
 
 const (
@@ -36,21 +45,30 @@ const (
 	// heads copied, the KV cache grown with Cat, logits for every position.
 	Baseline Mode = 0
 	// Chapter applies exactly the three techniques chapter 4 combines in its
-	// "20–30 %" claim: in-place operations, views and a pooled KV cache.
+	// "20–30 %" claim: in-place operations, views and pooling, the pool
+	// being section 4.3's TensorPool of KV-cache arenas. PooledScores, the
+	// chapter's second use of a pool (4.4), stays out of it so that
+	// "chapter" means what it meant in the runs recorded before
+	// PooledScores existed; Chapter|PooledScores is compared beside it.
 	Chapter = InPlace | Views | KVCache
-	// Optimised applies every optimisation: Chapter and memlab's own extra,
-	// LastLogits, which the chapter does not name.
+	// Optimised applies Chapter and memlab's own extra, LastLogits, which
+	// the chapter does not name; like Chapter it leaves out PooledScores, so
+	// that recorded "optimised" runs keep their meaning.
 	Optimised = Chapter | LastLogits
+	// allModes is every optimisation bit.
+	allModes = Optimised | PooledScores
 )
 
 // Modes lists the modes chapter 4 compares: the baseline, each of the
-// chapter's techniques alone, the three together (Chapter), memlab's extra
-// LastLogits alone, all but InPlace (to see what in-place adds once the
-// others have moved the peak), and everything together.
-var Modes = []Mode{Baseline, InPlace, Views, KVCache, Chapter, LastLogits, Optimised &^ InPlace, Optimised}
+// chapter's techniques alone, pooled attention scores alone, the three
+// together (Chapter) and with pooled scores, memlab's extra LastLogits
+// alone, all but InPlace (to see what in-place adds once the others have
+// moved the peak), and everything together.
+var Modes = []Mode{Baseline, InPlace, Views, KVCache, PooledScores, Chapter, Chapter | PooledScores, LastLogits, Optimised &^ InPlace, Optimised}
 
 // String names the mode: "baseline", "chapter", "optimised", or its
-// optimisations joined by "+", such as "in-place+views".
+// optimisations joined by "+", such as "in-place+views", starting with
+// "optimised" or "chapter" when it holds those, as in "chapter+pooled-scores".
 func (m Mode) String() string {
 	switch m {
 	case Baseline:
@@ -61,10 +79,17 @@ func (m Mode) String() string {
 		return "optimised"
 	}
 	var parts []string
+	for _, named := range []Mode{Optimised, Chapter} { // "chapter+pooled-scores"
+		if m&named == named {
+			parts = append(parts, named.String())
+			m &^= named
+			break
+		}
+	}
 	for _, f := range []struct {
 		bit  Mode
 		name string
-	}{{InPlace, "in-place"}, {Views, "views"}, {KVCache, "kv-cache"}, {LastLogits, "last-logits"}} {
+	}{{InPlace, "in-place"}, {Views, "views"}, {KVCache, "kv-cache"}, {LastLogits, "last-logits"}, {PooledScores, "pooled-scores"}} {
 		if m&f.bit != 0 {
 			parts = append(parts, f.name)
 			m &^= f.bit
@@ -97,8 +122,14 @@ func ParseMode(s string) (Mode, error) {
 			m |= KVCache
 		case "last-logits":
 			m |= LastLogits
+		case "pooled-scores":
+			m |= PooledScores
+		case "chapter":
+			m |= Chapter
+		case "optimised", "optimized":
+			m |= Optimised
 		default:
-			return 0, fmt.Errorf("model: unknown mode %q (want baseline, chapter, optimised, or in-place, views, kv-cache, last-logits joined by +)", s)
+			return 0, fmt.Errorf("model: unknown mode %q (want baseline, or chapter, optimised, in-place, views, kv-cache, last-logits, pooled-scores joined by +)", s)
 		}
 	}
 	return m, nil
@@ -106,7 +137,7 @@ func ParseMode(s string) (Mode, error) {
 
 // MarshalText writes the mode as String does, for JSON files of results.
 func (m Mode) MarshalText() ([]byte, error) {
-	if m&^Optimised != 0 {
+	if m&^allModes != 0 {
 		return nil, fmt.Errorf("model: unknown mode %#x", uint8(m))
 	}
 	return []byte(m.String()), nil
@@ -127,6 +158,9 @@ func (m *Mode) UnmarshalText(b []byte) error {
 type kvState struct {
 	cache *pool.KVCache    // with KVCache
 	k, v  []*tensor.Tensor // without: per layer [Heads, len, HeadDim]
+	// scores is the engine's pool of attention-score buffers, with
+	// PooledScores.
+	scores *pool.TensorPool
 }
 
 func (kv *kvState) release() error {
@@ -239,7 +273,7 @@ func (p *pass) add(h, x *tensor.Tensor) (*tensor.Tensor, error) {
 // tokens appended to kv.
 func (p *pass) attention(l int, h, mask *tensor.Tensor, kv *kvState) (*tensor.Tensor, error) {
 	b, cfg := &p.m.blocks[l], p.m.cfg
-	n, D, hd := h.Shape()[0], cfg.Dim, cfg.HeadDim()
+	n, D := h.Shape()[0], cfg.Dim
 	a, err := p.track(h.LayerNorm(b.ln1G, b.ln1B, eps))
 	if err != nil {
 		return nil, err
@@ -269,33 +303,15 @@ func (p *pass) attention(l int, h, mask *tensor.Tensor, kv *kvState) (*tensor.Te
 	if err != nil {
 		return nil, err
 	}
-	scores, err := p.track(q.Matmul(Kt)) // [H, n, L]
-	if err != nil {
-		return nil, err
-	}
-	if err := tensor.ReleaseLive(q, Kt); err != nil {
-		return nil, err
-	}
-	if scores, err = p.scale(scores, 1/math.Sqrt(float64(hd))); err != nil {
-		return nil, err
-	}
-	if mask != nil {
-		if scores, err = p.add(scores, mask); err != nil {
+	var o *tensor.Tensor // [H, n, hd]
+	if p.has(PooledScores) {
+		if o, err = p.track(p.pooledAttention(q, Kt, V, mask, kv.scores)); err != nil {
 			return nil, err
 		}
-	}
-	probs, err := p.track(scores.Softmax(-1))
-	if err != nil {
-		return nil, err
-	}
-	if err := tensor.ReleaseLive(scores); err != nil {
-		return nil, err
-	}
-	o, err := p.track(probs.Matmul(V)) // [H, n, hd]
-	if err != nil {
-		return nil, err
-	}
-	if err := tensor.ReleaseLive(probs); err != nil {
+		if err := tensor.ReleaseLive(q, Kt); err != nil {
+			return nil, err
+		}
+	} else if o, err = p.attend(q, Kt, V, mask); err != nil {
 		return nil, err
 	}
 	if p.has(KVCache) { // otherwise K and V are the cache itself
@@ -318,6 +334,108 @@ func (p *pass) attention(l int, h, mask *tensor.Tensor, kv *kvState) (*tensor.Te
 		return nil, err
 	}
 	return h, tensor.ReleaseLive(proj)
+}
+
+// attend returns softmax(q Kᵀ/√hd + mask) V, allocating the scores, their
+// scaled and masked versions (in place with InPlace) and the
+// probabilities. It consumes q and Kt.
+func (p *pass) attend(q, Kt, V, mask *tensor.Tensor) (*tensor.Tensor, error) {
+	scores, err := p.track(q.Matmul(Kt)) // [H, n, L]
+	if err != nil {
+		return nil, err
+	}
+	if err := tensor.ReleaseLive(q, Kt); err != nil {
+		return nil, err
+	}
+	if scores, err = p.scale(scores, p.scoreScale()); err != nil {
+		return nil, err
+	}
+	if mask != nil {
+		if scores, err = p.add(scores, mask); err != nil {
+			return nil, err
+		}
+	}
+	probs, err := p.track(scores.Softmax(-1))
+	if err != nil {
+		return nil, err
+	}
+	if err := tensor.ReleaseLive(scores); err != nil {
+		return nil, err
+	}
+	o, err := p.track(probs.Matmul(V))
+	if err != nil {
+		return nil, err
+	}
+	return o, tensor.ReleaseLive(probs)
+}
+
+// scoreScale is the attention scores' factor, 1/√HeadDim.
+func (p *pass) scoreScale() float64 { return 1 / math.Sqrt(float64(p.m.cfg.HeadDim())) }
+
+// pooledAttention is attend with the scores and the probabilities in two
+// buffers from scores (flat, Heads × MaxLen × MaxLen elements), of which it
+// uses the first H·n·L as [H, n, L], as PyTorch code writes
+// torch.matmul(q, k_t, out=buf[:h*n*l].view(h, n, l)). The scores are scaled
+// and masked in their buffer, the only copy there is; both buffers go back
+// to the pool before it returns, on error too. It returns a new tensor.
+func (p *pass) pooledAttention(q, Kt, V, mask *tensor.Tensor, scores *pool.TensorPool) (o *tensor.Tensor, err error) {
+	if scores == nil {
+		return nil, errors.New("model: pooled-scores mode without a pool of score buffers")
+	}
+	qs, ks := q.Shape(), Kt.Shape()
+	H, n, L := qs[0], qs[1], ks[2]
+	var bufs, views []*tensor.Tensor
+	defer func() {
+		errs := []error{err, tensor.ReleaseLive(views...)} // views first: Put refuses a viewed buffer
+		for _, b := range bufs {
+			errs = append(errs, scores.Put(b))
+		}
+		err = errors.Join(errs...)
+	}()
+	buffer := func() (*tensor.Tensor, error) {
+		b, err := scores.Get()
+		if err != nil {
+			return nil, err
+		}
+		bufs = append(bufs, b)
+		if H*n*L > b.Numel() {
+			return nil, fmt.Errorf("model: attention scores [%d, %d, %d] do not fit a pooled buffer of %d elements", H, n, L, b.Numel())
+		}
+		pre, err := b.Narrow(0, 0, H*n*L)
+		if err != nil {
+			return nil, err
+		}
+		views = append(views, pre)
+		v, err := pre.View(H, n, L)
+		if err != nil {
+			return nil, err
+		}
+		views = append(views, v)
+		return v, nil
+	}
+	s, err := buffer()
+	if err != nil {
+		return nil, err
+	}
+	if err := tensor.MatmulInto(s, q, Kt); err != nil {
+		return nil, err
+	}
+	if err := s.Scale_(p.scoreScale()); err != nil {
+		return nil, err
+	}
+	if mask != nil {
+		if err := s.Add_(mask); err != nil {
+			return nil, err
+		}
+	}
+	probs, err := buffer()
+	if err != nil {
+		return nil, err
+	}
+	if err := tensor.SoftmaxInto(probs, s, -1); err != nil {
+		return nil, err
+	}
+	return probs.Matmul(V)
 }
 
 // splitHeads returns columns [at, at+D) of qkv as [H, n, hd]. With Views it

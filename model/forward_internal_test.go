@@ -33,6 +33,13 @@ func TestPrefillMatchesIncremental(t *testing.T) {
 			}
 			kv.cache = c
 		}
+		if mode&PooledScores != 0 {
+			sp, err := pool.NewTensorPool(l, tensor.Float32, []int{cfg.Heads * cfg.MaxLen * cfg.MaxLen}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kv.scores = sp
+		}
 		return kv
 	}
 	done := func(kv *kvState) {
@@ -41,6 +48,11 @@ func TestPrefillMatchesIncremental(t *testing.T) {
 		}
 		if kv.cache != nil {
 			if err := kv.cache.Release(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if kv.scores != nil {
+			if err := kv.scores.Release(); err != nil {
 				t.Fatal(err)
 			}
 		}

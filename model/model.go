@@ -11,7 +11,11 @@
 //     adds ([InPlace]), views instead of copies ([Views]), a KV cache
 //     preallocated per request whose arena comes from a [pool.TensorPool]
 //     shared by the requests ([KVCache]), and logits only for the position
-//     that is sampled ([LastLogits]); any subset of these is a Mode too.
+//     that is sampled ([LastLogits]); any subset of these is a Mode too;
+//   - [PooledScores] takes the attention scores and their softmax from two
+//     buffers of a [pool.TensorPool] sized for the longest request, written
+//     with [tensor.MatmulInto] and [tensor.SoftmaxInto]; it is compared
+//     beside [Chapter] (Chapter|PooledScores) rather than folded into it.
 //
 // Every mode produces the same logits; package experiments/ch4 measures what
 // each saves in memory and time. An [Engine] serves variable-length requests

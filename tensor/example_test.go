@@ -156,3 +156,25 @@ func ExampleLayout_View() {
 	// shape [4, 2, 2] strides [6, 2, 1] offset 0 <nil>
 	// tensor: view: view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.
 }
+
+// MatmulInto writes a product into a tensor that already exists, such as a
+// view of a pooled buffer: torch.matmul(a, b, out=buf[:, :2]).
+func ExampleMatmulInto() {
+	dev := newSim()
+	a, _ := tensor.FromFloat32(dev, []float32{1, 2, 3, 4}, 2, 2)
+	b, _ := tensor.FromFloat32(dev, []float32{1, 0, 0, 1}, 2, 2)
+	buf, _ := tensor.Zeros(dev, tensor.Float32, 2, 3)
+	out, _ := buf.Narrow(1, 0, 2) // the first two columns of the buffer
+	defer tensor.ReleaseAll(out, buf, b, a)
+	if err := tensor.MatmulInto(out, a, b); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Println(buf)
+	wrong, _ := tensor.Zeros(dev, tensor.Float32, 3, 2)
+	defer wrong.Release()
+	fmt.Println(tensor.MatmulInto(wrong, a, b))
+	// Output:
+	// tensor([[1., 2., 0.],
+	//         [3., 4., 0.]], device='sim:0')
+	// tensor: matmul: out has shape [3, 2], the result has shape [2, 2] (PyTorch would resize out with a warning; memlab does not reallocate an out= tensor)
+}

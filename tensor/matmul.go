@@ -1,6 +1,9 @@
 package tensor
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // cppTypeName is the C++ scalar type PyTorch's matmul messages print.
 func cppTypeName(d DType) string {
@@ -15,8 +18,35 @@ func cppTypeName(d DType) string {
 // are copied first, into temporary allocations, as PyTorch's reshape would.
 // On a tape it saves both inputs.
 func (t *Tensor) Matmul(o *Tensor) (*Tensor, error) {
+	return t.matmul(o, nil)
+}
+
+// MatmulInto writes a @ b into out, as torch.matmul(a, b, out=out) does: the
+// product follows Matmul's rules and allocates no result (only the temporary
+// copies Matmul makes of batches it cannot flatten, and one when out itself
+// cannot be viewed as a flat batch of matrices). out must have the result's
+// shape and dtype (PyTorch would resize an out of another shape, with a
+// warning; memlab reports it instead, since an out= buffer exists so as not
+// to allocate), must not share memory with a or b, and must not have two
+// elements at one address. As in PyTorch, an out= form records no gradient:
+// inputs watched by a Tape are refused. Every mistake is an error naming it;
+// out is then unchanged.
+func MatmulInto(out, a, b *Tensor) error {
+	if out == nil || a == nil || b == nil {
+		return errors.New("tensor: matmul: MatmulInto of a nil tensor")
+	}
+	_, err := a.matmul(b, out)
+	return err
+}
+
+// matmul is Matmul (into a new tensor) when out is nil, MatmulInto otherwise.
+func (t *Tensor) matmul(o, into *Tensor) (*Tensor, error) {
 	const op = "matmul"
-	dev, err := inputs(op, t, o)
+	ins := []*Tensor{t, o}
+	if into != nil {
+		ins = append(ins, into)
+	}
+	dev, err := inputs(op, ins...)
 	if err != nil {
 		return nil, err
 	}
@@ -67,6 +97,11 @@ func (t *Tensor) Matmul(o *Tensor) (*Tensor, error) {
 	if len(shape) > MaxRank {
 		return nil, fmt.Errorf("tensor: %s: result would have %d dimensions, more than %d", op, len(shape), MaxRank)
 	}
+	if into != nil {
+		if err := checkOut(op, into, shape, t, o); err != nil {
+			return nil, err
+		}
+	}
 	// Flatten the batch into one dimension for the kernel, copying an operand
 	// whose expanded batch cannot be viewed that way.
 	fa, tmpA, err := t.batched(op, a, batch, nb)
@@ -79,6 +114,9 @@ func (t *Tensor) Matmul(o *Tensor) (*Tensor, error) {
 		return nil, err
 	}
 	defer tmpB()
+	if into != nil {
+		return into, matmulInto(op, into, shape, fa, fb, nb, m, n)
+	}
 	out, err := alloc(op, dev, t.dtype, ContiguousLayout(shape...))
 	if err != nil {
 		return nil, err
@@ -122,4 +160,58 @@ func (t *Tensor) batched(op string, l Layout, batch Shape, nb int) (Strided, fun
 		return Strided{}, nil, tmp.releaseAfter(err)
 	}
 	return tmp.strided(), func() { _ = tmp.Release() }, nil
+}
+
+// checkOut checks an out= tensor of op against the result's shape and
+// dtype (that of the inputs), the inputs' memory and any tape, with PyTorch's
+// messages where PyTorch has one.
+func checkOut(op string, out *Tensor, shape Shape, ins ...*Tensor) error {
+	if tp := tapeOf(append([]*Tensor{out}, ins...)...); tp != nil && !tp.isReleased() {
+		return torchErr(op, "%s(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.", op)
+	}
+	if out.dtype != ins[0].dtype {
+		return torchErr(op, "Expected out tensor to have dtype %s, but got %s instead", cppTypeName(ins[0].dtype), cppTypeName(out.dtype))
+	}
+	if !out.layout.Shape.Equal(shape) {
+		return fmt.Errorf("tensor: %s: out has shape %v, the result has shape %v (PyTorch would resize out with a warning; memlab does not reallocate an out= tensor)", op, out.layout.Shape, shape)
+	}
+	if err := out.writable(op); err != nil {
+		return err
+	}
+	for _, in := range ins {
+		if overlapOf(out, in) != noOverlap {
+			return torchErr(op, "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation.")
+		}
+	}
+	return nil
+}
+
+// matmulInto runs the product of the flattened operands fa [nb, m, k] and fb
+// into out, whose shape checkOut has checked. Where out's layout cannot be
+// viewed as [nb, m, n] the product goes to a temporary copy first, as
+// PyTorch computes into a contiguous result and copies it to a strided out.
+func matmulInto(op string, out *Tensor, shape Shape, fa, fb Strided, nb, m, n int) error {
+	if out.Numel() == 0 {
+		return nil
+	}
+	dev := out.storage.dev
+	if dst, err := out.layout.View(nb, m, n); err == nil {
+		if err := out.run(op, func() error { return dev.Matmul(stridedOf(out.storage.ptr, out.dtype, dst), fa, fb) }); err != nil {
+			return err
+		}
+	} else {
+		tmp, err := alloc(op, dev, out.dtype, ContiguousLayout(nb, m, n))
+		if err != nil {
+			return err
+		}
+		defer func() { _ = tmp.Release() }()
+		if err := tmp.run(op, func() error { return dev.Matmul(tmp.strided(), fa, fb) }); err != nil {
+			return err
+		}
+		if err := copyInto(op, out, out.layout, tmp, ContiguousLayout(shape...)); err != nil {
+			return err
+		}
+	}
+	out.storage.bump()
+	return nil
 }

@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"math"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -89,6 +88,12 @@ func TestStringMatchesPyTorch(t *testing.T) {
 //go:embed testdata/pytorch-print.json
 var pytorchPrint []byte
 
+// printTestSource is this file, embedded so that the test binary also runs
+// away from the source tree (on the GPU machine).
+//
+//go:embed print_test.go
+var printTestSource []byte
+
 // TestStringCasesAgreeWithPyTorch checks the expected strings of
 // TestStringMatchesPyTorch against what PyTorch printed, so that the table
 // cannot drift from PyTorch.
@@ -103,10 +108,7 @@ func TestStringCasesAgreeWithPyTorch(t *testing.T) {
 	if !strings.HasPrefix(rec.Torch, "2.11") {
 		t.Fatalf("testdata/pytorch-print.json records torch %q, want 2.11", rec.Torch)
 	}
-	src, err := os.ReadFile("print_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := printTestSource
 	n := 0
 	for _, m := range stringCase.FindAllSubmatch(src, -1) {
 		name, err := strconv.Unquote(string(m[1]))

@@ -1,6 +1,9 @@
 package tensor
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Reductions along one dimension, softmax and layer norm.
 
@@ -51,8 +54,32 @@ func (t *Tensor) Max(dim int, keepdim bool) (*Tensor, error) {
 // Softmax returns the softmax of t along dim in a new contiguous tensor. On a
 // tape it saves its output.
 func (t *Tensor) Softmax(dim int) (*Tensor, error) {
+	return t.softmax(dim, nil)
+}
+
+// SoftmaxInto writes the softmax of t along dim into out, as
+// torch.softmax(t, dim, out=out) does, allocating nothing. out must have t's
+// shape and dtype, no element at another's address, and no memory shared
+// with t (memlab has no in-place softmax: use a second buffer).
+// As in PyTorch, an out= form records no gradient: tensors watched by a Tape
+// are refused. Every mistake is an error naming it; out is then unchanged.
+func SoftmaxInto(out, t *Tensor, dim int) error {
+	if out == nil || t == nil {
+		return errors.New("tensor: softmax: SoftmaxInto of a nil tensor")
+	}
+	_, err := t.softmax(dim, out)
+	return err
+}
+
+// softmax is Softmax (into a new tensor) when into is nil, SoftmaxInto
+// otherwise.
+func (t *Tensor) softmax(dim int, into *Tensor) (*Tensor, error) {
 	const op = "softmax"
-	dev, err := inputs(op, t)
+	ins := []*Tensor{t}
+	if into != nil {
+		ins = append(ins, into)
+	}
+	dev, err := inputs(op, ins...)
 	if err != nil {
 		return nil, err
 	}
@@ -63,8 +90,12 @@ func (t *Tensor) Softmax(dim int) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := alloc(op, dev, t.dtype, ContiguousLayout(t.layout.Shape...))
-	if err != nil {
+	out := into
+	if into != nil {
+		if err := checkOut(op, into, t.layout.Shape, t); err != nil {
+			return nil, err
+		}
+	} else if out, err = alloc(op, dev, t.dtype, ContiguousLayout(t.layout.Shape...)); err != nil {
 		return nil, err
 	}
 	src, dst := t.layout, out.layout
@@ -80,7 +111,14 @@ func (t *Tensor) Softmax(dim int) (*Tensor, error) {
 	if err := out.run(op, func() error {
 		return dev.Softmax(stridedOf(out.storage.ptr, out.dtype, dst), stridedOf(t.storage.ptr, t.dtype, src))
 	}); err != nil {
+		if into != nil {
+			return nil, err
+		}
 		return nil, out.releaseAfter(err)
+	}
+	if into != nil {
+		into.storage.bump()
+		return into, nil
 	}
 	return finish(out, "SoftmaxBackward0", []*Tensor{t}, out)
 }

@@ -130,6 +130,8 @@ func tensorOps(x, y *tensor.Tensor) map[string]func() error {
 		"Div_":        func() error { return x.Div_(y) },
 		"CopyFrom":    func() error { return x.CopyFrom(y) },
 		"Matmul":      func() error { return ret(x.Matmul(y)) },
+		"MatmulInto":  func() error { return tensor.MatmulInto(y, x, x) },
+		"SoftmaxInto": func() error { return tensor.SoftmaxInto(y, x, -1) },
 		"LayerNorm":   func() error { return ret(x.LayerNorm(y, y, 1e-5)) },
 		"Embedding":   func() error { return ret(tensor.Embedding(x, y)) },
 		"Cat":         func() error { return ret(tensor.Cat([]*tensor.Tensor{x, y}, 0)) },
@@ -269,7 +271,7 @@ func TestRobustMismatchedDevicesAndDTypes(t *testing.T) {
 	before1, before2 := d1.allocated(), d2.allocated()
 	for name, op := range tensorOps(a, b) {
 		switch name {
-		case "Add", "Sub", "Mul", "Div", "Add_", "Sub_", "Mul_", "Div_", "CopyFrom", "Matmul", "LayerNorm", "Embedding", "Cat":
+		case "Add", "Sub", "Mul", "Div", "Add_", "Sub_", "Mul_", "Div_", "CopyFrom", "Matmul", "MatmulInto", "SoftmaxInto", "LayerNorm", "Embedding", "Cat":
 		default:
 			continue
 		}

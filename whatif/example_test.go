@@ -63,3 +63,38 @@ func ExampleMinCap() {
 	// Output:
 	// smallest cap without OOM: 206.00 MiB
 }
+
+// A program that hands blocks to other streams (record_stream): when their frees
+// complete is GPU timing, so the replay flags the figures that depend on it with the
+// range it found between the earliest and the latest completions. PyTorch's own run
+// under this setting (multistream_branches__max_split_size_mb_128.facts.json) measured
+// a fragmentation peak inside that range, not the one the default run's timing gives.
+func ExampleRun_TimingRange() {
+	path, err := reference.File(reference.Workloads211, "multistream_branches__default.pickle")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	settings, err := whatif.ParseSettings("max_split_size_mb:128")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := whatif.File(path, settings, whatif.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r := res.Runs[0]
+	fmt.Println("depends on timing:", r.TimingDependent(), "cross-stream frees:", r.CrossStreamFrees)
+	k := "inactive_split_bytes.all.peak"
+	lr := r.TimingRange[k]
+	fmt.Printf("%s: %s, timing range [%s, %s]\n", k, allocator.FormatSize(r.Stats[k]),
+		allocator.FormatSize(lr[0]), allocator.FormatSize(lr[1]))
+	_, flagged := r.TimingRange["allocated_bytes.all.peak"]
+	fmt.Println("peak allocated flagged:", flagged)
+	// Output:
+	// depends on timing: true cross-stream frees: 18
+	// inactive_split_bytes.all.peak: 84.00 MiB, timing range [57.97 MiB, 84.00 MiB]
+	// peak allocated flagged: false
+}

@@ -24,11 +24,15 @@ type op struct {
 	kind     opKind
 	deferred bool  // opFree: the free waited for other streams in the recorded run
 	done     int32 // opFree, deferred: the trace index of its free_completed (MaxInt32: none)
-	id       int32
-	event    int32 // index of the trace entry
-	stream   uint64
-	size     int64
-	hints    []hint // device allocations the recorded run made for this request
+	// opFree, deferred: requests (alloc and oom entries) before the free; once the
+	// free completes, the requests between the free and its completion (the
+	// recorded lag); -1 when it never completed.
+	lag    int32
+	id     int32
+	event  int32 // index of the trace entry
+	stream uint64
+	size   int64
+	hints  []hint // device allocations the recorded run made for this request
 }
 
 // hint is a device allocation (segment_alloc) or mapped range (segment_map) that the
@@ -49,6 +53,7 @@ type history struct {
 	initial  []initialBlock
 	events   int
 	warnings []string
+	deferred int // frees that waited for other streams (opFree with deferred)
 }
 
 type initialBlock struct {
@@ -141,12 +146,14 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 	// completed right after that request instead: the replayed allocator synchronises
 	// itself if its policy takes the same path.
 	releaseEnd := -1
+	var requests int32 // alloc and oom entries so far
 	var postponed []op
 	hasFrames := false
 	for i := 0; i < len(trace); i++ {
 		e := trace[i]
 		switch e.Action {
 		case "alloc":
+			requests++
 			if e.Size <= 0 {
 				return nil, errAt(i, "size %d", e.Size)
 			}
@@ -174,8 +181,11 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			}
 			b.requested = true
 			deferred := !(i+1 < len(trace) && trace[i+1].Action == "free_completed" && trace[i+1].Addr == e.Addr)
+			if deferred {
+				h.deferred++
+			}
 			b.freeOp = len(h.ops)
-			h.ops = append(h.ops, op{kind: opFree, id: b.id, event: int32(i), deferred: deferred, done: math.MaxInt32})
+			h.ops = append(h.ops, op{kind: opFree, id: b.id, event: int32(i), deferred: deferred, done: math.MaxInt32, lag: requests})
 			if !deferred {
 				delete(live, e.Addr)
 				i++ // its free_completed
@@ -194,6 +204,10 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			delete(live, e.Addr)
 			if b.freeOp >= 0 {
 				h.ops[b.freeOp].done = int32(i)
+				h.ops[b.freeOp].lag = requests - h.ops[b.freeOp].lag
+				if i < releaseEnd {
+					h.ops[b.freeOp].lag = -1 // completed by the retry path's synchronisation, not by timing
+				}
 			}
 			if i < releaseEnd {
 				postponed = append(postponed, op{kind: opComplete, id: b.id, event: int32(i)})
@@ -228,6 +242,7 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 				}
 			}
 		case "oom":
+			requests++
 			h.ops = append(h.ops, op{kind: opOOM, event: int32(i), stream: e.Stream, size: e.Size, hints: hints})
 			h.ops = append(h.ops, postponed...)
 			hints, postponed = nil, nil
@@ -237,6 +252,11 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 		}
 		if len(e.Frames) > 0 {
 			hasFrames = true
+		}
+	}
+	for k := range h.ops {
+		if o := &h.ops[k]; o.kind == opFree && o.deferred && o.done == math.MaxInt32 {
+			o.lag = -1
 		}
 	}
 	if hasFrames {

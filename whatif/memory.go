@@ -37,6 +37,7 @@ type deviceMemory struct {
 	low     uint64     // lowest address handed out so far
 	holes   []liveSpan // freed segments' ranges, by address (the driver can reuse them)
 	guessed int
+	frees   int // cudaFree calls so far (each synchronises the device)
 }
 
 type liveSpan struct {
@@ -172,6 +173,7 @@ func (m *deviceMemory) Free(addr uint64) error {
 	}
 	m.used -= size
 	m.addHole(addr, size)
+	m.frees++
 	return nil
 }
 

@@ -47,7 +47,8 @@ func (r *Result) devices() int {
 
 // Columns is the table of runs, one row per run: the setting (its
 // [Setting.ShortLabel]), the device when the runs span more than one, the peaks,
-// device allocations and frees, retries, OOMs and fragmentation. It is the one
+// device allocations and frees, retries, OOMs and fragmentation; a figure that
+// depends on GPU timing carries its [Run.TimingRange] as "[low, high]". It is the one
 // layout of that table: [Result.WriteTable] prints it as text, and a notebook
 // shows it as HTML (memlab.TableOf).
 func (r *Result) Columns() (header []string, rows [][]string) {
@@ -63,9 +64,24 @@ func (r *Result) Columns() (header []string, rows [][]string) {
 		if multi {
 			row = append(row, fmt.Sprint(run.Device))
 		}
-		row = append(row, allocator.FormatSize(run.MaxAllocated), allocator.FormatSize(run.MaxReserved),
-			fmt.Sprint(run.DeviceAllocs), fmt.Sprint(run.DeviceFrees), fmt.Sprint(run.AllocRetries), fmt.Sprint(run.OOMs),
-			allocator.FormatSize(run.PeakInactiveSplit), allocator.FormatSize(run.LargestFreeAtPeak))
+		size := func(key string, v int64) string {
+			s := allocator.FormatSize(v)
+			if lr, ok := run.TimingRange[key]; ok {
+				s += fmt.Sprintf(" [%s, %s]", allocator.FormatSize(lr[0]), allocator.FormatSize(lr[1]))
+			}
+			return s
+		}
+		count := func(key string, v int64) string {
+			s := fmt.Sprint(v)
+			if lr, ok := run.TimingRange[key]; ok {
+				s += fmt.Sprintf(" [%d, %d]", lr[0], lr[1])
+			}
+			return s
+		}
+		row = append(row, size("allocated_bytes.all.peak", run.MaxAllocated), size("reserved_bytes.all.peak", run.MaxReserved),
+			count("num_device_alloc", run.DeviceAllocs), count("num_device_free", run.DeviceFrees),
+			count("num_alloc_retries", run.AllocRetries), count("num_ooms", run.OOMs),
+			size("inactive_split_bytes.all.peak", run.PeakInactiveSplit), allocator.FormatSize(run.LargestFreeAtPeak))
 		rows = append(rows, row)
 	}
 	return header, rows
@@ -93,6 +109,12 @@ func (r *Result) WriteTable(w io.Writer) error {
 		if short := run.Setting.ShortLabel(); short != run.Setting.Label() {
 			fmt.Fprintf(w, "%s%s: PYTORCH_CUDA_ALLOC_CONF=%s\n", sep, short, run.Setting.Conf.String())
 			sep = ""
+		}
+	}
+	for _, run := range r.Runs {
+		if run.TimingDependent() {
+			fmt.Fprintf(w, "\n%s, device %d: depends on GPU timing of %d cross-stream frees (record_stream): a [low, high] beside a figure is its range over completing them from the earliest point (the next allocation) to the latest (the next synchronisation), the figure itself with the snapshot's timing\n",
+				run.Setting.ShortLabel(), run.Device, run.CrossStreamFrees)
 		}
 	}
 	for _, run := range r.Runs {
@@ -125,22 +147,27 @@ type jsonOOM struct {
 }
 
 type jsonRun struct {
-	Conf              string           `json:"conf"`
-	Fraction          *float64         `json:"fraction"`
-	Cap               *int64           `json:"cap"`
-	Device            int              `json:"device"`
-	MaxAllocated      int64            `json:"max_memory_allocated"`
-	MaxReserved       int64            `json:"max_memory_reserved"`
-	LargestFreeAtPeak int64            `json:"largest_free_at_peak"`
-	GuessedAddresses  int              `json:"guessed_addresses"`
-	Stats             map[string]int64 `json:"memory_stats"`
-	OOM               *jsonOOM         `json:"oom"`
+	Conf              string              `json:"conf"`
+	Fraction          *float64            `json:"fraction"`
+	Cap               *int64              `json:"cap"`
+	Device            int                 `json:"device"`
+	MaxAllocated      int64               `json:"max_memory_allocated"`
+	MaxReserved       int64               `json:"max_memory_reserved"`
+	LargestFreeAtPeak int64               `json:"largest_free_at_peak"`
+	GuessedAddresses  int                 `json:"guessed_addresses"`
+	Stats             map[string]int64    `json:"memory_stats"`
+	OOM               *jsonOOM            `json:"oom"`
+	CrossStreamFrees  int                 `json:"cross_stream_frees,omitempty"`
+	TimingRange       map[string][2]int64 `json:"timing_range,omitempty"`
 }
 
 // WriteJSON writes {"runs": [{"conf", "fraction", "max_memory_allocated",
 // "max_memory_reserved", "memory_stats", "oom": null | {"message", "event", "frames"},
 // …}], "warnings": […]}: every memory_stats key under torch.cuda.memory_stats()'s
-// names, "fraction" and "cap" null when not capped.
+// names, "fraction" and "cap" null when not capped. A run whose history has frees that
+// waited for other streams also has "cross_stream_frees": N and, when some figure
+// depends on their GPU timing, "timing_range": {memory_stats key: [low, high]} (see
+// Run.TimingRange); both are absent otherwise.
 func (r *Result) WriteJSON(w io.Writer) error {
 	out := struct {
 		Runs     []jsonRun `json:"runs"`
@@ -152,7 +179,8 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	}
 	for _, run := range r.Runs {
 		j := jsonRun{Conf: run.Setting.Conf.String(), Device: run.Device, MaxAllocated: run.MaxAllocated,
-			MaxReserved: run.MaxReserved, LargestFreeAtPeak: run.LargestFreeAtPeak, GuessedAddresses: run.Guessed, Stats: run.Stats}
+			MaxReserved: run.MaxReserved, LargestFreeAtPeak: run.LargestFreeAtPeak, GuessedAddresses: run.Guessed, Stats: run.Stats,
+			CrossStreamFrees: run.CrossStreamFrees, TimingRange: run.TimingRange}
 		if f := run.Setting.Fraction; f > 0 && f < 1 {
 			j.Fraction = &f
 		}

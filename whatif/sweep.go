@@ -85,9 +85,12 @@ func Sweep(s *snapshot.Snapshot, base Setting, opts Options) ([]Run, error) {
 // Fraction or Cap ignored) replays s without an out-of-memory error on any device. It
 // searches between the uncapped run's peak allocated and peak reserved by bisection,
 // which assumes that a larger cap never fails where a smaller one succeeds (garbage
-// collection thresholds are fractions of the cap, so this can fail to hold).
+// collection thresholds are fractions of the cap, so this can fail to hold). Frees that
+// waited for other streams complete by opts.Completion; the search makes no timing
+// ranges.
 func MinCap(s *snapshot.Snapshot, st Setting, opts Options) (int64, error) {
 	st.Fraction, st.Cap = 0, 0
+	opts.NoTimingRange = true
 	free, err := Replay(s, []Setting{st}, opts)
 	if err != nil {
 		return 0, err

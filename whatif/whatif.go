@@ -7,7 +7,20 @@
 // Each trace entry is replayed on the stream it was recorded on. A free that waited
 // for other streams in the recorded run (record_stream: its free_completed comes later)
 // waits until the same point of the replay, unless the replayed allocator synchronises
-// first (empty_cache, the out-of-memory retry). Where the recorded run made a device
+// first (empty_cache, the out-of-memory retry) or makes a cudaFree, which synchronises
+// the device: then it completes at the next allocation, where PyTorch's process_events
+// finds its events done.
+//
+// When those frees could complete elsewhere is GPU timing, which a snapshot holds for
+// its own run only. So a history with such frees is also replayed completing each at
+// the earliest point PyTorch 2.11 could (the next allocation after its free, on any
+// stream: process_events runs at the start of every malloc), at the latest (never,
+// until a synchronisation the replay itself makes: empty_cache, the retry path's
+// release of cached blocks, a cudaFree) and at timings between (fixed delays in
+// allocations, per-free mixed delays, the recorded lags scaled or capped);
+// Run.TimingRange holds every figure that differs between them, and
+// Run.CrossStreamFrees how many frees it depends on. Those are samples of the possible
+// timings, not bounds: a figure need not move monotonically with completion time. Where the recorded run made a device
 // allocation for a request, the replay places the same allocation at the address the
 // driver returned; other device allocations get guessed addresses (Run.Guessed counts
 // them), which matter only when free blocks of equal size compete.
@@ -28,6 +41,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -78,6 +92,44 @@ type Options struct {
 	// CurvePoints bounds each curve (0: 2048); longer histories keep the maximum of
 	// each bucket of events.
 	CurvePoints int
+	// Completion is when the frees that waited for other streams complete in the
+	// replay whose figures Run reports (the zero value: where the snapshot completed
+	// them). The timing range is computed whatever it is.
+	Completion Completion
+	// NoTimingRange skips the extra replays of a history with cross-stream frees:
+	// Run.TimingRange stays nil (Run.CrossStreamFrees is still counted).
+	NoTimingRange bool
+}
+
+// Completion is a policy for when a free that waited for other streams (record_stream)
+// completes in a replay: a stand-in for the GPU timing, which the snapshot holds only
+// for the run that recorded it. Under every policy a synchronisation the replay makes
+// (empty_cache, the out-of-memory retry, a cudaFree) completes every pending free.
+type Completion uint8
+
+const (
+	// CompleteAsRecorded completes each free where the snapshot's free_completed is.
+	CompleteAsRecorded Completion = iota
+	// CompleteEarliest completes each free at the next allocation after it (on any
+	// stream), the first process_events that could find its events done: the GPU had
+	// finished with the block by the time the program asked for more memory.
+	CompleteEarliest
+	// CompleteLatest completes a free only at a synchronisation the replay makes: the
+	// GPU was always still busy with the block when process_events looked.
+	CompleteLatest
+)
+
+// String is the policy's name: "recorded", "earliest" or "latest".
+func (c Completion) String() string {
+	switch c {
+	case CompleteAsRecorded:
+		return "recorded"
+	case CompleteEarliest:
+		return "earliest"
+	case CompleteLatest:
+		return "latest"
+	}
+	return fmt.Sprintf("Completion(%d)", uint8(c))
 }
 
 // OOM is the first allocation that failed in a replay.
@@ -116,6 +168,39 @@ type Run struct {
 	Guessed int
 	// Final is the allocator's state after the last event.
 	Final allocator.Snapshot
+	// CrossStreamFrees counts the frees of the history that waited for other streams
+	// (record_stream): their completion points are GPU timing (0: none, the figures
+	// do not depend on timing).
+	CrossStreamFrees int
+	// TimingRange holds, for each memory_stats key whose figure differs between
+	// completing those frees as recorded, at the earliest point and at the latest
+	// (see Completion), the lowest and highest of the three; nil when none differs.
+	// A run on another GPU lands inside it when its figure moves monotonically with
+	// completion time, as the shipped runs do; it is not a proof for every timing.
+	TimingRange map[string][2]int64
+}
+
+// TimingDependent reports whether any figure of the run depends on GPU timing (when the
+// frees that waited for other streams completed).
+func (r *Run) TimingDependent() bool { return len(r.TimingRange) > 0 }
+
+// timingRange returns the keys of runs' Stats whose values differ, each with its lowest
+// and highest value; nil when none differs.
+func timingRange(runs ...*Run) map[string][2]int64 {
+	var out map[string][2]int64
+	for k, v := range runs[0].Stats {
+		lo, hi := v, v
+		for _, r := range runs[1:] {
+			lo, hi = min(lo, r.Stats[k]), max(hi, r.Stats[k])
+		}
+		if lo != hi {
+			if out == nil {
+				out = map[string][2]int64{}
+			}
+			out[k] = [2]int64{lo, hi}
+		}
+	}
+	return out
 }
 
 // Result is a snapshot replayed under several settings.
@@ -174,6 +259,9 @@ func Replay(s *snapshot.Snapshot, settings []Setting, opts Options) (*Result, er
 		}
 		settings = []Setting{own}
 	}
+	if opts.Completion > CompleteLatest {
+		return nil, fmt.Errorf("whatif: unknown completion policy %d", opts.Completion)
+	}
 	for i, st := range settings {
 		if err := st.check(); err != nil {
 			return nil, fmt.Errorf("whatif: setting %d (%s): %w", i, st.Label(), err)
@@ -204,7 +292,7 @@ func Replay(s *snapshot.Snapshot, settings []Setting, opts Options) (*Result, er
 			defer wg.Done()
 			for k := range jobs {
 				st, h := settings[k/len(hs)], hs[k%len(hs)]
-				r, err := replay(h, st, opts)
+				r, err := replayTimed(h, st, opts)
 				if err != nil {
 					errs[k] = fmt.Errorf("whatif: setting %q, device %d: %w", st.Label(), h.device, err)
 					continue
@@ -249,8 +337,110 @@ func fractionFor(limit, total int64) float64 {
 	return f
 }
 
-// replay runs one device's history under one setting.
-func replay(h *history, st Setting, opts Options) (*Run, error) {
+// replayTimed runs one device's history under one setting with opts.Completion and,
+// when the history has frees that waited for other streams, under the other two
+// policies too, for the timing range.
+func replayTimed(h *history, st Setting, opts Options) (*Run, error) {
+	r, err := replay(h, st, opts, opts.Completion)
+	if err != nil || h.deferred == 0 {
+		return r, err
+	}
+	r.CrossStreamFrees = h.deferred
+	if opts.NoTimingRange {
+		return r, nil
+	}
+	runs := []*Run{r}
+	if opts.Completion != CompleteAsRecorded {
+		o, err := replay(h, st, opts, CompleteAsRecorded)
+		if err != nil {
+			return nil, fmt.Errorf("completing cross-stream frees as recorded: %w", err)
+		}
+		runs = append(runs, o)
+	}
+	for _, d := range timingDelays {
+		o, err := replayDelayed(h, st, opts, d, 0)
+		if err != nil {
+			return nil, fmt.Errorf("completing cross-stream frees %d allocations late: %w", d, err)
+		}
+		runs = append(runs, o)
+	}
+	for seed := uint64(1); seed <= timingSeeds; seed++ {
+		for _, d := range []int{32, 64, 128} {
+			o, err := replayDelayed(h, st, opts, d, seed)
+			if err != nil {
+				return nil, fmt.Errorf("completing cross-stream frees up to %d allocations late: %w", d, err)
+			}
+			runs = append(runs, o)
+		}
+	}
+	for _, cap := range []int{2, 4, 8} {
+		o, err := replayDelayed(h, st, opts, -cap, clipSeed)
+		if err != nil {
+			return nil, fmt.Errorf("completing cross-stream frees at most %d allocations late: %w", cap, err)
+		}
+		runs = append(runs, o)
+	}
+	for _, pc := range timingScales {
+		o, err := replayDelayed(h, st, opts, -pc, 0)
+		if err != nil {
+			return nil, fmt.Errorf("completing cross-stream frees at %d%% of their recorded lag: %w", pc, err)
+		}
+		runs = append(runs, o)
+	}
+	r.TimingRange = timingRange(runs...)
+	return r, nil
+}
+
+// timingDelays are the delays, in allocations after a free, at which the timing range
+// completes the frees that waited for other streams: 0 is CompleteEarliest, MaxInt
+// CompleteLatest; the ones between because a figure need not move monotonically with
+// the delay.
+var timingDelays = []int{0, 1, 2, 4, 8, 16, 32, 64, 128, math.MaxInt}
+
+// timingScales are the percentages of its recorded lag (the allocations between a free
+// and its completion in the snapshot) after which the timing range also completes each
+// free: the same GPU work against a program that asks for memory faster or slower.
+var timingScales = []int{50, 75, 90, 110, 125, 150, 200}
+
+// timingSeeds is how many mixed timings the range also tries: each free completes after
+// its own delay, drawn from [0, d] by a fixed hash of the seed and the free.
+const timingSeeds = 2
+
+// mixedDelay is the delay of free id under seed (splitmix64 of both), in [0, d].
+func mixedDelay(seed uint64, id int32, d int) int {
+	z := seed*0x9e3779b97f4a7c15 + uint64(id)*0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return int(z % uint64(d+1))
+}
+
+// replay runs one device's history under one setting, completing the frees that waited
+// for other streams by policy c.
+func replay(h *history, st Setting, opts Options, c Completion) (*Run, error) {
+	switch c {
+	case CompleteEarliest:
+		return replayDelayed(h, st, opts, 0, 0)
+	case CompleteLatest:
+		return replayDelayed(h, st, opts, math.MaxInt, 0)
+	}
+	return replayDelayed(h, st, opts, asRecorded, 0)
+}
+
+// clipSeed with a negative delay −n makes replayDelayed complete each free at its
+// recorded lag but at most n allocations late.
+const clipSeed = math.MaxUint64
+
+// asRecorded is replayDelayed's delay for completing frees where the snapshot did.
+const asRecorded = math.MinInt
+
+// replayDelayed runs one device's history under one setting. delay asRecorded completes
+// the frees that waited for other streams where the snapshot did; delay ≥ 0 completes
+// each at the first allocation that follows more than delay allocations after its free
+// (math.MaxInt: never, but for synchronisations); seed > 0 gives each free its own
+// delay in [0, delay] (mixedDelay); another negative delay −p gives each free p % of
+// its recorded lag (one that never completed, never).
+func replayDelayed(h *history, st Setting, opts Options, delay int, seed uint64) (*Run, error) {
 	total := opts.TotalMemory
 	if total <= 0 {
 		total = H200Memory
@@ -278,7 +468,57 @@ func replay(h *history, st Setting, opts Options) (*Run, error) {
 	npending := 0
 	// A synchronisation completes pending frees in the order the recorded run
 	// completed them.
-	rank := map[uint64]int32{} // replay address of a pending block → recorded completion
+	rank := map[uint64]int32{}    // replay address of a pending block → recorded completion
+	var pendList []int32          // ids of pending frees, in the order of their Free (lazily pruned)
+	freedAt := map[int32]int{}    // id of a pending free → cudaFree calls before it
+	mallocs := 0                  // allocations replayed so far
+	freedAfter := map[int32]int{} // id of a pending free → allocations before it
+	lag := map[int32]int{}        // id of a pending free → its delay (−1: never)
+	// synced notes a synchronisation inside a malloc (the retry path's release of
+	// cached blocks, successful or not), which completed every pending free.
+	synced := func() {
+		if npending > 0 && a.PendingFreeCount() == 0 {
+			npending = 0
+			clear(pending)
+		}
+	}
+	// process is process_events at the start of a malloc: it completes the pending
+	// frees the policy says are done, and those a cudaFree since their Free
+	// synchronised.
+	var due []int32
+	process := func() error {
+		if npending == 0 {
+			pendList = pendList[:0]
+			return nil
+		}
+		k := 0
+		due = due[:0]
+		for _, id := range pendList {
+			if !pending[id] {
+				continue
+			}
+			d := lag[id]
+			if (d == asRecorded || d < 0 || mallocs-freedAfter[id] <= d) && freedAt[id] == mem.frees {
+				pendList[k] = id
+				k++
+				continue
+			}
+			due = append(due, id)
+		}
+		pendList = pendList[:k]
+		// in the order the recorded run completed them (process_events walks its
+		// streams in hash order), as a synchronisation does
+		slices.SortStableFunc(due, func(x, y int32) int { return cmp.Compare(rank[addrs[x]], rank[addrs[y]]) })
+		for _, id := range due {
+			pending[id] = false
+			npending--
+			if err := a.CompleteFree(addrs[id]); err != nil {
+				return err
+			}
+			addrs[id] = 0
+		}
+		return nil
+	}
 	a.SetSyncOrder(func(x, y uint64) int { return cmp.Compare(rank[x], rank[y]) })
 	for _, b := range h.initial {
 		mem.step(nil)
@@ -296,7 +536,7 @@ func replay(h *history, st Setting, opts Options) (*Run, error) {
 	if bucket < 1 {
 		bucket = 1
 	}
-	c := &run.Curve
+	cv := &run.Curve
 	var peakSeen int64 = -1
 	curBucket := -1
 	fail := func(o op, err error) error {
@@ -315,19 +555,21 @@ func replay(h *history, st Setting, opts Options) (*Run, error) {
 	for _, o := range h.ops {
 		switch o.kind {
 		case opAlloc:
+			mallocs++
+			if err := process(); err != nil {
+				return nil, fmt.Errorf("event %d: %w", o.event, err)
+			}
 			mem.step(o.hints)
 			p, err := a.MallocStream(o.size, o.stream)
 			if err != nil {
+				synced()
 				if err := fail(o, err); err != nil {
 					return nil, err
 				}
 				break
 			}
+			synced()
 			addrs[o.id] = p
-			if npending > 0 && a.PendingFreeCount() == 0 {
-				npending = 0 // the retry path synchronised every stream
-				clear(pending)
-			}
 		case opFree:
 			p := addrs[o.id]
 			if p == 0 {
@@ -347,9 +589,26 @@ func replay(h *history, st Setting, opts Options) (*Run, error) {
 				pending[o.id] = true
 				npending++
 				rank[p] = o.done
+				pendList = append(pendList, o.id)
+				freedAt[o.id] = mem.frees
+				freedAfter[o.id] = mallocs
+				switch {
+				case delay == asRecorded || delay >= 0 && seed == 0:
+					lag[o.id] = delay
+				case delay >= 0:
+					lag[o.id] = mixedDelay(seed, o.id, delay)
+				case seed == clipSeed && o.lag < 0:
+					lag[o.id] = -delay
+				case seed == clipSeed:
+					lag[o.id] = min(int(o.lag), -delay)
+				case o.lag < 0:
+					lag[o.id] = math.MaxInt
+				default:
+					lag[o.id] = (int(o.lag)*-delay + 50) / 100
+				}
 			}
 		case opComplete:
-			if !pending[o.id] {
+			if delay != asRecorded || !pending[o.id] {
 				break // completed by a synchronisation, or never allocated
 			}
 			pending[o.id] = false
@@ -371,14 +630,20 @@ func replay(h *history, st Setting, opts Options) (*Run, error) {
 			// The recorded run failed here; the replay tries the same request and, if
 			// it fits under this setting, gives it back at once (the program did not
 			// get the memory, so nothing later frees it).
+			mallocs++
+			if err := process(); err != nil {
+				return nil, fmt.Errorf("event %d: %w", o.event, err)
+			}
 			mem.step(o.hints)
 			p, err := a.MallocStream(o.size, o.stream)
 			if err != nil {
+				synced()
 				if err := fail(o, err); err != nil {
 					return nil, err
 				}
 				break
 			}
+			synced()
 			if err := a.Free(p); err != nil {
 				return nil, fmt.Errorf("event %d: %w", o.event, err)
 			}
@@ -390,14 +655,14 @@ func replay(h *history, st Setting, opts Options) (*Run, error) {
 		}
 		if bk := int(o.event) / bucket; bk != curBucket {
 			curBucket = bk
-			c.Event = append(c.Event, int(o.event))
-			c.Allocated = append(c.Allocated, alloc)
-			c.Reserved = append(c.Reserved, resv)
+			cv.Event = append(cv.Event, int(o.event))
+			cv.Allocated = append(cv.Allocated, alloc)
+			cv.Reserved = append(cv.Reserved, resv)
 		} else {
-			n := len(c.Event) - 1
-			c.Event[n] = int(o.event)
-			c.Allocated[n] = max(c.Allocated[n], alloc)
-			c.Reserved[n] = max(c.Reserved[n], resv)
+			n := len(cv.Event) - 1
+			cv.Event[n] = int(o.event)
+			cv.Allocated[n] = max(cv.Allocated[n], alloc)
+			cv.Reserved[n] = max(cv.Reserved[n], resv)
 		}
 	}
 	run.Stats = a.MemoryStats()

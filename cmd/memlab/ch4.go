@@ -94,6 +94,9 @@ func runCh4(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		fmt.Fprintln(stdout, rec.Header())
+		if note := rec.Note(); note != "" {
+			fmt.Fprintln(stdout, note)
+		}
 	}
 	fmt.Fprint(stdout, r)
 	fmt.Fprint(stdout, r.Findings())

@@ -631,6 +631,17 @@ func kernelCases() []kernelCase {
 			e.check(m.tol, []pair{d}, func(k tensor.Kernels, s side) error { return k.Matmul(s(d), s(a), s(b)) })
 		})
 	}
+	// tensor.MatmulInto's pooled attention scores: q [4, 6, 8] @ kᵀ (a
+	// transposed view of [4, 10, 8]) into the first 10 columns of a [4, 6,
+	// 16] buffer; the columns beyond must keep their values.
+	add("Matmul/f32/dst-columns-of-a-buffer", func(e *env) {
+		q := e.alloc(f32s(4, 6, 8), -1, 1)
+		k := e.alloc(f32s(4, 10, 8), -1, 1)
+		kt := view(k, tensor.Float32, []int{4, 8, 10}, []int{80, 1, 8}, 0)
+		buf := e.alloc(f32s(4, 6, 16), -1, 1)
+		d := view(buf, tensor.Float32, []int{4, 6, 10}, []int{96, 16, 1}, 0)
+		e.check(oracle.TolMatmul32, []pair{buf}, func(k tensor.Kernels, s side) error { return k.Matmul(s(d), s(q), s(kt)) })
+	})
 
 	// Embedding.
 	for _, m := range []struct {

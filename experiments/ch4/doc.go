@@ -9,10 +9,12 @@
 //     preallocated, and paged, over many sequences);
 //   - 4.4 all together (综合应用): [Inference] (the model package's
 //     transformer on variable-length requests, the baseline against each of
-//     the chapter's techniques, the three together ([model.Chapter]), memlab's
-//     extra last-logits and everything), its [InferenceResult.Findings] (the
+//     the chapter's techniques, pooled attention scores, the three together
+//     ([model.Chapter]) alone and with pooled scores, memlab's extra
+//     last-logits and everything), its [InferenceResult.Findings] (the
 //     notebook's "Measured:" notes) and the runs recorded on an H200
-//     ([LoadRecorded], written by `memlab ch4 -record`).
+//     ([LoadRecorded], written by `memlab ch4 -record`; [Recording.Note] names
+//     the modes a recording predates).
 //
 // Experiments open their own devices from a [Setup]. On the simulated device
 // the driver calls are charged the latency measured on an H200, so that a

@@ -239,7 +239,7 @@ func (r InferenceResult) String() string {
 			mib(row.PeakReserved), row.AllocCalls, row.DeviceMallocs, us(row.Token), tok, us(row.Prefill), row.Total.Round(time.Millisecond))
 	}
 	tw.Flush()
-	fmt.Fprintln(&b, "chapter = in-place+views+kv-cache, the chapter's three techniques; last-logits is memlab's own extra, not the chapter's; optimised = chapter+last-logits")
+	fmt.Fprintln(&b, "chapter = in-place+views+kv-cache, the chapter's three techniques (its pool: the KV-cache arenas); pooled-scores = attention scores and softmax in pooled buffers (the chapter's 4.4), shown beside chapter, not in it; last-logits is memlab's own extra, not the chapter's; optimised = chapter+last-logits")
 	fmt.Fprintf(&b, "largest logit difference from the baseline: %.3g\n", r.MaxLogitDiff)
 	fmt.Fprintln(&b, "the course's figures beside what was measured here:")
 	for _, c := range r.Claims() {
@@ -337,6 +337,7 @@ func (r InferenceResult) Claims() []Claim {
 	add(inPlace, model.Optimised, model.Optimised&^model.InPlace, Working)
 	add(combined, model.Chapter, model.Baseline, Working)
 	add(combined, model.Chapter, model.Baseline, Peak)
+	add(combined, model.Chapter|model.PooledScores, model.Baseline, Working) // with the chapter's 4.4 buffers pooled too
 	add(latency, model.KVCache, model.Baseline, TokenLatency)
 	add(latency, model.Chapter, model.Baseline, TokenLatency)
 	add(extra, model.LastLogits, model.Baseline, Working)
@@ -378,7 +379,7 @@ func (r InferenceResult) Findings() string {
 	}
 	fmt.Fprintf(&b, "Measured (%s model on %s): the %v's peak is %s, %s above the weights; %s.\n",
 		r.Size.Name, r.Device, base.Mode, mib(base.PeakAllocated), mib(base.Working), same)
-	for _, m := range []model.Mode{model.InPlace, model.Views, model.KVCache} {
+	for _, m := range []model.Mode{model.InPlace, model.Views, model.KVCache, model.PooledScores} {
 		row, ok := r.Row(m)
 		if !ok {
 			continue
@@ -391,6 +392,13 @@ func (r InferenceResult) Findings() string {
 		p, _ := r.Compare(model.Chapter, base.Mode, Peak)
 		fmt.Fprintf(&b, "- The chapter's three techniques together (%v = in-place+views+kv-cache): peak above the weights %s → %s, which %s; total peak %s → %s, which %s. The chapter says 20–30 %% less.\n",
 			model.Chapter, mib(base.Working), mib(row.Working), effect(w), mib(base.PeakAllocated), mib(row.PeakAllocated), effect(p))
+	}
+	if row, ok := r.Row(model.Chapter | model.PooledScores); ok {
+		if c, ok := r.Row(model.Chapter); ok {
+			w, _ := r.Compare(row.Mode, model.Chapter, Working)
+			fmt.Fprintf(&b, "- Pooled attention scores (the chapter's 4.4 buffers) added to them (%v): peak above the weights %s → %s, which %s, with %d allocator calls instead of %d.\n",
+				row.Mode, mib(c.Working), mib(row.Working), effect(w), row.AllocCalls, c.AllocCalls)
+		}
 	}
 	if v, ok := r.Compare(model.Optimised, model.Optimised&^model.InPlace, Working); ok {
 		fmt.Fprintf(&b, "- In-place added to all the others saves %.1f %% of the peak above the weights (in-place alone: see above). The chapter says 12 %% for in-place on BERT-like inference.\n", v)

@@ -35,8 +35,54 @@ func (r Recording) Header() string {
 	return fmt.Sprintf("# %s, %s: %s", r.Date.Format("2006-01-02 15:04 UTC"), r.Card, r.Command)
 }
 
-// String prints the header and the result's table.
-func (r Recording) String() string { return r.Header() + "\n" + r.Result.String() }
+// Missing returns the modes of model.Modes the recording has no row for:
+// modes added to memlab after the run was recorded, or left out by its
+// -modes.
+func (r Recording) Missing() []model.Mode {
+	var out []model.Mode
+	for _, m := range model.Modes {
+		if _, ok := r.Result.Row(m); !ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Note says which of today's modes the recording lacks, or is empty.
+func (r Recording) Note() string {
+	missing := r.Missing()
+	if len(missing) == 0 {
+		return ""
+	}
+	names := make([]string, len(missing))
+	for i, m := range missing {
+		names[i] = m.String()
+	}
+	list := fmt.Sprintf("the mode%s %s", plural(len(names)), strings.Join(names, ", "))
+	if strings.Contains(r.Command, "-modes") {
+		return "note: this recording left out (by its -modes) " + list
+	}
+	they := map[bool][2]string{true: {"they are", "them"}, false: {"it is", "it"}}[len(names) > 1]
+	return fmt.Sprintf("note: this recording predates %s: %s not in it; run `memlab ch4 -device cuda -size %s` on a GPU for %s",
+		list, they[0], r.Result.Size.Name, they[1])
+}
+
+// plural is "s" unless n is 1.
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// String prints the header, the note on missing modes if any, and the
+// result's table.
+func (r Recording) String() string {
+	if n := r.Note(); n != "" {
+		return r.Header() + "\n" + n + "\n" + r.Result.String()
+	}
+	return r.Header() + "\n" + r.Result.String()
+}
 
 // Marshal encodes the recording as the indented JSON LoadRecorded reads.
 func (r Recording) Marshal() ([]byte, error) {

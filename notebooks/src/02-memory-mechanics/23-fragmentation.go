@@ -216,19 +216,27 @@ func plotRemedies(outs []outcome) (*memplot.Figure, error) {
 	return f, err
 }
 
+// remedyVariants are the fragmenting workload and its remedies: name,
+// PYTORCH_CUDA_ALLOC_CONF, the shorter batches' activation, pre-allocation.
+// The first is the fragmented run; remedies draws the segment map of the
+// fourth.
+//
+//nb:decl
+var remedyVariants = []remedy{
+	{"fragmented (defaults)", "", 496 << 20, false},
+	{"pre-allocation", "", 496 << 20, true},
+	{"uniform sizes", "", 512 << 20, false},
+	{"max_split_size_mb:256", "max_split_size_mb:256", 496 << 20, false},
+	{"max_split_size_mb:32 (the chapter's)", "max_split_size_mb:32", 496 << 20, false},
+	{"expandable_segments", "expandable_segments:True", 496 << 20, false},
+}
+
 //nb:cell plot
 func remedies() {
 	var outs []outcome
 	tab := memlab.NewTable("variant", "1.5 GiB served", "releasable", "pinned in split blocks",
 		"room on the device", "peak reserved", "device allocations")
-	for _, r := range []remedy{
-		{"fragmented (defaults)", "", 496 << 20, false},
-		{"pre-allocation", "", 496 << 20, true},
-		{"uniform sizes", "", 512 << 20, false},
-		{"max_split_size_mb:256", "max_split_size_mb:256", 496 << 20, false},
-		{"max_split_size_mb:32 (the chapter's)", "max_split_size_mb:32", 496 << 20, false},
-		{"expandable_segments", "expandable_segments:True", 496 << 20, false},
-	} {
+	for _, r := range remedyVariants {
 		o := try(r)
 		outs = append(outs, o)
 		tab.Row(o.name, o.err == nil, memlab.FormatBytes(o.releasable), memlab.FormatBytes(o.pinned), memlab.FormatBytes(o.room),
@@ -255,7 +263,7 @@ every 512 MiB segment is wholly free. The
 price of the remedies shows in the last columns: more segments, and a higher peak.
 
 **Try it:** add `{"max_split_size_mb:600", "max_split_size_mb:600", 496 << 20, false}` to
-the list: the 512 MiB segments are now below the limit, so they are split as with the
+`remedyVariants` and re-run both cells: the 512 MiB segments are now below the limit, so they are split as with the
 defaults, and the request fails again. The limit must be below the segments you want
 kept whole.
 */

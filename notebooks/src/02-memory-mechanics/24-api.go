@@ -94,6 +94,27 @@ func perStep(name string, ys []int64) memplot.Series {
 	return s
 }
 
+// train runs 8 steps of trainStep and keeps a history: the outputs
+// themselves (history.append(out)) when keepTensors, else one number of each
+// (history.append(out[0, 0].item())), releasing the output. It returns the
+// tensors kept and memory_allocated() − before after each step.
+//
+//nb:decl
+func train(l *memlab.Lab, w *tensor.Tensor, keepTensors bool, before int64) (kept []*tensor.Tensor, grew []int64) {
+	var history []float64
+	for i := range 8 {
+		out := trainStep(l, w, i)
+		if keepTensors {
+			kept = append(kept, out)
+		} else {
+			history = append(history, item(out))
+			memlab.Check(out.Release())
+		}
+		grew = append(grew, l.MemoryAllocated()-before)
+	}
+	return kept, grew
+}
+
 //nb:cell plot
 func leakCheck() {
 	l := memlab.MustOpen()
@@ -103,24 +124,12 @@ func leakCheck() {
 	for _, version := range []string{"keeps tensors", "keeps numbers"} {
 		l.ResetPeakMemoryStats()
 		before := l.MemoryAllocated()
-		var kept []*tensor.Tensor // history.append(out)
-		var history []float64     // history.append(out[0, 0].item())
-		var grew []int64
-		for i := range 8 {
-			out := trainStep(l, w, i)
-			if version == "keeps tensors" {
-				kept = append(kept, out)
-			} else {
-				history = append(history, item(out))
-				memlab.Check(out.Release())
-			}
-			grew = append(grew, l.MemoryAllocated()-before)
-		}
+		kept, grew := train(l, w, version == "keeps tensors", before) // the code under test
 		peak := l.MaxMemoryAllocated()
 		memlab.Check(l.EmptyCache())
 		memlab.Measured("%s: memory_allocated after − before = %s after 8 steps (peak %s)",
 			version, memlab.FormatBytes(l.MemoryAllocated()-before), memlab.FormatBytes(peak))
-		memlab.Check(tensor.ReleaseAll(kept...))
+		memlab.Check(tensor.ReleaseAll(kept...)) // drop what the code returned
 		curves = append(curves, perStep(version, grew))
 	}
 	memlab.Show(memplot.Lines("2.4 the leak check: memory_allocated − before, per step", "step", curves...))
@@ -133,8 +142,9 @@ the one that keeps numbers ends where it began. Compare `memory_allocated()`, ne
 `memory_reserved()`: reserved memory stays up after a release because of the cache, so
 it would report a leak where there is none. `memlab.CheckLeaks(f)` wraps the same idiom.
 
-**Try it:** run 16 steps (`range 16`): the leak doubles, the fixed loop still leaves
-nothing; keep every second tensor only and the leak halves.
+**Try it:** in `train`, run 16 steps (`range 16`): the leak doubles, the fixed loop still
+leaves nothing; keep every second tensor only (`keepTensors && i%2 == 0`) and the leak
+halves.
 
 ### The per-epoch habit
 
@@ -199,10 +209,22 @@ func greedy(l *memlab.Lab) []*tensor.Tensor {
 	}
 }
 
+// servedOr says "served", or "out of memory" when err is one.
+//
+//nb:decl
+func servedOr(err error) string {
+	if memlab.IsOutOfMemory(err) {
+		return "out of memory"
+	}
+	memlab.Check(err)
+	return "served"
+}
+
 //nb:cell plot
 func twoTenants() {
+	cases := []string{"neither capped", "both capped at half"}
 	aRes, bRes := memplot.BarSeries{Name: "A (greedy) reserved"}, memplot.BarSeries{Name: "B reserved"}
-	for _, capped := range []bool{false, true} {
+	for i, capped := range []bool{false, true} {
 		a := memlab.MustOpen(memlab.Budget(8 << 30)) // the device, and tenant A
 		b := memlab.MustOpen(memlab.SharedWith(a))   // tenant B: its own allocator
 		if capped {
@@ -213,13 +235,8 @@ func twoTenants() {
 		}
 		held := greedy(a)
 		x, err := tensor.Empty(b, tensor.Uint8, 3<<30)
-		name := map[bool]string{false: "neither capped", true: "both capped at half"}[capped]
-		served := "served"
-		if err != nil {
-			served = "out of memory"
-		}
-		memlab.Measured("%s: greedy A holds %s; B's 3 GiB request: %s; the driver counts %s in use", name,
-			memlab.FormatBytes(a.MemoryReserved()), served, memlab.FormatBytes(memlab.Must(a.DriverUsed())))
+		memlab.Measured("%s: greedy A holds %s; B's 3 GiB request: %s; the driver counts %s in use", cases[i],
+			memlab.FormatBytes(a.MemoryReserved()), servedOr(err), memlab.FormatBytes(memlab.Must(a.DriverUsed())))
 		aRes.Values, bRes.Values = append(aRes.Values, float64(a.MemoryReserved())/(1<<30)), append(bRes.Values, float64(b.MemoryReserved())/(1<<30))
 		if err == nil {
 			memlab.Check(x.Release())
@@ -227,7 +244,7 @@ func twoTenants() {
 		memlab.Check(tensor.ReleaseAll(held...))
 		memlab.Check(errors.Join(b.Close(), a.Close()))
 	}
-	memlab.Show(memplot.Bars("2.4 two tenants on one 8 GiB device", "GiB", []string{"neither capped", "both capped at half"}, aRes, bRes))
+	memlab.Show(memplot.Bars("2.4 two tenants on one 8 GiB device", "GiB", cases, aRes, bRes))
 }
 
 /*md

@@ -3,6 +3,7 @@ package nb04
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"memlab.dev/memlab/experiments/ch4"
 	"memlab.dev/memlab/memlab"
@@ -20,10 +21,12 @@ is a straightforward port: every op out of place, `.contiguous()` around the hea
 the KV cache grown with `torch.cat`, logits for every prompt position. Each technique is a
 `model.Mode` bit: `InPlace` (scale, mask, GELU, residual adds), `Views` (no head-split
 copies), `KVCache` (a cache preallocated for the longest request, its arena from a
-`TensorPool` shared by the requests). **`model.Chapter` is exactly the chapter's three
-together.** `LastLogits` (the output projection for the sampled position only) is
-memlab's own extra, not the chapter's; `Optimised` is all four. Every mode gives the same
-logits. First one request, mode by mode:
+`TensorPool` shared by the requests), `PooledScores` (attention scores and softmax in
+pooled buffers, below). **`model.Chapter` is exactly the chapter's three together**, its
+pool the KV-cache arenas; `chapter+pooled-scores` adds the score buffers. `LastLogits`
+(the output projection for the sampled position only) is memlab's own extra, not the
+chapter's; `Optimised` is `Chapter` and `LastLogits`. Every mode gives the same logits.
+First one request, mode by mode:
 */
 
 //nb:cell
@@ -87,8 +90,12 @@ once last-logits has moved it.
 ### Pooled attention-score buffers
 
 The chapter names attention scores as a buffer to pool: every decoding step computes
-`scores = q @ k.T` of a new length. Here is what the caching allocator does with them
-already, for one layer's heads over 96 steps:
+`scores = q @ k.T` of a new length. In PyTorch a pooled buffer is written with the `out=`
+form, `torch.matmul(q, k_t, out=buf[..., :n])`; memlab's is
+`tensor.MatmulInto(out, q, kt)` (and `tensor.SoftmaxInto` for the probabilities), with
+PyTorch's dtype and overlap checks. One layer's heads over 96 steps, first allocating the
+scores, then writing them into a view of one buffer sized for the longest sequence
+(`[heads, 1, maxLen]`, of which step `n` uses the first `n` columns):
 */
 
 //nb:cell
@@ -98,32 +105,78 @@ func attentionScores() {
 	const heads, headDim, maxLen = 4, 32, 96
 	q := memlab.Must(tensor.Randn(l, 1, tensor.Float32, heads, 1, headDim))
 	K := memlab.Must(tensor.Randn(l, 2, tensor.Float32, heads, maxLen, headDim)) // a preallocated cache
-	calls, mallocs := allocCalls(l), l.MemoryStats()["num_device_alloc"]
-	addrs := map[tensor.Ptr]bool{}
-	for n := 1; n <= maxLen; n++ {
-		k := memlab.Must(K.Narrow(1, 0, n))  // the first n positions, a view
-		kt := memlab.Must(k.Transpose(1, 2)) // k.T, a view
-		scores := memlab.Must(q.Matmul(kt))  // [heads, 1, n]: allocated
-		addrs[scores.DataPtr()] = true
-		memlab.Check(tensor.ReleaseAll(scores, kt, k))
+	buf := memlab.Must(tensor.Empty(l, tensor.Float32, heads, 1, maxLen))        // the pooled buffer
+	for _, way := range []string{"allocated by Matmul", "written by MatmulInto into the buffer"} {
+		calls, mallocs, addrs := allocCalls(l), l.MemoryStats()["num_device_alloc"], map[tensor.Ptr]bool{}
+		for n := 1; n <= maxLen; n++ {
+			k := memlab.Must(K.Narrow(1, 0, n))        // the first n positions, a view
+			kt := memlab.Must(k.Transpose(1, 2))       // k.T, a view
+			scores := memlab.Must(buf.Narrow(2, 0, n)) // buf[..., :n], a view of the buffer
+			if way == "allocated by Matmul" {
+				memlab.Check(scores.Release())
+				scores = memlab.Must(q.Matmul(kt)) // [heads, 1, n]: allocated
+			} else {
+				memlab.Check(tensor.MatmulInto(scores, q, kt))
+			}
+			addrs[scores.DataPtr()] = true
+			memlab.Check(tensor.ReleaseAll(scores, kt, k))
+		}
+		memlab.Measured("scores %s: %d steps, %d allocator calls, %d cudaMalloc, %d distinct addresses",
+			way, maxLen, allocCalls(l)-calls, l.MemoryStats()["num_device_alloc"]-mallocs, len(addrs))
 	}
-	memlab.Measured("%d steps: %d allocator calls, %d cudaMalloc, %d distinct addresses for the score tensors",
-		maxLen, allocCalls(l)-calls, l.MemoryStats()["num_device_alloc"]-mallocs, len(addrs))
-	memlab.Check(tensor.ReleaseAll(K, q))
+	memlab.Check(tensor.ReleaseAll(buf, K, q))
 }
 
 /*md
-The caching allocator is already the pool for them: one allocator call a step, served
-from cached blocks at a handful of addresses, no `cudaMalloc`. A `TensorPool` of
-`[heads, 1, maxLen]` buffers would save only the allocator call, and only with a
-matmul that writes into a given buffer (`torch.matmul(q, k_t, out=buf[..., :n])`); memlab's
-`Matmul` has no `out=` form, so the model does not pool them — copying into a pooled
-buffer would add work, not remove an allocation.
+Without the buffer the caching allocator is already a pool for the scores — one allocator call a step, served from cached blocks at a handful of
+addresses, no `cudaMalloc`; the `out=` form saves that call too. In the model,
+`model.PooledScores` takes two such buffers (scores and softmax) from a `TensorPool` for
+every layer of every pass and puts them back; the scale and the mask are applied in the
+scores' buffer. Measured on one request, beside the modes it joins:
+*/
 
-**Try it:** give `q` 256 positions, as in a prompt's pass
-(`tensor.Randn(l, 1, tensor.Float32, heads, 256, headDim)`), and `maxLen` 512: the
-scores grow to 2 MiB, past the small pool's 1 MiB limit — expect one `cudaMalloc` (a large
-segment that every later step reuses) and still one allocator call a step.
+//nb:cell
+func pooledScoresByMode() {
+	size := memlab.Must(model.SizeByName("small"))
+	req := memlab.Must(size.Workload.Make(size.Config.Vocab))[0]
+	tab := memlab.NewTable("mode", "peak above the weights", "allocator calls", "score-pool hits / misses")
+	logits, peak := map[model.Mode][]float32{}, map[model.Mode]int64{}
+	for _, mode := range []model.Mode{model.Baseline, model.PooledScores, model.Chapter, model.Chapter | model.PooledScores} {
+		l := memlab.MustOpen()
+		m := memlab.Must(model.New(l, size.Config))
+		e := memlab.Must(m.NewEngine(mode, model.EngineOptions{MaxLen: size.Workload.MaxLen()}))
+		weights, calls := l.MemoryAllocated(), allocCalls(l)
+		l.ResetPeakMemoryStats()
+		logits[mode] = memlab.Must(e.Generate(req)).LastLogits
+		st := e.ScorePoolStats()
+		peak[mode] = l.MaxMemoryAllocated() - weights
+		tab.Row(mode, memlab.FormatBytes(peak[mode]), allocCalls(l)-calls, fmt.Sprintf("%d / %d", st.Hits, st.Misses))
+		memlab.Check(e.Release())
+		memlab.Check(m.Release())
+		memlab.Check(l.Close())
+	}
+	tab.Show()
+	memlab.Measured("pooled scores' last logits equal the unpooled ones exactly: %v, %v; the pooled chapter's peak is %s higher, its two buffers are %s",
+		slices.Equal(logits[model.Baseline], logits[model.PooledScores]), slices.Equal(logits[model.Chapter], logits[model.Chapter|model.PooledScores]),
+		memlab.FormatBytes(peak[model.Chapter|model.PooledScores]-peak[model.Chapter]), memlab.FormatBytes(int64(2*4*size.Config.Heads*size.Workload.MaxLen()*size.Workload.MaxLen())))
+}
+
+/*md
+Two buffers serve every layer of every pass (two misses, the rest hits), and the
+allocator calls fall. The peak rises, by the two buffers: they are sized for the longest
+request and stay in the pool, so they sit under the peak of the logits, which the scores
+never made. Pooling pays where the scores make the peak, and there only when the longest
+request is near the typical one. **So `chapter` stays the three techniques with the KV-cache arenas as its pool**
+(also what "chapter" means in the H200 recordings, made before this mode), and
+`chapter+pooled-scores` is reported beside it, in the tables of `memlab ch4` and below.
+
+**Try it:** in the first cell, give `q` 256 positions, as in a prompt's pass
+(`tensor.Randn(l, 1, tensor.Float32, heads, 256, headDim)`), `maxLen` 512 and the buffer
+`[heads, 256, maxLen]`: the
+allocated scores grow to 2 MiB, past the small pool's 1 MiB limit — expect one
+`cudaMalloc` for the allocating loop and still one allocator call a step, and none
+for the pooled one. In the second, add `model.LastLogits` to the pooled chapter mode:
+once the logits no longer make the peak, see whether the buffers do.
 
 ### In-place LayerNorm
 
@@ -206,6 +259,9 @@ func recordedH200() {
 			continue
 		}
 		fmt.Println(run.Header())
+		if note := run.Note(); note != "" { // modes added since the run was recorded
+			fmt.Println(note)
+		}
 		run.Result.Table().Show()
 		fmt.Println(run.Result.Findings())
 	}

@@ -21,6 +21,7 @@ var Cells = []memlab.Cell{
 	{Notebook: "04-reuse-and-sharing", Section: "4.4 All together: a small transformer (综合应用)", Name: "oneRequestByMode", Plot: false, Func: oneRequestByMode},
 	{Notebook: "04-reuse-and-sharing", Section: "4.4 All together: a small transformer (综合应用)", Name: "inferenceSmall", Plot: true, Func: inferenceSmall},
 	{Notebook: "04-reuse-and-sharing", Section: "4.4 All together: a small transformer (综合应用)", Name: "attentionScores", Plot: false, Func: attentionScores},
+	{Notebook: "04-reuse-and-sharing", Section: "4.4 All together: a small transformer (综合应用)", Name: "pooledScoresByMode", Plot: false, Func: pooledScoresByMode},
 	{Notebook: "04-reuse-and-sharing", Section: "4.4 All together: a small transformer (综合应用)", Name: "inPlaceLayerNorm", Plot: false, Func: inPlaceLayerNorm},
 	{Notebook: "04-reuse-and-sharing", Section: "4.4 All together: a small transformer (综合应用)", Name: "recordedH200", Plot: true, Func: recordedH200},
 }

@@ -122,7 +122,19 @@ func TestInferenceSmall(t *testing.T) {
 
 func TestAttentionScores(t *testing.T) {
 	out := nbtest.Run(t, Cells, "attentionScores")
-	nbtest.Want(t, out, `Measured: 96 steps: 96 allocator calls, 0 cudaMalloc, 1 distinct addresses for the score tensors`)
+	nbtest.Want(t, out,
+		`Measured: scores allocated by Matmul: 96 steps, 96 allocator calls, 0 cudaMalloc, 1 distinct addresses`,
+		`Measured: scores written by MatmulInto into the buffer: 96 steps, 0 allocator calls, 0 cudaMalloc, 1 distinct addresses`)
+}
+
+func TestPooledScoresByMode(t *testing.T) {
+	out := nbtest.Run(t, Cells, "pooledScoresByMode")
+	nbtest.Want(t, out,
+		`(?m)^baseline +640\.50 KiB +363 +0 / 0`,
+		`(?m)^pooled-scores +\S+ KiB +(\d+) +(\d+) / 2`,
+		`(?m)^chapter +710\.50 KiB +224 +0 / 0`,
+		`(?m)^chapter\+pooled-scores +\S+ KiB +\d+ +\d+ / 2`,
+		`Measured: pooled scores' last logits equal the unpooled ones exactly: true, true; the pooled chapter's peak is 288\.00 KiB higher, its two buffers are 288\.00 KiB`)
 }
 
 func TestInPlaceLayerNorm(t *testing.T) {
@@ -136,6 +148,7 @@ func TestRecordedH200(t *testing.T) {
 		`# 20\d\d-\d\d-\d\d \d\d:\d\d UTC, NVIDIA H200: memlab ch4 -device cuda -size large`,
 		`# 20\d\d-\d\d-\d\d \d\d:\d\d UTC, NVIDIA H200: memlab ch4 -device cuda -size small`,
 		`Measured \(large model on cuda:0 \(NVIDIA H200\)\)`,
+		`note: this recording predates the modes pooled-scores, chapter\+pooled-scores`,
 		`Median token: baseline \d+ µs, kv-cache \d+ µs`)
 	if len(res.Figures) != 2 {
 		t.Errorf("%d figures, want the large run's latency and curves", len(res.Figures))

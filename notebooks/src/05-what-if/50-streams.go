@@ -54,6 +54,12 @@ func severalStreams() {
 }
 
 /*md
+A figure with `[low, high]` beside it depends on GPU timing: the replay also completed
+the cross-stream frees under other timings, from as early as PyTorch could (the next
+allocation) to as late (the next synchronisation), and the brackets hold the figure's
+range over those replays (`Run.TimingRange`); the figure itself is the one with the
+snapshot's own timing.
+
 **Try it:** load `resnet_multiscale_train__default.pickle` instead: one stream allocates
 and no free completes later than it was requested — a single-stream program has nothing
 that depends on GPU timing, which is why its predictions (section 2's Try it) hold in every
