@@ -48,8 +48,9 @@ func severalStreams() {
 	settings := memlab.Must(whatif.ParseSettings("", "expandable_segments:True", "max_split_size_mb:128"))
 	res := memlab.Must(whatif.Replay(s, settings, whatif.Options{}))
 	memlab.TableOf(res).Show()
-	memlab.Measured("%d streams allocate; %d frees completed later than requested (cross-stream); peak reserved %s by default, %s with expandable segments",
-		len(streams), deferredFrees(s.Traces[0]), memlab.FormatBytes(res.Runs[0].MaxReserved), memlab.FormatBytes(res.Runs[1].MaxReserved))
+	memlab.Measured("%d streams allocate; %d frees completed later than requested (cross-stream)", len(streams), deferredFrees(s.Traces[0]))
+	memlab.Measured("peak reserved %s by default, %s with expandable segments",
+		memlab.FormatBytes(res.Runs[0].MaxReserved), memlab.FormatBytes(res.Runs[1].MaxReserved))
 	memlab.Show(res.Plot("multistream_branches: reserved and allocated under three settings"))
 }
 
