@@ -109,6 +109,19 @@ type Table struct {
 // NewTable starts a table with the given column headers.
 func NewTable(header ...string) *Table { return &Table{Header: header} }
 
+// Columner is a result that lays itself out as a table: a header and rows of
+// text cells, such as (*whatif.Result).Columns.
+type Columner interface {
+	Columns() (header []string, rows [][]string)
+}
+
+// TableOf is the table of c's columns, to show as HTML in a notebook:
+// memlab.TableOf(res).Show().
+func TableOf(c Columner) *Table {
+	header, rows := c.Columns()
+	return &Table{Header: header, Rows: rows}
+}
+
 // Row appends a row; each value is printed with fmt.Sprint (format byte
 // counts with [FormatBytes] first). A row shorter than the header is padded,
 // a longer one is an error at Show.

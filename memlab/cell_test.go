@@ -156,3 +156,21 @@ func TestSteps(t *testing.T) {
 		t.Errorf("series %+v", sr)
 	}
 }
+
+type columns struct{}
+
+func (columns) Columns() ([]string, [][]string) {
+	return []string{"setting", "peak"}, [][]string{{"default", "5.44 GiB"}, {"expandable", "5.04 GiB"}}
+}
+
+// TestTableOf: a Columner's header and rows become the table unchanged.
+func TestTableOf(t *testing.T) {
+	tab := TableOf(columns{})
+	want := "setting     peak\ndefault     5.44 GiB\nexpandable  5.04 GiB\n"
+	if got := tab.String(); got != want {
+		t.Errorf("String:\n%q\nwant\n%q", got, want)
+	}
+	if h := tab.HTML(); strings.Count(h, "<tr>") != 3 || !strings.Contains(h, "<td style=\"text-align:left;padding:2px 10px;border-bottom:1px solid #ddd;white-space:nowrap\">expandable</td>") {
+		t.Errorf("HTML: %s", h)
+	}
+}

@@ -263,3 +263,83 @@ func max64(m int64, vs ...int64) int64 {
 	}
 	return m
 }
+
+// Pair is two byte series of one variant over a shared x axis, such as the
+// reserved and allocated memory of one replay.
+type Pair struct {
+	Name string
+	X    []float64
+	// Solid and Dashed are the two series, each as long as X.
+	Solid, Dashed []int64
+}
+
+// Pairs draws two series per variant, for comparing variants that each have
+// two curves (reserved and allocated memory under several settings): one
+// colour per variant, its first series solid and its second dashed. The key
+// has one entry per variant and two grey entries naming what solid and dashed
+// mean, so it stays short and legible however many variants there are.
+func Pairs(title, xLabel, solid, dashed string, pairs ...Pair) (*Figure, error) {
+	if len(pairs) == 0 {
+		return nil, errors.New("memplot: Pairs: no pairs")
+	}
+	var largest int64
+	for _, p := range pairs {
+		if len(p.X) == 0 {
+			return nil, fmt.Errorf("memplot: Pairs: %q is empty", p.Name)
+		}
+		if len(p.Solid) != len(p.X) || len(p.Dashed) != len(p.X) {
+			return nil, fmt.Errorf("memplot: Pairs: %q has %d x values, %d %s and %d %s values",
+				p.Name, len(p.X), len(p.Solid), solid, len(p.Dashed), dashed)
+		}
+		largest = max64(largest, p.Solid...)
+		largest = max64(largest, p.Dashed...)
+	}
+	u := UnitFor(largest)
+	f := newFigure(title)
+	f.X.Label.Text = xLabel
+	f.Y.Label.Text = u.Name
+	f.Y.Min = 0
+	f.key.TextStyle.Font.Size = KeyFontSize
+	line := func(xs []float64, ys []int64, c color.Color, dashes []vg.Length, width vg.Length) (*plotter.Line, error) {
+		xys := make(plotter.XYs, len(xs))
+		for j := range xs {
+			xys[j] = plotter.XY{X: xs[j], Y: u.Of(ys[j])}
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, err
+		}
+		l.Color, l.Dashes, l.Width = c, dashes, width
+		return l, nil
+	}
+	dash := []vg.Length{vg.Points(5), vg.Points(3)}
+	for i, p := range pairs {
+		c := Palette[i%len(Palette)]
+		// Later variants are drawn narrower on top, so coinciding curves stay visible.
+		w := vg.Points(max(1.5, 3.5-float64(i)))
+		s, err := line(p.X, p.Solid, c, nil, w)
+		if err != nil {
+			return nil, fmt.Errorf("memplot: Pairs: %q %s: %w", p.Name, solid, err)
+		}
+		d, err := line(p.X, p.Dashed, c, dash, w)
+		if err != nil {
+			return nil, fmt.Errorf("memplot: Pairs: %q %s: %w", p.Name, dashed, err)
+		}
+		f.Add(s, d)
+		f.AddKey(p.Name, s)
+	}
+	grey := color.Gray{Y: 0x60}
+	for _, k := range []struct {
+		name   string
+		dashes []vg.Length
+	}{{solid + " (solid)", nil}, {dashed + " (dashed)", dash}} {
+		l := &plotter.Line{LineStyle: draw.LineStyle{Color: grey, Width: vg.Points(1.5), Dashes: k.dashes}}
+		f.AddKey(k.name, l)
+	}
+	f.Y.Max = u.Of(largest) * 1.08
+	f.Add(plotter.NewGrid())
+	return f, nil
+}
+
+// KeyFontSize is the key's text in [Pairs]: 10 pt, 13 px in a PNG at 100 %.
+const KeyFontSize = vg.Length(10)

@@ -129,6 +129,13 @@ func TestBadInput(t *testing.T) {
 		{"lines of unequal length", func() (*Figure, error) {
 			return Lines("x", "step", Series{Name: "s", X: []float64{1, 2}, Y: []int64{1}})
 		}, "2 x values and 1 y values"},
+		{"pairs without pairs", func() (*Figure, error) { return Pairs("x", "event", "reserved", "allocated") }, "no pairs"},
+		{"pair without points", func() (*Figure, error) {
+			return Pairs("x", "event", "reserved", "allocated", Pair{Name: "p"})
+		}, `"p" is empty`},
+		{"pair of unequal length", func() (*Figure, error) {
+			return Pairs("x", "event", "reserved", "allocated", Pair{Name: "p", X: []float64{1, 2}, Solid: []int64{1, 2}, Dashed: []int64{1}})
+		}, `"p" has 2 x values, 2 reserved and 1 allocated values`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -271,5 +278,27 @@ func TestBarsLog(t *testing.T) {
 		if _, err := BarsLog("x", "y", bad.groups, bad.s); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%s: %v, want an error with %q", bad.name, err, bad.want)
 		}
+	}
+}
+
+// TestPairsKey: one key entry per variant plus the two that say what solid and
+// dashed mean, in legible text; each variant's two lines share its colour.
+func TestPairsKey(t *testing.T) {
+	var pairs []Pair
+	for i, name := range []string{"default", "expandable", "max_split 128", "roundup 4"} {
+		pairs = append(pairs, Pair{Name: name, X: []float64{0, 1, 2}, Solid: []int64{4 << 20, int64(6+i) << 20, 5 << 20}, Dashed: []int64{2 << 20, 3 << 20, 2 << 20}})
+	}
+	f, err := Pairs("t", "event", "reserved", "allocated", pairs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.keySize != 6 {
+		t.Errorf("key has %d entries, want 4 variants + solid + dashed", f.keySize)
+	}
+	if f.key.TextStyle.Font.Size < KeyFontSize {
+		t.Errorf("key text %v, want at least %v", f.key.TextStyle.Font.Size, KeyFontSize)
+	}
+	if _, err := f.PNG(); err != nil {
+		t.Fatal(err)
 	}
 }

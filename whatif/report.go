@@ -4,21 +4,23 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/memplot"
 )
 
-// Plot draws every run's reserved and allocated memory over the trace's event index,
-// on one axis ("name reserved", "name allocated" for each run).
+// Plot draws every run's reserved (solid) and allocated (dashed) memory over the
+// trace's event index, on one axis, one colour per run named by its
+// [Setting.ShortLabel].
 func (r *Result) Plot(title string) (*memplot.Figure, error) {
 	if r == nil || len(r.Runs) == 0 {
 		return nil, fmt.Errorf("whatif: Plot: no runs")
 	}
-	var series []memplot.Series
+	var pairs []memplot.Pair
 	for _, run := range r.Runs {
-		name := run.Setting.Label()
+		name := run.Setting.ShortLabel()
 		if r.devices() > 1 {
 			name = fmt.Sprintf("%s (device %d)", name, run.Device)
 		}
@@ -26,11 +28,9 @@ func (r *Result) Plot(title string) (*memplot.Figure, error) {
 		for i, e := range run.Curve.Event {
 			x[i] = float64(e)
 		}
-		series = append(series,
-			memplot.Series{Name: name + " reserved", X: x, Y: run.Curve.Reserved},
-			memplot.Series{Name: name + " allocated", X: x, Y: run.Curve.Allocated})
+		pairs = append(pairs, memplot.Pair{Name: name, X: x, Solid: run.Curve.Reserved, Dashed: run.Curve.Allocated})
 	}
-	f, err := memplot.Lines(title, "event", series...)
+	f, err := memplot.Pairs(title, "event", "reserved", "allocated", pairs...)
 	if err != nil {
 		return nil, fmt.Errorf("whatif: Plot: %w", err)
 	}
@@ -45,18 +45,25 @@ func (r *Result) devices() int {
 	return len(seen)
 }
 
-// WriteTable prints one row per run: the setting, the peaks, device allocations and
-// frees, retries, OOMs and fragmentation; the first OOM's message (and frames) and the
-// warnings follow the table.
-func (r *Result) WriteTable(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	// Numbers align right; the setting column is padded so that it reads left-aligned.
-	width := len("setting")
-	for _, run := range r.Runs {
-		width = max(width, len(run.Setting.Label()))
+// Columns is the table of runs, one row per run: the setting (its
+// [Setting.ShortLabel]), the device when the runs span more than one, the peaks,
+// device allocations and frees, retries, OOMs and fragmentation; a figure that
+// depends on GPU timing carries its [Run.TimingRange] as "[low, high]". It is the one
+// layout of that table: [Result.WriteTable] prints it as text, and a notebook
+// shows it as HTML (memlab.TableOf).
+func (r *Result) Columns() (header []string, rows [][]string) {
+	multi := r.devices() > 1
+	header = []string{"setting"}
+	if multi {
+		header = append(header, "device")
 	}
-	fmt.Fprintf(tw, "%-*s\tdevice\tpeak allocated\tpeak reserved\tcudaMalloc\tcudaFree\tretries\tOOMs\tpeak inactive split\tlargest free at peak\t\n", width, "setting")
+	header = append(header, "peak allocated", "peak reserved", "cudaMalloc", "cudaFree", "retries", "OOMs",
+		"peak inactive split", "largest free at peak")
 	for _, run := range r.Runs {
+		row := []string{run.Setting.ShortLabel()}
+		if multi {
+			row = append(row, fmt.Sprint(run.Device))
+		}
 		size := func(key string, v int64) string {
 			s := allocator.FormatSize(v)
 			if lr, ok := run.TimingRange[key]; ok {
@@ -71,19 +78,43 @@ func (r *Result) WriteTable(w io.Writer) error {
 			}
 			return s
 		}
-		fmt.Fprintf(tw, "%-*s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, run.Setting.Label(), run.Device,
-			size("allocated_bytes.all.peak", run.MaxAllocated), size("reserved_bytes.all.peak", run.MaxReserved),
+		row = append(row, size("allocated_bytes.all.peak", run.MaxAllocated), size("reserved_bytes.all.peak", run.MaxReserved),
 			count("num_device_alloc", run.DeviceAllocs), count("num_device_free", run.DeviceFrees),
 			count("num_alloc_retries", run.AllocRetries), count("num_ooms", run.OOMs),
 			size("inactive_split_bytes.all.peak", run.PeakInactiveSplit), allocator.FormatSize(run.LargestFreeAtPeak))
+		rows = append(rows, row)
+	}
+	return header, rows
+}
+
+// WriteTable prints [Result.Columns] as text (the setting left-aligned, figures
+// right-aligned), then each setting's full PYTORCH_CUDA_ALLOC_CONF, the first OOM's
+// message (and frames) and the warnings.
+func (r *Result) WriteTable(w io.Writer) error {
+	header, rows := r.Columns()
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	// Numbers align right; the setting column is padded so that it reads left-aligned.
+	width := 0
+	for _, row := range append([][]string{header}, rows...) {
+		width = max(width, len(row[0]))
+	}
+	for _, row := range append([][]string{header}, rows...) {
+		fmt.Fprintf(tw, "%-*s\t%s\t\n", width, row[0], strings.Join(row[1:], "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	sep := "\n"
+	for _, run := range r.Runs {
+		if short := run.Setting.ShortLabel(); short != run.Setting.Label() {
+			fmt.Fprintf(w, "%s%s: PYTORCH_CUDA_ALLOC_CONF=%s\n", sep, short, run.Setting.Conf.String())
+			sep = ""
+		}
+	}
 	for _, run := range r.Runs {
 		if run.TimingDependent() {
 			fmt.Fprintf(w, "\n%s, device %d: depends on GPU timing of %d cross-stream frees (record_stream): a [low, high] beside a figure is its range over completing them from the earliest point (the next allocation) to the latest (the next synchronisation), the figure itself with the snapshot's timing\n",
-				run.Setting.Label(), run.Device, run.CrossStreamFrees)
+				run.Setting.ShortLabel(), run.Device, run.CrossStreamFrees)
 		}
 	}
 	for _, run := range r.Runs {

@@ -42,6 +42,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"memlab.dev/memlab/allocator"
@@ -74,6 +75,14 @@ func (s Setting) Label() string {
 	}
 	return l
 }
+
+// ShortLabel is [Setting.Label] abbreviated for a table or a plot's key:
+// "expandable + max_split 128 + roundup 4" for
+// "expandable_segments:True,max_split_size_mb:128,roundup_power2_divisions:4".
+func (s Setting) ShortLabel() string { return shortener.Replace(s.Label()) }
+
+var shortener = strings.NewReplacer("expandable_segments:True", "expandable", "max_split_size_mb:", "max_split ",
+	"roundup_power2_divisions:", "roundup ", "garbage_collection_threshold:", "gc ", ",", " + ")
 
 // Options tune a replay.
 type Options struct {

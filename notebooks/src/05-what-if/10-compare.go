@@ -6,8 +6,10 @@ package nb05
 `whatif.ParseSettings` turns `PYTORCH_CUDA_ALLOC_CONF` strings into settings (`""` is
 PyTorch's defaults); `whatif.Replay` replays the history under each of them (in
 parallel) and returns one run per setting, with the figures `torch.cuda` would report
-and the memory curves; `Plot` draws reserved and allocated memory over the trace's
-events.
+and the memory curves. `memlab.TableOf(res)` shows its table (the one `memlab whatif`
+prints, settings in short: `expandable` for `expandable_segments:True`, `max_split 128`
+for `max_split_size_mb:128`); `Plot` draws each setting's reserved (solid) and
+allocated (dashed) memory over the trace's events, one colour per setting.
 */
 
 import (
@@ -15,27 +17,13 @@ import (
 	"memlab.dev/memlab/whatif"
 )
 
-// runsTable is one row per run: the figures a practitioner compares.
-//
-//nb:decl
-func runsTable(runs []whatif.Run) *memlab.Table {
-	tab := memlab.NewTable("setting", "peak allocated", "peak reserved", "cudaMalloc", "cudaFree",
-		"retries", "OOMs", "peak inactive split", "largest free at peak")
-	for _, r := range runs {
-		tab.Row(r.Setting.Label(), memlab.FormatBytes(r.MaxAllocated), memlab.FormatBytes(r.MaxReserved),
-			r.DeviceAllocs, r.DeviceFrees, r.AllocRetries, r.OOMs,
-			memlab.FormatBytes(r.PeakInactiveSplit), memlab.FormatBytes(r.LargestFreeAtPeak))
-	}
-	return tab
-}
-
 //nb:cell plot
 func compareSettings() {
 	s := load("gpt2_train__default.pickle")
 	settings := memlab.Must(whatif.ParseSettings("", "expandable_segments:True",
 		"max_split_size_mb:128", "roundup_power2_divisions:4"))
 	res := memlab.Must(whatif.Replay(s, settings, whatif.Options{}))
-	runsTable(res.Runs).Show()
+	memlab.TableOf(res).Show()
 	def := res.Runs[0]
 	for _, r := range res.Runs[1:] {
 		memlab.Measured("%s: peak reserved %s (%+.1f %% against the defaults' %s), peak inactive split %s",

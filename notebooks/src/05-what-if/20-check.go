@@ -71,14 +71,6 @@ func figure(k string, v int64) string {
 	return fmt.Sprint(v)
 }
 
-// short abbreviates a setting's label for a plot's axis.
-//
-//nb:decl
-func short(label string) string {
-	return strings.NewReplacer("expandable_segments:True", "expandable", "max_split_size_mb:", "max_split ",
-		"roundup_power2_divisions:", "roundup ", "garbage_collection_threshold:", "gc ", ",", " + ").Replace(label)
-}
-
 // recorded are the settings each shipped program was recorded under (file-name tags).
 //
 //nb:decl
@@ -88,7 +80,7 @@ var recorded = []string{"default", "expandable_segments_True", "max_split_size_m
 //nb:cell plot
 func checkAgainstPyTorch() {
 	s := load("gpt2_train__default.pickle")
-	tab := memlab.NewTable("recorded run", "peak reserved: replay", "PyTorch", "cudaMalloc: replay", "PyTorch", "figures equal")
+	tab := memlab.NewTable("recorded under", "peak reserved: replay", "PyTorch", "cudaMalloc: replay", "PyTorch", "figures equal")
 	pred, torch := memplot.BarSeries{Name: "replay of the default snapshot"}, memplot.BarSeries{Name: "PyTorch, measured"}
 	var names []string
 	equal := 0
@@ -99,9 +91,9 @@ func checkAgainstPyTorch() {
 			n += map[bool]int{true: 1}[r.Stats[k] == f.Stats[k]]
 		}
 		equal += n
-		tab.Row(tag, memlab.FormatBytes(r.MaxReserved), memlab.FormatBytes(f.Stats["reserved_bytes.all.peak"]),
+		tab.Row(r.Setting.ShortLabel(), memlab.FormatBytes(r.MaxReserved), memlab.FormatBytes(f.Stats["reserved_bytes.all.peak"]),
 			r.DeviceAllocs, f.Stats["num_device_alloc"], fmt.Sprintf("%d of %d", n, len(figures)))
-		names = append(names, short(r.Setting.Label()))
+		names = append(names, r.Setting.ShortLabel())
 		pred.Values = append(pred.Values, float64(r.MaxReserved)/(1<<20))
 		torch.Values = append(torch.Values, float64(f.Stats["reserved_bytes.all.peak"])/(1<<20))
 	}

@@ -22,12 +22,12 @@ func sweepSettings() {
 	runs := memlab.Must(whatif.Sweep(s, base, whatif.Options{}))
 	tried := len(whatif.SweepSettings(base))
 	top := runs[:min(8, len(runs))]
-	runsTable(top).Show()
+	memlab.TableOf(&whatif.Result{Runs: top}).Show()
 	var names []string
 	reserved := memplot.BarSeries{Name: "peak reserved"}
 	allocated := memplot.BarSeries{Name: "peak allocated"}
 	for _, r := range top {
-		names = append(names, short(r.Setting.Label()))
+		names = append(names, r.Setting.ShortLabel())
 		reserved.Values = append(reserved.Values, float64(r.MaxReserved)/(1<<20))
 		allocated.Values = append(allocated.Values, float64(r.MaxAllocated)/(1<<20))
 	}

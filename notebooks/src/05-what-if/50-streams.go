@@ -47,13 +47,20 @@ func severalStreams() {
 	fmt.Printf("allocations per stream: %v\n", streams)
 	settings := memlab.Must(whatif.ParseSettings("", "expandable_segments:True", "max_split_size_mb:128"))
 	res := memlab.Must(whatif.Replay(s, settings, whatif.Options{}))
-	runsTable(res.Runs).Show()
-	memlab.Measured("%d streams allocate; %d frees completed later than requested (cross-stream); peak reserved %s by default, %s with expandable segments",
-		len(streams), deferredFrees(s.Traces[0]), memlab.FormatBytes(res.Runs[0].MaxReserved), memlab.FormatBytes(res.Runs[1].MaxReserved))
+	memlab.TableOf(res).Show()
+	memlab.Measured("%d streams allocate; %d frees completed later than requested (cross-stream)", len(streams), deferredFrees(s.Traces[0]))
+	memlab.Measured("peak reserved %s by default, %s with expandable segments",
+		memlab.FormatBytes(res.Runs[0].MaxReserved), memlab.FormatBytes(res.Runs[1].MaxReserved))
 	memlab.Show(res.Plot("multistream_branches: reserved and allocated under three settings"))
 }
 
 /*md
+A figure with `[low, high]` beside it depends on GPU timing: the replay also completed
+the cross-stream frees under other timings, from as early as PyTorch could (the next
+allocation) to as late (the next synchronisation), and the brackets hold the figure's
+range over those replays (`Run.TimingRange`); the figure itself is the one with the
+snapshot's own timing.
+
 **Try it:** load `resnet_multiscale_train__default.pickle` instead: one stream allocates
 and no free completes later than it was requested — a single-stream program has nothing
 that depends on GPU timing, which is why its predictions (section 2's Try it) hold in every
@@ -72,7 +79,7 @@ figure that differs.
 //nb:cell
 func streamsVsPyTorch() {
 	s := load("multistream_branches__default.pickle")
-	tab := memlab.NewTable("recorded run", "figure", "replay", "PyTorch")
+	tab := memlab.NewTable("recorded under", "figure", "replay", "PyTorch")
 	equal := 0
 	for _, tag := range recorded {
 		f := readFacts("multistream_branches__" + tag)
@@ -81,7 +88,7 @@ func streamsVsPyTorch() {
 			if r.Stats[k] == f.Stats[k] {
 				equal++
 			} else {
-				tab.Row(tag, k, figure(k, r.Stats[k]), figure(k, f.Stats[k]))
+				tab.Row(r.Setting.ShortLabel(), k, figure(k, r.Stats[k]), figure(k, f.Stats[k]))
 			}
 		}
 	}
