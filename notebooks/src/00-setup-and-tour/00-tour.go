@@ -121,6 +121,8 @@ first, each tensor is too large for what is cached, and all four segments are ma
   allocator hands it out, caches it and fragments it.
 - `04-reuse-and-sharing.ipynb`: Chapter 4, reusing memory (in-place operations, pools, a
   KV cache) in a small transformer.
+- `05-what-if.ipynb`: for practitioners — your own PyTorch memory snapshot replayed under
+  other allocator settings and caps, checked against what PyTorch measured.
 - The exercises are in `exercises/` (one folder each, with a README and hints); run one
   with `cd exercises && go test ./01-strides`.
 - On a machine without Jupyter, the same cells run as a program:
