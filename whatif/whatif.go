@@ -552,24 +552,31 @@ func replayDelayed(h *history, st Setting, opts Options, delay int, seed uint64)
 		}
 		return nil
 	}
+	// malloc replays one allocation request: process_events first, then the
+	// allocator; ok is false when the request failed (an OOM, recorded by fail).
+	malloc := func(o op) (p uint64, ok bool, err error) {
+		mallocs++
+		if err := process(); err != nil {
+			return 0, false, fmt.Errorf("event %d: %w", o.event, err)
+		}
+		mem.step(o.hints)
+		p, err = a.MallocStream(o.size, o.stream)
+		synced()
+		if err != nil {
+			return 0, false, fail(o, err)
+		}
+		return p, true, nil
+	}
 	for _, o := range h.ops {
 		switch o.kind {
 		case opAlloc:
-			mallocs++
-			if err := process(); err != nil {
-				return nil, fmt.Errorf("event %d: %w", o.event, err)
-			}
-			mem.step(o.hints)
-			p, err := a.MallocStream(o.size, o.stream)
+			p, ok, err := malloc(o)
 			if err != nil {
-				synced()
-				if err := fail(o, err); err != nil {
-					return nil, err
-				}
-				break
+				return nil, err
 			}
-			synced()
-			addrs[o.id] = p
+			if ok {
+				addrs[o.id] = p
+			}
 		case opFree:
 			p := addrs[o.id]
 			if p == 0 {
@@ -630,22 +637,14 @@ func replayDelayed(h *history, st Setting, opts Options, delay int, seed uint64)
 			// The recorded run failed here; the replay tries the same request and, if
 			// it fits under this setting, gives it back at once (the program did not
 			// get the memory, so nothing later frees it).
-			mallocs++
-			if err := process(); err != nil {
-				return nil, fmt.Errorf("event %d: %w", o.event, err)
-			}
-			mem.step(o.hints)
-			p, err := a.MallocStream(o.size, o.stream)
+			p, ok, err := malloc(o)
 			if err != nil {
-				synced()
-				if err := fail(o, err); err != nil {
-					return nil, err
-				}
-				break
+				return nil, err
 			}
-			synced()
-			if err := a.Free(p); err != nil {
-				return nil, fmt.Errorf("event %d: %w", o.event, err)
+			if ok {
+				if err := a.Free(p); err != nil {
+					return nil, fmt.Errorf("event %d: %w", o.event, err)
+				}
 			}
 		}
 		alloc, resv := a.Usage()
