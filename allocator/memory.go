@@ -1,5 +1,7 @@
 package allocator
 
+import "fmt"
+
 // Memory is the device memory a caching allocator manages, as the CUDA driver
 // offers it. device.Device implements it; tests use fakes.
 type Memory interface {
@@ -29,3 +31,19 @@ type VirtualMemory interface {
 	// Unmap releases the physical memory behind [addr, addr+size).
 	Unmap(addr, size uint64) error
 }
+
+// DeviceOutOfMemory is the out-of-memory error a simulated Memory returns when it
+// has no room: its OutOfMemory method tells the allocator to free cached blocks
+// and retry, as a cudaMalloc failing with cudaErrorMemoryAllocation does.
+type DeviceOutOfMemory struct {
+	Device string // what ran out, such as "replay: device"
+	Size   uint64 // the bytes asked for
+}
+
+// Error says what ran out and how much was asked for.
+func (e *DeviceOutOfMemory) Error() string {
+	return fmt.Sprintf("%s out of memory allocating %d bytes", e.Device, e.Size)
+}
+
+// OutOfMemory reports true.
+func (e *DeviceOutOfMemory) OutOfMemory() bool { return true }

@@ -4,20 +4,16 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"memlab.dev/memlab/allocator"
 )
 
-// oomError is the out-of-memory error the replay memories return.
-type oomError struct{ size uint64 }
-
-// Error says how much could not be allocated.
-func (e *oomError) Error() string {
-	return fmt.Sprintf("replay: device out of memory allocating %d bytes", e.size)
+// oom is the error this memory returns when size bytes do not fit.
+func oom(size uint64) error {
+	return &allocator.DeviceOutOfMemory{Device: "replay: device", Size: size}
 }
 
-// OutOfMemory reports true (the allocator's test for device OOM).
-func (e *oomError) OutOfMemory() bool { return true }
-
-// Granularity is the page size of the replay memories.
+// granularity is the page size of the replay memories.
 const granularity = 2 << 20
 
 // SimMemory is a deterministic simulated device for bare op lists: first-fit addresses
@@ -48,7 +44,7 @@ func NewSimMemory(capacity uint64) *SimMemory {
 // Malloc places size bytes at the lowest free 2 MiB-aligned address.
 func (m *SimMemory) Malloc(size uint64) (uint64, error) {
 	if size == 0 || m.used+size > m.capacity {
-		return 0, &oomError{size}
+		return 0, oom(size)
 	}
 	addr := m.base
 	for _, s := range m.ranges {
@@ -106,7 +102,7 @@ func (m *SimMemory) FreeAddress(addr, size uint64) error { return freeReservatio
 // Map backs a range with memory.
 func (m *SimMemory) Map(addr, size uint64) error {
 	if m.used+size > m.capacity {
-		return &oomError{size}
+		return oom(size)
 	}
 	m.mapped[addr] = size
 	m.used += size
@@ -265,7 +261,7 @@ func (m *oracleMemory) takeRecorded(size uint64, exact bool) (uint64, bool) {
 // Malloc returns the recorded address for a new segment (see oracleMemory).
 func (m *oracleMemory) Malloc(size uint64) (uint64, error) {
 	if m.used+size > m.startFree {
-		return 0, &oomError{size}
+		return 0, oom(size)
 	}
 	addr, ok := m.takePtr(size)
 	if !ok {
@@ -354,7 +350,7 @@ func (m *oracleMemory) FreeAddress(addr, size uint64) error {
 // Map accounts for newly mapped pages.
 func (m *oracleMemory) Map(addr, size uint64) error {
 	if m.used+size > m.startFree {
-		return &oomError{size}
+		return oom(size)
 	}
 	m.used += size
 	return nil

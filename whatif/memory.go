@@ -3,21 +3,18 @@ package whatif
 import (
 	"fmt"
 	"sort"
+
+	"memlab.dev/memlab/allocator"
 )
 
 // H200Memory is the total memory of the NVIDIA H200 the shipped workloads were recorded
 // on (torch.cuda.get_device_properties(0).total_memory), the default device size.
 const H200Memory = 150109880320
 
-// deviceOOM is the simulated device's out-of-memory error.
-type deviceOOM struct{ size uint64 }
-
-func (e *deviceOOM) Error() string {
-	return fmt.Sprintf("whatif: simulated device out of memory allocating %d bytes", e.size)
+// oom is the error this memory returns when size bytes do not fit.
+func oom(size uint64) error {
+	return &allocator.DeviceOutOfMemory{Device: "whatif: simulated device", Size: size}
 }
-
-// OutOfMemory reports true (how the allocator recognises a device OOM).
-func (e *deviceOOM) OutOfMemory() bool { return true }
 
 const pageSize = 2 << 20
 
@@ -135,7 +132,7 @@ const chunkSize = 32 << 20
 // Malloc is cudaMalloc.
 func (m *deviceMemory) Malloc(size uint64) (uint64, error) {
 	if size == 0 || m.used+size > m.total {
-		return 0, &deviceOOM{size}
+		return 0, oom(size)
 	}
 	a := m.place(size, false)
 	m.add(a, size, false)
@@ -203,7 +200,7 @@ func (m *deviceMemory) FreeAddress(addr, size uint64) error {
 // Map backs pages with memory.
 func (m *deviceMemory) Map(addr, size uint64) error {
 	if m.used+size > m.total {
-		return &deviceOOM{size}
+		return oom(size)
 	}
 	m.used += size
 	return nil
