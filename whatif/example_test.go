@@ -66,9 +66,11 @@ func ExampleMinCap() {
 
 // A program that hands blocks to other streams (record_stream): when their frees
 // complete is GPU timing, so the replay flags the figures that depend on it with the
-// range it found between the earliest and the latest completions. PyTorch's own run
-// under this setting (multistream_branches__max_split_size_mb_128.facts.json) measured
-// a fragmentation peak inside that range, not the one the default run's timing gives.
+// range it found over many timings, from the earliest completions to the latest.
+// PyTorch's own run under this setting (multistream_branches__max_split_size_mb_128.facts.json)
+// measured a fragmentation peak inside that range, not the one the default run's timing
+// gives; eight more runs of it (reference/workloads-2.11/repeats/) measured three
+// different ones, all inside.
 func ExampleRun_TimingRange() {
 	path, err := reference.File(reference.Workloads211, "multistream_branches__default.pickle")
 	if err != nil {
@@ -86,7 +88,7 @@ func ExampleRun_TimingRange() {
 		return
 	}
 	r := res.Runs[0]
-	fmt.Println("depends on timing:", r.TimingDependent(), "cross-stream frees:", r.CrossStreamFrees)
+	fmt.Println("depends on timing:", r.TimingDependent(), "cross-stream frees:", r.CrossStreamFrees, "timings:", r.TimingSchedules)
 	k := "inactive_split_bytes.all.peak"
 	lr := r.TimingRange[k]
 	fmt.Printf("%s: %s, timing range [%s, %s]\n", k, allocator.FormatSize(r.Stats[k]),
@@ -94,7 +96,7 @@ func ExampleRun_TimingRange() {
 	_, flagged := r.TimingRange["allocated_bytes.all.peak"]
 	fmt.Println("peak allocated flagged:", flagged)
 	// Output:
-	// depends on timing: true cross-stream frees: 18
-	// inactive_split_bytes.all.peak: 84.00 MiB, timing range [57.97 MiB, 84.00 MiB]
+	// depends on timing: true cross-stream frees: 18 timings: 129
+	// inactive_split_bytes.all.peak: 84.00 MiB, timing range [57.97 MiB, 103.00 MiB]
 	// peak allocated flagged: false
 }

@@ -24,6 +24,7 @@ type op struct {
 	kind     opKind
 	deferred bool  // opFree: the free waited for other streams in the recorded run
 	done     int32 // opFree, deferred: the trace index of its free_completed (MaxInt32: none)
+	order    int64 // opFree, deferred: its place when frees complete together (completionOrder)
 	// opFree, deferred: requests (alloc and oom entries) before the free; once the
 	// free completes, the requests between the free and its completion (the
 	// recorded lag); -1 when it never completed.
@@ -185,7 +186,7 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 				h.deferred++
 			}
 			b.freeOp = len(h.ops)
-			h.ops = append(h.ops, op{kind: opFree, id: b.id, event: int32(i), deferred: deferred, done: math.MaxInt32, lag: requests})
+			h.ops = append(h.ops, op{kind: opFree, id: b.id, event: int32(i), stream: e.Stream, deferred: deferred, done: math.MaxInt32, lag: requests})
 			if !deferred {
 				delete(live, e.Addr)
 				i++ // its free_completed
@@ -259,6 +260,7 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			o.lag = -1
 		}
 	}
+	completionOrder(trace, h.ops)
 	if hasFrames {
 		frames = make([][]snapshot.Frame, len(trace))
 		for i := range trace {
@@ -303,4 +305,109 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			device, len(h.initial), n, len(before), segBytes))
 	}
 	return h, nil
+}
+
+// completionOrder sets the order key of every deferred free in ops: the order in which
+// frees that are due at the same process_events, or at one synchronisation, complete.
+//
+// PyTorch keeps one FIFO list of CUDA events per stream the block was used on
+// (record_stream), walks those lists in hash order, and frees a block when its last
+// event is done. The snapshot does not say which streams used a block, so the replay
+// takes the block's own stream as a stand-in: streams rank in the order the snapshot's
+// groups of completions (consecutive free_completed entries of deferred frees) show
+// them, most often first; a stream never seen in a group ranks after those that are,
+// in the order of its first deferred free; within a stream, frees complete in the
+// order they were made. A free the snapshot completed and one it never completed (the
+// history ended first) are ordered by the same rule.
+func completionOrder(trace []snapshot.TraceEntry, ops []op) {
+	// groups of consecutive deferred completions, as streams in order
+	deferredAt := map[uint64]bool{} // addresses with a deferred free pending
+	var groups [][]uint64
+	var cur []uint64
+	flush := func() {
+		if len(cur) > 1 {
+			groups = append(groups, cur)
+		}
+		cur = nil
+	}
+	for i, e := range trace {
+		switch e.Action {
+		case "free_requested":
+			flush()
+			if !(i+1 < len(trace) && trace[i+1].Action == "free_completed" && trace[i+1].Addr == e.Addr) {
+				deferredAt[e.Addr] = true
+			}
+		case "free_completed":
+			if deferredAt[e.Addr] {
+				delete(deferredAt, e.Addr)
+				if len(cur) == 0 || cur[len(cur)-1] != e.Stream {
+					cur = append(cur, e.Stream)
+				}
+				continue
+			}
+			flush()
+		case "segment_free", "segment_unmap":
+			// a synchronisation's completions may sit among the releases
+		default:
+			flush()
+		}
+	}
+	flush()
+	before := map[[2]uint64]int{} // (a, b) → groups in which a came before b
+	first := map[uint64]int{}     // stream → rank of its first appearance
+	note := func(st uint64) {
+		if _, ok := first[st]; !ok {
+			first[st] = len(first)
+		}
+	}
+	for _, g := range groups {
+		for x, a := range g {
+			note(a)
+			for _, b := range g[x+1:] {
+				if a != b {
+					before[[2]uint64{a, b}]++
+				}
+			}
+		}
+	}
+	seen := len(first)
+	for _, o := range ops {
+		if o.kind == opFree && o.deferred {
+			note(o.stream)
+		}
+	}
+	streams := make([]uint64, 0, len(first))
+	score := map[uint64]int{}
+	for st := range first {
+		streams = append(streams, st)
+	}
+	for _, a := range streams {
+		for _, b := range streams {
+			switch d := before[[2]uint64{a, b}] - before[[2]uint64{b, a}]; {
+			case d > 0:
+				score[a]++
+			case d < 0:
+				score[a]--
+			}
+		}
+	}
+	sort.Slice(streams, func(i, j int) bool {
+		a, b := streams[i], streams[j]
+		if sa, sb := first[a] < seen, first[b] < seen; sa != sb {
+			return sa
+		}
+		if score[a] != score[b] {
+			return score[a] > score[b]
+		}
+		return first[a] < first[b]
+	})
+	pos := make(map[uint64]int64, len(streams))
+	for k, st := range streams {
+		pos[st] = int64(k)
+	}
+	for k := range ops {
+		if o := &ops[k]; o.kind == opFree && o.deferred {
+			o.order = pos[o.stream]<<32 | int64(o.event)
+		}
+	}
 }

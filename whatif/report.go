@@ -113,8 +113,8 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	for _, run := range r.Runs {
 		if run.TimingDependent() {
-			fmt.Fprintf(w, "\n%s, device %d: depends on GPU timing of %d cross-stream frees (record_stream): a [low, high] beside a figure is its range over completing them from the earliest point (the next allocation) to the latest (the next synchronisation), the figure itself with the snapshot's timing\n",
-				run.Setting.ShortLabel(), run.Device, run.CrossStreamFrees)
+			fmt.Fprintf(w, "\n%s, device %d: depends on GPU timing of %d cross-stream frees (record_stream): a [low, high] beside a figure is its range over %d timings of completing them, from the earliest point (the next allocation) to the latest (the next synchronisation); the figure itself is with the snapshot's timing\n",
+				run.Setting.ShortLabel(), run.Device, run.CrossStreamFrees, run.TimingSchedules)
 		}
 	}
 	for _, run := range r.Runs {

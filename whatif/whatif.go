@@ -11,18 +11,24 @@
 // the device: then it completes at the next allocation, where PyTorch's process_events
 // finds its events done.
 //
-// When those frees could complete elsewhere is GPU timing, which a snapshot holds for
-// its own run only. So a history with such frees is also replayed completing each at
-// the earliest point PyTorch 2.11 could (the next allocation after its free, on any
+// When those frees complete is GPU timing, which a snapshot holds for its own run
+// only: the same program under the same setting, run again, completes them elsewhere
+// and can measure other peaks (reference/workloads-2.11/repeats/ shows it). So a
+// history with such frees is also replayed under other timings — each free completing
+// at the earliest point PyTorch 2.11 could (the next allocation after its free, on any
 // stream: process_events runs at the start of every malloc), at the latest (never,
 // until a synchronisation the replay itself makes: empty_cache, the retry path's
-// release of cached blocks, a cudaFree) and at timings between (fixed delays in
-// allocations, per-free mixed delays, the recorded lags scaled or capped);
-// Run.TimingRange holds every figure that differs between them, and
-// Run.CrossStreamFrees how many frees it depends on. Those are samples of the possible
-// timings, not bounds: a figure need not move monotonically with completion time. Where the recorded run made a device
-// allocation for a request, the replay places the same allocation at the address the
-// driver returned; other device allocations get guessed addresses (Run.Guessed counts
+// release of cached blocks, a cudaFree), after fixed delays, at its recorded lag scaled
+// or capped, and in random step-by-step timings — up to a budget of replayed events
+// (long histories get fewer timings). Run.TimingRange holds every figure that differs
+// between them, Run.TimingSchedules over how many timings, and Run.CrossStreamFrees how
+// many frees it depends on. The range is over the timings tried, not a bound over all.
+// Frees that complete together (at one process_events or one synchronisation) do so
+// stream by stream, as PyTorch walks one event list per stream — the streams in the
+// order the snapshot's own completions show them — and in the order they were made.
+//
+// Where the recorded run made a device allocation for a request, the replay places
+// the same allocation at the address the driver returned; other device allocations get guessed addresses (Run.Guessed counts
 // them), which matter only when free blocks of equal size compete.
 //
 // Segment entries are not replayed as such: the replayed policy makes its own device
@@ -172,36 +178,19 @@ type Run struct {
 	// (record_stream): their completion points are GPU timing (0: none, the figures
 	// do not depend on timing).
 	CrossStreamFrees int
-	// TimingRange holds, for each memory_stats key whose figure differs between
-	// completing those frees as recorded, at the earliest point and at the latest
-	// (see Completion), the lowest and highest of the three; nil when none differs.
-	// A run on another GPU lands inside it when its figure moves monotonically with
-	// completion time, as the shipped runs do; it is not a proof for every timing.
+	// TimingRange holds, for each memory_stats key whose figure differs between the
+	// timings the replay tried for those frees (the package doc says which), the lowest
+	// and highest figure; nil when none differs. Every figure PyTorch measured in the
+	// shipped runs lies inside it; it is not a proof for every timing.
 	TimingRange map[string][2]int64
+	// TimingSchedules is how many timings the range was taken over (the replay's own
+	// among them); 0 without cross-stream frees or with Options.NoTimingRange.
+	TimingSchedules int
 }
 
 // TimingDependent reports whether any figure of the run depends on GPU timing (when the
 // frees that waited for other streams completed).
 func (r *Run) TimingDependent() bool { return len(r.TimingRange) > 0 }
-
-// timingRange returns the keys of runs' Stats whose values differ, each with its lowest
-// and highest value; nil when none differs.
-func timingRange(runs ...*Run) map[string][2]int64 {
-	var out map[string][2]int64
-	for k, v := range runs[0].Stats {
-		lo, hi := v, v
-		for _, r := range runs[1:] {
-			lo, hi = min(lo, r.Stats[k]), max(hi, r.Stats[k])
-		}
-		if lo != hi {
-			if out == nil {
-				out = map[string][2]int64{}
-			}
-			out[k] = [2]int64{lo, hi}
-		}
-	}
-	return out
-}
 
 // Result is a snapshot replayed under several settings.
 type Result struct {
@@ -337,110 +326,9 @@ func fractionFor(limit, total int64) float64 {
 	return f
 }
 
-// replayTimed runs one device's history under one setting with opts.Completion and,
-// when the history has frees that waited for other streams, under the other two
-// policies too, for the timing range.
-func replayTimed(h *history, st Setting, opts Options) (*Run, error) {
-	r, err := replay(h, st, opts, opts.Completion)
-	if err != nil || h.deferred == 0 {
-		return r, err
-	}
-	r.CrossStreamFrees = h.deferred
-	if opts.NoTimingRange {
-		return r, nil
-	}
-	runs := []*Run{r}
-	if opts.Completion != CompleteAsRecorded {
-		o, err := replay(h, st, opts, CompleteAsRecorded)
-		if err != nil {
-			return nil, fmt.Errorf("completing cross-stream frees as recorded: %w", err)
-		}
-		runs = append(runs, o)
-	}
-	for _, d := range timingDelays {
-		o, err := replayDelayed(h, st, opts, d, 0)
-		if err != nil {
-			return nil, fmt.Errorf("completing cross-stream frees %d allocations late: %w", d, err)
-		}
-		runs = append(runs, o)
-	}
-	for seed := uint64(1); seed <= timingSeeds; seed++ {
-		for _, d := range []int{32, 64, 128} {
-			o, err := replayDelayed(h, st, opts, d, seed)
-			if err != nil {
-				return nil, fmt.Errorf("completing cross-stream frees up to %d allocations late: %w", d, err)
-			}
-			runs = append(runs, o)
-		}
-	}
-	for _, cap := range []int{2, 4, 8} {
-		o, err := replayDelayed(h, st, opts, -cap, clipSeed)
-		if err != nil {
-			return nil, fmt.Errorf("completing cross-stream frees at most %d allocations late: %w", cap, err)
-		}
-		runs = append(runs, o)
-	}
-	for _, pc := range timingScales {
-		o, err := replayDelayed(h, st, opts, -pc, 0)
-		if err != nil {
-			return nil, fmt.Errorf("completing cross-stream frees at %d%% of their recorded lag: %w", pc, err)
-		}
-		runs = append(runs, o)
-	}
-	r.TimingRange = timingRange(runs...)
-	return r, nil
-}
-
-// timingDelays are the delays, in allocations after a free, at which the timing range
-// completes the frees that waited for other streams: 0 is CompleteEarliest, MaxInt
-// CompleteLatest; the ones between because a figure need not move monotonically with
-// the delay.
-var timingDelays = []int{0, 1, 2, 4, 8, 16, 32, 64, 128, math.MaxInt}
-
-// timingScales are the percentages of its recorded lag (the allocations between a free
-// and its completion in the snapshot) after which the timing range also completes each
-// free: the same GPU work against a program that asks for memory faster or slower.
-var timingScales = []int{50, 75, 90, 110, 125, 150, 200}
-
-// timingSeeds is how many mixed timings the range also tries: each free completes after
-// its own delay, drawn from [0, d] by a fixed hash of the seed and the free.
-const timingSeeds = 2
-
-// mixedDelay is the delay of free id under seed (splitmix64 of both), in [0, d].
-func mixedDelay(seed uint64, id int32, d int) int {
-	z := seed*0x9e3779b97f4a7c15 + uint64(id)*0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	z ^= z >> 31
-	return int(z % uint64(d+1))
-}
-
-// replay runs one device's history under one setting, completing the frees that waited
-// for other streams by policy c.
-func replay(h *history, st Setting, opts Options, c Completion) (*Run, error) {
-	switch c {
-	case CompleteEarliest:
-		return replayDelayed(h, st, opts, 0, 0)
-	case CompleteLatest:
-		return replayDelayed(h, st, opts, math.MaxInt, 0)
-	}
-	return replayDelayed(h, st, opts, asRecorded, 0)
-}
-
-// clipSeed with a negative delay −n makes replayDelayed complete each free at its
-// recorded lag but at most n allocations late.
-const clipSeed = math.MaxUint64
-
-// asRecorded is replayDelayed's delay for completing frees where the snapshot did.
-const asRecorded = math.MinInt
-
-// replayDelayed runs one device's history under one setting. delay asRecorded completes
-// the frees that waited for other streams where the snapshot did; delay ≥ 0 completes
-// each at the first allocation that follows more than delay allocations after its free
-// (math.MaxInt: never, but for synchronisations); seed > 0 gives each free its own
-// delay in [0, delay] (mixedDelay); another negative delay −p gives each free p % of
-// its recorded lag (one that never completed, never).
-func replayDelayed(h *history, st Setting, opts Options, delay int, seed uint64) (*Run, error) {
+// replaySchedule runs one device's history under one setting, completing the frees
+// that waited for other streams by sched (nil: where the snapshot completed them).
+func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run, error) {
 	total := opts.TotalMemory
 	if total <= 0 {
 		total = H200Memory
@@ -468,12 +356,11 @@ func replayDelayed(h *history, st Setting, opts Options, delay int, seed uint64)
 	npending := 0
 	// A synchronisation completes pending frees in the order the recorded run
 	// completed them.
-	rank := map[uint64]int32{}    // replay address of a pending block → recorded completion
-	var pendList []int32          // ids of pending frees, in the order of their Free (lazily pruned)
-	freedAt := map[int32]int{}    // id of a pending free → cudaFree calls before it
-	mallocs := 0                  // allocations replayed so far
-	freedAfter := map[int32]int{} // id of a pending free → allocations before it
-	lag := map[int32]int{}        // id of a pending free → its delay (−1: never)
+	rank := map[uint64]int64{}            // replay address of a pending block → its completion order
+	var pendList []int32                  // ids of pending frees, in the order of their Free (lazily pruned)
+	freedAt := make([]int, len(addrs))    // id of a pending free → cudaFree calls before it
+	mallocs := 0                          // allocations replayed so far
+	freedAfter := make([]int, len(addrs)) // id of a pending free → allocations before it
 	// synced notes a synchronisation inside a malloc (the retry path's release of
 	// cached blocks, successful or not), which completed every pending free.
 	synced := func() {
@@ -497,8 +384,7 @@ func replayDelayed(h *history, st Setting, opts Options, delay int, seed uint64)
 			if !pending[id] {
 				continue
 			}
-			d := lag[id]
-			if (d == asRecorded || d < 0 || mallocs-freedAfter[id] <= d) && freedAt[id] == mem.frees {
+			if (sched == nil || mallocs-freedAfter[id] <= sched[id]) && freedAt[id] == mem.frees {
 				pendList[k] = id
 				k++
 				continue
@@ -595,27 +481,13 @@ func replayDelayed(h *history, st Setting, opts Options, delay int, seed uint64)
 				addrs[o.id] = p
 				pending[o.id] = true
 				npending++
-				rank[p] = o.done
+				rank[p] = o.order
 				pendList = append(pendList, o.id)
 				freedAt[o.id] = mem.frees
 				freedAfter[o.id] = mallocs
-				switch {
-				case delay == asRecorded || delay >= 0 && seed == 0:
-					lag[o.id] = delay
-				case delay >= 0:
-					lag[o.id] = mixedDelay(seed, o.id, delay)
-				case seed == clipSeed && o.lag < 0:
-					lag[o.id] = -delay
-				case seed == clipSeed:
-					lag[o.id] = min(int(o.lag), -delay)
-				case o.lag < 0:
-					lag[o.id] = math.MaxInt
-				default:
-					lag[o.id] = (int(o.lag)*-delay + 50) / 100
-				}
 			}
 		case opComplete:
-			if delay != asRecorded || !pending[o.id] {
+			if sched != nil || !pending[o.id] {
 				break // completed by a synchronisation, or never allocated
 			}
 			pending[o.id] = false

@@ -14,6 +14,7 @@ var Cells = []memlab.Cell{
 	{Notebook: "05-what-if", Section: "4 Search the settings", Name: "sweepSettings", Plot: true, Func: sweepSettings},
 	{Notebook: "05-what-if", Section: "5 Several streams", Name: "severalStreams", Plot: true, Func: severalStreams},
 	{Notebook: "05-what-if", Section: "5 Several streams", Name: "streamsVsPyTorch", Plot: false, Func: streamsVsPyTorch},
+	{Notebook: "05-what-if", Section: "5 Several streams", Name: "repeatedRuns", Plot: false, Func: repeatedRuns},
 }
 
 func init() { memlab.RegisterCells(Cells...) }

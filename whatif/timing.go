@@ -1,0 +1,235 @@
+package whatif
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// schedule is one GPU timing for a replay: for each deferred free (by block id), the
+// allocations after its free that pass before it is due (math.MaxInt: never, but for a
+// synchronisation the replay makes). A free is due at the first allocation that
+// follows more than its delay allocations after it. A nil schedule completes each
+// free where the snapshot did.
+type schedule []int
+
+// never is a schedule's delay for a free that completes only at a synchronisation.
+const never = math.MaxInt
+
+// timingBudget bounds the work of a timing range: the extra replays of one setting
+// replay at most this many trace entries together (but at least minSchedules replays),
+// so that a long history pays for a few timings and a short one gets many.
+const timingBudget = 2_000_000
+
+// minSchedules and maxSchedules bound the number of extra replays of a timing range.
+const (
+	minSchedules = 2
+	maxSchedules = 128
+)
+
+// replay runs one device's history under one setting, completing the frees that
+// waited for other streams by policy c.
+func replay(h *history, st Setting, opts Options, c Completion) (*Run, error) {
+	switch c {
+	case CompleteEarliest:
+		return replaySchedule(h, st, opts, h.uniform(0))
+	case CompleteLatest:
+		return replaySchedule(h, st, opts, h.uniform(never))
+	}
+	return replaySchedule(h, st, opts, nil)
+}
+
+// replayTimed runs one device's history under one setting with opts.Completion and,
+// when the history has frees that waited for other streams, under the timings of
+// h.schedules too, for the timing range.
+func replayTimed(h *history, st Setting, opts Options) (*Run, error) {
+	r, err := replay(h, st, opts, opts.Completion)
+	if err != nil || h.deferred == 0 {
+		return r, err
+	}
+	r.CrossStreamFrees = h.deferred
+	if opts.NoTimingRange {
+		return r, nil
+	}
+	n := timingBudget / max(h.events, 1)
+	n = min(max(n, minSchedules), maxSchedules)
+	runs := []*Run{r}
+	if opts.Completion != CompleteAsRecorded {
+		o, err := replaySchedule(h, st, opts, nil)
+		if err != nil {
+			return nil, fmt.Errorf("completing cross-stream frees as recorded: %w", err)
+		}
+		runs = append(runs, o)
+	}
+	for _, sc := range h.schedules(n) {
+		o, err := replaySchedule(h, st, opts, sc.delays)
+		if err != nil {
+			return nil, fmt.Errorf("completing cross-stream frees %s: %w", sc.what, err)
+		}
+		runs = append(runs, o)
+	}
+	r.TimingRange = timingRange(runs...)
+	r.TimingSchedules = len(runs)
+	return r, nil
+}
+
+// timingRange returns the keys of runs' Stats whose values differ, each with its lowest
+// and highest value; nil when none differs.
+func timingRange(runs ...*Run) map[string][2]int64 {
+	var out map[string][2]int64
+	for k, v := range runs[0].Stats {
+		lo, hi := v, v
+		for _, r := range runs[1:] {
+			lo, hi = min(lo, r.Stats[k]), max(hi, r.Stats[k])
+		}
+		if lo != hi {
+			if out == nil {
+				out = map[string][2]int64{}
+			}
+			out[k] = [2]int64{lo, hi}
+		}
+	}
+	return out
+}
+
+// deferredFree is what a schedule needs of one free that waited for other streams.
+type deferredFree struct {
+	id      int32
+	mallocs int // allocation requests before it
+	lag     int // requests between it and its recorded completion (−1: never completed)
+}
+
+// deferredFrees lists the history's deferred frees in order.
+func (h *history) deferredFrees() []deferredFree {
+	var out []deferredFree
+	m := 0
+	for _, o := range h.ops {
+		switch {
+		case o.kind == opAlloc || o.kind == opOOM:
+			m++
+		case o.kind == opFree && o.deferred:
+			out = append(out, deferredFree{id: o.id, mallocs: m, lag: int(o.lag)})
+		}
+	}
+	return out
+}
+
+// blank returns a schedule with room for every block id.
+func (h *history) blank() schedule {
+	n := int32(len(h.initial))
+	for _, o := range h.ops {
+		n = max(n, o.id+1)
+	}
+	return make(schedule, n)
+}
+
+// uniform is the schedule that gives every deferred free the same delay.
+func (h *history) uniform(d int) schedule {
+	sc := h.blank()
+	for _, f := range h.deferredFrees() {
+		sc[f.id] = d
+	}
+	return sc
+}
+
+// namedSchedule is a schedule and what it stands for, for error messages.
+type namedSchedule struct {
+	what   string
+	delays schedule
+}
+
+// schedules returns n timings for the timing range, most telling first: the earliest
+// (every free due at the next allocation) and the latest (none before a
+// synchronisation), fixed delays between, the recorded lags scaled and capped, mixed
+// per-free delays, then random timings in which the frees made between the same two
+// allocations (one step of the program) complete together and each step's frees
+// complete no earlier than the step's before (one stream's CUDA events complete in
+// order), some steps never completing. Everything is seeded: the same history gets the
+// same schedules.
+func (h *history) schedules(n int) []namedSchedule {
+	frees := h.deferredFrees()
+	var out []namedSchedule
+	add := func(what string, delay func(f deferredFree) int) bool {
+		if len(out) >= n {
+			return false
+		}
+		sc := h.blank()
+		for _, f := range frees {
+			sc[f.id] = delay(f)
+		}
+		out = append(out, namedSchedule{what, sc})
+		return true
+	}
+	add("at the next allocation", func(deferredFree) int { return 0 })
+	add("only at synchronisations", func(deferredFree) int { return never })
+	for _, d := range []int{1, 2, 4, 8, 16, 32, 64, 128} {
+		add(fmt.Sprintf("%d allocations late", d), func(deferredFree) int { return d })
+	}
+	maxLag := 0
+	for _, f := range frees {
+		maxLag = max(maxLag, f.lag)
+	}
+	for _, pc := range []int{50, 75, 90, 110, 125, 150, 200} {
+		add(fmt.Sprintf("at %d%% of their recorded lag", pc), func(f deferredFree) int {
+			if f.lag < 0 {
+				return never
+			}
+			return (f.lag*pc + 50) / 100
+		})
+	}
+	for _, c := range []int{2, 4, 8} {
+		add(fmt.Sprintf("at their recorded lag, at most %d allocations late", c), func(f deferredFree) int {
+			if f.lag < 0 {
+				return c
+			}
+			return min(f.lag, c)
+		})
+	}
+	for seed := uint64(1); seed <= 2; seed++ {
+		for _, d := range []int{32, 64, 128} {
+			add(fmt.Sprintf("each up to %d allocations late (seed %d)", d, seed), func(f deferredFree) int {
+				return mixedDelay(seed, f.id, d)
+			})
+		}
+	}
+	// random step timings
+	var steps [][]deferredFree
+	for k, f := range frees {
+		if k == 0 || f.mallocs != frees[k-1].mallocs {
+			steps = append(steps, nil)
+		}
+		steps[len(steps)-1] = append(steps[len(steps)-1], f)
+	}
+	top := max(2*maxLag, 16)
+	rng := rand.New(rand.NewPCG(uint64(h.events), uint64(len(frees))))
+	for k := 0; len(out) < n; k++ {
+		scale := 1 + rng.IntN(top)
+		cut := len(steps)
+		if rng.IntN(2) == 0 {
+			cut = rng.IntN(len(steps) + 1)
+		}
+		due := make(map[int32]int, len(frees))
+		last := 0 // allocation at which the previous step completed
+		for i, st := range steps {
+			d := never
+			if i < cut {
+				at := max(st[0].mallocs+1+rng.IntN(scale+1), last)
+				d, last = at-st[0].mallocs-1, at
+			}
+			for _, f := range st {
+				due[f.id] = d
+			}
+		}
+		add(fmt.Sprintf("at random step timing %d", k), func(f deferredFree) int { return due[f.id] })
+	}
+	return out
+}
+
+// mixedDelay is the delay of free id under seed (splitmix64 of both), in [0, d].
+func mixedDelay(seed uint64, id int32, d int) int {
+	z := seed*0x9e3779b97f4a7c15 + uint64(id)*0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return int(z % uint64(d+1))
+}
