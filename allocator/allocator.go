@@ -33,8 +33,12 @@ type Allocator struct {
 	stats        deviceStats
 
 	// pendingFrees are blocks freed while other streams still use them, in the order
-	// of their Free (PyTorch's cuda_events), until CompleteFree or a synchronisation.
+	// of their Free (PyTorch's cuda_events), until CompleteFree or a synchronisation;
+	// a completed one leaves a nil until the list is compacted. pendingAt is each
+	// pending block's index in it, pendingN how many are pending.
 	pendingFrees []*block
+	pendingAt    map[uint64]int
+	pendingN     int
 	syncOrder    func(x, y uint64) int // order of completion at a synchronisation, nil: free order
 
 	totalAllocated int64 // bytes of all held segments / mapped pages
@@ -339,7 +343,12 @@ func (a *Allocator) Free(addr uint64) error {
 	if len(b.uses) > 0 {
 		b.uses = b.uses[:0]
 		b.pending = true
+		if a.pendingAt == nil {
+			a.pendingAt = map[uint64]int{}
+		}
+		a.pendingAt[b.addr] = len(a.pendingFrees)
 		a.pendingFrees = append(a.pendingFrees, b)
+		a.pendingN++
 		return nil
 	}
 	a.freeBlock(b)
@@ -376,15 +385,34 @@ func (a *Allocator) RecordStream(addr, stream uint64) error {
 func (a *Allocator) CompleteFree(addr uint64) error {
 	a.mu.Lock()
 	defer a.unlock()
-	for i, b := range a.pendingFrees {
-		if b.addr == addr {
-			a.pendingFrees = append(a.pendingFrees[:i], a.pendingFrees[i+1:]...)
-			b.pending = false
-			a.freeBlock(b)
-			return nil
+	i, ok := a.pendingAt[addr]
+	if !ok {
+		return fmt.Errorf("%w: %#x has no pending free", ErrInvalidPointer, addr)
+	}
+	b := a.pendingFrees[i]
+	delete(a.pendingAt, addr)
+	a.pendingFrees[i] = nil
+	a.pendingN--
+	if len(a.pendingFrees) > 64 && a.pendingN < len(a.pendingFrees)/2 {
+		a.compactPending()
+	}
+	b.pending = false
+	a.freeBlock(b)
+	return nil
+}
+
+// compactPending drops the completed entries of pendingFrees, keeping the order.
+func (a *Allocator) compactPending() {
+	k := 0
+	for _, b := range a.pendingFrees {
+		if b != nil {
+			a.pendingFrees[k] = b
+			a.pendingAt[b.addr] = k
+			k++
 		}
 	}
-	return fmt.Errorf("%w: %#x has no pending free", ErrInvalidPointer, addr)
+	clear(a.pendingFrees[k:])
+	a.pendingFrees = a.pendingFrees[:k]
 }
 
 // SetSyncOrder sets the order in which a synchronisation (EmptyCache, the out-of-memory
@@ -404,9 +432,11 @@ func (a *Allocator) SetSyncOrder(cmp func(x, y uint64) int) {
 func (a *Allocator) PendingFrees() []uint64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := make([]uint64, len(a.pendingFrees))
-	for i, b := range a.pendingFrees {
-		out[i] = b.addr
+	out := make([]uint64, 0, a.pendingN)
+	for _, b := range a.pendingFrees {
+		if b != nil {
+			out = append(out, b.addr)
+		}
 	}
 	return out
 }
@@ -415,6 +445,7 @@ func (a *Allocator) PendingFrees() []uint64 {
 // complete every pending free.
 func (a *Allocator) synchronizeAndFreeEvents() {
 	a.stats.numSyncAllStreams++
+	a.compactPending()
 	if a.syncOrder != nil {
 		slices.SortStableFunc(a.pendingFrees, func(x, y *block) int { return a.syncOrder(x.addr, y.addr) })
 	}
@@ -424,6 +455,8 @@ func (a *Allocator) synchronizeAndFreeEvents() {
 		a.freeBlock(b)
 	}
 	a.pendingFrees = a.pendingFrees[:0]
+	clear(a.pendingAt)
+	a.pendingN = 0
 }
 
 // freeBlock moves a block into its pool's free set, merging free neighbours.
@@ -821,7 +854,7 @@ func (a *Allocator) LargestFreeBlock() int64 {
 func (a *Allocator) PendingFreeCount() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return len(a.pendingFrees)
+	return a.pendingN
 }
 
 // Usage returns MemoryAllocated and MemoryReserved under one lock.

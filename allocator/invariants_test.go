@@ -192,11 +192,22 @@ func checkInvariants(a *Allocator, m *fakeMemory) error {
 	if nActive != a.active.len() {
 		return fmt.Errorf("active table holds %d entries, counts %d", nActive, a.active.len())
 	}
-	for _, b := range a.pendingFrees {
+	nPending := 0
+	for i, b := range a.pendingFrees {
+		if b == nil {
+			continue
+		}
+		nPending++
+		if j, ok := a.pendingAt[b.addr]; !ok || j != i {
+			return fmt.Errorf("pending free %#x at %d, indexed at %d (%v)", b.addr, i, j, ok)
+		}
 		if b.allocated || !b.pending || a.active.get(b.addr) == b {
 			return fmt.Errorf("pending free %#x: allocated %v, pending %v", b.addr, b.allocated, b.pending)
 		}
 		add(b)
+	}
+	if nPending != a.pendingN || len(a.pendingAt) != a.pendingN {
+		return fmt.Errorf("%d pending frees listed, %d counted, %d indexed", nPending, a.pendingN, len(a.pendingAt))
 	}
 	// Every block reachable through the segment links must be one we know of.
 	var want deviceStats

@@ -69,7 +69,11 @@ func (a *Allocator) Snapshot() Snapshot {
 	all = a.large.blocks.appendInOrder(all)
 	all = a.small.blocks.appendInOrder(all)
 	a.active.each(func(b *block) { all = append(all, b) })
-	all = append(all, a.pendingFrees...)
+	for _, b := range a.pendingFrees {
+		if b != nil {
+			all = append(all, b)
+		}
+	}
 	for _, head := range all {
 		if head.prev != nil && head.prev.mapped {
 			continue

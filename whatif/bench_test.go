@@ -11,8 +11,16 @@ import (
 // synthetic returns a snapshot whose history has about n trace entries: a training-like
 // loop of allocations (activations from 512 bytes to 64 MiB, on the default stream and
 // one side stream) freed mostly in reverse order, every free completed at once.
-func synthetic(n int) *snapshot.Snapshot {
+func synthetic(n int) *snapshot.Snapshot { return syntheticDeferred(n, 0) }
+
+// syntheticDeferred is synthetic with every every-th free of a side-stream block
+// handed to another stream: its free_completed comes a few allocations later, as
+// record_stream makes it.
+func syntheticDeferred(n, every int) *snapshot.Snapshot {
 	rng := rand.New(rand.NewPCG(1, 2))
+	var later []snapshot.TraceEntry // deferred completions, due after some allocations
+	var dueIn []int
+	sideFrees := 0
 	tr := make([]snapshot.TraceEntry, 0, n+2)
 	var live []snapshot.TraceEntry
 	next := uint64(0x7f0000000000)
@@ -25,11 +33,29 @@ func synthetic(n int) *snapshot.Snapshot {
 			}
 			e := live[k]
 			live = append(live[:k], live[k+1:]...)
-			tr = append(tr,
-				snapshot.TraceEntry{Action: "free_requested", Addr: e.Addr, Size: e.Size, Stream: e.Stream},
-				snapshot.TraceEntry{Action: "free_completed", Addr: e.Addr, Size: e.Size, Stream: e.Stream})
+			tr = append(tr, snapshot.TraceEntry{Action: "free_requested", Addr: e.Addr, Size: e.Size, Stream: e.Stream})
+			done := snapshot.TraceEntry{Action: "free_completed", Addr: e.Addr, Size: e.Size, Stream: e.Stream}
+			if e.Stream != 0 {
+				sideFrees++
+			}
+			if e.Stream != 0 && every > 0 && sideFrees%every == 0 {
+				later, dueIn = append(later, done), append(dueIn, 1+rng.IntN(8))
+			} else {
+				tr = append(tr, done)
+			}
 			continue
 		}
+		// process_events at this allocation completes the deferred frees that are due
+		kept := 0
+		for j := range later {
+			if dueIn[j]--; dueIn[j] <= 0 {
+				tr = append(tr, later[j])
+			} else {
+				later[kept], dueIn[kept] = later[j], dueIn[j]
+				kept++
+			}
+		}
+		later, dueIn = later[:kept], dueIn[:kept]
 		size := sizes[rng.IntN(len(sizes))] + int64(rng.IntN(1024))*512
 		var stream uint64
 		if rng.IntN(4) == 0 {
@@ -69,6 +95,27 @@ func BenchmarkReplay1M8(b *testing.B) {
 			b.Fatal(len(res.Runs))
 		}
 	}
+	b.ReportMetric(float64(len(s.Traces[0]))*8*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+}
+
+// BenchmarkReplay1M8CrossStream is BenchmarkReplay1M8 with one side-stream free in
+// four waiting for another stream: each setting also replays the timings of its range.
+func BenchmarkReplay1M8CrossStream(b *testing.B) {
+	s := syntheticDeferred(1_000_000, 4)
+	settings := benchSettings(b)
+	b.ResetTimer()
+	var timings int
+	for b.Loop() {
+		res, err := Replay(s, settings, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Runs[0].CrossStreamFrees == 0 {
+			b.Fatal("no cross-stream frees")
+		}
+		timings = res.Runs[0].TimingSchedules
+	}
+	b.ReportMetric(float64(timings), "timings/setting")
 	b.ReportMetric(float64(len(s.Traces[0]))*8*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
 }
 

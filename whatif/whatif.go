@@ -43,6 +43,7 @@ package whatif
 
 import (
 	"cmp"
+	"container/heap"
 	"errors"
 	"fmt"
 	"math"
@@ -356,47 +357,61 @@ func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run,
 	npending := 0
 	// A synchronisation completes pending frees in the order the recorded run
 	// completed them.
-	rank := map[uint64]int64{}            // replay address of a pending block → its completion order
-	var pendList []int32                  // ids of pending frees, in the order of their Free (lazily pruned)
-	freedAt := make([]int, len(addrs))    // id of a pending free → cudaFree calls before it
-	mallocs := 0                          // allocations replayed so far
-	freedAfter := make([]int, len(addrs)) // id of a pending free → allocations before it
+	rank := map[uint64]int64{}         // replay address of a pending block → its completion order
+	var pendList []int32               // ids of pending frees, in the order of their Free (lazily pruned)
+	freedAt := make([]int, len(addrs)) // id of a pending free → cudaFree calls before it
+	mallocs := 0                       // allocations replayed so far
+	var dues dueHeap                   // pending frees by the allocation at which sched makes them due
+	pendHead := 0                      // pendList[:pendHead] are completed
+	// dropAll forgets every pending free: a synchronisation completed them all.
+	dropAll := func() {
+		for _, id := range pendList[pendHead:] {
+			pending[id] = false
+		}
+		npending, pendList, pendHead, dues = 0, pendList[:0], 0, dues[:0]
+	}
 	// synced notes a synchronisation inside a malloc (the retry path's release of
 	// cached blocks, successful or not), which completed every pending free.
 	synced := func() {
 		if npending > 0 && a.PendingFreeCount() == 0 {
-			npending = 0
-			clear(pending)
+			dropAll()
 		}
 	}
 	// process is process_events at the start of a malloc: it completes the pending
-	// frees the policy says are done, and those a cudaFree since their Free
+	// frees the schedule says are due, and those a cudaFree since their Free
 	// synchronised.
 	var due []int32
 	process := func() error {
 		if npending == 0 {
-			pendList = pendList[:0]
+			pendList, pendHead, dues = pendList[:0], 0, dues[:0]
 			return nil
 		}
-		k := 0
 		due = due[:0]
-		for _, id := range pendList {
-			if !pending[id] {
-				continue
+		// a cudaFree since a free: freedAt grows along pendList, so these are a prefix
+		for ; pendHead < len(pendList); pendHead++ {
+			id := pendList[pendHead]
+			if pending[id] {
+				if freedAt[id] == mem.frees {
+					break
+				}
+				pending[id] = false
+				due = append(due, id)
 			}
-			if (sched == nil || mallocs-freedAfter[id] <= sched[id]) && freedAt[id] == mem.frees {
-				pendList[k] = id
-				k++
-				continue
-			}
-			due = append(due, id)
 		}
-		pendList = pendList[:k]
-		// in the order the recorded run completed them (process_events walks its
-		// streams in hash order), as a synchronisation does
+		if pendHead > 1024 && pendHead > len(pendList)/2 {
+			pendList = pendList[:copy(pendList, pendList[pendHead:])]
+			pendHead = 0
+		}
+		for len(dues) > 0 && dues[0].at <= mallocs {
+			d := heap.Pop(&dues).(dueFree)
+			if pending[d.id] {
+				pending[d.id] = false
+				due = append(due, d.id)
+			}
+		}
+		// stream by stream (completionOrder), as a synchronisation does
 		slices.SortStableFunc(due, func(x, y int32) int { return cmp.Compare(rank[addrs[x]], rank[addrs[y]]) })
 		for _, id := range due {
-			pending[id] = false
 			npending--
 			if err := a.CompleteFree(addrs[id]); err != nil {
 				return err
@@ -484,7 +499,9 @@ func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run,
 				rank[p] = o.order
 				pendList = append(pendList, o.id)
 				freedAt[o.id] = mem.frees
-				freedAfter[o.id] = mallocs
+				if sched != nil && sched[o.id] != never {
+					heap.Push(&dues, dueFree{at: mallocs + sched[o.id] + 1, id: o.id})
+				}
 			}
 		case opComplete:
 			if sched != nil || !pending[o.id] {
@@ -502,8 +519,7 @@ func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run,
 				return nil, fmt.Errorf("event %d: empty_cache: %w", o.event, err)
 			}
 			if npending > 0 {
-				npending = 0
-				clear(pending)
+				dropAll()
 			}
 		case opOOM:
 			// The recorded run failed here; the replay tries the same request and, if
@@ -547,4 +563,24 @@ func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run,
 	run.Guessed = mem.guessed
 	run.Final = a.Snapshot()
 	return run, nil
+}
+
+// dueFree is a pending free and the allocation at which its schedule makes it due.
+type dueFree struct {
+	at int
+	id int32
+}
+
+// dueHeap is a min-heap of dueFree by at (container/heap).
+type dueHeap []dueFree
+
+func (h dueHeap) Len() int           { return len(h) }
+func (h dueHeap) Less(i, j int) bool { return h[i].at < h[j].at }
+func (h dueHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *dueHeap) Push(x any)        { *h = append(*h, x.(dueFree)) }
+func (h *dueHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
