@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"memlab.dev/memlab/snapshot"
 )
@@ -120,6 +121,27 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 		}
 	}
 
+	// The recorded run's reserved memory before each entry, and its peak: a release
+	// inside a malloc (the retry path) means a device allocation had just failed, which
+	// cannot be where the run later reserved more.
+	reservedBefore := make([]int64, len(trace))
+	var reserved, maxReserved int64
+	for _, sp := range before {
+		reserved += sp.size
+	}
+	maxReserved = reserved
+	for i, e := range trace {
+		reservedBefore[i] = reserved
+		switch e.Action {
+		case "segment_alloc", "segment_map":
+			reserved += e.Size
+			maxReserved = max(maxReserved, reserved)
+		case "segment_free", "segment_unmap":
+			reserved -= e.Size
+		}
+	}
+	gc := s.Settings.GarbageCollectionThreshold > 0
+
 	live := make(map[uint64]liveBlock, 1024) // snapshot address → block, allocated or pending
 	var nextID int32
 	newID := func() int32 { id := nextID; nextID++; return id }
@@ -149,6 +171,7 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 	releaseEnd := -1
 	var requests int32 // alloc and oom entries so far
 	var postponed []op
+	ambiguous := 0 // releases followed by a new segment, in a trace without frames
 	hasFrames := false
 	for i := 0; i < len(trace); i++ {
 		e := trace[i]
@@ -218,9 +241,13 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 		case "segment_alloc", "segment_map":
 			hints = append(hints, hint{addr: e.Addr, size: e.Size, mapped: e.Action == "segment_map"})
 		case "segment_free", "segment_unmap":
-			// A run of releases not followed by a new segment belongs to an empty_cache
-			// call of the program; one followed by a new segment is the allocator's own
-			// retry path or garbage collection, which the replayed policy decides.
+			// A run of releases belongs to an empty_cache call of the program when its
+			// stack frames say so. Without frames: when no new segment follows it, or
+			// when the new segment fits under what the run reserved at its peak (so no
+			// device allocation can have failed: not the retry path) and the recorded
+			// setting has no garbage collection. Otherwise it is the allocator's own
+			// retry path or garbage collection inside a malloc, which the replayed
+			// policy decides.
 			j := i
 			for j < len(trace) && (trace[j].Action == "segment_free" || trace[j].Action == "segment_unmap" || trace[j].Action == "free_completed") {
 				j++
@@ -229,7 +256,16 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			if j < len(trace) {
 				next = trace[j].Action
 			}
-			if next == "segment_alloc" || next == "segment_map" || next == "oom" {
+			inMalloc := next == "segment_alloc" || next == "segment_map" || next == "oom"
+			switch {
+			case len(e.Frames) > 0:
+				inMalloc = !calledEmptyCache(e.Frames)
+			case inMalloc && next != "oom" && !gc && reservedBefore[i]+trace[j].Size <= maxReserved:
+				inMalloc = false
+			case inMalloc && gc:
+				ambiguous++
+			}
+			if inMalloc {
 				releaseEnd = j
 			} else {
 				h.ops = append(h.ops, op{kind: opEmptyCache, event: int32(i)})
@@ -254,6 +290,11 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 		if len(e.Frames) > 0 {
 			hasFrames = true
 		}
+	}
+	if ambiguous > 0 {
+		h.warnings = append(h.warnings, fmt.Sprintf(
+			"device %d: %d releases of cached segments are followed at once by a new segment; without stack frames an empty_cache() call cannot be told from the allocator's garbage collection, so they are taken for the allocator's (record with stacks to tell them apart)",
+			device, ambiguous))
 	}
 	for k := range h.ops {
 		if o := &h.ops[k]; o.kind == opFree && o.deferred && o.done == math.MaxInt32 {
@@ -410,4 +451,15 @@ func completionOrder(trace []snapshot.TraceEntry, ops []op) {
 			o.order = pos[o.stream]<<32 | int64(o.event)
 		}
 	}
+}
+
+// calledEmptyCache reports whether frames (a trace entry's Python stack, innermost
+// first) pass through torch.cuda.empty_cache.
+func calledEmptyCache(frames []snapshot.Frame) bool {
+	for _, f := range frames {
+		if f.Name == "empty_cache" && (strings.HasSuffix(f.Filename, "torch/cuda/memory.py") || strings.HasSuffix(f.Filename, `torch\cuda\memory.py`)) {
+			return true
+		}
+	}
+	return false
 }

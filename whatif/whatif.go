@@ -106,6 +106,12 @@ type Options struct {
 	// NoTimingRange skips the extra replays of a history with cross-stream frees:
 	// Run.TimingRange stays nil (Run.CrossStreamFrees is still counted).
 	NoTimingRange bool
+	// ContinueAfterOOM goes on replaying after an allocation fails that the recorded
+	// run made. By default the replay stops there, as the program would have: PyTorch
+	// raised torch.OutOfMemoryError at that call, and what the program did next is not
+	// in the snapshot. Run.Stopped says where. (An OOM the recorded run also had, and
+	// went on from, is replayed through either way.)
+	ContinueAfterOOM bool
 }
 
 // Completion is a policy for when a free that waited for other streams (record_stream)
@@ -184,6 +190,9 @@ type Run struct {
 	// and highest figure; nil when none differs. Every figure PyTorch measured in the
 	// shipped runs lies inside it; it is not a proof for every timing.
 	TimingRange map[string][2]int64
+	// Stopped is the trace index of the allocation whose failure ended the replay (see
+	// Options.ContinueAfterOOM); −1 when the replay ran to the end of the history.
+	Stopped int
 	// TimingSchedules is how many timings the range was taken over (the replay's own
 	// among them); 0 without cross-stream frees or with Options.NoTimingRange.
 	TimingSchedules int
@@ -355,8 +364,8 @@ func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run,
 	addrs := make([]uint64, len(h.ops)+len(h.initial)) // by block id; 0: not held
 	pending := make([]bool, len(addrs))
 	npending := 0
-	// A synchronisation completes pending frees in the order the recorded run
-	// completed them.
+	// Frees due together complete by rank (op.order: stream by stream, then in the
+	// order they were made), at a synchronisation too.
 	rank := map[uint64]int64{}         // replay address of a pending block → its completion order
 	var pendList []int32               // ids of pending frees, in the order of their Free (lazily pruned)
 	freedAt := make([]int, len(addrs)) // id of a pending free → cudaFree calls before it
@@ -468,6 +477,27 @@ func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run,
 		}
 		return p, true, nil
 	}
+	// record notes the memory after op o: the peak's largest free block, the curves.
+	record := func(o op) {
+		alloc, resv := a.Usage()
+		if resv > peakSeen {
+			peakSeen = resv
+			run.LargestFreeAtPeak = a.LargestFreeBlock()
+		}
+		if bk := int(o.event) / bucket; bk != curBucket {
+			curBucket = bk
+			cv.Event = append(cv.Event, int(o.event))
+			cv.Allocated = append(cv.Allocated, alloc)
+			cv.Reserved = append(cv.Reserved, resv)
+		} else {
+			n := len(cv.Event) - 1
+			cv.Event[n] = int(o.event)
+			cv.Allocated[n] = max(cv.Allocated[n], alloc)
+			cv.Reserved[n] = max(cv.Reserved[n], resv)
+		}
+	}
+	run.Stopped = -1
+ops:
 	for _, o := range h.ops {
 		switch o.kind {
 		case opAlloc:
@@ -477,6 +507,10 @@ func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run,
 			}
 			if ok {
 				addrs[o.id] = p
+			} else if !opts.ContinueAfterOOM {
+				run.Stopped = int(o.event)
+				record(o)
+				break ops
 			}
 		case opFree:
 			p := addrs[o.id]
@@ -535,22 +569,7 @@ func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run,
 				}
 			}
 		}
-		alloc, resv := a.Usage()
-		if resv > peakSeen {
-			peakSeen = resv
-			run.LargestFreeAtPeak = a.LargestFreeBlock()
-		}
-		if bk := int(o.event) / bucket; bk != curBucket {
-			curBucket = bk
-			cv.Event = append(cv.Event, int(o.event))
-			cv.Allocated = append(cv.Allocated, alloc)
-			cv.Reserved = append(cv.Reserved, resv)
-		} else {
-			n := len(cv.Event) - 1
-			cv.Event[n] = int(o.event)
-			cv.Allocated[n] = max(cv.Allocated[n], alloc)
-			cv.Reserved[n] = max(cv.Reserved[n], resv)
-		}
+		record(o)
 	}
 	run.Stats = a.MemoryStats()
 	run.MaxAllocated = run.Stats["allocated_bytes.all.peak"]
