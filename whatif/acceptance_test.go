@@ -80,8 +80,8 @@ func TestPredictsRecordedSettings(t *testing.T) {
 			checked++
 		}
 	}
-	if checked < 15 {
-		t.Fatalf("checked %d program × setting pairs, want the 15 shipped", checked)
+	if checked < 5*len(files) || len(files) < 9 {
+		t.Fatalf("checked %d program × setting pairs of %d programs, want 5 settings of each of the 9 shipped", checked, len(files))
 	}
 }
 
@@ -121,7 +121,20 @@ func checkPair(t *testing.T, s *snapshot.Snapshot, prog, ff, note string) Run {
 	if len(timing) > 0 && r.CrossStreamFrees != len(timing) {
 		t.Errorf("%s: %d cross-stream frees counted, the snapshot has %d", what, r.CrossStreamFrees, len(timing))
 	}
-	check(t, what, r, f, slices.DeleteFunc(slices.Clone(acceptanceKeys), func(k string) bool { _, ok := r.TimingRange[k]; return ok }))
+	exact := slices.DeleteFunc(slices.Clone(acceptanceKeys), func(k string) bool {
+		_, timed := r.TimingRange[k]
+		return timed || knownMisses[what+": "+k] != ""
+	})
+	check(t, what, r, f, exact)
+	for _, k := range acceptanceKeys {
+		if why := knownMisses[what+": "+k]; why != "" {
+			if r.Stats[k] == f.Stats[k] {
+				t.Errorf("%s: %s is exact now: take it off knownMisses", what, k)
+			} else {
+				t.Logf("%s: %s = %d, PyTorch measured %d: known miss (%s)", what, k, r.Stats[k], f.Stats[k], why)
+			}
+		}
+	}
 	checkRange(t, what, r, f)
 	logRow(t, prog, name+note, "", r, f)
 	if !sameTiming {
@@ -135,6 +148,13 @@ func checkPair(t *testing.T, s *snapshot.Snapshot, prog, ff, note string) Run {
 		logRow(t, prog, name+note, " (its timing)", res.Runs[0], f)
 	}
 	return r
+}
+
+// knownMisses are the predictions, beyond the three programs, known to differ
+// from PyTorch's figure, each with the reason found. A listed figure that comes out
+// exact fails the test, so the list cannot outlive its reason.
+var knownMisses = map[string]string{
+	"phases_empty_cache under roundup_power2_divisions_4: inactive_split_bytes.all.peak": "under roundup most device allocations have sizes the default run never asked for, so their addresses are the driver model's guesses (Run.Guessed), and after empty_cache equal-size free blocks are chosen by address",
 }
 
 // rangeWidth bounds a timing range of an acceptance key: hi − lo at most this fraction

@@ -120,6 +120,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 	for _, run := range r.Runs {
 		if o := run.FirstOOM; o != nil {
 			fmt.Fprintf(w, "\n%s, device %d: first OOM at event %d (%d bytes on stream %#x):\n  %s\n", run.Setting.Label(), run.Device, o.Event, o.Size, o.Stream, o.Message)
+			if run.Stopped >= 0 {
+				fmt.Fprintf(w, "  the replay stops there, as the program would have (torch.OutOfMemoryError); the figures are up to that allocation\n")
+			}
 			for _, f := range o.Frames {
 				fmt.Fprintf(w, "    %s:%d %s\n", f.Filename, f.Line, f.Name)
 			}
@@ -159,6 +162,8 @@ type jsonRun struct {
 	OOM               *jsonOOM            `json:"oom"`
 	CrossStreamFrees  int                 `json:"cross_stream_frees,omitempty"`
 	TimingRange       map[string][2]int64 `json:"timing_range,omitempty"`
+	TimingSchedules   int                 `json:"timing_schedules,omitempty"`
+	StoppedAt         *int                `json:"stopped_at_event"`
 }
 
 // WriteJSON writes {"runs": [{"conf", "fraction", "max_memory_allocated",
@@ -167,7 +172,9 @@ type jsonRun struct {
 // names, "fraction" and "cap" null when not capped. A run whose history has frees that
 // waited for other streams also has "cross_stream_frees": N and, when some figure
 // depends on their GPU timing, "timing_range": {memory_stats key: [low, high]} (see
-// Run.TimingRange); both are absent otherwise.
+// Run.TimingRange) and "timing_schedules", over how many timings; they are absent
+// otherwise. "stopped_at_event" is the trace index of the failed allocation that ended
+// the replay (Run.Stopped), null when it ran to the end.
 func (r *Result) WriteJSON(w io.Writer) error {
 	out := struct {
 		Runs     []jsonRun `json:"runs"`
@@ -180,7 +187,11 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	for _, run := range r.Runs {
 		j := jsonRun{Conf: run.Setting.Conf.String(), Device: run.Device, MaxAllocated: run.MaxAllocated,
 			MaxReserved: run.MaxReserved, LargestFreeAtPeak: run.LargestFreeAtPeak, GuessedAddresses: run.Guessed, Stats: run.Stats,
-			CrossStreamFrees: run.CrossStreamFrees, TimingRange: run.TimingRange}
+			CrossStreamFrees: run.CrossStreamFrees, TimingRange: run.TimingRange, TimingSchedules: run.TimingSchedules}
+		if run.Stopped >= 0 {
+			at := run.Stopped
+			j.StoppedAt = &at
+		}
 		if f := run.Setting.Fraction; f > 0 && f < 1 {
 			j.Fraction = &f
 		}

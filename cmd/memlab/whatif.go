@@ -54,6 +54,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	minCap := fs.Bool("min-cap", false, "find the smallest cap on reserved memory that does not OOM, per configuration")
 	total := fs.String("total", "", "the device's memory (default the H200's 150109880320 bytes)")
 	top := fs.Int("top", 10, "rows --sweep prints")
+	keepGoing := fs.Bool("keep-going", false, "replay on after an allocation fails that the recorded run made (by default a replay stops there, as the program would have)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, whatifUsage)
 		fs.PrintDefaults()
@@ -70,7 +71,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return fail("give exactly one snapshot file, got %d arguments", len(pos))
 	}
-	opts := whatif.Options{}
+	opts := whatif.Options{ContinueAfterOOM: *keepGoing}
 	if *total != "" {
 		n, err := parseBytes(*total)
 		if err != nil {
