@@ -121,7 +121,8 @@ func BenchmarkReplay1M8CrossStream(b *testing.B) {
 
 // BenchmarkExpandableOOMs replays 1 million entries under expandable segments and a cap
 // that makes most large requests fail: each failure runs the whole retry path
-// (release_cached_blocks), which must not cost a walk over every cached block.
+// (release_cached_blocks), which must not cost a walk over every cached block. The
+// replay goes on after each failure (Options.ContinueAfterOOM).
 func BenchmarkExpandableOOMs(b *testing.B) {
 	s := synthetic(1_000_000)
 	cfg, err := allocator.ParseConfig("expandable_segments:True")
@@ -132,7 +133,7 @@ func BenchmarkExpandableOOMs(b *testing.B) {
 	b.ResetTimer()
 	var ooms int64
 	for b.Loop() {
-		res, err := Replay(s, st, Options{})
+		res, err := Replay(s, st, Options{ContinueAfterOOM: true})
 		if err != nil {
 			b.Fatal(err)
 		}

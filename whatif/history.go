@@ -242,12 +242,17 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			hints = append(hints, hint{addr: e.Addr, size: e.Size, mapped: e.Action == "segment_map"})
 		case "segment_free", "segment_unmap":
 			// A run of releases belongs to an empty_cache call of the program when its
-			// stack frames say so. Without frames: when no new segment follows it, or
-			// when the new segment fits under what the run reserved at its peak (so no
-			// device allocation can have failed: not the retry path) and the recorded
-			// setting has no garbage collection. Otherwise it is the allocator's own
-			// retry path or garbage collection inside a malloc, which the replayed
-			// policy decides.
+			// stack frames say so. Without frames: when no new segment follows it; when
+			// one of the released (whole, free) segments could have served the request
+			// that follows (the malloc would have taken it before collecting garbage or
+			// retrying); or when the new segment fits under what the run reserved at
+			// its peak (no device allocation can have failed: not the retry path) and
+			// the recorded setting has no garbage collection. Otherwise it is the
+			// allocator's own retry path or garbage collection inside a malloc, which
+			// the replayed policy decides.
+			if i < releaseEnd {
+				break // a later release of a run already taken for the allocator's
+			}
 			j := i
 			for j < len(trace) && (trace[j].Action == "segment_free" || trace[j].Action == "segment_unmap" || trace[j].Action == "free_completed") {
 				j++
@@ -260,9 +265,12 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			switch {
 			case len(e.Frames) > 0:
 				inMalloc = !calledEmptyCache(e.Frames)
-			case inMalloc && next != "oom" && !gc && reservedBefore[i]+trace[j].Size <= maxReserved:
+			case !inMalloc || next == "oom":
+			case cachedBlockServes(trace, i, j, s.Settings.MaxSplitSize):
+				inMalloc = false // the malloc would have taken that block, releasing nothing
+			case !gc && reservedBefore[i]+trace[j].Size <= maxReserved:
 				inMalloc = false
-			case inMalloc && gc:
+			default:
 				ambiguous++
 			}
 			if inMalloc {
@@ -293,7 +301,7 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 	}
 	if ambiguous > 0 {
 		h.warnings = append(h.warnings, fmt.Sprintf(
-			"device %d: %d releases of cached segments are followed at once by a new segment; without stack frames an empty_cache() call cannot be told from the allocator's garbage collection, so they are taken for the allocator's (record with stacks to tell them apart)",
+			"device %d: %d releases of cached segments are followed at once by a new segment; without stack frames an empty_cache() call there cannot be told from the allocator's own release (garbage collection, or the retry path under a memory cap), so they are taken for the allocator's (record with stacks to tell them apart)",
 			device, ambiguous))
 	}
 	for k := range h.ops {
@@ -460,6 +468,50 @@ func calledEmptyCache(frames []snapshot.Frame) bool {
 		if f.Name == "empty_cache" && (strings.HasSuffix(f.Filename, "torch/cuda/memory.py") || strings.HasSuffix(f.Filename, `torch\cuda\memory.py`)) {
 			return true
 		}
+	}
+	return false
+}
+
+// cachedBlockServes reports whether one of the segments released by trace[i:j] (each a
+// whole free block of the recorded run's cache, unless a free completed inside the run
+// made it so) could have served the allocation that
+// follows the new segment at trace[j], under PyTorch's get_free_block rules: same
+// stream and pool (2 MiB segments are the small pool's), large enough, and not kept
+// from it by max_split_size (maxSplit ≤ 0: unlimited).
+func cachedBlockServes(trace []snapshot.TraceEntry, i, j int, maxSplit int64) bool {
+	if trace[j].Action != "segment_alloc" {
+		return false
+	}
+	k := j + 1
+	for k < len(trace) && trace[k].Action != "alloc" {
+		k++
+	}
+	if k == len(trace) {
+		return false
+	}
+	req := trace[k]
+	const smallSize, smallSegment, largeBuffer = 1 << 20, 2 << 20, 20 << 20
+	// a segment holding a block whose free completed inside the run (a
+	// synchronisation of the retry path) was not free when the malloc looked
+	completedIn := func(r snapshot.TraceEntry) bool {
+		for _, c := range trace[i:j] {
+			if c.Action == "free_completed" && c.Addr >= r.Addr && c.Addr < r.Addr+uint64(r.Size) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, r := range trace[i:j] {
+		if r.Action != "segment_free" || r.Stream != req.Stream || r.Size < req.Size || completedIn(r) {
+			continue
+		}
+		if (req.Size <= smallSize) != (r.Size == smallSegment) {
+			continue
+		}
+		if maxSplit > 0 && (req.Size < maxSplit && r.Size >= maxSplit || req.Size >= maxSplit && r.Size >= req.Size+largeBuffer) {
+			continue
+		}
+		return true
 	}
 	return false
 }
