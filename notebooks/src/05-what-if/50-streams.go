@@ -59,7 +59,7 @@ func severalStreams() {
 /*md
 A figure with `[low, high]` beside it depends on GPU timing: the replay also completed
 the cross-stream frees under other timings — as early as PyTorch could (the next
-allocation), as late (the next synchronisation), and over a hundred timings between —
+allocation), as late (the next synchronisation), and many timings between —
 and the brackets hold the figure's range over those replays (`Run.TimingRange`;
 `Run.TimingSchedules` says how many); the figure itself is the one with the snapshot's
 own timing.
