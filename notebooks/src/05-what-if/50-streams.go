@@ -155,7 +155,7 @@ func repeatedRuns() {
 		}
 	}
 	tab.Show()
-	memlab.Measured("%d figures took more than one value in eight runs of the same program under the same setting; the replay flags %d of them as depending on GPU timing", varying, flaggedN)
+	memlab.Measured("%d figures took more than one value in eight runs of one program under one setting; the replay flags %d of them", varying, flaggedN)
 	memlab.Measured("%d of the %d values PyTorch measured for them lie inside the replay's timing range", inside, values)
 }
 

@@ -66,6 +66,6 @@ func TestRepeatedRuns(t *testing.T) {
 	// eight runs of the same program under the same setting: PyTorch's own figures vary
 	nbtest.Want(t, nbtest.Run(t, Cells, "repeatedRuns"),
 		`(?m)^max_split 128 +inactive_split_bytes\.all\.peak +63\.97 MiB \(3×\) 70\.00 MiB \(4×\) 84\.00 MiB \(1×\) +\[57\.97 MiB, 103\.00 MiB\]$`,
-		`Measured: 14 figures took more than one value in eight runs of the same program under the same setting; the replay flags 14 of them as depending on GPU timing`,
+		`Measured: 14 figures took more than one value in eight runs of one program under one setting; the replay flags 14 of them`,
 		`Measured: 29 of the 29 values PyTorch measured for them lie inside the replay's timing range`)
 }
