@@ -76,9 +76,8 @@ func TestPredictsRecordedSettings(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, ff := range factFiles {
-			r := checkPair(t, s, prog, ff, "")
+			r, f := checkPair(t, s, prog, ff, "")
 			checked++
-			f := readFacts(t, ff)
 			for _, k := range acceptanceKeys {
 				lr, timed := r.TimingRange[k]
 				switch w := f.Stats[k]; {
@@ -115,8 +114,8 @@ func TestPredictsRecordedSettings(t *testing.T) {
 // figure not flagged as timing-dependent exact, every flagged one inside its narrow
 // range, and, when the GPU completed the cross-stream frees at other points in that run,
 // every figure exact with that run's completion points moved into s. It returns the
-// replay with s's own timing.
-func checkPair(t *testing.T, s *snapshot.Snapshot, prog, ff, note string) Run {
+// replay with s's own timing and the run's facts.
+func checkPair(t *testing.T, s *snapshot.Snapshot, prog, ff, note string) (Run, facts) {
 	t.Helper()
 	name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(ff), prog+"__"), ".facts.json")
 	f := readFacts(t, ff)
@@ -172,7 +171,7 @@ func checkPair(t *testing.T, s *snapshot.Snapshot, prog, ff, note string) Run {
 		check(t, what+" with that run's cross-stream timing", res.Runs[0], f, acceptanceKeys)
 		logRow(t, prog, name+note, " (its timing)", res.Runs[0], f)
 	}
-	return r
+	return r, f
 }
 
 // knownMisses are the predictions, beyond the three programs, known to differ
@@ -267,7 +266,7 @@ func completions(tr []snapshot.TraceEntry) map[int]int {
 			requests++
 		case "free_requested":
 			requests++
-			if !(i+1 < len(tr) && tr[i+1].Action == "free_completed" && tr[i+1].Addr == e.Addr) {
+			if completesLater(tr, i) {
 				out[ord[e.Addr]] = -1
 			}
 		case "free_completed":

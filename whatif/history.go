@@ -2,7 +2,6 @@ package whatif
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 
@@ -24,7 +23,6 @@ const (
 type op struct {
 	kind     opKind
 	deferred bool  // opFree: the free waited for other streams in the recorded run
-	done     int32 // opFree, deferred: the trace index of its free_completed (MaxInt32: none)
 	order    int64 // opFree, deferred: its place when frees complete together (completionOrder)
 	// opFree, deferred: requests (alloc and oom entries) before the free; once the
 	// free completes, the requests between the free and its completion (the
@@ -55,7 +53,8 @@ type history struct {
 	initial  []initialBlock
 	events   int
 	warnings []string
-	deferred int // frees that waited for other streams (opFree with deferred)
+	deferred int   // frees that waited for other streams (opFree with deferred)
+	ids      int32 // block ids handed out: ops' and initial blocks' ids are below it
 }
 
 type initialBlock struct {
@@ -204,12 +203,12 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 				return nil, errAt(i, "%#x is already freed (double free)", e.Addr)
 			}
 			b.requested = true
-			deferred := !(i+1 < len(trace) && trace[i+1].Action == "free_completed" && trace[i+1].Addr == e.Addr)
+			deferred := completesLater(trace, i)
 			if deferred {
 				h.deferred++
 			}
 			b.freeOp = len(h.ops)
-			h.ops = append(h.ops, op{kind: opFree, id: b.id, event: int32(i), stream: e.Stream, deferred: deferred, done: math.MaxInt32, lag: requests})
+			h.ops = append(h.ops, op{kind: opFree, id: b.id, event: int32(i), stream: e.Stream, deferred: deferred, lag: requests})
 			if !deferred {
 				delete(live, e.Addr)
 				i++ // its free_completed
@@ -227,7 +226,6 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			}
 			delete(live, e.Addr)
 			if b.freeOp >= 0 {
-				h.ops[b.freeOp].done = int32(i)
 				h.ops[b.freeOp].lag = requests - h.ops[b.freeOp].lag
 				if i < releaseEnd {
 					h.ops[b.freeOp].lag = -1 // completed by the retry path's synchronisation, not by timing
@@ -304,9 +302,10 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			"device %d: %d releases of cached segments are followed at once by a new segment; without stack frames an empty_cache() call there cannot be told from the allocator's own release (garbage collection, or the retry path under a memory cap), so they are taken for the allocator's (record with stacks to tell them apart)",
 			device, ambiguous))
 	}
-	for k := range h.ops {
-		if o := &h.ops[k]; o.kind == opFree && o.deferred && o.done == math.MaxInt32 {
-			o.lag = -1
+	// a deferred free still pending at the end never completed
+	for _, b := range live {
+		if b.requested && b.freeOp >= 0 {
+			h.ops[b.freeOp].lag = -1
 		}
 	}
 	completionOrder(trace, h.ops)
@@ -353,7 +352,14 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			"device %d: the history starts after the program allocated: %d blocks (%d bytes) in %d segments (%d bytes) were live before its first event (history recorded late, or its ring buffer of max_entries wrapped); they are re-made first, in address order, so peaks before the first event are not known",
 			device, len(h.initial), n, len(before), segBytes))
 	}
+	h.ids = nextID
 	return h, nil
+}
+
+// completesLater reports whether the free_requested at trace[i] waited for other
+// streams (record_stream): its free_completed is not the next entry.
+func completesLater(trace []snapshot.TraceEntry, i int) bool {
+	return !(i+1 < len(trace) && trace[i+1].Action == "free_completed" && trace[i+1].Addr == trace[i].Addr)
 }
 
 // completionOrder sets the order key of every deferred free in ops: the order in which
@@ -383,7 +389,7 @@ func completionOrder(trace []snapshot.TraceEntry, ops []op) {
 		switch e.Action {
 		case "free_requested":
 			flush()
-			if !(i+1 < len(trace) && trace[i+1].Action == "free_completed" && trace[i+1].Addr == e.Addr) {
+			if completesLater(trace, i) {
 				deferredAt[e.Addr] = true
 			}
 		case "free_completed":

@@ -41,13 +41,12 @@ func TestRepeatedRuns(t *testing.T) {
 		rep := filepath.Base(filepath.Dir(ff))
 		repeats[rep] = true
 		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(ff), prog+"__"), ".facts.json")
-		r := checkPair(t, shipped, prog, ff, " (repeat "+rep+")")
+		r, f := checkPair(t, shipped, prog, ff, " (repeat "+rep+")")
 		own, err := snapshot.ReadFile(filepath.Join(filepath.Dir(ff), "stacks", prog+"__default.pickle"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		checkPair(t, own, prog, ff, " (repeat "+rep+", its own default snapshot)")
-		f := readFacts(t, ff)
 		if values[name] == nil {
 			values[name], flagged[name] = map[string]map[int64]bool{}, map[string]bool{}
 		}

@@ -115,13 +115,7 @@ func (h *history) deferredFrees() []deferredFree {
 }
 
 // blank returns a schedule with room for every block id.
-func (h *history) blank() schedule {
-	n := int32(len(h.initial))
-	for _, o := range h.ops {
-		n = max(n, o.id+1)
-	}
-	return make(schedule, n)
-}
+func (h *history) blank() schedule { return make(schedule, h.ids) }
 
 // uniform is the schedule that gives every deferred free the same delay.
 func (h *history) uniform(d int) schedule {

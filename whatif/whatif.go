@@ -361,7 +361,7 @@ func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run,
 		}
 	}
 	run := &Run{Setting: st, Device: h.device}
-	addrs := make([]uint64, len(h.ops)+len(h.initial)) // by block id; 0: not held
+	addrs := make([]uint64, h.ids) // by block id; 0: not held
 	pending := make([]bool, len(addrs))
 	npending := 0
 	// Frees due together complete by rank (op.order: stream by stream, then in the
