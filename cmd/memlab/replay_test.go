@@ -22,13 +22,7 @@ func TestReplayCommand(t *testing.T) {
 	if err := os.WriteFile(badOps, []byte(`[["a",-5]]`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		name     string
-		args     []string
-		wantCode int
-		wantOut  string // substring of stdout
-		wantErr  string // substring of stderr
-	}{
+	tests := []cliCase{
 		{"check matches PyTorch", []string{"--check", groundTruth}, 0, "25/25 ops matched", ""},
 		{"check reports summary", []string{"--check", groundTruth}, 0, "summary: byte-identical", ""},
 		{"check with another conf differs", []string{"--check", groundTruth, "--conf", "max_split_size_mb:128"}, 1, "first difference: op 0: stats.max_split_size", ""},
@@ -51,21 +45,7 @@ func TestReplayCommand(t *testing.T) {
 		{"viz pickle", []string{"--trace", bare, "--viz", filepath.Join(dir, "snap.pickle")}, 0, "", "8 ops"},
 		{"viz unwritable", []string{"--trace", bare, "--viz", filepath.Join(dir, "no", "such", "dir.json")}, 1, "", "--viz"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			var out, errb bytes.Buffer
-			code := run(append([]string{"replay"}, tc.args...), &out, &errb)
-			if code != tc.wantCode {
-				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.wantCode, out.String(), errb.String())
-			}
-			if !strings.Contains(out.String(), tc.wantOut) {
-				t.Errorf("stdout %q does not contain %q", out.String(), tc.wantOut)
-			}
-			if !strings.Contains(errb.String(), tc.wantErr) {
-				t.Errorf("stderr %q does not contain %q", errb.String(), tc.wantErr)
-			}
-		})
-	}
+	runCLICases(t, "replay", tests)
 	var snap struct {
 		Segments     []map[string]any   `json:"segments"`
 		DeviceTraces [][]map[string]any `json:"device_traces"`

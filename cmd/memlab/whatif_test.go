@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"memlab.dev/memlab/reference"
@@ -21,17 +20,13 @@ func TestWhatifCommand(t *testing.T) {
 	if err := os.WriteFile(notPickle, []byte("not a pickle"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		name     string
-		args     []string
-		wantCode int
-		wantOut  string
-		wantErr  string
-	}{
+	tests := []cliCase{
 		// PyTorch measured 306184192 bytes reserved at the peak (the facts file).
 		{"own settings", []string{snap}, 0, "292.00 MiB", ""},
 		{"flags after and before", []string{"--conf", "expandable_segments:True", snap, "--conf", ""}, 0, "expandable", ""},
 		{"cap with OOM", []string{snap, "--cap", "64MiB"}, 0, "first OOM at event", ""},
+		{"cap with OOM: the replay stops", []string{snap, "--cap", "64MiB"}, 0, "the replay stops there", ""},
+		{"keep going after the OOM", []string{snap, "--cap", "64MiB", "--keep-going"}, 0, "first OOM at event", ""},
 		{"plot", []string{snap, "--conf", "", "--plot", filepath.Join(dir, "m.svg")}, 0, "wrote", ""},
 		{"sweep", []string{snap, "--sweep", "--top", "3"}, 0, "lowest peak reserved first", ""},
 		{"min cap", []string{snap, "--min-cap", "--conf", ""}, 0, "smallest cap without OOM", ""},
@@ -46,21 +41,7 @@ func TestWhatifCommand(t *testing.T) {
 		{"sweep with conf", []string{snap, "--sweep", "--conf", ""}, 2, "", "drop --conf"},
 		{"unwritable json", []string{snap, "--json", filepath.Join(dir, "no", "such", "x.json")}, 1, "", "--json"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			var out, errb bytes.Buffer
-			code := run(append([]string{"whatif"}, tc.args...), &out, &errb)
-			if code != tc.wantCode {
-				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.wantCode, out.String(), errb.String())
-			}
-			if !strings.Contains(out.String(), tc.wantOut) {
-				t.Errorf("stdout %q does not contain %q", out.String(), tc.wantOut)
-			}
-			if !strings.Contains(errb.String(), tc.wantErr) {
-				t.Errorf("stderr %q does not contain %q", errb.String(), tc.wantErr)
-			}
-		})
-	}
+	runCLICases(t, "whatif", tests)
 }
 
 // TestWhatifJSON checks the shape of --json: the keys, every memory_stats key,
