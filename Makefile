@@ -16,7 +16,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 REPO := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 GO ?= go
-NOTEBOOKS ?= $(sort $(wildcard notebooks/*.ipynb))
+NOTEBOOKS ?= $(sort $(wildcard notebooks/en/*.ipynb notebooks/zh-CN/*.ipynb))
 NOTEBOOK_TIMEOUT ?= 900
 
 -include Makefile.gpu Makefile.exercises

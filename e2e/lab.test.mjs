@@ -1,6 +1,6 @@
 // lab.test.mjs: memlab's browser test. It starts JupyterLab (the checkout's own, from
 // .venv) on a free loopback port with the project's GoNB kernel, drives Debian's
-// Chromium headless through playwright-core, and for every notebooks/*.ipynb: opens
+// Chromium headless through playwright-core, and for every notebooks/{en,zh-CN}/*.ipynb: opens
 // it, runs all cells, waits for the kernel to go idle, then asserts that
 //   - every code cell ran (a failing cell stops Run All) and none shows an error
 //     output, a Go panic, a GoNB compile error or an error line on stderr;
@@ -14,7 +14,7 @@
 //
 // Run it with e2e/run.sh (make e2e), which installs what it needs. Environment:
 // CHROMIUM (default /usr/bin/chromium), E2E_NOTEBOOKS (space-separated paths,
-// default notebooks/*.ipynb), E2E_NOTEBOOK_TIMEOUT (seconds per notebook, default
+// default notebooks/{en,zh-CN}/*.ipynb), E2E_NOTEBOOK_TIMEOUT (seconds per notebook, default
 // 900), E2E_MAX_SHOT (the tallest screenshot in pixels, default 15000), E2E_MARK (a marker put into the environment of every process started, so
 // that run.sh can find and stop what is left).
 import { spawn, execFileSync } from "node:child_process";
@@ -177,12 +177,19 @@ const panelState = () => {
   };
 };
 
+// shotName names a notebook's screenshots and workspace: its edition and name,
+// en-02-memory-mechanics.
+function shotName(file) {
+  return `${path.basename(path.dirname(file))}-${path.basename(file, ".ipynb")}`;
+}
+
 // runNotebook opens one notebook, runs all its cells and checks what it shows.
 async function runNotebook(page, base, token, file, probeCompletion, names) {
-  const name = path.basename(file, ".ipynb");
+  const rel = path.relative(path.join(REPO, "notebooks"), file); // en/02-….ipynb: the server's root is notebooks/
+  const name = shotName(file);
   const nb = JSON.parse(fs.readFileSync(file, "utf8"));
   const t0 = Date.now();
-  await page.goto(`${base}/lab/workspaces/e2e-${name}/tree/${encodeURIComponent(path.basename(file))}?reset&token=${token}`);
+  await page.goto(`${base}/lab/workspaces/e2e-${name}/tree/${rel.split(path.sep).map(encodeURIComponent).join("/")}?reset&token=${token}`);
   await page.waitForSelector(".jp-NotebookPanel .jp-Notebook .jp-Cell", { timeout: 120_000 });
   // The notebook alone, as wide as the window: no file browser beside it.
   await page.evaluate(() => window.jupyterapp.shell.collapseLeft());
@@ -361,10 +368,13 @@ async function main() {
     .filter(Boolean)
     .map((f) => path.resolve(REPO, f));
   if (files.length === 0) {
-    for (const f of fs.readdirSync(path.join(REPO, "notebooks")).sort())
-      if (f.endsWith(".ipynb")) files.push(path.join(REPO, "notebooks", f));
+    for (const ed of ["en", "zh-CN"]) {
+      const dir = path.join(REPO, "notebooks", ed);
+      if (!fs.existsSync(dir)) continue;
+      for (const f of fs.readdirSync(dir).sort()) if (f.endsWith(".ipynb")) files.push(path.join(dir, f));
+    }
   }
-  if (files.length === 0) throw new Error("no notebooks/*.ipynb");
+  if (files.length === 0) throw new Error("no notebooks/{en,zh-CN}/*.ipynb");
   const before = new Map(files.map((f) => [f, sha(f)]));
   const probe = files.find((f) => fs.readFileSync(f, "utf8").includes("memlab.dev/memlab/memlab"));
   if (!probe) fail("completion", "no notebook imports memlab.dev/memlab/memlab");
@@ -415,7 +425,7 @@ async function main() {
         await runNotebook(page, lab.base, token, f, f === probe, names);
       } catch (e) {
         fail(path.basename(f), e.message.split("\n")[0]);
-        await page.screenshot({ path: path.join(OUT, `${path.basename(f, ".ipynb")}-failed.png`) }).catch(() => {});
+        await page.screenshot({ path: path.join(OUT, `${shotName(f)}-failed.png`) }).catch(() => {});
       }
       // Shut the notebook's kernel down before the next one.
       for (const s of await api(lab.base, token, "GET", "/api/sessions"))

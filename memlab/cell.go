@@ -9,6 +9,7 @@ import (
 	"github.com/janpfeifer/gonb/gonbui"
 
 	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memplot"
 )
 
@@ -43,9 +44,16 @@ func FormatBytes(n int64) string { return allocator.FormatSize(n) }
 
 // Measured prints one "Measured:" line: the sentence a notebook states about
 // an experiment, printed by the cell from the numbers it measured, so that the
-// prose can never drift from the result.
+// prose can never drift from the result. It prints in the workbook's edition
+// (package [lang]): in the Chinese edition "实测：" and the catalog's
+// translation of format, which scripts/mknotebooks checks every notebook's
+// Measured formats have.
 func Measured(format string, args ...any) {
-	fmt.Fprintf(output(), "Measured: "+strings.TrimRight(format, "\n")+"\n", args...)
+	prefix := "Measured: "
+	if lang.Current() == lang.Chinese {
+		prefix = "实测："
+	}
+	fmt.Fprintf(output(), prefix+lang.Text(strings.TrimRight(format, "\n"))+"\n", args...)
 }
 
 var (

@@ -60,6 +60,13 @@ func TestMeasured(t *testing.T) {
 	if out.String() != "Measured: 4.00 MiB after x\n" {
 		t.Errorf("Measured printed %q", out.String())
 	}
+	// The Chinese edition: its prefix, and the catalog's sentence where it has one.
+	t.Setenv("MEMLAB_LANG", "zh-CN")
+	out.Reset()
+	Measured("%s after x\n", FormatBytes(4<<20))
+	if out.String() != "实测：4.00 MiB after x\n" {
+		t.Errorf("Measured printed %q in the Chinese edition (an untranslated sentence stays English)", out.String())
+	}
 }
 
 func TestShowAndCellExec(t *testing.T) {

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # run-notebooks.sh executes notebooks headless through the GoNB kernel with
 # nbconvert, writes each executed notebook and its HTML rendering to
-# build/notebooks/, then checks the executed notebooks with scripts/nbcheck
+# build/notebooks/EDITION/ (en or zh-CN, the folder the notebook is in), then checks the executed notebooks with scripts/nbcheck
 # (error outputs, panics, stderr errors, plots missing where expected).
 # It uses the checkout's own Jupyter (.venv, set up by scripts/lab.sh), with an
 # empty Jupyter config directory so that a user's own Jupyter configuration does not
 # change the run.
-# Usage: scripts/run-notebooks.sh notebooks/*.ipynb   (run `make lab-deps` first)
+# Usage: scripts/run-notebooks.sh notebooks/en/*.ipynb notebooks/zh-CN/*.ipynb   (run `make lab-deps` first)
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT="$REPO/build/notebooks"
@@ -27,7 +27,10 @@ fail=0
 executed=()
 for nb in "$@"; do
 	name=$(basename "$nb" .ipynb)
-	log="$OUT/$name.log"
+	edition=$(basename "$(dirname "$nb")")
+	out="$OUT/$edition"
+	mkdir -p "$out"
+	log="$out/$name.log"
 	t0=$SECONDS
 	# allow_errors keeps executing and saves the notebook, so that a failure
 	# can be read in the output; nbcheck below turns any error into a failure.
@@ -35,12 +38,12 @@ for nb in "$@"; do
 		--ExecutePreprocessor.timeout="$TIMEOUT" \
 		--ExecutePreprocessor.kernel_name=gonb \
 		--ExecutePreprocessor.allow_errors=True \
-		--output-dir "$OUT" --output "$name" "$nb" >"$log" 2>&1 &&
-		"${J[@]}" nbconvert --to html --output-dir "$OUT" "$OUT/$name.ipynb" >>"$log" 2>&1; then
-		echo "notebook $name: executed in $((SECONDS - t0))s -> build/notebooks/$name.{ipynb,html}"
-		executed+=("$OUT/$name.ipynb")
+		--output-dir "$out" --output "$name" "$nb" >"$log" 2>&1 &&
+		"${J[@]}" nbconvert --to html --output-dir "$out" "$out/$name.ipynb" >>"$log" 2>&1; then
+		echo "notebook $edition/$name: executed in $((SECONDS - t0))s -> build/notebooks/$edition/$name.{ipynb,html}"
+		executed+=("$out/$name.ipynb")
 	else
-		echo "notebook $name: nbconvert FAILED after $((SECONDS - t0))s (log: $log)"
+		echo "notebook $edition/$name: nbconvert FAILED after $((SECONDS - t0))s (log: $log)"
 		tail -n 30 "$log"
 		fail=1
 	fi

@@ -31,7 +31,7 @@ func TestSectionsMatchNotebooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	notebooks := filepath.Join(filepath.Dir(root), "notebooks")
+	notebooks := filepath.Join(filepath.Dir(root), "notebooks", "en")
 	for _, ex := range exs {
 		m := sectionRef.FindStringSubmatch(ex.Section)
 		if m == nil {

@@ -14,7 +14,7 @@ func TestParseReadme(t *testing.T) {
 		name, text, title, section string
 	}{
 		{"numbered title and linked section",
-			"# 04 · Rounding a request: `round_size`\n\nSection: [Notebook 02, §2.2 The caching allocator](../../notebooks/02-memory-mechanics.ipynb)\n\nText.",
+			"# 04 · Rounding a request: `round_size`\n\nSection: [Notebook 02, §2.2 The caching allocator](../../notebooks/en/02-memory-mechanics.ipynb)\n\nText.",
 			"Rounding a request: `round_size`", "Notebook 02, §2.2 The caching allocator"},
 		{"plain section", "# Title\nSection: Notebook 04, §4.1 Views\n", "Title", "Notebook 04, §4.1 Views"},
 		{"no section", "# 1 · Strides\n", "Strides", ""},

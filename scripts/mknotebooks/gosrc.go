@@ -11,7 +11,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+
+	"memlab.dev/memlab/lang"
 )
 
 // A notebook written as Go: the directory notebooks/src/NAME is a Go package
@@ -33,7 +36,13 @@ import (
 //
 // A block comment that opens with "/*md" is a markdown cell (it must not touch
 // the declaration after it: leave a blank line, so that gofmt never reformats
-// it as a doc comment). A function marked //nb:cell (no parameters, no
+// it as a doc comment). The workbook has two editions, English and Simplified
+// Chinese (package lang): a "/*md:zh-CN" comment right after a "/*md" one is
+// the same cell in the Chinese edition, written for Chinese readers. A
+// notebook has a Chinese block for every markdown cell, or none (then only its
+// English edition is written); in a bilingual notebook every
+// memlab.Measured format must be a string constant that lang's zh-CN catalog
+// translates. A function marked //nb:cell (no parameters, no
 // results) is a code cell whose body, after GoNB's "%%", is the body of the
 // cell's main; words after the marker are the cell's tags ("plot": nbcheck
 // wants an image). A declaration marked //nb:decl opens a code cell of
@@ -47,20 +56,30 @@ import (
 
 // goNotebook is a notebook read from a Go package.
 type goNotebook struct {
-	name    string // the notebook's file name without .ipynb
-	pkg     string // the package's name
-	cells   []cell
-	pending []rawCell // cells being read
-	meta    map[string]any
-	runs    []runCell // the //nb:cell functions, in order
-	imports []string  // import specs as written: `"fmt"`, `nb "x/y"`
+	name     string // the notebook's file name without .ipynb
+	pkg      string // the package's name
+	editions map[string][]cell
+	pending  []rawCell // cells being read
+	meta     map[string]any
+	runs     []runCell  // the //nb:cell functions, in order
+	imports  []string   // import specs as written: `"fmt"`, `nb "x/y"`
+	measured []measured // the memlab.Measured formats
 }
 
-// rawCell is a cell as lines without newlines.
+// rawCell is a cell as lines without newlines; a markdown cell's Chinese
+// lines are in zh.
 type rawCell struct {
 	kind  string
 	tags  []string
 	lines []string
+	zh    []string
+	at    string // where it starts, for errors
+}
+
+// measured is one memlab.Measured call's format.
+type measured struct {
+	format string
+	at     string
 }
 
 // runCell is one //nb:cell function.
@@ -139,7 +158,7 @@ func readGoNotebook(dir string) (*goNotebook, error) {
 		for _, cg := range f.Comments {
 			for _, c := range cg.List {
 				switch {
-				case strings.HasPrefix(c.Text, "/*md"):
+				case strings.HasPrefix(c.Text, "/*md:zh-CN"), strings.HasPrefix(c.Text, "/*md"):
 					if docs[cg] {
 						return nil, fmt.Errorf("%s: a /*md comment must be followed by a blank line, not a declaration", pos(c.Pos()))
 					}
@@ -161,22 +180,38 @@ func readGoNotebook(dir string) (*goNotebook, error) {
 		inDecl := false // an //nb:decl cell is open: unmarked declarations join it
 		for _, it := range items {
 			if it.md != nil {
-				text := strings.TrimPrefix(strings.TrimSuffix(it.md.Text, "*/"), "/*md")
+				zh := strings.HasPrefix(it.md.Text, "/*md:zh-CN")
+				marker := "/*md"
+				if zh {
+					marker = "/*md:zh-CN"
+				}
+				text := strings.TrimPrefix(strings.TrimSuffix(it.md.Text, "*/"), marker)
 				lines := trimBlank(strings.Split(text, "\n"))
 				if len(lines) == 0 {
-					return nil, fmt.Errorf("%s: empty /*md comment", pos(it.md.Pos()))
+					return nil, fmt.Errorf("%s: empty %s comment", pos(it.md.Pos()), marker)
 				}
 				if m := typedFigure.FindString(text); m != "" {
 					return nil, fmt.Errorf("%s: markdown holds %q, a figure that looks measured: print it from the cell (memlab.Measured) instead of typing it", pos(it.md.Pos()), m)
+				}
+				if zh {
+					last := len(nb.pending) - 1
+					if last < 0 || nb.pending[last].kind != "markdown" || nb.pending[last].zh != nil {
+						return nil, fmt.Errorf("%s: a /*md:zh-CN comment must follow the /*md comment it translates", pos(it.md.Pos()))
+					}
+					nb.pending[last].zh = lines
+					continue
 				}
 				for _, l := range lines {
 					if h, ok := strings.CutPrefix(l, "## "); ok {
 						section = strings.TrimSpace(h)
 					}
 				}
-				nb.pending = append(nb.pending, rawCell{"markdown", nil, lines})
+				nb.pending = append(nb.pending, rawCell{kind: "markdown", lines: lines, at: pos(it.md.Pos())})
 				inDecl = false
 				continue
+			}
+			if err := nb.readMeasured(it.decl, fset); err != nil {
+				return nil, err
 			}
 			doc := docOf(it.decl)
 			kind, tags := marker(doc)
@@ -195,12 +230,12 @@ func readGoNotebook(dir string) (*goNotebook, error) {
 				if len(lines) == 0 {
 					return nil, fmt.Errorf("%s: //nb:cell %s has an empty body", pos(start), fn.Name.Name)
 				}
-				nb.pending = append(nb.pending, rawCell{"code", tags, append([]string{"%%"}, lines...)})
+				nb.pending = append(nb.pending, rawCell{kind: "code", tags: tags, lines: append([]string{"%%"}, lines...)})
 				nb.runs = append(nb.runs, runCell{fn: fn.Name.Name, section: section, tags: tags})
 				inDecl = false
 			case "decl":
 				text := declText(src, doc, it.decl, off)
-				nb.pending = append(nb.pending, rawCell{"code", tags, text})
+				nb.pending = append(nb.pending, rawCell{kind: "code", tags: tags, lines: text})
 				inDecl = true
 			case "":
 				if !inDecl {
@@ -240,15 +275,114 @@ func readGoNotebook(dir string) (*goNotebook, error) {
 		imp = append(imp, "\t"+s)
 	}
 	imp = append(imp, ")")
-	imported := false
+	editions := []string{lang.English}
+	var untranslated []string
 	for _, c := range nb.pending {
-		if c.kind == "code" && !imported {
-			nb.cells = append(nb.cells, newCell("code", nil, imp))
-			imported = true
+		if c.kind == "markdown" && c.zh == nil {
+			untranslated = append(untranslated, c.at)
 		}
-		nb.cells = append(nb.cells, newCell(c.kind, c.tags, c.lines))
+	}
+	if nmd := countMarkdown(nb.pending); len(untranslated) < nmd {
+		if len(untranslated) > 0 {
+			return nil, fmt.Errorf("%s: %d of %d markdown cells have no /*md:zh-CN block after them: %s", dir, len(untranslated), nmd, strings.Join(untranslated, ", "))
+		}
+		for _, m := range nb.measured {
+			if !lang.Has(lang.Chinese, m.format) {
+				return nil, fmt.Errorf("%s: memlab.Measured format %q has no zh-CN translation in lang/zh-CN/*.txt", m.at, m.format)
+			}
+		}
+		editions = append(editions, lang.Chinese)
+	}
+	nb.editions = map[string][]cell{}
+	for _, ed := range editions {
+		// Each edition's first code cell sets the language its cells print in.
+		first := append([]string{"%env MEMLAB_LANG=" + ed}, imp...)
+		var cells []cell
+		imported := false
+		for _, c := range nb.pending {
+			if c.kind == "code" && !imported {
+				cells = append(cells, newCell("code", nil, first))
+				imported = true
+			}
+			lines := c.lines
+			if ed == lang.Chinese && c.kind == "markdown" {
+				lines = c.zh
+			}
+			cells = append(cells, newCell(c.kind, c.tags, lines))
+		}
+		nb.editions[ed] = cells
 	}
 	return nb, nil
+}
+
+func countMarkdown(cells []rawCell) int {
+	n := 0
+	for _, c := range cells {
+		if c.kind == "markdown" {
+			n++
+		}
+	}
+	return n
+}
+
+// readMeasured records the formats of the memlab.Measured calls in d, each of
+// which must be a string constant (a literal, or literals joined by +) so that
+// its translation can be looked up.
+func (nb *goNotebook) readMeasured(d ast.Decl, fset *token.FileSet) error {
+	var err error
+	ast.Inspect(d, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || err != nil {
+			return err == nil
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok || sel.Sel.Name != "Measured" {
+			return true
+		}
+		if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "memlab" {
+			return true
+		}
+		at := fset.Position(call.Pos()).String()
+		if len(call.Args) == 0 {
+			err = fmt.Errorf("%s: memlab.Measured without a format", at)
+			return false
+		}
+		format, ok := constString(call.Args[0])
+		if !ok {
+			err = fmt.Errorf("%s: memlab.Measured's format must be a string constant (literals joined by +), so that it can be translated", at)
+			return false
+		}
+		format = strings.TrimRight(format, "\n")
+		if strings.Contains(format, "\n") {
+			err = fmt.Errorf("%s: memlab.Measured prints one line: its format holds a newline", at)
+			return false
+		}
+		nb.measured = append(nb.measured, measured{format, at})
+		return true
+	})
+	return err
+}
+
+// constString evaluates a string literal or a + of string literals.
+func constString(e ast.Expr) (string, bool) {
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		if e.Kind != token.STRING {
+			return "", false
+		}
+		s, err := strconv.Unquote(e.Value)
+		return s, err == nil
+	case *ast.BinaryExpr:
+		if e.Op != token.ADD {
+			return "", false
+		}
+		a, ok1 := constString(e.X)
+		b, ok2 := constString(e.Y)
+		return a + b, ok1 && ok2
+	case *ast.ParenExpr:
+		return constString(e.X)
+	}
+	return "", false
 }
 
 // typedFigure matches what looks like a measured figure typed into markdown:

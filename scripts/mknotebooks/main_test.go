@@ -1,72 +1,17 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-func TestBuild(t *testing.T) {
-	src := "%% meta {\"memlab\": {\"plot_per_section\": true}}\n%% md\n# Title\n\ntext\n\n%% code plot\nx := 1\n%% code\n\n%%\n"
-	tests := []struct {
-		name string
-		src  string
-		err  string
-	}{
-		{"text before marker", "hello\n%% md\n", "line 1: text before the first"},
-		{"unknown kind", "%% python\n", `unknown cell kind "python"`},
-		{"bad meta", "%% meta {\n", "line 1: meta"},
-		{"empty", "\n\n", "no cells"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if _, err := build(tt.src); err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Fatalf("build(%q) = %v, want error containing %q", tt.src, err, tt.err)
-			}
-		})
-	}
-	out, err := build(strings.TrimSuffix(src, "%%\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var nb struct {
-		Metadata map[string]any
-		Cells    []map[string]any
-	}
-	if err := json.Unmarshal(out, &nb); err != nil {
-		t.Fatal(err)
-	}
-	if len(nb.Cells) != 3 {
-		t.Fatalf("got %d cells, want 3", len(nb.Cells))
-	}
-	md, code := nb.Cells[0], nb.Cells[1]
-	if got := md["source"].([]any); len(got) != 3 || got[0] != "# Title\n" || got[2] != "text" {
-		t.Errorf("markdown source = %q", got)
-	}
-	if _, ok := md["outputs"]; ok {
-		t.Error("markdown cell has outputs")
-	}
-	if v, ok := code["execution_count"]; !ok || v != nil {
-		t.Errorf("code cell execution_count = %v, %v; want present and null", v, ok)
-	}
-	if tags := code["metadata"].(map[string]any)["tags"].([]any); len(tags) != 1 || tags[0] != "plot" {
-		t.Errorf("tags = %v", tags)
-	}
-	if nb.Metadata["kernelspec"].(map[string]any)["name"] != "gonb" {
-		t.Error("kernelspec is not gonb")
-	}
-	if nb.Metadata["memlab"] == nil {
-		t.Error("meta line not merged")
-	}
-}
-
 // TestNotebooksUpToDate fails when a committed notebook (or a notebook
-// package's cells_gen.go) differs from what its source in scripts/notebooks or
-// notebooks/src generates.
+// package's cells_gen.go) differs from what its source in notebooks/src
+// generates, or when no source makes a committed notebook.
 func TestNotebooksUpToDate(t *testing.T) {
-	if err := run("../notebooks", "../../notebooks/src", "../../notebooks", true); err != nil {
+	if err := run("../../notebooks/src", "../../notebooks", true); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -90,12 +35,12 @@ func TestReadGoNotebook(t *testing.T) {
 		t.Fatal(err)
 	}
 	var kinds []string
-	for _, c := range nb.cells {
+	for _, c := range nb.editions["en"] {
 		kinds = append(kinds, c.CellType+":"+strings.Join(c.Source, ""))
 	}
 	want := []string{
 		"markdown:# Title\n\n## 7.1 First",
-		"code:import (\n\t\"fmt\"\n)",
+		"code:%env MEMLAB_LANG=en\nimport (\n\t\"fmt\"\n)",
 		"code:// helper says hi.\nfunc helper() { fmt.Println(\"hi\") }\n\nfunc joined() {}",
 		"code:%%\nhelper()\njoined()",
 	}
@@ -104,6 +49,9 @@ func TestReadGoNotebook(t *testing.T) {
 	}
 	if len(nb.runs) != 1 || nb.runs[0].fn != "first" || nb.runs[0].section != "7.1 First" || nb.name != "07-x" {
 		t.Errorf("runs %+v, name %q", nb.runs, nb.name)
+	}
+	if _, ok := nb.editions["zh-CN"]; ok {
+		t.Error("a notebook with no /*md:zh-CN blocks got a Chinese edition")
 	}
 	gen, err := nb.cellsGo()
 	if err != nil || !strings.Contains(string(gen), `{Notebook: "07-x", Section: "7.1 First", Name: "first", Plot: true, Func: first}`) {
@@ -118,11 +66,41 @@ func TestReadGoNotebook(t *testing.T) {
 		"typed size":     {"package nb07\n\n/*md\npeak 212.8 MiB\n*/\n\n//nb:cell\nfunc f() { println() }\n", `"212.8 MiB"`},
 		"unknown marker": {"package nb07\n\n//nb:code\nfunc f() {}\n", "unknown marker //nb:code"},
 		"no cells":       {"package nb07\n\n/*md\nx\n*/\n", "no //nb:cell functions"},
+		"zh first":       {"package nb07\n\n/*md:zh-CN\n甲\n*/\n\n//nb:cell\nfunc f() { println() }\n", "must follow the /*md comment"},
+		"zh twice":       {"package nb07\n\n/*md\na\n*/\n\n/*md:zh-CN\n甲\n*/\n\n/*md:zh-CN\n乙\n*/\n\n//nb:cell\nfunc f() { println() }\n", "must follow the /*md comment"},
+		"zh missing":     {"package nb07\n\n/*md\na\n*/\n\n/*md:zh-CN\n甲\n*/\n\n//nb:cell\nfunc f() { println() }\n\n/*md\nb\n*/\n", "1 of 2 markdown cells have no /*md:zh-CN block"},
+		"untranslated":   {"package nb07\n\nimport \"memlab.dev/memlab/memlab\"\n\n/*md\na\n*/\n\n/*md:zh-CN\n甲\n*/\n\n//nb:cell\nfunc f() { memlab.Measured(\"no catalog has %d\", 1) }\n", `"no catalog has %d" has no zh-CN translation`},
+		"format var":     {"package nb07\n\nimport \"memlab.dev/memlab/memlab\"\n\n/*md\na\n*/\n\n//nb:cell\nfunc f() {\n\tf := \"%d\"\n\tmemlab.Measured(f, 1)\n}\n", "must be a string constant"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := readGoNotebook(write(t, map[string]string{"10-a.go": tt.src})); err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Errorf("error %v, want %q", err, tt.err)
 			}
 		})
+	}
+}
+
+func TestBilingualNotebook(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "07-x")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := "package nb07\n\nimport \"fmt\"\n\n/*md\n## 7.1 First\n*/\n\n/*md:zh-CN\n## 7.1 第一节\n*/\n\n//nb:cell\nfunc first() { fmt.Println() }\n"
+	if err := os.WriteFile(filepath.Join(dir, "10-a.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nb, err := readGoNotebook(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zh := nb.editions["zh-CN"]
+	if len(zh) != 3 || zh[0].Source[0] != "## 7.1 第一节" || zh[1].Source[0] != "%env MEMLAB_LANG=zh-CN\n" {
+		t.Errorf("Chinese edition: %+v", zh)
+	}
+	if en := nb.editions["en"]; len(en) != 3 || en[0].Source[0] != "## 7.1 First" || strings.Join(en[2].Source, "") != strings.Join(zh[2].Source, "") {
+		t.Errorf("English edition: %+v", en)
+	}
+	if nb.runs[0].section != "7.1 First" {
+		t.Errorf("section %q, want the English heading", nb.runs[0].section)
 	}
 }

@@ -1,0 +1,103 @@
+package lang
+
+import (
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+func TestParse(t *testing.T) {
+	for in, want := range map[string]string{"": English, "en": English, "zh": Chinese, "zh-CN": Chinese, "zh_cn": Chinese, " ZH-CN ": Chinese} {
+		if got, err := Parse(in); err != nil || got != want {
+			t.Errorf("Parse(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := Parse("fr"); err == nil || !strings.Contains(err.Error(), `"fr"`) {
+		t.Errorf("Parse(fr) = %v, want an error naming it", err)
+	}
+}
+
+func TestSameVerbs(t *testing.T) {
+	ok := [][2]string{
+		{"%s free of %s", "%[2]s 中 %[1]s 空闲"},
+		{"%d calls, %.1f %%", "%d 次调用，%.1f %%"},
+		{"%-8s|%5d", "%-8s｜%5d"},
+		{"no verbs", "没有"},
+	}
+	for _, p := range ok {
+		if err := SameVerbs(p[0], p[1]); err != nil {
+			t.Errorf("SameVerbs(%q, %q) = %v", p[0], p[1], err)
+		}
+	}
+	bad := [][2]string{
+		{"%s and %s", "%s"},
+		{"%s and %d", "%d 和 %s"},
+		{"%s", "%[2]s"},
+		{"%s", "%[x]s"},
+		{"%s", "%"},
+	}
+	for _, p := range bad {
+		if err := SameVerbs(p[0], p[1]); err == nil {
+			t.Errorf("SameVerbs(%q, %q) = nil, want an error", p[0], p[1])
+		}
+	}
+}
+
+func TestParseCatalogErrors(t *testing.T) {
+	for name, text := range map[string]string{
+		"en without zh": "en: a\n\nen: b\nzh: 乙\n",
+		"zh without en": "zh: 甲\n",
+		"two en":        "en: a\nen: b\nzh: 乙\n",
+		"stray line":    "hello\n",
+		"verbs differ":  "en: %s of %d\nzh: %d 的 %s\n",
+		"duplicate":     "en: a\nzh: 甲\n\nen: a\nzh: 甲\n",
+		"last en no zh": "en: a",
+	} {
+		if err := parseCatalog("x.txt", text, map[string]string{}); err == nil {
+			t.Errorf("%s: parseCatalog accepted %q", name, text)
+		}
+	}
+}
+
+func TestLoadAndText(t *testing.T) {
+	fsys := fstest.MapFS{
+		"zh-CN/a.txt": {Data: []byte("# comment\nen: %s free of %s\nzh: %[2]s 中 %[1]s 空闲\n\nen: done\nzh: 完成\n")},
+		"zh-CN/b.txt": {Data: []byte("en: hello\nzh: 你好\n")},
+	}
+	cats, err := load(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cats[Chinese]["hello"]; got != "你好" {
+		t.Errorf("hello → %q", got)
+	}
+	if len(cats[Chinese]) != 3 {
+		t.Errorf("catalog has %d entries, want 3", len(cats[Chinese]))
+	}
+}
+
+func TestEmbeddedCatalog(t *testing.T) {
+	cats, err := load(catalogFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for en, zh := range cats[Chinese] {
+		if got := TextIn(Chinese, en); got != zh {
+			t.Errorf("TextIn(zh-CN, %q) = %q, want %q", en, got, zh)
+		}
+	}
+	if got := TextIn(Chinese, "a sentence no catalog has"); got != "a sentence no catalog has" {
+		t.Errorf("an untranslated sentence came back as %q", got)
+	}
+}
+
+func TestCurrent(t *testing.T) {
+	t.Setenv("MEMLAB_LANG", "zh-CN")
+	if Current() != Chinese {
+		t.Errorf("Current() = %q with MEMLAB_LANG=zh-CN", Current())
+	}
+	t.Setenv("MEMLAB_LANG", "")
+	if Current() != English {
+		t.Errorf("Current() = %q with MEMLAB_LANG unset", Current())
+	}
+}
