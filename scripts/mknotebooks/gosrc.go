@@ -38,9 +38,9 @@ import (
 // the declaration after it: leave a blank line, so that gofmt never reformats
 // it as a doc comment). The workbook has two editions, English and Simplified
 // Chinese (package lang): a "/*md:zh-CN" comment right after a "/*md" one is
-// the same cell in the Chinese edition, written for Chinese readers. A
-// notebook has a Chinese block for every markdown cell, or none (then only its
-// English edition is written); in a bilingual notebook every
+// the same cell in the Chinese edition, written for Chinese readers. A file
+// has a Chinese block for every markdown cell, or none; a notebook's Chinese
+// edition is written when all its files have them, and then every
 // memlab.Measured format must be a string constant that lang's zh-CN catalog
 // translates. A function marked //nb:cell (no parameters, no
 // results) is a code cell whose body, after GoNB's "%%", is the body of the
@@ -74,6 +74,7 @@ type rawCell struct {
 	lines []string
 	zh    []string
 	at    string // where it starts, for errors
+	file  string // the source file it is in
 }
 
 // measured is one memlab.Measured call's format.
@@ -206,7 +207,7 @@ func readGoNotebook(dir string) (*goNotebook, error) {
 						section = strings.TrimSpace(h)
 					}
 				}
-				nb.pending = append(nb.pending, rawCell{kind: "markdown", lines: lines, at: pos(it.md.Pos())})
+				nb.pending = append(nb.pending, rawCell{kind: "markdown", lines: lines, at: pos(it.md.Pos()), file: path})
 				inDecl = false
 				continue
 			}
@@ -276,16 +277,40 @@ func readGoNotebook(dir string) (*goNotebook, error) {
 	}
 	imp = append(imp, ")")
 	editions := []string{lang.English}
-	var untranslated []string
+	// A file translates all its markdown cells or none (while its notebook's
+	// translation is under way); the Chinese edition is written once every
+	// file does.
+	type count struct{ md, missing int }
+	perFile := map[string]*count{}
+	var order []string
+	missing := 0
 	for _, c := range nb.pending {
-		if c.kind == "markdown" && c.zh == nil {
-			untranslated = append(untranslated, c.at)
+		if c.kind != "markdown" {
+			continue
+		}
+		f := c.file
+		if perFile[f] == nil {
+			perFile[f] = &count{}
+			order = append(order, f)
+		}
+		perFile[f].md++
+		if c.zh == nil {
+			perFile[f].missing++
+			missing++
 		}
 	}
-	if nmd := countMarkdown(nb.pending); len(untranslated) < nmd {
-		if len(untranslated) > 0 {
-			return nil, fmt.Errorf("%s: %d of %d markdown cells have no /*md:zh-CN block after them: %s", dir, len(untranslated), nmd, strings.Join(untranslated, ", "))
+	for _, f := range order {
+		if n := perFile[f]; n.missing > 0 && n.missing < n.md {
+			var at []string
+			for _, c := range nb.pending {
+				if c.kind == "markdown" && c.file == f && c.zh == nil {
+					at = append(at, c.at)
+				}
+			}
+			return nil, fmt.Errorf("%s: %d of %d markdown cells have no /*md:zh-CN block after them: %s", f, n.missing, n.md, strings.Join(at, ", "))
 		}
+	}
+	if missing == 0 {
 		for _, m := range nb.measured {
 			if !lang.Has(lang.Chinese, m.format) {
 				return nil, fmt.Errorf("%s: memlab.Measured format %q has no zh-CN translation in lang/zh-CN/*.txt", m.at, m.format)
@@ -313,16 +338,6 @@ func readGoNotebook(dir string) (*goNotebook, error) {
 		nb.editions[ed] = cells
 	}
 	return nb, nil
-}
-
-func countMarkdown(cells []rawCell) int {
-	n := 0
-	for _, c := range cells {
-		if c.kind == "markdown" {
-			n++
-		}
-	}
-	return n
 }
 
 // readMeasured records the formats of the memlab.Measured calls in d, each of

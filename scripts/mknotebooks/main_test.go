@@ -68,7 +68,7 @@ func TestReadGoNotebook(t *testing.T) {
 		"no cells":       {"package nb07\n\n/*md\nx\n*/\n", "no //nb:cell functions"},
 		"zh first":       {"package nb07\n\n/*md:zh-CN\n甲\n*/\n\n//nb:cell\nfunc f() { println() }\n", "must follow the /*md comment"},
 		"zh twice":       {"package nb07\n\n/*md\na\n*/\n\n/*md:zh-CN\n甲\n*/\n\n/*md:zh-CN\n乙\n*/\n\n//nb:cell\nfunc f() { println() }\n", "must follow the /*md comment"},
-		"zh missing":     {"package nb07\n\n/*md\na\n*/\n\n/*md:zh-CN\n甲\n*/\n\n//nb:cell\nfunc f() { println() }\n\n/*md\nb\n*/\n", "1 of 2 markdown cells have no /*md:zh-CN block"},
+		"zh missing":     {"package nb07\n\n/*md\na\n*/\n\n/*md:zh-CN\n甲\n*/\n\n//nb:cell\nfunc f() { println() }\n\n/*md\nb\n*/\n", "10-a.go: 1 of 2 markdown cells have no /*md:zh-CN block"},
 		"untranslated":   {"package nb07\n\nimport \"memlab.dev/memlab/memlab\"\n\n/*md\na\n*/\n\n/*md:zh-CN\n甲\n*/\n\n//nb:cell\nfunc f() { memlab.Measured(\"no catalog has %d\", 1) }\n", `"no catalog has %d" has no zh-CN translation`},
 		"format var":     {"package nb07\n\nimport \"memlab.dev/memlab/memlab\"\n\n/*md\na\n*/\n\n//nb:cell\nfunc f() {\n\tf := \"%d\"\n\tmemlab.Measured(f, 1)\n}\n", "must be a string constant"},
 	} {
