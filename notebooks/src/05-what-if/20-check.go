@@ -149,8 +149,8 @@ chapter's warning:
 > different resolution at every step; memory fragmented badly, and training ran out of
 > memory halfway."
 
-Load that snapshot in section 1's cell too: expandable segments take its peak inactive
-split to zero there as well, and in section 3's: it needs a smaller cap with them.
+Load that snapshot in section 1's cell as well: expandable segments take its peak
+inactive split to zero too; in section 3's cell they let it run under a smaller cap.
 */
 
 /*md:zh-CN
@@ -160,5 +160,5 @@ split to zero there as well, and in section 3's: it needs a smaller cap with the
 
 > 教材原文：「我曾经在训练一个多尺度模型时，每步都创建不同分辨率的特征图，结果显存碎片化严重，训练到一半就OOM。」（第 2 章 2.3 节）
 
-把这个快照也放进第 1 节的单元格：可扩展段同样把它的空闲拆分块峰值降到零；放进第 3 节的单元格：用了可扩展段，它需要的显存上限更小。
+把这个快照也放进第 1 节的单元格：可扩展段同样把它的空闲拆分块峰值降到零；放进第 3 节的单元格：用了可扩展段，它在更小的显存上限下也能跑完。
 */

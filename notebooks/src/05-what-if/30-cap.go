@@ -91,8 +91,8 @@ advice is `expandable_segments:True`, "to avoid fragmentation".
 
 **Try it:** set `st.Cap = c` instead of `c - 2<<20`: both replays run to the end without
 an OOM (that is what `MinCap` promises), and no OOM message is printed. Load
-`resnet_multiscale_train__default.pickle`, the chapter's multi-scale case: again the
-expandable segments get by with the smaller cap.
+`resnet_multiscale_train__default.pickle`, the chapter's multi-scale case: again
+expandable segments get by with a smaller cap.
 */
 
 /*md:zh-CN
