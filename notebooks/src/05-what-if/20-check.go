@@ -8,6 +8,35 @@ own figures for every run are in `*.facts.json` beside the snapshots. The cell b
 replays the *default* snapshot under each run's setting (with the run's cap, if it had
 one) and compares eight figures with what PyTorch measured in that other run: the peaks,
 device allocations and frees, retries, OOMs, the segment peak and the fragmentation peak.
+
+Each facts file was written at the end of its run, in a fresh process per setting
+(memlab's recorder, `scripts/record/record_programs.py`, does this):
+
+```python
+# PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128 python train.py
+import json, os
+json.dump({"conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""),
+           "total_memory": torch.cuda.mem_get_info()[1],
+           "memory_stats": torch.cuda.memory_stats()},
+          open("train__max_split_size_mb_128.facts.json", "w"))
+```
+*/
+
+/*md:zh-CN
+## 2 预测对不对？拿 PyTorch 来核对
+
+同一个程序还在 H200 上分别用另外四种设置各跑了一次，每次运行 PyTorch 自己测得的数字都放在快照旁边的 `*.facts.json` 里。下面的单元格在每次运行的设置下（如果那次运行设了显存上限，也带上同样的上限）重放*默认设置*的快照，再把八个数字和 PyTorch 在那次运行中实测的值逐一比较：两个峰值、设备分配与释放次数、重试次数、OOM 次数、段数峰值和碎片峰值。
+
+每个 facts 文件都是在各自运行结束时写下的，每种设置一个全新的进程（memlab 的录制脚本 `scripts/record/record_programs.py` 就是这样做的）：
+
+```python
+# PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128 python train.py
+import json, os
+json.dump({"conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""),
+           "total_memory": torch.cuda.mem_get_info()[1],
+           "memory_stats": torch.cuda.memory_stats()},
+          open("train__max_split_size_mb_128.facts.json", "w"))
+```
 */
 
 import (
@@ -112,5 +141,24 @@ counts such allocations).
 
 **Try it:** replace `"gpt2_train__"` by `"resnet_multiscale_train__"` (and the snapshot
 by `resnet_multiscale_train__default.pickle`): ResNet-50 trained on images of several
-sizes, the same five settings, and again every figure equal.
+sizes, the same five settings, and again every figure equal. It is the case of the
+chapter's warning:
+
+> 教材原文：「我曾经在训练一个多尺度模型时，每步都创建不同分辨率的特征图，结果显存碎片化严重，训练到一半就OOM。」
+> — Chapter 2, 2.3: "I once trained a multi-scale model that made feature maps of a
+> different resolution at every step; memory fragmented badly, and training ran out of
+> memory halfway."
+
+Load that snapshot in section 1's cell as well: expandable segments take its peak
+inactive split to zero too; in section 3's cell they let it run under a smaller cap.
+*/
+
+/*md:zh-CN
+这个预测不是对着这些文件拟合出来的：重放是把 PyTorch 的策略（同样的规则，实现在 memlab 的 `allocator` 包里）用在默认设置那次运行的请求上，其他设置的录制结果在这里只是读来比较的。当策略做了一次默认运行里没有的设备分配时，重放只能猜测驱动会返回哪个地址；只有在几个同样大小的空闲块相互竞争时，这一点才有影响（`Run.Guessed` 统计这样的分配）。
+
+**动手试试：** 把 `"gpt2_train__"` 换成 `"resnet_multiscale_train__"`（快照也换成 `resnet_multiscale_train__default.pickle`）：ResNet-50 用多种尺寸的图像训练，同样五种设置，同样每个数字都相等。这正是教材提醒过的情形：
+
+> 教材原文：「我曾经在训练一个多尺度模型时，每步都创建不同分辨率的特征图，结果显存碎片化严重，训练到一半就OOM。」（第 2 章 2.3 节）
+
+把这个快照也放进第 1 节的单元格：可扩展段同样把它的空闲拆分块峰值降到零；放进第 3 节的单元格：用了可扩展段，它在更小的显存上限下也能跑完。
 */

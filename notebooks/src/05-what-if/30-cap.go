@@ -15,6 +15,45 @@ bytes) makes the allocator free its cache and retry before it gives up. `whatif.
 finds, for a setting, the smallest cap under which the job still runs (it bisects to
 2 MiB); the cell then replays 2 MiB below it: the first OOM comes with PyTorch's message
 and, when the snapshot recorded them, the Python frames of the allocation that failed.
+
+Such an OOM is what Chapter 2 explains in 2.3: memory is still there, in the cache, but
+not in one piece large enough for the request —
+
+> 教材原文：「缓存分配器手里有很多小块，但连续的大块不够。」
+> — Chapter 2, 2.3: "The caching allocator holds many small blocks, but not enough
+> contiguous large ones."
+
+In PyTorch a cap is a fraction of the card, set before the run:
+
+```python
+cap = 5 << 30   # bytes
+torch.cuda.set_per_process_memory_fraction(cap / torch.cuda.get_device_properties(0).total_memory)
+try:
+    train()
+except torch.OutOfMemoryError as e:
+    print(e)   # "CUDA out of memory. Tried to allocate ..."
+```
+*/
+
+/*md:zh-CN
+## 3 设了显存上限：会不会 OOM？
+
+给已预留显存设一个上限（`torch.cuda.set_per_process_memory_fraction`，或者以字节为单位的 `Cap`），分配器在放弃之前会先释放缓存、再重试一次。`whatif.MinCap` 为一种设置找出作业仍能跑完的最小上限（用二分法，精确到 2 MiB）；单元格随后在比它低 2 MiB 的上限下重放：第一次 OOM 会带着 PyTorch 的报错信息出现，如果快照录下了 Python 调用栈，还会给出失败的那次分配所在的 Python 代码行。
+
+这样的 OOM 正是教材 2.3 节讲的情形：显存其实还有，就在缓存里，只是没有一整块大到能满足这次请求——
+
+> 教材原文：「缓存分配器手里有很多小块，但连续的大块不够。」（第 2 章 2.3 节）
+
+在 PyTorch 里，上限是整张卡的一个比例，在运行之前设置：
+
+```python
+cap = 5 << 30   # 字节
+torch.cuda.set_per_process_memory_fraction(cap / torch.cuda.get_device_properties(0).total_memory)
+try:
+    train()
+except torch.OutOfMemoryError as e:
+    print(e)   # "CUDA out of memory. Tried to allocate ..."
+```
 */
 
 //nb:cell plot
@@ -46,7 +85,18 @@ func underCap() {
 Expandable segments need a smaller cap: the cache they keep can be unmapped page by page
 when the cap is reached, while fixed segments are released only whole. The message is
 the one PyTorch prints, with the cap ("allowed") and what the cache held at that moment.
+Read it as the chapter's 2.3: the memory "reserved by PyTorch but unallocated" was free
+when the request failed, yet no free block was large enough — and the message's own
+advice is `expandable_segments:True`, "to avoid fragmentation".
 
 **Try it:** set `st.Cap = c` instead of `c - 2<<20`: both replays run to the end without
-an OOM (that is what `MinCap` promises), and no OOM message is printed.
+an OOM (that is what `MinCap` promises), and no OOM message is printed. Load
+`resnet_multiscale_train__default.pickle`, the chapter's multi-scale case: again
+expandable segments get by with a smaller cap.
+*/
+
+/*md:zh-CN
+可扩展段需要的上限更小：到达上限时，它缓存着的显存可以一页一页地解除映射，而固定的段只能整段释放。报错信息就是 PyTorch 打印的那条，里面有上限（"allowed"）以及那一刻缓存里有多少显存。按教材 2.3 节来读：失败的那一刻，"reserved by PyTorch but unallocated"（已预留但未分配）的那部分显存是空闲的，可没有一个空闲块大到够用——而报错信息自己给出的建议就是 `expandable_segments:True`，"to avoid fragmentation"（以避免碎片化）。
+
+**动手试试：** 把 `st.Cap = c - 2<<20` 改成 `st.Cap = c`：两次重放都一路跑到底、不会 OOM（这正是 `MinCap` 所保证的），也不会打印 OOM 信息。再换成教材里多尺度训练那个例子的快照 `resnet_multiscale_train__default.pickle`：同样是可扩展段用更小的上限就够了。
 */
