@@ -146,8 +146,7 @@ func inferenceSmall() {
 }
 
 /*md
-The notes print in English in both editions (they come from package `ch4`, not from this
-notebook). The curves give each mode's peak during every forward pass, pass by pass (the
+The curves give each mode's peak during every forward pass, pass by pass (the
 same passes in every mode): the spikes are prompts, the flat stretches decoding. The
 baseline's peak is a prompt's forward pass, where it computes logits for every prompt
 position — which is why `last-logits`, memlab's extra, moves the peak and in-place alone
@@ -190,7 +189,7 @@ for n in range(1, max_len + 1):
 */
 
 /*md:zh-CN
-表格下方的结论在两个版本里都以英文打印（它们来自 `ch4` 包，而不是本笔记本）。曲线给出每种模式在每一次前向传播中的峰值，一次接一次（各模式的前向传播完全相同）：尖峰是处理提示词，平坦的部分是逐 token 解码。基线的峰值出现在某个提示词的前向传播里，此时它要为提示词的每个位置计算 logits——这就是为什么 memlab 额外加的 `last-logits` 能挪动峰值，而单靠原地操作不能：原地操作碰不到那一刻还活着的张量。`views` 通过作为缓存保留下来的 K/V 视图，让融合的 QKV 投影一直活着（视图会保住基张量的存储，见练习 11）；`kv-cache` 则按最长请求定大小：所以教材的三招合用并不能降低这个峰值。教材的 20-30% 只有在峰值恰好由这些技术能去掉的东西构成时才可能成立；这个模型的峰值不是。它们每一次都确实去掉的，是分配器调用。
+曲线给出每种模式在每一次前向传播中的峰值，一次接一次（各模式的前向传播完全相同）：尖峰是处理提示词，平坦的部分是逐 token 解码。基线的峰值出现在某个提示词的前向传播里，此时它要为提示词的每个位置计算 logits——这就是为什么 memlab 额外加的 `last-logits` 能挪动峰值，而单靠原地操作不能：原地操作碰不到那一刻还活着的张量。`views` 通过作为缓存保留下来的 K/V 视图，让融合的 QKV 投影一直活着（视图会保住基张量的存储，见练习 11）；`kv-cache` 则按最长请求定大小：所以教材的三招合用并不能降低这个峰值。教材的 20-30% 只有在峰值恰好由这些技术能去掉的东西构成时才可能成立；这个模型的峰值不是。它们每一次都确实去掉的，是分配器调用。
 
 **动手试试：** `ch4.Inference(ch4.Setup{}, "small", model.Optimised&^model.InPlace, model.Optimised)`——第一个模式是参照：单独使用时什么也没省下的原地操作，在 last-logits 挪走峰值之后就能压低峰值了。
 
