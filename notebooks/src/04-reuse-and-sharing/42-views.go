@@ -253,8 +253,9 @@ func viewNonContiguous() {
 }
 
 /*md
-So the chapter is right about the transpose and wrong about the slice: a view fails only
-when one new dimension would have to span old dimensions whose strides do not line up —
+So the chapter's rule is too broad: the transpose is refused, the strided slice is not. A
+view fails only when one new dimension would have to span old dimensions whose strides do
+not line up —
 `x.t()`'s elements in row order are not at one stride.
 
 **Try it:** `half.View(-1)` succeeds too: the rows of `x[:, ::2]` lie exactly one row
@@ -264,7 +265,7 @@ run, and `View(-1)` is refused with the message above.
 */
 
 /*md:zh-CN
-所以，教材关于转置的说法是对的，关于切片的说法则不对：只有当一个新维度必须跨越若干个步长对不齐的旧维度时，view 才会失败——`x.t()` 的元素按行序排列时，并不落在同一个步长上。
+所以教材的说法太宽泛了：转置确实被拒绝，带步长的切片却没有。只有当一个新维度必须跨越若干个步长对不齐的旧维度时，view 才会失败——`x.t()` 的元素按行序排列时，并不落在同一个步长上。
 
 **动手试试：** `half.View(-1)` 也会成功：`x[:, ::2]` 的各行之间恰好相隔一个行步长（1024 = 512 × 2），整个切片是一段步长为 2 的连续序列。再把它换成 `half := memlab.Must(x.Narrow(1, 0, 512))`（即 `x[:, :512]`）：它的各行连不成一段，`View(-1)` 会以上面那条消息被拒绝。
 */
