@@ -280,3 +280,38 @@ func TestBenchmarksQuoteRecorded(t *testing.T) {
 		}
 	}
 }
+
+// TestFindingsInChinese: in the Chinese edition (MEMLAB_LANG=zh-CN, as the
+// notebook's Chinese edition sets it) every sentence of the notes is looked
+// up in lang's catalog; none is left in English.
+func TestFindingsInChinese(t *testing.T) {
+	sim, err := ch4.Inference(setup, "tiny", model.Baseline, model.KVCache, model.Chapter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := ch4.LoadRecorded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := []ch4.InferenceResult{sim}
+	for _, size := range []string{"small", "large"} {
+		if run, ok := runs.Size(size); ok {
+			results = append(results, run.Result)
+		}
+	}
+	t.Setenv("MEMLAB_LANG", "zh-CN")
+	var all string
+	for _, r := range results {
+		all += r.Findings()
+	}
+	for _, english := range []string{"Measured", "peak is", "above the weights", "allocator calls", "chapter says", "faster", "during the workload", "simulated device these", " alone ", "lowers it", "raises it", "unchanged", "logits equal"} {
+		if strings.Contains(all, english) {
+			t.Errorf("the Chinese notes hold %q:\n%s", english, all)
+		}
+	}
+	for _, zh := range []string{"实测（tiny 模型", "教材说能降 20-30 %", "教材说 5-10 %", "教材说原地操作在 BERT 类推理上能省 12 %", "只有在 GPU 上运行才能检验", "工作负载期间的 cudaMalloc 次数", "没有任何模式调用 cudaMalloc"} {
+		if !strings.Contains(all, zh) {
+			t.Errorf("the Chinese notes lack %q:\n%s", zh, all)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/model"
@@ -360,24 +361,25 @@ func (r InferenceResult) Compare(mode, ref model.Mode, what Measure) (float64, b
 // technique's effect on the peak above the weights, the chapter's three
 // together on both peaks, memlab's extra apart, and the token latency, with
 // the chapter's figure beside each. Comparisons whose modes did not run are
-// left out.
+// left out. The notes are in the edition MEMLAB_LANG names (package lang):
+// each sentence is looked up in lang's catalog by its English format.
 func (r InferenceResult) Findings() string {
 	var b strings.Builder
 	base := r.Rows[0]
 	effect := func(v float64) string {
 		switch {
 		case v > 0:
-			return fmt.Sprintf("lowers it by %.1f %%", v)
+			return fmt.Sprintf(lang.Text("lowers it by %.1f %%"), v)
 		case v < 0:
-			return fmt.Sprintf("raises it by %.1f %%", -v)
+			return fmt.Sprintf(lang.Text("raises it by %.1f %%"), -v)
 		}
-		return "leaves it unchanged"
+		return lang.Text("leaves it unchanged")
 	}
-	same := "every mode's logits equal the baseline's exactly"
+	same := lang.Text("every mode's logits equal the baseline's exactly")
 	if r.MaxLogitDiff != 0 {
-		same = fmt.Sprintf("every mode's logits are within %.3g of the baseline's", r.MaxLogitDiff)
+		same = fmt.Sprintf(lang.Text("every mode's logits are within %.3g of the baseline's"), r.MaxLogitDiff)
 	}
-	fmt.Fprintf(&b, "Measured (%s model on %s): the %v's peak is %s, %s above the weights; %s.\n",
+	fmt.Fprintf(&b, lang.Text("Measured (%s model on %s): the %v's peak is %s, %s above the weights; %s.")+"\n",
 		r.Size.Name, r.Device, base.Mode, mib(base.PeakAllocated), mib(base.Working), same)
 	for _, m := range []model.Mode{model.InPlace, model.Views, model.KVCache, model.PooledScores} {
 		row, ok := r.Row(m)
@@ -385,38 +387,38 @@ func (r InferenceResult) Findings() string {
 			continue
 		}
 		v, _ := r.Compare(m, base.Mode, Working)
-		fmt.Fprintf(&b, "- %v alone %s (%s above the weights), with %d allocator calls instead of %d.\n", m, effect(v), mib(row.Working), row.AllocCalls, base.AllocCalls)
+		fmt.Fprintf(&b, "- "+lang.Text("%v alone %s (%s above the weights), with %d allocator calls instead of %d.")+"\n", m, effect(v), mib(row.Working), row.AllocCalls, base.AllocCalls)
 	}
 	if row, ok := r.Row(model.Chapter); ok {
 		w, _ := r.Compare(model.Chapter, base.Mode, Working)
 		p, _ := r.Compare(model.Chapter, base.Mode, Peak)
-		fmt.Fprintf(&b, "- The chapter's three techniques together (%v = in-place+views+kv-cache): peak above the weights %s → %s, which %s; total peak %s → %s, which %s. The chapter says 20–30 %% less.\n",
+		fmt.Fprintf(&b, "- "+lang.Text("The chapter's three techniques together (%v = in-place+views+kv-cache): peak above the weights %s → %s, which %s; total peak %s → %s, which %s. The chapter says 20–30 %% less.")+"\n",
 			model.Chapter, mib(base.Working), mib(row.Working), effect(w), mib(base.PeakAllocated), mib(row.PeakAllocated), effect(p))
 	}
 	if row, ok := r.Row(model.Chapter | model.PooledScores); ok {
 		if c, ok := r.Row(model.Chapter); ok {
 			w, _ := r.Compare(row.Mode, model.Chapter, Working)
-			fmt.Fprintf(&b, "- Pooled attention scores (the chapter's 4.4 buffers) added to them (%v): peak above the weights %s → %s, which %s, with %d allocator calls instead of %d.\n",
+			fmt.Fprintf(&b, "- "+lang.Text("Pooled attention scores (the chapter's 4.4 buffers) added to them (%v): peak above the weights %s → %s, which %s, with %d allocator calls instead of %d.")+"\n",
 				row.Mode, mib(c.Working), mib(row.Working), effect(w), row.AllocCalls, c.AllocCalls)
 		}
 	}
 	if v, ok := r.Compare(model.Optimised, model.Optimised&^model.InPlace, Working); ok {
-		fmt.Fprintf(&b, "- In-place added to all the others saves %.1f %% of the peak above the weights (in-place alone: see above). The chapter says 12 %% for in-place on BERT-like inference.\n", v)
+		fmt.Fprintf(&b, "- "+lang.Text("In-place added to all the others saves %.1f %% of the peak above the weights (in-place alone: see above). The chapter says 12 %% for in-place on BERT-like inference.")+"\n", v)
 	}
 	if v, ok := r.Compare(model.LastLogits, base.Mode, Working); ok {
 		o, _ := r.Compare(model.Optimised, base.Mode, Working)
-		fmt.Fprintf(&b, "- memlab's own extra, last-logits (not one of the chapter's techniques), alone %s; added to the chapter's three (optimised), the peak above the weights against the baseline's: %s.\n", effect(v), effect(o))
+		fmt.Fprintf(&b, "- "+lang.Text("memlab's own extra, last-logits (not one of the chapter's techniques), alone %s; added to the chapter's three (optimised), the peak above the weights against the baseline's: %s.")+"\n", effect(v), effect(o))
 	}
 	if row, ok := r.Row(model.KVCache); ok {
 		v, _ := r.Compare(model.KVCache, base.Mode, TokenLatency)
-		fmt.Fprintf(&b, "- Median token: %v %s, kv-cache %s (%.1f %% faster; the chapter says 5–10 %%)", base.Mode, us(base.Token), us(row.Token), v)
+		fmt.Fprintf(&b, "- "+lang.Text("Median token: %v %s, kv-cache %s (%.1f %% faster; the chapter says 5–10 %%)"), base.Mode, us(base.Token), us(row.Token), v)
 		if c, ok := r.Row(model.Chapter); ok {
 			cv, _ := r.Compare(model.Chapter, base.Mode, TokenLatency)
-			fmt.Fprintf(&b, ", chapter %s (%.1f %% faster)", us(c.Token), cv)
+			fmt.Fprintf(&b, lang.Text(", chapter %s (%.1f %% faster)"), us(c.Token), cv)
 		}
-		fmt.Fprint(&b, ".")
+		fmt.Fprint(&b, lang.Text("."))
 		if r.Simulated {
-			fmt.Fprint(&b, " On the simulated device these are CPU-kernel times that vary from run to run by more than the modes differ: only a GPU run can test the latency claim.")
+			fmt.Fprint(&b, lang.Text(" On the simulated device these are CPU-kernel times that vary from run to run by more than the modes differ: only a GPU run can test the latency claim."))
 		}
 		fmt.Fprintln(&b)
 	}
@@ -427,9 +429,9 @@ func (r InferenceResult) Findings() string {
 		most = max(most, row.DeviceMallocs)
 	}
 	if most == 0 {
-		fmt.Fprintln(&b, "- No mode makes a cudaMalloc during the workload: the caching allocator already pools every pass's temporaries, attention scores included.")
+		fmt.Fprintln(&b, "- "+lang.Text("No mode makes a cudaMalloc during the workload: the caching allocator already pools every pass's temporaries, attention scores included."))
 	} else {
-		fmt.Fprintf(&b, "- cudaMalloc calls during the workload: %s; every other allocation, attention scores included, is served from the caching allocator's cache.\n", strings.Join(mallocs, ", "))
+		fmt.Fprintf(&b, "- "+lang.Text("cudaMalloc calls during the workload: %s; every other allocation, attention scores included, is served from the caching allocator's cache.")+"\n", strings.Join(mallocs, ", "))
 	}
 	return b.String()
 }

@@ -11,8 +11,52 @@ import (
 ## 4.1 In-place operations (原地操作)
 
 `y = x.relu()` allocates `y` while `x` is still alive; `x.relu_()` overwrites `x` and
-allocates nothing. Below, a 1024 × 1024 float32 activation (4 MiB): the memory after each
-step, and the peak (`max_memory_allocated`) of each version.
+allocates nothing. The chapter puts a figure on it:
+
+> 教材原文：「我的经验：有一次优化一个BERT推理管线，发现仅仅把几个激活函数改成in-place版本，显存占用就降了12%。」
+>
+> *Chapter 4:* "From experience: optimising a BERT inference pipeline, I found that just
+> switching a few activation functions to their in-place versions cut memory use by 12%."
+
+Below, one 1024 × 1024 float32 activation (4 MiB): the memory after each step, and the
+peak (`max_memory_allocated`) of each version. What such a saving is worth in a whole
+model's peak, 4.4 measures. In PyTorch:
+
+```python
+x = torch.randn(1024, 1024, device="cuda")
+torch.cuda.reset_peak_memory_stats()
+y = x.relu()                    # a new tensor: x and y alive together
+out_of_place = torch.cuda.max_memory_allocated()
+del x, y
+
+x = torch.randn(1024, 1024, device="cuda")
+torch.cuda.reset_peak_memory_stats()
+x.relu_()                       # torch.relu_(x): overwrites x
+in_place = torch.cuda.max_memory_allocated()
+```
+*/
+
+/*md:zh-CN
+## 4.1 原地操作 (in-place operations)
+
+`y = x.relu()` 在 `x` 还活着的时候为 `y` 分配新显存；`x.relu_()` 直接改写 `x`，一个字节也不分配。教材给过一个数字：
+
+> 教材原文：「我的经验：有一次优化一个BERT推理管线，发现仅仅把几个激活函数改成in-place版本，显存占用就降了12%。」
+
+下面用一个 1024 × 1024 的 float32 激活值（4 MiB）来看：每一步之后的显存，以及两种写法各自的峰值 (`max_memory_allocated`)。这点节省放到整个模型的峰值里值多少，留给 4.4 节去测。PyTorch 的写法：
+
+```python
+x = torch.randn(1024, 1024, device="cuda")
+torch.cuda.reset_peak_memory_stats()
+y = x.relu()                    # 新张量：x 与 y 同时存活
+out_of_place = torch.cuda.max_memory_allocated()
+del x, y
+
+x = torch.randn(1024, 1024, device="cuda")
+torch.cuda.reset_peak_memory_stats()
+x.relu_()                       # 即 torch.relu_(x)：原地改写 x
+in_place = torch.cuda.max_memory_allocated()
+```
 */
 
 //nb:cell plot
@@ -43,9 +87,10 @@ func reluVsReluInPlace() {
 }
 
 /*md
-Reserved memory does not move: the caching allocator takes one 20 MiB segment for
-requests between 1 and 10 MiB (notebook 02), and both tensors fit in it. The saving is
-real only if nobody needs `x` afterwards — the hazards below.
+On one activation the in-place version saves exactly the output. Reserved memory does
+not move: the caching allocator takes one 20 MiB segment for requests between 1 and
+10 MiB (notebook 02), and both tensors fit in it. The saving is real only if nobody needs
+`x` afterwards — the hazards below.
 
 **Try it:** make the activation 4096 × 4096 (64 MiB: now each tensor needs a segment of
 its own, and reserved memory shows the difference too), or replace `Relu` by `Gelu` and
@@ -55,6 +100,47 @@ its own, and reserved memory shows the difference too), or replace `Relu` by `Ge
 
 Python's `a = a + 1` computes a new tensor while the old `a` is alive, then rebinds the
 name (the old tensor dies with its last reference); `a += 1` is `a.add_(1)`.
+
+> 教材原文：「前者会创建一个新张量，后者直接在原地址上加1。」
+>
+> *Chapter 4:* "The former creates a new tensor, the latter adds 1 right at the original
+> address."
+
+```python
+a = torch.zeros(1024, 1024, device="cuda")
+ptr, base = a.data_ptr(), torch.cuda.memory_allocated()
+torch.cuda.reset_peak_memory_stats()
+a = a + 1                       # new storage; the old a is freed when the name moves on
+print(a.data_ptr() == ptr, a._version, torch.cuda.max_memory_allocated() - base)
+torch.cuda.reset_peak_memory_stats()
+ptr = a.data_ptr()
+a += 1                          # a.add_(1): same storage, a._version + 1
+print(a.data_ptr() == ptr, a._version, torch.cuda.max_memory_allocated() - base)
+```
+*/
+
+/*md:zh-CN
+对单个激活值来说，原地版本省下的恰好是一个输出张量。已预留显存 (reserved) 纹丝不动：缓存分配器对 1 到 10 MiB 之间的请求会拿一个 20 MiB 的段 (segment)（见笔记本 02），两个张量都装得下。只有之后再也没人需要 `x`，这份节省才算数——这正是下面要讲的陷阱。
+
+**动手试试：** 把激活值改成 4096 × 4096（64 MiB：这时每个张量都要单独占一个段，已预留显存也会显出差别），或者把 `Relu` 换成 `Gelu`、`Relu_` 换成 `Gelu_`。
+
+### `a = a + 1` 与 `a += 1`
+
+Python 的 `a = a + 1` 先在旧的 `a` 还活着时算出一个新张量，再把名字 `a` 绑到新张量上（旧张量随最后一个引用消失而被释放）；而 `a += 1` 就是 `a.add_(1)`。
+
+> 教材原文：「前者会创建一个新张量，后者直接在原地址上加1。」
+
+```python
+a = torch.zeros(1024, 1024, device="cuda")
+ptr, base = a.data_ptr(), torch.cuda.memory_allocated()
+torch.cuda.reset_peak_memory_stats()
+a = a + 1                       # 新的存储；名字改绑后旧的 a 被释放
+print(a.data_ptr() == ptr, a._version, torch.cuda.max_memory_allocated() - base)
+torch.cuda.reset_peak_memory_stats()
+ptr = a.data_ptr()
+a += 1                          # 即 a.add_(1)：同一块存储，a._version 加 1
+print(a.data_ptr() == ptr, a._version, torch.cuda.max_memory_allocated() - base)
+```
 */
 
 // first returns t's first element.
@@ -94,8 +180,9 @@ func rebindVsAddInPlace() {
 }
 
 /*md
-The out-of-place version holds two copies of `a` for a moment — the same 2× as `relu`;
-in a loop over layers that moment recurs every iteration.
+The chapter is right on both counts: the out-of-place version gets new storage and holds
+two copies of `a` for a moment — the same 2× as `relu`; in a loop over layers that moment
+recurs every iteration. The in-place one keeps the address and bumps the version counter.
 
 **Try it:** write `a = a * 2 + 1` (two temporaries: `a * 2`, then `+ 1`) and its
 in-place form `a.mul_(2).add_(1)` (here: `Scale_(2)`, then `Add_(one)`).
@@ -103,7 +190,42 @@ in-place form `a.mul_(2).add_(1)` (here: `Scale_(2)`, then `Add_(one)`).
 ### Hazard: a tensor two branches read
 
 `out = relu(x) + 2·x`: `x` feeds two branches. Doing branch A's relu in place rewrites the
-`x` that branch B reads next.
+`x` that branch B reads next — the chapter's own accident:
+
+> 教材原文：「避坑指南：我曾经在推理时对一个被多个分支引用的张量做了in-place修改，结果下游分支全乱了。」
+>
+> *Chapter 4:* "Pitfall: once, in inference, I modified in place a tensor that several
+> branches referenced, and every downstream branch came out wrong."
+
+```python
+x = torch.tensor([1, -2, 3, -4, 0.5, -0.5], device="cuda")
+right = torch.relu(x) + 2 * x
+v = x._version
+x.relu_()                       # branch A in place …
+wrong = x + 2 * x               # … and branch B reads the rewritten x
+print((right != wrong).sum().item(), "wrong;", v, "→", x._version)
+```
+*/
+
+/*md:zh-CN
+教材两点都说对了：非原地版本拿到了新的存储，并且有一瞬间同时持有两份 `a`——和 `relu` 一样是 2 倍；在逐层循环里，这一瞬间每次迭代都会重来一遍。原地版本保持地址不变，只把版本计数器 (version counter) 加一。
+
+**动手试试：** 写 `a = a * 2 + 1`（两个临时张量：先是 `a * 2`，再是 `+ 1`），以及它的原地写法 `a.mul_(2).add_(1)`（这里是 `Scale_(2)` 再 `Add_(one)`）。
+
+### 陷阱：被两个分支读取的张量
+
+`out = relu(x) + 2·x`：`x` 同时喂给两个分支。如果分支 A 的 relu 原地执行，就改写了分支 B 接下来要读的 `x`——这正是教材自己踩过的坑：
+
+> 教材原文：「避坑指南：我曾经在推理时对一个被多个分支引用的张量做了in-place修改，结果下游分支全乱了。」
+
+```python
+x = torch.tensor([1, -2, 3, -4, 0.5, -0.5], device="cuda")
+right = torch.relu(x) + 2 * x
+v = x._version
+x.relu_()                       # 分支 A 原地执行……
+wrong = x + 2 * x               # ……分支 B 读到的是改写后的 x
+print((right != wrong).sum().item(), "wrong;", v, "→", x._version)
+```
 */
 
 //nb:cell
@@ -136,7 +258,8 @@ func sharedBranch() {
 
 /*md
 Only the version counter (`x._version`, here `x.Version()`) saw it: in-place writes are
-counted, not forbidden.
+counted, not forbidden — outside autograd nothing checks the counter, so the wrong results
+come with no error.
 
 **Try it:** make every input positive — the in-place version is then right by luck, which
 is why such bugs survive tests.
@@ -145,6 +268,39 @@ is why such bugs survive tests.
 
 Autograd *does* check the counter of the tensors it saved for backward. `exp` saves its
 output; changing that output in place makes backward fail with PyTorch's error.
+
+> 教材原文：「PyTorch的自动求导机制会记录计算图，如果你在训练时对需要梯度的张量做in-place修改，会破坏计算图，导致反向传播出错。」
+>
+> *Chapter 4:* "PyTorch's autograd records the computation graph; if during training you
+> modify in place a tensor that requires grad, you break the graph and backward fails."
+
+```python
+x = torch.randn(256, 256, device="cuda", requires_grad=True)
+y = x.exp()                     # exp saves its output y for backward
+y.mul_(2)                       # in place: y._version 0 → 1
+y.sum().backward()              # RuntimeError: … modified by an inplace operation …
+# out of place instead: z = y * 2; z.sum().backward() succeeds
+```
+*/
+
+/*md:zh-CN
+只有版本计数器（`x._version`，这里是 `x.Version()`）记下了这件事：原地写入只会被计数，不会被禁止——在自动求导 (autograd) 之外没有谁检查这个计数器，所以错误的结果不会带任何报错。
+
+**动手试试：** 把所有输入都改成正数——这时原地版本碰巧算对了，这也正是这类 bug 能混过测试的原因。
+
+### 陷阱：自动求导保存的张量
+
+自动求导*确实*会检查它为反向传播保存的那些张量的计数器。`exp` 保存的是自己的输出；原地改动这个输出，反向传播就会以 PyTorch 的那条报错失败。
+
+> 教材原文：「PyTorch的自动求导机制会记录计算图，如果你在训练时对需要梯度的张量做in-place修改，会破坏计算图，导致反向传播出错。」
+
+```python
+x = torch.randn(256, 256, device="cuda", requires_grad=True)
+y = x.exp()                     # exp 为反向传播保存了输出 y
+y.mul_(2)                       # 原地修改：y._version 0 → 1
+y.sum().backward()              # RuntimeError: … modified by an inplace operation …
+# 改用非原地：z = y * 2; z.sum().backward() 正常
+```
 */
 
 //nb:cell
@@ -174,9 +330,18 @@ func savedTensorError() {
 }
 
 /*md
-The out-of-place `z = y * 2` keeps `y` intact and backward succeeds. In inference there is
-no tape, which is why 4.4 can use in-place operations freely.
+The out-of-place `z = y * 2` keeps `y` intact and backward succeeds. What backward refuses
+is precisely a saved tensor whose version moved since it was saved — the error names it
+and both versions. In inference there is no tape, which is why 4.4 can use in-place
+operations freely, as the chapter advises ("推理场景放心用，训练场景慎用": freely in
+inference, with care in training).
 
 **Try it:** make `x` 1024 × 1024: the tape's saved bytes grow to 4 MiB — saved tensors are
 memory that stays allocated until backward (or until the tape is released).
+*/
+
+/*md:zh-CN
+非原地的 `z = y * 2` 不动 `y`，反向传播顺利完成。反向传播拒绝的，恰恰是“保存之后版本号变了”的那个被保存张量——报错里点了它的名，也给出了前后两个版本号。推理时没有计算图（这里的 tape），所以 4.4 节可以放心使用原地操作，正如教材所说：“推理场景放心用，训练场景慎用”。
+
+**动手试试：** 把 `x` 改成 1024 × 1024：tape 保存的字节数涨到 4 MiB——被保存的张量是一直占着、直到反向传播（或 tape 被释放）才归还的显存。
 */

@@ -13,7 +13,40 @@ import (
 ## 4.2 Views (视图)
 
 A view is new metadata over the same storage; a copy is a new allocation. The chapter's
-example: `y = x.view(3, 4)`, then `y[0, 0] = 999` — and `x` has changed too.
+claim, and its example: `y = x.view(…)`, then `y[0, 0] = 999` — and `x` has changed too.
+
+> 教材原文：「但用 view() 或 reshape()，只是改了张量的元数据，底层数据指针没变。」
+>
+> *Chapter 4:* "But with view() or reshape(), only the tensor's metadata changes; the
+> underlying data pointer stays the same."
+
+```python
+x = torch.arange(12., device="cuda")
+base = torch.cuda.memory_allocated()
+y = x.view(3, 4)
+y[0, 0] = 999
+print(x)                        # x[0] is 999 too
+print(y.untyped_storage().data_ptr() == x.untyped_storage().data_ptr(), x._version, y._version)
+print(torch.cuda.memory_allocated() - base)   # what the view allocated
+```
+*/
+
+/*md:zh-CN
+## 4.2 张量视图 (views)
+
+视图是同一块存储 (storage) 之上的一套新元数据；拷贝则是一次新的分配。教材的说法和它的例子：`y = x.view(…)`，然后 `y[0, 0] = 999`——`x` 也跟着变了。
+
+> 教材原文：「但用 view() 或 reshape()，只是改了张量的元数据，底层数据指针没变。」
+
+```python
+x = torch.arange(12., device="cuda")
+base = torch.cuda.memory_allocated()
+y = x.view(3, 4)
+y[0, 0] = 999
+print(x)                        # x[0] 也变成了 999
+print(y.untyped_storage().data_ptr() == x.untyped_storage().data_ptr(), x._version, y._version)
+print(torch.cuda.memory_allocated() - base)   # 视图分配了多少显存
+```
 */
 
 //nb:cell
@@ -45,7 +78,46 @@ view.
 
 Whether an operation copies depends on the layout it is given, not on its name. Each row
 below runs one operation on a 1024 × 1024 float32 `x` (4 MiB) and reads
-`memory_allocated` before and after.
+`memory_allocated` before and after. The chapter warns about one of them:
+
+> 教材原文：「这时候可以用 reshape()，它会自动处理连续性——但注意，reshape() 在无法返回视图时会默默拷贝数据。」
+>
+> *Chapter 4:* "Then you can use reshape(), which handles contiguity for you — but note
+> that reshape() silently copies the data when it cannot return a view."
+
+```python
+x = torch.randn(1024, 1024, device="cuda")
+for op in (lambda x: x.view(512, 2048), lambda x: x.t().reshape(-1),
+           lambda x: x[:, ::2].contiguous(), lambda x: x.expand(4, 1024, 1024)):
+    before = torch.cuda.memory_allocated()
+    y = op(x)
+    print(torch.cuda.memory_allocated() - before,          # bytes the operation allocated
+          y.untyped_storage().data_ptr() == x.untyped_storage().data_ptr(), y.is_contiguous())
+    del y
+```
+*/
+
+/*md:zh-CN
+和 PyTorch 一样，视图与它的基张量 (base) 共用一个版本计数器：通过 `y` 写入，`x._version` 也会加一——自动求导正是靠这一点发现“经由视图做的原地修改”。
+
+**动手试试：** 取 `y := x.Slice(0, 0, 12, 3)`（即 `x[::3]`，四个元素），再写 `y[1] = 999`：变的是 `x[3]`。
+
+### 哪些操作会拷贝
+
+一个操作拷不拷贝，取决于交给它的张量的内存布局，而不是它叫什么名字。下表每一行对一个 1024 × 1024 的 float32 张量 `x`（4 MiB）执行一个操作，并在前后各读一次 `memory_allocated`。教材特别提醒过其中一个：
+
+> 教材原文：「这时候可以用 reshape()，它会自动处理连续性——但注意，reshape() 在无法返回视图时会默默拷贝数据。」
+
+```python
+x = torch.randn(1024, 1024, device="cuda")
+for op in (lambda x: x.view(512, 2048), lambda x: x.t().reshape(-1),
+           lambda x: x[:, ::2].contiguous(), lambda x: x.expand(4, 1024, 1024)):
+    before = torch.cuda.memory_allocated()
+    y = op(x)
+    print(torch.cuda.memory_allocated() - before,          # 这个操作分配的字节数
+          y.untyped_storage().data_ptr() == x.untyped_storage().data_ptr(), y.is_contiguous())
+    del y
+```
 */
 
 // viewOp is one operation of the table: PyTorch's spelling and the calls.
@@ -119,12 +191,48 @@ func viewCopies() {
 /*md
 Each copy is exactly one allocator call of the result's size; everything else, `t()`, the
 strided slice and `expand` included, is metadata. `x.t().view(-1)` is refused with
-PyTorch's message, and `reshape` copies instead.
+PyTorch's message, and `reshape` copies instead — silently, as the chapter says: only
+`memory_allocated` shows it.
 
-**The chapter says** `view()` needs a contiguous tensor. **PyTorch does** something
-finer: `view` succeeds whenever the new shape can be expressed with strides over the old
-ones — `x[:, ::2]` is not contiguous, yet `x[:, ::2].view(1024, 256, 2)` succeeds in
-PyTorch 2.11, and memlab's view follows the same rule. The next cell prints the strides.
+**The chapter says** `view()` needs a contiguous tensor:
+
+> 教材原文：「如果张量经过转置、切片等操作变得不连续，view() 会报错。」
+>
+> *Chapter 4:* "If a tensor has become non-contiguous through a transpose, a slice or the
+> like, view() raises an error."
+
+**PyTorch does** something finer: `view` succeeds whenever the new shape can be expressed
+with strides over the old ones — `x[:, ::2]` is not contiguous, yet
+`x[:, ::2].view(1024, 256, 2)` succeeds in PyTorch 2.11, and memlab's view follows the
+same rule. The next cell prints the strides.
+
+```python
+x = torch.randn(1024, 1024, device="cuda")
+half = x[:, ::2]
+print(half.is_contiguous(), half.stride())
+v = half.view(1024, 256, 2)     # no error: a view over x's storage
+print(v.shape, v.stride(), v.untyped_storage().data_ptr() == x.untyped_storage().data_ptr())
+x.t().view(-1)                  # RuntimeError: view size is not compatible with input tensor's size and stride …
+```
+*/
+
+/*md:zh-CN
+每一次拷贝都恰好是一次分配器调用，大小等于结果张量；其余的操作，包括 `t()`、带步长的切片和 `expand`，都只是元数据。`x.t().view(-1)` 会被拒绝，报的是 PyTorch 的原话；`reshape` 则改为拷贝——正如教材所说，是“默默”拷贝：只有 `memory_allocated` 能看出来。
+
+**教材说** `view()` 要求张量是连续 (contiguous) 的：
+
+> 教材原文：「如果张量经过转置、切片等操作变得不连续，view() 会报错。」
+
+**PyTorch 实际的规则**更精细：只要新形状能用旧步长 (stride) 表示出来，`view` 就会成功——`x[:, ::2]` 并不连续，但 `x[:, ::2].view(1024, 256, 2)` 在 PyTorch 2.11 中照样成功，memlab 的 view 遵循同一条规则。下一个单元格会打印出步长。
+
+```python
+x = torch.randn(1024, 1024, device="cuda")
+half = x[:, ::2]
+print(half.is_contiguous(), half.stride())
+v = half.view(1024, 256, 2)     # 不报错：仍是 x 存储上的视图
+print(v.shape, v.stride(), v.untyped_storage().data_ptr() == x.untyped_storage().data_ptr())
+x.t().view(-1)                  # RuntimeError: view size is not compatible with input tensor's size and stride …
+```
 */
 
 //nb:cell
@@ -145,11 +253,19 @@ func viewNonContiguous() {
 }
 
 /*md
-A view fails only when one new dimension would have to span old dimensions whose strides
-do not line up — `x.t()`'s elements in row order are not at one stride.
+So the chapter's rule is too broad: the transpose is refused, the strided slice is not. A
+view fails only when one new dimension would have to span old dimensions whose strides do
+not line up —
+`x.t()`'s elements in row order are not at one stride.
 
 **Try it:** `half.View(-1)` succeeds too: the rows of `x[:, ::2]` lie exactly one row
 stride apart (1024 = 512 × 2), so the whole slice is one run of stride 2. Then take
 `half := memlab.Must(x.Narrow(1, 0, 512))` (`x[:, :512]`) instead: its rows are not one
 run, and `View(-1)` is refused with the message above.
+*/
+
+/*md:zh-CN
+所以教材的说法太宽泛了：转置确实被拒绝，带步长的切片却没有。只有当一个新维度必须跨越若干个步长对不齐的旧维度时，view 才会失败——`x.t()` 的元素按行序排列时，并不落在同一个步长上。
+
+**动手试试：** `half.View(-1)` 也会成功：`x[:, ::2]` 的各行之间恰好相隔一个行步长（1024 = 512 × 2），整个切片是一段步长为 2 的连续序列。再把它换成 `half := memlab.Must(x.Narrow(1, 0, 512))`（即 `x[:, :512]`）：它的各行连不成一段，`View(-1)` 会以上面那条消息被拒绝。
 */

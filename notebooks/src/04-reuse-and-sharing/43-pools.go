@@ -18,7 +18,43 @@ import (
 ### The chapter's `TensorPool`, then package `pool`'s
 
 The chapter's pool keeps freed tensors by shape and dtype and hands them out again: `get`
-pops one or allocates, `put` pushes it back. Here it is in Go, exactly that.
+pops one or allocates, `put` pushes it back. Here it is in Go, exactly that, keyed by
+shape and dtype so that one pool serves every buffer of a step. What the chapter expects
+of it:
+
+> 教材原文：「比如，对于固定大小的中间张量（如注意力矩阵），可以预先分配一个池子，推理时直接从池子里取，用完归还，彻底避免分配开销。」
+>
+> *Chapter 4:* "For fixed-size intermediate tensors (attention matrices, say), you can
+> allocate a pool in advance, take from it during inference and give back when done,
+> avoiding the allocation overhead entirely."
+
+```python
+acts, scores = TensorPool((256, 1024)), TensorPool((64, 1024))   # the chapter's class, one per shape
+calls = torch.cuda.memory_stats()["allocation.all.allocated"]
+for step in range(100):
+    a, b, s = acts.get(), acts.get(), scores.get()
+    acts.put(a); acts.put(b); scores.put(s)
+print(torch.cuda.memory_stats()["allocation.all.allocated"] - calls, torch.cuda.memory_allocated())
+```
+*/
+
+/*md:zh-CN
+## 4.3 显存池化 (memory pools)
+
+### 教材里的 `TensorPool`，以及 `pool` 包里的版本
+
+教材里的池子把释放的张量按形状和数据类型 (dtype) 收起来，再发出去：`get` 取出一个，没有就新分配；`put` 把它放回去。下面就是它的 Go 版本，别无二致，只是按形状和 dtype 分类，这样一个池子就能供应一步里的所有缓冲区。教材对它的期待是：
+
+> 教材原文：「比如，对于固定大小的中间张量（如注意力矩阵），可以预先分配一个池子，推理时直接从池子里取，用完归还，彻底避免分配开销。」
+
+```python
+acts, scores = TensorPool((256, 1024)), TensorPool((64, 1024))   # 教材的类，每种形状一个
+calls = torch.cuda.memory_stats()["allocation.all.allocated"]
+for step in range(100):
+    a, b, s = acts.get(), acts.get(), scores.get()
+    acts.put(a); acts.put(b); scores.put(s)
+print(torch.cuda.memory_stats()["allocation.all.allocated"] - calls, torch.cuda.memory_allocated())
+```
 */
 
 // chapterPool is the chapter's TensorPool: free tensors kept by (shape,
@@ -109,6 +145,73 @@ Getting a 1 MiB buffer and giving it back, 200 times, three ways: a fresh alloca
 `empty_cache()` after each free (so every step is a `cudaMalloc` and a `cudaFree`), a fresh
 allocation served by the caching allocator, and `TensorPool.Get`/`Put`. On the simulated
 device each `cudaMalloc`/`cudaFree` costs what it took on an H200 (`memlab.WithLatency`).
+The chapter's two sentences under test — why pool at all, and that the caching allocator
+already is a pool:
+
+> 教材原文：「GPU显存的分配和释放是有开销的，频繁的 cudaMalloc 和 cudaFree 不仅慢，还会导致显存碎片化。」
+>
+> *Chapter 4:* "Allocating and freeing GPU memory has a cost: frequent cudaMalloc and
+> cudaFree calls are slow, and they fragment GPU memory as well."
+
+> 教材原文：「它会预先申请一大块显存，然后按需分配给张量，用完不立即释放，而是放回池子里复用。」
+>
+> *Chapter 4 (of the caching allocator):* "It requests a large block of GPU memory up
+> front, hands it out to tensors as needed, and does not free it right after use but puts
+> it back into the pool for reuse."
+
+```python
+import time
+pool = TensorPool((256, 1024))                 # the chapter's class
+def step(way):
+    if way == "pool":
+        pool.put(pool.get())
+        return
+    t = torch.empty(256, 1024, device="cuda")
+    del t
+    if way == "empty_cache":
+        torch.cuda.empty_cache()               # so the next torch.empty is a cudaMalloc again
+for way in ("empty_cache", "caching allocator", "pool"):
+    times = []
+    for _ in range(200):
+        torch.cuda.synchronize(); t0 = time.perf_counter()
+        step(way)
+        torch.cuda.synchronize(); times.append(time.perf_counter() - t0)
+    print(way, sorted(times)[100], torch.cuda.memory_stats()["num_device_alloc"])
+```
+*/
+
+/*md:zh-CN
+教材的池子是能用的——第一步之后每次 `get` 都命中，不再调用分配器——但它没有上限；同一个张量放回两次，就会被发给两个使用者；形状不对的张量会悄无声息地另起一个列表。`pool.TensorPool` 是同一个思路，只管一种形状、有上限，并且对上面每一种情况都返回错误（被拒收的张量仍归调用者释放）。
+
+**动手试试：** 在教材的池子里把 `a` 放回两次（`p.put(a); p.put(a)`），再 `get` 两个张量：它们是同一块存储（`x.DataPtr()` 相等）——一个缓冲区，两个使用者。
+
+### 池子省下了什么：每个缓冲区的耗时
+
+取一个 1 MiB 的缓冲区再还回去，重复 200 次，用三种方式：每次释放后都 `empty_cache()` 的全新分配（于是每一步都是一次 `cudaMalloc` 加一次 `cudaFree`）、由缓存分配器供给的全新分配，以及 `TensorPool.Get`/`Put`。在模拟设备上，每次 `cudaMalloc`/`cudaFree` 的耗时取自 H200 上的实测（`memlab.WithLatency`）。这里检验教材的两句话——为什么要池化，以及缓存分配器本身就是一个池子：
+
+> 教材原文：「GPU显存的分配和释放是有开销的，频繁的 cudaMalloc 和 cudaFree 不仅慢，还会导致显存碎片化。」
+
+> 教材原文：「它会预先申请一大块显存，然后按需分配给张量，用完不立即释放，而是放回池子里复用。」
+
+```python
+import time
+pool = TensorPool((256, 1024))                 # 教材的类
+def step(way):
+    if way == "pool":
+        pool.put(pool.get())
+        return
+    t = torch.empty(256, 1024, device="cuda")
+    del t
+    if way == "empty_cache":
+        torch.cuda.empty_cache()               # 让下一次 torch.empty 重新 cudaMalloc
+for way in ("empty_cache", "caching allocator", "pool"):
+    times = []
+    for _ in range(200):
+        torch.cuda.synchronize(); t0 = time.perf_counter()
+        step(way)
+        torch.cuda.synchronize(); times.append(time.perf_counter() - t0)
+    print(way, sorted(times)[100], torch.cuda.memory_stats()["num_device_alloc"])
+```
 */
 
 // median returns the median of ds.
@@ -157,7 +260,9 @@ func poolLatency() {
 The value axis is logarithmic: a `cudaMalloc`/`cudaFree` pair is orders of magnitude slower
 than either pool. The caching allocator already *is* a pool — one `cudaMalloc` for all the
 steps — and its hit costs a small fraction of a `cudaMalloc`; what a `TensorPool` adds is no
-allocator call at all and a hard bound on memory, not much speed.
+allocator call at all and a hard bound on memory, not much speed. Both sentences hold; the
+cost the chapter warns of is paid only where the cache is emptied (or a request finds no
+cached block that fits).
 
 **Try it:** make the buffer `[16, 1024]` (64 KiB, the small pool): the `empty_cache` row
 still pays a `cudaMalloc` per step — of a 2 MiB segment.
@@ -166,6 +271,34 @@ still pays a `cudaMalloc` per step — of a 2 MiB segment.
 
 A paged cache (vLLM's) keeps keys and values in fixed-size blocks of one arena; each
 sequence has a block table. First the API, on three short sequences:
+
+```python
+k_arena = torch.empty(8, 2, 16, 64, device="cuda")   # 8 blocks × heads × 16 tokens × head_dim (v_arena alike)
+free_blocks, block_table = list(range(8)), {}
+def allocate(seq, tokens):                            # the blocks a sequence of `tokens` needs
+    block_table[seq] = [free_blocks.pop(0) for _ in range(-(-tokens // 16))]
+def free(seq):                                        # its blocks serve any other sequence
+    free_blocks.extend(block_table.pop(seq))
+```
+*/
+
+/*md:zh-CN
+纵轴是对数刻度：一对 `cudaMalloc`/`cudaFree` 比两种池子慢好几个数量级。缓存分配器本身*就是*一个池子——所有步骤只用了一次 `cudaMalloc`——而它的一次命中只花 `cudaMalloc` 的一小部分时间；`TensorPool` 多给的是完全不调用分配器，以及显存的硬上限，速度上并没有多出多少。教材的两句话都成立；它警告的那份开销，只在缓存被清空（或者请求找不到合适的缓存块）时才需要支付。
+
+**动手试试：** 把缓冲区改成 `[16, 1024]`（64 KiB，属于小块池）：`empty_cache` 那一行仍然每步都要付一次 `cudaMalloc`——分配的是一个 2 MiB 的段。
+
+### KV 缓存：`torch.cat` 增长、预分配、分页
+
+分页缓存（vLLM 的做法）把键和值存放在同一块显存区 (arena) 里大小固定的块中；每个序列有一张块表 (block table)。先在三个短序列上看看它的 API：
+
+```python
+k_arena = torch.empty(8, 2, 16, 64, device="cuda")   # 8 个块 × 头数 × 16 个 token × head_dim（v_arena 同理）
+free_blocks, block_table = list(range(8)), {}
+def allocate(seq, tokens):                            # 一个 tokens 长的序列需要的块
+    block_table[seq] = [free_blocks.pop(0) for _ in range(-(-tokens // 16))]
+def free(seq):                                        # 释放的块可以给任何其他序列用
+    free_blocks.extend(block_table.pop(seq))
+```
 */
 
 //nb:cell
@@ -200,6 +333,44 @@ finishes), 8 heads × 128 dimensions, with three caches: each sequence's keys an
 grown with `torch.cat`, a `pool.KVCache` preallocated for 320 tokens per sequence, and one
 `pool.PagedKVCache` of 16-token blocks whose arena holds 4 × 320 tokens. The workload is
 longer than a cell should be; it is [`ch4.KVStrategies`](../experiments/ch4/pooling.go).
+The chapter's sentence on KV caches:
+
+> 教材原文：「因为KV Cache的大小在推理过程中是固定的，用池化可以避免每次生成token时都重新分配显存，推理延迟能降5-10%。」
+>
+> *Chapter 4:* "Because the KV cache's size is fixed during inference, pooling avoids
+> reallocating memory for every generated token, and cuts inference latency by 5–10%."
+
+```python
+# torch.cat growth: a new, longer cache at every token
+k_cache = torch.cat([k_cache, k_new], dim=1)         # [heads, tokens + 1, head_dim]
+# preallocated: one buffer for the longest sequence, written in place
+k_cache = torch.empty(heads, max_len, head_dim, device="cuda")
+k_cache[:, t] = k_new[:, 0]                          # token t: no allocation
+# paged: token t goes to its block of the arena
+k_arena[block_table[seq][t // 16], :, t % 16] = k_new[:, 0]
+calls = torch.cuda.memory_stats()["allocation.all.allocated"]
+```
+*/
+
+/*md:zh-CN
+每个序列最多浪费一个块的尾部（`Waste`），释放掉的序列的块可以给任何其他序列用：没有外部碎片。
+
+**动手试试：** 再追加第四个 60 token 的序列（4 个块）：显存区里一共 8 个块，它会以 `pool: KV cache full` 失败，直到序列 1 被释放——之后就放得下了。
+
+接下来是 16 个长度在 16–320 个 token 之间的序列，每次同时解码 4 个（一个结束就开始下一个），8 个头 × 128 维，比较三种缓存：每个序列的键和值用 `torch.cat` 逐步拼接增长；一个为每个序列预分配 320 个 token 的 `pool.KVCache`；以及一个由 16 token 的块组成、显存区容纳 4 × 320 个 token 的 `pool.PagedKVCache`。这个工作负载太长，不适合放在一个单元格里，代码在 [`ch4.KVStrategies`](../experiments/ch4/pooling.go)。教材关于 KV 缓存的原话：
+
+> 教材原文：「因为KV Cache的大小在推理过程中是固定的，用池化可以避免每次生成token时都重新分配显存，推理延迟能降5-10%。」
+
+```python
+# torch.cat 增长：每个 token 都生成一个更长的新缓存
+k_cache = torch.cat([k_cache, k_new], dim=1)         # [heads, tokens + 1, head_dim]
+# 预分配：按最长序列分配一个缓冲区，原地写入
+k_cache = torch.empty(heads, max_len, head_dim, device="cuda")
+k_cache[:, t] = k_new[:, 0]                          # 第 t 个 token：不分配
+# 分页：第 t 个 token 写进显存区中它所在的块
+k_arena[block_table[seq][t // 16], :, t % 16] = k_new[:, 0]
+calls = torch.cuda.memory_stats()["allocation.all.allocated"]
+```
 */
 
 //nb:cell plot
@@ -225,7 +396,21 @@ longest length whatever the sequence. The paged cache makes a single allocation 
 wastes at most a block's tail per sequence; its segment map is one segment, wholly
 allocated.
 
+So the chapter's premise is the wrong way round: a KV cache is *not* fixed in size — it
+grows by one token per step, which is what makes `torch.cat` allocate at every step. A
+pool is what *fixes* its size: at the longest length (preallocated, paying in unused
+slots) or to the block (paged); then, as the chapter says, no generated token allocates.
+Whether that buys 5–10% latency is a question for a GPU: 4.4's H200 runs measure it.
+
 **Try it:** set `w := ch4.DefaultKVWorkload; w.BlockSize = 64` and pass `w`: fewer, larger
 blocks waste more slots: up to 63 per sequence, so "max unused slots" (summed over the 4
 sequences decoded at once) grows to 4 × 63.
+*/
+
+/*md:zh-CN
+`torch.cat` 恰好只持有还活着的键和值，但每一步都要把整个缓存拷贝一遍，而且每一步请求的大小都不一样，于是缓存分配器最后会攥着一些早先装过较短的缓存、后来装不下而被腾空的段（第一张段图里的灰色：已缓存、空闲），外加一个部分空闲的大段。预分配对每个序列只分配一次，但不管序列多长都占着最长的长度。分页缓存只分配一次，每个序列最多浪费一个块的尾部；它的段图只有一个段，而且全部已分配。
+
+所以教材的前提恰好说反了：KV 缓存的大小*并不*固定——它每一步都长一个 token，这正是 `torch.cat` 每步都要分配的原因。是池子*把*它的大小固定下来：固定在最长长度（预分配，代价是闲置的槽位），或者按块固定（分页）；这样一来，正如教材所说，生成 token 时就不再分配显存了。至于能不能因此换来 5-10% 的延迟下降，得在 GPU 上回答：4.4 节的 H200 实测会给出结果。
+
+**动手试试：** 设 `w := ch4.DefaultKVWorkload; w.BlockSize = 64` 并传入 `w`：块更少、更大，浪费的槽位也更多：每个序列最多 63 个，于是“最大闲置槽位”（对同时解码的 4 个序列求和）会增长到 4 × 63。
 */

@@ -26,7 +26,33 @@ pooled buffers, below). **`model.Chapter` is exactly the chapter's three togethe
 pool the KV-cache arenas; `chapter+pooled-scores` adds the score buffers. `LastLogits`
 (the output projection for the sampled position only) is memlab's own extra, not the
 chapter's; `Optimised` is `Chapter` and `LastLogits`. Every mode gives the same logits.
-First one request, mode by mode:
+First one request, mode by mode — in PyTorch, for one model and one request:
+
+```python
+weights = torch.cuda.memory_allocated()        # the model is loaded
+calls = torch.cuda.memory_stats()["allocation.all.allocated"]
+torch.cuda.reset_peak_memory_stats()
+with torch.inference_mode():
+    tokens = model.generate(prompt, max_new_tokens=10)   # e.g. a Hugging Face model
+print(torch.cuda.max_memory_allocated() - weights,
+      torch.cuda.memory_stats()["allocation.all.allocated"] - calls)
+```
+*/
+
+/*md:zh-CN
+## 4.4 三者协同：一个小型 Transformer (all together)
+
+[`model`](../model/model.go) 包是一个只有解码器的 Transformer（词嵌入和位置嵌入；若干个块，每块依次是 layernorm → 带 KV 缓存的因果注意力 → 残差 → layernorm → GELU MLP → 残差；最后一个 layernorm；输出 logits 与嵌入共享权重）。它的**基线** (`baseline`) 是一份直来直去的移植：所有操作都非原地，拆分注意力头前后各做一次 `.contiguous()`，KV 缓存用 `torch.cat` 增长，并为提示词 (prompt) 的每个位置都算 logits。每种技术是 `model.Mode` 的一个位：`InPlace`（缩放、掩码、GELU、残差相加都原地做）、`Views`（拆分注意力头不再拷贝）、`KVCache`（按最长请求预分配的缓存，其显存区取自各请求共享的一个 `TensorPool`）、`PooledScores`（注意力分数和 softmax 写进池化的缓冲区，见下文）。**`model.Chapter` 恰好就是教材的三招合在一起**，它的池子就是 KV 缓存的显存区；`chapter+pooled-scores` 再加上分数缓冲区。`LastLogits`（只为要采样的那个位置计算输出投影）是 memlab 自己加的，不是教材里的；`Optimised` 是 `Chapter` 加 `LastLogits`。所有模式得到的 logits 都完全相同。先看一个请求，逐个模式对比——用 PyTorch 对一个模型、一个请求来测是这样：
+
+```python
+weights = torch.cuda.memory_allocated()        # 模型已加载
+calls = torch.cuda.memory_stats()["allocation.all.allocated"]
+torch.cuda.reset_peak_memory_stats()
+with torch.inference_mode():
+    tokens = model.generate(prompt, max_new_tokens=10)   # 例如一个 Hugging Face 模型
+print(torch.cuda.max_memory_allocated() - weights,
+      torch.cuda.memory_stats()["allocation.all.allocated"] - calls)
+```
 */
 
 //nb:cell
@@ -60,7 +86,54 @@ whatever the request, and a short prompt's full logits are small.
 8 requests with prompts of 16–64 tokens and 8–32 generated tokens, each mode on a device
 of its own, the modes taking turns request by request. The run is
 [`ch4.Inference`](../experiments/ch4/inference.go): the cell above, for every request,
-with CUDA-event timing on a GPU. The notes under the table are printed from it.
+with CUDA-event timing on a GPU. The notes under the table are printed from it, and they
+hold the chapter's figures against the measurement — the three techniques together:
+
+> 教材原文：「这三步走下来，显存占用通常能降20-30%，而且推理速度还有提升——因为减少了内存分配和拷贝的开销。」
+>
+> *Chapter 4:* "Follow these three steps and memory use typically falls by 20–30%, and
+> inference gets faster too — because there is less allocating and copying."
+
+and in-place alone, first claimed in 4.1:
+
+> 教材原文：「我的经验：有一次优化一个BERT推理管线，发现仅仅把几个激活函数改成in-place版本，显存占用就降了12%。」
+>
+> *Chapter 4:* "From experience: optimising a BERT inference pipeline, I found that just
+> switching a few activation functions to their in-place versions cut memory use by 12%."
+
+```python
+# one process per mode (each with its own caching allocator), the same 8 requests
+torch.cuda.reset_peak_memory_stats()
+for prompt, n_new in requests:
+    generate(model, prompt, n_new)               # baseline, in-place, views, kv-cache, …
+peak = torch.cuda.max_memory_allocated() - weights
+stats = torch.cuda.memory_stats()                # "allocation.all.allocated", "num_device_alloc"
+print(peak, torch.cuda.max_memory_reserved(), stats["allocation.all.allocated"], stats["num_device_alloc"])
+```
+*/
+
+/*md:zh-CN
+**动手试试：** 把请求 `[0]` 换成 `[3]`（一个短提示词）：这时基线的峰值反而低于 `optimised`——预分配的缓存不管请求长短都按最长请求来定大小，而短提示词的完整 logits 本来就小。
+
+### 完整的工作负载
+
+8 个请求，提示词长 16–64 个 token，各生成 8–32 个 token；每种模式各用一台自己的设备，各模式按请求轮流执行。这次运行就是 [`ch4.Inference`](../experiments/ch4/inference.go)：把上面那个单元格对每个请求都做一遍，在 GPU 上用 CUDA 事件计时。表格下方的结论由它打印，并把教材的数字和实测放在一起对照——先是三招合用：
+
+> 教材原文：「这三步走下来，显存占用通常能降20-30%，而且推理速度还有提升——因为减少了内存分配和拷贝的开销。」
+
+再是单独的原地操作，4.1 节已经引过：
+
+> 教材原文：「我的经验：有一次优化一个BERT推理管线，发现仅仅把几个激活函数改成in-place版本，显存占用就降了12%。」
+
+```python
+# 每种模式一个进程（各有自己的缓存分配器），同样的 8 个请求
+torch.cuda.reset_peak_memory_stats()
+for prompt, n_new in requests:
+    generate(model, prompt, n_new)               # baseline、in-place、views、kv-cache ……
+peak = torch.cuda.max_memory_allocated() - weights
+stats = torch.cuda.memory_stats()                # "allocation.all.allocated"、"num_device_alloc"
+print(peak, torch.cuda.max_memory_reserved(), stats["allocation.all.allocated"], stats["num_device_alloc"])
+```
 */
 
 //nb:cell plot
@@ -73,15 +146,16 @@ func inferenceSmall() {
 }
 
 /*md
-The curves give each mode's peak during every forward pass, pass by pass (the same passes
-in every mode): the spikes are prompts, the flat stretches decoding. The baseline's peak
-is a prompt's forward pass, where it computes logits for every prompt position — which
-is why `last-logits`, memlab's extra, moves the peak and in-place alone does not: in-place
-does not touch the tensors alive at that moment. `views` keeps the fused QKV projection
-alive through the K/V views kept as the cache (a view keeps its base's storage, exercise
-11), and `kv-cache` is sized for the longest request: the chapter's three together
-therefore do not lower this peak. The chapter's 20–30 % can hold only where the peak is
-made of what those techniques remove; this model's is not.
+The curves give each mode's peak during every forward pass, pass by pass (the
+same passes in every mode): the spikes are prompts, the flat stretches decoding. The
+baseline's peak is a prompt's forward pass, where it computes logits for every prompt
+position — which is why `last-logits`, memlab's extra, moves the peak and in-place alone
+does not: in-place does not touch the tensors alive at that moment. `views` keeps the
+fused QKV projection alive through the K/V views kept as the cache (a view keeps its
+base's storage, exercise 11), and `kv-cache` is sized for the longest request: the
+chapter's three together therefore do not lower this peak. The chapter's 20–30 % can hold
+only where the peak is made of what those techniques remove; this model's is not. What
+they do remove, every time, is allocator calls.
 
 **Try it:** `ch4.Inference(ch4.Setup{}, "small", model.Optimised&^model.InPlace, model.Optimised)`
 — the first mode is the reference: in-place, which saved nothing alone, lowers the peak
@@ -89,13 +163,53 @@ once last-logits has moved it.
 
 ### Pooled attention-score buffers
 
-The chapter names attention scores as a buffer to pool: every decoding step computes
-`scores = q @ k.T` of a new length. In PyTorch a pooled buffer is written with the `out=`
-form, `torch.matmul(q, k_t, out=buf[..., :n])`; memlab's is
-`tensor.MatmulInto(out, q, kt)` (and `tensor.SoftmaxInto` for the probabilities), with
-PyTorch's dtype and overlap checks. One layer's heads over 96 steps, first allocating the
-scores, then writing them into a view of one buffer sized for the longest sequence
-(`[heads, 1, maxLen]`, of which step `n` uses the first `n` columns):
+The chapter names attention scores as a buffer to pool:
+
+> 教材原文：「显存池化：KV Cache和注意力分数矩阵用池化管理，避免频繁分配。」
+>
+> *Chapter 4:* "Memory pooling: manage the KV cache and the attention-score matrices with
+> pools, to avoid frequent allocation."
+
+Every decoding step computes `scores = q @ k.T` of a new length. In PyTorch a pooled
+buffer is written with the `out=` form, `torch.matmul(q, k_t, out=buf[..., :n])`;
+memlab's is `tensor.MatmulInto(out, q, kt)` (and `tensor.SoftmaxInto` for the
+probabilities), with PyTorch's dtype and overlap checks. One layer's heads over 96 steps,
+first allocating the scores, then writing them into a view of one buffer sized for the
+longest sequence (`[heads, 1, maxLen]`, of which step `n` uses the first `n` columns):
+
+```python
+q = torch.randn(heads, 1, head_dim, device="cuda")
+K = torch.randn(heads, max_len, head_dim, device="cuda")   # a preallocated cache
+buf = torch.empty(heads, 1, max_len, device="cuda")        # the pooled buffer
+for n in range(1, max_len + 1):
+    k_t = K[:, :n].transpose(1, 2)                         # views
+    scores = q @ k_t                                       # allocates [heads, 1, n] …
+    torch.matmul(q, k_t, out=buf[..., :n])                 # … or writes into the buffer
+```
+*/
+
+/*md:zh-CN
+曲线给出每种模式在每一次前向传播中的峰值，一次接一次（各模式的前向传播完全相同）：尖峰是处理提示词，平坦的部分是逐 token 解码。基线的峰值出现在某个提示词的前向传播里，此时它要为提示词的每个位置计算 logits——这就是为什么 memlab 额外加的 `last-logits` 能挪动峰值，而单靠原地操作不能：原地操作碰不到那一刻还活着的张量。`views` 通过作为缓存保留下来的 K/V 视图，让融合的 QKV 投影一直活着（视图会保住基张量的存储，见练习 11）；`kv-cache` 则按最长请求定大小：所以教材的三招合用并不能降低这个峰值。教材的 20-30% 只有在峰值恰好由这些技术能去掉的东西构成时才可能成立；这个模型的峰值不是。它们每一次都确实去掉的，是分配器调用。
+
+**动手试试：** `ch4.Inference(ch4.Setup{}, "small", model.Optimised&^model.InPlace, model.Optimised)`——第一个模式是参照：单独使用时什么也没省下的原地操作，在 last-logits 挪走峰值之后就能压低峰值了。
+
+### 池化的注意力分数缓冲区
+
+教材点名要池化注意力分数：
+
+> 教材原文：「显存池化：KV Cache和注意力分数矩阵用池化管理，避免频繁分配。」
+
+每一个解码步都要计算一个新长度的 `scores = q @ k.T`。在 PyTorch 中，写入池化缓冲区用的是 `out=` 形式：`torch.matmul(q, k_t, out=buf[..., :n])`；memlab 中对应的是 `tensor.MatmulInto(out, q, kt)`（概率则用 `tensor.SoftmaxInto`），带有和 PyTorch 一样的 dtype 与重叠检查。下面对一层的所有头跑 96 步：先是每步分配分数张量，再是写进一个按最长序列定大小的缓冲区的视图里（`[heads, 1, maxLen]`，第 `n` 步用前 `n` 列）：
+
+```python
+q = torch.randn(heads, 1, head_dim, device="cuda")
+K = torch.randn(heads, max_len, head_dim, device="cuda")   # 预分配的缓存
+buf = torch.empty(heads, 1, max_len, device="cuda")        # 池化的缓冲区
+for n in range(1, max_len + 1):
+    k_t = K[:, :n].transpose(1, 2)                         # 视图
+    scores = q @ k_t                                       # 分配 [heads, 1, n] ……
+    torch.matmul(q, k_t, out=buf[..., :n])                 # ……或者写进缓冲区
+```
 */
 
 //nb:cell
@@ -128,11 +242,32 @@ func attentionScores() {
 }
 
 /*md
-Without the buffer the caching allocator is already a pool for the scores — one allocator call a step, served from cached blocks at a handful of
-addresses, no `cudaMalloc`; the `out=` form saves that call too. In the model,
-`model.PooledScores` takes two such buffers (scores and softmax) from a `TensorPool` for
-every layer of every pass and puts them back; the scale and the mask are applied in the
-scores' buffer. Measured on one request, beside the modes it joins:
+Without the buffer the caching allocator is already a pool for the scores — one allocator
+call a step, served from cached blocks at a handful of addresses, no `cudaMalloc`; the
+`out=` form saves that call too. In the model, `model.PooledScores` takes two such buffers
+(scores and softmax) from a `TensorPool` for every layer of every pass and puts them back;
+the scale and the mask are applied in the scores' buffer. Measured on one request, beside
+the modes it joins:
+
+```python
+pool = TensorPool((heads, max_len, max_len))     # the chapter's class: scores, then softmax
+buf = pool.get()
+scores = buf[:, :n, :n]                          # this pass's n positions
+torch.matmul(q, k.transpose(-2, -1), out=scores)
+pool.put(buf)                                    # back for the next layer
+```
+*/
+
+/*md:zh-CN
+即使没有这个缓冲区，缓存分配器本身已经是分数张量的池子——每步一次分配器调用，由几个地址上的缓存块供给，不需要 `cudaMalloc`；`out=` 形式则连这一次调用也省了。在模型里，`model.PooledScores` 在每次前向传播的每一层都从一个 `TensorPool` 取出两个这样的缓冲区（分数和 softmax），用完放回；缩放和掩码直接在分数缓冲区里完成。下面在一个请求上测量，与它所加入的模式并列：
+
+```python
+pool = TensorPool((heads, max_len, max_len))     # 教材的类：分数和 softmax 各取一个
+buf = pool.get()
+scores = buf[:, :n, :n]                          # 本次前向传播的 n 个位置
+torch.matmul(q, k.transpose(-2, -1), out=scores)
+pool.put(buf)                                    # 放回，留给下一层
+```
 */
 
 //nb:cell
@@ -163,12 +298,13 @@ func pooledScoresByMode() {
 
 /*md
 Two buffers serve every layer of every pass (two misses, the rest hits), and the
-allocator calls fall. The peak rises, by the two buffers: they are sized for the longest
-request and stay in the pool, so they sit under the peak of the logits, which the scores
-never made. Pooling pays where the scores make the peak, and there only when the longest
-request is near the typical one. **So `chapter` stays the three techniques with the KV-cache arenas as its pool**
-(also what "chapter" means in the H200 recordings, made before this mode), and
-`chapter+pooled-scores` is reported beside it, in the tables of `memlab ch4` and below.
+allocator calls fall — that half of the chapter's advice holds. The peak rises, by the two
+buffers: they are sized for the longest request and stay in the pool, so they sit under
+the peak of the logits, which the scores never made. Pooling pays where the scores make
+the peak, and there only when the longest request is near the typical one. **So `chapter`
+stays the three techniques with the KV-cache arenas as its pool** (also what "chapter"
+means in the H200 recordings, made before this mode), and `chapter+pooled-scores` is
+reported beside it, in the tables of `memlab ch4` and below.
 
 **Try it:** in the first cell, give `q` 256 positions, as in a prompt's pass
 (`tensor.Randn(l, 1, tensor.Float32, heads, 256, headDim)`), `maxLen` 512 and the buffer
@@ -180,11 +316,57 @@ once the logits no longer make the peak, see whether the buffers do.
 
 ### In-place LayerNorm
 
-The chapter asks for layer normalisation in place. **PyTorch has no in-place layer norm**
-(there is `F.layer_norm`, no `layer_norm_`), and memlab's `LayerNorm` allocates its result
-too. Emulating it — computing `ln(h)` and copying it over `h` — allocates the result all
-the same, and in this pre-LN transformer `h` is the residual stream, which the residual
-add reads after the sublayer:
+The chapter asks for layer normalisation in place:
+
+> 教材原文：「in-place操作：LayerNorm和激活函数用in-place版本，减少中间张量。」
+>
+> *Chapter 4:* "In-place operations: use the in-place versions of LayerNorm and the
+> activation functions, to cut intermediate tensors."
+
+**PyTorch has no in-place layer norm** (there is `F.layer_norm`, no `layer_norm_`), and
+memlab's `LayerNorm` allocates its result too. Emulating it — computing `ln(h)` and
+copying it over `h` — allocates the result all the same, and in this pre-LN transformer
+`h` is the residual stream, which the residual add reads after the sublayer:
+
+```python
+ln = torch.nn.LayerNorm(128, device="cuda")
+w = torch.randn(128, 128, device="cuda") * 0.02     # a sublayer
+h = torch.randn(64, 128, device="cuda")             # the residual stream, 64 tokens
+h2 = h.clone()
+torch.cuda.reset_peak_memory_stats()
+h += ln(h) @ w                                      # as the model does
+torch.cuda.reset_peak_memory_stats()
+h2.copy_(ln(h2))                                    # "in place": ln(h), copied over h
+h2 += h2 @ w                                        # the residual add now reads ln(h), not h
+print(torch.cuda.max_memory_allocated(), (h - h2).abs().max().item())
+```
+*/
+
+/*md:zh-CN
+两个缓冲区供应了每次前向传播的每一层（两次未命中，其余全部命中），分配器调用也随之减少——教材建议的这一半成立。峰值却上升了，正好多出这两个缓冲区：它们按最长请求定大小，并且一直留在池子里，于是压在了 logits 造成的峰值之下，而那个峰值本来就不是分数张量造成的。只有在分数张量构成峰值的地方，池化才划算，而且还得最长请求与典型请求相差不大。**所以 `chapter` 仍然是以 KV 缓存显存区为池子的那三招**（这也是 H200 录制结果里“chapter”的含义，那些结果录制于这个模式出现之前），`chapter+pooled-scores` 则在 `memlab ch4` 的表格和下文中与它并列报告。
+
+**动手试试：** 在第一个单元格里，像处理提示词那样给 `q` 256 个位置（`tensor.Randn(l, 1, tensor.Float32, heads, 256, headDim)`），`maxLen` 设为 512，缓冲区设为 `[heads, 256, maxLen]`：分配出来的分数张量涨到 2 MiB，超过了小块池 1 MiB 的上限——预期分配式循环会有一次 `cudaMalloc`，并且仍然每步一次分配器调用，而池化的循环一次都没有。在第二个单元格里，给池化的 chapter 模式再加上 `model.LastLogits`：等 logits 不再构成峰值之后，看看缓冲区会不会成为峰值。
+
+### 原地 LayerNorm
+
+教材要求层归一化 (layer normalisation) 原地进行：
+
+> 教材原文：「in-place操作：LayerNorm和激活函数用in-place版本，减少中间张量。」
+
+**PyTorch 并没有原地的 layer norm**（只有 `F.layer_norm`，没有 `layer_norm_`），memlab 的 `LayerNorm` 也会为结果分配显存。硬要模拟——先算出 `ln(h)` 再拷贝回 `h`——结果张量照样要分配；而在这个 pre-LN 结构的 Transformer 里，`h` 是残差流，子层算完之后残差相加还要读它：
+
+```python
+ln = torch.nn.LayerNorm(128, device="cuda")
+w = torch.randn(128, 128, device="cuda") * 0.02     # 一个子层
+h = torch.randn(64, 128, device="cuda")             # 残差流，64 个 token
+h2 = h.clone()
+torch.cuda.reset_peak_memory_stats()
+h += ln(h) @ w                                      # 模型里的做法
+torch.cuda.reset_peak_memory_stats()
+h2.copy_(ln(h2))                                    # “原地”：算出 ln(h) 再拷回 h
+h2 += h2 @ w                                        # 残差相加读到的变成了 ln(h)，而不是 h
+print(torch.cuda.max_memory_allocated(), (h - h2).abs().max().item())
+```
 */
 
 // maxDiff is the largest elementwise difference between a and b.
@@ -247,6 +429,45 @@ before the `CopyFrom`, then, after `d` is computed, `memlab.Check(h2.CopyFrom(ke
 The same comparison recorded on an H200 (`memlab ch4 -device cuda -size small|large
 -record …`, files in [`experiments/ch4/recorded`](../experiments/ch4/recorded/README.md)).
 Tables and notes are printed from the files, which name their command, date and card.
+The latency half of the chapter's claims can only be judged here, where the times are
+CUDA-event times — the KV-cache sentence of 4.3:
+
+> 教材原文：「因为KV Cache的大小在推理过程中是固定的，用池化可以避免每次生成token时都重新分配显存，推理延迟能降5-10%。」
+>
+> *Chapter 4:* "Because the KV cache's size is fixed during inference, pooling avoids
+> reallocating memory for every generated token, and cuts inference latency by 5–10%."
+
+```python
+start = torch.cuda.Event(enable_timing=True)
+end = torch.cuda.Event(enable_timing=True)
+start.record()
+logits = model(next_token, past_key_values=cache)   # one decoding step
+end.record()
+torch.cuda.synchronize()
+step_ms = start.elapsed_time(end)
+```
+*/
+
+/*md:zh-CN
+这种模拟确实压低了峰值——归一化后的副本不再与子层的输出同时存在——但答案错了：正是 4.1 节那个陷阱，一个被两个分支读取的张量。所以 memlab 的做法和 PyTorch 一样：layer norm 非原地执行，写进一个新张量，子层一读完它就释放。（融合内核 (fused kernel) 可以在输入之后不再被使用的地方原地归一化——比如 post-LN 的块里，或者这个模型最后的输出投影之前——但在这些 pre-LN 块内部不行。）
+
+**动手试试：** 为残差保留残差流的旧值：在 `CopyFrom` 之前写 `keep := memlab.Must(h2.Clone())`，算出 `d` 之后、`h2.Add_(d)` 之前写 `memlab.Check(h2.CopyFrom(keep))`（并释放 `keep`）：输出又对了，而这次克隆花掉的，恰好是“原地”版本省下的。
+
+### 在 GPU 上
+
+同样的对比在一块 H200 上录制（`memlab ch4 -device cuda -size small|large -record …`，文件在 [`experiments/ch4/recorded`](../experiments/ch4/recorded/README.md)）。表格和结论都从这些文件打印，文件里写明了命令、日期和显卡。教材关于延迟的那一半说法只能在这里评判，因为这里的时间是 CUDA 事件计时——也就是 4.3 节关于 KV 缓存的那句话：
+
+> 教材原文：「因为KV Cache的大小在推理过程中是固定的，用池化可以避免每次生成token时都重新分配显存，推理延迟能降5-10%。」
+
+```python
+start = torch.cuda.Event(enable_timing=True)
+end = torch.cuda.Event(enable_timing=True)
+start.record()
+logits = model(next_token, past_key_values=cache)   # 一个解码步
+end.record()
+torch.cuda.synchronize()
+step_ms = start.elapsed_time(end)
+```
 */
 
 //nb:cell plot
@@ -297,4 +518,19 @@ a README and hints):
   between sequences;
 - and from chapter 2, `11-views-keep-alive` — a view keeps its base's storage alive, which
   is what raised the `views` peak in 4.4.
+*/
+
+/*md:zh-CN
+**动手试试：** 在一台有 NVIDIA GPU 的机器上执行 `go build -o memlab ./cmd/memlab`，再运行 `./memlab ch4 -device cuda -size small -record mine.json`，然后在单元格里对这个文件调用 `ch4.ParseRecording(data)`：字节数和次数在任何显卡上都与录制的一致；时间则是你自己显卡的。
+
+在 GPU 上，字节数和次数与模拟设备分毫不差——分配决策与设备无关——延迟则是 CUDA 事件计时。在 large 规模下，决定峰值的仍是上面那些效应，这些技术省下的是分配器调用、`cudaMalloc` 次数和已预留显存；省了多少，请看上面的结论。教材的三个数字没有一个是常数：原地操作、视图和 KV 缓存池能不能降低峰值，取决于峰值那一刻有哪些张量还活着；而固定大小的缓存是用峰值显存换更少的分配。
+
+## 练习 (exercises)
+
+在 `exercises/` 目录下（运行其中一个：`cd exercises && go test ./12-tensor-pool`；每个文件夹都有 README 和提示）：
+
+- 4.1：`14-version-counter`——上面那个“保存的张量被修改”报错背后的版本计数器：哪些张量共用一个计数器（视图、`.data`、`clone`），以及保存与取出 (saving and unpacking)；
+- 4.3：`12-tensor-pool`——实现本章的固定形状张量池；
+- 4.3：`13-kv-block-table`——分页 KV 缓存的块表，以及序列之间的写时复制 (copy-on-write) 共享；
+- 以及第 2 章的 `11-views-keep-alive`——视图会保住基张量的存储，这正是 4.4 节中 `views` 峰值升高的原因。
 */
