@@ -495,12 +495,13 @@ func maxSplitSize() {
 		for _, s := range steps.List {
 			peak = max(peak, s.Reserved)
 		}
-		compared := "no PyTorch recording of this configuration"
 		if c.torch != "" {
 			fmt.Println(c.name + ":")
-			compared = fmt.Sprintf("%d of %d ops differ from PyTorch 2.11", compare(steps, pytorch(c.torch)), len(steps.List))
+			memlab.Measured("%s: reserved memory peaks at %s; %d of %d ops differ from PyTorch 2.11",
+				c.name, memlab.FormatBytes(peak), compare(steps, pytorch(c.torch)), len(steps.List))
+		} else {
+			memlab.Measured("%s: reserved memory peaks at %s; no PyTorch recording of this configuration", c.name, memlab.FormatBytes(peak))
 		}
-		memlab.Measured("%s: reserved memory peaks at %s; %s", c.name, memlab.FormatBytes(peak), compared)
 		lines, labels = append(lines, steps.Series(c.name, reserved)), steps.Labels()
 	}
 	fig := memlab.Must(memplot.Lines("2.2 reserved memory over the chapter's sequence", "", lines...))
