@@ -40,16 +40,11 @@ print(torch.cuda.memory_allocated())
 /*md:zh-CN
 ## 2.1 张量存储与视图 (tensor storage and views)
 
-一个张量由两部分组成：一块**张量存储** (storage)，也就是一整块显存；以及这块存储上的一个
-**视图** (view)：形状 (shape)、以元素为单位的步长 (stride) 和偏移量 (offset)。`View`、`T`、
-切片、`Select` 和 `Narrow` 都只是在同一块存储上生成新视图，不分配任何显存；只有对非连续
-(non-contiguous) 的视图调用 `Contiguous` 才会拷贝。下面是一个 1024×1024 的 float32 张量 `x`
-和它的五个视图。
+一个张量由两部分组成：一块**张量存储** (storage)，也就是一整块显存；以及这块存储上的一个**视图** (view)：形状 (shape)、以元素为单位的步长 (stride) 和偏移量 (offset)。`View`、`T`、切片、`Select` 和 `Narrow` 都只是在同一块存储上生成新视图，不分配任何显存；只有对非连续 (non-contiguous) 的视图调用 `Contiguous` 才会拷贝。下面是一个 1024×1024 的 float32 张量 `x` 和它的五个视图。
 
 > 教材原文：「比如你用tensor[::2]切片，它不复制数据，只是改了stride和offset。」
 
-这句话成立，而且对下面每一种视图都成立：直到 `x.t().contiguous()` 这个唯一会拷贝的调用
-之前，`memory_allocated()` 一直纹丝不动。
+这句话成立，而且对下面每一种视图都成立：直到 `x.t().contiguous()` 这个唯一会拷贝的调用之前，`memory_allocated()` 一直纹丝不动。
 
 ```python
 x = torch.zeros(1024, 1024, device="cuda")          # float32，4 MiB
@@ -146,12 +141,9 @@ view with stride 2048 that is not contiguous and still allocates nothing.
 */
 
 /*md:zh-CN
-不管视图本身多大，它报告的存储大小都是整块存储的大小：`x[0:1]` 只覆盖一行，却让整个 `x`
-都留在显存里。`x[512]` 的起点比 `x` 的数据指针靠后 512 行 × 4 KiB。只有拷贝才会分配显存。
+不管视图本身多大，它报告的存储大小都是整块存储的大小：`x[0:1]` 只覆盖一行，却让整个 `x` 都留在显存里。`x[512]` 的起点比 `x` 的数据指针靠后 512 行 × 4 KiB。只有拷贝才会分配显存。
 
-**动手试试：** 把 `x` 改成 `tensor.Float16`（字节数减半：每个存储的大小都减半，步长不变）；
-或者加一行 `{"x[::2]", memlab.Must(x.Slice(0, 0, 1024, 2))}`——这是一个步长为 2048 的视图，
-不连续，同样不分配任何显存。
+**动手试试：** 把 `x` 改成 `tensor.Float16`（字节数减半：每个存储的大小都减半，步长不变）；或者加一行 `{"x[::2]", memlab.Must(x.Slice(0, 0, 1024, 2))}`——这是一个步长为 2048 的视图，不连续，同样不分配任何显存。
 */
 
 /*md
@@ -184,10 +176,7 @@ print(torch.cuda.memory_allocated() - alloc, torch.cuda.memory_reserved() - res,
 
 > 教材原文：「Tensor在显存里其实分两块：数据区和元信息区。」
 
-教材把张量的元信息（shape、stride、offset）和数据一起放在 GPU 上。其实不然：在 PyTorch
-中，保存元信息的 `TensorImpl` 是主机 (CPU) 端的对象，只有存储里的字节才占显存。memlab
-也是这样实现的——视图只是一个 Go 值——所以创建一万个视图，显存的各项计数一个都不会动。
-教材的另一半说法没错：元信息很小，真正吃显存的是数据区。
+教材把张量的元信息（shape、stride、offset）和数据一起放在 GPU 上。其实不然：在 PyTorch 中，保存元信息的 `TensorImpl` 是主机 (CPU) 端的对象，只有存储里的字节才占显存。memlab 也是这样实现的——视图只是一个 Go 值——所以创建一万个视图，显存的各项计数一个都不会动。教材的另一半说法没错：元信息很小，真正吃显存的是数据区。
 
 ```python
 x = torch.empty(1024, 1024, device="cuda")
@@ -244,8 +233,7 @@ print(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
 
 > 教材原文：「视图不占新数据区，但可能阻止原始数据释放。」
 
-成立。视图持有的是整块存储，所以留着大张量的一小片切片，就等于留着整个大张量的显存。
-解决办法是把要留的部分拷贝出来（`clone()`），再丢掉视图。
+成立。视图持有的是整块存储，所以留着大张量的一小片切片，就等于留着整个大张量的显存。解决办法是把要留的部分拷贝出来（`clone()`），再丢掉视图。
 
 ```python
 big = torch.empty(4096, 4096, device="cuda")        # 64 MiB
@@ -314,22 +302,17 @@ print(c.view(6), torch.cuda.memory_allocated() - before)
 */
 
 /*md:zh-CN
-`del row` 之后已预留显存 (reserved) 并没有下降：那 64 MiB 回到了分配器的缓存里，而不是
-还给设备（见 2.2）。
+`del row` 之后已预留显存 (reserved) 并没有下降：那 64 MiB 回到了分配器的缓存里，而不是还给设备（见 2.2）。
 
-**动手试试：** 不留一行，改留 `big[0:1024]`（`big` 的四分之一）：这时 clone 会分配
-16 MiB，而丢掉视图之后，整块 64 MiB 的存储照样被释放。
+**动手试试：** 不留一行，改留 `big[0:1024]`（`big` 的四分之一）：这时 clone 会分配 16 MiB，而丢掉视图之后，整块 64 MiB 的存储照样被释放。
 
 ### 行优先布局、转置后的步长，以及对非连续张量调用 `view`
 
-`x = arange(6).view(2, 3)` 按行优先 (row-major) 存放：元素 (i, j) 位于偏移 3·i + j，步长为
-(3, 1)。`x.t()` 在同一块存储上把步长换成 (1, 3)，于是按行遍历它时会在内存里来回跳，
-它不再是连续 (contiguous) 的。`contiguous()` 会按新的顺序把它拷贝到一块新的存储里。
+`x = arange(6).view(2, 3)` 按行优先 (row-major) 存放：元素 (i, j) 位于偏移 3·i + j，步长为 (3, 1)。`x.t()` 在同一块存储上把步长换成 (1, 3)，于是按行遍历它时会在内存里来回跳，它不再是连续 (contiguous) 的。`contiguous()` 会按新的顺序把它拷贝到一块新的存储里。
 
 > 教材原文：「但如果你转置一下，stride变了，数据还是那12个数，只是访问顺序变了。」
 
-成立：转置本身不分配显存。代价在后面：一旦某个操作需要元素在内存里按新顺序排列
-（`contiguous()`，或下面的 `view`），就要拷贝。
+成立：转置本身不分配显存。代价在后面：一旦某个操作需要元素在内存里按新顺序排列（`contiguous()`，或下面的 `view`），就要拷贝。
 
 ```python
 x = torch.arange(6., device="cuda").view(2, 3)
@@ -392,10 +375,7 @@ print(torch.cuda.memory_allocated() - before)
 
 > 教材原文：「这里有个关键点：view() 要求张量在内存中是『连续』的。」（第 4 章）
 
-PyTorch 的实际规则要宽松一些：只要新形状能在同一块存储上用步长表示出来，`view` 就能
-成功——被合并的每一段维度只需*自身内部*连续。所以在 PyTorch 2.11 中
-`x[:, ::2].view(1024, 256, 2)` 能成功（它只是拆开了一个维度），而 `x.t().view(-1)` 会报错，
-并提示改用会拷贝数据的 `reshape`。
+PyTorch 的实际规则要宽松一些：只要新形状能在同一块存储上用步长表示出来，`view` 就能成功——被合并的每一段维度只需*自身内部*连续。所以在 PyTorch 2.11 中 `x[:, ::2].view(1024, 256, 2)` 能成功（它只是拆开了一个维度），而 `x.t().view(-1)` 会报错，并提示改用会拷贝数据的 `reshape`。
 
 ```python
 x = torch.empty(1024, 1024, device="cuda")
@@ -466,23 +446,15 @@ print(torch.cuda.memory_allocated())
 */
 
 /*md:zh-CN
-**动手试试：** 试试 `half.View(512, 1024)`，它把 `x[:, ::2]` 的每两行合并成一行：同样能
-成功，步长为 (2048, 2)，因为每行的下一个元素恰好落在下一行的起点。再试试
-`memlab.Must(x.Narrow(1, 0, 512)).View(-1)`（即 `x[:, :512].view(-1)`）：每行 512 个元素、
-行与行之间隔着 512 个元素，无法用一个步长走完，所以它会失败，报错信息和 `x.t().view(-1)`
-一样。
+**动手试试：** 试试 `half.View(512, 1024)`，它把 `x[:, ::2]` 的每两行合并成一行：同样能成功，步长为 (2048, 2)，因为每行的下一个元素恰好落在下一行的起点。再试试 `memlab.Must(x.Narrow(1, 0, 512)).View(-1)`（即 `x[:, :512].view(-1)`）：每行 512 个元素、行与行之间隔着 512 个元素，无法用一个步长走完，所以它会失败，报错信息和 `x.t().view(-1)` 一样。
 
 ### 保存的张量会占着显存
 
-自动求导 (autograd) 会保存反向传播要用到的张量。这里在一个 512×512 的 float32 批次上做
-4 层 `h = relu(h @ W)`（每个激活值 1 MiB）。循环会释放所有不再需要的中间结果：不记录计算
-过程 (tape) 时显存保持平稳；记录时（监视 W，相当于 `requires_grad=True`），每个 relu 的
-输出都会一直被保存，直到 `Backward`。
+自动求导 (autograd) 会保存反向传播要用到的张量。这里在一个 512×512 的 float32 批次上做 4 层 `h = relu(h @ W)`（每个激活值 1 MiB）。循环会释放所有不再需要的中间结果：不记录计算过程 (tape) 时显存保持平稳；记录时（监视 W，相当于 `requires_grad=True`），每个 relu 的输出都会一直被保存，直到 `Backward`。
 
 > 教材原文：「因为autograd会保留中间结果的引用，视图引用的原始数据区一直活着。」
 
-成立，而且不只是视图：autograd 保存的每个张量都会一直处于已分配 (allocated) 状态，直到
-反向传播用完它。
+成立，而且不只是视图：autograd 保存的每个张量都会一直处于已分配 (allocated) 状态，直到反向传播用完它。
 
 ```python
 W = torch.randn(512, 512, device="cuda", requires_grad=True)   # autograd 开始记录
@@ -550,6 +522,5 @@ W, x and eight relu outputs, while the inference line stays flat.
 */
 
 /*md:zh-CN
-**动手试试：** 把 `layers` 设为 8：记录计算过程时，显存每层多一个激活值，最终是 W、x
-和八个 relu 输出；推理那条线依然平稳。
-*/
+**动手试试：** 把 `layers` 设为 8：记录计算过程时，显存每层多一个激活值，最终是 W、x 和八个 relu 输出；推理那条线依然平稳。
+ */

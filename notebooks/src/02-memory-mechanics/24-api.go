@@ -46,16 +46,13 @@ print(torch.cuda.memory_summary())
 /*md:zh-CN
 ## 2.4 torch.cuda 显存 API (the `torch.cuda` memory API)
 
-每个 `torch.cuda` 显存函数都有一个 Go 名字，既是 `*memlab.Lab` 的方法，也有包级函数
-（作用于当前 lab——最后打开的那个——就像 `torch.cuda` 作用于当前设备）。下面每个调用都在
-一个小负载之后运行：留下一个 100 MiB 的张量，释放一个 50 MiB 的张量。
+每个 `torch.cuda` 显存函数都有一个 Go 名字，既是 `*memlab.Lab` 的方法，也有包级函数（作用于当前 lab——最后打开的那个——就像 `torch.cuda` 作用于当前设备）。下面每个调用都在一个小负载之后运行：留下一个 100 MiB 的张量，释放一个 50 MiB 的张量。
 
 教材的表格这样描述 `memory_reserved()`：
 
 > 教材原文：「缓存分配器从CUDA申请的总显存（字节）」
 
-成立：它就是 `memory_snapshot()` 列出的所有段（无论是缓存着还是正在使用）的总和；
-`empty_cache()` 之后，其中只剩下存活张量所在的那个段（见表格最后几行）。
+成立：它就是 `memory_snapshot()` 列出的所有段（无论是缓存着还是正在使用）的总和；`empty_cache()` 之后，其中只剩下存活张量所在的那个段（见表格最后几行）。
 
 ```python
 MiB = 2**20
@@ -142,21 +139,15 @@ print(torch.cuda.memory_allocated() - before, peak)
 /*md:zh-CN
 `ShowSummary` 把 `MemorySummary()` 作为预排版文本显示，免得笔记本把它重新折行。
 
-**动手试试：** 在 `l.Close()` 之后调用 `memlab.MemoryAllocated()`：没有打开的 lab 时，它会
-停下单元格，并提示你先打开一个——memlab 从不在背后替你打开设备，也从不对一个并不存在的
-设备回答 0。
+**动手试试：** 在 `l.Close()` 之后调用 `memlab.MemoryAllocated()`：没有打开的 lab 时，它会停下单元格，并提示你先打开一个——memlab 从不在背后替你打开设备，也从不对一个并不存在的设备回答 0。
 
 ### 检查显存泄漏的惯用写法
 
-把教材的惯用写法完整写出来：重置峰值，记下之前的 `memory_allocated()`，运行代码，读出峰值，
-丢掉代码返回的东西，清空缓存，再把之后的 `memory_allocated()` 和之前比较。教材的表格给
-`memory_allocated()` 写的用途是：
+把教材的惯用写法完整写出来：重置峰值，记下之前的 `memory_allocated()`，运行代码，读出峰值，丢掉代码返回的东西，清空缓存，再把之后的 `memory_allocated()` 和之前比较。教材的表格给 `memory_allocated()` 写的用途是：
 
 > 教材原文：「监控模型真正用了多少，排除缓存干扰」
 
-成立，这也正是这个写法要比较 `memory_allocated()` 的原因。下面是一个循环的两个版本，每步
-算出 1 MiB 的输出并保留历史记录：一个留下张量本身（`history.append(out)`），另一个只留下
-需要的那个数（`history.append(out[0, 0].item())`）。
+成立，这也正是这个写法要比较 `memory_allocated()` 的原因。下面是一个循环的两个版本，每步算出 1 MiB 的输出并保留历史记录：一个留下张量本身（`history.append(out)`），另一个只留下需要的那个数（`history.append(out[0, 0].item())`）。
 
 ```python
 w = torch.randn(256, 1024, device="cuda")
@@ -280,23 +271,15 @@ for epoch in range(3):
 */
 
 /*md:zh-CN
-留下张量的版本每步多一个输出，最后全部仍处于已分配状态；只留下数字的版本结束时回到了起点。
-要比较 `memory_allocated()`，千万别比较 `memory_reserved()`：因为有缓存，释放之后已预留显存
-并不下降，用它会在没有泄漏的地方报出泄漏。（写法里的 `empty_cache()` 不会改变
-`memory_allocated()`；它只是让 `memory_reserved()` 和 `nvidia-smi` 跟它对得上。）
-`memlab.CheckLeaks(f)` 封装的就是这套写法。
+留下张量的版本每步多一个输出，最后全部仍处于已分配状态；只留下数字的版本结束时回到了起点。要比较 `memory_allocated()`，千万别比较 `memory_reserved()`：因为有缓存，释放之后已预留显存并不下降，用它会在没有泄漏的地方报出泄漏。（写法里的 `empty_cache()` 不会改变 `memory_allocated()`；它只是让 `memory_reserved()` 和 `nvidia-smi` 跟它对得上。）`memlab.CheckLeaks(f)` 封装的就是这套写法。
 
-**动手试试：** 在 `train` 里跑 16 步（`range 16`）：泄漏翻倍，修好的循环依然什么也不留；
-只保留每隔一步的张量（`keepTensors && i%2 == 0`），泄漏减半。
+**动手试试：** 在 `train` 里跑 16 步（`range 16`）：泄漏翻倍，修好的循环依然什么也不留；只保留每隔一步的张量（`keepTensors && i%2 == 0`），泄漏减半。
 
 ### 每个 epoch 结束时的习惯
 
 > 教材原文：「个人习惯：我一般在训练脚本的每个epoch结束时，调用一次torch.cuda.empty_cache()和torch.cuda.reset_peak_memory_stats()。」
 
-每个 epoch 结束时：调用 `empty_cache()`（把这个 epoch 缓存的显存还回去，让下一个 epoch——或
-别的进程——从真正存活的部分开始）和 `reset_peak_memory_stats()`（让 `max_memory_allocated()`
-报告这个 epoch 的峰值，而不是整个运行的峰值）。下面是三个批次逐渐变小的 epoch，旁边放着
-64 MiB 的权重：
+每个 epoch 结束时：调用 `empty_cache()`（把这个 epoch 缓存的显存还回去，让下一个 epoch——或别的进程——从真正存活的部分开始）和 `reset_peak_memory_stats()`（让 `max_memory_allocated()` 报告这个 epoch 的峰值，而不是整个运行的峰值）。下面是三个批次逐渐变小的 epoch，旁边放着 64 MiB 的权重：
 
 ```python
 for epoch in range(3):
@@ -368,20 +351,15 @@ except torch.cuda.OutOfMemoryError as e:
 */
 
 /*md:zh-CN
-两个调用都达到了教材想要的效果：峰值一列是每个 epoch 自己的峰值，已预留显存在 epoch 之间
-降到只剩权重。`empty_cache()` 的代价是：下一个 epoch 最初的几次分配又得重新 `cudaMalloc`。
+两个调用都达到了教材想要的效果：峰值一列是每个 epoch 自己的峰值，已预留显存在 epoch 之间降到只剩权重。`empty_cache()` 的代价是：下一个 epoch 最初的几次分配又得重新 `cudaMalloc`。
 
-**动手试试：** 去掉 `l.EmptyCache()` 这一行：每个 epoch 结束时的已预留显存都停在第一个 epoch
-的最高水位，尽管后面的 epoch 需要的少得多。
+**动手试试：** 去掉 `l.EmptyCache()` 这一行：每个 epoch 结束时的已预留显存都停在第一个 epoch 的最高水位，尽管后面的 epoch 需要的少得多。
 
 ### 一张卡上的两个租户
 
 > 教材原文：「比如你在一张卡上跑两个实验，各占50%，互不干扰。」
 
-`set_per_process_memory_fraction` 限制的是*本*分配器能预留多少显存，它看不见别人。两个 lab
-共用一个 8 GiB 的设备，各有各的分配器，就像一块 GPU 上的两个进程。租户 A 很贪婪：不停地
-申请 1 GiB 的张量，直到显存不足。然后租户 B 申请 3 GiB。先是两者都不设上限，再是两者都
-限制在设备的一半。
+`set_per_process_memory_fraction` 限制的是*本*分配器能预留多少显存，它看不见别人。两个 lab 共用一个 8 GiB 的设备，各有各的分配器，就像一块 GPU 上的两个进程。租户 A 很贪婪：不停地申请 1 GiB 的张量，直到显存不足。然后租户 B 申请 3 GiB。先是两者都不设上限，再是两者都限制在设备的一半。
 
 ```python
 # 在共用这块 GPU 的每个进程里，第一次分配之前：
@@ -471,19 +449,13 @@ README and hints):
 */
 
 /*md:zh-CN
-不设上限时，贪婪的租户拿走了每一个空闲字节，B 什么也没做错，申请却失败了；设了上限后，A
-停在自己的一半（它的 OOM 报错信息里写明了上限："… allowed"），B 的申请得到满足。所以教材
-的说法只有在卡上每个实验都设置了比例时才成立：上限保护的是*其他*租户，所以每个租户都得设。
-在真实 GPU 上，`Budget(8 << 30)` 限制的是租户 A，而不会把整张卡缩小，所以即使不设上限，B
-也不会被饿死：卡上还有富余的空间。
+不设上限时，贪婪的租户拿走了每一个空闲字节，B 什么也没做错，申请却失败了；设了上限后，A 停在自己的一半（它的 OOM 报错信息里写明了上限：“… allowed”），B 的申请得到满足。所以教材的说法只有在卡上每个实验都设置了比例时才成立：上限保护的是*其他*租户，所以每个租户都得设。在真实 GPU 上，`Budget(8 << 30)` 限制的是租户 A，而不会把整张卡缩小，所以即使不设上限，B 也不会被饿死：卡上还有富余的空间。
 
-**动手试试：** 只给 A 设上限（去掉 `b.SetPerProcessMemoryFraction`）：B 依然能得到满足。
-只给 B 设上限：A 先拿走整个设备，B 再次失败。
+**动手试试：** 只给 A 设上限（去掉 `b.SetPerProcessMemoryFraction`）：B 依然能得到满足。只给 B 设上限：A 先拿走整个设备，B 再次失败。
 
 ## 练习
 
-练习在 `exercises/` 目录下（运行其中一个：`cd exercises && go test ./01-strides`；每个文件夹
-里都有 README 和提示）：
+练习在 `exercises/` 目录下（运行其中一个：`cd exercises && go test ./01-strides`；每个文件夹里都有 README 和提示）：
 
 - 2.1：`01-strides`、`02-contiguous`、`03-view`、`11-views-keep-alive`；
 - 2.2：`04-round-size`、`05-segment-size`、`06-best-fit`、`07-split`、`08-merge`；
