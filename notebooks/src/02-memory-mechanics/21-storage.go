@@ -15,6 +15,48 @@ A tensor is a **storage** — one block of device memory — plus a **view** of 
 strides (in elements) and an offset. `View`, `T`, slicing, `Select` and `Narrow` make new
 views of the same storage and allocate nothing; `Contiguous` on a non-contiguous view
 copies. Below, a 1024×1024 float32 tensor `x` and five views of it.
+
+> 教材原文：「比如你用tensor[::2]切片，它不复制数据，只是改了stride和offset。」
+>
+> In translation: "Slice it with tensor[::2], say: no data is copied, only the stride and
+> the offset change."
+
+True, and of every view below: `memory_allocated()` does not move until
+`x.t().contiguous()`, the one call that copies.
+
+```python
+x = torch.zeros(1024, 1024, device="cuda")          # float32, 4 MiB
+views = [x.view(256, 4096), x.t(), x[0:1], x[512], x[:, 100:110]]
+print(torch.cuda.memory_allocated())                # the views added nothing
+for v in views:
+    print(v.shape, v.stride(), v.storage_offset(), v.nbytes,
+          v.untyped_storage().nbytes(), v.data_ptr() - x.data_ptr(), v.is_contiguous(),
+          v.untyped_storage().data_ptr() == x.untyped_storage().data_ptr())
+c = x.t().contiguous()                              # the one copy
+print(torch.cuda.memory_allocated())
+```
+*/
+
+/*md:zh-CN
+## 2.1 张量存储与视图 (tensor storage and views)
+
+一个张量由两部分组成：一块**张量存储** (storage)，也就是一整块显存；以及这块存储上的一个**视图** (view)：形状 (shape)、以元素为单位的步长 (stride) 和偏移量 (offset)。`View`、`T`、切片、`Select` 和 `Narrow` 都只是在同一块存储上生成新视图，不分配任何显存；只有对非连续 (non-contiguous) 的视图调用 `Contiguous` 才会拷贝。下面是一个 1024×1024 的 float32 张量 `x` 和它的五个视图。
+
+> 教材原文：「比如你用tensor[::2]切片，它不复制数据，只是改了stride和offset。」
+
+这句话成立，而且对下面每一种视图都成立：直到 `x.t().contiguous()` 这个唯一会拷贝的调用之前，`memory_allocated()` 一直纹丝不动。
+
+```python
+x = torch.zeros(1024, 1024, device="cuda")          # float32，4 MiB
+views = [x.view(256, 4096), x.t(), x[0:1], x[512], x[:, 100:110]]
+print(torch.cuda.memory_allocated())                # 视图没有增加任何显存
+for v in views:
+    print(v.shape, v.stride(), v.storage_offset(), v.nbytes,
+          v.untyped_storage().nbytes(), v.data_ptr() - x.data_ptr(), v.is_contiguous(),
+          v.untyped_storage().data_ptr() == x.untyped_storage().data_ptr())
+c = x.t().contiguous()                              # 唯一的一次拷贝
+print(torch.cuda.memory_allocated())
+```
 */
 
 // named is a tensor with the Python expression that made it.
@@ -98,13 +140,52 @@ strides stay the same), or add `{"x[::2]", memlab.Must(x.Slice(0, 0, 1024, 2))}`
 view with stride 2048 that is not contiguous and still allocates nothing.
 */
 
+/*md:zh-CN
+不管视图本身多大，它报告的存储大小都是整块存储的大小：`x[0:1]` 只覆盖一行，却让整个 `x` 都留在显存里。`x[512]` 的起点比 `x` 的数据指针靠后 512 行 × 4 KiB。只有拷贝才会分配显存。
+
+**动手试试：** 把 `x` 改成 `tensor.Float16`（字节数减半：每个存储的大小都减半，步长不变）；或者加一行 `{"x[::2]", memlab.Must(x.Slice(0, 0, 1024, 2))}`——这是一个步长为 2048 的视图，不连续，同样不分配任何显存。
+*/
+
 /*md
 ### Tensor metadata lives in host memory
 
-The chapter says a tensor's metadata (shape, strides, offset) is stored on the GPU
-beside its data. It is not: in PyTorch the `TensorImpl` that holds it is a host (CPU)
+> 教材原文：「Tensor在显存里其实分两块：数据区和元信息区。」
+>
+> In translation: "In GPU memory a tensor actually has two parts: a data area and a
+> metadata area."
+
+The chapter puts a tensor's metadata (shape, strides, offset) on the GPU beside its
+data. It is not there: in PyTorch the `TensorImpl` that holds it is a host (CPU)
 object, and only the storage's bytes are device memory. memlab is built the same way —
 a view is a Go value — so making ten thousand views moves no device counter at all.
+The chapter's other point stands: the metadata is small, and the data area is what
+costs memory.
+
+```python
+x = torch.empty(1024, 1024, device="cuda")
+alloc, res = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
+free, total = torch.cuda.mem_get_info()             # the driver's count is total - free
+views = [x[i % 1024 : i % 1024 + 1] for i in range(10000)]
+print(torch.cuda.memory_allocated() - alloc, torch.cuda.memory_reserved() - res,
+      free - torch.cuda.mem_get_info()[0])
+```
+*/
+
+/*md:zh-CN
+### 张量的元信息在主机内存里
+
+> 教材原文：「Tensor在显存里其实分两块：数据区和元信息区。」
+
+教材把张量的元信息（shape、stride、offset）和数据一起放在 GPU 上。其实不然：在 PyTorch 中，保存元信息的 `TensorImpl` 是主机 (CPU) 端的对象，只有存储里的字节才占显存。memlab 也是这样实现的——视图只是一个 Go 值——所以创建一万个视图，显存的各项计数一个都不会动。教材的另一半说法没错：元信息很小，真正吃显存的是数据区。
+
+```python
+x = torch.empty(1024, 1024, device="cuda")
+alloc, res = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
+free, total = torch.cuda.mem_get_info()             # 驱动统计的用量 = total - free
+views = [x[i % 1024 : i % 1024 + 1] for i in range(10000)]
+print(torch.cuda.memory_allocated() - alloc, torch.cuda.memory_reserved() - res,
+      free - torch.cuda.mem_get_info()[0])
+```
 */
 
 //nb:cell
@@ -127,8 +208,42 @@ func metadataOnHost() {
 /*md
 ### A slice keeps its base alive
 
-Because a view holds the whole storage, keeping a small slice of a large tensor keeps
-the large tensor's memory. The fix is to copy what you keep (`clone()`), then drop the view.
+> 教材原文：「视图不占新数据区，但可能阻止原始数据释放。」
+>
+> In translation: "A view takes no new data area, but it can keep the original data from
+> being freed."
+
+True. Because a view holds the whole storage, keeping a small slice of a large tensor
+keeps the large tensor's memory. The fix is to copy what you keep (`clone()`), then drop
+the view.
+
+```python
+big = torch.empty(4096, 4096, device="cuda")        # 64 MiB
+row = big[0:1]                                      # one 16 KiB row
+del big
+print(torch.cuda.memory_allocated())                # row still holds big's whole storage
+row2 = row.clone()
+del row
+print(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
+```
+*/
+
+/*md:zh-CN
+### 切片会让原张量一直活着
+
+> 教材原文：「视图不占新数据区，但可能阻止原始数据释放。」
+
+成立。视图持有的是整块存储，所以留着大张量的一小片切片，就等于留着整个大张量的显存。解决办法是把要留的部分拷贝出来（`clone()`），再丢掉视图。
+
+```python
+big = torch.empty(4096, 4096, device="cuda")        # 64 MiB
+row = big[0:1]                                      # 一行，16 KiB
+del big
+print(torch.cuda.memory_allocated())                # row 仍然占着 big 的整块存储
+row2 = row.clone()
+del row
+print(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
+```
 */
 
 //nb:cell plot
@@ -167,6 +282,46 @@ allocates 16 MiB, and dropping the view still frees the whole 64 MiB storage.
 (3, 1). `x.t()` swaps the strides to (1, 3) over the same storage, so walking it row by
 row jumps around memory; it is not contiguous. `contiguous()` copies it into a new
 storage in the new order.
+
+> 教材原文：「但如果你转置一下，stride变了，数据还是那12个数，只是访问顺序变了。」
+>
+> In translation: "Transpose it, though, and the stride changes: the data are still the
+> same 12 numbers, only the order they are read in changes."
+
+True: the transpose allocates nothing. Its cost comes later, when something needs the
+elements in the new order in memory (`contiguous()`, or `view` below) and copies them.
+
+```python
+x = torch.arange(6., device="cuda").view(2, 3)
+xt = x.t()
+print(x.stride(), xt.stride(), xt.is_contiguous(), xt.data_ptr() == x.data_ptr())
+before = torch.cuda.memory_allocated()
+c = xt.contiguous()                                 # a copy, in the new order
+print(c.view(6), torch.cuda.memory_allocated() - before)
+```
+*/
+
+/*md:zh-CN
+`del row` 之后已预留显存 (reserved) 并没有下降：那 64 MiB 回到了分配器的缓存里，而不是还给设备（见 2.2）。
+
+**动手试试：** 不留一行，改留 `big[0:1024]`（`big` 的四分之一）：这时 clone 会分配 16 MiB，而丢掉视图之后，整块 64 MiB 的存储照样被释放。
+
+### 行优先布局、转置后的步长，以及对非连续张量调用 `view`
+
+`x = arange(6).view(2, 3)` 按行优先 (row-major) 存放：元素 (i, j) 位于偏移 3·i + j，步长为 (3, 1)。`x.t()` 在同一块存储上把步长换成 (1, 3)，于是按行遍历它时会在内存里来回跳，它不再是连续 (contiguous) 的。`contiguous()` 会按新的顺序把它拷贝到一块新的存储里。
+
+> 教材原文：「但如果你转置一下，stride变了，数据还是那12个数，只是访问顺序变了。」
+
+成立：转置本身不分配显存。代价在后面：一旦某个操作需要元素在内存里按新顺序排列（`contiguous()`，或下面的 `view`），就要拷贝。
+
+```python
+x = torch.arange(6., device="cuda").view(2, 3)
+xt = x.t()
+print(x.stride(), xt.stride(), xt.is_contiguous(), xt.data_ptr() == x.data_ptr())
+before = torch.cuda.memory_allocated()
+c = xt.contiguous()                                 # 按新顺序拷贝一份
+print(c.view(6), torch.cuda.memory_allocated() - before)
+```
 */
 
 //nb:cell
@@ -189,11 +344,51 @@ func transposeStrides() {
 }
 
 /*md
-The chapter says `view()` needs a contiguous tensor. PyTorch's rule is weaker: `view`
-works whenever the new shape can be expressed with strides over the same storage —
-each merged run of dimensions must be contiguous *within itself*. So
-`x[:, ::2].view(1024, 256, 2)` succeeds in PyTorch 2.11 (it only splits a dimension),
-while `x.t().view(-1)` fails and asks for `reshape`, which copies.
+Chapter 4 says `view()` needs a contiguous tensor:
+
+> 教材原文：「这里有个关键点：view() 要求张量在内存中是『连续』的。」（第 4 章）
+>
+> In translation (Chapter 4): "Here is a key point: view() requires the tensor to be
+> 'contiguous' in memory."
+
+PyTorch's rule is weaker: `view` works whenever the new shape can be expressed with
+strides over the same storage — each merged run of dimensions must be contiguous
+*within itself*. So `x[:, ::2].view(1024, 256, 2)` succeeds in PyTorch 2.11 (it only
+splits a dimension), while `x.t().view(-1)` fails and asks for `reshape`, which copies.
+
+```python
+x = torch.empty(1024, 1024, device="cuda")
+half = x[:, ::2]                                    # not contiguous
+v = half.view(1024, 256, 2)                         # works: it only splits a dimension
+try:
+    x.t().view(-1)
+except RuntimeError as e:
+    print(e)                                        # "... Use .reshape(...) instead."
+before = torch.cuda.memory_allocated()
+r = x.t().reshape(-1)                               # copies
+print(torch.cuda.memory_allocated() - before)
+```
+*/
+
+/*md:zh-CN
+第 4 章说 `view()` 要求张量连续：
+
+> 教材原文：「这里有个关键点：view() 要求张量在内存中是『连续』的。」（第 4 章）
+
+PyTorch 的实际规则要宽松一些：只要新形状能在同一块存储上用步长表示出来，`view` 就能成功——被合并的每一段维度只需*自身内部*连续。所以在 PyTorch 2.11 中 `x[:, ::2].view(1024, 256, 2)` 能成功（它只是拆开了一个维度），而 `x.t().view(-1)` 会报错，并提示改用会拷贝数据的 `reshape`。
+
+```python
+x = torch.empty(1024, 1024, device="cuda")
+half = x[:, ::2]                                    # 不连续
+v = half.view(1024, 256, 2)                         # 成功：只拆开了一个维度
+try:
+    x.t().view(-1)
+except RuntimeError as e:
+    print(e)                                        # "... Use .reshape(...) instead."
+before = torch.cuda.memory_allocated()
+r = x.t().reshape(-1)                               # 拷贝
+print(torch.cuda.memory_allocated() - before)
+```
 */
 
 //nb:cell
@@ -229,6 +424,48 @@ Autograd saves the tensors a backward pass needs. Here `h = relu(h @ W)` for 4 l
 on a 512×512 float32 batch (1 MiB per activation). The loop releases every intermediate
 it no longer needs; without a tape memory stays flat, with one (W watched, as
 `requires_grad=True`) each relu output stays saved until `Backward`.
+
+> 教材原文：「因为autograd会保留中间结果的引用，视图引用的原始数据区一直活着。」
+>
+> In translation: "Because autograd keeps references to intermediate results, the
+> original data area that a view refers to stays alive."
+
+True of every tensor autograd saves, view or not: it stays allocated until the backward
+pass is done with it.
+
+```python
+W = torch.randn(512, 512, device="cuda", requires_grad=True)   # autograd records (the tape)
+h = torch.randn(512, 512, device="cuda")
+for _ in range(4):
+    h = torch.relu(h @ W)                           # relu's output is saved for backward
+print(torch.cuda.memory_allocated())
+h.sum().backward()                                  # releases what was saved
+print(torch.cuda.memory_allocated())
+# inference: the same loop under `with torch.no_grad():` saves nothing
+```
+*/
+
+/*md:zh-CN
+**动手试试：** 试试 `half.View(512, 1024)`，它把 `x[:, ::2]` 的每两行合并成一行：同样能成功，步长为 (2048, 2)，因为每行的下一个元素恰好落在下一行的起点。再试试 `memlab.Must(x.Narrow(1, 0, 512)).View(-1)`（即 `x[:, :512].view(-1)`）：每行 512 个元素、行与行之间隔着 512 个元素，无法用一个步长走完，所以它会失败，报错信息和 `x.t().view(-1)` 一样。
+
+### 保存的张量会占着显存
+
+自动求导 (autograd) 会保存反向传播要用到的张量。这里在一个 512×512 的 float32 批次上做 4 层 `h = relu(h @ W)`（每个激活值 1 MiB）。循环会释放所有不再需要的中间结果：不记录计算过程 (tape) 时显存保持平稳；记录时（监视 W，相当于 `requires_grad=True`），每个 relu 的输出都会一直被保存，直到 `Backward`。
+
+> 教材原文：「因为autograd会保留中间结果的引用，视图引用的原始数据区一直活着。」
+
+成立，而且不只是视图：autograd 保存的每个张量都会一直处于已分配 (allocated) 状态，直到反向传播用完它。
+
+```python
+W = torch.randn(512, 512, device="cuda", requires_grad=True)   # autograd 开始记录
+h = torch.randn(512, 512, device="cuda")
+for _ in range(4):
+    h = torch.relu(h @ W)                           # relu 的输出被保存，留给反向传播
+print(torch.cuda.memory_allocated())
+h.sum().backward()                                  # 释放保存的张量
+print(torch.cuda.memory_allocated())
+# 推理：同样的循环放在 `with torch.no_grad():` 里，什么也不保存
+```
 */
 
 // forward runs layers of h = relu(h @ W) from a random batch and returns
@@ -283,3 +520,7 @@ func savedTensors() {
 **Try it:** set `layers = 8`: the tape's memory grows by one activation per layer, to
 W, x and eight relu outputs, while the inference line stays flat.
 */
+
+/*md:zh-CN
+**动手试试：** 把 `layers` 设为 8：记录计算过程时，显存每层多一个激活值，最终是 W、x 和八个 relu 输出；推理那条线依然平稳。
+ */

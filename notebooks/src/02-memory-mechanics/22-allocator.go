@@ -21,11 +21,69 @@ device. Three numbers follow from that: **allocated** (live tensors' blocks),
 **reserved** (all segments the allocator holds) and **driver-used** (what `nvidia-smi`
 shows: reserved plus the CUDA context and other processes).
 
-The chapter says `memory_allocated()` does not drop after `del`, and that the caching
-allocator pre-allocates one big block up front. PyTorch does neither: `del` gives the
-block back to the cache at once, so `memory_allocated()` drops (it is `memory_reserved()`
-that stays up), and nothing is reserved until the first tensor asks, then only a
-segment sized for that request.
+The chapter says `memory_allocated()` does not drop after `del`:
+
+> 教材原文：「明明把Tensor删了，torch.cuda.memory_allocated()显示显存没降。」
+>
+> In translation: "You did delete the tensor, yet torch.cuda.memory_allocated() shows
+> that memory has not gone down."
+
+and Chapter 4 that the caching allocator pre-allocates one big block up front:
+
+> 教材原文：「它会预先申请一大块显存，然后按需分配给张量，用完不立即释放，而是放回池子里复用。」（第 4 章）
+>
+> In translation (Chapter 4): "It requests a big block of GPU memory in advance, hands it
+> out to tensors as needed, and after use does not free it at once but puts it back in
+> the pool for reuse."
+
+PyTorch does neither: `del` gives the block back to the cache at once, so
+`memory_allocated()` drops (it is `memory_reserved()` that stays up), and nothing is
+reserved until the first tensor asks, then only a segment sized for that request. The
+end of Chapter 4's sentence is right: the freed block stays in the pool and is reused.
+
+```python
+MiB = 2**20
+print(torch.cuda.memory_reserved())                 # before any tensor
+x = torch.empty(256 * MiB, dtype=torch.uint8, device="cuda")
+del x
+print(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
+y = torch.empty(256 * MiB, dtype=torch.uint8, device="cuda")   # served from the cache
+del y
+print(torch.cuda.memory_stats()["num_device_alloc"])           # cudaMalloc calls so far
+torch.cuda.empty_cache()
+free, total = torch.cuda.mem_get_info()
+print(total - free)                                 # the driver's count, as nvidia-smi shows it
+```
+*/
+
+/*md:zh-CN
+## 2.2 缓存分配器 (caching allocator)
+
+向设备申请显存（`cudaMalloc`）又慢又会引起同步，所以 PyTorch 拿到的显存就不再轻易交出：释放的张量所占的块回到分配器的缓存里，而不是还给设备。由此有三个数：**已分配** (allocated，存活张量占用的块)、**已预留** (reserved，分配器手里的全部段) 和**驱动统计的用量** (driver-used，即 `nvidia-smi` 显示的数：已预留显存加上 CUDA 上下文和其他进程)。
+
+教材说 `del` 之后 `memory_allocated()` 不会下降：
+
+> 教材原文：「明明把Tensor删了，torch.cuda.memory_allocated()显示显存没降。」
+
+第 4 章则说缓存分配器会先申请一大块显存：
+
+> 教材原文：「它会预先申请一大块显存，然后按需分配给张量，用完不立即释放，而是放回池子里复用。」（第 4 章）
+
+两条 PyTorch 都不是这样：`del` 立即把块还给缓存，所以 `memory_allocated()` 会下降（保持不变的是 `memory_reserved()`）；在第一个张量提出申请之前什么也不预留，之后也只预留一个与这次申请大小相称的段。第 4 章这句话的后半句是对的：释放的块留在池子里，下次复用。
+
+```python
+MiB = 2**20
+print(torch.cuda.memory_reserved())                 # 还没有任何张量
+x = torch.empty(256 * MiB, dtype=torch.uint8, device="cuda")
+del x
+print(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
+y = torch.empty(256 * MiB, dtype=torch.uint8, device="cuda")   # 直接从缓存里拿
+del y
+print(torch.cuda.memory_stats()["num_device_alloc"])           # 到目前为止的 cudaMalloc 次数
+torch.cuda.empty_cache()
+free, total = torch.cuda.mem_get_info()
+print(total - free)                                 # 驱动统计的用量，即 nvidia-smi 看到的数
+```
 */
 
 //nb:cell plot
@@ -54,6 +112,15 @@ func allocatedVsReserved() {
 
 /*md
 The driver's count does not start at zero: the CUDA context is there before any tensor.
+The chapter's advice on `empty_cache()` holds:
+
+> 教材原文：「它会释放所有未使用的缓存块，还给CUDA驱动。」
+>
+> In translation: "It releases all the unused cached blocks and gives them back to the
+> CUDA driver."
+
+After it the driver's count (the last figure of the Measured line) no longer includes
+the cached 256 MiB segment.
 
 **Try it:** allocate `y` 300 MiB instead of 256: the cached 256 MiB segment is too small,
 so the allocator makes a second segment (cudaMalloc calls go to 2) and reserved memory
@@ -61,14 +128,60 @@ peaks at their sum.
 
 ### The rules in five allocations
 
-Five requests — 24 bytes, 1 MiB, 1 MiB + 1 byte, 12 MiB and 600 MiB — show every sizing
-rule of the allocator: each request is rounded up to a multiple of **512 bytes**;
+> 教材原文：「申请显存时，它先找大小匹配的空闲块；找不到就向CUDA申请新块。」
+>
+> In translation: "When memory is requested, it first looks for a free block of a
+> matching size; if it finds none, it asks CUDA for a new block."
+
+True as far as it goes; what "matching" and "a new block" mean is a handful of rules,
+and five requests — 24 bytes, 1 MiB, 1 MiB + 1 byte, 12 MiB and 600 MiB — show them all:
+each request is rounded up to a multiple of **512 bytes**;
 requests up to 1 MiB come from the **small pool**, whose segments are **2 MiB**; larger
 ones from the **large pool**, whose segments are **20 MiB** for requests under 10 MiB and
 otherwise the request rounded up to 2 MiB. Within a pool the allocator takes the
 **best fit** (the smallest free block that is large enough) and **splits** it; freed
 neighbours **merge** again. The table shows the block each request got and a few
 `memory_stats()` rows after each.
+
+```python
+MiB = 2**20
+ts = []
+for n in (24, MiB, MiB + 1, 12 * MiB, 600 * MiB):
+    ts.append(torch.empty(n, dtype=torch.uint8, device="cuda"))
+    s = torch.cuda.memory_stats()
+    print(n, s["allocated_bytes.all.current"], s["reserved_bytes.all.current"],
+          s["segment.small_pool.current"], s["segment.large_pool.current"])
+for seg in torch.cuda.memory_snapshot():            # every segment and its blocks
+    print(seg["total_size"], seg["segment_type"], [(b["size"], b["state"]) for b in seg["blocks"]])
+```
+*/
+
+/*md:zh-CN
+驱动统计的用量并不是从零开始的：还没有任何张量时，CUDA 上下文就已经在那里了。教材关于 `empty_cache()` 的小技巧是对的：
+
+> 教材原文：「它会释放所有未使用的缓存块，还给CUDA驱动。」
+
+调用之后，驱动统计的用量（实测一行的最后一个数）里不再包含那个缓存着的 256 MiB 段。
+
+**动手试试：** 把 `y` 改成 300 MiB：缓存里的 256 MiB 段不够大，分配器只好再建一个段（cudaMalloc 次数变成 2），已预留显存的峰值是两段之和。
+
+### 五次申请看懂分配规则
+
+> 教材原文：「申请显存时，它先找大小匹配的空闲块；找不到就向CUDA申请新块。」
+
+大方向没错，但“匹配”和“新块”具体是什么意思，要靠几条规则说清楚。五次申请——24 字节、1 MiB、1 MiB + 1 字节、12 MiB 和 600 MiB——就能把它们全部展示出来：每次申请先向上取整到 **512 字节**的倍数；不超过 1 MiB 的申请来自**小块池** (small pool)，它的段是 **2 MiB**；更大的申请来自**大块池** (large pool)，小于 10 MiB 的申请对应 **20 MiB** 的段，否则段的大小是申请大小向上取整到 2 MiB。在同一个池里，分配器采用**最佳适配** (best fit，选能装下的最小空闲块)，并把它**分割** (split)；释放后相邻的空闲块会重新**合并** (merge)。表格列出每次申请拿到的块，以及每次申请后 `memory_stats()` 的几项数据。
+
+```python
+MiB = 2**20
+ts = []
+for n in (24, MiB, MiB + 1, 12 * MiB, 600 * MiB):
+    ts.append(torch.empty(n, dtype=torch.uint8, device="cuda"))
+    s = torch.cuda.memory_stats()
+    print(n, s["allocated_bytes.all.current"], s["reserved_bytes.all.current"],
+          s["segment.small_pool.current"], s["segment.large_pool.current"])
+for seg in torch.cuda.memory_snapshot():            # 每个段及其中的块
+    print(seg["total_size"], seg["segment_type"], [(b["size"], b["state"]) for b in seg["blocks"]])
+```
 */
 
 // locate finds the segment and block of the allocator's snapshot that holds p.
@@ -152,6 +265,54 @@ segment of exactly 20 MiB (a request of 10 MiB or more is rounded to 2 MiB, not 
 Best fit picks the *smallest* free block that is large enough, not the first one. Below,
 a 20 MiB segment holds `a` (4 MiB), `c` (8 MiB) and an 8 MiB free tail; after `del a`
 there are two free blocks, 4 and 8 MiB, and a 2 MiB request takes the 4 MiB one.
+
+> 教材原文：「释放时，块标记为空闲，但物理内存不归还。」
+>
+> In translation: "On release, the block is marked free, but the physical memory is not
+> given back."
+
+True, and there is more: freed neighbours merge, so once `b` and `c` are gone the
+segment is a single free block again — which `empty_cache()` can return.
+
+```python
+MiB = 2**20
+a = torch.empty(4 * MiB, dtype=torch.uint8, device="cuda")   # a new 20 MiB segment, split
+c = torch.empty(8 * MiB, dtype=torch.uint8, device="cuda")   # cut from its free rest
+hole = a.data_ptr()
+del a
+b = torch.empty(2 * MiB, dtype=torch.uint8, device="cuda")   # best fit: a's 4 MiB hole
+print(b.data_ptr() == hole, torch.cuda.memory_stats()["inactive_split_bytes.all.current"])
+del b, c
+seg = torch.cuda.memory_snapshot()[0]
+print(len(seg["blocks"]), seg["blocks"][0]["state"])         # one merged block, "inactive"
+```
+*/
+
+/*md:zh-CN
+对照规则看 “its segment” 一列：1 MiB 的申请属于小块池，和 24 字节的申请共用一个 2 MiB 的段；1 MiB + 1 字节属于大块池，建了一个 20 MiB 的段；12 MiB 的申请按最佳适配，从这个 20 MiB 段剩下的空闲部分里切出来，段被分割；600 MiB 则需要一个独立的段。
+
+**动手试试：** 把第四次申请改成 20 MiB：缓存里没有足够大的块，于是它得到一个正好 20 MiB 的段（10 MiB 及以上的申请按 2 MiB 取整，而不是按 20 MiB）。
+
+### 最佳适配、分割与合并
+
+最佳适配选的是能装下申请的*最小*空闲块，而不是找到的第一个。下面一个 20 MiB 的段里放着 `a`（4 MiB）、`c`（8 MiB）和末尾 8 MiB 的空闲部分；`del a` 之后有两个空闲块，4 MiB 和 8 MiB，这时一个 2 MiB 的申请会选中 4 MiB 那个。
+
+> 教材原文：「释放时，块标记为空闲，但物理内存不归还。」
+
+成立，而且还不止于此：相邻的空闲块会合并，所以 `b` 和 `c` 都释放之后，整个段又变回一个空闲块——这样的段 `empty_cache()` 才能还给驱动。
+
+```python
+MiB = 2**20
+a = torch.empty(4 * MiB, dtype=torch.uint8, device="cuda")   # 新建一个 20 MiB 的段并分割
+c = torch.empty(8 * MiB, dtype=torch.uint8, device="cuda")   # 从段剩下的空闲部分切出
+hole = a.data_ptr()
+del a
+b = torch.empty(2 * MiB, dtype=torch.uint8, device="cuda")   # 最佳适配：a 留下的 4 MiB 空洞
+print(b.data_ptr() == hole, torch.cuda.memory_stats()["inactive_split_bytes.all.current"])
+del b, c
+seg = torch.cuda.memory_snapshot()[0]
+print(len(seg["blocks"]), seg["blocks"][0]["state"])         # 合并成一个块，状态 "inactive"
+```
 */
 
 //nb:cell
@@ -188,9 +349,57 @@ tail instead; make it 9 MiB and nothing fits: a second 20 MiB segment appears.
 `PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128` stops the allocator from splitting
 cached blocks of 128 MiB or more, and from handing them to much smaller requests. Run
 the chapter's sequence (allocate and free 1024, 512, 256 MiB, then allocate 768 MiB)
-with the defaults, with 128, and with the chapter's own advice, 32. The PyTorch columns
-are PyTorch 2.11's own numbers for the same ops on an H200, read from the ground truth
-that ships in `reference/torch-2.11/`.
+with the defaults, with 128, and with the chapter's own advice, 32:
+
+> 教材原文：「我建议，如果你的模型显存波动大，把这个值设小一点，比如max_split_size_mb:32，能减少碎片化。」
+>
+> In translation: "My advice: if your model's memory use swings a lot, set this value
+> lower, say max_split_size_mb:32, to reduce fragmentation."
+
+The PyTorch columns are PyTorch 2.11's own numbers for the same ops on an H200, read
+from the ground truth that ships in `reference/torch-2.11/`.
+
+```python
+# run as: PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128 python seq.py  (read when CUDA starts)
+import torch
+MiB = 2**20
+for n in (1024, 512, 256):
+    a = torch.empty(n * MiB, dtype=torch.uint8, device="cuda")
+    del a
+a3 = torch.empty(768 * MiB, dtype=torch.uint8, device="cuda")
+torch.cuda.empty_cache()
+del a3
+torch.cuda.empty_cache()
+print(torch.cuda.max_memory_reserved())
+```
+*/
+
+/*md:zh-CN
+如果一个空闲块所在的段里还有存活的块，它就是一个**非活跃分割块** (inactive split，对应 `inactive_split_bytes`)：它是空闲的，`empty_cache()` 却还不回去——这正是碎片化的种子（2.3）。
+
+**动手试试：** 把 `b` 改成 6 MiB：4 MiB 的空洞太小，最佳适配改选末尾 8 MiB 的空闲块；改成 9 MiB，则哪里都放不下：出现第二个 20 MiB 的段。
+
+### `max_split_size_mb`
+
+`PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128` 让分配器不再分割 128 MiB 及以上的缓存块，也不再把它们交给小得多的申请。用默认设置、128，以及教材自己建议的 32，分别跑一遍教材里的序列（申请并释放 1024、512、256 MiB，再申请 768 MiB）：
+
+> 教材原文：「我建议，如果你的模型显存波动大，把这个值设小一点，比如max_split_size_mb:32，能减少碎片化。」
+
+表中 PyTorch 各列是 PyTorch 2.11 在 H200 上执行同样操作时自己报告的数字，读自仓库中 `reference/torch-2.11/` 里的基准数据 (ground truth)。
+
+```python
+# 运行方式：PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128 python seq.py（CUDA 初始化时读取）
+import torch
+MiB = 2**20
+for n in (1024, 512, 256):
+    a = torch.empty(n * MiB, dtype=torch.uint8, device="cuda")
+    del a
+a3 = torch.empty(768 * MiB, dtype=torch.uint8, device="cuda")
+torch.cuda.empty_cache()
+del a3
+torch.cuda.empty_cache()
+print(torch.cuda.max_memory_reserved())
+```
 */
 
 // chapterSequence runs the chapter's ops on a 4 GiB lab with allocator
@@ -261,12 +470,13 @@ func maxSplitSize() {
 		for _, s := range steps.List {
 			peak = max(peak, s.Reserved)
 		}
-		compared := "no PyTorch recording of this configuration"
 		if c.torch != "" {
 			fmt.Println(c.name + ":")
-			compared = fmt.Sprintf("%d of %d ops differ from PyTorch 2.11", compare(steps, pytorch(c.torch)), len(steps.List))
+			memlab.Measured("%s: reserved memory peaks at %s; %d of %d ops differ from PyTorch 2.11",
+				c.name, memlab.FormatBytes(peak), compare(steps, pytorch(c.torch)), len(steps.List))
+		} else {
+			memlab.Measured("%s: reserved memory peaks at %s; no PyTorch recording of this configuration", c.name, memlab.FormatBytes(peak))
 		}
-		memlab.Measured("%s: reserved memory peaks at %s; %s", c.name, memlab.FormatBytes(peak), compared)
 		lines, labels = append(lines, steps.Series(c.name, reserved)), steps.Labels()
 	}
 	fig := memlab.Must(memplot.Lines("2.2 reserved memory over the chapter's sequence", "", lines...))
@@ -278,10 +488,16 @@ func maxSplitSize() {
 With the defaults every request is cut from the first 1 GiB segment, so reserved memory
 never exceeds 1 GiB; with `max_split_size_mb:128` (or 32) no large block is split, each
 request gets a segment of its own and reserved memory climbs until `empty_cache()`. The
-option does not save memory by itself; what it buys is shown in 2.3: oversize free
-segments are released first when memory runs short, and small requests stop pinning
-large segments.
+option does not save memory by itself: on this sequence the chapter's advice raises the
+peak. What it buys is shown in 2.3: oversize free segments are released first when
+memory runs short, and small requests stop pinning large segments.
 
 **Try it:** set the 768 MiB request to 1024 MiB: with the defaults it reuses the cached
 1 GiB segment whole; the PyTorch columns then no longer apply (the recording is of 768).
+*/
+
+/*md:zh-CN
+默认设置下，每次申请都从第一个 1 GiB 的段里切出来，所以已预留显存从不超过 1 GiB；设成 `max_split_size_mb:128`（或 32）时，大块不再被分割，每次申请各占一个段，已预留显存一路上涨，直到 `empty_cache()`。这个选项本身并不省显存：在这个序列上，教材的建议反而抬高了峰值。它真正的好处要到 2.3 才看得到：显存紧张时，超大的空闲段会被优先释放，小申请也不会再把大段钉住。
+
+**动手试试：** 把 768 MiB 的申请改成 1024 MiB：默认设置下它会整块复用缓存里的 1 GiB 段；这时 PyTorch 各列就不再适用了（录下的是 768 MiB 的那次）。
 */

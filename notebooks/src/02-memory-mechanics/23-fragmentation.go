@@ -15,10 +15,49 @@ import (
 ### The chapter's sequence does not fragment
 
 The chapter's example — allocate and free 1024, 512 and 256 MiB, then ask for 768 MiB —
-is often told as an out-of-memory story. PyTorch serves it without one: the first 1 GiB
+is told as an out-of-memory story:
+
+> 教材原文：「下次你要一个768MB的连续块，它找遍所有空闲块，拼不出一个连续的768MB。」
+>
+> In translation: "Next time you want a contiguous 768 MB block, it searches every free
+> block and cannot piece together a contiguous 768 MB."
+
+PyTorch serves it without one: the first 1 GiB
 segment stays cached, each later request splits it, and freeing merges the pieces back
 (2.2 compared every op with PyTorch 2.11's recording). The segment map right after the
 768 MiB request:
+
+```python
+MiB = 2**20
+for n in (1024, 512, 256):
+    a = torch.empty(n * MiB, dtype=torch.uint8, device="cuda")
+    del a
+a3 = torch.empty(768 * MiB, dtype=torch.uint8, device="cuda")   # no out-of-memory error
+print(len(torch.cuda.memory_snapshot()), torch.cuda.memory_reserved(),
+      torch.cuda.memory_stats()["num_device_alloc"])
+```
+*/
+
+/*md:zh-CN
+## 2.3 显存碎片化 (fragmentation)
+
+### 教材里的序列并不会产生碎片
+
+教材的例子——申请并释放 1024、512、256 MiB，再申请 768 MiB——讲的是一个显存不足 (OOM) 的故事：
+
+> 教材原文：「下次你要一个768MB的连续块，它找遍所有空闲块，拼不出一个连续的768MB。」
+
+PyTorch 执行这个序列并不会 OOM：第一个 1 GiB 的段一直留在缓存里，之后的每次申请都从它分割出来，释放时碎块又合并回去（2.2 已经把每一步和 PyTorch 2.11 的录制结果逐一对照过）。下面是 768 MiB 申请刚完成时的段分布图：
+
+```python
+MiB = 2**20
+for n in (1024, 512, 256):
+    a = torch.empty(n * MiB, dtype=torch.uint8, device="cuda")
+    del a
+a3 = torch.empty(768 * MiB, dtype=torch.uint8, device="cuda")   # 不会 OOM
+print(len(torch.cuda.memory_snapshot()), torch.cuda.memory_reserved(),
+      torch.cuda.memory_stats()["num_device_alloc"])
+```
 */
 
 //nb:cell plot
@@ -33,13 +72,62 @@ func chapterSequenceNoOOM() {
 /*md
 ### A sequence that really fragments
 
-Fragmentation needs **live small tensors pinning segments**. In a 4 GiB device, six
+> 教材原文：「缓存分配器手里有很多小块，但连续的大块不够。」
+>
+> In translation: "The caching allocator has plenty of small blocks in hand, but not
+> enough contiguous large ones."
+
+That does happen, but it needs **live small tensors pinning segments**. In a 4 GiB device, six
 batches each allocate and free a 512 MiB activation (a long batch), then a 496 MiB one (a
 shorter batch: it splits the cached 512 MiB segment, leaving 16 MiB free at its end), and
 keep a 16 MiB tensor (a logged metric, say), which best fit puts in exactly that
 leftover. When the activations are freed, six 496 MiB holes are free in the cache — each
 in a segment a live tensor pins, so neither `empty_cache()` nor the allocator's own
 retry can release any. Then comes a request for 1536 MiB (`request` below).
+
+```python
+MiB = 2**20
+torch.cuda.set_per_process_memory_fraction(4096 * MiB / torch.cuda.mem_get_info()[1])  # a 4 GiB device
+torch.cuda.memory._record_memory_history()          # record every allocation, for a timeline
+keep, acts = [], []
+for _ in range(6):
+    long = torch.empty(512 * MiB, dtype=torch.uint8, device="cuda")
+    del long
+    acts.append(torch.empty(496 * MiB, dtype=torch.uint8, device="cuda"))
+    keep.append(torch.empty(16 * MiB, dtype=torch.uint8, device="cuda"))   # a logged metric
+del acts
+try:
+    torch.empty(1536 * MiB, dtype=torch.uint8, device="cuda")
+except torch.cuda.OutOfMemoryError as e:
+    print(e)
+torch.cuda.memory._dump_snapshot("fragment.pickle") # open it in https://pytorch.org/memory_viz
+```
+*/
+
+/*md:zh-CN
+### 一个真正会产生碎片的序列
+
+> 教材原文：「缓存分配器手里有很多小块，但连续的大块不够。」
+
+这种情况确实会发生，但前提是**有存活的小张量把段钉住**。在一个 4 GiB 的设备上跑六个批次：每个批次先申请并释放一个 512 MiB 的激活值（一个长批次），再申请一个 496 MiB 的（一个短一些的批次：它从缓存的 512 MiB 段里分割出来，段末尾剩下 16 MiB 空闲），然后留下一个 16 MiB 的张量（比如记录下来的某个指标），最佳适配正好把它放进那块剩余空间。激活值释放后，缓存里空出六个 496 MiB 的洞——每个洞所在的段都被一个存活张量钉住，所以无论是 `empty_cache()` 还是分配器自己的重试，都一个也释放不了。接着来一个 1536 MiB 的申请（下面的 `request`）。
+
+```python
+MiB = 2**20
+torch.cuda.set_per_process_memory_fraction(4096 * MiB / torch.cuda.mem_get_info()[1])  # 模拟 4 GiB 的设备
+torch.cuda.memory._record_memory_history()          # 记录每次分配，用来画时间线
+keep, acts = [], []
+for _ in range(6):
+    long = torch.empty(512 * MiB, dtype=torch.uint8, device="cuda")
+    del long
+    acts.append(torch.empty(496 * MiB, dtype=torch.uint8, device="cuda"))
+    keep.append(torch.empty(16 * MiB, dtype=torch.uint8, device="cuda"))   # 记录下来的指标
+del acts
+try:
+    torch.empty(1536 * MiB, dtype=torch.uint8, device="cuda")
+except torch.cuda.OutOfMemoryError as e:
+    print(e)
+torch.cuda.memory._dump_snapshot("fragment.pickle") # 在 https://pytorch.org/memory_viz 中打开
+```
 */
 
 // request is the large request made after the workload.
@@ -93,7 +181,8 @@ The segment map shows six segments, each an orange hole (inactive split: free bu
 pinned) beside the blue 16 MiB tensor that pins it. The gauge shows how it happened:
 while the batches run nothing is free (each small tensor fills its segment's leftover
 exactly); freeing the activations opens the holes — total free far above the request,
-the largest block far below. The error message is PyTorch's, with its advice.
+the largest block far below. The error message is PyTorch's, with its advice. So the
+chapter's picture is right once live tensors pin the segments; its example just lacks them.
 
 **Try it:** keep 8 MiB tensors instead of 16 MiB (`8<<20` in `workload`): each 16 MiB
 leftover now holds two of them, best fit packs them in pairs, three of the six segments
@@ -103,8 +192,45 @@ exactly how the sizes interlock. Or make the shorter batch `512<<20`: it is serv
 
 ### What `memory_summary()` says about it
 
-PyTorch's own report of the fragmented state. Read *Non-releasable memory*: it is the
-inactive split bytes, free yet impossible to give back.
+> 教材原文：「用torch.cuda.memory_summary()查看碎片情况：它会列出所有缓存块的状态。」
+>
+> In translation: "Use torch.cuda.memory_summary() to look at fragmentation: it lists the
+> state of every cached block."
+
+Half right: PyTorch's report does show the fragmentation, but as totals — it lists no
+block. Read *Non-releasable memory*: it is the inactive split bytes, free yet impossible
+to give back. The block-by-block list is `torch.cuda.memory_snapshot()`, which the
+segment maps above draw.
+
+```python
+print(torch.cuda.memory_summary())
+s = torch.cuda.memory_stats()
+print(s["inactive_split_bytes.all.current"], s["reserved_bytes.all.current"],
+      s["num_ooms"], s["num_alloc_retries"])
+for seg in torch.cuda.memory_snapshot():            # the blocks themselves
+    print(seg["total_size"], [(b["size"], b["state"]) for b in seg["blocks"]])
+```
+*/
+
+/*md:zh-CN
+段分布图上有六个段，每个段里都有一个橙色的洞（非活跃分割块：空闲却被钉住），旁边是钉住它的蓝色 16 MiB 张量。折线图展示了它是怎么形成的：批次运行期间没有任何空闲（每个小张量正好填满所在段的剩余空间）；激活值一释放，洞就出现了——空闲总量远大于申请，最大的空闲块却远小于申请。报错信息就是 PyTorch 的原话，连同它给的建议。所以教材描述的现象是真实的，只要有存活张量钉住段；它举的例子恰恰缺了这一点。
+
+**动手试试：** 把留下的张量从 16 MiB 改成 8 MiB（`workload` 里的 `8<<20`）：每块 16 MiB 的剩余空间现在能放两个，最佳适配把它们两两挤在一起，六个段中有三个没有留下任何张量，申请得到满足——碎片化取决于各个尺寸如何咬合。或者把短批次改成 `512<<20`：申请同样能满足（这就是下面的“统一尺寸”办法）。
+
+### `memory_summary()` 怎么说
+
+> 教材原文：「用torch.cuda.memory_summary()查看碎片情况：它会列出所有缓存块的状态。」
+
+只对了一半：PyTorch 的这份报告确实能反映碎片化，但给的是汇总数字，并不逐块列出。看 *Non-releasable memory*（不可释放显存）一行：它就是非活跃分割块的字节数，空闲却还不回去。逐块的清单要用 `torch.cuda.memory_snapshot()`，上面的段分布图画的就是它。
+
+```python
+print(torch.cuda.memory_summary())
+s = torch.cuda.memory_stats()
+print(s["inactive_split_bytes.all.current"], s["reserved_bytes.all.current"],
+      s["num_ooms"], s["num_alloc_retries"])
+for seg in torch.cuda.memory_snapshot():            # 逐块列出
+    print(seg["total_size"], [(b["size"], b["state"]) for b in seg["blocks"]])
+```
 */
 
 //nb:cell
@@ -127,6 +253,18 @@ func fragmentedSummary() {
 /*md
 ### Remedies, measured
 
+The chapter's first two remedies:
+
+> 教材原文：「预分配大块：训练前先创建几个大Tensor占位，用完再复用。」
+>
+> In translation: "Pre-allocate big blocks: before training, create a few large tensors
+> as placeholders and reuse them."
+
+> 教材原文：「统一Tensor大小：尽量让batch size、特征图尺寸保持一致。」
+>
+> In translation: "Uniform tensor sizes: keep the batch size and the feature-map sizes the
+> same as far as you can."
+
 The same workload with each remedy: **pre-allocation** (allocate the large buffer first
 and serve the request from it, as a view: fewer batches fit beside it), **uniform sizes**
 (every activation 512 MiB, so a cached segment is reused whole and never split),
@@ -138,6 +276,42 @@ What decides the request is how the free memory lies: *releasable* (whole free
 segments, which the allocator gives back and re-requests as one, or free pages of an
 expandable segment, which it unmaps), *pinned in split
 blocks* (`inactive_split_bytes`, useless for a larger request) and room on the device.
+
+```python
+# pre-allocation: take the big buffer first, then serve the request as a view of it
+buf = torch.empty(1536 * MiB, dtype=torch.uint8, device="cuda")
+out = buf[:1536 * MiB]                              # no allocation
+# uniform sizes: every activation 512 * MiB, in the loop above
+# allocator settings, one per run (read when CUDA starts):
+#   PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256
+#   PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:32
+#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+print(torch.cuda.max_memory_reserved(), torch.cuda.memory_stats()["num_device_alloc"])
+```
+*/
+
+/*md:zh-CN
+### 缓解办法，逐一实测
+
+教材给出的头两个办法：
+
+> 教材原文：「预分配大块：训练前先创建几个大Tensor占位，用完再复用。」
+
+> 教材原文：「统一Tensor大小：尽量让batch size、特征图尺寸保持一致。」
+
+用同一个工作负载逐一试验每种办法：**预分配** (pre-allocation，先申请大缓冲区，申请到来时以视图的形式从缓冲区里给出：旁边能放下的批次变少了)、**统一尺寸** (uniform sizes，每个激活值都是 512 MiB，缓存的段整块复用、从不分割)、**`max_split_size_mb:256`** 和教材建议的 **`max_split_size_mb:32`**（大段从不分割：小张量各自占用独立的段，显存紧张时超大的空闲段会被释放），以及 **`expandable_segments:True`**（一个按页映射、不断增长的可扩展段 (expandable segment)；设备显存不够时，空闲的页会被解除映射）。申请能否成功，取决于空闲显存处在什么状态：*可释放*（整段空闲的段，分配器把它们还回去，再作为一整块重新申请；或者可扩展段中的空闲页，分配器把它们解除映射）、*钉死在分割块里*（`inactive_split_bytes`，对更大的申请毫无用处），以及设备上剩余的空间。
+
+```python
+# 预分配：先拿下大缓冲区，申请到来时以视图的形式给出
+buf = torch.empty(1536 * MiB, dtype=torch.uint8, device="cuda")
+out = buf[:1536 * MiB]                              # 不分配显存
+# 统一尺寸：上面循环里的每个激活值都用 512 * MiB
+# 分配器设置，每次运行一种（CUDA 初始化时读取）：
+#   PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256
+#   PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:32
+#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+print(torch.cuda.max_memory_reserved(), torch.cuda.memory_stats()["num_device_alloc"])
+```
 */
 
 // remedy is one variant of the fragmenting workload.
@@ -254,7 +428,8 @@ func remedies() {
 }
 
 /*md
-Only the fragmented run fails. With uniform sizes or `max_split_size_mb` the free memory
+Only the fragmented run fails: the chapter's remedies all work on this workload. With
+uniform sizes or `max_split_size_mb` the free memory
 lies in whole segments, which the allocator releases and re-requests as one; with
 expandable segments the holes are unmapped page by page; pre-allocation never asks the
 allocator at all (at the price of fewer batches beside its buffer). The segment map of
@@ -266,4 +441,10 @@ price of the remedies shows in the last columns: more segments, and a higher pea
 `remedyVariants` and re-run both cells: the 512 MiB segments are now below the limit, so they are split as with the
 defaults, and the request fails again. The limit must be below the segments you want
 kept whole.
+*/
+
+/*md:zh-CN
+只有碎片化的那次运行失败：教材的几种办法在这个负载上都管用。统一尺寸或设置 `max_split_size_mb` 时，空闲显存都是整段的，分配器把它们释放掉，再作为一整块重新申请；用可扩展段时，洞被逐页解除映射；预分配则根本不再向分配器申请（代价是缓冲区旁边能放的批次变少）。`max_split_size_mb:256` 的段分布图说明了原因：小张量待在各自的段里，每个 512 MiB 的段都是整段空闲。这些办法的代价体现在表格最后几列：段更多，峰值更高。
+
+**动手试试：** 在 `remedyVariants` 里加上 `{"max_split_size_mb:600", "max_split_size_mb:600", 496 << 20, false}`，再把两个单元格都重新运行一遍：512 MiB 的段现在低于上限，于是像默认设置一样被分割，申请再次失败。上限必须低于你想保持完整的那些段的大小。
 */

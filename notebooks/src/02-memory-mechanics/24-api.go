@@ -16,6 +16,58 @@ Every `torch.cuda` memory function has a Go name, as a method of a `*memlab.Lab`
 package level (acting on the current lab — the last one opened — as `torch.cuda` acts on
 the current device). Each call below runs after a small workload: a 100 MiB tensor kept,
 a 50 MiB one released.
+
+The chapter's table describes `memory_reserved()` as
+
+> 教材原文：「缓存分配器从CUDA申请的总显存（字节）」
+>
+> In translation: "the total GPU memory the caching allocator has requested from CUDA
+> (bytes)"
+
+True: it is the sum of the segments that `memory_snapshot()` lists, cached or in use, and
+after `empty_cache()` only the live tensor's segment is left in it (the table's last rows).
+
+```python
+MiB = 2**20
+x = torch.empty(100 * MiB, dtype=torch.uint8, device="cuda")
+y = torch.empty(50 * MiB, dtype=torch.uint8, device="cuda")
+del y
+torch.cuda.memory_allocated(), torch.cuda.memory_reserved(), torch.cuda.max_memory_allocated()
+free, total = torch.cuda.mem_get_info()
+stats = torch.cuda.memory_stats()                   # a dict: "num_device_alloc", "allocation.all.current", …
+segments = torch.cuda.memory_snapshot()
+torch.cuda.reset_peak_memory_stats()
+torch.cuda.empty_cache()
+torch.cuda.set_per_process_memory_fraction(1.5)     # ValueError: the fraction must lie in 0~1
+print(torch.cuda.memory_summary())
+```
+*/
+
+/*md:zh-CN
+## 2.4 torch.cuda 显存 API (the `torch.cuda` memory API)
+
+每个 `torch.cuda` 显存函数都有一个 Go 名字，既是 `*memlab.Lab` 的方法，也有包级函数（作用于当前 lab——最后打开的那个——就像 `torch.cuda` 作用于当前设备）。下面每个调用都在一个小负载之后运行：留下一个 100 MiB 的张量，释放一个 50 MiB 的张量。
+
+教材的表格这样描述 `memory_reserved()`：
+
+> 教材原文：「缓存分配器从CUDA申请的总显存（字节）」
+
+成立：它就是 `memory_snapshot()` 列出的所有段（无论是缓存着还是正在使用）的总和；`empty_cache()` 之后，其中只剩下存活张量所在的那个段（见表格最后几行）。
+
+```python
+MiB = 2**20
+x = torch.empty(100 * MiB, dtype=torch.uint8, device="cuda")
+y = torch.empty(50 * MiB, dtype=torch.uint8, device="cuda")
+del y
+torch.cuda.memory_allocated(), torch.cuda.memory_reserved(), torch.cuda.max_memory_allocated()
+free, total = torch.cuda.mem_get_info()
+stats = torch.cuda.memory_stats()                   # 一个字典："num_device_alloc"、"allocation.all.current" ……
+segments = torch.cuda.memory_snapshot()
+torch.cuda.reset_peak_memory_stats()
+torch.cuda.empty_cache()
+torch.cuda.set_per_process_memory_fraction(1.5)     # ValueError：比例必须在 0~1 之间
+print(torch.cuda.memory_summary())
+```
 */
 
 //nb:cell
@@ -58,9 +110,58 @@ back, and never answers 0 for a device it does not have.
 
 The chapter's idiom, written out: reset the peak, note `memory_allocated()` before,
 run the code, read the peak, drop what the code returned, empty the cache, and compare
-`memory_allocated()` after with before. Two versions of a loop that computes a 1 MiB
-output per step and keeps a history: one keeps the tensors (`history.append(out)`), one
-keeps the number it needs (`history.append(out[0, 0].item())`).
+`memory_allocated()` after with before. The chapter's table gives `memory_allocated()`
+this use:
+
+> 教材原文：「监控模型真正用了多少，排除缓存干扰」
+>
+> In translation: "to watch what the model really uses, with the cache's noise left out"
+
+True, and it is why the idiom compares `memory_allocated()`. Two versions of a loop that
+computes a 1 MiB output per step and keeps a history: one keeps the tensors
+(`history.append(out)`), one keeps the number it needs (`history.append(out[0, 0].item())`).
+
+```python
+w = torch.randn(256, 1024, device="cuda")
+torch.cuda.reset_peak_memory_stats()
+before = torch.cuda.memory_allocated()
+history = []
+for i in range(8):
+    out = torch.randn(256, 256, device="cuda") @ w  # 1 MiB per step
+    history.append(out)                             # keeps the tensor: the leak
+    # history.append(out[0, 0].item())              # keeps a number: no leak
+peak = torch.cuda.max_memory_allocated()
+torch.cuda.empty_cache()
+print(torch.cuda.memory_allocated() - before, peak)
+```
+*/
+
+/*md:zh-CN
+`ShowSummary` 把 `MemorySummary()` 作为预排版文本显示，免得笔记本把它重新折行。
+
+**动手试试：** 在 `l.Close()` 之后调用 `memlab.MemoryAllocated()`：没有打开的 lab 时，它会停下单元格，并提示你先打开一个——memlab 从不在背后替你打开设备，也从不对一个并不存在的设备回答 0。
+
+### 检查显存泄漏的惯用写法
+
+把教材的惯用写法完整写出来：重置峰值，记下之前的 `memory_allocated()`，运行代码，读出峰值，丢掉代码返回的东西，清空缓存，再把之后的 `memory_allocated()` 和之前比较。教材的表格给 `memory_allocated()` 写的用途是：
+
+> 教材原文：「监控模型真正用了多少，排除缓存干扰」
+
+成立，这也正是这个写法要比较 `memory_allocated()` 的原因。下面是一个循环的两个版本，每步算出 1 MiB 的输出并保留历史记录：一个留下张量本身（`history.append(out)`），另一个只留下需要的那个数（`history.append(out[0, 0].item())`）。
+
+```python
+w = torch.randn(256, 1024, device="cuda")
+torch.cuda.reset_peak_memory_stats()
+before = torch.cuda.memory_allocated()
+history = []
+for i in range(8):
+    out = torch.randn(256, 256, device="cuda") @ w  # 每步 1 MiB
+    history.append(out)                             # 留下张量：泄漏
+    # history.append(out[0, 0].item())              # 只留下一个数：不泄漏
+peak = torch.cuda.max_memory_allocated()
+torch.cuda.empty_cache()
+print(torch.cuda.memory_allocated() - before, peak)
+```
 */
 
 // trainStep computes one step's 1 MiB output, out = x @ w, from a fresh batch.
@@ -140,7 +241,9 @@ func leakCheck() {
 The version that keeps tensors grows by one output per step and leaves it all allocated;
 the one that keeps numbers ends where it began. Compare `memory_allocated()`, never
 `memory_reserved()`: reserved memory stays up after a release because of the cache, so
-it would report a leak where there is none. `memlab.CheckLeaks(f)` wraps the same idiom.
+it would report a leak where there is none. (The idiom's `empty_cache()` does not change
+`memory_allocated()`; it only makes `memory_reserved()` and `nvidia-smi` agree with it.)
+`memlab.CheckLeaks(f)` wraps the same idiom.
 
 **Try it:** in `train`, run 16 steps (`range 16`): the leak doubles, the fixed loop still
 leaves nothing; keep every second tensor only (`keepTensors && i%2 == 0`) and the leak
@@ -148,10 +251,43 @@ halves.
 
 ### The per-epoch habit
 
+> 教材原文：「个人习惯：我一般在训练脚本的每个epoch结束时，调用一次torch.cuda.empty_cache()和torch.cuda.reset_peak_memory_stats()。」
+>
+> In translation: "My own habit: at the end of every epoch of a training script, I call
+> torch.cuda.empty_cache() and torch.cuda.reset_peak_memory_stats() once."
+
 At the end of each epoch: `empty_cache()` (give back what the epoch cached, so the next
 one — or another process — starts from what is live) and `reset_peak_memory_stats()`
 (so that `max_memory_allocated()` reports this epoch's peak, not the run's). Three epochs
 with shrinking batches, beside 64 MiB of weights:
+
+```python
+for epoch in range(3):
+    train_one_epoch()                               # your loop
+    print(torch.cuda.max_memory_allocated(), torch.cuda.memory_reserved())
+    torch.cuda.empty_cache()                        # give back what the epoch cached
+    torch.cuda.reset_peak_memory_stats()            # the next peak is the next epoch's own
+```
+*/
+
+/*md:zh-CN
+留下张量的版本每步多一个输出，最后全部仍处于已分配状态；只留下数字的版本结束时回到了起点。要比较 `memory_allocated()`，千万别比较 `memory_reserved()`：因为有缓存，释放之后已预留显存并不下降，用它会在没有泄漏的地方报出泄漏。（写法里的 `empty_cache()` 不会改变 `memory_allocated()`；它只是让 `memory_reserved()` 和 `nvidia-smi` 跟它对得上。）`memlab.CheckLeaks(f)` 封装的就是这套写法。
+
+**动手试试：** 在 `train` 里跑 16 步（`range 16`）：泄漏翻倍，修好的循环依然什么也不留；只保留每隔一步的张量（`keepTensors && i%2 == 0`），泄漏减半。
+
+### 每个 epoch 结束时的习惯
+
+> 教材原文：「个人习惯：我一般在训练脚本的每个epoch结束时，调用一次torch.cuda.empty_cache()和torch.cuda.reset_peak_memory_stats()。」
+
+每个 epoch 结束时：调用 `empty_cache()`（把这个 epoch 缓存的显存还回去，让下一个 epoch——或别的进程——从真正存活的部分开始）和 `reset_peak_memory_stats()`（让 `max_memory_allocated()` 报告这个 epoch 的峰值，而不是整个运行的峰值）。下面是三个批次逐渐变小的 epoch，旁边放着 64 MiB 的权重：
+
+```python
+for epoch in range(3):
+    train_one_epoch()                               # 你的训练循环
+    print(torch.cuda.max_memory_allocated(), torch.cuda.memory_reserved())
+    torch.cuda.empty_cache()                        # 还回这个 epoch 缓存的显存
+    torch.cuda.reset_peak_memory_stats()            # 下一个峰值只属于下一个 epoch
+```
 */
 
 //nb:cell
@@ -182,16 +318,59 @@ func perEpoch() {
 }
 
 /*md
+Both calls do what the chapter wants: the peak column is each epoch's own, and reserved
+memory drops to the weights between epochs. The price of `empty_cache()` is that the
+next epoch's first allocations go back to `cudaMalloc`.
+
 **Try it:** drop the `l.EmptyCache()` line: reserved memory at each epoch's end stays at
 the first epoch's high-water mark, although later epochs need far less.
 
 ### Two tenants on one device
+
+> 教材原文：「比如你在一张卡上跑两个实验，各占50%，互不干扰。」
+>
+> In translation: "Say you run two experiments on one card, 50% each: they do not get in
+> each other's way."
 
 `set_per_process_memory_fraction` caps what *this* allocator may reserve; it does not
 see anyone else. Two labs share one 8 GiB device, each with its own allocator, like two
 processes on one GPU. Tenant A is greedy: it takes 1 GiB tensors until it runs out of
 memory. Then tenant B asks for 3 GiB. First neither is capped, then both are capped at
 half the device.
+
+```python
+# in each process that shares the GPU, before its first allocation:
+torch.cuda.set_per_process_memory_fraction(0.5)
+held = []
+try:                                                # the greedy tenant
+    while True:
+        held.append(torch.empty(2**30, dtype=torch.uint8, device="cuda"))
+except torch.cuda.OutOfMemoryError as e:
+    print(e)                                        # with a cap, the message says "allowed"
+```
+*/
+
+/*md:zh-CN
+两个调用都达到了教材想要的效果：峰值一列是每个 epoch 自己的峰值，已预留显存在 epoch 之间降到只剩权重。`empty_cache()` 的代价是：下一个 epoch 最初的几次分配又得重新 `cudaMalloc`。
+
+**动手试试：** 去掉 `l.EmptyCache()` 这一行：每个 epoch 结束时的已预留显存都停在第一个 epoch 的最高水位，尽管后面的 epoch 需要的少得多。
+
+### 一张卡上的两个租户
+
+> 教材原文：「比如你在一张卡上跑两个实验，各占50%，互不干扰。」
+
+`set_per_process_memory_fraction` 限制的是*本*分配器能预留多少显存，它看不见别人。两个 lab 共用一个 8 GiB 的设备，各有各的分配器，就像一块 GPU 上的两个进程。租户 A 很贪婪：不停地申请 1 GiB 的张量，直到显存不足。然后租户 B 申请 3 GiB。先是两者都不设上限，再是两者都限制在设备的一半。
+
+```python
+# 在共用这块 GPU 的每个进程里，第一次分配之前：
+torch.cuda.set_per_process_memory_fraction(0.5)
+held = []
+try:                                                # 贪婪的租户
+    while True:
+        held.append(torch.empty(2**30, dtype=torch.uint8, device="cuda"))
+except torch.cuda.OutOfMemoryError as e:
+    print(e)                                        # 设了上限时，报错信息里有 "allowed"
+```
 */
 
 // greedy allocates 1 GiB tensors on l until it runs out of memory, and returns them.
@@ -250,7 +429,8 @@ func twoTenants() {
 /*md
 Uncapped, the greedy tenant takes every free byte and B's request fails although B did
 nothing wrong; capped, A stops at its half (its out-of-memory message names the cap, "…
-allowed") and B is served. A cap protects the *other* tenants, so every tenant needs one.
+allowed") and B is served. So the chapter is right only when every experiment on the
+card sets its fraction: a cap protects the *other* tenants, so every tenant needs one.
 On a real GPU `Budget(8 << 30)` caps tenant A instead of shrinking the card, so there B
 is not starved even uncapped: the card has room to spare.
 
@@ -266,4 +446,19 @@ README and hints):
 - 2.2: `04-round-size`, `05-segment-size`, `06-best-fit`, `07-split`, `08-merge`;
 - 2.3: `10-fragmentation`;
 - 2.4: `09-stats` (`memory_allocated` vs `memory_reserved`).
+*/
+
+/*md:zh-CN
+不设上限时，贪婪的租户拿走了每一个空闲字节，B 什么也没做错，申请却失败了；设了上限后，A 停在自己的一半（它的 OOM 报错信息里写明了上限：“… allowed”），B 的申请得到满足。所以教材的说法只有在卡上每个实验都设置了比例时才成立：上限保护的是*其他*租户，所以每个租户都得设。在真实 GPU 上，`Budget(8 << 30)` 限制的是租户 A，而不会把整张卡缩小，所以即使不设上限，B 也不会被饿死：卡上还有富余的空间。
+
+**动手试试：** 只给 A 设上限（去掉 `b.SetPerProcessMemoryFraction`）：B 依然能得到满足。只给 B 设上限：A 先拿走整个设备，B 再次失败。
+
+## 练习
+
+练习在 `exercises/` 目录下（运行其中一个：`cd exercises && go test ./01-strides`；每个文件夹里都有 README 和提示）：
+
+- 2.1：`01-strides`、`02-contiguous`、`03-view`、`11-views-keep-alive`；
+- 2.2：`04-round-size`、`05-segment-size`、`06-best-fit`、`07-split`、`08-merge`；
+- 2.3：`10-fragmentation`；
+- 2.4：`09-stats`（`memory_allocated` 与 `memory_reserved` 的区别）。
 */
