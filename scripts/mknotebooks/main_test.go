@@ -104,3 +104,32 @@ func TestBilingualNotebook(t *testing.T) {
 		t.Errorf("section %q, want the English heading", nb.runs[0].section)
 	}
 }
+
+// TestEveryNotebookHasBothEditions: the workbook's notebooks are all
+// translated; a source file added without its /*md:zh-CN blocks would
+// silently drop a notebook's Chinese edition, and fails here instead.
+func TestEveryNotebookHasBothEditions(t *testing.T) {
+	dirs, err := filepath.Glob("../../notebooks/src/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, dir := range dirs {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			continue
+		}
+		nb, err := readGoNotebook(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		for _, ed := range []string{"en", "zh-CN"} {
+			if _, ok := nb.editions[ed]; !ok {
+				t.Errorf("%s has no %s edition: every /*md block needs its /*md:zh-CN block", dir, ed)
+			}
+		}
+	}
+	if n < 4 {
+		t.Errorf("found %d notebook sources under notebooks/src, want at least 4", n)
+	}
+}
