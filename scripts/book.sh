@@ -25,7 +25,12 @@ if ! "$JB" build --builder html build/book-src >"$log" 2>&1; then
 	echo "book: jupyter-book build FAILED (log: $log)" >&2
 	exit 1
 fi
-grep -E "WARNING|ERROR" "$log" | sed 's/^/book: /' | head -n 20 || true
+# Sphinx's warnings (links to repository files outside the book, mostly), without colour.
+warnings=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E "WARNING|ERROR" || true)
+if [ -n "$warnings" ]; then
+	echo "book: $(echo "$warnings" | wc -l) Sphinx warnings (all in $log); the first:"
+	echo "$warnings" | head -n 5 | sed "s|$REPO/||; s/^/book:   /"
+fi
 rm -rf build/book
 cp -r build/book-src/_build/html build/book
 echo "book: build/book/index.html ($(find build/book -name '*.html' | wc -l) pages; log: $log)"

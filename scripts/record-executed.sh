@@ -3,16 +3,16 @@
 # every pristine notebook executed on a GPU by `memlab lab -ipynb` (no Jupyter, no Go
 # needed there), stamped with the device, date, commit and command.
 #
-#   scripts/record-executed.sh build        here (Go, git): build bin/gpu/memlab (CGO_ENABLED=0),
-#                                           write bin/gpu/COMMIT (git describe) and copy this
-#                                           script to bin/gpu/record-executed.sh
-#   bash bin/gpu/record-executed.sh [NB...] on the GPU machine, in the repository root with
-#                                           bin/gpu carried: execute NB (default: every
-#                                           notebooks/{en,zh-CN}/*.ipynb) on the GPU and pack the
-#                                           results into $OUT/executed.tar (one file; OUT defaults
-#                                           to build/record-executed)
-#   scripts/record-executed.sh unpack TAR   here: unpack TAR into notebooks/executed/ and check
-#                                           that the copies are fresh (go test ./internal/nbexec)
+#   scripts/record-executed.sh build
+#       here (Go, git): build bin/record/memlab (CGO_ENABLED=0), write bin/record/COMMIT
+#       (git describe) and copy this script to bin/record/record-executed.sh
+#   bash bin/record/record-executed.sh [NB...]
+#       on the GPU machine, in the repository root with bin/record carried: execute NB
+#       (default: every notebooks/{en,zh-CN}/*.ipynb) on the GPU and pack the results into
+#       one file, $OUT/executed.tar (OUT defaults to build/record-executed)
+#   scripts/record-executed.sh unpack TAR
+#       here: unpack TAR into notebooks/executed/ and check that the copies are fresh
+#       (go test ./internal/nbexec)
 #
 # Environment: MEMLAB_RECORD_DEVICE (default cuda: recording on the simulator by mistake
 # fails instead) is the device spec passed to memlab lab -device.
@@ -29,21 +29,21 @@ cmd_build() {
 	local repo
 	repo=$(cd "$here/.." && pwd)
 	cd "$repo"
-	mkdir -p bin/gpu
-	CGO_ENABLED=0 go build -ldflags="-s -w" -o bin/gpu/memlab ./cmd/memlab
-	git describe --always --dirty >bin/gpu/COMMIT
-	cp scripts/record-executed.sh bin/gpu/record-executed.sh
-	say "bin/gpu/memlab built at $(cat bin/gpu/COMMIT)"
+	mkdir -p bin/record
+	CGO_ENABLED=0 go build -ldflags="-s -w" -o bin/record/memlab ./cmd/memlab
+	git describe --always --dirty >bin/record/COMMIT
+	cp scripts/record-executed.sh bin/record/record-executed.sh
+	say "bin/record/memlab built at $(cat bin/record/COMMIT)"
 	echo
-	echo "On the GPU machine (repository root, bin/gpu carried), run:"
-	echo "    bash bin/gpu/record-executed.sh"
+	echo "On the GPU machine (repository root, bin/record carried), run:"
+	echo "    bash bin/record/record-executed.sh"
 	echo "then here, with the executed.tar it wrote under \$OUT:"
 	echo "    scripts/record-executed.sh unpack PATH/TO/executed.tar"
 }
 
 cmd_run() {
 	[ -x "$here/memlab" ] && [ -f "$here/COMMIT" ] ||
-		die "$here/memlab or $here/COMMIT missing: run scripts/record-executed.sh build first (on a machine with Go), and carry bin/gpu"
+		die "$here/memlab or $here/COMMIT missing: run scripts/record-executed.sh build first (on a machine with Go), and carry bin/record"
 	[ -d notebooks ] || die "run it from the repository root (no notebooks/ in $(pwd))"
 	local out=${OUT:-build/record-executed} dev=${MEMLAB_RECORD_DEVICE:-cuda} commit
 	commit=$(cat "$here/COMMIT")

@@ -17,7 +17,7 @@ const ExecutedDir = "executed"
 
 // Regenerate is the procedure that rewrites the kept copies, for messages.
 const Regenerate = "regenerate them on the GPU machine: make -f Makefile.gpu executed-binaries, " +
-	"run `bash bin/gpu/record-executed.sh` there (bin/gpu carried), then " +
+	"run `bash bin/record/record-executed.sh` there (bin/record carried), then " +
 	"scripts/record-executed.sh unpack FILES_AT/executed.tar (notebooks/README.md, \"Executed copies\")"
 
 // Fresh checks that kept is an executed copy of pristine as it is now: the
