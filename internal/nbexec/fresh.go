@@ -37,43 +37,80 @@ func Fresh(name string, pristine, kept *Notebook) error {
 		bad("edition %q, its pristine notebook's is %q", e, p)
 	}
 	if len(kept.Cells) != len(pristine.Cells) {
-		bad("%d cells, its pristine notebook has %d", len(kept.Cells), len(pristine.Cells))
+		// Cells added or removed: past the first difference every cell is
+		// shifted, so that is the one worth naming.
+		i := 0
+		for i < min(len(kept.Cells), len(pristine.Cells)) && sameCell(kept.Cells[i], pristine.Cells[i]) {
+			i++
+		}
+		where := "at the end"
+		if i < len(pristine.Cells) {
+			where = fmt.Sprintf("from cell %d (%s)", i+1, firstLine(pristine.Cells[i].Source))
+		}
+		bad("%d cells, its pristine notebook has %d: they differ %s", len(kept.Cells), len(pristine.Cells), where)
+		return errors.Join(errs...)
 	}
-	for i := range min(len(kept.Cells), len(pristine.Cells)) {
+	const most = 5 // differences named per notebook
+	cellErrs := 0
+	for i := range kept.Cells {
 		k, p := kept.Cells[i], pristine.Cells[i]
-		where := fmt.Sprintf("cell %d", i+1)
-		if m, _ := k.Metadata["memlab"].(map[string]any); m != nil {
-			if n, _ := m["cell"].(string); n != "" {
-				where += " (" + n + ")"
-			}
+		if cellErrs == most {
+			bad("… and more cells differ")
+			break
 		}
-		if k.CellType != p.CellType {
-			bad("%s is a %s cell, the pristine notebook's is a %s cell (%s)", where, k.CellType, p.CellType, firstLine(p.Source))
-			continue
-		}
-		if p.CellType != "code" {
-			if k.Source.Text() != p.Source.Text() {
-				bad("%s: the %s differs from the pristine notebook's (%s)", where, p.CellType, firstLine(p.Source))
-			}
-			continue
-		}
-		m, _ := k.Metadata["memlab"].(map[string]any)
-		sum, _ := m["source_sha256"].(string)
-		switch {
-		case sum == "":
-			bad("%s has no metadata memlab.source_sha256", where)
-		case sum != p.Source.SHA256():
-			bad("%s: the cell's source has changed since it was executed (%s)", where, firstLine(p.Source))
-		case sum != k.Source.SHA256():
-			bad("%s: the kept copy's source was edited after it was executed", where)
-		}
-		for _, o := range k.Outputs {
-			if o["output_type"] == "error" {
-				bad("%s has an error output: %v", where, o["evalue"])
-			}
+		n := len(errs)
+		checkCell(i, k, p, bad)
+		if len(errs) > n {
+			cellErrs++
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// sameCell reports whether a kept cell is still its pristine cell.
+func sameCell(k, p *Cell) bool {
+	if k.CellType != p.CellType {
+		return false
+	}
+	if p.CellType != "code" {
+		return k.Source.Text() == p.Source.Text()
+	}
+	m, _ := k.Metadata["memlab"].(map[string]any)
+	sum, _ := m["source_sha256"].(string)
+	return sum == p.Source.SHA256()
+}
+
+// checkCell reports how kept cell i differs from its pristine cell.
+func checkCell(i int, k, p *Cell, bad func(string, ...any)) {
+	where := fmt.Sprintf("cell %d", i+1)
+	m, _ := k.Metadata["memlab"].(map[string]any)
+	if n, _ := m["cell"].(string); n != "" {
+		where += " (" + n + ")"
+	}
+	if k.CellType != p.CellType {
+		bad("%s is a %s cell, the pristine notebook's is a %s cell (%s)", where, k.CellType, p.CellType, firstLine(p.Source))
+		return
+	}
+	if p.CellType != "code" {
+		if k.Source.Text() != p.Source.Text() {
+			bad("%s: the %s differs from the pristine notebook's (%s)", where, p.CellType, firstLine(p.Source))
+		}
+		return
+	}
+	sum, _ := m["source_sha256"].(string)
+	switch {
+	case sum == "":
+		bad("%s has no metadata memlab.source_sha256", where)
+	case sum != p.Source.SHA256():
+		bad("%s: the cell's source has changed since it was executed (%s)", where, firstLine(p.Source))
+	case sum != k.Source.SHA256():
+		bad("%s: the kept copy's source was edited after it was executed", where)
+	}
+	for _, o := range k.Outputs {
+		if o["output_type"] == "error" {
+			bad("%s has an error output: %v", where, o["evalue"])
+		}
+	}
 }
 
 // firstLine is the first line of a cell's source that says something, short,

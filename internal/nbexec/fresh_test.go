@@ -96,7 +96,22 @@ func TestStaleCheckFails(t *testing.T) {
 			edit(t, filepath.Join(root, pristine), func(nb *Notebook) {
 				nb.Cells = append(nb.Cells, &Cell{CellType: "markdown", Source: Source{"more"}})
 			})
-		}, []string{"cells, its pristine notebook has"}},
+		}, []string{"cells, its pristine notebook has", "they differ from cell 9 (\"more\")"}},
+		{"a cell inserted", func(t *testing.T, root string) {
+			edit(t, filepath.Join(root, pristine), func(nb *Notebook) {
+				nb.Cells = append(nb.Cells[:1], append([]*Cell{{CellType: "markdown", Source: Source{"new words"}}}, nb.Cells[1:]...)...)
+			})
+		}, []string{"they differ from cell 2 (\"new words\")"}},
+		{"a cell removed at the end", func(t *testing.T, root string) {
+			edit(t, filepath.Join(root, pristine), func(nb *Notebook) { nb.Cells = nb.Cells[:len(nb.Cells)-1] })
+		}, []string{"8 cells, its pristine notebook has 7: they differ at the end"}},
+		{"every cell edited", func(t *testing.T, root string) {
+			edit(t, filepath.Join(root, pristine), func(nb *Notebook) {
+				for _, c := range nb.Cells {
+					c.Source = append(c.Source, "\n// more")
+				}
+			})
+		}, []string{"cell 1: the markdown differs", "cell 2: the cell's source has changed", "… and more cells differ"}},
 		{"two cells swapped", func(t *testing.T, root string) {
 			edit(t, filepath.Join(root, pristine), func(nb *Notebook) {
 				i := codeCell(t, nb)
