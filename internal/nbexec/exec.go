@@ -80,7 +80,11 @@ func Execute(nb *Notebook, opt Options) error {
 		now = opt.Now
 	}
 
-	restore := setenv(map[string]string{"MEMLAB_LANG": edition, device.EnvVar: opt.Device})
+	vars := map[string]string{"MEMLAB_LANG": edition}
+	if opt.Device != "" {
+		vars[device.EnvVar] = opt.Device
+	}
+	restore := setenv(vars)
 	defer restore()
 	desc, err := describe()
 	if err != nil {
@@ -145,8 +149,7 @@ func describe() (string, error) {
 	return strings.TrimSpace(strings.TrimPrefix(line, "device:")), nil
 }
 
-// setenv sets the variables (unsetting those given as "") and returns the
-// function that restores them.
+// setenv sets the variables and returns the function that restores them.
 func setenv(vars map[string]string) (restore func()) {
 	type saved struct {
 		v   string
@@ -156,11 +159,7 @@ func setenv(vars map[string]string) (restore func()) {
 	for k, v := range vars {
 		old, had := os.LookupEnv(k)
 		prev[k] = saved{old, had}
-		if v == "" {
-			os.Unsetenv(k)
-		} else {
-			os.Setenv(k, v)
-		}
+		os.Setenv(k, v)
 	}
 	return func() {
 		for k, s := range prev {

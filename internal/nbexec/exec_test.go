@@ -165,6 +165,16 @@ func TestExecuteRefuses(t *testing.T) {
 	if err := Execute(synthetic("en"), opt); err == nil || !strings.Contains(err.Error(), "needs a commit") {
 		t.Errorf("no commit: %v", err)
 	}
+	// No device: the environment's MEMLAB_DEVICE stands.
+	t.Setenv("MEMLAB_DEVICE", "sim:2GiB")
+	opt.Device = ""
+	nb = synthetic("en")
+	if err := Execute(nb, Options{Cells: opt.Cells, Commit: "c", Command: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := nb.Executed(); !strings.HasPrefix(s.Device, "sim:0, memlab simulated GPU (2 GiB)") || os.Getenv("MEMLAB_DEVICE") != "sim:2GiB" {
+		t.Errorf("with MEMLAB_DEVICE=sim:2GiB and no -device, the stamp's device is %q and MEMLAB_DEVICE %q after", s.Device, os.Getenv("MEMLAB_DEVICE"))
+	}
 	opt.Commit, opt.Device = "c", "nosuchdevice"
 	if err := Execute(synthetic("en"), opt); err == nil || !strings.Contains(err.Error(), "opening the device") {
 		t.Errorf("a bad device: %v", err)
