@@ -39,10 +39,12 @@ type CellError struct {
 	Err   error
 }
 
+// Error says which cell failed and why.
 func (e *CellError) Error() string {
 	return fmt.Sprintf("cell %d (%s): %v", e.Index, e.Name, e.Err)
 }
 
+// Unwrap returns the cell's own error.
 func (e *CellError) Unwrap() error { return e.Err }
 
 // Execute runs nb's code cells in order, in this process, and fills in their
