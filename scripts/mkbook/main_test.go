@@ -41,6 +41,10 @@ func checkout(t *testing.T) string {
 	} {
 		copyFile(t, filepath.Join(repo, rel), filepath.Join(root, rel))
 	}
+	// The English page must come from the kept H200 copy: it has to be fresh.
+	if err := nbexec.CheckFile(filepath.Join(root, "notebooks", "en", nb00), filepath.Join(root, "notebooks", "executed", "en", nb00), "notebooks/executed/en/"+nb00); err != nil {
+		t.Fatalf("this test renders the repository's kept copy of notebook 00, which is stale: %v\n%s", err, nbexec.Regenerate)
+	}
 	if err := writeFile(filepath.Join(root, "notebooks", "GLOSSARY.md"), []byte("# 术语表 · Glossary\n\n| 中文 | English |\n|---|---|\n| 显存 | GPU memory |\n")); err != nil {
 		t.Fatal(err)
 	}
