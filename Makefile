@@ -5,6 +5,8 @@
 #                   kernel there, open JupyterLab on notebooks/ and print its URL
 #   make notebooks  execute every notebook headless into build/notebooks/ (.ipynb + HTML)
 #                   with the same environment's nbconvert, failing on any error or missing plot
+#   make book       the rendered book of both editions with their outputs, glossary and
+#                   exercises: a static site in build/book/ (scripts/book.sh, Jupyter Book 1)
 #   make e2e        the browser test: every notebook run in JupyterLab through headless
 #                   Chromium, screenshots in build/e2e/ (e2e/run.sh)
 #   make test       gofmt check, go vet, go test, exercise and GPU-fragment checks, notebooks, e2e
@@ -35,7 +37,7 @@ define optional
 	else echo "== $(1): not defined (fragment missing), skipped"; fi
 endef
 
-.PHONY: lab lab-deps notebooks e2e test fmt-check vet go-test race fragments ci
+.PHONY: lab lab-deps notebooks book e2e test fmt-check vet go-test race fragments ci
 
 lab:
 	@scripts/lab.sh start
@@ -45,6 +47,9 @@ lab-deps:
 
 notebooks: lab-deps
 	$(call timed,notebooks,scripts/run-notebooks.sh $(NOTEBOOKS))
+
+book: lab-deps
+	$(call timed,book,scripts/book.sh)
 
 e2e:
 	$(call timed,e2e,E2E_NOTEBOOKS="$(NOTEBOOKS)" e2e/run.sh)

@@ -222,7 +222,40 @@ func (t *Table) Show() {
 		gonbui.Sync()
 		return
 	}
+	if f := displaySink(); f != nil {
+		Check(f(Display{HTML: t.HTML(), Text: t.String()}))
+		return
+	}
 	io.WriteString(output(), t.String())
+}
+
+// Display is what a notebook shows for a table or preformatted text: the HTML
+// GoNB displays, and the same as plain text.
+type Display struct {
+	HTML string
+	Text string
+}
+
+var (
+	displayMu sync.Mutex
+	dispSink  func(Display) error
+)
+
+// SetDisplaySink sets what [Table.Show], [ShowText] and [Lab.ShowSummary] do
+// outside a notebook and returns the previous sink; nil restores the default,
+// which prints the text to [Output]. An executor that writes a notebook's
+// outputs (memlab lab -ipynb) sets one to record the HTML GoNB would show.
+func SetDisplaySink(f func(Display) error) (prev func(Display) error) {
+	displayMu.Lock()
+	defer displayMu.Unlock()
+	prev, dispSink = dispSink, f
+	return prev
+}
+
+func displaySink() func(Display) error {
+	displayMu.Lock()
+	defer displayMu.Unlock()
+	return dispSink
 }
 
 var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;")

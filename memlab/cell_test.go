@@ -181,3 +181,31 @@ func TestTableOf(t *testing.T) {
 		t.Errorf("HTML: %s", h)
 	}
 }
+
+func TestDisplaySink(t *testing.T) {
+	var got []Display
+	prev := SetDisplaySink(func(d Display) error { got = append(got, d); return nil })
+	defer SetDisplaySink(prev)
+	var out strings.Builder
+	prevOut := Output
+	Output = &out
+	defer func() { Output = prevOut }()
+	NewTable("stat", "value").Row("a<b", 1).Show()
+	ShowText("line 1\nline 2\n")
+	if out.Len() != 0 {
+		t.Errorf("with a display sink, Show printed %q to Output", out.String())
+	}
+	if len(got) != 2 {
+		t.Fatalf("the sink got %d displays, want 2", len(got))
+	}
+	if !strings.Contains(got[0].HTML, "<td style") || !strings.Contains(got[0].HTML, "a&lt;b") || got[0].Text != "stat  value\na<b   1\n" {
+		t.Errorf("table display = %+v", got[0])
+	}
+	if !strings.HasPrefix(got[1].HTML, "<pre") || got[1].Text != "line 1\nline 2\n" {
+		t.Errorf("text display = %+v", got[1])
+	}
+	SetDisplaySink(func(Display) error { return errors.New("sink full") })
+	if msg := panicOf(func() { ShowText("x") }); msg != "sink full" {
+		t.Errorf("a failing sink: panic %q, want the sink's error", msg)
+	}
+}

@@ -30,11 +30,17 @@ func output() io.Writer {
 func (l *Lab) MemorySummary() string { return l.alloc.MemorySummary(false) }
 
 // ShowText shows preformatted text: as an HTML <pre> block in a GoNB notebook
-// (so wide tables are not re-wrapped), printed to [Output] elsewhere.
+// (so wide tables are not re-wrapped), printed to [Output] elsewhere (or given to
+// the display sink, see [SetDisplaySink]).
 func ShowText(text string) {
+	page := `<pre style="font-size:12px;line-height:1.25">` + html.EscapeString(text) + `</pre>`
 	if gonbui.IsNotebook {
-		gonbui.DisplayHTML(`<pre style="font-size:12px;line-height:1.25">` + html.EscapeString(text) + `</pre>`)
+		gonbui.DisplayHTML(page)
 		gonbui.Sync() // shown before the cell's program exits
+		return
+	}
+	if f := displaySink(); f != nil {
+		Check(f(Display{HTML: page, Text: strings.TrimRight(text, "\n") + "\n"}))
 		return
 	}
 	fmt.Fprintln(output(), strings.TrimRight(text, "\n"))

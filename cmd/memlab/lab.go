@@ -39,8 +39,12 @@ func runLab(args []string, stdout, stderr io.Writer) int {
 	plots := fs.String("plots", "build/lab-plots", "directory for the figures (PNG); empty to skip them")
 	sel := fs.String("run", "", "run only experiments whose \"section name\" matches this regular expression")
 	list := fs.Bool("list", false, "list the experiments and exit")
+	ipynb := fs.String("ipynb", "", "execute this notebook's cells (notebooks/EDITION/NAME.ipynb) and write the executed notebook to -o")
+	outPath := fs.String("o", "", "with -ipynb: the executed notebook to write (notebooks/executed/EDITION/NAME.ipynb)")
+	commit := fs.String("commit", "", "with -ipynb: the commit to stamp (default: git describe --always --dirty)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: memlab lab [-device spec] [-plots dir] [-run regexp] [-list]")
+		fmt.Fprintln(stderr, "       memlab lab -ipynb notebooks/EDITION/NAME.ipynb -o OUT.ipynb [-device spec] [-commit C]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -49,6 +53,9 @@ func runLab(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "memlab lab: unexpected arguments %q\n", fs.Args())
 		return 2
+	}
+	if *ipynb != "" || *outPath != "" {
+		return runNotebook(*ipynb, *outPath, *dev, *commit, args, stdout, stderr)
 	}
 	re, err := regexp.Compile(*sel)
 	if err != nil {
