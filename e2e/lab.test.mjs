@@ -422,6 +422,7 @@ async function checkGlyphs(page, cdp, where, root, max = 40) {
   const { root: doc } = await cdp.send("DOM.getDocument", { depth: -1 });
   const { nodeIds } = await cdp.send("DOM.querySelectorAll", { nodeId: doc.nodeId, selector: "[data-e2e-cjk]" });
   const fonts = new Set();
+  const boxes = [];
   for (const nodeId of nodeIds) {
     const { attributes } = await cdp.send("DOM.getAttributes", { nodeId });
     const k = attributes[attributes.indexOf("data-e2e-cjk") + 1];
@@ -434,10 +435,13 @@ async function checkGlyphs(page, cdp, where, root, max = 40) {
     const glyphs = used.filter((f) => CJK_FONT.test(f.familyName)).reduce((a, f) => a + f.glyphCount, 0);
     used.filter((f) => CJK_FONT.test(f.familyName)).forEach((f) => fonts.add(f.familyName));
     if (glyphs < chars)
-      fail(where, `${JSON.stringify(text.trim().slice(0, 40))}: ${chars} Chinese characters, ${glyphs} glyphs from a CJK font (fonts used: ${used.map((f) => `${f.familyName} ${f.glyphCount}`).join(", ")})`);
+      boxes.push(`${JSON.stringify(text.trim().slice(0, 40))}: ${chars} Chinese characters, ${glyphs} glyphs from a CJK font (fonts used: ${used.map((f) => `${f.familyName} ${f.glyphCount}`).join(", ")})`);
     out.runs++;
     out.chars += chars;
   }
+  // The first three, and how many more: without a CJK font every run fails alike.
+  for (const b of boxes.slice(0, 3)) fail(where, b);
+  if (boxes.length > 3) fail(where, `${boxes.length - 3} more text runs of Chinese drawn without a CJK font (is fonts-noto-cjk installed?)`);
   out.fonts = [...fonts];
   return out;
 }
