@@ -443,10 +443,10 @@ start() {
 	echo "    memlab lab: $url"
 	if [ "$ED" = zh-CN ]; then
 		echo "    先打开 $open；你的修改都保存在 ${WORKBOOK#"$REPO"/}/ 里（notebooks/ 保持原样）；"
-		echo "    scripts/lab.sh restore --edition zh-CN 名称 把一个笔记本恢复原样。按 Ctrl-C 停止"
+		echo "    scripts/lab.sh restore --edition ${open%%/*} 名称 把一个笔记本恢复原样。按 Ctrl-C 停止"
 	else
 		echo "    it opens $open; your edits are saved in ${WORKBOOK#"$REPO"/}/ (notebooks/ stays as it is);"
-		echo "    scripts/lab.sh restore --edition en NAME puts a notebook back as it was. Stop with Ctrl-C"
+		echo "    scripts/lab.sh restore --edition ${open%%/*} NAME puts a notebook back as it was. Stop with Ctrl-C"
 	fi
 	echo
 	wait "$pid"
