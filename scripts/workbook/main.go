@@ -16,7 +16,9 @@
 // of every edition, silently refreshes the unedited ones whose pristine notebook
 // has changed, and never writes a copy the learner edited: when such a copy's
 // pristine notebook has changed, it says so in one line naming the copy and the
-// restore command. restore replaces the named copies (all of the edition's when
+// restore command; it also writes workbook/go.mod, which keeps whatever a
+// learner puts into the workbook out of the memlab module (and out of make
+// test's go vet ./... and go test ./...). restore replaces the named copies (all of the edition's when
 // none is named) with their pristine notebooks, renaming an edited copy to
 // NAME.ipynb.bak-<UTC time> first, and says what it did. A NAME is the notebook's
 // name with or without .ipynb, or a prefix of exactly one name ("02"). status
@@ -307,10 +309,24 @@ func restoreCommand(ed, name string) string {
 	return fmt.Sprintf("scripts/lab.sh restore --edition %s %s", ed, name)
 }
 
+// goMod is the workbook's go.mod: a module of its own, so that a .go file a
+// learner puts into the workbook is no package of the memlab module, and `go vet
+// ./...` and `go test ./...` (make test) never see it.
+const goMod = `// workbook/ holds your working copies of the notebooks (make lab). This file makes it
+// a Go module of its own, so that make test (go vet ./..., go test ./...) never builds
+// what you put here.
+module workbook
+`
+
 // sync creates the missing working copies of every edition and refreshes the
 // unedited ones whose pristine notebook changed; it names every edited copy
 // whose pristine notebook changed, with the command that restores it.
 func (wb *workbook) sync(w io.Writer) error {
+	if b, err := os.ReadFile(filepath.Join(wb.dir, "go.mod")); err != nil || string(b) != goMod {
+		if err := writeAtomic(filepath.Join(wb.dir, "go.mod"), []byte(goMod)); err != nil {
+			return err
+		}
+	}
 	for _, ed := range Editions {
 		es, err := wb.scan(ed)
 		if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -282,5 +283,36 @@ func TestStatusListsOrphansAndMissing(t *testing.T) {
 	f.mustRun("sync")
 	if f.read(f.copy("en", "99-mine")) != "a learner's own notebook" {
 		t.Error("sync touched a notebook with no pristine one")
+	}
+}
+
+// A Go file a learner puts into the workbook is no package of the checkout's
+// module once sync has run: go vet ./... and go test ./... never see it.
+func TestTheWorkbookIsAModuleOfItsOwn(t *testing.T) {
+	root := t.TempDir()
+	f := &fixture{t: t, nb: filepath.Join(root, "notebooks"), wb: filepath.Join(root, "workbook"), clock: time.Now()}
+	f.write(filepath.Join(f.nb, "en", "00-setup-and-tour.ipynb"), "en 00")
+	f.write(filepath.Join(root, "go.mod"), "module example.com/checkout\n\ngo 1.21\n")
+	f.write(filepath.Join(root, "main.go"), "package main\n\nfunc main() {}\n")
+	f.write(filepath.Join(f.wb, "en", "mine.go"), "package mine\n\nfunc Broken( {\n")
+	list := func() string {
+		cmd := exec.Command("go", "list", "-e", "./...")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	if out := list(); !strings.Contains(out, "workbook/en") {
+		t.Fatalf("the test's premise: without workbook/go.mod, go list ./... lists workbook/en; it printed %q", out)
+	}
+	f.mustRun("sync")
+	if out := list(); strings.Contains(out, "workbook") {
+		t.Errorf("after sync, go list ./... still lists the workbook: %q", out)
+	}
+	if got := f.read(filepath.Join(f.wb, "go.mod")); got != goMod {
+		t.Errorf("workbook/go.mod holds %q", got)
 	}
 }
