@@ -13,6 +13,10 @@
 # What a learner opens and edits are working copies, workbook/EDITION/NAME.ipynb
 # (git-ignored), made from the pristine notebooks/EDITION/NAME.ipynb by
 # scripts/workbook; JupyterLab runs on workbook/, so it never writes a tracked file.
+# EDITION (en or zh-CN) picks the edition JupyterLab opens, and its UI language;
+# without it, zh-CN when the locale (the first of LC_ALL, LC_MESSAGES, LANG that is
+# set) starts with zh, else en. MEMLAB_WORKBOOK moves the working copies (default
+# workbook/ in the checkout; the browser test uses its own).
 #
 # Usage:
 #   scripts/lab.sh deps       everything `make notebooks` needs (Jupyter, GoNB, goimports, gopls, kernel)
@@ -27,12 +31,10 @@
 #   scripts/lab.sh exec ARGS  run `jupyter ARGS` with this checkout's Jupyter and kernel
 #   scripts/lab.sh status     which Jupyter and tools are used, the edition, the working copies
 #
-# Environment: EDITION (en or zh-CN; default zh-CN when the locale, LC_ALL,
-# LC_MESSAGES or LANG, is Chinese, else en), LAB_IP (default 127.0.0.1), LAB_PORT
-# (default 8888; the next free port is taken when it is busy), LAB_NO_PIP=1 skips
-# pip and uses the distribution's Jupyter (as when no package index answers),
-# MEMLAB_VENV (default .venv in the checkout), MEMLAB_WORKBOOK (the working
-# copies' folder, default workbook in the checkout).
+# Environment: LAB_IP (default 127.0.0.1), LAB_PORT (default 8888; the next free
+# port is taken when it is busy), LAB_NO_PIP=1 skips pip and uses the
+# distribution's Jupyter (as when no package index answers), MEMLAB_VENV (default
+# .venv in the checkout).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -424,7 +426,8 @@ start() {
 	else
 		url=${url/\/tree\?/\/tree\/$open?}
 	fi
-	say "starting jupyter $sub $version ($j) on $ip:$port, on the working copies in ${WORKBOOK#"$REPO"/}/"
+	say "JupyterLab's root: the working copies in ${WORKBOOK#"$REPO"/}/"
+	say "starting jupyter $sub $version ($j) on $ip:$port"
 	server "$port" "$token" &
 	pid=$!
 	trap 'kill -TERM "$pid" 2>/dev/null; wait "$pid"; exit 130' INT TERM
