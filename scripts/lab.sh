@@ -323,16 +323,34 @@ restore() {
 	workbook restore -edition "$ed" "$@"
 }
 
-# lab_settings ED: prints the JupyterLab settings folder of edition ED (created
-# here, inside the environment, so other Jupyter installs are untouched): its
-# overrides.json sets JupyterLab's language, Chinese (the pinned language pack)
-# for zh-CN, English for en. A learner's own choice in Settings > Language still wins.
+# lab_settings ED: prints the JupyterLab settings folder of edition ED (made
+# here, inside the environment, so other Jupyter installs are untouched): a copy
+# of the environment's own (.venv/share/jupyter/lab/settings, where an extension
+# may have put a page_config.json or overrides), whose overrides.json also sets
+# JupyterLab's language, Chinese (the pinned language pack) for zh-CN, English for
+# en. A learner's own choice in Settings > Language still wins.
 lab_settings() {
-	local dir="$VENV/share/jupyter/lab/memlab-settings-$1" locale=en
+	local base="$VENV/share/jupyter/lab" dir locale=en
+	dir="$base/memlab-settings-$1"
 	[ "$1" = zh-CN ] && locale=zh_CN
-	mkdir -p "$dir"
-	printf '{\n  "@jupyterlab/translation-extension:plugin": {"locale": "%s"}\n}\n' "$locale" >"$dir/overrides.json.tmp"
-	mv "$dir/overrides.json.tmp" "$dir/overrides.json"
+	# overrides.json is replaced in one step: a server already running on the
+	# folder never reads half of it.
+	python3 - "$base/settings" "$dir" "$locale" <<-'EOF'
+		import json, os, shutil, sys
+		src, dst, locale = sys.argv[1:]
+		os.makedirs(dst, exist_ok=True)
+		o = {}
+		if os.path.isdir(src):
+		    shutil.copytree(src, dst, dirs_exist_ok=True, ignore=lambda d, names: ["overrides.json"] if d == src else [])
+		    if os.path.exists(os.path.join(src, "overrides.json")):
+		        with open(os.path.join(src, "overrides.json"), encoding="utf-8") as f:
+		            o = json.load(f)
+		o.setdefault("@jupyterlab/translation-extension:plugin", {})["locale"] = locale
+		tmp = os.path.join(dst, ".overrides.json.%d" % os.getpid())
+		with open(tmp, "w", encoding="utf-8") as f:
+		    json.dump(o, f, indent=1)
+		os.replace(tmp, os.path.join(dst, "overrides.json"))
+	EOF
 	echo "$dir"
 }
 
