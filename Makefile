@@ -2,7 +2,11 @@
 #
 #   make lab        install what is missing into the checkout's .venv (JupyterLab, pinned by
 #                   scripts/requirements-lab.txt; GoNB, goimports, gopls), register the GoNB
-#                   kernel there, open JupyterLab on notebooks/ and print its URL
+#                   kernel there, make the learner's working copies (workbook/EDITION/, git-
+#                   ignored) of the notebooks, open JupyterLab on them and print its URL;
+#                   EDITION=en or EDITION=zh-CN picks the edition (default: from the locale)
+#   make restore    NB=NAME EDITION=zh-CN: put working copies back as the notebooks ship them
+#                   (no NB: all of the edition's), keeping each edited one as a backup
 #   make notebooks  execute every notebook headless into build/notebooks/ (.ipynb + HTML)
 #                   with the same environment's nbconvert, failing on any error or missing plot
 #   make book       the rendered book of both editions with their outputs, glossary and
@@ -37,13 +41,16 @@ define optional
 	else echo "== $(1): not defined (fragment missing), skipped"; fi
 endef
 
-.PHONY: lab lab-deps notebooks book e2e test fmt-check vet go-test race fragments ci
+.PHONY: lab lab-deps restore notebooks book e2e test fmt-check vet go-test race fragments ci
 
 lab:
 	@scripts/lab.sh start
 
 lab-deps:
 	@scripts/lab.sh deps
+
+restore:
+	@scripts/lab.sh restore $(if $(EDITION),--edition $(EDITION)) $(NB)
 
 notebooks: lab-deps
 	$(call timed,notebooks,scripts/run-notebooks.sh $(NOTEBOOKS))

@@ -1,16 +1,28 @@
-// lab.test.mjs: memlab's browser test. It starts JupyterLab (the checkout's own, from
-// .venv) on a free loopback port with the project's GoNB kernel, drives Debian's
-// Chromium headless through playwright-core, and for every notebooks/{en,zh-CN}/*.ipynb: opens
-// it, runs all cells, waits for the kernel to go idle, then asserts that
+// lab.test.mjs: memlab's browser test. For each edition (en, zh-CN) it starts
+// JupyterLab as `make lab` does — the checkout's own, from .venv, on the learners'
+// working copies (a workbook folder made by scripts/lab.sh sync; here a fresh one
+// under build/e2e/workbook, so a learner's own workbook/ is never touched), in the
+// edition's language — on a free loopback port with the project's GoNB kernel,
+// drives Debian's Chromium headless through playwright-core, and for every
+// notebooks/{en,zh-CN}/*.ipynb: opens its working copy, runs all cells, waits for
+// the kernel to go idle, then asserts that
 //   - every code cell ran (a failing cell stops Run All) and none shows an error
 //     output, a Go panic, a GoNB compile error or an error line on stderr;
 //   - every image in the outputs is loaded (naturalWidth > 0), and every cell tagged
 //     "plot" in the notebook shows one;
 //   - every heading of the notebook's own markdown is rendered;
+//   - its Chinese text is drawn with a CJK font's glyphs, not boxes (the fonts
+//     Chromium used for it, as CSS.getPlatformFontsForNode reports them);
 // and, in the first notebook that imports memlab.dev/memlab/memlab, that Tab
-// completion on `memlab.` offers memlab's exported names (gopls works). A full-page
-// screenshot of each executed notebook goes to build/e2e/NAME.png. Notebooks are
-// never written: autosave is off, and their bytes are compared before and after.
+// completion on `memlab.` offers memlab's exported names (gopls works). For each
+// edition it also checks JupyterLab's own language (the zh-CN edition's menus are
+// Chinese: 文件, with CJK glyphs; the en edition's are English) and, as a learner
+// would, edits a cell of a working copy and saves it with Ctrl+S: the working copy
+// changes on disk, a second sync keeps the edit, and `git status --porcelain` is
+// what it was before the test. A full-page screenshot of each executed notebook
+// goes to build/e2e/EDITION-NAME.png, JupyterLab's File menu to
+// build/e2e/EDITION-menu.png. The pristine notebooks are never written: autosave
+// is off, and their bytes are compared before and after.
 //
 // Run it with e2e/run.sh (make e2e), which installs what it needs. Environment:
 // CHROMIUM (default /usr/bin/chromium), E2E_NOTEBOOKS (space-separated paths,
@@ -27,6 +39,10 @@ import { chromium } from "playwright-core";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const OUT = path.join(REPO, "build", "e2e");
+const WORKBOOK = path.join(OUT, "workbook"); // the test's own working copies
+const EDITIONS = ["en", "zh-CN"];
+const LAB_SH = path.join(REPO, "scripts", "lab.sh");
+const CJK = /[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]/gu;
 const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const NOTEBOOK_TIMEOUT = 1000 * Number(process.env.E2E_NOTEBOOK_TIMEOUT || 900);
 const MARK = process.env.E2E_MARK || "memlab-e2e-" + randomBytes(6).toString("hex");
@@ -90,10 +106,16 @@ function memlabNames() {
   return names;
 }
 
-async function startLab(port, token, settings, workspaces) {
+// labEnv is the environment of scripts/lab.sh as the test runs it: the test's
+// workbook, the edition, the marker.
+const labEnv = (edition) => ({ ...process.env, E2E_MARK: MARK, MEMLAB_WORKBOOK: WORKBOOK, EDITION: edition });
+
+// gitStatus is `git status --porcelain` of the checkout.
+const gitStatus = () => execFileSync("git", ["status", "--porcelain"], { cwd: REPO, encoding: "utf8" });
+
+async function startLab(edition, port, token, settings, workspaces) {
   const env = {
-    ...process.env,
-    E2E_MARK: MARK,
+    ...labEnv(edition),
     JUPYTER_CONFIG_DIR: path.join(OUT, "jupyter-config"),
     JUPYTERLAB_SETTINGS_DIR: settings,
     JUPYTERLAB_WORKSPACES_DIR: workspaces,
@@ -112,9 +134,9 @@ async function startLab(port, token, settings, workspaces) {
     "--LabApp.news_url=",
     "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
   ];
-  const logFile = path.join(OUT, "jupyterlab.log");
+  const logFile = path.join(OUT, `jupyterlab-${edition}.log`);
   const fd = fs.openSync(logFile, "w");
-  const child = spawn(path.join(REPO, "scripts", "lab.sh"), args, {
+  const child = spawn(LAB_SH, args, {
     env,
     stdio: ["ignore", fd, fd],
     detached: true,
@@ -131,10 +153,10 @@ async function startLab(port, token, settings, workspaces) {
     if (Date.now() > deadline) throw new Error(`JupyterLab did not answer within 120 s (log: ${logFile})`);
     await new Promise((r) => setTimeout(r, 500));
   }
-  const version = execFileSync(path.join(REPO, "scripts", "lab.sh"), ["exec", "lab", "--version"], {
+  const version = execFileSync(LAB_SH, ["exec", "lab", "--version"], {
     encoding: "utf8",
   }).trim();
-  log(`JupyterLab ${version} on ${base} (log: build/e2e/jupyterlab.log)`);
+  log(`${edition}: JupyterLab ${version} on ${base}, on ${path.relative(REPO, WORKBOOK)} (log: ${path.relative(REPO, logFile)})`);
   return { child, base, logFile };
 }
 
@@ -183,13 +205,10 @@ function shotName(file) {
   return `${path.basename(path.dirname(file))}-${path.basename(file, ".ipynb")}`;
 }
 
-// runNotebook opens one notebook, runs all its cells and checks what it shows.
-async function runNotebook(page, base, token, file, probeCompletion, names) {
-  const rel = path.relative(path.join(REPO, "notebooks"), file); // en/02-….ipynb: the server's root is notebooks/
-  const name = shotName(file);
-  const nb = JSON.parse(fs.readFileSync(file, "utf8"));
-  const t0 = Date.now();
-  await page.goto(`${base}/lab/workspaces/e2e-${name}/tree/${rel.split(path.sep).map(encodeURIComponent).join("/")}?reset&token=${token}`);
+// openNotebook opens the working copy REL (en/02-….ipynb, relative to the
+// server's root, the workbook) in a fresh workspace and waits for its GoNB kernel.
+async function openNotebook(page, base, token, rel, workspace) {
+  await page.goto(`${base}/lab/workspaces/${workspace}/tree/${rel.split(path.sep).map(encodeURIComponent).join("/")}?reset&token=${token}`);
   await page.waitForSelector(".jp-NotebookPanel .jp-Notebook .jp-Cell", { timeout: 120_000 });
   // The notebook alone, as wide as the window: no file browser beside it.
   await page.evaluate(() => window.jupyterapp.shell.collapseLeft());
@@ -202,14 +221,44 @@ async function runNotebook(page, base, token, file, probeCompletion, names) {
       const k = w?.sessionContext?.session?.kernel;
       return w?.title.label === label && k?.connectionStatus === "connected";
     },
-    path.basename(file),
+    path.basename(rel),
     { timeout: 120_000 },
   );
+}
+
+// clickMenuCommand finds the menu of the menu bar that holds COMMAND and clicks
+// its item, by the labels the page shows (in the UI's language), as a user would.
+async function clickMenuCommand(page, command) {
+  const where = await page.evaluate((command) => {
+    const app = window.jupyterapp;
+    for (const area of ["menu", "top"])
+      for (const w of app.shell.widgets(area))
+        for (const m of w.menus || [])
+          if (m.items.some((i) => i.command === command)) return { menu: m.title.label, item: app.commands.label(command) };
+    return null;
+  }, command);
+  if (!where) {
+    const seen = await page.evaluate(() =>
+      ["menu", "top"].map((a) => `${a}: ${[...window.jupyterapp.shell.widgets(a)].map((w) => `${w.id}(${(w.menus || []).map((m) => m.title.label + ":" + m.items.map((i) => i.command).join("|")).join("; ")})`).join(", ")}`),
+    );
+    throw new Error(`no menu of the menu bar holds ${command}: ${seen.join(" / ")}`);
+  }
+  await page.locator(".lm-MenuBar-item", { hasText: where.menu }).first().click();
+  await page.getByRole("menuitem", { name: where.item, exact: true }).click();
+}
+
+// runNotebook opens the working copy of one notebook, runs all its cells and
+// checks what it shows.
+async function runNotebook(page, cdp, base, token, file, probeCompletion, names) {
+  const rel = path.relative(path.join(REPO, "notebooks"), file); // en/02-….ipynb, in the workbook as in notebooks/
+  const name = shotName(file);
+  const nb = JSON.parse(fs.readFileSync(file, "utf8"));
+  const t0 = Date.now();
+  await openNotebook(page, base, token, rel, `e2e-${name}`);
   let st = await page.evaluate(panelState);
   if (st.kernel.name !== "gonb") fail(name, `kernel is ${st.kernel.name}, not gonb`);
   // Run > Run All Cells, as a user would.
-  await page.click('.lm-MenuBar-item:has-text("Run")');
-  await page.getByRole("menuitem", { name: "Run All Cells", exact: true }).click();
+  await clickMenuCommand(page, "runmenu:run-all");
   await page.waitForFunction(
     () => window.jupyterapp.shell.currentWidget.content.widgets.some((c) => c.model.type === "code" && (c.model.executionState === "running" || c.model.executionCount != null)),
     null,
@@ -281,6 +330,10 @@ async function runNotebook(page, base, token, file, probeCompletion, names) {
   for (const h of expected) if (!rendered.has(norm(h))) fail(name, `heading ${JSON.stringify(h)} is not rendered`);
   log(`${name}: ${codeCells} code cells ran in ${ran}s; ${images} images loaded; ${expected.length} headings rendered`);
 
+  const cjk = await checkGlyphs(page, cdp, name, ".jp-NotebookPanel .jp-Notebook");
+  if (cjk.runs > 0) log(`${name}: ${cjk.chars} Chinese characters in ${cjk.runs} text runs drawn with ${cjk.fonts.join(", ")}`);
+  if (path.basename(path.dirname(file)) === "zh-CN" && cjk.runs === 0) fail(name, "the Chinese edition shows no Chinese text");
+
   if (probeCompletion) await checkCompletion(page, name, names);
 
   await screenshot(page, name);
@@ -335,6 +388,114 @@ async function checkCompletion(page, name, names) {
   await page.keyboard.press("d");
 }
 
+// A font family that has Chinese glyphs (fonts-noto-cjk, which e2e/run.sh
+// installs, and the other common ones).
+const CJK_FONT = /CJK|Source Han|WenQuanYi|Droid Sans Fallback|AR PL/i;
+
+// checkGlyphs checks that the Chinese text under ROOT (a selector) is drawn with
+// real glyphs: for up to MAX elements whose own text holds Chinese characters, the
+// fonts Chromium used for that text (CSS.getPlatformFontsForNode) must include a
+// CJK font drawing at least as many glyphs as the text has Chinese characters —
+// a character no installed font has is drawn as a box by some other font. It
+// returns how many runs and characters it checked and the fonts that drew them.
+async function checkGlyphs(page, cdp, where, root, max = 40) {
+  const n = await page.evaluate(
+    ({ root, max, cjk }) => {
+      const re = new RegExp(cjk, "u");
+      document.querySelectorAll("[data-e2e-cjk]").forEach((e) => e.removeAttribute("data-e2e-cjk"));
+      const els = new Set();
+      for (const r of document.querySelectorAll(root)) {
+        const walk = document.createTreeWalker(r, NodeFilter.SHOW_TEXT);
+        for (let t = walk.nextNode(); t && els.size < max; t = walk.nextNode()) {
+          const el = t.parentElement;
+          if (re.test(t.data) && el.getClientRects().length > 0) els.add(el);
+        }
+      }
+      let k = 0;
+      for (const el of els) el.setAttribute("data-e2e-cjk", String(k++));
+      return k;
+    },
+    { root, max, cjk: CJK.source },
+  );
+  const out = { runs: 0, chars: 0, fonts: [] };
+  if (n === 0) return out;
+  const { root: doc } = await cdp.send("DOM.getDocument", { depth: -1 });
+  const { nodeIds } = await cdp.send("DOM.querySelectorAll", { nodeId: doc.nodeId, selector: "[data-e2e-cjk]" });
+  const fonts = new Set();
+  const boxes = [];
+  for (const nodeId of nodeIds) {
+    const { attributes } = await cdp.send("DOM.getAttributes", { nodeId });
+    const k = attributes[attributes.indexOf("data-e2e-cjk") + 1];
+    const text = await page.evaluate(
+      (k) => [...document.querySelector(`[data-e2e-cjk="${k}"]`).childNodes].filter((c) => c.nodeType === 3).map((c) => c.data).join(""),
+      k,
+    );
+    const chars = (text.match(CJK) || []).length;
+    const { fonts: used } = await cdp.send("CSS.getPlatformFontsForNode", { nodeId });
+    const glyphs = used.filter((f) => CJK_FONT.test(f.familyName)).reduce((a, f) => a + f.glyphCount, 0);
+    used.filter((f) => CJK_FONT.test(f.familyName)).forEach((f) => fonts.add(f.familyName));
+    if (glyphs < chars)
+      boxes.push(`${JSON.stringify(text.trim().slice(0, 40))}: ${chars} Chinese characters, ${glyphs} glyphs from a CJK font (fonts used: ${used.map((f) => `${f.familyName} ${f.glyphCount}`).join(", ")})`);
+    out.runs++;
+    out.chars += chars;
+  }
+  // The first three, and how many more: without a CJK font every run fails alike.
+  for (const b of boxes.slice(0, 3)) fail(where, b);
+  if (boxes.length > 3) fail(where, `${boxes.length - 3} more text runs of Chinese drawn without a CJK font (is fonts-noto-cjk installed?)`);
+  out.fonts = [...fonts];
+  return out;
+}
+
+// checkUI checks JupyterLab's own language: the zh-CN edition's menus are in
+// Chinese (文件, drawn with CJK glyphs), the en edition's in English; it
+// screenshots the File menu open to build/e2e/EDITION-menu.png.
+async function checkUI(page, cdp, edition) {
+  const where = `${edition} JupyterLab UI`;
+  const labels = await page.$$eval(".lm-MenuBar-item", (els) => els.map((e) => e.textContent.trim()));
+  const want = edition === "zh-CN" ? "文件" : "File";
+  if (!labels.some((l) => l.startsWith(want))) fail(where, `the menu bar shows ${labels.join(", ")}: no ${want}`);
+  else log(`${where}: menu bar ${labels.join(" ")}`);
+  if (edition === "zh-CN") await checkGlyphs(page, cdp, where, ".lm-MenuBar");
+  await page.locator(".lm-MenuBar-item").first().click();
+  await page.waitForSelector(".lm-Menu .lm-Menu-item", { timeout: 10_000 });
+  if (edition === "zh-CN") {
+    const g = await checkGlyphs(page, cdp, `${where} (File menu)`, ".lm-Menu");
+    if (g.runs === 0) fail(where, "the File menu shows no Chinese");
+  }
+  await page.screenshot({ path: path.join(OUT, `${edition}-menu.png`) });
+  await page.keyboard.press("Escape");
+}
+
+// checkLearnerEdit does what a learner does: opens a working copy, types into
+// its first code cell and saves with Ctrl+S. The copy must change on disk (it is
+// what JupyterLab writes), a second `scripts/lab.sh sync` must keep the edit, and
+// `git status --porcelain` must still read what it read before the test.
+async function checkLearnerEdit(page, base, token, edition, rel, gitBefore) {
+  const where = `${edition} learner's edit`;
+  const file = path.join(WORKBOOK, rel);
+  const before = fs.readFileSync(file, "utf8");
+  await openNotebook(page, base, token, rel, `e2e-edit-${edition}`);
+  const marker = `// a learner's edit, ${edition} ${randomBytes(4).toString("hex")}`;
+  await page.locator(".jp-NotebookPanel .jp-CodeCell .cm-content").first().click();
+  await page.keyboard.press("Control+End");
+  await page.keyboard.insertText("\n" + marker);
+  await page.keyboard.press("Control+s");
+  let after = before;
+  for (const deadline = Date.now() + 30_000; after === before && Date.now() < deadline; ) {
+    await page.waitForTimeout(250);
+    after = fs.readFileSync(file, "utf8");
+  }
+  const saved = () => JSON.parse(fs.readFileSync(file, "utf8")).cells.some((c) => [].concat(c.source).join("").includes(marker));
+  if (after === before) return fail(where, `Ctrl+S did not change ${path.relative(REPO, file)}`);
+  if (!saved()) return fail(where, `${path.relative(REPO, file)} changed, but not with the edit`);
+  const sync = execFileSync(LAB_SH, ["sync"], { env: labEnv(edition), encoding: "utf8" });
+  if (!saved()) fail(where, `scripts/lab.sh sync overwrote the edited ${path.relative(REPO, file)}`);
+  if (!/edited by you/.test(sync)) fail(where, `scripts/lab.sh sync does not count the edit: ${sync.trim()}`);
+  const git = gitStatus();
+  if (git !== gitBefore) fail(where, `git status --porcelain changed:\n${git}`);
+  log(`${where}: Ctrl+S wrote ${path.relative(REPO, file)}; sync kept it; git status --porcelain unchanged (${git === "" ? "empty" : git.trim().split("\n").length + " lines, as before"})`);
+}
+
 // screenshot grows the viewport to the notebook's whole height, so that one
 // screenshot shows every cell (a notebook taller than MAX_SHOT pixels gets several,
 // NAME-1.png, NAME-2.png, …), then restores it.
@@ -375,10 +536,22 @@ async function main() {
     }
   }
   if (files.length === 0) throw new Error("no notebooks/{en,zh-CN}/*.ipynb");
+  for (const f of files)
+    if (path.dirname(path.dirname(f)) !== path.join(REPO, "notebooks") || !EDITIONS.includes(path.basename(path.dirname(f))))
+      throw new Error(`${path.relative(REPO, f)}: not a notebook of notebooks/en or notebooks/zh-CN`);
   const before = new Map(files.map((f) => [f, sha(f)]));
+  const gitBefore = gitStatus();
   const probe = files.find((f) => fs.readFileSync(f, "utf8").includes("memlab.dev/memlab/memlab"));
   if (!probe) fail("completion", "no notebook imports memlab.dev/memlab/memlab");
   const names = memlabNames();
+
+  // The test's own working copies, fresh, made as make lab makes them.
+  fs.rmSync(WORKBOOK, { recursive: true, force: true });
+  for (const l of execFileSync(LAB_SH, ["sync"], { env: labEnv("en"), encoding: "utf8" }).trim().split("\n")) log(l);
+  for (const f of files) {
+    const copy = path.join(WORKBOOK, path.relative(path.join(REPO, "notebooks"), f));
+    if (!fs.existsSync(copy) || sha(copy) !== before.get(f)) fail(path.relative(REPO, copy), `sync did not copy ${path.relative(REPO, f)}`);
+  }
 
   // Test-only JupyterLab settings: no autosave (the notebooks must stay as they
   // are), every cell in the DOM (no windowing), no news or update checks.
@@ -395,7 +568,6 @@ async function main() {
   put("@jupyterlab/apputils-extension/notification", { fetchNews: "false", checkForUpdates: false });
 
   const token = randomBytes(16).toString("hex");
-  const port = await freePort();
   let lab, browser;
   const cleanup = async () => {
     if (browser) await browser.close().catch(() => {});
@@ -410,7 +582,6 @@ async function main() {
       process.exit(130);
     });
   try {
-    lab = await startLab(port, token, settings, workspaces);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
@@ -418,23 +589,49 @@ async function main() {
       env: { ...process.env, E2E_MARK: MARK },
     });
     log(`Chromium ${browser.version()} (${CHROMIUM})`);
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    page.on("pageerror", (e) => log(`page error: ${e.message}`));
-    for (const f of files) {
-      try {
-        await runNotebook(page, lab.base, token, f, f === probe, names);
-      } catch (e) {
-        fail(path.basename(f), e.message.split("\n")[0]);
-        await page.screenshot({ path: path.join(OUT, `${shotName(f)}-failed.png`) }).catch(() => {});
+    // One server per edition, as `EDITION=… make lab` starts it.
+    for (const edition of EDITIONS) {
+      const mine = files.filter((f) => path.basename(path.dirname(f)) === edition);
+      if (mine.length === 0) continue;
+      lab = await startLab(edition, await freePort(), token, settings, workspaces);
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      page.on("pageerror", (e) => log(`page error: ${e.message}`));
+      const cdp = await page.context().newCDPSession(page);
+      await cdp.send("DOM.enable");
+      await cdp.send("CSS.enable");
+      for (const [i, f] of mine.entries()) {
+        try {
+          await runNotebook(page, cdp, lab.base, token, f, f === probe, names);
+          if (i === 0) await checkUI(page, cdp, edition);
+        } catch (e) {
+          fail(path.basename(f), e.message.split("\n")[0]);
+          await page.screenshot({ path: path.join(OUT, `${shotName(f)}-failed.png`) }).catch(() => {});
+        }
+        // Shut the notebook's kernel down before the next one.
+        for (const s of await api(lab.base, token, "GET", "/api/sessions"))
+          await api(lab.base, token, "DELETE", `/api/sessions/${s.id}`);
       }
-      // Shut the notebook's kernel down before the next one.
-      for (const s of await api(lab.base, token, "GET", "/api/sessions"))
-        await api(lab.base, token, "DELETE", `/api/sessions/${s.id}`);
+      // Every working copy is as sync made it (autosave is off) until the learner's edit.
+      for (const f of mine) {
+        const copy = path.join(WORKBOOK, path.relative(path.join(REPO, "notebooks"), f));
+        if (sha(copy) !== before.get(f)) fail(path.relative(REPO, copy), "running the notebook changed the working copy on disk (autosave is off)");
+      }
+      try {
+        await checkLearnerEdit(page, lab.base, token, edition, path.relative(path.join(REPO, "notebooks"), mine[0]), gitBefore);
+      } catch (e) {
+        fail(`${edition} learner's edit`, e.message.split("\n")[0]);
+        await page.screenshot({ path: path.join(OUT, `${edition}-edit-failed.png`) }).catch(() => {});
+      }
+      for (const s of await api(lab.base, token, "GET", "/api/sessions")) await api(lab.base, token, "DELETE", `/api/sessions/${s.id}`);
+      await page.close();
+      await stopLab(lab);
+      lab = null;
     }
   } finally {
     await cleanup();
   }
   for (const [f, h] of before) if (sha(f) !== h) fail(path.relative(REPO, f), "the browser test changed the notebook on disk");
+  if (gitStatus() !== gitBefore) fail("git status", "the browser test changed what git status --porcelain shows");
   if (failures.length > 0) {
     console.log(`e2e: ${failures.length} failures`);
     process.exit(1);

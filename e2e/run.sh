@@ -4,7 +4,9 @@
 # from e2e/package-lock.json (npm ci), the checkout's JupyterLab and GoNB kernel
 # (scripts/lab.sh deps-lab) — then runs e2e/lab.test.mjs. Every process the test
 # starts carries a marker in its environment; on exit, also on failure or Ctrl-C,
-# whatever still carries it is stopped.
+# whatever still carries it is stopped. npm, pip and go run with the user's own
+# settings (npm_config_registry, PIP_INDEX_URL or pip.conf, GOPROXY…), so a mirror
+# set there is used; apt uses the system's sources.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 E2E="$REPO/e2e"
@@ -45,7 +47,8 @@ stop_marked() {
 }
 trap stop_marked EXIT
 
-# The browser and the fonts of the notebooks (their headings have Chinese words).
+# The browser and a CJK font: the zh-CN edition, JupyterLab's Chinese menus and the
+# chapter quotes of both editions are Chinese, and the test checks their glyphs.
 pkgs=()
 [ -x "$CHROMIUM" ] || pkgs+=(chromium)
 [ -n "$(fc-list 'Noto Sans CJK SC' family 2>/dev/null)" ] || pkgs+=(fonts-noto-cjk)

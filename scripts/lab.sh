@@ -7,15 +7,29 @@
 # (.venv/share/jupyter/kernels/gonb), so other Jupyter installs and other clones
 # are untouched. Every step checks first and skips what is already there, so a
 # second run takes seconds. Install output goes to build/setup/*.log and is shown
-# only when a step fails.
+# only when a step fails. pip, go and npm run with the user's own settings (a
+# mirror in PIP_INDEX_URL, pip.conf, GOPROXY, GOFLAGS, npm_config_registry…).
+#
+# What a learner opens and edits are working copies, workbook/EDITION/NAME.ipynb
+# (git-ignored), made from the pristine notebooks/EDITION/NAME.ipynb by
+# scripts/workbook; JupyterLab runs on workbook/, so it never writes a tracked file.
+# EDITION (en or zh-CN) picks the edition JupyterLab opens, and its UI language;
+# without it, zh-CN when the locale (the first of LC_ALL, LC_MESSAGES, LANG that is
+# set) starts with zh, else en. MEMLAB_WORKBOOK moves the working copies (default
+# workbook/ in the checkout; the browser test uses its own).
 #
 # Usage:
 #   scripts/lab.sh deps       everything `make notebooks` needs (Jupyter, GoNB, goimports, gopls, kernel)
 #   scripts/lab.sh deps-lab   deps, and fail unless JupyterLab itself is installed (make e2e)
-#   scripts/lab.sh start      deps, then JupyterLab on notebooks/ in the foreground, printing its URL
+#   scripts/lab.sh start      deps, the working copies, then JupyterLab on workbook/ in the
+#                             foreground in the edition's language, printing its URL (make lab)
+#   scripts/lab.sh sync       create the missing working copies, refresh the unedited ones
+#   scripts/lab.sh restore [--edition en|zh-CN] [NAME...]
+#                             replace working copies with their pristine notebooks (all of the
+#                             edition's when no NAME), keeping each edited one as NAME.ipynb.bak-TIME
 #   scripts/lab.sh server PORT TOKEN [ARGS]  run the server that `start` runs, on PORT with TOKEN
 #   scripts/lab.sh exec ARGS  run `jupyter ARGS` with this checkout's Jupyter and kernel
-#   scripts/lab.sh status     which Jupyter and tools are used, with their versions
+#   scripts/lab.sh status     which Jupyter and tools are used, the edition, the working copies
 #
 # Environment: LAB_IP (default 127.0.0.1), LAB_PORT (default 8888; the next free
 # port is taken when it is busy), LAB_NO_PIP=1 skips pip and uses the
@@ -26,6 +40,7 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LOGDIR="$REPO/build/setup"
 VENV=${MEMLAB_VENV:-$REPO/.venv}
+WORKBOOK=${MEMLAB_WORKBOOK:-$REPO/workbook}
 REQS="$REPO/scripts/requirements-lab.txt"
 STAMP="$VENV/.memlab-requirements.sha256"
 JUPYTERLAB_VERSION=4.6.6 # keep in step with scripts/requirements-lab.in
@@ -232,6 +247,113 @@ deps() {
 	register_kernel
 }
 
+# pick_edition sets ED to the edition make lab opens and ED_WHY to why: EDITION
+# (en or zh-CN; anything else is an error), else zh-CN when the locale is Chinese
+# (the first of LC_ALL, LC_MESSAGES and LANG that is set starts with zh), else en.
+pick_edition() {
+	if [ -n "${EDITION:-}" ]; then
+		case $EDITION in
+		en | zh-CN) ;;
+		*)
+			say "EDITION=$EDITION is not an edition: use EDITION=en or EDITION=zh-CN"
+			exit 2
+			;;
+		esac
+		ED=$EDITION
+		ED_WHY="EDITION=$EDITION"
+		return 0
+	fi
+	local n v
+	for n in LC_ALL LC_MESSAGES LANG; do
+		v=${!n:-}
+		[ -n "$v" ] || continue
+		case $v in
+		zh*) ED=zh-CN ;;
+		*) ED=en ;;
+		esac
+		ED_WHY="from the locale, $n=$v"
+		return 0
+	done
+	ED=en
+	ED_WHY="no EDITION and no locale set"
+}
+
+# workbook CMD ARGS...: runs scripts/workbook (the working copies) from the
+# checkout's root, naming the folders relative to it where they are inside.
+workbook() {
+	local wb=$WORKBOOK
+	case $wb in "$REPO"/*) wb=${wb#"$REPO"/} ;; esac
+	(cd "$REPO" && go build -o build/bin/workbook ./scripts/workbook &&
+		build/bin/workbook -notebooks notebooks -workbook "$wb" "$@")
+}
+
+# restore [--edition ED] [NAME...]: the working copies back to pristine.
+restore() {
+	local ed=""
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--edition)
+			[ $# -ge 2 ] || {
+				say "--edition needs a value: en or zh-CN"
+				exit 2
+			}
+			ed=$2
+			shift 2
+			;;
+		--edition=*)
+			ed=${1#--edition=}
+			shift
+			;;
+		--)
+			shift
+			break
+			;;
+		-*)
+			say "restore: unknown option $1 (usage: scripts/lab.sh restore [--edition en|zh-CN] [NAME...])"
+			exit 2
+			;;
+		*) break ;;
+		esac
+	done
+	if [ -z "$ed" ]; then
+		pick_edition
+		ed=$ED
+		say "edition $ed ($ED_WHY; --edition picks another)"
+	fi
+	workbook restore -edition "$ed" "$@"
+}
+
+# lab_settings ED: prints the JupyterLab settings folder of edition ED (made
+# here, inside the environment, so other Jupyter installs are untouched): a copy
+# of the environment's own (.venv/share/jupyter/lab/settings, where an extension
+# may have put a page_config.json or overrides), whose overrides.json also sets
+# JupyterLab's language, Chinese (the pinned language pack) for zh-CN, English for
+# en. A learner's own choice in Settings > Language still wins.
+lab_settings() {
+	local base="$VENV/share/jupyter/lab" dir locale=en
+	dir="$base/memlab-settings-$1"
+	[ "$1" = zh-CN ] && locale=zh_CN
+	# overrides.json is replaced in one step: a server already running on the
+	# folder never reads half of it.
+	python3 - "$base/settings" "$dir" "$locale" <<-'EOF'
+		import json, os, shutil, sys
+		src, dst, locale = sys.argv[1:]
+		os.makedirs(dst, exist_ok=True)
+		o = {}
+		if os.path.isdir(src):
+		    shutil.copytree(src, dst, dirs_exist_ok=True, ignore=lambda d, names: ["overrides.json"] if d == src else [])
+		    if os.path.exists(os.path.join(src, "overrides.json")):
+		        with open(os.path.join(src, "overrides.json"), encoding="utf-8") as f:
+		            o = json.load(f)
+		o.setdefault("@jupyterlab/translation-extension:plugin", {})["locale"] = locale
+		tmp = os.path.join(dst, ".overrides.json.%d" % os.getpid())
+		with open(tmp, "w", encoding="utf-8") as f:
+		    json.dump(o, f, indent=1)
+		os.replace(tmp, os.path.join(dst, "overrides.json"))
+	EOF
+	echo "$dir"
+}
+
 # free_port FROM: the first free loopback port from FROM on.
 free_port() {
 	python3 - "$1" "${LAB_IP:-127.0.0.1}" <<-'EOF'
@@ -248,13 +370,16 @@ free_port() {
 	EOF
 }
 
-# server PORT TOKEN [ARGS...]: runs (execs) the Jupyter server on notebooks/ with
+# server PORT TOKEN [ARGS...]: runs (execs) the Jupyter server on the working
+# copies (workbook/), in the language of the edition (EDITION, the locale), with
 # the settings every start shares (make lab and the browser test).
 server() {
 	local port=$1 token=$2 j ip args
 	shift 2
 	j=$(jupyter_cmd)
 	ip=${LAB_IP:-127.0.0.1}
+	mkdir -p "$WORKBOOK"
+	pick_edition
 	if has_sub lab; then
 		# GoNB publishes a status only in reply to a request; JupyterLab ignores
 		# the replies to kernel_info (an "untracked" type) and would show the
@@ -264,10 +389,11 @@ server() {
 			interrupt_request interrupt_reply debug_request debug_reply stream display_data
 			update_display_data execute_input execute_result error status clear_output
 			debug_event input_request input_reply)
-		args=(lab "--IdentityProvider.token=$token" "--ServerApp.root_dir=$REPO/notebooks" --ServerApp.port_retries=0)
+		args=(lab "--IdentityProvider.token=$token" "--ServerApp.root_dir=$WORKBOOK" --ServerApp.port_retries=0)
+		args+=("--LabApp.app_settings_dir=$(lab_settings "$ED")")
 		for t in "${untracked[@]}"; do args+=("--MappingKernelManager.untracked_message_types=$t"); done
 	else
-		args=(notebook "--NotebookApp.token=$token" "--notebook-dir=$REPO/notebooks" --NotebookApp.port_retries=0)
+		args=(notebook "--NotebookApp.token=$token" "--notebook-dir=$WORKBOOK" --NotebookApp.port_retries=0)
 	fi
 	args+=(--no-browser "--ip=$ip" "--port=$port")
 	[ "$(id -u)" = 0 ] && args+=(--allow-root)
@@ -277,6 +403,20 @@ server() {
 start() {
 	deps
 	local j ip port token pid url sub
+	# The edition, and the working copies of both editions (a learner may switch).
+	pick_edition
+	if [ "$ED" = zh-CN ]; then
+		say "edition zh-CN, 中文版 ($ED_WHY); English edition: EDITION=en make lab"
+	else
+		say "edition en ($ED_WHY); 中文版: EDITION=zh-CN make lab"
+	fi
+	workbook sync | sed 's/^workbook: /lab: /'
+	local open=$ED first=00-setup-and-tour.ipynb
+	if [ ! -d "$WORKBOOK/$ED" ]; then
+		say "the $ED edition has no notebooks yet: opening the English ones"
+		open=en
+	fi
+	[ -f "$WORKBOOK/$open/$first" ] && open="$open/$first"
 	j=$(jupyter_cmd)
 	ip=${LAB_IP:-127.0.0.1}
 	port=$(free_port "${LAB_PORT:-8888}")
@@ -296,6 +436,15 @@ start() {
 		url="http://$ip:$port/tree?token=$token"
 		version=$("$j" notebook --version 2>/dev/null || true)
 	fi
+	# Open the edition's first notebook (or its folder).
+	if [ "$sub" = lab ]; then
+		url=${url/\/lab\?/\/lab\/tree\/$open?}
+	elif [ "${open%.ipynb}" != "$open" ]; then
+		url=${url/\/tree\?/\/notebooks\/$open?}
+	else
+		url=${url/\/tree\?/\/tree\/$open?}
+	fi
+	say "JupyterLab's root: the working copies in ${WORKBOOK#"$REPO"/}/"
 	say "starting jupyter $sub $version ($j) on $ip:$port"
 	server "$port" "$token" &
 	pid=$!
@@ -313,7 +462,13 @@ start() {
 	done
 	echo
 	echo "    memlab lab: $url"
-	echo "    open 00-setup-and-tour.ipynb first; stop with Ctrl-C"
+	if [ "$ED" = zh-CN ]; then
+		echo "    先打开 $open；你的修改都保存在 ${WORKBOOK#"$REPO"/}/ 里（notebooks/ 保持原样）；"
+		echo "    scripts/lab.sh restore --edition ${open%%/*} 名称 把一个笔记本恢复原样。按 Ctrl-C 停止"
+	else
+		echo "    it opens $open; your edits are saved in ${WORKBOOK#"$REPO"/}/ (notebooks/ stays as it is);"
+		echo "    scripts/lab.sh restore --edition ${open%%/*} NAME puts a notebook back as it was. Stop with Ctrl-C"
+	fi
 	echo
 	wait "$pid"
 }
@@ -328,6 +483,9 @@ status() {
 		echo "$t: $([ -x "$TOOLS_BIN/$t" ] && go version -m "$TOOLS_BIN/$t" | awk '$1 == "mod" {print $2, $3; exit}' || echo none)"
 	done
 	echo "kernel:    $JUPYTER_DATA_DIR/kernels/gonb/kernel.json$([ -f "$JUPYTER_DATA_DIR/kernels/gonb/kernel.json" ] || echo ' (missing)')"
+	pick_edition
+	echo "edition:   $ED ($ED_WHY)"
+	workbook status
 }
 
 case "${1:-}" in
@@ -340,6 +498,11 @@ deps-lab)
 	}
 	;;
 start) start ;;
+sync) workbook sync ;;
+restore)
+	shift
+	restore "$@"
+	;;
 server)
 	shift
 	[ $# -ge 2 ] || {
@@ -360,7 +523,7 @@ exec)
 jupyter) jupyter_cmd ;;
 status) status ;;
 *)
-	sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
 	exit 2
 	;;
 esac
