@@ -14,11 +14,13 @@ This notebook checks that the Go kernel reaches memlab's packages, tells you whi
 device you are on, makes a first tensor and draws a first memory curve. If every cell
 below runs, the set-up is done: go on to `02-memory-mechanics.ipynb`.
 
-**Two editions.** Every notebook comes in two editions made from the same source:
-`notebooks/en/` (English, this one) and `notebooks/zh-CN/` (Simplified Chinese, in the
-terms of the course's chapters). Their code cells are the same and print the same figures;
-the prose differs, and so do the "Measured:" lines, which the first cell's
-`%env MEMLAB_LANG=en` makes print in English.
+**Two editions.** Every notebook comes in two editions made from the same source: the
+folder `en/` (English, this one) and `zh-CN/` (Simplified Chinese, in the terms of the
+course's chapters) beside it in JupyterLab's file browser. Their code cells are the same and
+print the same figures; the prose differs, and so do the "Measured:" lines, which the first
+cell's `%env MEMLAB_LANG=en` makes print in English. What you open here is your own working
+copy (under `workbook/`, which git ignores): edit freely; `make restore NB=00 EDITION=en`
+puts a notebook back as it shipped.
 
 **How cells run.** The kernel is [GoNB](https://github.com/janpfeifer/gonb). Each cell is
 compiled into a fresh Go program and run: *declarations* (imports, functions, types)
@@ -52,7 +54,7 @@ print(f"{free} bytes free of {total}: {total - free} in use before any tensor (t
 
 这个笔记本检查 Go 内核能否找到 memlab 的各个包，告诉你当前用的是哪个设备，创建第一个张量（tensor），再画出第一条显存曲线。下面的单元格全部跑通，环境就配好了，接着打开 `02-memory-mechanics.ipynb`。
 
-**两个版本。** 每个笔记本都有两个版本，出自同一份源码：`notebooks/zh-CN/` 是简体中文版（就是你正在读的这一版，用的是课程教材里的术语），`notebooks/en/` 是英文版。两版的代码单元格一模一样，跑出的数字也一样；不同的只是说明文字，以及单元格打印的「实测：」行——第一个单元格里的 `%env MEMLAB_LANG=zh-CN` 让它们用中文打印。想对照英文说法时，打开英文版的同名笔记本即可。
+**两个版本。** 每个笔记本都有两个版本，出自同一份源码：JupyterLab 文件浏览器里的 `zh-CN/` 文件夹是简体中文版（就是你正在读的这一版，用的是课程教材里的术语），旁边的 `en/` 是英文版。两版的代码单元格一模一样，跑出的数字也一样；不同的只是说明文字，以及单元格打印的「实测：」行——第一个单元格里的 `%env MEMLAB_LANG=zh-CN` 让它们用中文打印。想对照英文说法时，打开英文版的同名笔记本即可。你打开的是自己的工作副本（在 git 忽略的 `workbook/` 目录下），可以随意修改；想恢复成发布时的样子，运行 `make restore NB=00 EDITION=zh-CN`。
 
 **单元格是怎么运行的。** 内核是 [GoNB](https://github.com/janpfeifer/gonb)。每个单元格都会被编译成一个全新的 Go 程序再运行：*声明*（import、函数、类型）在单元格之间保留，*运行时状态不保留*。所以每个实验单元格都用一行代码打开自己的实验环境（`l := memlab.MustOpen()`），跑完再关掉（`defer l.Close()`）。`%%` 之后的各行就是 `main` 函数的函数体。`memlab.Must(x, err)` 返回 `x`，出错时用 `err` 终止本单元格；`memlab.Check(err)` 遇到错误就终止本单元格；`memlab.Show` 负责画图。第一个单元格导入后面所有单元格都要用的包。
 
