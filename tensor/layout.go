@@ -83,10 +83,15 @@ func (l Layout) IsContiguous() bool {
 // IsNonOverlappingAndDense reports whether the elements fill a block of storage
 // exactly once in some order of dimensions (PyTorch's
 // is_non_overlapping_and_dense): a transposed contiguous tensor is, a slice with
-// a step or a broadcast (stride 0) tensor is not.
+// a step or a broadcast (stride 0) tensor is not. A contiguous layout always is,
+// and so a layout without elements is, whatever its strides (PyTorch's
+// TensorImpl computes it as is_contiguous or …).
 func (l Layout) IsNonOverlappingAndDense() bool {
 	if l.Validate() != nil {
 		return false
+	}
+	if l.IsContiguous() {
+		return true
 	}
 	n := len(l.Shape)
 	if n == 0 {
@@ -465,21 +470,28 @@ func (l Layout) expand(desc string, sizes []int) (Layout, error) {
 
 // Squeeze removes dimensions of size 1: all of them when dims is empty,
 // otherwise those listed that have size 1 (others are left alone, as in PyTorch).
+// A dimension may be named once: two names of it (such as -2 and 0 of a 2-D
+// layout) are an error, as in PyTorch's squeeze of a list of dims.
 func (l Layout) Squeeze(dims ...int) (Layout, error) {
 	if err := l.Validate(); err != nil {
 		return Layout{}, err
 	}
-	drop := make([]bool, l.Dim())
+	drop := make([]bool, max(l.Dim(), 1))
 	if len(dims) == 0 {
 		for i, s := range l.Shape {
 			drop[i] = s == 1
 		}
 	}
+	seen := make([]bool, max(l.Dim(), 1))
 	for _, dim := range dims {
 		d, err := wrapDim("squeeze", dim, l.Dim())
 		if err != nil {
 			return Layout{}, err
 		}
+		if seen[d] {
+			return Layout{}, torchErr("squeeze", "dim %d appears multiple times in the list of dims", d)
+		}
+		seen[d] = true
 		if l.Dim() > 0 && l.Shape[d] == 1 {
 			drop[d] = true
 		}
