@@ -128,7 +128,7 @@ func TestLayoutChainsMatchPyTorch(t *testing.T) {
 		t.Fatal(err)
 	}
 	tally := fidelity.Tally{Suite: "layouts", Known: knownLayoutMismatches}
-	typeName := dispatchTypeName(Uint8)
+	typeName := torchTypeName(Uint8)
 	if h.Device == "cpu" { // a dry run of the recorder on a machine without a GPU
 		typeName = "torch.ByteTensor"
 	}

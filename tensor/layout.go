@@ -430,7 +430,7 @@ func (l Layout) Expand(shape ...int) (Layout, error) {
 }
 
 // expand is Expand with the description of the tensor PyTorch puts in its
-// message about too few sizes ("CUDAFloatType{[2, 3]}").
+// message about too few sizes ("torch.cuda.FloatTensor{[2, 3]}").
 func (l Layout) expand(desc string, sizes []int) (Layout, error) {
 	if err := l.Validate(); err != nil {
 		return Layout{}, err

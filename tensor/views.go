@@ -62,7 +62,7 @@ func (t *Tensor) Select(dim, index int) (*Tensor, error) {
 // result is an error.
 func (t *Tensor) Expand(shape ...int) (*Tensor, error) {
 	return t.viewOp("expand", "ExpandBackward0", func(l Layout) (Layout, error) {
-		return l.expand(dispatchTypeName(t.dtype)+"{"+l.Shape.String()+"}", shape)
+		return l.expand(torchTypeName(t.dtype)+"{"+l.Shape.String()+"}", shape)
 	})
 }
 
