@@ -258,30 +258,17 @@ var (
 	knownKeys = append(slices.Clone(acceleratorKeys), cudaKeys...)
 )
 
-// tokenize splits like PyTorch's ConfigTokenizer: ',', ':', '[' and ']' are tokens of
-// their own; whitespace (C's isspace) is dropped.
-func tokenize(s string) []string {
-	var toks []string
-	var cur strings.Builder
-	flush := func() {
-		if cur.Len() > 0 {
-			toks = append(toks, cur.String())
-			cur.Reset()
+// tokenize splits like PyTorch's ConfigTokenizer (tokenizeTorch): ',', ':', '['
+// and ']' are tokens of their own; whitespace (C's isspace) is dropped, and
+// does not end a token. It also returns the first token that had whitespace
+// inside it as written ("64 MB"), which PyTorch reads joined ("64MB").
+func tokenize(s string) (toks []string, spaced string) {
+	for _, piece := range strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune(",:[]", r) }) {
+		if p := strings.TrimSpace(piece); spaced == "" && strings.ContainsAny(p, " \t\n\v\f\r") {
+			spaced = p
 		}
 	}
-	for _, r := range s {
-		switch r {
-		case ',', ':', '[', ']':
-			flush()
-			toks = append(toks, string(r))
-		case ' ', '\t', '\n', '\v', '\f', '\r':
-			flush()
-		default:
-			cur.WriteRune(r)
-		}
-	}
-	flush()
-	return toks
+	return tokenizeTorch(s), spaced
 }
 
 func isSeparator(tok string) bool { return tok == "," || tok == ":" || tok == "[" || tok == "]" }
@@ -375,7 +362,24 @@ func splitConfig(toks []string) ([]configItem, error) {
 // says what PyTorch would do. On any error it returns the zero Config: nothing is
 // half-applied.
 func ParseConfig(s string) (Config, error) {
-	items, err := splitConfig(tokenize(s))
+	// What PyTorch rejects with a message, memlab rejects with the same message.
+	torch := pytorchVerdict(s)
+	var ce *ConfigError
+	if errors.As(torch, &ce) {
+		return Config{}, ce
+	}
+	c, err := parseConfig(s)
+	if err == nil && torch != nil {
+		return Config{}, &ConfigError{Reason: torch.Error(), Form: configForm}
+	}
+	return c, err
+}
+
+// parseConfig is ParseConfig's own reading of s, stricter than PyTorch's: it
+// refuses what PyTorch would skip or read otherwise than written.
+func parseConfig(s string) (Config, error) {
+	toks, spaced := tokenize(s)
+	items, err := splitConfig(toks)
 	if err != nil {
 		return Config{}, err
 	}
@@ -407,6 +411,9 @@ func ParseConfig(s string) (Config, error) {
 				guess = g
 			}
 		}
+	}
+	if guess == nil && spaced != "" {
+		guess = &ConfigError{Value: spaced, Reason: fmt.Sprintf("whitespace inside a key or value (PyTorch reads it as %q)", strings.Join(strings.Fields(spaced), "")), Form: configForm}
 	}
 	if guess != nil {
 		return Config{}, guess
