@@ -8,7 +8,10 @@ roundup_power2_divisions as a number or a list, expandable_segments,
 garbage_collection_threshold) and a cap (set_per_process_memory_fraction, so that
 out-of-memory errors happen, and the same way on any GPU), then random ops: allocations
 of small, medium, large and huge sizes, frees, empty_cache, reset_peak_memory_stats and
-changes of the fraction. Each trace runs in a child forked before CUDA starts, with
+changes of the fraction; the last ones (--stream-traces) also allocate on side
+streams and call record_stream, so that frees wait on other streams. Every op is
+followed by torch.cuda.synchronize(): a replay takes each op's work as done. Each
+trace runs in a child forked before CUDA starts, with
 PYTORCH_CUDA_ALLOC_CONF set, as a user sets it.
 
 The lines of one trace are those replay reads (replay/trace.go; the format of
@@ -19,7 +22,7 @@ pointer or the OOM message of an allocation), then the footer. The output file h
 suite header, then one {"kind": "trace", "id", "lines": [...], "summary": ...} a line;
 replay/fidelity_test.go checks every trace with replay.Check.
 
-    python3 scripts/record/fidelity_alloc.py OUT.jsonl.gz [--traces N] [--seed S] [--seconds T]
+    python3 scripts/record/fidelity_alloc.py OUT.jsonl.gz [--traces N] [--stream-traces M] [--seed S] [--seconds T]
 
 It needs torch and a CUDA GPU.
 """
@@ -88,6 +91,30 @@ def rand_size(rng):
     if r < 0.95:
         return int(round(2 ** rng.uniform(23.3, 28.3)))  # 10 .. 320 MiB
     return rng.randint(300 * MiB, 1200 * MiB)
+
+
+def rand_stream_trace(rng):
+    """(ops, cap_gib) for one trace across streams: allocations on side streams
+    1..3 ("as"), record_stream of live tensors on other streams ("rs"), so that
+    frees wait for other streams (active_pending_free until the next malloc)."""
+    n_ops = rng.randint(20, 80)
+    cap = rng.choice([0.5, 1, 2, 4])
+    ops, live, next_id = [], [], 0
+    while len(ops) < n_ops:
+        r = rng.random()
+        if r < 0.03:
+            ops.append(["e"])
+        elif live and r < 0.15:
+            ops.append(["rs", rng.choice(live), rng.choice([0, 1, 2, 3])])
+        elif live and r < 0.45:
+            i = rng.randrange(len(live)) if rng.random() < 0.7 else len(live) - 1
+            ops.append(["f", live.pop(i)])
+        else:
+            s = rng.choice([0, 0, 1, 1, 2, 3])
+            ops.append(["a", rand_size(rng)] if s == 0 else ["as", rand_size(rng), s])
+            live.append(next_id)
+            next_id += 1
+    return ops, cap
 
 
 def rand_trace(rng):
@@ -162,6 +189,12 @@ def run_trace(idx, ops, conf, cap_gib):
         rec["gone_segs"] = sorted([list(x) for x in before - after])
         return rec, segs
 
+    # Streams first: each takes driver memory, which the OOM message counts in
+    # "this process has … in use" and a replay takes from mem_get_info below.
+    streams = {0: torch.cuda.default_stream(0)}
+    if any(op[0] in ("as", "rs") for op in ops):
+        for k in (1, 2, 3):
+            streams[k] = torch.cuda.Stream(0)
     settings = torch.cuda.memory._snapshot().get("allocator_settings")
     frac = min(1.0, cap_gib * GiB / total)
     torch.cuda.set_per_process_memory_fraction(frac, 0)
@@ -181,12 +214,13 @@ def run_trace(idx, ops, conf, cap_gib):
     tensors, next_id = {}, 0
     for i, op in enumerate(ops):
         line = {"kind": "op", "i": i, "op": op}
-        if op[0] == "a":
+        if op[0] in ("a", "as"):
             aid = next_id
             next_id += 1
             line["id"] = aid
             try:
-                tensors[aid] = torch.empty(int(op[1]), dtype=torch.uint8, device=dev)
+                with torch.cuda.stream(streams[int(op[2]) if op[0] == "as" else 0]):
+                    tensors[aid] = torch.empty(int(op[1]), dtype=torch.uint8, device=dev)
                 line["ptr"] = int(tensors[aid].data_ptr())
             except oom_types as e:
                 line["oom"] = True
@@ -195,12 +229,19 @@ def run_trace(idx, ops, conf, cap_gib):
             line["id"] = int(op[1])
             if tensors.pop(int(op[1]), None) is None:
                 line["noop"] = True
+        elif op[0] == "rs":
+            line["id"] = int(op[1])
+            if int(op[1]) in tensors:
+                tensors[int(op[1])].record_stream(streams[int(op[2])])
+            else:
+                line["noop"] = True
         elif op[0] == "e":
             torch.cuda.empty_cache()
         elif op[0] == "r":
             torch.cuda.reset_peak_memory_stats(0)
         elif op[0] == "frac":
             torch.cuda.set_per_process_memory_fraction(float(op[1]), 0)
+        torch.cuda.synchronize()  # every op's work done: a replay assumes it
         rec, segs = state(segs)
         line.update(rec)
         if "ptr" in line:
@@ -217,6 +258,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--traces", type=int, default=200)
+    ap.add_argument("--stream-traces", type=int, default=100,
+                    help="traces across streams, after the --traces others")
     ap.add_argument("--seed", type=int, default=22)
     ap.add_argument("--seconds", type=float, default=0,
                     help="start no trace after this many seconds (0: no limit)")
@@ -226,6 +269,11 @@ def main():
     for i in range(a.traces):
         conf = rand_conf(rng)
         ops, cap = rand_trace(rng)
+        plans.append((i, ops, conf, cap))
+    srng = random.Random(a.seed + 1)  # the traces above stay as they were
+    for i in range(a.traces, a.traces + a.stream_traces):
+        conf = rand_conf(srng)
+        ops, cap = rand_stream_trace(srng)
         plans.append((i, ops, conf, cap))
     ctx = mp.get_context("fork")
     ok = ops_total = ooms = 0
