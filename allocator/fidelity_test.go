@@ -116,10 +116,11 @@ func TestSettingsStringsMatchPyTorch(t *testing.T) {
 		}
 	}
 	n, agree := tally.Cases()
-	t.Logf("fidelity settings: %d strings; %d exactly as PyTorch, %d rejected where PyTorch fails an internal check, %d rejected where PyTorch reads another value than is written",
+	tally.Note(t, "%d strings; %d exactly as PyTorch, %d rejected where PyTorch fails an internal check, %d rejected where PyTorch reads another value than is written",
 		n, agree-internal-reread, internal, reread)
-	t.Logf("fidelity settings: torch.cuda.memory._set_allocator_settings accepted and rejected as PYTORCH_CUDA_ALLOC_CONF did for %d of %d strings, with the same message for %d (it names an unknown key \"in Accelerator allocator config\" and, where a string has two errors, may report the other first; e.g. %s)",
-		setVerdict, setSame+setDiff, setSame, strings.Join(setDiffs, "; "))
+	tally.Note(t, "torch.cuda.memory._set_allocator_settings accepted and rejected as PYTORCH_CUDA_ALLOC_CONF did for %d of %d strings, with the same message for %d",
+		setVerdict, setSame+setDiff, setSame)
+	t.Logf("_set_allocator_settings names an unknown key \"in Accelerator allocator config\" and, where a string has two errors, may report the other first; e.g. %s", strings.Join(setDiffs, "; "))
 	tally.Check(t, h.Torch)
 }
 

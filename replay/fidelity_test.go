@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,7 +42,7 @@ func TestRandomTracesMatchPyTorch(t *testing.T) {
 		t.Fatal(err)
 	}
 	tally := fidelity.Tally{Suite: "allocator", Known: knownAllocatorMismatches, MaxReports: 5}
-	ops, ooms := 0, 0
+	ops, ooms, recordStreams, pending := 0, 0, 0, 0
 	for _, ft := range traces {
 		key := fmt.Sprintf("trace %d", ft.ID)
 		if ft.Error != "" {
@@ -60,9 +61,18 @@ func TestRandomTracesMatchPyTorch(t *testing.T) {
 		}
 		tr.Name, tr.Summary = key, ft.Summary
 		ops += len(tr.Ops)
-		for _, s := range tr.States {
+		for k, s := range tr.States {
 			if s.OOM {
 				ooms++
+			}
+			if tr.Ops[k].Kind == OpRecordStream {
+				recordStreams++
+			}
+			for _, seg := range s.Segments {
+				if slices.ContainsFunc(seg.Blocks, func(b BlockState) bool { return b.State == "P" }) {
+					pending++
+					break
+				}
 			}
 		}
 		res, err := Check(tr, Options{})
@@ -86,7 +96,7 @@ func TestRandomTracesMatchPyTorch(t *testing.T) {
 		tally.Case(key, fmt.Sprintf("%d of %d ops matched; first difference:\n%s\n reproducer: PYTORCH_CUDA_ALLOC_CONF=%q, cap %s, trace prefix %s",
 			res.Matched, res.Ops, indent(res.Diff.String()), tr.Header.Conf, cap, prefix))
 	}
-	t.Logf("fidelity allocator: %d traces, %d ops, %d of them out-of-memory errors", len(traces), ops, ooms)
+	tally.Note(t, "%d traces, %d ops, %d of them out-of-memory errors, %d record_stream, %d states with a free waiting on another stream", len(traces), ops, ooms, recordStreams, pending)
 	tally.Check(t, h.Torch)
 }
 

@@ -19,10 +19,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"memlab.dev/memlab/reference"
 )
 
 // Header is the first line of every suite's file.
@@ -98,6 +101,16 @@ type Tally struct {
 	cases, agree int
 	unlisted     []string
 	knownSeen    map[string]bool
+	notes        []string
+}
+
+// Note logs a line of measurements beside the summary; Check requires
+// BENCHMARKS.md to quote it, as it does the summary.
+func (t *Tally) Note(tb testing.TB, format string, args ...any) {
+	tb.Helper()
+	line := fmt.Sprintf("fidelity %s: ", t.Suite) + fmt.Sprintf(format, args...)
+	t.notes = append(t.notes, line)
+	tb.Log(line)
 }
 
 // Case records one case: diff is empty when memlab agreed with PyTorch,
@@ -135,9 +148,24 @@ func (t *Tally) Summary(torch string) string {
 // Check logs the summary and fails tb for every unexpected mismatch (the
 // first MaxReports in full), every listed case that now agrees and every
 // listed case the data no longer has, and when there were no cases at all.
+//
+// The summary and the notes must appear word for word in the repository's
+// BENCHMARKS.md (its fidelity section), so that the figures there are the ones
+// this test prints.
 func (t *Tally) Check(tb testing.TB, torch string) {
 	tb.Helper()
 	tb.Log(t.Summary(torch))
+	if root, err := reference.Root(); err != nil {
+		tb.Error(err)
+	} else if doc, err := os.ReadFile(filepath.Join(root, "BENCHMARKS.md")); err != nil {
+		tb.Errorf("fidelity %s: %v", t.Suite, err)
+	} else {
+		for _, line := range append([]string{t.Summary(torch)}, t.notes...) {
+			if !strings.Contains(string(doc), line) {
+				tb.Errorf("BENCHMARKS.md does not quote %q: update its fidelity section", line)
+			}
+		}
+	}
 	if t.cases == 0 {
 		tb.Errorf("fidelity %s: no cases: the ground truth is empty", t.Suite)
 	}
