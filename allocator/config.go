@@ -353,13 +353,16 @@ func splitConfig(toks []string) ([]configItem, error) {
 // ParseConfig parses a PYTORCH_CUDA_ALLOC_CONF string such as
 // "max_split_size_mb:128,expandable_segments:True" or
 // "roundup_power2_divisions:[256:1,512:2,>:8]" as PyTorch 2.11 does: keys not
-// mentioned keep PyTorch's defaults, whitespace is ignored, a trailing ',' is
-// allowed, large_segment_size_mb is read before the keys it bounds, and each
-// value is checked by the rule validate also applies to a Config built in code.
-// Where PyTorch rejects a string, the *ConfigError carries PyTorch's message.
-// Where PyTorch would silently read something else than is written (a negative
-// size as the largest one, "128.5" as 128, "0.5x" as 0.5), memlab refuses and
-// says what PyTorch would do. On any error it returns the zero Config: nothing is
+// mentioned keep PyTorch's defaults, whitespace around tokens is ignored, a
+// trailing ',' is allowed, large_segment_size_mb is read before the keys it
+// bounds, and each value is checked by the rule validate also applies to a
+// Config built in code. Where PyTorch rejects a string with a message, the
+// *ConfigError carries that message, the first one PyTorch meets
+// (pytorchVerdict). Where PyTorch would silently read something else than is
+// written (a negative size as the largest one, "128.5" as 128, "0.5x" as 0.5,
+// "64 MB" as 64MB) or skip what stands where it expects ':' or ',', memlab
+// refuses and says so; where PyTorch fails an internal check, memlab names
+// what is wrong. On any error it returns the zero Config: nothing is
 // half-applied.
 func ParseConfig(s string) (Config, error) {
 	// What PyTorch rejects with a message, memlab rejects with the same message.
@@ -462,16 +465,15 @@ func parseUint(key, v string) (n uint64, guess, err error) {
 	if end < 0 {
 		end = len(digits)
 	}
-	if end == 0 {
+	n, serr := stoull(v) // PyTorch's reading
+	switch {
+	case end == 0:
 		return 0, nil, &ConfigError{Key: key, Value: v, Reason: "not a whole number", Form: formOf(key)}
-	}
-	n, perr := strconv.ParseUint(digits[:end], 10, 64)
-	if perr != nil {
+	case serr != nil:
 		return 0, nil, &ConfigError{Key: key, Value: v, Reason: "too large", Form: formOf(key)}
 	}
 	switch {
 	case strings.HasPrefix(v, "-"):
-		n = -n
 		guess = &ConfigError{Key: key, Value: v, Reason: "negative (PyTorch reads it as the largest size; leave the key out for its default)", Form: formOf(key)}
 	case end < len(digits):
 		guess = &ConfigError{Key: key, Value: v, Reason: fmt.Sprintf("not a whole number (PyTorch reads it as %d)", n), Form: formOf(key)}
