@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-// The two families issue 22's random differential run found. PyTorch 2.11's
-// answers, recorded on the H200 (tensor/testdata/fidelity-layouts.jsonl.gz has
-// them among its random chains; TestLayoutChainsMatchPyTorch replays those):
+// The two families issue 22's random differential run found, with PyTorch
+// 2.11's answers (torch 2.11.0+cu130; reference/fidelity-2.11/layouts.jsonl.gz,
+// recorded on the H200, has both families among its random chains, which
+// TestLayoutChainsMatchPyTorch replays):
 //
 //	>>> torch.empty(2,3).squeeze((-2,0))
 //	RuntimeError: dim 0 appears multiple times in the list of dims
