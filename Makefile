@@ -41,7 +41,7 @@ define optional
 	else echo "== $(1): not defined (fragment missing), skipped"; fi
 endef
 
-.PHONY: lab lab-deps restore notebooks book e2e test fmt-check vet go-test race fragments ci
+.PHONY: lab lab-deps restore notebooks book e2e test fmt-check vet go-test race fragments ci fidelity-record
 
 lab:
 	@scripts/lab.sh start
@@ -87,3 +87,8 @@ test:
 	echo "== make test: all passed in $$(( $$(date +%s) - t0 ))s"
 
 ci: test
+
+# The randomized differential suites' ground truth (issue 22), recorded with the
+# PyTorch of this machine on its first CUDA GPU into reference/fidelity-2.11/.
+fidelity-record:
+	bash scripts/record/fidelity.sh reference/fidelity-2.11

@@ -258,30 +258,17 @@ var (
 	knownKeys = append(slices.Clone(acceleratorKeys), cudaKeys...)
 )
 
-// tokenize splits like PyTorch's ConfigTokenizer: ',', ':', '[' and ']' are tokens of
-// their own; whitespace (C's isspace) is dropped.
-func tokenize(s string) []string {
-	var toks []string
-	var cur strings.Builder
-	flush := func() {
-		if cur.Len() > 0 {
-			toks = append(toks, cur.String())
-			cur.Reset()
+// tokenize splits like PyTorch's ConfigTokenizer (tokenizeTorch): ',', ':', '['
+// and ']' are tokens of their own; whitespace (C's isspace) is dropped, and
+// does not end a token. It also returns the first token that had whitespace
+// inside it as written ("64 MB"), which PyTorch reads joined ("64MB").
+func tokenize(s string) (toks []string, spaced string) {
+	for _, piece := range strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune(",:[]", r) }) {
+		if p := strings.TrimSpace(piece); spaced == "" && strings.ContainsAny(p, " \t\n\v\f\r") {
+			spaced = p
 		}
 	}
-	for _, r := range s {
-		switch r {
-		case ',', ':', '[', ']':
-			flush()
-			toks = append(toks, string(r))
-		case ' ', '\t', '\n', '\v', '\f', '\r':
-			flush()
-		default:
-			cur.WriteRune(r)
-		}
-	}
-	flush()
-	return toks
+	return tokenizeTorch(s), spaced
 }
 
 func isSeparator(tok string) bool { return tok == "," || tok == ":" || tok == "[" || tok == "]" }
@@ -366,16 +353,36 @@ func splitConfig(toks []string) ([]configItem, error) {
 // ParseConfig parses a PYTORCH_CUDA_ALLOC_CONF string such as
 // "max_split_size_mb:128,expandable_segments:True" or
 // "roundup_power2_divisions:[256:1,512:2,>:8]" as PyTorch 2.11 does: keys not
-// mentioned keep PyTorch's defaults, whitespace is ignored, a trailing ',' is
-// allowed, large_segment_size_mb is read before the keys it bounds, and each
-// value is checked by the rule validate also applies to a Config built in code.
-// Where PyTorch rejects a string, the *ConfigError carries PyTorch's message.
-// Where PyTorch would silently read something else than is written (a negative
-// size as the largest one, "128.5" as 128, "0.5x" as 0.5), memlab refuses and
-// says what PyTorch would do. On any error it returns the zero Config: nothing is
+// mentioned keep PyTorch's defaults, whitespace around tokens is ignored, a
+// trailing ',' is allowed, large_segment_size_mb is read before the keys it
+// bounds, and each value is checked by the rule validate also applies to a
+// Config built in code. Where PyTorch rejects a string with a message, the
+// *ConfigError carries that message, the first one PyTorch meets
+// (pytorchVerdict). Where PyTorch would silently read something else than is
+// written (a negative size as the largest one, "128.5" as 128, "0.5x" as 0.5,
+// "64 MB" as 64MB) or skip what stands where it expects ':' or ',', memlab
+// refuses and says so; where PyTorch fails an internal check, memlab names
+// what is wrong. On any error it returns the zero Config: nothing is
 // half-applied.
 func ParseConfig(s string) (Config, error) {
-	items, err := splitConfig(tokenize(s))
+	// What PyTorch rejects with a message, memlab rejects with the same message.
+	torch := pytorchVerdict(s)
+	var ce *ConfigError
+	if errors.As(torch, &ce) {
+		return Config{}, ce
+	}
+	c, err := parseConfig(s)
+	if err == nil && torch != nil {
+		return Config{}, &ConfigError{Reason: torch.Error(), Form: configForm}
+	}
+	return c, err
+}
+
+// parseConfig is ParseConfig's own reading of s, stricter than PyTorch's: it
+// refuses what PyTorch would skip or read otherwise than written.
+func parseConfig(s string) (Config, error) {
+	toks, spaced := tokenize(s)
+	items, err := splitConfig(toks)
 	if err != nil {
 		return Config{}, err
 	}
@@ -407,6 +414,9 @@ func ParseConfig(s string) (Config, error) {
 				guess = g
 			}
 		}
+	}
+	if guess == nil && spaced != "" {
+		guess = &ConfigError{Value: spaced, Reason: fmt.Sprintf("whitespace inside a key or value (PyTorch reads it as %q)", strings.Join(strings.Fields(spaced), "")), Form: configForm}
 	}
 	if guess != nil {
 		return Config{}, guess
@@ -455,16 +465,15 @@ func parseUint(key, v string) (n uint64, guess, err error) {
 	if end < 0 {
 		end = len(digits)
 	}
-	if end == 0 {
+	n, serr := stoull(v) // PyTorch's reading
+	switch {
+	case end == 0:
 		return 0, nil, &ConfigError{Key: key, Value: v, Reason: "not a whole number", Form: formOf(key)}
-	}
-	n, perr := strconv.ParseUint(digits[:end], 10, 64)
-	if perr != nil {
+	case serr != nil:
 		return 0, nil, &ConfigError{Key: key, Value: v, Reason: "too large", Form: formOf(key)}
 	}
 	switch {
 	case strings.HasPrefix(v, "-"):
-		n = -n
 		guess = &ConfigError{Key: key, Value: v, Reason: "negative (PyTorch reads it as the largest size; leave the key out for its default)", Form: formOf(key)}
 	case end < len(digits):
 		guess = &ConfigError{Key: key, Value: v, Reason: fmt.Sprintf("not a whole number (PyTorch reads it as %d)", n), Form: formOf(key)}

@@ -143,7 +143,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{"max_split_size_mb:-5", "max_split_size_mb", "negative (PyTorch reads it as the largest size"},
 		{"max_split_size_mb", "max_split_size_mb", "expected ':'"},
 		{"max_split_size_mb:", "max_split_size_mb", "missing value"},
-		{"max_split_size_mb:128 expandable_segments:True", "max_split_size_mb", "expected ','"},
+		// PyTorch joins "128 expandable_segments" into one token and reads the ':'
+		// after it as the ',' it expects, so the next key is "True".
+		{"max_split_size_mb:128 expandable_segments:True", "True", "Unrecognized key 'True' in CUDA allocator config."},
 		{"expandable_segments:true", "expandable_segments", "Expected 'True' or 'False' at index 2 in ConfigTokenizer but got 'true'"},
 		{"expandable_segments:1", "expandable_segments", "True or False"},
 		{"roundup_power2_divisions:3", "roundup_power2_divisions", "the divisions has to be power of 2"},
@@ -166,7 +168,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"roundup_power2_divisions:[256:4x]", "roundup_power2_divisions", `value "4x": not a whole number (PyTorch reads it as 4)`},
 		{"per_process_memory_fraction:0.5.5", "per_process_memory_fraction", "not a number (PyTorch reads it as 0.5)"},
 		{"garbage_collection_threshold:nan", "garbage_collection_threshold", "set it in (0.0, 1.0)"},
-		{"foo:1,max_split_size_mb:0", "max_split_size_mb", "too small, must be >= 20"},
+		// PyTorch reads the CUDA keys first, where an unknown key is an error.
+		{"foo:1,max_split_size_mb:0", "foo", "Unrecognized key 'foo' in CUDA allocator config."},
 		{"max_split_size_mb:0,max_split_size_mb:128", "max_split_size_mb", "too small, must be >= 20"},
 		{"pinned_num_register_threads:0", "pinned_num_register_threads", "has to be power of 2, got 0"},
 		{"large_segment_size_mb:0", "large_segment_size_mb", "must be > 10 MB"},

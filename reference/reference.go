@@ -1,7 +1,8 @@
 // Package reference locates the PyTorch ground truth that ships with the
 // repository: allocator traces and summaries recorded with PyTorch 2.11 on an
 // NVIDIA H200 (torch-2.11/) and real programs' memory snapshots with PyTorch's
-// own figures (workloads-2.11/). Each folder's README says how it was made.
+// own figures (workloads-2.11/), and the randomized differential suites' cases
+// (fidelity-2.11/). Each folder's README says how it was made.
 //
 // The files are found at run time, not embedded: from the directory of this
 // source file (the checkout a notebook or test was built from), else by walking
@@ -30,6 +31,10 @@ const (
 	// Workloads211 holds real programs' snapshots (*.pickle) and PyTorch's
 	// figures for each allocator setting (*.facts.json).
 	Workloads211 = "workloads-2.11"
+	// Fidelity211 holds the randomized differential suites' ground truth
+	// (issue 22): random cases and PyTorch 2.11's answers, one gzip'd JSON-lines
+	// file a suite (layouts, settings, allocator, kernels).
+	Fidelity211 = "fidelity-2.11"
 )
 
 // Root returns the repository root: the directory holding the go.mod of

@@ -136,13 +136,24 @@ func Run(t *Trace, opts Options) (*Result, error) {
 		st := State{Kind: "op", I: i, Op: op}
 		record := opts.States != nil
 		switch op.Kind {
-		case OpAlloc:
+		case OpAlloc, OpAllocStream:
 			id := nextID
 			nextID++
 			if record {
 				st.ID = intPtr(id)
 			}
-			addr, err := a.Malloc(op.N)
+			// PyTorch's malloc first processes the events of frees that waited
+			// on other streams; every op's work is done by now.
+			for _, p := range a.PendingFrees() {
+				if err := a.CompleteFree(p); err != nil {
+					return nil, fmt.Errorf("replay: op %d %v: %w", i, op, err)
+				}
+			}
+			var stream uint64
+			if op.Kind == OpAllocStream {
+				stream = uint64(op.Stream)
+			}
+			addr, err := a.MallocStream(op.N, stream)
 			ptrs = append(ptrs, 0)
 			if err != nil {
 				oom, ok := asOOM(err)
@@ -172,6 +183,18 @@ func Run(t *Trace, opts Options) (*Result, error) {
 			addr := ptrs[id]
 			ptrs[id] = 0
 			if err := a.Free(addr); err != nil {
+				return nil, fmt.Errorf("replay: op %d %v: %w", i, op, err)
+			}
+		case OpRecordStream:
+			id := int(op.N)
+			if record {
+				st.ID = intPtr(id)
+			}
+			if id >= len(ptrs) || ptrs[id] == 0 {
+				st.Noop = true
+				break
+			}
+			if err := a.RecordStream(ptrs[id], uint64(op.Stream)); err != nil {
 				return nil, fmt.Errorf("replay: op %d %v: %w", i, op, err)
 			}
 		case OpEmptyCache:

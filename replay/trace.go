@@ -6,7 +6,12 @@
 // the op list, conf, cap and device size, then one state line per op) or a bare JSON op
 // list. Ops are short lists: ["a", nbytes] allocates (ids 0, 1, 2… in order, an OOM
 // still takes an id), ["f", id] frees, ["e"] empties the cache, ["r"] resets peak
-// stats, ["s"] is a marker, ["frac", x] sets the per-process memory fraction.
+// stats, ["s"] is a marker, ["frac", x] sets the per-process memory fraction;
+// ["as", nbytes, stream] allocates on a side stream and ["rs", id, stream] is
+// record_stream. A replay takes every op's GPU work as finished before the next
+// op (the recorders synchronize after each), so an allocation first completes
+// every free still waiting on another stream, as PyTorch's malloc does when it
+// finds their events done.
 //
 // With a ground-truth file every device allocation gets the address the real GPU gave
 // it (the header's new_segs), so ties between equal-size free blocks break as they did
@@ -35,13 +40,21 @@ const (
 	OpResetPeak  = "r"
 	OpMarker     = "s"
 	OpFraction   = "frac"
+	// OpAllocStream allocates on a side stream: ["as", nbytes, stream], stream
+	// 1, 2… (0 is the default stream, as for "a"). It takes an allocation id
+	// as "a" does.
+	OpAllocStream = "as"
+	// OpRecordStream is Tensor.record_stream: ["rs", id, stream] marks
+	// allocation id as used on that stream, so that its free waits for it.
+	OpRecordStream = "rs"
 )
 
 // Op is one trace operation.
 type Op struct {
 	Kind     string
-	N        int64   // bytes for "a", allocation id for "f"
+	N        int64   // bytes for "a" and "as", allocation id for "f" and "rs"
 	Fraction float64 // for "frac"
+	Stream   int64   // for "as" and "rs"
 }
 
 // MarshalJSON writes the op in the trace's list form, e.g. ["a",1024].
@@ -51,6 +64,8 @@ func (o Op) MarshalJSON() ([]byte, error) {
 		return []byte(`["` + o.Kind + `",` + strconv.FormatInt(o.N, 10) + `]`), nil
 	case OpFraction:
 		return json.Marshal([]any{o.Kind, o.Fraction})
+	case OpAllocStream, OpRecordStream:
+		return []byte(`["` + o.Kind + `",` + strconv.FormatInt(o.N, 10) + `,` + strconv.FormatInt(o.Stream, 10) + `]`), nil
 	default:
 		return []byte(`["` + o.Kind + `"]`), nil
 	}
@@ -98,6 +113,19 @@ func (o *Op) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("replay: op %s: negative value", b)
 		}
 		o.N = n
+	case OpAllocStream, OpRecordStream:
+		var v [2]int64
+		for k := range v {
+			if len(parts) != 3 || !isNumber(parts[k+1]) {
+				return fmt.Errorf("replay: op %s: %q takes two integers", b, kind)
+			}
+			n, err := strconv.ParseInt(string(bytes.TrimSpace(parts[k+1])), 10, 64)
+			if err != nil || n < 0 {
+				return fmt.Errorf("replay: op %s: %q takes two non-negative integers", b, kind)
+			}
+			v[k] = n
+		}
+		o.N, o.Stream = v[0], v[1]
 	case OpFraction:
 		if len(parts) != 2 || !isNumber(parts[1]) {
 			return fmt.Errorf("replay: op %s: \"frac\" takes a number in [0, 1]", b)
@@ -110,7 +138,7 @@ func (o *Op) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("replay: op %s: %q takes no argument", b, kind)
 		}
 	default:
-		return fmt.Errorf("replay: op %s: unknown kind %q (want a, f, e, r, s or frac)", b, kind)
+		return fmt.Errorf("replay: op %s: unknown kind %q (want a, as, f, rs, e, r, s or frac)", b, kind)
 	}
 	return nil
 }
@@ -355,7 +383,7 @@ func (h *Header) check() error {
 // 0 for an allocation of some bytes, new segments at address 0, empty or
 // overlapping, overlapping segments.
 func (s *State) check(op Op) error {
-	if s.Ptr != nil && *s.Ptr == 0 && op.Kind == OpAlloc && op.N > 0 && !s.OOM {
+	if s.Ptr != nil && *s.Ptr == 0 && (op.Kind == OpAlloc || op.Kind == OpAllocStream) && op.N > 0 && !s.OOM {
 		return fmt.Errorf("ptr 0 for a %d-byte allocation", op.N)
 	}
 	for _, seg := range s.NewSegs {

@@ -115,7 +115,7 @@ func (t *Tensor) CopyFrom(src *Tensor) error {
 	if _, err := inputs(op, t, src); err != nil {
 		return err
 	}
-	desc := dispatchTypeName(src.dtype) + "{" + src.layout.Shape.String() + "}"
+	desc := torchTypeName(src.dtype) + "{" + src.layout.Shape.String() + "}"
 	if _, err := src.layout.expand(desc, t.layout.Shape); err != nil {
 		return err
 	}

@@ -28,7 +28,11 @@ func (t *Tensor) unary(op UnaryOp, alpha float64) (*Tensor, error) {
 			return nil, err
 		}
 	}
-	out, err := alloc(info.name, dev, t.dtype, ElementwiseLayout(t.layout.Shape, t.layout))
+	layout := ElementwiseLayout(t.layout.Shape, t.layout)
+	if op == Scale { // x * alpha: alpha is a second operand, a wrapped number
+		layout = ElementwiseLayout(t.layout.Shape, t.layout, ScalarLayout())
+	}
+	out, err := alloc(info.name, dev, t.dtype, layout)
 	if err != nil {
 		return nil, err
 	}

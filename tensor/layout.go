@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 )
 
@@ -83,10 +84,15 @@ func (l Layout) IsContiguous() bool {
 // IsNonOverlappingAndDense reports whether the elements fill a block of storage
 // exactly once in some order of dimensions (PyTorch's
 // is_non_overlapping_and_dense): a transposed contiguous tensor is, a slice with
-// a step or a broadcast (stride 0) tensor is not.
+// a step or a broadcast (stride 0) tensor is not. A contiguous layout always is,
+// and so a layout without elements is, whatever its strides (PyTorch's
+// TensorImpl computes it as is_contiguous or …).
 func (l Layout) IsNonOverlappingAndDense() bool {
 	if l.Validate() != nil {
 		return false
+	}
+	if l.IsContiguous() {
+		return true
 	}
 	n := len(l.Shape)
 	if n == 0 {
@@ -424,7 +430,7 @@ func (l Layout) Expand(shape ...int) (Layout, error) {
 }
 
 // expand is Expand with the description of the tensor PyTorch puts in its
-// message about too few sizes ("CUDAFloatType{[2, 3]}").
+// message about too few sizes ("torch.cuda.FloatTensor{[2, 3]}").
 func (l Layout) expand(desc string, sizes []int) (Layout, error) {
 	if err := l.Validate(); err != nil {
 		return Layout{}, err
@@ -434,6 +440,25 @@ func (l Layout) expand(desc string, sizes []int) (Layout, error) {
 	}
 	n := len(sizes)
 	out := Layout{Shape: make(Shape, n), Strides: make([]int, n), Offset: l.Offset}
+	if l.Dim() == 0 {
+		// PyTorch's inferExpandGeometry takes a 0-D tensor's sizes as they are,
+		// every stride 0 (so expand((1,)) has stride 0, not 1), and checks
+		// negative sizes only when it counts the elements.
+		prod, overflow := uint64(1), false
+		for i, s := range sizes {
+			hi, lo := bits.Mul64(prod, uint64(s))
+			prod, overflow = lo, overflow || hi != 0
+			out.Shape[i] = s
+		}
+		if overflow || prod > math.MaxInt64 {
+			return Layout{}, torchErr("expand", "numel: integer multiplication overflow")
+		}
+		if slices.ContainsFunc(sizes, func(s int) bool { return s < 0 }) {
+			// PyTorch makes a tensor of negative size here (expand((-1, 0))).
+			return Layout{}, torchErr("expand", "Trying to create tensor with negative dimension: %s", formatInts(sizes))
+		}
+		return out, nil
+	}
 	for i := n - 1; i >= 0; i-- {
 		d := l.Dim() - 1 - (n - 1 - i)
 		size, stride := 1, 1
@@ -465,21 +490,28 @@ func (l Layout) expand(desc string, sizes []int) (Layout, error) {
 
 // Squeeze removes dimensions of size 1: all of them when dims is empty,
 // otherwise those listed that have size 1 (others are left alone, as in PyTorch).
+// A dimension may be named once: two names of it (such as -2 and 0 of a 2-D
+// layout) are an error, as in PyTorch's squeeze of a list of dims.
 func (l Layout) Squeeze(dims ...int) (Layout, error) {
 	if err := l.Validate(); err != nil {
 		return Layout{}, err
 	}
-	drop := make([]bool, l.Dim())
+	drop := make([]bool, max(l.Dim(), 1))
 	if len(dims) == 0 {
 		for i, s := range l.Shape {
 			drop[i] = s == 1
 		}
 	}
+	seen := make([]bool, max(l.Dim(), 1))
 	for _, dim := range dims {
 		d, err := wrapDim("squeeze", dim, l.Dim())
 		if err != nil {
 			return Layout{}, err
 		}
+		if seen[d] {
+			return Layout{}, torchErr("squeeze", "dim %d appears multiple times in the list of dims", d)
+		}
+		seen[d] = true
 		if l.Dim() > 0 && l.Shape[d] == 1 {
 			drop[d] = true
 		}
@@ -512,6 +544,30 @@ func (l Layout) Unsqueeze(dim int) (Layout, error) {
 	out.Shape = append(append(append(Shape{}, l.Shape[:d]...), 1), l.Shape[d:]...)
 	out.Strides = append(append(append([]int{}, l.Strides[:d]...), stride), l.Strides[d:]...)
 	return out, nil
+}
+
+// Flatten returns the layout Tensor.flatten(start, end) gives: the layout
+// itself when start and end name one dimension (PyTorch returns the input),
+// otherwise Reshape to FlattenShape's shape (a view, or a copy when copy is
+// true).
+func (l Layout) Flatten(start, end int) (out Layout, copy bool, err error) {
+	shape, same, err := l.flatten(start, end)
+	if err != nil || same {
+		return l.clone(), false, err
+	}
+	return l.Reshape(shape...)
+}
+
+// flatten is FlattenShape and whether flatten(start, end) returns its input
+// unchanged: start and end naming one dimension of a layout of at least one.
+func (l Layout) flatten(start, end int) (shape Shape, same bool, err error) {
+	shape, err = l.FlattenShape(start, end)
+	if err != nil || l.Dim() == 0 {
+		return shape, false, err
+	}
+	s, _ := wrapDim("flatten", start, l.Dim())
+	e, _ := wrapDim("flatten", end, l.Dim())
+	return shape, s == e, nil
 }
 
 // FlattenShape returns the shape Tensor.flatten(start, end) gives: dimensions

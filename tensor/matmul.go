@@ -78,7 +78,7 @@ func (t *Tensor) matmul(o, into *Tensor) (*Tensor, error) {
 			return nil, torchErr(op, "inconsistent tensor size, expected tensor [%d] and src [%d] to have the same number of elements, but got %d and %d elements respectively", k, k2, k, k2)
 		case da == 2 && db == 1:
 			return nil, torchErr(op, "size mismatch, got input (%d), mat (%dx%d), vec (%d)", m, m, k, k2)
-		case db <= 2:
+		case db <= 2 && (da == 2 || foldsIntoRows(t.layout)):
 			// PyTorch folds the batch of t into its rows and calls mm.
 			return nil, torchErr(op, "mat1 and mat2 shapes cannot be multiplied (%dx%d and %dx%d)", nb*m, k, k2, n)
 		default:
@@ -137,6 +137,23 @@ func (t *Tensor) matmul(o, into *Tensor) (*Tensor, error) {
 		gradFn = "BmmBackward0"
 	}
 	return finish(out, gradFn, []*Tensor{t, o}, t, o)
+}
+
+// foldsIntoRows reports whether PyTorch's matmul folds the batch dimensions
+// of l (3-D or more, times a matrix or vector) into the rows of one matrix
+// for mm (its should_fold): when l has no elements, or when l.view(-1,
+// l.size(-1)) needs no copy (each leading stride is the next one times the
+// next size). Otherwise it calls bmm, whose messages differ.
+func foldsIntoRows(l Layout) bool {
+	if l.Numel() == 0 {
+		return true
+	}
+	for i := 0; i < l.Dim()-2; i++ {
+		if l.Strides[i] != l.Strides[i+1]*l.Shape[i+1] {
+			return false
+		}
+	}
+	return true
 }
 
 // batched returns matrix layout l of t (batch dims then two) broadcast to batch

@@ -14,14 +14,20 @@ func CloneLayout(l Layout) Layout {
 	if l.IsNonOverlappingAndDense() {
 		return Layout{Shape: l.Shape.Clone(), Strides: append([]int(nil), l.Strides...)}
 	}
-	return permutedLayout(l.Shape, []Layout{l})
+	return permutedLayout(l.Shape, []Layout{l}, false)
 }
 
 // ElementwiseLayout is the layout PyTorch's TensorIterator gives the output of
-// an elementwise operation on inputs broadcast to shape: contiguous when every
-// input is; the inputs' strides when they all have shape and the same dense
-// strides; otherwise dense strides that order dimensions as the inputs do in
-// memory, the first input deciding first (so x.t() + y is transposed like x).
+// an elementwise operation on inputs broadcast to shape: when every input has
+// that shape, contiguous if every input is, the inputs' strides if they all
+// have the same dense strides; otherwise strides that order dimensions as the
+// inputs do in memory, the first input deciding first (so x.t() + y is
+// transposed like x). Those are TensorIterator's compatible strides: each the
+// product of the sizes of the faster dimensions, zero included, so every
+// dimension slower than one of size 0 has stride 0 (x * 2 on an empty(1,1,0,1)
+// has strides [0, 0, 1, 0]); row-major order gives the contiguous strides. A
+// Python number operand (x * 2.0) is an input of shape [] (ScalarLayout), so
+// the inputs never all have the output's shape unless it is [].
 func ElementwiseLayout(shape Shape, inputs ...Layout) Layout {
 	same, contiguous, dense := true, true, true
 	for _, in := range inputs {
@@ -37,13 +43,20 @@ func ElementwiseLayout(shape Shape, inputs ...Layout) Layout {
 			return Layout{Shape: shape.Clone(), Strides: append([]int(nil), inputs[0].Strides...)}
 		}
 	}
-	return permutedLayout(shape, inputs)
+	return permutedLayout(shape, inputs, true)
 }
+
+// ScalarLayout is the layout of a Python number in an elementwise operation
+// (a wrapped 0-dim tensor): pass it to ElementwiseLayout for x * alpha.
+func ScalarLayout() Layout { return ContiguousLayout() }
 
 // permutedLayout sorts the dimensions of shape by the strides of the inputs
 // (broadcast to shape), as TensorIterator's reorder_dimensions does, and
-// returns the dense layout with that order in memory.
-func permutedLayout(shape Shape, inputs []Layout) Layout {
+// returns the dense layout with that order in memory. With iterator set, the
+// strides are TensorIterator's (compatible_stride: a size 0 zeroes every
+// slower stride; row-major order is contiguous); without, infer_dense_strides'
+// for empty_like (a size 0 counts as 1).
+func permutedLayout(shape Shape, inputs []Layout, iterator bool) Layout {
 	n := len(shape)
 	if n <= 1 {
 		return ContiguousLayout(shape...)
@@ -94,11 +107,22 @@ func permutedLayout(shape Shape, inputs []Layout) Layout {
 			}
 		}
 	}
+	rowMajor := true
+	for i, d := range perm {
+		rowMajor = rowMajor && d == n-1-i
+	}
+	if iterator && rowMajor {
+		return ContiguousLayout(shape...)
+	}
 	out := Layout{Shape: shape.Clone(), Strides: make([]int, n)}
 	z := 1
 	for _, d := range perm {
 		out.Strides[d] = z
-		z *= max(shape[d], 1)
+		if iterator {
+			z *= shape[d]
+		} else {
+			z *= max(shape[d], 1)
+		}
 	}
 	return out
 }

@@ -254,9 +254,8 @@ var scalarTypeNames = map[DType]string{Float32: "Float", Float16: "Half", BFloat
 
 // torchTypeName is PyTorch's legacy type name of a CUDA tensor of dtype d,
 // such as "torch.cuda.FloatTensor", as autograd's and most argument checks'
-// messages print it; memlab's devices all stand for CUDA GPUs.
+// messages print it, and Tensor::toString too (expand's message: PyTorch
+// 2.11 on the H200 prints "expand(torch.cuda.ByteTensor{[4]}, size=[]): …",
+// reference/fidelity-2.11/layouts.jsonl.gz); memlab's devices all stand for
+// CUDA GPUs.
 func torchTypeName(d DType) string { return "torch.cuda." + scalarTypeNames[d] + "Tensor" }
-
-// dispatchTypeName is the name Tensor::toString gives a CUDA tensor of dtype
-// d, such as "CUDAFloatType", as expand's message prints it.
-func dispatchTypeName(d DType) string { return "CUDA" + scalarTypeNames[d] + "Type" }

@@ -280,7 +280,7 @@ func TestViewMethods(t *testing.T) {
 		})
 	}
 	_, err := x.Expand(3)
-	if want := "expand(CUDAFloatType{[2, 3, 4]}, size=[3]): the number of sizes provided (1) must be greater or equal to the number of dimensions in the tensor (3)"; torchMsg(err) != want {
+	if want := "expand(torch.cuda.FloatTensor{[2, 3, 4]}, size=[3]): the number of sizes provided (1) must be greater or equal to the number of dimensions in the tensor (3)"; torchMsg(err) != want {
 		t.Fatalf("Expand error %v, want %q", err, want)
 	}
 }

@@ -62,7 +62,7 @@ func (t *Tensor) Select(dim, index int) (*Tensor, error) {
 // result is an error.
 func (t *Tensor) Expand(shape ...int) (*Tensor, error) {
 	return t.viewOp("expand", "ExpandBackward0", func(l Layout) (Layout, error) {
-		return l.expand(dispatchTypeName(t.dtype)+"{"+l.Shape.String()+"}", shape)
+		return l.expand(torchTypeName(t.dtype)+"{"+l.Shape.String()+"}", shape)
 	})
 }
 
@@ -85,14 +85,18 @@ func (t *Tensor) Unsqueeze(dim int) (*Tensor, error) {
 }
 
 // Flatten merges dimensions start..end into one, as Reshape: a view when the
-// layout allows it, a copy otherwise.
+// layout allows it, a copy otherwise; t itself (a new handle) when start and
+// end name one dimension, as in PyTorch.
 func (t *Tensor) Flatten(start, end int) (*Tensor, error) {
 	if err := t.live("flatten"); err != nil {
 		return nil, err
 	}
-	shape, err := t.layout.FlattenShape(start, end)
+	shape, same, err := t.layout.flatten(start, end)
 	if err != nil {
 		return nil, err
+	}
+	if same {
+		return t.sameHandle("flatten")
 	}
 	return t.Reshape(shape...)
 }
