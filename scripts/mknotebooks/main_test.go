@@ -123,6 +123,7 @@ func TestSlideTypes(t *testing.T) {
 		"// a is a helper.\n//\n//nb:decl\nfunc a() {}\n\n// b is another.\n//\n//nb:decl\nfunc b() {}\n\n" +
 		"//nb:cell\nfunc second() { a(); b() }\n\n//nb:cell\nfunc third() { fmt.Println() }\n\n" +
 		"/*md\n### A part\n*/\n\n/*md:zh-CN\n### 一部分\n*/\n\n" +
+		"/*md\n**Try it:** this.\n\n## 7.2 Second\n\n```sh\n# not a heading\n```\n*/\n\n/*md:zh-CN\n试试。\n\n## 7.2 第二节\n*/\n\n" +
 		"// c follows markdown.\n//\n//nb:decl\nfunc c() {}\n"
 	if err := os.WriteFile(filepath.Join(dir, "10-a.go"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
@@ -143,6 +144,7 @@ func TestSlideTypes(t *testing.T) {
 		"subslide", // second, after a declaration
 		"subslide", // third, after an experiment
 		"subslide", // ### A part
+		"slide",    // a Try it, then ## 7.2 in the same cell
 		"subslide", // decl c
 	}
 	for _, ed := range []string{"en", "zh-CN"} {

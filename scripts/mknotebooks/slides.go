@@ -6,10 +6,11 @@ import "strings"
 // (jupyterlab-rise, pinned in scripts/requirements-lab.txt), set here by one rule
 // so that an instructor presents a chapter straight from its notebook:
 //
-//   - a markdown cell that opens with a "# " or "## " heading starts a slide (a
-//     notebook's title, a numbered section);
-//   - a markdown cell that opens with "### " starts a subslide (a part of a
-//     section, below its slide);
+//   - a markdown cell with a "# " or "## " heading line starts a slide (a
+//     notebook's title, a section; the heading may follow the previous
+//     section's Try it in the same cell);
+//   - one with a "### " heading line starts a subslide (a part of a section,
+//     below its slide);
 //   - any other markdown cell after a code cell starts a subslide too (what an
 //     experiment showed, and its Try it, on a page of their own); after a
 //     markdown cell it continues that cell's page ("-");
@@ -44,15 +45,12 @@ func slideType(cells []cell, i int) string {
 			break
 		}
 	}
-	first := ""
-	if len(c.Source) > 0 {
-		first = c.Source[0]
-	}
 	if c.CellType == "markdown" {
+		h := headingLevel(c)
 		switch {
-		case strings.HasPrefix(first, "# "), strings.HasPrefix(first, "## "):
+		case h == 1 || h == 2:
 			return "slide"
-		case strings.HasPrefix(first, "### "), prev == "code":
+		case h == 3, prev == "code":
 			return "subslide"
 		}
 		return "-"
@@ -89,4 +87,24 @@ func notebookRise() map[string]any {
 // MEMLAB_LANG and the imports).
 func isSetup(c cell) bool {
 	return c.CellType == "code" && len(c.Source) > 0 && strings.HasPrefix(c.Source[0], "%env ")
+}
+
+// headingLevel is the level of the highest heading line of a markdown cell
+// (1 for "# ", 2 for "## ", …), outside code fences; 0 when it has none.
+func headingLevel(c cell) int {
+	level, fence := 0, false
+	for _, l := range strings.Split(strings.Join(c.Source, ""), "\n") {
+		if strings.HasPrefix(l, "```") || strings.HasPrefix(l, "~~~") {
+			fence = !fence
+			continue
+		}
+		if fence {
+			continue
+		}
+		n := len(l) - len(strings.TrimLeft(l, "#"))
+		if n >= 1 && n <= 6 && strings.HasPrefix(l[n:], " ") && (level == 0 || n < level) {
+			level = n
+		}
+	}
+	return level
 }
