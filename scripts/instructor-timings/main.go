@@ -364,7 +364,7 @@ func replaceBlocks(text string, tables map[string]string) (string, error) {
 	return out, nil
 }
 
-// hostLine describes this machine: its OS, CPU cores and CPU model.
+// hostLine describes this machine: its OS, CPU cores and model, and its load.
 func hostLine() string {
 	osName := runtime.GOOS
 	if data, err := os.ReadFile("/etc/os-release"); err == nil {
@@ -383,7 +383,13 @@ func hostLine() string {
 			}
 		}
 	}
-	return fmt.Sprintf("%s, %d cores%s", osName, runtime.NumCPU(), cpu)
+	load := ""
+	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(data)); len(f) > 0 {
+			load = ", load average " + f[0] + " when the tables were written"
+		}
+	}
+	return fmt.Sprintf("%s, %d cores%s%s", osName, runtime.NumCPU(), cpu, load)
 }
 
 func firstLine(s string) string {
