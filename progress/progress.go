@@ -179,7 +179,7 @@ func Report(nn string) (*memlab.Table, string) {
 		if zh {
 			state = stateZh(state)
 		}
-		t.Row(ex.Number, ex.Title, state, fmt.Sprintf("%d/%d", ex.HintsSeen, ex.Hints), ex.Readme)
+		t.Row(ex.Number, strings.ReplaceAll(ex.Title, "`", ""), state, fmt.Sprintf("%d/%d", ex.HintsSeen, ex.Hints), ex.Readme)
 	}
 	switch {
 	case zh && next == nil:
