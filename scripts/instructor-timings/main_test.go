@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -77,6 +78,71 @@ func TestGuidesCoverEveryCell(t *testing.T) {
 		}
 		if got := len(block.FindAllString(text, -1)); got != 4 {
 			t.Errorf("%s has %d timing blocks, want one per notebook (4)", doc, got)
+		}
+	}
+}
+
+// TestGuidesAnswerEveryTryIt checks that each guide answers every Try it of
+// the notebooks: a "**`cell`**" entry for the cell the Try it follows, or for a
+// cell its text names.
+func TestGuidesAnswerEveryTryIt(t *testing.T) {
+	cells := map[string]bool{}
+	for _, c := range memlab.Cells() {
+		cells[c.Name] = true
+	}
+	item := regexp.MustCompile("(?s)/\\*md\\n(.*?)\\*/|//nb:cell[^\\n]*\\nfunc (\\w+)\\(")
+	named := regexp.MustCompile("`(\\w+)`")
+	files, err := filepath.Glob("../../notebooks/src/*/[0-9]*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no notebook sources (%v)", err)
+	}
+	type tryIt struct {
+		at         string
+		candidates []string
+	}
+	var tries []tryIt
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev := ""
+		for _, m := range item.FindAllStringSubmatch(string(src), -1) {
+			if m[2] != "" {
+				prev = m[2]
+				continue
+			}
+			_, rest, ok := strings.Cut(m[1], "**Try it:**")
+			if !ok {
+				continue
+			}
+			rest, _, _ = strings.Cut(rest, "\n\n")
+			c := []string{prev}
+			for _, n := range named.FindAllStringSubmatch(rest, -1) {
+				if cells[n[1]] {
+					c = append(c, n[1])
+				}
+			}
+			tries = append(tries, tryIt{filepath.Base(filepath.Dir(f)) + " after " + prev, c})
+		}
+	}
+	t.Logf("%d Try its in the notebooks", len(tries))
+	if len(tries) < 30 {
+		t.Fatalf("found %d Try its in the notebooks; the parser is broken", len(tries))
+	}
+	for _, doc := range []string{"../../docs/instructor/en.md", "../../docs/instructor/zh-CN.md"} {
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range tries {
+			found := false
+			for _, c := range tr.candidates {
+				found = found || strings.Contains(string(data), "**`"+c+"`**")
+			}
+			if !found {
+				t.Errorf("%s answers no Try it of %s (want a **`%s`** entry)", doc, tr.at, strings.Join(tr.candidates, "`** or **`"))
+			}
 		}
 	}
 }
