@@ -13,8 +13,10 @@ package progress
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -153,6 +155,10 @@ func Report(nn string) (*memlab.Table, string) {
 		exs, err = Of("")
 	}
 	switch {
+	case errors.Is(err, exec.ErrNotFound) && zh:
+		return nil, "这台机器上没有 Go 工具链，无法运行练习的测试；在你自己的仓库副本里运行这个单元格，即可看到你的练习进度。"
+	case errors.Is(err, exec.ErrNotFound):
+		return nil, "This machine has no Go toolchain to run the exercises' tests: run this cell in your own checkout to see your progress on them."
 	case err != nil && zh:
 		return nil, "无法显示练习进度：" + err.Error()
 	case err != nil:

@@ -74,6 +74,11 @@ func TestErrors(t *testing.T) {
 	if _, err := progress.Of("2"); err == nil || !strings.Contains(err.Error(), `notebook "2": want its two-digit number`) {
 		t.Errorf("Of(\"2\"): %v", err)
 	}
+	// Without a Go toolchain (a GPU host running memlab lab): one plain line.
+	t.Setenv("PATH", t.TempDir())
+	if text := progress.Text("02"); !strings.HasPrefix(text, "This machine has no Go toolchain") {
+		t.Errorf("without go on PATH: %q", text)
+	}
 	t.Chdir(t.TempDir())
 	if text := progress.Text("02"); !strings.HasPrefix(text, "Progress is not available here: ") || !strings.Contains(text, "exercises folder not found") {
 		t.Errorf("far from any exercises: %q", text)
