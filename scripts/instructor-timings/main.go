@@ -8,7 +8,10 @@
 //   - as code only on the simulated device: `memlab lab -device sim`, which this
 //     command runs on this machine;
 //   - as code only on a GPU: the "(Nms)" lines of notebooks/recorded/h200-lab.txt
-//     (`memlab lab -device cuda` on an H200; its first lines say when and how).
+//     (`memlab lab -device cuda` on an H200; its first lines say when and how);
+//   - and, where the repository keeps executed copies (notebooks/executed,
+//     written by memlab lab -ipynb), the elapsed_s each of their cells records,
+//     with the device, date and command of their stamp.
 //
 // Each table goes between the markers
 //
@@ -51,15 +54,16 @@ func main() {
 	executed := flag.String("executed", "build/notebooks", "the executed notebooks of scripts/run-notebooks.sh (EDITION/NAME.ipynb)")
 	gpu := flag.String("gpu", "notebooks/recorded/h200-lab.txt", "a memlab lab -device cuda log")
 	simLog := flag.String("sim-log", "", "a memlab lab -device sim log to read instead of running it")
+	kept := flag.String("kept", "notebooks/executed", "the kept executed copies (EDITION/NAME.ipynb, memlab lab -ipynb): a column of their cells' times when present")
 	docs := flag.String("docs", "docs/instructor/en.md,docs/instructor/zh-CN.md", "the guides to write, comma-separated")
 	flag.Parse()
-	if err := run(*executed, *gpu, *simLog, strings.Split(*docs, ",")); err != nil {
+	if err := run(*executed, *gpu, *simLog, *kept, strings.Split(*docs, ",")); err != nil {
 		fmt.Fprintln(os.Stderr, "instructor-timings:", err)
 		os.Exit(1)
 	}
 }
 
-func run(executed, gpuPath, simLog string, docs []string) error {
+func run(executed, gpuPath, simLog, keptDir string, docs []string) error {
 	gpuText, err := os.ReadFile(gpuPath)
 	if err != nil {
 		return err
@@ -100,8 +104,12 @@ func run(executed, gpuPath, simLog string, docs []string) error {
 		if err != nil {
 			return err
 		}
+		k, err := keptTimes(keptDir, nb)
+		if err != nil {
+			return err
+		}
 		for ed := range tables {
-			tables[ed][nb[:2]] = table(ed, byNotebook[nb], lab, sim, gpu, meta{host, stamp, src, gpuHead, gpuPath})
+			tables[ed][nb[:2]] = table(ed, byNotebook[nb], lab, sim, gpu, k, meta{host, stamp, src, gpuHead, gpuPath})
 		}
 	}
 	for _, doc := range docs {
@@ -276,33 +284,117 @@ func span(ex map[string]string) (time.Time, time.Time, error) {
 	return start, end, nil
 }
 
+// kept is a kept executed copy's cell times (memlab lab -ipynb writes them as
+// code-cell metadata memlab.elapsed_s, by cell name memlab.cell) and its stamp.
+type kept struct {
+	path, device, date, command string
+	times                       map[string]time.Duration
+}
+
+// keptTimes reads the kept executed copy of notebook nb under dir (English
+// edition, else Chinese); nil when there is none.
+func keptTimes(dir, nb string) (*kept, error) {
+	var path string
+	for _, ed := range []string{"en", "zh-CN"} {
+		p := filepath.Join(dir, ed, nb+".ipynb")
+		if _, err := os.Stat(p); err == nil {
+			path = p
+			break
+		}
+	}
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Metadata struct {
+			Memlab struct {
+				Executed struct{ Device, Date, Command string } `json:"executed"`
+			} `json:"memlab"`
+		} `json:"metadata"`
+		Cells []struct {
+			Metadata struct {
+				Memlab struct {
+					Cell    string   `json:"cell"`
+					Elapsed *float64 `json:"elapsed_s"`
+				} `json:"memlab"`
+			} `json:"metadata"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	e := doc.Metadata.Memlab.Executed
+	if e.Device == "" || e.Date == "" {
+		return nil, fmt.Errorf("%s: no metadata memlab.executed {device, date}: not a copy memlab lab -ipynb wrote", path)
+	}
+	k := &kept{path: path, device: e.Device, date: e.Date, command: e.Command, times: map[string]time.Duration{}}
+	for _, c := range doc.Cells {
+		if m := c.Metadata.Memlab; m.Cell != "" && m.Elapsed != nil {
+			k.times[m.Cell] = time.Duration(*m.Elapsed * float64(time.Second))
+		}
+	}
+	return k, nil
+}
+
 // meta is where a table's figures come from.
 type meta struct{ host, labStamp, labFile, gpuHead, gpuFile string }
 
 // table is the markdown of one notebook's timing table in the guide's language.
-func table(ed string, cells []memlab.Cell, lab, sim, gpu map[string]time.Duration, m meta) string {
+func table(ed string, cells []memlab.Cell, lab, sim, gpu map[string]time.Duration, k *kept, m meta) string {
 	zh := ed == "zh-CN"
 	var b strings.Builder
 	if zh {
 		fmt.Fprintf(&b, "由 `go run ./scripts/instructor-timings` 于 %s 生成（%s）。JupyterLab 一列：`%s` 中 nbconvert 记录的执行时间戳，精确到秒（scripts/run-notebooks.sh 于 %s 运行；含 GoNB 编译单元格的时间）；“仅代码”两列：本命令在这台机器上运行的 `memlab lab -device sim`，以及 `%s`（%s）。\n\n",
 			time.Now().UTC().Format("2006-01-02 15:04 UTC"), m.host, m.labFile, m.labStamp, m.gpuFile, m.gpuHead)
-		b.WriteString("| 单元格 | 小节 | JupyterLab，模拟设备 | 仅代码，模拟设备 | 仅代码，H200 |\n|---|---|---|---|---|\n")
+		if k != nil {
+			fmt.Fprintf(&b, "最后一列：保存的执行副本 `%s`（%s 于 %s 在 %s 上运行）中各单元格的 `elapsed_s`。\n\n", k.path, k.command, k.date, k.device)
+		}
+		b.WriteString("| 单元格 | 小节 | JupyterLab，模拟设备 | 仅代码，模拟设备 | 仅代码，H200 |")
 	} else {
 		fmt.Fprintf(&b, "Generated by `go run ./scripts/instructor-timings` on %s (%s). JupyterLab column: nbconvert's execution timestamps in `%s`, to the second (scripts/run-notebooks.sh, run %s; GoNB's compile of each cell included); code-only columns: `memlab lab -device sim` run by this command on this machine, and `%s` (%s).\n\n",
 			time.Now().UTC().Format("2006-01-02 15:04 UTC"), m.host, m.labFile, m.labStamp, m.gpuFile, m.gpuHead)
-		b.WriteString("| cell | section | JupyterLab, simulated device | code only, simulated device | code only, H200 |\n|---|---|---|---|---|\n")
+		if k != nil {
+			fmt.Fprintf(&b, "Last column: the cells' `elapsed_s` in the kept executed copy `%s` (%s, run %s on %s).\n\n", k.path, k.command, k.date, k.device)
+		}
+		b.WriteString("| cell | section | JupyterLab, simulated device | code only, simulated device | code only, H200 |")
 	}
-	var tl, ts, tg time.Duration
+	if k != nil {
+		if zh {
+			b.WriteString(" 保存的执行副本 |\n|---|---|---|---|---|---|\n")
+		} else {
+			b.WriteString(" kept executed copy |\n|---|---|---|---|---|---|\n")
+		}
+	} else {
+		b.WriteString("\n|---|---|---|---|---|\n")
+	}
+	var tl, ts, tg, tk time.Duration
+	last := func(key string) string {
+		if k == nil {
+			return ""
+		}
+		if key == "" {
+			return " |"
+		}
+		return " " + dur(k.times, key, &tk) + " |"
+	}
 	for _, c := range cells {
 		key := c.Notebook + "/" + c.Name
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", c.Name, c.Section, secs(lab, c.Name, &tl), dur(sim, key, &ts), dur(gpu, key, &tg))
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |%s\n", c.Name, c.Section, secs(lab, c.Name, &tl), dur(sim, key, &ts), dur(gpu, key, &tg), last(c.Name))
 	}
 	other, total := "set-up and declaration cells", "**all cells**"
 	if zh {
 		other, total = "准备与声明单元格", "**全部单元格**"
 	}
-	fmt.Fprintf(&b, "| %s | | %s | | |\n", other, secs(lab, "", &tl))
-	fmt.Fprintf(&b, "| %s | | %s | %s | %s |\n", total, fmtSecs(tl), fmtDur(ts), fmtDur(tg))
+	fmt.Fprintf(&b, "| %s | | %s | | |%s\n", other, secs(lab, "", &tl), last(""))
+	fmt.Fprintf(&b, "| %s | | %s | %s | %s |", total, fmtSecs(tl), fmtDur(ts), fmtDur(tg))
+	if k != nil {
+		fmt.Fprintf(&b, " %s |", fmtDur(tk))
+	}
+	b.WriteString("\n")
 	return b.String()
 }
 

@@ -146,3 +146,35 @@ func TestGuidesAnswerEveryTryIt(t *testing.T) {
 		}
 	}
 }
+
+func TestKeptTimes(t *testing.T) {
+	dir := t.TempDir()
+	if k, err := keptTimes(dir, "00-x"); k != nil || err != nil {
+		t.Errorf("no kept copy: %v, %v", k, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "en"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	nb := `{"metadata": {"memlab": {"executed": {"command": "memlab lab -ipynb x", "date": "2026-12-01T15:53:23Z", "device": "cuda:0, NVIDIA H200"}}},
+	 "cells": [{"metadata": {"memlab": {"source_sha256": "a"}}}, {"metadata": {"memlab": {"cell": "firstCurve", "elapsed_s": 0.026124}}}]}`
+	if err := os.WriteFile(filepath.Join(dir, "en", "00-x.ipynb"), []byte(nb), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k, err := keptTimes(dir, "00-x")
+	if err != nil || k.device != "cuda:0, NVIDIA H200" || k.times["firstCurve"] != 26124*time.Microsecond || len(k.times) != 1 {
+		t.Fatalf("keptTimes: %+v, %v", k, err)
+	}
+	cells := []memlab.Cell{{Notebook: "00-x", Section: "S", Name: "firstCurve"}, {Notebook: "00-x", Section: "S", Name: "newCell"}}
+	got := table("en", cells, map[string]time.Duration{"firstCurve": 3 * time.Second}, map[string]time.Duration{}, map[string]time.Duration{}, k, meta{})
+	for _, w := range []string{"| kept executed copy |", "| `firstCurve` | S | 3 s | — | — | 26 ms |", "| `newCell` | S | — | — | — | — |", "cuda:0, NVIDIA H200"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("table lacks %q:\n%s", w, got)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "en", "00-x.ipynb"), []byte(`{"metadata": {}, "cells": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := keptTimes(dir, "00-x"); err == nil || !strings.Contains(err.Error(), "no metadata memlab.executed") {
+		t.Errorf("a copy without its stamp: %v", err)
+	}
+}
