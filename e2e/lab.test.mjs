@@ -335,6 +335,31 @@ async function checkCompletion(page, name, names) {
   await page.keyboard.press("d");
 }
 
+// screenshot grows the viewport to the notebook's whole height, so that one
+// screenshot shows every cell (a notebook taller than MAX_SHOT pixels gets several,
+// NAME-1.png, NAME-2.png, …), then restores it.
+const MAX_SHOT = Number(process.env.E2E_MAX_SHOT || 15_000);
+async function screenshot(page, name) {
+  const vp = page.viewportSize();
+  const scroller = ".jp-NotebookPanel .jp-WindowedPanel-outer";
+  const { total, client } = await page.$eval(scroller, (el) => ({ total: el.scrollHeight, client: el.clientHeight }));
+  const chrome = vp.height - client; // menus, toolbar and status bar around the notebook
+  const shots = Math.ceil(total / MAX_SHOT);
+  const per = Math.ceil(total / shots);
+  await page.setViewportSize({ width: vp.width, height: per + chrome });
+  await page.waitForTimeout(1000);
+  const files = [];
+  for (let k = 0; k < shots; k++) {
+    await page.$eval(scroller, (el, top) => (el.scrollTop = top), k * per);
+    await page.waitForTimeout(500);
+    const file = shots === 1 ? `${name}.png` : `${name}-${k + 1}.png`;
+    await page.screenshot({ path: path.join(OUT, file) });
+    files.push(`build/e2e/${file}`);
+  }
+  await page.setViewportSize(vp);
+  log(`${name}: screenshot${shots > 1 ? "s" : ""} ${files.join(", ")} (${vp.width}×${per + chrome})`);
+}
+
 // checkSlideshow opens one notebook as its RISE slideshow (jupyterlab-rise's own
 // page, /rise/PATH: what the toolbar's slideshow button shows) and screenshots
 // its first two slides, build/e2e/slides-NAME-1.png and -2.png: the Chinese
@@ -379,31 +404,6 @@ async function checkSlideshow(page, base, token, served, all) {
     fail(where, e.message.split("\n")[0]);
     await page.screenshot({ path: path.join(OUT, `slides-${name}-failed.png`) }).catch(() => {});
   }
-}
-
-// screenshot grows the viewport to the notebook's whole height, so that one
-// screenshot shows every cell (a notebook taller than MAX_SHOT pixels gets several,
-// NAME-1.png, NAME-2.png, …), then restores it.
-const MAX_SHOT = Number(process.env.E2E_MAX_SHOT || 15_000);
-async function screenshot(page, name) {
-  const vp = page.viewportSize();
-  const scroller = ".jp-NotebookPanel .jp-WindowedPanel-outer";
-  const { total, client } = await page.$eval(scroller, (el) => ({ total: el.scrollHeight, client: el.clientHeight }));
-  const chrome = vp.height - client; // menus, toolbar and status bar around the notebook
-  const shots = Math.ceil(total / MAX_SHOT);
-  const per = Math.ceil(total / shots);
-  await page.setViewportSize({ width: vp.width, height: per + chrome });
-  await page.waitForTimeout(1000);
-  const files = [];
-  for (let k = 0; k < shots; k++) {
-    await page.$eval(scroller, (el, top) => (el.scrollTop = top), k * per);
-    await page.waitForTimeout(500);
-    const file = shots === 1 ? `${name}.png` : `${name}-${k + 1}.png`;
-    await page.screenshot({ path: path.join(OUT, file) });
-    files.push(`build/e2e/${file}`);
-  }
-  await page.setViewportSize(vp);
-  log(`${name}: screenshot${shots > 1 ? "s" : ""} ${files.join(", ")} (${vp.width}×${per + chrome})`);
 }
 
 async function main() {
