@@ -521,6 +521,52 @@ async function screenshot(page, name) {
   log(`${name}: screenshot${shots > 1 ? "s" : ""} ${files.join(", ")} (${vp.width}×${per + chrome})`);
 }
 
+// checkSlideshow opens one notebook as its RISE slideshow (jupyterlab-rise's own
+// page, /rise/PATH: what the toolbar's slideshow button shows) and screenshots
+// its first two slides, build/e2e/slides-NAME-1.png and -2.png: the Chinese
+// edition of notebook 02 when the run has it. The slides must be those the
+// generator's slide types make (one per "slide" cell), the first showing the
+// notebook's title. all are the run's notebooks, served those the running
+// server has: it does nothing unless the chosen one is served, so a loop over
+// servers (one per edition) can call it for each. PATH is the notebook's path
+// under notebooks/, as the server serves it.
+async function checkSlideshow(page, base, token, served, all) {
+  const pick =
+    all.find((f) => f.endsWith(path.join("zh-CN", "02-memory-mechanics.ipynb"))) ||
+    all.find((f) => f.endsWith("02-memory-mechanics.ipynb")) ||
+    all[0];
+  if (!served.includes(pick)) return;
+  const name = shotName(pick);
+  const where = `${name} slideshow`;
+  try {
+    const nb = JSON.parse(fs.readFileSync(pick, "utf8"));
+    const want = nb.cells.filter((c) => c.metadata?.slideshow?.slide_type === "slide").length;
+    const rel = path.relative(path.join(REPO, "notebooks"), pick).split(path.sep).map(encodeURIComponent).join("/");
+    await page.goto(`${base}/rise/${rel}?token=${token}`);
+    await page.waitForSelector(".reveal .slides > section", { timeout: 120_000 });
+    await page.waitForTimeout(3000); // reveal.js lays the slides out and fades in
+    const st = await page.evaluate(() => ({
+      slides: document.querySelectorAll(".reveal .slides > section").length,
+      title: document.querySelector(".reveal .slides section.present :is(h1, h2)")?.textContent || "",
+    }));
+    const title = headingsOf(nb)[0] || "";
+    if (st.slides !== want) fail(where, `${st.slides} slides, the notebook has ${want} cells of slide type "slide"`);
+    if (norm(st.title) !== norm(title)) fail(where, `the first slide shows ${JSON.stringify(st.title)}, not the title ${JSON.stringify(title)}`);
+    const shots = [];
+    for (let k = 1; k <= 2; k++) {
+      const file = `slides-${name}-${k}.png`;
+      await page.screenshot({ path: path.join(OUT, file) });
+      shots.push(`build/e2e/${file}`);
+      await page.keyboard.press("ArrowRight"); // the next slide
+      await page.waitForTimeout(1500);
+    }
+    log(`${name}: slideshow of ${st.slides} slides; screenshots ${shots.join(", ")}`);
+  } catch (e) {
+    fail(where, e.message.split("\n")[0]);
+    await page.screenshot({ path: path.join(OUT, `slides-${name}-failed.png`) }).catch(() => {});
+  }
+}
+
 async function main() {
   fs.mkdirSync(OUT, { recursive: true });
   for (const f of fs.readdirSync(OUT)) if (f.endsWith(".png")) fs.rmSync(path.join(OUT, f)); // this run's only
@@ -627,6 +673,7 @@ async function main() {
       await stopLab(lab);
       lab = null;
     }
+    await checkSlideshow(page, lab.base, token, files, files);
   } finally {
     await cleanup();
   }

@@ -162,7 +162,7 @@ func (t *Table) String() string {
 	for _, r := range rows {
 		for i, c := range r {
 			if i < len(widths) {
-				widths[i] = max(widths[i], len([]rune(c)))
+				widths[i] = max(widths[i], displayWidth(c))
 			}
 		}
 	}
@@ -175,12 +175,28 @@ func (t *Table) String() string {
 			}
 			line.WriteString(c)
 			if i < len(widths)-1 {
-				line.WriteString(strings.Repeat(" ", widths[i]-len([]rune(c))+2))
+				line.WriteString(strings.Repeat(" ", widths[i]-displayWidth(c)+2))
 			}
 		}
 		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
 	}
 	return b.String()
+}
+
+// displayWidth is how many columns s takes in a terminal: two for each wide
+// (CJK) character, so that the Chinese edition's tables line up.
+func displayWidth(s string) int {
+	w := 0
+	for _, r := range s {
+		w++
+		if r >= 0x1100 && (r <= 0x115f || r == 0x2329 || r == 0x232a ||
+			(r >= 0x2e80 && r <= 0xa4cf && r != 0x303f) || (r >= 0xac00 && r <= 0xd7a3) ||
+			(r >= 0xf900 && r <= 0xfaff) || (r >= 0xfe30 && r <= 0xfe4f) ||
+			(r >= 0xff00 && r <= 0xff60) || (r >= 0xffe0 && r <= 0xffe6)) {
+			w++
+		}
+	}
+	return w
 }
 
 // HTML renders the table as an HTML table.

@@ -45,6 +45,12 @@ func TestTable(t *testing.T) {
 	if out.String() != want {
 		t.Errorf("Show printed %q", out.String())
 	}
+	// Chinese characters take two columns: the next column starts where it
+	// would after two Latin letters per character.
+	zh := NewTable("练习", "状态").Row("ab", "未开始").Row("显存池", "x").String()
+	if want := "练习    状态\nab      未开始\n显存池  x\n"; zh != want {
+		t.Errorf("a table with Chinese:\n%q\nwant\n%q", zh, want)
+	}
 	bad := NewTable("one").Row("a", "b")
 	if msg := panicOf(bad.Show); !strings.Contains(msg, "row 0 has 2 cells for 1 columns") {
 		t.Errorf("a row wider than the header: panic %q", msg)

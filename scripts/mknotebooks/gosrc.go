@@ -335,6 +335,7 @@ func readGoNotebook(dir string) (*goNotebook, error) {
 			}
 			cells = append(cells, newCell(c.kind, c.tags, lines))
 		}
+		setSlideTypes(cells)
 		nb.editions[ed] = cells
 	}
 	return nb, nil

@@ -64,6 +64,9 @@ func run(goDir, dst string, check bool) error {
 				}
 			}
 			meta["memlab"] = mm
+			if _, ok := meta["rise"]; !ok {
+				meta["rise"] = notebookRise()
+			}
 			if want[filepath.Join(dst, ed, g.name+".ipynb")], err = encode(cells, meta); err != nil {
 				return fmt.Errorf("mknotebooks: %s: %w", dir, err)
 			}

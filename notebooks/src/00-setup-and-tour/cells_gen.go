@@ -10,6 +10,7 @@ var Cells = []memlab.Cell{
 	{Notebook: "00-setup-and-tour", Section: "Which device?", Name: "whichDevice", Plot: false, Func: whichDevice},
 	{Notebook: "00-setup-and-tour", Section: "A first tensor", Name: "firstTensor", Plot: false, Func: firstTensor},
 	{Notebook: "00-setup-and-tour", Section: "A first memory curve", Name: "firstCurve", Plot: true, Func: firstCurve},
+	{Notebook: "00-setup-and-tour", Section: "Exercises and progress (练习与进度)", Name: "exerciseProgress", Plot: false, Func: exerciseProgress},
 }
 
 func init() { memlab.RegisterCells(Cells...) }

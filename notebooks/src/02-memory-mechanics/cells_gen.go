@@ -25,6 +25,7 @@ var Cells = []memlab.Cell{
 	{Notebook: "02-memory-mechanics", Section: "2.4 The `torch.cuda` memory API (torch.cuda 内存 API)", Name: "leakCheck", Plot: true, Func: leakCheck},
 	{Notebook: "02-memory-mechanics", Section: "2.4 The `torch.cuda` memory API (torch.cuda 内存 API)", Name: "perEpoch", Plot: false, Func: perEpoch},
 	{Notebook: "02-memory-mechanics", Section: "2.4 The `torch.cuda` memory API (torch.cuda 内存 API)", Name: "twoTenants", Plot: true, Func: twoTenants},
+	{Notebook: "02-memory-mechanics", Section: "Exercises and progress (练习与进度)", Name: "exerciseProgress", Plot: false, Func: exerciseProgress},
 }
 
 func init() { memlab.RegisterCells(Cells...) }

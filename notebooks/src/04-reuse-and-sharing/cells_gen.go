@@ -24,6 +24,7 @@ var Cells = []memlab.Cell{
 	{Notebook: "04-reuse-and-sharing", Section: "4.4 All together: a small transformer (综合应用)", Name: "pooledScoresByMode", Plot: false, Func: pooledScoresByMode},
 	{Notebook: "04-reuse-and-sharing", Section: "4.4 All together: a small transformer (综合应用)", Name: "inPlaceLayerNorm", Plot: false, Func: inPlaceLayerNorm},
 	{Notebook: "04-reuse-and-sharing", Section: "4.4 All together: a small transformer (综合应用)", Name: "recordedH200", Plot: true, Func: recordedH200},
+	{Notebook: "04-reuse-and-sharing", Section: "Exercises and progress (练习与进度)", Name: "exerciseProgress", Plot: false, Func: exerciseProgress},
 }
 
 func init() { memlab.RegisterCells(Cells...) }

@@ -15,6 +15,7 @@ var Cells = []memlab.Cell{
 	{Notebook: "05-what-if", Section: "5 Several streams", Name: "severalStreams", Plot: true, Func: severalStreams},
 	{Notebook: "05-what-if", Section: "5 Several streams", Name: "streamsVsPyTorch", Plot: false, Func: streamsVsPyTorch},
 	{Notebook: "05-what-if", Section: "5 Several streams", Name: "repeatedRuns", Plot: false, Func: repeatedRuns},
+	{Notebook: "05-what-if", Section: "Exercises and progress (练习与进度)", Name: "exerciseProgress", Plot: false, Func: exerciseProgress},
 }
 
 func init() { memlab.RegisterCells(Cells...) }

@@ -1,0 +1,16 @@
+package nb02
+
+import (
+	"testing"
+
+	"memlab.dev/memlab/internal/nbtest"
+)
+
+// TestExerciseProgress runs the notebook's last cell: the learner's progress on
+// its exercises (package progress), read from the repository's exercises/.
+func TestExerciseProgress(t *testing.T) {
+	nbtest.Want(t, nbtest.Run(t, Cells, "exerciseProgress"),
+		`(?m)^1 +Row-major strides +`,
+		`(?m)^9 +memory_allocated vs memory_reserved +`,
+		`of 11 exercises pass`)
+}
