@@ -669,11 +669,11 @@ async function main() {
         await page.screenshot({ path: path.join(OUT, `${edition}-edit-failed.png`) }).catch(() => {});
       }
       for (const s of await api(lab.base, token, "GET", "/api/sessions")) await api(lab.base, token, "DELETE", `/api/sessions/${s.id}`);
+      await checkSlideshow(page, lab.base, token, mine, files);
       await page.close();
       await stopLab(lab);
       lab = null;
     }
-    await checkSlideshow(page, lab.base, token, files, files);
   } finally {
     await cleanup();
   }
