@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"memlab.dev/memlab/internal/workbook"
 )
@@ -28,10 +30,15 @@ commands:
   check N [--race] [--run REGEXP] [--solution]
                             run exercise N's tests and explain the failures; exit 0 iff it passes
   hint N                    show the next hint of exercise N (remembered in DIR/.progress.json)
-  grade --student PATH [--exercise N] [--json] [--race]
+  grade --student PATH [--exercise N] [--json] [--race] [--timeout D] [--max-output BYTES]
+        [--sandbox bwrap|none]
                             instructors: run the official, unmodified tests against a student's
                             copy of one exercise folder (or of the whole exercises folder) and
-                            print the score; exit 0 iff every graded exercise passes
+                            print the score; exit 0 iff every graded exercise passes. The
+                            submission's source is checked (pure imports, no printing), its
+                            tests run in a bubblewrap sandbox (no network, nothing writable of
+                            yours) under a time and an output limit, and the official tests are
+                            verified unchanged after every run
 
 N is a number (4), a folder (04-round-size) or a name (round-size). DIR is the
 exercises folder; by default it is found from the current directory upward.
@@ -240,20 +247,28 @@ func exercisesGrade(ctx context.Context, root string, exs []workbook.Exercise, a
 	exercise := fs.String("exercise", "", "which exercise the --student folder answers (default: from its folder name)")
 	asJSON := fs.Bool("json", false, "print one JSON object per exercise instead of the report")
 	race := fs.Bool("race", false, "run with the race detector")
+	timeout := fs.Duration("timeout", workbook.DefaultTimeout, "wall-clock limit of one submission's test run")
+	maxOutput := fs.Int64("max-output", workbook.DefaultMaxOutput, "bytes one submission's test run may write")
+	sandbox := fs.String("sandbox", "bwrap", "isolation of the student's code: bwrap (bubblewrap) or none (only for code you trust)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return 2
 	}
-	if *student == "" || len(pos) > 0 {
-		fmt.Fprintln(stderr, "usage: memlab exercises grade --student PATH [--exercise N] [--json] [--race]")
+	if *student == "" || len(pos) > 0 || *timeout <= 0 || *maxOutput <= 0 {
+		fmt.Fprintln(stderr, "usage: memlab exercises grade --student PATH [--exercise N] [--json] [--race] [--timeout D] [--max-output BYTES] [--sandbox bwrap|none]")
 		return 2
 	}
+	if *sandbox == "none" {
+		fmt.Fprintln(stderr, "memlab exercises grade: warning: --sandbox none runs the student's code with your rights")
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	subs, err := submissions(exs, *student, *exercise)
 	if err != nil {
 		fmt.Fprintf(stderr, "memlab exercises grade: %v\n", err)
 		return 2
 	}
-	results, err := workbook.Grade(ctx, root, subs, workbook.RunOptions{Race: *race})
+	results, err := workbook.Grade(ctx, root, subs, workbook.GradeOptions{Race: *race, Timeout: *timeout, MaxOutput: *maxOutput, Sandbox: *sandbox})
 	if err != nil {
 		fmt.Fprintf(stderr, "memlab exercises grade: %v\n", err)
 		return 1

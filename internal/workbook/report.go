@@ -16,6 +16,8 @@ func State(r *Report) string {
 	switch {
 	case r == nil:
 		return "no result"
+	case r.Rejected != "":
+		return "rejected"
 	case r.BuildFailed:
 		return "does not build"
 	case r.Passed():
@@ -37,6 +39,11 @@ func WriteReport(w io.Writer, ex Exercise, r *Report) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w)
+	if r.Rejected != "" {
+		fmt.Fprintf(w, "  %s\n\n", r.Rejected)
+		fmt.Fprintf(w, "REJECTED  exercise %d cannot be graded: %s.\n", ex.Number, firstClause(r.Rejected))
+		return
+	}
 	if r.BuildFailed {
 		fmt.Fprintln(w, "  Your code does not build (errors from the compiler or go vet):")
 		for _, l := range r.BuildOutput {
@@ -69,6 +76,14 @@ func WriteReport(w io.Writer, ex Exercise, r *Report) {
 	default:
 		fmt.Fprintf(w, "FAIL  %d of %d cases pass.\n", pass, total)
 	}
+}
+
+// firstClause returns s up to its first colon, the short form of a reason.
+func firstClause(s string) string {
+	if i := strings.Index(s, ": "); i > 0 && i < 80 {
+		return s[:i]
+	}
+	return s
 }
 
 // anyFailed reports whether some case of r failed.

@@ -110,7 +110,7 @@ func TestGrade(t *testing.T) {
 	subs := []workbook.Submission{{Exercise: ex, Dir: solved}, {Exercise: ex, Dir: cheat}, {Exercise: ex, Dir: untouched}}
 	var results []workbook.Result
 	for _, s := range subs {
-		res, err := workbook.Grade(context.Background(), root, []workbook.Submission{s}, workbook.RunOptions{})
+		res, err := workbook.Grade(context.Background(), root, []workbook.Submission{s}, workbook.GradeOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,10 +142,10 @@ func TestGrade(t *testing.T) {
 			t.Errorf("Grade(%s): score %d/%d; want a lower score out of the same %d cases as the solved copy — the total counts the official cases, not the ones that ran", subs[i].Dir, pass, total, full)
 		}
 	}
-	if _, err := workbook.Grade(context.Background(), root, []workbook.Submission{{Exercise: ex, Dir: t.TempDir()}}, workbook.RunOptions{}); err == nil {
+	if _, err := workbook.Grade(context.Background(), root, []workbook.Submission{{Exercise: ex, Dir: t.TempDir()}}, workbook.GradeOptions{}); err == nil {
 		t.Error("Grade of an empty folder: want an error")
 	}
-	if _, err := workbook.Grade(context.Background(), root, nil, workbook.RunOptions{}); err == nil {
+	if _, err := workbook.Grade(context.Background(), root, nil, workbook.GradeOptions{}); err == nil {
 		t.Error("Grade of nothing: want an error")
 	}
 }
