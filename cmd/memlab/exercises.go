@@ -166,19 +166,19 @@ func exercisesCheck(ctx context.Context, root string, exs []workbook.Exercise, a
 		return 1
 	}
 	if len(r.Tests) == 0 && !r.BuildFailed && *run != "" {
-		fmt.Fprintf(stderr, "memlab exercises: no test of exercise %d matches --run %q (its tests are named TestA_…, TestB_…: see %s/README.md)\n", ex.Number, *run, ex.Slug)
+		fmt.Fprintf(stderr, "memlab exercises: no test of exercise %d matches --run %q (its tests are named TestA_…, TestB_…: see exercises/%s/README.md)\n", ex.Number, *run, ex.Slug)
 		return 2
 	}
 	workbook.WriteReport(stdout, ex, r)
 	if !r.Passed() {
 		if len(ex.Hints) > 0 {
-			fmt.Fprintf(stdout, "      Stuck? \"memlab exercises hint %d\" shows the next hint.\n", ex.Number)
+			fmt.Fprintf(stdout, "      Stuck? \"%s hint %d\" shows the next hint.\n", workbook.Command, ex.Number)
 		}
 		return 1
 	}
 	for _, next := range exs {
 		if next.Number > ex.Number {
-			fmt.Fprintf(stdout, "      Next: exercise %d · %s — %s/README.md\n", next.Number, next.Title, next.Slug)
+			fmt.Fprintf(stdout, "      Next: exercise %d · %s — exercises/%s/README.md\n", next.Number, next.Title, next.Slug)
 			break
 		}
 	}
@@ -216,7 +216,7 @@ func exercisesHint(root string, exs []workbook.Exercise, args []string, stdout, 
 	}
 	fmt.Fprintf(stdout, "Exercise %d · %s — hint %d of %d\n\n%s\n", ex.Number, ex.Title, n, len(ex.Hints), indent(hint))
 	if n < len(ex.Hints) {
-		fmt.Fprintf(stdout, "\n(\"memlab exercises hint %d\" again for the next one.)\n", ex.Number)
+		fmt.Fprintf(stdout, "\n(\"%s hint %d\" again for the next one.)\n", workbook.Command, ex.Number)
 	}
 	return 0
 }

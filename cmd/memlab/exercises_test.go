@@ -34,7 +34,7 @@ func TestExercisesSession(t *testing.T) {
 	}{
 		{name: "list as shipped", args: []string{"list"}, wantOut: []string{
 			"Row-major strides", "Notebook 02, §2.1 Tensor storage and views", "not started", "0/3", "0 of 2 exercises pass", "Next: exercise 1"}},
-		{name: "first hint", args: []string{"hint", "1"}, wantOut: []string{"hint 1 of 3", "running product", `"memlab exercises hint 1" again`}},
+		{name: "first hint", args: []string{"hint", "1"}, wantOut: []string{"hint 1 of 3", "running product", `"go run ./cmd/memlab exercises hint 1" again`}},
 		{name: "second hint", args: []string{"hint", "01-strides"}, wantOut: []string{"hint 2 of 3", "max(size, 1)"}, notOut: []string{"Walk the dimensions"}},
 		{name: "third hint", args: []string{"hint", "strides"}, wantOut: []string{"hint 3 of 3"}, notOut: []string{"again for the next"}},
 		{name: "no more hints", args: []string{"hint", "1"}, wantOut: []string{"All 3 hints of exercise 1 are shown", "HINTS.md"}},
