@@ -18,7 +18,13 @@ var sectionRef = regexp.MustCompile(`^Notebook (\d{2}), §(\d+\.\d+ .+)$`)
 // unlinked lists exercises their notebook does not mention yet, with the reason.
 // The test logs them instead of failing, and fails once the notebook does link
 // one, so that the entry is removed.
-var unlinked = map[string]string{}
+var unlinked = map[string]string{
+	"15-fit-the-budget": "new exercise (issue 19); notebook 02 is being translated, its exercises section links it next",
+	"16-leak-check":     "new exercise (issue 19); notebook 02 is being translated, its exercises section links it next",
+	"17-inplace-block":  "new exercise (issue 19); notebook 04 is being translated, its exercises section links it next",
+	"18-my-pool":        "new exercise (issue 19); notebook 04 is being translated, its exercises section links it next",
+	"19-lower-the-peak": "new exercise (issue 19); notebook 04 is being translated, its exercises section links it next",
+}
 
 // TestSectionsMatchNotebooks keeps the exercises and the chapter notebooks in
 // step: every exercise names a section that exists, under that number and title,
