@@ -27,8 +27,13 @@ const exercisesUsage = `usage: memlab exercises [--dir DIR] <command> [arguments
 
 commands:
   list                      every exercise with its notebook section, status and hints seen
-  check N [--race] [--run REGEXP] [--solution]
-                            run exercise N's tests and explain the failures; exit 0 iff it passes
+  check N [--race] [--run REGEXP] [--solution] [--student DIR]
+                            run exercise N's tests and explain the failures; exit 0 iff it passes.
+                            --student checks a copy of the exercise (such as the one a notebook
+                            writes under workbook/exercises/) with the official tests
+  copy N... [--to DIR]      make a working copy of each exercise's stub in DIR/<folder>
+                            (default: workbook/exercises beside the exercises folder, which git
+                            ignores); an existing copy is kept as it is
   hint N                    show the next hint of exercise N (remembered in DIR/.progress.json)
   grade --student PATH [--exercise N] [--json] [--race] [--timeout D] [--max-output BYTES]
         [--sandbox bwrap|none]
@@ -62,7 +67,7 @@ func runExercises(args []string, stdout, stderr io.Writer) int {
 	case "help":
 		fmt.Fprint(stdout, exercisesUsage)
 		return 0
-	case "list", "check", "hint", "grade":
+	case "list", "check", "hint", "grade", "copy":
 	default:
 		fmt.Fprintf(stderr, "memlab exercises: unknown command %q\n", sub)
 		fs.Usage()
@@ -91,6 +96,8 @@ func runExercises(args []string, stdout, stderr io.Writer) int {
 		return exercisesCheck(ctx, root, exs, rest, stdout, stderr)
 	case "hint":
 		return exercisesHint(root, exs, rest, stdout, stderr)
+	case "copy":
+		return exercisesCopy(root, exs, rest, stdout, stderr)
 	default: // "grade"
 		return exercisesGrade(ctx, root, exs, rest, stdout, stderr)
 	}
@@ -142,12 +149,13 @@ func exercisesCheck(ctx context.Context, root string, exs []workbook.Exercise, a
 	race := fs.Bool("race", false, "run with the race detector (exercises 12 and 14 are about concurrency)")
 	run := fs.String("run", "", "run only the tests matching this regular expression, such as TestB for part B")
 	solution := fs.Bool("solution", false, "instructors: test the reference solution (build tag solution) instead of the stub")
+	student := fs.String("student", "", "check this copy of the exercise folder instead of the one in the exercises folder")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return 2
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: memlab exercises check N [--race] [--run REGEXP] [--solution]")
+		fmt.Fprintln(stderr, "usage: memlab exercises check N [--race] [--run REGEXP] [--solution] [--student DIR]")
 		return 2
 	}
 	ex, err := workbook.Lookup(exs, pos[0])
@@ -155,12 +163,23 @@ func exercisesCheck(ctx context.Context, root string, exs []workbook.Exercise, a
 		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
 		return 2
 	}
-	reports, err := workbook.RunTests(ctx, root, []string{"./" + ex.Slug}, workbook.RunOptions{Race: *race, Run: *run, Solution: *solution})
+	opts := workbook.RunOptions{Race: *race, Run: *run, Solution: *solution}
+	var r *workbook.Report
+	if *student != "" {
+		if *solution {
+			fmt.Fprintln(stderr, "memlab exercises check: --solution and --student exclude each other")
+			return 2
+		}
+		r, err = workbook.CheckCopy(ctx, root, ex, *student, opts)
+	} else {
+		var reports map[string]*workbook.Report
+		reports, err = workbook.RunTests(ctx, root, []string{"./" + ex.Slug}, opts)
+		r = reports[ex.Slug]
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
 		return 1
 	}
-	r := reports[ex.Slug]
 	if r == nil {
 		fmt.Fprintf(stderr, "memlab exercises: go test reported nothing for %s\n", ex.Slug)
 		return 1
@@ -341,4 +360,36 @@ func submissions(exs []workbook.Exercise, student, exercise string) ([]workbook.
 		return nil, fmt.Errorf("%s is neither an exercise folder (such as 03-view) nor a folder holding some; name the exercise with --exercise N", student)
 	}
 	return subs, nil
+}
+
+func exercisesCopy(root string, exs []workbook.Exercise, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("copy", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	to := fs.String("to", filepath.Join(filepath.Dir(root), "workbook", "exercises"), "the folder to make the copies in")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) == 0 {
+		fmt.Fprintln(stderr, "usage: memlab exercises copy N... [--to DIR]")
+		return 2
+	}
+	for _, arg := range pos {
+		ex, err := workbook.Lookup(exs, arg)
+		if err != nil {
+			fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
+			return 2
+		}
+		dst, made, err := workbook.CopyStub(ex, *to)
+		if err != nil {
+			fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
+			return 1
+		}
+		if made {
+			fmt.Fprintf(stdout, "exercise %d: your copy is %s\n", ex.Number, dst)
+		} else {
+			fmt.Fprintf(stdout, "exercise %d: your copy %s is kept as it is\n", ex.Number, dst)
+		}
+	}
+	return 0
 }

@@ -368,3 +368,88 @@ func copyFile(src, dst string) error {
 	}
 	return nil
 }
+
+// CheckCopy runs the official tests of exercise ex against the learner's copy of
+// it in dir (such as workbook/exercises/17-inplace-block, which a notebook cell
+// writes): like Grade it builds a scratch module from root's go.mod, go.sum and
+// internal/, the copy's non-test .go files and the official *_test.go files, and
+// leaves dir untouched; unlike Grade it runs the learner's own code unsandboxed,
+// as go test does, with the options of a check.
+func CheckCopy(ctx context.Context, root string, ex Exercise, dir string, opts RunOptions) (*Report, error) {
+	tmp, err := os.MkdirTemp("", "memlab-check-")
+	if err != nil {
+		return nil, fmt.Errorf("workbook: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := copyModuleFiles(root, tmp); err != nil {
+		return nil, err
+	}
+	dst := filepath.Join(tmp, ex.Slug)
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return nil, fmt.Errorf("workbook: %w", err)
+	}
+	n, err := copyGoFiles(dir, dst, func(name string) bool { return !strings.HasSuffix(name, "_test.go") })
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("workbook: %s holds no .go files of exercise %s (make one with \"%s copy %d\")", dir, ex.Slug, Command, ex.Number)
+	}
+	if _, err := copyGoFiles(ex.Dir, dst, func(name string) bool { return strings.HasSuffix(name, "_test.go") }); err != nil {
+		return nil, err
+	}
+	opts.Solution = false
+	reports, err := RunTests(ctx, tmp, []string{"./" + ex.Slug}, opts)
+	if err != nil {
+		return nil, err
+	}
+	r := reports[ex.Slug]
+	if r == nil {
+		return nil, fmt.Errorf("workbook: go test reported nothing for %s", ex.Slug)
+	}
+	return r, nil
+}
+
+// CopyStub makes the learner's working copy of exercise ex: the folder
+// dir/<slug> with the exercise's stub and the files it shares with the
+// solution (no tests, no reference solution). It returns the folder and
+// whether it made it; an existing folder is left as it is, so a copy is never
+// overwritten.
+func CopyStub(ex Exercise, dir string) (string, bool, error) {
+	dst := filepath.Join(dir, ex.Slug)
+	if _, err := os.Stat(dst); err == nil {
+		return dst, false, nil
+	}
+	tmp, err := os.MkdirTemp(dir, ".copy-"+ex.Slug+"-")
+	if err != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", false, fmt.Errorf("workbook: %w", err)
+		}
+		if tmp, err = os.MkdirTemp(dir, ".copy-"+ex.Slug+"-"); err != nil {
+			return "", false, fmt.Errorf("workbook: %w", err)
+		}
+	}
+	defer os.RemoveAll(tmp)
+	_, err = copyGoFiles(ex.Dir, tmp, func(name string) bool {
+		if strings.HasSuffix(name, "_test.go") {
+			return false
+		}
+		data, err := os.ReadFile(filepath.Join(ex.Dir, name))
+		first, _, _ := strings.Cut(string(data), "\n")
+		return err == nil && strings.TrimSpace(first) != "//go:build solution"
+	})
+	if err != nil {
+		return "", false, err
+	}
+	for _, md := range []string{"README.md", "HINTS.md"} {
+		if _, err := os.Stat(filepath.Join(ex.Dir, md)); err == nil {
+			if err := copyFile(filepath.Join(ex.Dir, md), filepath.Join(tmp, md)); err != nil {
+				return "", false, err
+			}
+		}
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return "", false, fmt.Errorf("workbook: %w", err)
+	}
+	return dst, true, nil
+}
