@@ -414,20 +414,26 @@ func CheckCopy(ctx context.Context, root string, ex Exercise, dir string, opts R
 // dir/<slug> with the exercise's stub and the files it shares with the
 // solution (no tests, no reference solution). It returns the folder and
 // whether it made it; an existing folder is left as it is, so a copy is never
-// overwritten.
+// overwritten. dir gets a go.mod of its own (if it has none), so that the
+// repository's `go build ./...` and `go vet ./...` never compile a learner's
+// half-written code.
 func CopyStub(ex Exercise, dir string) (string, bool, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", false, fmt.Errorf("workbook: %w", err)
+	}
+	if gomod := filepath.Join(dir, "go.mod"); !exists(gomod) {
+		const text = "// The learner's copies of the exercises, checked with `go run ./cmd/memlab exercises check N --student`:\n// a module of its own, so that the repository's go build ./... never compiles them.\nmodule memlab.dev/memlab/workbook/exercises\n\ngo 1.26\n"
+		if err := os.WriteFile(gomod, []byte(text), 0o644); err != nil {
+			return "", false, fmt.Errorf("workbook: %w", err)
+		}
+	}
 	dst := filepath.Join(dir, ex.Slug)
 	if _, err := os.Stat(dst); err == nil {
 		return dst, false, nil
 	}
 	tmp, err := os.MkdirTemp(dir, ".copy-"+ex.Slug+"-")
 	if err != nil {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return "", false, fmt.Errorf("workbook: %w", err)
-		}
-		if tmp, err = os.MkdirTemp(dir, ".copy-"+ex.Slug+"-"); err != nil {
-			return "", false, fmt.Errorf("workbook: %w", err)
-		}
+		return "", false, fmt.Errorf("workbook: %w", err)
 	}
 	defer os.RemoveAll(tmp)
 	_, err = copyGoFiles(ex.Dir, tmp, func(name string) bool {
@@ -448,8 +454,17 @@ func CopyStub(ex Exercise, dir string) (string, bool, error) {
 			}
 		}
 	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return "", false, fmt.Errorf("workbook: %w", err)
+	}
 	if err := os.Rename(tmp, dst); err != nil {
 		return "", false, fmt.Errorf("workbook: %w", err)
 	}
 	return dst, true, nil
+}
+
+// exists reports whether path names an existing file.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

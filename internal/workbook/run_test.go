@@ -169,6 +169,9 @@ func TestCopyAndCheckCopy(t *testing.T) {
 	if err != nil || !made || dst != filepath.Join(work, slug) {
 		t.Fatalf("CopyStub = %q, %v, %v; want a new %s", dst, made, err, filepath.Join(work, slug))
 	}
+	if _, err := os.Stat(filepath.Join(work, "go.mod")); err != nil {
+		t.Errorf("the copies' folder has no go.mod of its own, so go build ./... would compile them: %v", err)
+	}
 	for _, name := range []string{"segment_test.go", "segment_solution.go"} {
 		if _, err := os.Stat(filepath.Join(dst, name)); err == nil {
 			t.Errorf("the learner's copy holds %s", name)
