@@ -285,3 +285,26 @@ func TestCheckSubmission(t *testing.T) {
 		}
 	}
 }
+
+// TestReferenceSolutionsPassThePolicy: every official stub and reference
+// solution keeps to the grading policy, so an honest answer is never rejected.
+func TestReferenceSolutionsPassThePolicy(t *testing.T) {
+	root := workbooktest.Exercises(t)
+	exs, err := workbook.Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ex := range exs {
+		if err := workbook.CheckSubmission(ex.Dir); err != nil {
+			t.Errorf("%s's stub breaks the grading policy: %v", ex.Slug, err)
+		}
+		solved := filepath.Join(t.TempDir(), ex.Slug)
+		if err := os.CopyFS(solved, os.DirFS(ex.Dir)); err != nil {
+			t.Fatal(err)
+		}
+		workbooktest.SwapInSolution(t, solved)
+		if err := workbook.CheckSubmission(solved); err != nil {
+			t.Errorf("%s's reference solution breaks the grading policy: %v", ex.Slug, err)
+		}
+	}
+}
