@@ -27,7 +27,7 @@ func TrainLoop(dev tensor.Device, steps int) ([]float64, error) {
 
 // CapTenants caps two tenants that share one card, each with its own allocator,
 // with set_per_process_memory_fraction, so that neither can starve the other:
-// whatever one of them allocates, the other can still get at least 384 MiB of
+// whatever one of them allocates, the other can still get at least 416 MiB of
 // the 1 GiB card the tests use (896 MiB of which are free: the rest is the CUDA
 // context).
 func CapTenants(a, b *allocator.Allocator) error {
