@@ -308,3 +308,63 @@ func TestReferenceSolutionsPassThePolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestGradeInterrupted: when the grader is interrupted (its context cancelled,
+// as SIGINT or SIGTERM do in memlab exercises grade) while a submission sleeps,
+// Grade returns an error, kills the submission's processes and removes its
+// temporary folders.
+func TestGradeInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	root, sub := attackModule(t, sleepSrc)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := workbook.Grade(ctx, root, []workbook.Submission{sub}, workbook.GradeOptions{})
+		done <- err
+	}()
+	// Interrupt once the submission's test binary is running.
+	for running := false; !running; time.Sleep(100 * time.Millisecond) {
+		for _, p := range processesUnder(t, tmp) {
+			running = running || strings.Contains(p, string(filepath.Separator)+"03-view.test ")
+		}
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("an interrupted Grade returned no error")
+	}
+	if left := processesUnder(t, tmp); len(left) > 0 {
+		t.Errorf("processes of the interrupted run are still alive: %v", left)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the interrupted grader left %d entries in TMPDIR: %v", len(left), left)
+	}
+}
+
+// processesUnder returns the command lines of the live processes that run a
+// test binary under dir (with -test.v=test2json: not the go command building it).
+func processesUnder(t *testing.T, dir string) []string {
+	t.Helper()
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var out []string
+	for _, p := range procs {
+		data, err := os.ReadFile(p)
+		if err != nil || len(data) == 0 {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
+		if !strings.Contains(string(data), "-test.v=test2json") {
+			continue
+		}
+		for _, a := range args {
+			if strings.HasPrefix(a, dir+string(filepath.Separator)) && strings.HasSuffix(a, ".test") {
+				out = append(out, strings.Join(args, " "))
+				break
+			}
+		}
+	}
+	return out
+}

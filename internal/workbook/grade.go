@@ -172,7 +172,7 @@ func gradeOne(ctx context.Context, opts GradeOptions, tmp, scratch, pkg string) 
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("workbook: grading %s: %w", slug, ctx.Err())
 	}
-	events, err := toEvents(ctx, ModulePath+"/"+slug, res.stdout)
+	events, err := toEvents(ctx, tmp, ModulePath+"/"+slug, res.stdout)
 	if err != nil {
 		return nil, err
 	}

@@ -204,7 +204,11 @@ func buildTest(ctx context.Context, o GradeOptions, scratch, pkg, out string) (o
 	}
 	cmd := exec.CommandContext(ctx, "go", append(args, pkg)...)
 	cmd.Dir = scratch
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=", "GOTOOLCHAIN=local")
+	env, err := goEnv(filepath.Dir(out))
+	if err != nil {
+		return false, nil, err
+	}
+	cmd.Env = append(env, "GOWORK=off", "GOFLAGS=")
 	if !o.Race {
 		cmd.Env = append(cmd.Env, "CGO_ENABLED=0")
 	}
@@ -231,14 +235,30 @@ func buildTest(ctx context.Context, o GradeOptions, scratch, pkg, out string) (o
 
 // toEvents converts the output of a test binary run with -test.v=test2json into
 // go test -json events, with go tool test2json, for parseEvents.
-func toEvents(ctx context.Context, importPath string, stdout []byte) ([]byte, error) {
+func toEvents(ctx context.Context, tmp, importPath string, stdout []byte) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "go", "tool", "test2json", "-p", importPath)
 	cmd.Stdin = bytes.NewReader(stdout)
-	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+	env, err := goEnv(tmp)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Env = env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("workbook: go tool test2json: %w: %s", err, strings.TrimSpace(errb.String()))
 	}
 	return out.Bytes(), nil
+}
+
+// goEnv is the environment of the go commands Grade runs: the local toolchain,
+// and the go command's own work folder (GOTMPDIR) inside the grader's
+// temporary folder tmp, so that it is removed with it even when an interrupt
+// kills the go command.
+func goEnv(tmp string) ([]string, error) {
+	gotmp := filepath.Join(tmp, "gotmp")
+	if err := os.MkdirAll(gotmp, 0o755); err != nil {
+		return nil, fmt.Errorf("workbook: %w", err)
+	}
+	return append(os.Environ(), "GOTOOLCHAIN=local", "GOTMPDIR="+gotmp), nil
 }
