@@ -302,6 +302,7 @@ async function runNotebook(page, cdp, base, token, file, probeCompletion, names)
     if (!m || !dom || c.cell_type !== "code") return;
     const where = `${name} cell ${i}`;
     if ([].concat(c.source).join("").trim() === "") return;
+    if ((c.metadata?.tags || []).includes("exercise-check")) return; // a stub fails its tests: solveExercise checks these
     codeCells++;
     if (m.count == null) fail(where, "never ran");
     for (const o of m.outputs) {
@@ -335,8 +336,51 @@ async function runNotebook(page, cdp, base, token, file, probeCompletion, names)
   if (path.basename(path.dirname(file)) === "zh-CN" && cjk.runs === 0) fail(name, "the Chinese edition shows no Chinese text");
 
   if (probeCompletion) await checkCompletion(page, name, names);
+  await solveExercise(page, name, nb, st);
 
   await screenshot(page, name);
+}
+
+// solveExercise checks a notebook's exercise cells (a "%%writefile
+// ../../workbook/exercises/…" cell holding the learner's code, then a cell tagged
+// "exercise-check" running the official tests on it): after Run All each check
+// shows a verdict, the untouched stub's being TODO. Then it solves exercise 17 as
+// a learner would: the reference solution goes into the code cell's editor, the
+// two cells run, and the check must say PASS. The notebook on disk is not saved.
+async function solveExercise(page, name, nb, st) {
+  const src = (c) => [].concat(c.source).join("");
+  const checks = nb.cells.map((c, i) => i).filter((i) => (nb.cells[i].metadata?.tags || []).includes("exercise-check"));
+  if (checks.length === 0) return;
+  const text = (outputs) => outputs.map((o) => [].concat(o.text ?? "").join("") + Object.values(o.data || {}).map((v) => [].concat(v).join("")).join("")).join("");
+  for (const i of checks) {
+    const shown = text(st.cells[i]?.outputs || []);
+    if (!/^TODO  exercise \d+ is not started/m.test(shown)) fail(`${name} cell ${i}`, `the stub's check does not say TODO: ${shown.trim().split("\n").pop()}`);
+  }
+  const code = nb.cells.findIndex((c) => src(c).startsWith("%%writefile ../../workbook/exercises/17-inplace-block/block.go"));
+  if (code < 0 || !checks.includes(code + 1)) return fail(name, "no code cell and check cell for exercise 17");
+  const solution = fs.readFileSync(path.join(REPO, "exercises", "17-inplace-block", "block_solution.go"), "utf8").replace(/^\/\/go:build solution\n\n/, "");
+  const cell = src(nb.cells[code]).split("\n")[0] + "\n" + solution;
+  await page.evaluate(async ([i, source]) => {
+    const w = window.jupyterapp.shell.currentWidget;
+    w.content.widgets[i].model.sharedModel.setSource(source);
+    w.content.activeCellIndex = i;
+    await window.jupyterapp.commands.execute("notebook:run-cell-and-select-next");
+    await window.jupyterapp.commands.execute("notebook:run-cell-and-select-next");
+  }, [code, cell]);
+  await page.waitForFunction(
+    ([i, before]) => {
+      const w = window.jupyterapp.shell.currentWidget;
+      const c = w.content.widgets[i].model;
+      return c.executionCount > before && c.executionState !== "running" && w.sessionContext.session?.kernel?.status === "idle" && /(PASS|TODO|FAIL|REJECTED)  /.test(JSON.stringify(c.outputs.toJSON()));
+    },
+    [code + 1, st.cells[code + 1].count ?? 0],
+    { timeout: NOTEBOOK_TIMEOUT, polling: 1000 },
+  );
+  const after = await page.evaluate(panelState);
+  const verdict = text(after.cells[code + 1].outputs);
+  if (!/^PASS  all \d+ cases of exercise 17 pass/m.test(verdict)) fail(`${name} cell ${code + 1}`, `exercise 17 solved in the cell does not pass: ${verdict.trim().split("\n").slice(-3).join(" | ")}`);
+  else log(`${name}: exercise 17 solved in the notebook: ${verdict.match(/^PASS.*$/m)[0]}`);
+  await page.screenshot({ path: path.join(OUT, `${name}-exercise-17.png`) });
 }
 
 // checkCompletion adds a cell below the last one, types `memlab.` and presses Tab:

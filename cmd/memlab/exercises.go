@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"memlab.dev/memlab/internal/workbook"
 )
@@ -25,13 +27,23 @@ const exercisesUsage = `usage: memlab exercises [--dir DIR] <command> [arguments
 
 commands:
   list                      every exercise with its notebook section, status and hints seen
-  check N [--race] [--run REGEXP] [--solution]
-                            run exercise N's tests and explain the failures; exit 0 iff it passes
+  check N [--race] [--run REGEXP] [--solution] [--student DIR]
+                            run exercise N's tests and explain the failures; exit 0 iff it passes.
+                            --student checks a copy of the exercise (such as the one a notebook
+                            writes under workbook/exercises/) with the official tests
+  copy N... [--to DIR]      make a working copy of each exercise's stub in DIR/<folder>
+                            (default: workbook/exercises beside the exercises folder, which git
+                            ignores); an existing copy is kept as it is
   hint N                    show the next hint of exercise N (remembered in DIR/.progress.json)
-  grade --student PATH [--exercise N] [--json] [--race]
+  grade --student PATH [--exercise N] [--json] [--race] [--timeout D] [--max-output BYTES]
+        [--sandbox bwrap|none]
                             instructors: run the official, unmodified tests against a student's
                             copy of one exercise folder (or of the whole exercises folder) and
-                            print the score; exit 0 iff every graded exercise passes
+                            print the score; exit 0 iff every graded exercise passes. The
+                            submission's source is checked (pure imports, no printing), its
+                            tests run in a bubblewrap sandbox (no network, nothing writable of
+                            yours) under a time and an output limit, and the official tests are
+                            verified unchanged after every run
 
 N is a number (4), a folder (04-round-size) or a name (round-size). DIR is the
 exercises folder; by default it is found from the current directory upward.
@@ -55,7 +67,7 @@ func runExercises(args []string, stdout, stderr io.Writer) int {
 	case "help":
 		fmt.Fprint(stdout, exercisesUsage)
 		return 0
-	case "list", "check", "hint", "grade":
+	case "list", "check", "hint", "grade", "copy":
 	default:
 		fmt.Fprintf(stderr, "memlab exercises: unknown command %q\n", sub)
 		fs.Usage()
@@ -84,6 +96,8 @@ func runExercises(args []string, stdout, stderr io.Writer) int {
 		return exercisesCheck(ctx, root, exs, rest, stdout, stderr)
 	case "hint":
 		return exercisesHint(root, exs, rest, stdout, stderr)
+	case "copy":
+		return exercisesCopy(root, exs, rest, stdout, stderr)
 	default: // "grade"
 		return exercisesGrade(ctx, root, exs, rest, stdout, stderr)
 	}
@@ -135,12 +149,13 @@ func exercisesCheck(ctx context.Context, root string, exs []workbook.Exercise, a
 	race := fs.Bool("race", false, "run with the race detector (exercises 12 and 14 are about concurrency)")
 	run := fs.String("run", "", "run only the tests matching this regular expression, such as TestB for part B")
 	solution := fs.Bool("solution", false, "instructors: test the reference solution (build tag solution) instead of the stub")
+	student := fs.String("student", "", "check this copy of the exercise folder instead of the one in the exercises folder")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return 2
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: memlab exercises check N [--race] [--run REGEXP] [--solution]")
+		fmt.Fprintln(stderr, "usage: memlab exercises check N [--race] [--run REGEXP] [--solution] [--student DIR]")
 		return 2
 	}
 	ex, err := workbook.Lookup(exs, pos[0])
@@ -148,30 +163,41 @@ func exercisesCheck(ctx context.Context, root string, exs []workbook.Exercise, a
 		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
 		return 2
 	}
-	reports, err := workbook.RunTests(ctx, root, []string{"./" + ex.Slug}, workbook.RunOptions{Race: *race, Run: *run, Solution: *solution})
+	opts := workbook.RunOptions{Race: *race, Run: *run, Solution: *solution}
+	var r *workbook.Report
+	if *student != "" {
+		if *solution {
+			fmt.Fprintln(stderr, "memlab exercises check: --solution and --student exclude each other")
+			return 2
+		}
+		r, err = workbook.CheckCopy(ctx, root, ex, *student, opts)
+	} else {
+		var reports map[string]*workbook.Report
+		reports, err = workbook.RunTests(ctx, root, []string{"./" + ex.Slug}, opts)
+		r = reports[ex.Slug]
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
 		return 1
 	}
-	r := reports[ex.Slug]
 	if r == nil {
 		fmt.Fprintf(stderr, "memlab exercises: go test reported nothing for %s\n", ex.Slug)
 		return 1
 	}
 	if len(r.Tests) == 0 && !r.BuildFailed && *run != "" {
-		fmt.Fprintf(stderr, "memlab exercises: no test of exercise %d matches --run %q (its tests are named TestA_…, TestB_…: see %s/README.md)\n", ex.Number, *run, ex.Slug)
+		fmt.Fprintf(stderr, "memlab exercises: no test of exercise %d matches --run %q (its tests are named TestA_…, TestB_…: see exercises/%s/README.md)\n", ex.Number, *run, ex.Slug)
 		return 2
 	}
 	workbook.WriteReport(stdout, ex, r)
 	if !r.Passed() {
 		if len(ex.Hints) > 0 {
-			fmt.Fprintf(stdout, "      Stuck? \"memlab exercises hint %d\" shows the next hint.\n", ex.Number)
+			fmt.Fprintf(stdout, "      Stuck? \"%s hint %d\" shows the next hint.\n", workbook.Command, ex.Number)
 		}
 		return 1
 	}
 	for _, next := range exs {
 		if next.Number > ex.Number {
-			fmt.Fprintf(stdout, "      Next: exercise %d · %s — %s/README.md\n", next.Number, next.Title, next.Slug)
+			fmt.Fprintf(stdout, "      Next: exercise %d · %s — exercises/%s/README.md\n", next.Number, next.Title, next.Slug)
 			break
 		}
 	}
@@ -209,7 +235,7 @@ func exercisesHint(root string, exs []workbook.Exercise, args []string, stdout, 
 	}
 	fmt.Fprintf(stdout, "Exercise %d · %s — hint %d of %d\n\n%s\n", ex.Number, ex.Title, n, len(ex.Hints), indent(hint))
 	if n < len(ex.Hints) {
-		fmt.Fprintf(stdout, "\n(\"memlab exercises hint %d\" again for the next one.)\n", ex.Number)
+		fmt.Fprintf(stdout, "\n(\"%s hint %d\" again for the next one.)\n", workbook.Command, ex.Number)
 	}
 	return 0
 }
@@ -240,20 +266,28 @@ func exercisesGrade(ctx context.Context, root string, exs []workbook.Exercise, a
 	exercise := fs.String("exercise", "", "which exercise the --student folder answers (default: from its folder name)")
 	asJSON := fs.Bool("json", false, "print one JSON object per exercise instead of the report")
 	race := fs.Bool("race", false, "run with the race detector")
+	timeout := fs.Duration("timeout", workbook.DefaultTimeout, "wall-clock limit of one submission's test run")
+	maxOutput := fs.Int64("max-output", workbook.DefaultMaxOutput, "bytes one submission's test run may write")
+	sandbox := fs.String("sandbox", "bwrap", "isolation of the student's code: bwrap (bubblewrap) or none (only for code you trust)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return 2
 	}
-	if *student == "" || len(pos) > 0 {
-		fmt.Fprintln(stderr, "usage: memlab exercises grade --student PATH [--exercise N] [--json] [--race]")
+	if *student == "" || len(pos) > 0 || *timeout <= 0 || *maxOutput <= 0 {
+		fmt.Fprintln(stderr, "usage: memlab exercises grade --student PATH [--exercise N] [--json] [--race] [--timeout D] [--max-output BYTES] [--sandbox bwrap|none]")
 		return 2
 	}
+	if *sandbox == "none" {
+		fmt.Fprintln(stderr, "memlab exercises grade: warning: --sandbox none runs the student's code with your rights")
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	subs, err := submissions(exs, *student, *exercise)
 	if err != nil {
 		fmt.Fprintf(stderr, "memlab exercises grade: %v\n", err)
 		return 2
 	}
-	results, err := workbook.Grade(ctx, root, subs, workbook.RunOptions{Race: *race})
+	results, err := workbook.Grade(ctx, root, subs, workbook.GradeOptions{Race: *race, Timeout: *timeout, MaxOutput: *maxOutput, Sandbox: *sandbox})
 	if err != nil {
 		fmt.Fprintf(stderr, "memlab exercises grade: %v\n", err)
 		return 1
@@ -326,4 +360,36 @@ func submissions(exs []workbook.Exercise, student, exercise string) ([]workbook.
 		return nil, fmt.Errorf("%s is neither an exercise folder (such as 03-view) nor a folder holding some; name the exercise with --exercise N", student)
 	}
 	return subs, nil
+}
+
+func exercisesCopy(root string, exs []workbook.Exercise, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("copy", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	to := fs.String("to", filepath.Join(filepath.Dir(root), "workbook", "exercises"), "the folder to make the copies in")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) == 0 {
+		fmt.Fprintln(stderr, "usage: memlab exercises copy N... [--to DIR]")
+		return 2
+	}
+	for _, arg := range pos {
+		ex, err := workbook.Lookup(exs, arg)
+		if err != nil {
+			fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
+			return 2
+		}
+		dst, made, err := workbook.CopyStub(ex, *to)
+		if err != nil {
+			fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
+			return 1
+		}
+		if made {
+			fmt.Fprintf(stdout, "exercise %d: your copy is %s\n", ex.Number, dst)
+		} else {
+			fmt.Fprintf(stdout, "exercise %d: your copy %s is kept as it is\n", ex.Number, dst)
+		}
+	}
+	return 0
 }

@@ -19,6 +19,7 @@ func TestExercisesSession(t *testing.T) {
 		t.Skip("runs go test")
 	}
 	root := workbooktest.Module(t, "01-strides", "05-segment-size")
+	work := filepath.Join(t.TempDir(), "workbook", "exercises")
 	stubCopy := filepath.Join(t.TempDir(), "my-attempt")
 	if err := os.CopyFS(stubCopy, os.DirFS(filepath.Join(root, "05-segment-size"))); err != nil {
 		t.Fatal(err)
@@ -34,7 +35,7 @@ func TestExercisesSession(t *testing.T) {
 	}{
 		{name: "list as shipped", args: []string{"list"}, wantOut: []string{
 			"Row-major strides", "Notebook 02, §2.1 Tensor storage and views", "not started", "0/3", "0 of 2 exercises pass", "Next: exercise 1"}},
-		{name: "first hint", args: []string{"hint", "1"}, wantOut: []string{"hint 1 of 3", "running product", `"memlab exercises hint 1" again`}},
+		{name: "first hint", args: []string{"hint", "1"}, wantOut: []string{"hint 1 of 3", "running product", `"go run ./cmd/memlab exercises hint 1" again`}},
 		{name: "second hint", args: []string{"hint", "01-strides"}, wantOut: []string{"hint 2 of 3", "max(size, 1)"}, notOut: []string{"Walk the dimensions"}},
 		{name: "third hint", args: []string{"hint", "strides"}, wantOut: []string{"hint 3 of 3"}, notOut: []string{"again for the next"}},
 		{name: "no more hints", args: []string{"hint", "1"}, wantOut: []string{"All 3 hints of exercise 1 are shown", "HINTS.md"}},
@@ -49,6 +50,10 @@ func TestExercisesSession(t *testing.T) {
 		{name: "grade a folder named otherwise", args: []string{"grade", "--student", stubCopy, "--exercise", "5"}, wantCode: 1, wantOut: []string{"Score for 05-segment-size: 0/", "not started"}},
 		{name: "grade a whole exercises folder as JSON", args: []string{"grade", "--json", "--student", root}, wantCode: 1, wantOut: []string{
 			`{"exercise":"01-strides","state":"passing","passed":25,"total":25}`, `{"exercise":"05-segment-size","state":"not started"`}},
+		{name: "copy for the notebook", args: []string{"copy", "5", "--to", work}, wantOut: []string{"exercise 5: your copy is " + filepath.Join(work, "05-segment-size")}},
+		{name: "copy kept", args: []string{"copy", "5", "--to", work}, wantOut: []string{"is kept as it is"}},
+		{name: "check the copy", args: []string{"check", "5", "--student", filepath.Join(work, "05-segment-size")}, wantCode: 1, wantOut: []string{"exercise 5 is not started"}},
+		{name: "check a copy that is not there", args: []string{"check", "5", "--student", filepath.Join(work, "nothing")}, wantCode: 1, wantErr: "no such file"},
 		{name: "--run matching nothing", args: []string{"check", "1", "--run", "TestZ"}, wantCode: 2, wantErr: "no test of exercise 1 matches --run \"TestZ\""},
 		{name: "no command", args: nil, wantCode: 2, wantErr: "usage: memlab exercises"},
 		{name: "unknown command", args: []string{"frobnicate"}, wantCode: 2, wantErr: `unknown command "frobnicate"`},

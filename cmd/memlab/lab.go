@@ -18,6 +18,7 @@ import (
 	_ "memlab.dev/memlab/notebooks/src/02-memory-mechanics"  // registers notebook 02's cells
 	_ "memlab.dev/memlab/notebooks/src/04-reuse-and-sharing" // registers notebook 04's cells
 	_ "memlab.dev/memlab/notebooks/src/05-what-if"           // registers notebook 05's cells
+	_ "memlab.dev/memlab/notebooks/src/06-exercises"         // registers notebook 06's cell
 )
 
 func init() {

@@ -68,5 +68,5 @@ func ExampleWriteList() {
 	// 1  Row-major strides  Notebook 02, §2.1  passing      2/3
 	// 2  Is it contiguous?  Notebook 02, §2.1  not started  0/1
 	//
-	// 1 of 2 exercises pass. Next: exercise 2 — read 02-contiguous/README.md, then "memlab exercises check 2" ("memlab exercises hint 2" if stuck).
+	// 1 of 2 exercises pass. Next: exercise 2 — read exercises/02-contiguous/README.md, then "go run ./cmd/memlab exercises check 2" ("go run ./cmd/memlab exercises hint 2" if stuck).
 }

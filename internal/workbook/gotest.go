@@ -65,6 +65,10 @@ type Report struct {
 	BuildOutput []string // compiler and vet messages
 	Output      []string // package-level output that belongs to no test (panics, crashes)
 	Tests       []*Test  // top-level tests in the order they ran
+	// Rejected, when not empty, says why the results cannot be trusted (the
+	// submission broke the grading policy, or the test output was forged); such
+	// a report never passes and scores nothing.
+	Rejected string
 }
 
 // Counts returns the number of cases that passed, failed and were skipped.
@@ -88,13 +92,13 @@ func (r *Report) Counts() (pass, fail, skip int) {
 // least one case ran and no case failed or was skipped.
 func (r *Report) Passed() bool {
 	pass, fail, skip := r.Counts()
-	return !r.BuildFailed && r.Status == Pass && pass > 0 && fail == 0 && skip == 0
+	return r.Rejected == "" && !r.BuildFailed && r.Status == Pass && pass > 0 && fail == 0 && skip == 0
 }
 
 // NotStarted reports whether the exercise is untouched: it builds, no case passes,
 // and every failure is a stub's "not implemented yet".
 func (r *Report) NotStarted() bool {
-	if r.BuildFailed {
+	if r.BuildFailed || r.Rejected != "" {
 		return false
 	}
 	for _, t := range r.Tests {
@@ -219,6 +223,12 @@ func parseEvents(r io.Reader) (map[string]*Report, error) {
 		rep := report(e.Package)
 		if e.Test == "" {
 			switch e.Action {
+			case "pass", "fail", "skip":
+				if rep.Status != Running {
+					forged(rep, "the package")
+				}
+			}
+			switch e.Action {
 			case "pass":
 				rep.Status = Pass
 			case "fail":
@@ -252,10 +262,14 @@ func parseEvents(r io.Reader) (map[string]*Report, error) {
 				cases[ckey] = c
 				t.Cases = append(t.Cases, c)
 			}
-			apply(e, &c.Status, &c.Output)
+			if !apply(e, &c.Status, &c.Output) {
+				forged(rep, e.Test)
+			}
 			continue
 		}
-		apply(e, &t.Status, &t.Output)
+		if !apply(e, &t.Status, &t.Output) {
+			forged(rep, e.Test)
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("workbook: reading go test output: %w", err)
@@ -271,8 +285,17 @@ func parseEvents(r io.Reader) (map[string]*Report, error) {
 	return reports, nil
 }
 
-// apply records the outcome or output of one event for a test or case.
-func apply(e event, status *Status, output *[]string) {
+// apply records the outcome or output of one event for a test or case. It
+// reports false when the event is a second outcome for the same test or case,
+// which go test never produces: something other than the testing package wrote
+// framing into the output.
+func apply(e event, status *Status, output *[]string) bool {
+	switch e.Action {
+	case "pass", "fail", "skip":
+		if *status != Running {
+			return false
+		}
+	}
 	switch e.Action {
 	case "pass":
 		*status = Pass
@@ -284,6 +307,14 @@ func apply(e event, status *Status, output *[]string) {
 		if msg := clean(e.Output); msg != "" {
 			*output = append(*output, msg)
 		}
+	}
+	return true
+}
+
+// forged marks rep as rejected: its output reports an outcome of name twice.
+func forged(rep *Report, name string) {
+	if rep.Rejected == "" {
+		rep.Rejected = fmt.Sprintf("the test output reports the outcome of %s twice: something other than the tests wrote test framing", name)
 	}
 }
 

@@ -16,6 +16,8 @@ func State(r *Report) string {
 	switch {
 	case r == nil:
 		return "no result"
+	case r.Rejected != "":
+		return "rejected"
 	case r.BuildFailed:
 		return "does not build"
 	case r.Passed():
@@ -37,6 +39,11 @@ func WriteReport(w io.Writer, ex Exercise, r *Report) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w)
+	if r.Rejected != "" {
+		fmt.Fprintf(w, "  %s\n\n", r.Rejected)
+		fmt.Fprintf(w, "REJECTED  exercise %d is not graded: its results cannot be trusted (reason above).\n", ex.Number)
+		return
+	}
 	if r.BuildFailed {
 		fmt.Fprintln(w, "  Your code does not build (errors from the compiler or go vet):")
 		for _, l := range r.BuildOutput {
@@ -65,7 +72,7 @@ func WriteReport(w io.Writer, ex Exercise, r *Report) {
 	case r.Passed():
 		fmt.Fprintf(w, "PASS  all %d cases of exercise %d pass.\n", total, ex.Number)
 	case r.NotStarted():
-		fmt.Fprintf(w, "TODO  exercise %d is not started: read %s/README.md and replace the panics.\n", ex.Number, ex.Slug)
+		fmt.Fprintf(w, "TODO  exercise %d is not started: read exercises/%s/README.md and replace the panics.\n", ex.Number, ex.Slug)
 	default:
 		fmt.Fprintf(w, "FAIL  %d of %d cases pass.\n", pass, total)
 	}
@@ -159,7 +166,7 @@ func WriteList(w io.Writer, exs []Exercise, reports map[string]*Report, p Progre
 	fmt.Fprintf(w, "\n%d of %d exercises pass.", passing, len(exs))
 	if next >= 0 {
 		n := exs[next].Number
-		fmt.Fprintf(w, " Next: exercise %d — read %s/README.md, then \"memlab exercises check %d\" (\"memlab exercises hint %d\" if stuck).", n, exs[next].Slug, n, n)
+		fmt.Fprintf(w, " Next: exercise %d — read exercises/%s/README.md, then \"%s check %d\" (\"%s hint %d\" if stuck).", n, exs[next].Slug, Command, n, Command, n)
 	}
 	fmt.Fprintln(w)
 }

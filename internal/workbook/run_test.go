@@ -110,7 +110,7 @@ func TestGrade(t *testing.T) {
 	subs := []workbook.Submission{{Exercise: ex, Dir: solved}, {Exercise: ex, Dir: cheat}, {Exercise: ex, Dir: untouched}}
 	var results []workbook.Result
 	for _, s := range subs {
-		res, err := workbook.Grade(context.Background(), root, []workbook.Submission{s}, workbook.RunOptions{})
+		res, err := workbook.Grade(context.Background(), root, []workbook.Submission{s}, workbook.GradeOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,10 +142,61 @@ func TestGrade(t *testing.T) {
 			t.Errorf("Grade(%s): score %d/%d; want a lower score out of the same %d cases as the solved copy — the total counts the official cases, not the ones that ran", subs[i].Dir, pass, total, full)
 		}
 	}
-	if _, err := workbook.Grade(context.Background(), root, []workbook.Submission{{Exercise: ex, Dir: t.TempDir()}}, workbook.RunOptions{}); err == nil {
+	if _, err := workbook.Grade(context.Background(), root, []workbook.Submission{{Exercise: ex, Dir: t.TempDir()}}, workbook.GradeOptions{}); err == nil {
 		t.Error("Grade of an empty folder: want an error")
 	}
-	if _, err := workbook.Grade(context.Background(), root, nil, workbook.RunOptions{}); err == nil {
+	if _, err := workbook.Grade(context.Background(), root, nil, workbook.GradeOptions{}); err == nil {
 		t.Error("Grade of nothing: want an error")
+	}
+}
+
+// TestCopyAndCheckCopy: a learner's copy is made once and never overwritten, and
+// CheckCopy runs the official tests against it: the stub is not started, the
+// solution written into the copy passes.
+func TestCopyAndCheckCopy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	const slug = "05-segment-size"
+	root := workbooktest.Module(t, slug)
+	exs, err := workbook.Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := exs[0]
+	work := filepath.Join(t.TempDir(), "workbook", "exercises")
+	dst, made, err := workbook.CopyStub(ex, work)
+	if err != nil || !made || dst != filepath.Join(work, slug) {
+		t.Fatalf("CopyStub = %q, %v, %v; want a new %s", dst, made, err, filepath.Join(work, slug))
+	}
+	if _, err := os.Stat(filepath.Join(work, "go.mod")); err != nil {
+		t.Errorf("the copies' folder has no go.mod of its own, so go build ./... would compile them: %v", err)
+	}
+	for _, name := range []string{"segment_test.go", "segment_solution.go"} {
+		if _, err := os.Stat(filepath.Join(dst, name)); err == nil {
+			t.Errorf("the learner's copy holds %s", name)
+		}
+	}
+	r, err := workbook.CheckCopy(context.Background(), root, ex, dst, workbook.RunOptions{})
+	if err != nil || !r.NotStarted() {
+		t.Fatalf("CheckCopy of the fresh copy: %v, state %q; want not started", err, workbook.State(r))
+	}
+	sol, err := os.ReadFile(filepath.Join(ex.Dir, "segment_solution.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dst, "segment_solution.go"), sol, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	workbooktest.SwapInSolution(t, dst)
+	if _, made, err := workbook.CopyStub(ex, work); err != nil || made {
+		t.Fatalf("CopyStub over an existing copy: made %v, %v; want it kept", made, err)
+	}
+	if _, err := os.Stat(filepath.Join(dst, "segment.go")); err == nil {
+		t.Fatal("CopyStub overwrote the learner's copy")
+	}
+	r, err = workbook.CheckCopy(context.Background(), root, ex, dst, workbook.RunOptions{})
+	if err != nil || !r.Passed() {
+		t.Fatalf("CheckCopy of the solved copy: %v, state %q; want passing", err, workbook.State(r))
 	}
 }

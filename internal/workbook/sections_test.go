@@ -2,6 +2,7 @@ package workbook_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,7 +19,13 @@ var sectionRef = regexp.MustCompile(`^Notebook (\d{2}), §(\d+\.\d+ .+)$`)
 // unlinked lists exercises their notebook does not mention yet, with the reason.
 // The test logs them instead of failing, and fails once the notebook does link
 // one, so that the entry is removed.
-var unlinked = map[string]string{}
+var unlinked = map[string]string{
+	"15-fit-the-budget": "new exercise (issue 19); notebook 02 is being translated, its exercises section links it next",
+	"16-leak-check":     "new exercise (issue 19); notebook 02 is being translated, its exercises section links it next",
+	"17-inplace-block":  "new exercise (issue 19); notebook 04 is being translated, its exercises section links it next",
+	"18-my-pool":        "new exercise (issue 19); notebook 04 is being translated, its exercises section links it next",
+	"19-lower-the-peak": "new exercise (issue 19); notebook 04 is being translated, its exercises section links it next",
+}
 
 // TestSectionsMatchNotebooks keeps the exercises and the chapter notebooks in
 // step: every exercise names a section that exists, under that number and title,
@@ -103,4 +110,71 @@ func notebookText(t *testing.T, path string) (headings []string, text string) {
 		}
 	}
 	return headings, all.String()
+}
+
+// TestNotebookStubsMatchExercises keeps the exercise cells of the notebooks in
+// step with the exercises: a "%%writefile ../../workbook/exercises/<folder>/<file>"
+// cell must start out as that exercise's stub (less its build line), in every
+// edition, and the check cell after it must check that folder.
+func TestNotebookStubsMatchExercises(t *testing.T) {
+	root := workbooktest.Exercises(t)
+	exs, err := workbook.Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	numbers := map[string]int{}
+	for _, ex := range exs {
+		numbers[ex.Slug] = ex.Number
+	}
+	files, _ := filepath.Glob(filepath.Join(filepath.Dir(root), "notebooks", "*", "*.ipynb"))
+	found := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var nb struct {
+			Cells []struct {
+				Type   string          `json:"cell_type"`
+				Source json.RawMessage `json:"source"`
+			} `json:"cells"`
+		}
+		if err := json.Unmarshal(data, &nb); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		src := func(i int) string {
+			var lines []string
+			if err := json.Unmarshal(nb.Cells[i].Source, &lines); err != nil {
+				var s string
+				json.Unmarshal(nb.Cells[i].Source, &s)
+				return s
+			}
+			return strings.Join(lines, "")
+		}
+		for i := range nb.Cells {
+			first, body, _ := strings.Cut(src(i), "\n")
+			rel, ok := strings.CutPrefix(first, "%%writefile ../../workbook/exercises/")
+			if !ok {
+				continue
+			}
+			found++
+			slug, file, _ := strings.Cut(rel, "/")
+			stub, err := os.ReadFile(filepath.Join(root, slug, file))
+			if err != nil {
+				t.Errorf("%s cell %d writes %s, which is no exercise's file: %v", f, i, rel, err)
+				continue
+			}
+			want := strings.TrimPrefix(string(stub), "//go:build !solution\n\n")
+			if strings.TrimRight(body, "\n") != strings.TrimRight(want, "\n") {
+				t.Errorf("%s cell %d: the code differs from exercises/%s/%s — regenerate notebooks/src/06-exercises from the stubs", f, i, slug, file)
+			}
+			check := fmt.Sprintf("go run ./cmd/memlab exercises check %d --student workbook/exercises/%s", numbers[slug], slug)
+			if i+1 >= len(nb.Cells) || !strings.Contains(src(i+1), check) {
+				t.Errorf("%s cell %d: the cell after exercise %s's code does not run %q", f, i, slug, check)
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("no notebook has an exercise cell (%%writefile ../../workbook/exercises/…)")
+	}
 }

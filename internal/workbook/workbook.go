@@ -19,6 +19,11 @@ import (
 	"strings"
 )
 
+// Command is the one way the course tells a learner to run the exercise
+// commands: from the repository root, with Go alone (make lab installs it),
+// so every instruction and every message prints it the same way.
+const Command = "go run ./cmd/memlab exercises"
+
 // ModulePath is the module path of the exercises module (exercises/go.mod).
 const ModulePath = "memlab.dev/memlab/exercises"
 
@@ -210,12 +215,12 @@ func Lookup(exs []Exercise, arg string) (Exercise, error) {
 				return ex, nil
 			}
 		}
-		return Exercise{}, fmt.Errorf("workbook: no exercise number %d (there are %d; try \"memlab exercises list\")", n, len(exs))
+		return Exercise{}, fmt.Errorf("workbook: no exercise number %d (there are %d; try \"%s list\")", n, len(exs), Command)
 	}
 	for _, ex := range exs {
 		if ex.Slug == arg || ex.Slug[3:] == arg {
 			return ex, nil
 		}
 	}
-	return Exercise{}, fmt.Errorf("workbook: no exercise named %q (try \"memlab exercises list\")", arg)
+	return Exercise{}, fmt.Errorf("workbook: no exercise named %q (try \"%s list\")", arg, Command)
 }

@@ -51,6 +51,12 @@ import (
 // imports of all files make the notebook's first code cell. A line
 // "//nb:meta {JSON}" merges JSON into the notebook's metadata.
 //
+// A block comment that opens with "/*nb:raw" (words after it on its first line
+// are tags) is a code cell of GoNB commands, copied verbatim: a "%%writefile"
+// cell that saves a learner's code, a "!" line that runs a shell command. Such a
+// cell runs only in Jupyter, so it is not in cells_gen.go; like /*md it must be
+// followed by a blank line.
+//
 // The generator also writes cells_gen.go into the package: the list of its
 // code cells (memlab.Cell), which `memlab lab` runs and the tests look up.
 
@@ -159,7 +165,7 @@ func readGoNotebook(dir string) (*goNotebook, error) {
 		for _, cg := range f.Comments {
 			for _, c := range cg.List {
 				switch {
-				case strings.HasPrefix(c.Text, "/*md:zh-CN"), strings.HasPrefix(c.Text, "/*md"):
+				case strings.HasPrefix(c.Text, "/*md:zh-CN"), strings.HasPrefix(c.Text, "/*md"), strings.HasPrefix(c.Text, "/*nb:raw"):
 					if docs[cg] {
 						return nil, fmt.Errorf("%s: a /*md comment must be followed by a blank line, not a declaration", pos(c.Pos()))
 					}
@@ -180,6 +186,17 @@ func readGoNotebook(dir string) (*goNotebook, error) {
 		sort.Slice(items, func(i, j int) bool { return items[i].at < items[j].at })
 		inDecl := false // an //nb:decl cell is open: unmarked declarations join it
 		for _, it := range items {
+			if it.md != nil && strings.HasPrefix(it.md.Text, "/*nb:raw") {
+				body := strings.TrimSuffix(strings.TrimPrefix(it.md.Text, "/*nb:raw"), "*/")
+				head, rest, _ := strings.Cut(body, "\n")
+				lines := trimBlank(strings.Split(rest, "\n"))
+				if len(lines) == 0 {
+					return nil, fmt.Errorf("%s: empty /*nb:raw comment", pos(it.md.Pos()))
+				}
+				nb.pending = append(nb.pending, rawCell{kind: "code", tags: strings.Fields(head), lines: lines, at: pos(it.md.Pos()), file: path})
+				inDecl = false
+				continue
+			}
 			if it.md != nil {
 				zh := strings.HasPrefix(it.md.Text, "/*md:zh-CN")
 				marker := "/*md"

@@ -7,6 +7,9 @@
 //	go run ./scripts/nbcheck build/notebooks/*.ipynb
 //
 // A code cell tagged "plot" (cell metadata "tags") must produce an image. A
+// cell tagged "exercise-check" runs an exercise's tests, which fail while the
+// exercise is a stub: it must print the check's verdict line (PASS, TODO or
+// FAIL) and may exit with a failure status. A
 // notebook whose metadata has "memlab": {"plot_per_section": true} must show at
 // least one image in every numbered section (a markdown line "## 2.1 …"
 // opens one; other "## " headings, such as "## Exercises", end it). nbcheck prints one line per problem and exits 1 if any.
@@ -114,6 +117,8 @@ var (
 	// stderr carries notes too (such as the device fallback note); only
 	// panics and lines that report an error count as failures.
 	stderrBad = regexp.MustCompile(`(?im)panic|^\s*(error|fatal)\b|\berror:|\bfailed\b|exit status [1-9]`)
+	// verdict is the closing line of `memlab exercises check`.
+	verdict   = regexp.MustCompile(`(?m)^(PASS|TODO|FAIL|REJECTED)  `)
 	stdoutBad = regexp.MustCompile(`panic:|goroutine \d+ \[|cannot use|undefined: |\[ERROR\]`)
 )
 
@@ -147,6 +152,16 @@ func check(nb *notebook) []string {
 		}
 		if c.ExecutionCount == nil {
 			problems = append(problems, where+": never executed")
+		}
+		if hasTag(c, "exercise-check") {
+			var all strings.Builder
+			for _, o := range c.Outputs {
+				all.WriteString(string(o.Text))
+			}
+			if !verdict.MatchString(all.String()) {
+				problems = append(problems, fmt.Sprintf("%s: tagged \"exercise-check\" but shows no verdict (PASS, TODO or FAIL): %s", where, firstLine(all.String())))
+			}
+			continue
 		}
 		images := 0
 		for _, o := range c.Outputs {

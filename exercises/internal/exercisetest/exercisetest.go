@@ -42,7 +42,7 @@ func Call(t testing.TB, call string, f func()) bool {
 	if s := fmt.Sprint(p); strings.Contains(s, "not implemented") {
 		fn, _, _ := strings.Cut(call, "(")
 		missing.Store(top, fn)
-		t.Fatalf("%s: %s — write it: README.md explains the task, HINTS.md (or `memlab exercises hint`) helps", fn, NotImplementedYet)
+		t.Fatalf("%s: %s — write it: README.md explains the task, HINTS.md (or `go run ./cmd/memlab exercises hint N` from the repository root) helps", fn, NotImplementedYet)
 	}
 	t.Errorf("%s panicked: %v — return an error for bad input instead of panicking", call, p)
 	return false

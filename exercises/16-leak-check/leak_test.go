@@ -1,0 +1,174 @@
+package leak
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"memlab.dev/memlab/exercises/internal/exercisetest"
+	"memlab.dev/memlab/exercises/internal/labtest"
+	"memlab.dev/memlab/memlab"
+	"memlab.dev/memlab/tensor"
+)
+
+const MiB = 1 << 20
+
+func TestA_LeakCheck(t *testing.T) {
+	tests := []struct {
+		name               string
+		keepMiB, tempMiB   int
+		fail               bool
+		wantLeak, wantPeak int64
+	}{
+		{"keeps nothing", 0, 30, false, 0, 30 * MiB},
+		{"keeps 1 MiB of 5", 1, 4, false, 1 * MiB, 5 * MiB},
+		{"keeps 12 MiB, no temporaries", 12, 0, false, 12 * MiB, 12 * MiB},
+		{"fails after keeping 2 MiB", 2, 3, true, 2 * MiB, 5 * MiB},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			lab := labtest.Open(t, "1GiB", "")
+			// Something allocated (and a peak reached) before the check must not count.
+			before, err := tensor.Empty(lab, tensor.Uint8, 3*MiB)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spike, err := tensor.Empty(lab, tensor.Uint8, 64*MiB)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := spike.Release(); err != nil {
+				t.Fatal(err)
+			}
+			oops := errors.New("oops")
+			f := func() error {
+				if tc.keepMiB > 0 {
+					if _, err := tensor.Empty(lab, tensor.Uint8, tc.keepMiB*MiB); err != nil {
+						return err
+					}
+				}
+				if tc.tempMiB > 0 {
+					tmp, err := tensor.Empty(lab, tensor.Uint8, tc.tempMiB*MiB)
+					if err != nil {
+						return err
+					}
+					if err := tmp.Release(); err != nil {
+						return err
+					}
+				}
+				if tc.fail {
+					return oops
+				}
+				return nil
+			}
+			var leaked, peak int64
+			if !exercisetest.Call(t, "LeakCheck(a, f)", func() { leaked, peak, err = LeakCheck(lab.Allocator(), f) }) {
+				return
+			}
+			if tc.fail != errors.Is(err, oops) || (!tc.fail && err != nil) {
+				t.Errorf("LeakCheck: error %v; want f's error (%v) and no other", err, tc.fail)
+			}
+			if leaked != tc.wantLeak {
+				t.Errorf("LeakCheck: leaked %d bytes, want %d — memory_allocated after f, minus memory_allocated before it (what was allocated before the check does not count)", leaked, tc.wantLeak)
+			}
+			if peak != tc.wantPeak {
+				t.Errorf("LeakCheck: peak %d bytes, want %d — reset_peak_memory_stats first (the 64 MiB spike before the check is not f's), then max_memory_allocated minus the start", peak, tc.wantPeak)
+			}
+			if r := lab.MemoryReserved(); r >= 64*MiB {
+				t.Errorf("after LeakCheck %d MiB stay reserved; the idiom empties the cache (empty_cache) so that reserved memory shows only what is still in use", r/MiB)
+			}
+			_ = before
+		})
+	}
+}
+
+// wantLosses computes TrainLoop's losses its own way.
+func wantLosses(t *testing.T, dev tensor.Device, steps int) []float64 {
+	t.Helper()
+	s := tensor.NewScope()
+	defer s.Release()
+	w := memlab.Must(s.Track(tensor.Randn(dev, 1, tensor.Float32, 64, 64)))
+	var out []float64
+	for i := 0; i < steps; i++ {
+		x := memlab.Must(s.Track(tensor.Randn(dev, uint64(100+i), tensor.Float32, 32, 64)))
+		h := memlab.Must(x.Matmul(w))
+		r := memlab.Must(h.Relu())
+		v := memlab.Must(r.Float32s())
+		sum := 0.0
+		for _, f := range v {
+			sum += float64(f)
+		}
+		out = append(out, sum)
+	}
+	return out
+}
+
+func TestB_TrainLoopDoesNotLeak(t *testing.T) {
+	for _, steps := range []int{1, 5, 20} {
+		lab := labtest.Open(t, "1GiB", "")
+		want := wantLosses(t, lab, steps)
+		start := lab.MemoryAllocated()
+		var losses []float64
+		var err error
+		if !exercisetest.Call(t, "TrainLoop(lab, steps)", func() { losses, err = TrainLoop(lab, steps) }) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("TrainLoop(%d): %v", steps, err)
+		}
+		if len(losses) != steps {
+			t.Fatalf("TrainLoop(%d) returned %d losses", steps, len(losses))
+		}
+		for i := range want {
+			if math.Abs(losses[i]-want[i]) > 1e-3*math.Max(1, math.Abs(want[i])) {
+				t.Errorf("TrainLoop(%d): loss of step %d = %g, want %g (sum of relu(x @ w))", steps, i, losses[i], want[i])
+			}
+		}
+		if err := lab.EmptyCache(); err != nil {
+			t.Fatal(err)
+		}
+		if leaked := lab.MemoryAllocated() - start; leaked != 0 {
+			t.Errorf("TrainLoop(%d) leaks %d bytes (%d per step, if it grows with the steps): every tensor a step makes — x, x @ w, the relu, the sums — must be released, or tracked by a tensor.Scope that is released; Item() copies the loss to the host, so nothing needs to outlive the step", steps, leaked, leaked/int64(steps))
+		}
+	}
+}
+
+func TestC_CapTenants(t *testing.T) {
+	for _, greedy := range []string{"first", "second"} {
+		t.Run("the "+greedy+" tenant is greedy", func(t *testing.T) {
+			a := labtest.Open(t, "1GiB", "")
+			b, err := memlab.Open(memlab.SharedWith(a), memlab.NotCurrent())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			if !exercisetest.Call(t, "CapTenants(a, b)", func() { err = CapTenants(a.Allocator(), b.Allocator()) }) {
+				return
+			}
+			if err != nil {
+				t.Fatalf("CapTenants: %v", err)
+			}
+			hog, other := a, b
+			if greedy == "second" {
+				hog, other = b, a
+			}
+			var held []*tensor.Tensor
+			defer func() { tensor.ReleaseAll(held...) }()
+			for {
+				x, err := tensor.Empty(hog, tensor.Uint8, 64*MiB)
+				if err != nil {
+					break
+				}
+				held = append(held, x)
+			}
+			if got := int64(len(held)) * 64 * MiB; got < 384*MiB {
+				t.Errorf("the greedy tenant got only %d MiB; a cap that low starves it (want at least 384 MiB)", got/MiB)
+			}
+			x, err := tensor.Empty(other, tensor.Uint8, 416*MiB)
+			if err != nil {
+				t.Fatalf("after the greedy tenant took %d MiB, the other cannot get 416 MiB: %v — cap each tenant with SetPerProcessMemoryFraction so the two caps together fit in what is free (the CUDA context takes its share of the card first)", int64(len(held))*64, err)
+			}
+			x.Release()
+		})
+	}
+}
