@@ -342,7 +342,7 @@ async function runNotebook(page, cdp, base, token, file, probeCompletion, names)
 }
 
 // solveExercise checks a notebook's exercise cells (a "%%writefile
-// ../../workbook/exercises/…" cell holding the learner's code, then a cell tagged
+// ${MEMLAB_WORKBOOK}/exercises/…" cell holding the learner's code, then a cell tagged
 // "exercise-check" running the official tests on it): after Run All each check
 // shows a verdict, the untouched stub's being TODO. Then it solves exercise 17 as
 // a learner would: the reference solution goes into the code cell's editor, the
@@ -356,7 +356,7 @@ async function solveExercise(page, name, nb, st) {
     const shown = text(st.cells[i]?.outputs || []);
     if (!/^TODO  exercise \d+ is not started/m.test(shown)) fail(`${name} cell ${i}`, `the stub's check does not say TODO: ${shown.trim().split("\n").pop()}`);
   }
-  const code = nb.cells.findIndex((c) => src(c).startsWith("%%writefile ../../workbook/exercises/17-inplace-block/block.go"));
+  const code = nb.cells.findIndex((c) => src(c).startsWith("%%writefile ${MEMLAB_WORKBOOK}/exercises/17-inplace-block/block.go"));
   if (code < 0 || !checks.includes(code + 1)) return fail(name, "no code cell and check cell for exercise 17");
   const solution = fs.readFileSync(path.join(REPO, "exercises", "17-inplace-block", "block_solution.go"), "utf8").replace(/^\/\/go:build solution\n\n/, "");
   const cell = src(nb.cells[code]).split("\n")[0] + "\n" + solution;

@@ -41,6 +41,9 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LOGDIR="$REPO/build/setup"
 VENV=${MEMLAB_VENV:-$REPO/.venv}
 WORKBOOK=${MEMLAB_WORKBOOK:-$REPO/workbook}
+# The kernels Jupyter starts from here inherit both: notebook 06's cells save the
+# learner's exercise code under $MEMLAB_WORKBOOK/exercises and check it from $MEMLAB_REPO.
+export MEMLAB_REPO=$REPO MEMLAB_WORKBOOK=$WORKBOOK
 REQS="$REPO/scripts/requirements-lab.txt"
 STAMP="$VENV/.memlab-requirements.sha256"
 JUPYTERLAB_VERSION=4.6.6 # keep in step with scripts/requirements-lab.in

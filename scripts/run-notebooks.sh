@@ -17,6 +17,10 @@ J=("$REPO/scripts/lab.sh" exec)
 	exit 1
 }
 export JUPYTER_CONFIG_DIR="$REPO/build/jupyter-config"
+# Cells that write files (notebook 06's exercise copies) write into a working folder
+# of this run's, never into the learner's own workbook/.
+export MEMLAB_WORKBOOK="$REPO/build/notebooks/workbook"
+rm -rf "$MEMLAB_WORKBOOK"
 mkdir -p "$JUPYTER_CONFIG_DIR"
 [ $# -gt 0 ] || {
 	echo "run-notebooks: no notebooks given" >&2

@@ -113,7 +113,7 @@ func notebookText(t *testing.T, path string) (headings []string, text string) {
 }
 
 // TestNotebookStubsMatchExercises keeps the exercise cells of the notebooks in
-// step with the exercises: a "%%writefile ../../workbook/exercises/<folder>/<file>"
+// step with the exercises: a "%%writefile ${MEMLAB_WORKBOOK}/exercises/<folder>/<file>"
 // cell must start out as that exercise's stub (less its build line), in every
 // edition, and the check cell after it must check that folder.
 func TestNotebookStubsMatchExercises(t *testing.T) {
@@ -153,7 +153,7 @@ func TestNotebookStubsMatchExercises(t *testing.T) {
 		}
 		for i := range nb.Cells {
 			first, body, _ := strings.Cut(src(i), "\n")
-			rel, ok := strings.CutPrefix(first, "%%writefile ../../workbook/exercises/")
+			rel, ok := strings.CutPrefix(first, "%%writefile ${MEMLAB_WORKBOOK}/exercises/")
 			if !ok {
 				continue
 			}
@@ -175,6 +175,6 @@ func TestNotebookStubsMatchExercises(t *testing.T) {
 		}
 	}
 	if found == 0 {
-		t.Fatal("no notebook has an exercise cell (%%writefile ../../workbook/exercises/…)")
+		t.Fatal("no notebook has an exercise cell (%%writefile ${MEMLAB_WORKBOOK}/exercises/…)")
 	}
 }

@@ -5,7 +5,7 @@ import "memlab.dev/memlab/progress"
 /*md
 ## Exercises and progress (练习与进度)
 
-This notebook has no exercises of its own. The course's fourteen go with notebooks 02
+This notebook has no exercises of its own. The course's nineteen go with notebooks 02
 (Chapter 2: strides, views, the caching allocator's rules, fragmentation, the memory API)
 and 04 (Chapter 4: version counters, pools, a KV-cache block table); each notebook ends
 with links to its own, and [exercises/README.md](../../exercises/README.md) lists them
@@ -25,7 +25,7 @@ term the notebooks use, in Chinese, English, PyTorch and memlab: the
 /*md:zh-CN
 ## 练习与进度 (Exercises and progress)
 
-本笔记本没有自己的练习。课程的十四道练习分属笔记本 02（第 2 章：步长、视图、缓存分配器的规则、显存碎片、
+本笔记本没有自己的练习。课程的十九道练习分属笔记本 02（第 2 章：步长、视图、缓存分配器的规则、显存碎片、
 显存 API）和 04（第 4 章：版本计数器、显存池、KV 缓存的块表）；每个笔记本的结尾都链接了它自己的练习，
 [exercises/README.md](../../exercises/README.md) 列出了全部。每道练习都在仓库根目录（终端，或
 JupyterLab 的 File → New → Terminal）检查——以练习 1 为例：

@@ -5,8 +5,9 @@ import "memlab.dev/memlab/progress"
 /*md
 ## Exercises and progress (练习与进度)
 
-Eleven exercises go with this notebook, one concept each: you write the function, the
-tests say in words what PyTorch would have done and why. Do them in order.
+Thirteen exercises go with this notebook, one concept each: you write the code, the
+tests say in words what PyTorch would have done and why. Do them in order; 15 and 16
+work on memlab's own lab, as the notebook's cells do.
 
 - §2.1 Tensor storage and views:
   [1 · Row-major strides](../../exercises/01-strides/README.md),
@@ -19,9 +20,11 @@ tests say in words what PyTorch would have done and why. Do them in order.
   [6 · Best fit, and the oversize rules](../../exercises/06-best-fit/README.md),
   [7 · Splitting a block](../../exercises/07-split/README.md),
   [8 · Freeing and merging](../../exercises/08-merge/README.md)
-- §2.3 Fragmentation: [10 · Measuring fragmentation](../../exercises/10-fragmentation/README.md)
+- §2.3 Fragmentation: [10 · Measuring fragmentation](../../exercises/10-fragmentation/README.md),
+  [15 · Fitting a workload in its budget](../../exercises/15-fit-the-budget/README.md)
 - §2.4 The `torch.cuda` memory API:
-  [9 · `memory_allocated` vs `memory_reserved`](../../exercises/09-stats/README.md)
+  [9 · `memory_allocated` vs `memory_reserved`](../../exercises/09-stats/README.md),
+  [16 · The leak check, and two tenants on one card](../../exercises/16-leak-check/README.md)
 
 Edit the exercise's `.go` file, then check it from the repository's root (a terminal, or
 JupyterLab's File → New → Terminal) — exercise 1 here:
@@ -30,7 +33,7 @@ JupyterLab's File → New → Terminal) — exercise 1 here:
 go run ./cmd/memlab exercises check 1
 ```
 
-`go run ./cmd/memlab exercises hint 1` shows its next hint. The cell below shows where you
+`go run ./cmd/memlab exercises hint 1` shows its next hint. Every exercise can also be solved inside JupyterLab: notebook `06-exercises.ipynb` has a cell per exercise that saves your code to a working copy and a cell that checks it. The cell below shows where you
 stand on this notebook's exercises: it runs their tests as `memlab exercises list` does
 (a few seconds). Every term the notebook uses, in Chinese, English, PyTorch and memlab:
 the [glossary](../GLOSSARY.md). Next notebook: `04-reuse-and-sharing.ipynb`.
@@ -39,8 +42,8 @@ the [glossary](../GLOSSARY.md). Next notebook: `04-reuse-and-sharing.ipynb`.
 /*md:zh-CN
 ## 练习与进度 (Exercises and progress)
 
-本笔记本配有十一道练习，每道只讲一个概念：由你来写函数，测试会用文字告诉你 PyTorch 会怎么做、为什么。
-请按顺序完成。
+本笔记本配有十三道练习，每道只讲一个概念：由你来写代码，测试会用文字告诉你 PyTorch 会怎么做、为什么。
+请按顺序完成；15 和 16 像本笔记本的单元格一样，直接用 memlab 的实验环境。
 
 - §2.1 张量存储与视图：
   [1 · 行优先的步长](../../exercises/01-strides/README.md)、
@@ -53,9 +56,11 @@ the [glossary](../GLOSSARY.md). Next notebook: `04-reuse-and-sharing.ipynb`.
   [6 · 最佳适配与超大块规则](../../exercises/06-best-fit/README.md)、
   [7 · 拆分块](../../exercises/07-split/README.md)、
   [8 · 释放与合并](../../exercises/08-merge/README.md)
-- §2.3 显存碎片：[10 · 度量碎片化](../../exercises/10-fragmentation/README.md)
+- §2.3 显存碎片：[10 · 度量碎片化](../../exercises/10-fragmentation/README.md)、
+  [15 · 在预算内放下一个工作负载](../../exercises/15-fit-the-budget/README.md)
 - §2.4 `torch.cuda` 显存 API：
-  [9 · `memory_allocated` 与 `memory_reserved`](../../exercises/09-stats/README.md)
+  [9 · `memory_allocated` 与 `memory_reserved`](../../exercises/09-stats/README.md)、
+  [16 · 泄漏检查，以及一张卡上的两个租户](../../exercises/16-leak-check/README.md)
 
 练习的说明目前是英文的。改好练习的 `.go` 文件后，在仓库根目录（终端，或 JupyterLab 的
 File → New → Terminal）检查它——以练习 1 为例：
@@ -64,7 +69,7 @@ File → New → Terminal）检查它——以练习 1 为例：
 go run ./cmd/memlab exercises check 1
 ```
 
-`go run ./cmd/memlab exercises hint 1` 显示它的下一条提示。下面的单元格显示你在本笔记本各练习上的进度：
+`go run ./cmd/memlab exercises hint 1` 显示它的下一条提示。每道练习也都可以在 JupyterLab 里完成：笔记本 `06-exercises.ipynb` 为每道练习准备了一个保存你代码（存到工作副本）的单元格和一个检查它的单元格。下面的单元格显示你在本笔记本各练习上的进度：
 它像 `memlab exercises list` 一样运行这些练习的测试（需要几秒钟）。笔记本里用到的每个术语的中文、英文、
 PyTorch 与 memlab 对照见[术语表](../GLOSSARY.md)。下一个笔记本：`04-reuse-and-sharing.ipynb`。
 */

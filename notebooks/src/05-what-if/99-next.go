@@ -6,7 +6,7 @@ import "memlab.dev/memlab/progress"
 ## Exercises and progress (练习与进度)
 
 This notebook has no exercises of its own: its exercise is your own snapshot (the two
-lines at the top). The course's fourteen exercises go with notebooks 02 and 04;
+lines at the top). The course's nineteen exercises go with notebooks 02 and 04 (notebook 06 solves them in JupyterLab);
 [exercises/README.md](../../exercises/README.md) lists them, and each is checked from
 the repository's root (a terminal, or JupyterLab's File → New → Terminal) — exercise 1
 here:
@@ -23,7 +23,7 @@ English, PyTorch and memlab: the [glossary](../GLOSSARY.md).
 /*md:zh-CN
 ## 练习与进度 (Exercises and progress)
 
-本笔记本没有自己的练习：它的练习就是你自己的快照（开头那两行代码）。课程的十四道练习分属笔记本 02 和 04，
+本笔记本没有自己的练习：它的练习就是你自己的快照（开头那两行代码）。课程的十九道练习分属笔记本 02 和 04（在笔记本 06 里可以直接完成），
 [exercises/README.md](../../exercises/README.md) 列出了全部；每道练习都在仓库根目录（终端，或
 JupyterLab 的 File → New → Terminal）检查——以练习 1 为例：
 

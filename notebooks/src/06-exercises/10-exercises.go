@@ -37,7 +37,7 @@ you can see what they run on.
 */
 
 /*nb:raw
-!cd ../.. && go run ./cmd/memlab exercises copy 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises copy 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 --to "$MEMLAB_WORKBOOK/exercises"
 */
 
 //nb:cell
@@ -62,7 +62,7 @@ The task, in parts: [exercises/01-strides/README.md](../../exercises/01-strides/
 */
 
 /*nb:raw
-%%writefile ../../workbook/exercises/01-strides/strides.go
+%%writefile ${MEMLAB_WORKBOOK}/exercises/01-strides/strides.go
 // Package strides is exercise 01 of the memlab course: the strides of a row-major
 // tensor and the storage offset of one element. See README.md.
 package strides
@@ -91,7 +91,7 @@ func Offset(shape, strides, index []int) (int, error) {
 */
 
 /*nb:raw exercise-check
-!cd ../.. && go run ./cmd/memlab exercises check 1 --student workbook/exercises/01-strides
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 1 --student "$MEMLAB_WORKBOOK/exercises/01-strides"
 */
 
 /*md
@@ -107,7 +107,7 @@ The task, in parts: [exercises/02-contiguous/README.md](../../exercises/02-conti
 */
 
 /*nb:raw
-%%writefile ../../workbook/exercises/02-contiguous/contiguous.go
+%%writefile ${MEMLAB_WORKBOOK}/exercises/02-contiguous/contiguous.go
 // Package contiguous is exercise 02 of the memlab course: deciding whether shape
 // and strides describe a contiguous tensor, and the transpose that makes one
 // non-contiguous without moving memory. See README.md.
@@ -136,7 +136,7 @@ func Transpose(shape, strides []int, dim0, dim1 int) (newShape, newStrides []int
 */
 
 /*nb:raw exercise-check
-!cd ../.. && go run ./cmd/memlab exercises check 2 --student workbook/exercises/02-contiguous
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 2 --student "$MEMLAB_WORKBOOK/exercises/02-contiguous"
 */
 
 /*md
@@ -152,7 +152,7 @@ The task, in parts: [exercises/03-view/README.md](../../exercises/03-view/README
 */
 
 /*nb:raw
-%%writefile ../../workbook/exercises/03-view/view.go
+%%writefile ${MEMLAB_WORKBOOK}/exercises/03-view/view.go
 // Package view is exercise 03 of the memlab course: PyTorch's rule for when a
 // tensor can be viewed with a new shape without copying, and the strides of that
 // view. See README.md.
@@ -195,7 +195,7 @@ func ViewStrides(shape, strides, newShape []int) ([]int, error) {
 */
 
 /*nb:raw exercise-check
-!cd ../.. && go run ./cmd/memlab exercises check 3 --student workbook/exercises/03-view
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 3 --student "$MEMLAB_WORKBOOK/exercises/03-view"
 */
 
 /*md
@@ -211,7 +211,7 @@ The task, in parts: [exercises/04-round-size/README.md](../../exercises/04-round
 */
 
 /*nb:raw
-%%writefile ../../workbook/exercises/04-round-size/round.go
+%%writefile ${MEMLAB_WORKBOOK}/exercises/04-round-size/round.go
 // Package round is exercise 04 of the memlab course: the size rounding PyTorch's
 // CUDA caching allocator applies to every request (round_size), with and without
 // roundup_power2_divisions. See README.md.
@@ -251,7 +251,7 @@ func RoundSizeTable(size uint64, table [16]uint64) (uint64, error) {
 */
 
 /*nb:raw exercise-check
-!cd ../.. && go run ./cmd/memlab exercises check 4 --student workbook/exercises/04-round-size
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 4 --student "$MEMLAB_WORKBOOK/exercises/04-round-size"
 */
 
 /*md
@@ -267,7 +267,7 @@ The task, in parts: [exercises/05-segment-size/README.md](../../exercises/05-seg
 */
 
 /*nb:raw
-%%writefile ../../workbook/exercises/05-segment-size/segment.go
+%%writefile ${MEMLAB_WORKBOOK}/exercises/05-segment-size/segment.go
 package segment
 
 // PoolFor returns the pool a rounded request of size bytes is served from: the
@@ -290,7 +290,7 @@ func SegmentSize(size uint64) (uint64, error) {
 */
 
 /*nb:raw exercise-check
-!cd ../.. && go run ./cmd/memlab exercises check 5 --student workbook/exercises/05-segment-size
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 5 --student "$MEMLAB_WORKBOOK/exercises/05-segment-size"
 */
 
 /*md
@@ -306,7 +306,7 @@ The task, in parts: [exercises/06-best-fit/README.md](../../exercises/06-best-fi
 */
 
 /*nb:raw
-%%writefile ../../workbook/exercises/06-best-fit/bestfit.go
+%%writefile ${MEMLAB_WORKBOOK}/exercises/06-best-fit/bestfit.go
 package bestfit
 
 // BestFit returns the index in free of the block PyTorch's get_free_block would
@@ -325,7 +325,7 @@ func BestFit(free []Block, size uint64, cfg Config) int {
 */
 
 /*nb:raw exercise-check
-!cd ../.. && go run ./cmd/memlab exercises check 6 --student workbook/exercises/06-best-fit
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 6 --student "$MEMLAB_WORKBOOK/exercises/06-best-fit"
 */
 
 /*md
@@ -341,7 +341,7 @@ The task, in parts: [exercises/07-split/README.md](../../exercises/07-split/READ
 */
 
 /*nb:raw
-%%writefile ../../workbook/exercises/07-split/split.go
+%%writefile ${MEMLAB_WORKBOOK}/exercises/07-split/split.go
 package split
 
 // ShouldSplit reports whether allocating size bytes from a free block of blockSize
@@ -366,7 +366,7 @@ func Allocate(segment []Block, i int, size uint64, pool Pool, cfg Config) ([]Blo
 */
 
 /*nb:raw exercise-check
-!cd ../.. && go run ./cmd/memlab exercises check 7 --student workbook/exercises/07-split
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 7 --student "$MEMLAB_WORKBOOK/exercises/07-split"
 */
 
 /*md
@@ -382,7 +382,7 @@ The task, in parts: [exercises/08-merge/README.md](../../exercises/08-merge/READ
 */
 
 /*nb:raw
-%%writefile ../../workbook/exercises/08-merge/merge.go
+%%writefile ${MEMLAB_WORKBOOK}/exercises/08-merge/merge.go
 package merge
 
 // Free frees the allocated block that starts at addr in segment, whose blocks are
@@ -402,7 +402,7 @@ func Releasable(segment []Block) bool {
 */
 
 /*nb:raw exercise-check
-!cd ../.. && go run ./cmd/memlab exercises check 8 --student workbook/exercises/08-merge
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 8 --student "$MEMLAB_WORKBOOK/exercises/08-merge"
 */
 
 /*md
@@ -418,7 +418,7 @@ The task, in parts: [exercises/09-stats/README.md](../../exercises/09-stats/READ
 */
 
 /*nb:raw
-%%writefile ../../workbook/exercises/09-stats/track.go
+%%writefile ${MEMLAB_WORKBOOK}/exercises/09-stats/track.go
 package stats
 
 // Increase adds n to Current and Allocated and raises Peak to Current if Current
@@ -451,7 +451,7 @@ func (t *Tracker) Apply(e Event) error {
 */
 
 /*nb:raw exercise-check
-!cd ../.. && go run ./cmd/memlab exercises check 9 --student workbook/exercises/09-stats
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 9 --student "$MEMLAB_WORKBOOK/exercises/09-stats"
 */
 
 /*md
@@ -467,7 +467,7 @@ The task, in parts: [exercises/10-fragmentation/README.md](../../exercises/10-fr
 */
 
 /*nb:raw
-%%writefile ../../workbook/exercises/10-fragmentation/fragmentation.go
+%%writefile ${MEMLAB_WORKBOOK}/exercises/10-fragmentation/fragmentation.go
 package fragmentation
 
 // Summarize returns the total free bytes, the largest free block and the
@@ -486,7 +486,7 @@ func Breakdown(segments [][]Block) Split {
 */
 
 /*nb:raw exercise-check
-!cd ../.. && go run ./cmd/memlab exercises check 10 --student workbook/exercises/10-fragmentation
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 10 --student "$MEMLAB_WORKBOOK/exercises/10-fragmentation"
 */
 
 /*md
@@ -502,7 +502,7 @@ The task, in parts: [exercises/11-views-keep-alive/README.md](../../exercises/11
 */
 
 /*nb:raw
-%%writefile ../../workbook/exercises/11-views-keep-alive/keepalive.go
+%%writefile ${MEMLAB_WORKBOOK}/exercises/11-views-keep-alive/keepalive.go
 package keepalive
 
 // Span returns the byte range [lo, hi) of the storage that v can touch, for elements
@@ -527,7 +527,7 @@ func KeptAlive(storageBytes, elemSize int, views []View) (Report, error) {
 */
 
 /*nb:raw exercise-check
-!cd ../.. && go run ./cmd/memlab exercises check 11 --student workbook/exercises/11-views-keep-alive
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 11 --student "$MEMLAB_WORKBOOK/exercises/11-views-keep-alive"
 */
 
 /*md
@@ -543,7 +543,7 @@ The task, in parts: [exercises/12-tensor-pool/README.md](../../exercises/12-tens
 */
 
 /*nb:raw
-%%writefile ../../workbook/exercises/12-tensor-pool/tensorpool.go
+%%writefile ${MEMLAB_WORKBOOK}/exercises/12-tensor-pool/tensorpool.go
 package tensorpool
 
 // Buffer is one buffer of a Pool. Data holds its bytes.
@@ -590,7 +590,7 @@ func (p *Pool) Stats() Stats {
 */
 
 /*nb:raw exercise-check
-!cd ../.. && go run ./cmd/memlab exercises check 12 --student workbook/exercises/12-tensor-pool
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 12 --student "$MEMLAB_WORKBOOK/exercises/12-tensor-pool"
 */
 
 /*md
@@ -606,7 +606,7 @@ The task, in parts: [exercises/13-kv-block-table/README.md](../../exercises/13-k
 */
 
 /*nb:raw
-%%writefile ../../workbook/exercises/13-kv-block-table/table.go
+%%writefile ${MEMLAB_WORKBOOK}/exercises/13-kv-block-table/table.go
 package kvcache
 
 // BlockTable maps the tokens of sequences to physical KV-cache blocks of a fixed
@@ -675,7 +675,7 @@ func (bt *BlockTable) Free(seq int) error {
 */
 
 /*nb:raw exercise-check
-!cd ../.. && go run ./cmd/memlab exercises check 13 --student workbook/exercises/13-kv-block-table
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 13 --student "$MEMLAB_WORKBOOK/exercises/13-kv-block-table"
 */
 
 /*md
@@ -691,7 +691,7 @@ The task, in parts: [exercises/14-version-counter/README.md](../../exercises/14-
 */
 
 /*nb:raw
-%%writefile ../../workbook/exercises/14-version-counter/counter.go
+%%writefile ${MEMLAB_WORKBOOK}/exercises/14-version-counter/counter.go
 package version
 
 // Tensor is a tensor as far as version counting is concerned: a name and a version
@@ -760,7 +760,7 @@ func (s Saved) Unpack() (*Tensor, error) {
 */
 
 /*nb:raw exercise-check
-!cd ../.. && go run ./cmd/memlab exercises check 14 --student workbook/exercises/14-version-counter
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 14 --student "$MEMLAB_WORKBOOK/exercises/14-version-counter"
 */
 
 /*md
@@ -778,7 +778,7 @@ A 部分：返回一组分配器设置（`PYTORCH_CUDA_ALLOC_CONF` 的写法）�
 */
 
 /*nb:raw
-%%writefile ../../workbook/exercises/15-fit-the-budget/budget.go
+%%writefile ${MEMLAB_WORKBOOK}/exercises/15-fit-the-budget/budget.go
 package budget
 
 import "memlab.dev/memlab/tensor"
@@ -805,7 +805,7 @@ func RunSteps(dev tensor.Device, sizes []int, step func(i int, featureMap *tenso
 */
 
 /*nb:raw exercise-check
-!cd ../.. && go run ./cmd/memlab exercises check 15 --student workbook/exercises/15-fit-the-budget
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 15 --student "$MEMLAB_WORKBOOK/exercises/15-fit-the-budget"
 */
 
 /*md
@@ -823,7 +823,7 @@ A 部分：在分配器上写出本章的泄漏检查套路。B 部分：写一�
 */
 
 /*nb:raw
-%%writefile ../../workbook/exercises/16-leak-check/leak.go
+%%writefile ${MEMLAB_WORKBOOK}/exercises/16-leak-check/leak.go
 package leak
 
 import (
@@ -860,7 +860,7 @@ func CapTenants(a, b *allocator.Allocator) error {
 */
 
 /*nb:raw exercise-check
-!cd ../.. && go run ./cmd/memlab exercises check 16 --student workbook/exercises/16-leak-check
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 16 --student "$MEMLAB_WORKBOOK/exercises/16-leak-check"
 */
 
 /*md
@@ -878,7 +878,7 @@ The task in full: [exercises/17-inplace-block/README.md](../../exercises/17-inpl
 */
 
 /*nb:raw
-%%writefile ../../workbook/exercises/17-inplace-block/block.go
+%%writefile ${MEMLAB_WORKBOOK}/exercises/17-inplace-block/block.go
 package inplace
 
 import (
@@ -910,7 +910,7 @@ func Saving(a *allocator.Allocator, x, b *tensor.Tensor, s float64) (naive, mine
 */
 
 /*nb:raw exercise-check
-!cd ../.. && go run ./cmd/memlab exercises check 17 --student workbook/exercises/17-inplace-block
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 17 --student "$MEMLAB_WORKBOOK/exercises/17-inplace-block"
 */
 
 /*md
@@ -928,7 +928,7 @@ The task in full: [exercises/18-my-pool/README.md](../../exercises/18-my-pool/RE
 */
 
 /*nb:raw
-%%writefile ../../workbook/exercises/18-my-pool/pool.go
+%%writefile ${MEMLAB_WORKBOOK}/exercises/18-my-pool/pool.go
 package mypool
 
 import "memlab.dev/memlab/tensor"
@@ -965,7 +965,7 @@ func (p *Pool) Close() error {
 */
 
 /*nb:raw exercise-check
-!cd ../.. && go run ./cmd/memlab exercises check 18 --student workbook/exercises/18-my-pool
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 18 --student "$MEMLAB_WORKBOOK/exercises/18-my-pool"
 */
 
 /*md
@@ -983,7 +983,7 @@ The task in full: [exercises/19-lower-the-peak/README.md](../../exercises/19-low
 */
 
 /*nb:raw
-%%writefile ../../workbook/exercises/19-lower-the-peak/forward.go
+%%writefile ${MEMLAB_WORKBOOK}/exercises/19-lower-the-peak/forward.go
 package peak
 
 import "memlab.dev/memlab/tensor"
@@ -1004,5 +1004,5 @@ func ForwardInto(out, x, w, bias *tensor.Tensor) error {
 */
 
 /*nb:raw exercise-check
-!cd ../.. && go run ./cmd/memlab exercises check 19 --student workbook/exercises/19-lower-the-peak
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 19 --student "$MEMLAB_WORKBOOK/exercises/19-lower-the-peak"
 */
