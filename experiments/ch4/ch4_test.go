@@ -315,3 +315,39 @@ func TestFindingsInChinese(t *testing.T) {
 		}
 	}
 }
+
+// TestTablesSplitChapterFromExtras checks that Table holds exactly the rows
+// the chapter asks for (baseline, each technique alone, the three together)
+// and ExtrasTable the rest, labelled as memlab's, on the recorded H200 runs.
+func TestTablesSplitChapterFromExtras(t *testing.T) {
+	runs, err := ch4.LoadRecorded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range runs {
+		modes := func(tab interface{ String() string }) []string {
+			var names []string
+			for _, line := range strings.Split(tab.String(), "\n") {
+				if f := strings.Fields(line); len(f) > 0 {
+					if _, err := model.ParseMode(f[0]); err == nil {
+						names = append(names, f[0])
+					}
+				}
+			}
+			return names
+		}
+		chapter, extras := run.Result.Table(), run.Result.ExtrasTable()
+		if got, want := modes(chapter), []string{"baseline", "in-place", "views", "kv-cache", "chapter"}; !slices.Equal(got, want) {
+			t.Errorf("%s: Table rows %v, want %v", run.Result.Size.Name, got, want)
+		}
+		got := modes(extras)
+		for _, m := range got {
+			if slices.Contains([]string{"baseline", "in-place", "views", "kv-cache", "chapter"}, m) {
+				t.Errorf("%s: ExtrasTable has the chapter's row %s", run.Result.Size.Name, m)
+			}
+		}
+		if len(got) == 0 || !strings.Contains(extras.Caption, "memlab's own extras") {
+			t.Errorf("%s: ExtrasTable rows %v, caption %q", run.Result.Size.Name, got, extras.Caption)
+		}
+	}
+}

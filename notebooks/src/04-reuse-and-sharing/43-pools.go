@@ -17,10 +17,12 @@ import (
 
 ### The chapter's `TensorPool`, then package `pool`'s
 
-The chapter's pool keeps freed tensors by shape and dtype and hands them out again: `get`
-pops one or allocates, `put` pushes it back. Here it is in Go, exactly that, keyed by
-shape and dtype so that one pool serves every buffer of a step. What the chapter expects
-of it:
+The chapter's class holds tensors of **one** shape, given to its constructor: `get` pops
+one or allocates `self.shape`, `put` pushes back whatever it is given. Below it is in Go
+twice: `chapterPool` is a variant keyed by shape and dtype, so that one pool serves every
+buffer of a step (the chapter would make one `TensorPool` per shape, as the Python below
+does) — that keying is ours, not the chapter's; `onePool`, further down, is the chapter's
+class line for line. What the chapter expects of it:
 
 > 教材原文：「比如，对于固定大小的中间张量（如注意力矩阵），可以预先分配一个池子，推理时直接从池子里取，用完归还，彻底避免分配开销。」
 >
@@ -43,7 +45,7 @@ print(torch.cuda.memory_stats()["allocation.all.allocated"] - calls, torch.cuda.
 
 ### 教材里的 `TensorPool`，以及 `pool` 包里的版本
 
-教材里的池子把释放的张量按形状和数据类型 (dtype) 收起来，再发出去：`get` 取出一个，没有就新分配；`put` 把它放回去。下面就是它的 Go 版本，别无二致，只是按形状和 dtype 分类，这样一个池子就能供应一步里的所有缓冲区。教材对它的期待是：
+教材里的类只收**一种**形状的张量，形状在构造时给定：`get` 取出一个，没有就按 `self.shape` 新分配；`put` 不管收到什么都放回去。下面用 Go 写了两遍：`chapterPool` 是一个按形状和数据类型 (dtype) 分类的变体，这样一个池子就能供应一步里的所有缓冲区（教材的做法是每种形状建一个 `TensorPool`，如下面的 Python 代码）——按形状分类是我们加的，不是教材的；后面的 `onePool` 才是教材的类，逐行照搬。教材对它的期待是：
 
 > 教材原文：「比如，对于固定大小的中间张量（如注意力矩阵），可以预先分配一个池子，推理时直接从池子里取，用完归还，彻底避免分配开销。」
 
@@ -57,8 +59,9 @@ print(torch.cuda.memory_stats()["allocation.all.allocated"] - calls, torch.cuda.
 ```
 */
 
-// chapterPool is the chapter's TensorPool: free tensors kept by (shape,
-// dtype); get pops one or allocates a new one, put pushes it back.
+// chapterPool is the chapter's TensorPool keyed by (shape, dtype), so that
+// one pool serves several shapes: get pops one or allocates a new one, put
+// pushes it back.
 //
 //nb:decl
 type chapterPool struct {
@@ -130,11 +133,68 @@ func chapterTensorPool() {
 }
 
 /*md
-The chapter's pool works — after the first step every `get` is a hit and no allocator call
-is made — but nothing bounds it, a tensor put back twice is handed out to two users, and a
-tensor of an unexpected shape silently starts a new list. `pool.TensorPool` is the same
-idea with one shape, a limit, and an error for each of those (a refused tensor stays the
-caller's to release).
+The pool works — after the first step every `get` is a hit and no allocator call is
+made — but nothing bounds it, and a tensor put back twice is handed out to two users.
+Keyed by shape, a tensor of an unexpected shape silently starts a new list; the chapter's
+own class, with its one shape, does worse: its `put` takes the tensor and the next `get`
+hands it out as if it had the pool's shape. `onePool` is that class line for line:
+
+```python
+pool = TensorPool((1024, 1024))                 # the chapter's class, as printed
+pool.put(torch.empty(64, 1024, device="cuda"))  # a tensor of another shape: accepted
+attn = pool.get()                               # … and handed out
+print(attn.shape)
+```
+*/
+
+/*md:zh-CN
+这个池子是能用的——第一步之后每次 `get` 都命中，不再调用分配器——但它没有上限；同一个张量放回两次，就会被发给两个使用者。按形状分类时，形状不对的张量会悄无声息地另起一个列表；教材自己的类只有一种形状，情况更糟：它的 `put` 照单全收，下一次 `get` 就把这个张量当成池子的形状发出去。`onePool` 就是逐行照搬的那个类：
+
+```python
+pool = TensorPool((1024, 1024))                 # 教材的类，原样照搬
+pool.put(torch.empty(64, 1024, device="cuda"))  # 另一种形状的张量：照收
+attn = pool.get()                               # ……并且发了出去
+print(attn.shape)
+```
+*/
+
+// onePool is the chapter's TensorPool as printed: one shape; get pops a
+// tensor or allocates one of that shape, put takes whatever it is given.
+//
+//nb:decl
+type onePool struct {
+	dev   tensor.Device
+	shape []int
+	pool  []*tensor.Tensor
+}
+
+func (p *onePool) get() *tensor.Tensor {
+	if n := len(p.pool); n > 0 {
+		t := p.pool[n-1]
+		p.pool = p.pool[:n-1]
+		return t
+	}
+	return memlab.Must(tensor.Empty(p.dev, tensor.Float32, p.shape...))
+}
+
+func (p *onePool) put(t *tensor.Tensor) { p.pool = append(p.pool, t) }
+
+//nb:cell
+func chapterPoolWrongShape() {
+	l := memlab.MustOpen()
+	defer l.Close()
+	p := &onePool{dev: l, shape: []int{1024, 1024}} // TensorPool((1024, 1024))
+	p.put(memlab.Must(tensor.Empty(l, tensor.Float32, 64, 1024)))
+	attn := p.get()
+	memlab.Measured("the chapter's TensorPool((1024, 1024)) took a [64, 1024] tensor and get() handed it out: shape %v, %s, where the pool promises %v",
+		attn.Shape(), memlab.FormatBytes(attn.Nbytes()), tensor.Shape(p.shape))
+	memlab.Check(attn.Release())
+}
+
+/*md
+`pool.TensorPool` (the first cell's second half) is the same idea with one shape, a
+limit, and an error for each of these: a tensor of another shape or put twice is refused
+(and stays the caller's to release), a `Get` beyond the limit fails.
 
 **Try it:** put `a` back twice in the chapter's pool (`p.put(a); p.put(a)`) and `get` two
 tensors: both are the same storage (`x.DataPtr()` equal) — two users of one buffer.
@@ -181,7 +241,7 @@ for way in ("empty_cache", "caching allocator", "pool"):
 */
 
 /*md:zh-CN
-教材的池子是能用的——第一步之后每次 `get` 都命中，不再调用分配器——但它没有上限；同一个张量放回两次，就会被发给两个使用者；形状不对的张量会悄无声息地另起一个列表。`pool.TensorPool` 是同一个思路，只管一种形状、有上限，并且对上面每一种情况都返回错误（被拒收的张量仍归调用者释放）。
+`pool.TensorPool`（第一个单元格的后半部分）是同一个思路，只管一种形状、有上限，并且对这几种情况都返回错误：形状不对或放回两次的张量会被拒收（仍归调用者释放），超过上限的 `Get` 会失败。
 
 **动手试试：** 在教材的池子里把 `a` 放回两次（`p.put(a); p.put(a)`），再 `get` 两个张量：它们是同一块存储（`x.DataPtr()` 相等）——一个缓冲区，两个使用者。
 
