@@ -269,3 +269,87 @@ run, and `View(-1)` is refused with the message above.
 
 **动手试试：** `half.View(-1)` 也会成功：`x[:, ::2]` 的各行之间恰好相隔一个行步长（1024 = 512 × 2），整个切片是一段步长为 2 的连续序列。再把它换成 `half := memlab.Must(x.Narrow(1, 0, 512))`（即 `x[:, :512]`）：它的各行连不成一段，`View(-1)` 会以上面那条消息被拒绝。
 */
+
+/*md
+### `contiguous()` on a contiguous tensor
+
+The chapter's advice on `contiguous()`:
+
+> 教材原文：「但千万别频繁调用 contiguous()，那会触发隐式拷贝，反而增加显存压力。」
+>
+> *Chapter 4:* "But never call contiguous() often: it triggers an implicit copy and adds to
+> the memory pressure instead."
+
+Does every call copy? The same 4 MiB `x`, contiguous as made, then its transpose:
+
+```python
+x = torch.randn(1024, 1024, device="cuda")
+before = torch.cuda.memory_allocated()
+y = x.contiguous()                       # x is contiguous already
+print(torch.cuda.memory_allocated() - before, y.data_ptr() == x.data_ptr(), y is x)
+z = x.t().contiguous()                   # the transpose is not
+print(torch.cuda.memory_allocated() - before)
+```
+*/
+
+/*md:zh-CN
+### 对连续张量调用 `contiguous()`
+
+教材对 `contiguous()` 的建议是：
+
+> 教材原文：「但千万别频繁调用 contiguous()，那会触发隐式拷贝，反而增加显存压力。」
+
+是不是每次调用都会拷贝？还是那个 4 MiB 的 `x`，先对刚创建出来、本来就连续的它调用，再对它的转置调用：
+
+```python
+x = torch.randn(1024, 1024, device="cuda")
+before = torch.cuda.memory_allocated()
+y = x.contiguous()                       # x 本来就是连续的
+print(torch.cuda.memory_allocated() - before, y.data_ptr() == x.data_ptr(), y is x)
+z = x.t().contiguous()                   # 转置不是
+print(torch.cuda.memory_allocated() - before)
+```
+*/
+
+//nb:cell
+func contiguousNoCopy() {
+	l := memlab.MustOpen()
+	defer l.Close()
+	x := memlab.Must(tensor.Randn(l, 1, tensor.Float32, 1024, 1024))
+	before := l.MemoryAllocated()
+	y := memlab.Must(x.Contiguous()) // x is contiguous already
+	copied := l.MemoryAllocated() - before
+	t := memlab.Must(x.T())
+	z := memlab.Must(t.Contiguous()) // the transpose is not
+	memlab.Measured("x.contiguous() on a contiguous x: %s allocated, same data pointer %v; x.t().contiguous(): %s allocated",
+		memlab.FormatBytes(copied), y.DataPtr() == x.DataPtr(), memlab.FormatBytes(l.MemoryAllocated()-before-copied))
+	memlab.Check(tensor.ReleaseAll(z, t, y, x))
+}
+
+/*md
+So the verdict is narrower than the chapter's warning: `contiguous()` copies only a
+tensor that is not contiguous already (PyTorch returns `self`, `y is x`); on a contiguous
+one it is free, however often it is called. The copies to avoid are those on transposes,
+strided slices and expands — the table above — and the naive head split of 4.4, which
+calls it on a transpose.
+
+**Try it:** call it on `x[:256]` (`x.Narrow(0, 0, 256)`), then on `x[:, :512]`
+(`x.Narrow(1, 0, 512)`). Predict for each: a copy or not?
+
+<details><summary>答案 / Answer</summary>
+
+`x[:256]` — whole rows — is contiguous: no copy, the same data pointer. `x[:, :512]` —
+half of every row — is not: a copy of its size.
+</details>
+*/
+
+/*md:zh-CN
+所以结论比教材的警告窄：`contiguous()` 只拷贝本来就不连续的张量（PyTorch 直接返回 `self`，`y is x`）；对连续的张量，调用多少次都不花一分显存。真正要避免的拷贝发生在转置、带步长的切片和 `expand` 上——见上面的表格——以及 4.4 节里朴素的注意力头拆分，它正是对一个转置调用 `contiguous()`。
+
+**动手试试：** 对 `x[:256]`（`x.Narrow(0, 0, 256)`）调用一次，再对 `x[:, :512]`（`x.Narrow(1, 0, 512)`）调用一次。先分别预测：拷不拷贝？
+
+<details><summary>答案 / Answer</summary>
+
+`x[:256]`——完整的若干行——是连续的：不拷贝，数据指针相同。`x[:, :512]`——每一行的一半——不连续：拷贝一份同样大小的数据。
+</details>
+*/

@@ -397,13 +397,23 @@ stays the three techniques with the KV-cache arenas as its pool** (also what "ch
 means in the H200 recordings, made before this mode), and `chapter+pooled-scores` is
 reported beside it, in the tables of `memlab ch4` and below.
 
-**Try it:** in the first cell, give `q` 256 positions, as in a prompt's pass
-(`tensor.Randn(l, 1, tensor.Float32, heads, 256, headDim)`), `maxLen` 512 and the buffer
-`[heads, 256, maxLen]`: the
-allocated scores grow to 2 MiB, past the small pool's 1 MiB limit — expect one
-`cudaMalloc` for the allocating loop and still one allocator call a step, and none
-for the pooled one. In the second, add `model.LastLogits` to the pooled chapter mode:
-once the logits no longer make the peak, see whether the buffers do.
+**Try it:** in the first cell, give `q` 1024 positions, as in a long prompt's pass
+(`tensor.Randn(l, 1, tensor.Float32, heads, 1024, headDim)`), and the buffer
+`[heads, 1024, maxLen]`: past 64 columns the allocated scores are larger than 1 MiB, the
+small pool's limit. Predict: how many `cudaMalloc` calls does the allocating loop make,
+and at how many addresses are its scores served? In the second cell, add
+`model.Optimised` and `model.Optimised | model.PooledScores` to the modes: once
+last-logits has taken the logits off the peak, do the buffers still raise it?
+
+<details><summary>答案 / Answer</summary>
+
+No `cudaMalloc` at all: allocating the buffer (larger than 1 MiB) made a 20 MiB segment
+of the large pool — the 1–10 MiB rule of notebook 02 — and the large scores are carved
+from its free part; the scores are served at two addresses, one in the small pool while
+they fit there, one in that segment after. Still one allocator call a step, and none for
+the `out=` loop. In the second cell the buffers raise the optimised peak by their whole
+size as well: they sit in the pool for the whole request, whatever the peak is made of.
+</details>
 
 ### In-place LayerNorm
 
@@ -436,7 +446,12 @@ print(torch.cuda.max_memory_allocated(), (h - h2).abs().max().item())
 /*md:zh-CN
 两个缓冲区供应了每次前向传播的每一层（两次未命中，其余全部命中），分配器调用也随之减少——教材建议的这一半成立。峰值却上升了，正好多出这两个缓冲区：它们按最长请求定大小，并且一直留在池子里，于是压在了 logits 造成的峰值之下，而那个峰值本来就不是分数张量造成的。只有在分数张量构成峰值的地方，池化才划算，而且还得最长请求与典型请求相差不大。**所以 `chapter` 仍然是以 KV 缓存显存区为池子的那三招**（这也是 H200 录制结果里“chapter”的含义，那些结果录制于这个模式出现之前），`chapter+pooled-scores` 则在 `memlab ch4` 的表格和下文中与它并列报告。
 
-**动手试试：** 在第一个单元格里，像处理提示词那样给 `q` 256 个位置（`tensor.Randn(l, 1, tensor.Float32, heads, 256, headDim)`），`maxLen` 设为 512，缓冲区设为 `[heads, 256, maxLen]`：分配出来的分数张量涨到 2 MiB，超过了小块池 1 MiB 的上限——预期分配式循环会有一次 `cudaMalloc`，并且仍然每步一次分配器调用，而池化的循环一次都没有。在第二个单元格里，给池化的 chapter 模式再加上 `model.LastLogits`：等 logits 不再构成峰值之后，看看缓冲区会不会成为峰值。
+**动手试试：** 在第一个单元格里，像处理一个长提示词那样给 `q` 1024 个位置（`tensor.Randn(l, 1, tensor.Float32, heads, 1024, headDim)`），缓冲区设为 `[heads, 1024, maxLen]`：超过 64 列之后，分配出来的分数张量就大于 1 MiB，即小块池的上限。先预测：分配式循环会调用几次 `cudaMalloc`？它的分数张量落在几个地址上？在第二个单元格里，给模式列表加上 `model.Optimised` 和 `model.Optimised | model.PooledScores`：等 last-logits 把 logits 从峰值里拿掉之后，缓冲区还会抬高峰值吗？
+
+<details><summary>答案 / Answer</summary>
+
+一次 `cudaMalloc` 都没有：分配那个缓冲区（大于 1 MiB）时建了一个大块池的 20 MiB 段——笔记本 02 里 1–10 MiB 的规则——大的分数张量就从这个段的空闲部分切出来；分数张量落在两个地址上，装得进小块池时一个，之后在那个段里一个。分配式循环仍然每步一次分配器调用，`out=` 循环一次都没有。在第二个单元格里，缓冲区同样把 optimised 的峰值整整抬高了它们自己的大小：不管峰值由什么构成，它们在整个请求期间都待在池子里。
+</details>
 
 ### 原地 LayerNorm
 

@@ -14,6 +14,7 @@ var Cells = []memlab.Cell{
 	{Notebook: "04-reuse-and-sharing", Section: "4.2 Views (视图)", Name: "viewWriteThrough", Plot: false, Func: viewWriteThrough},
 	{Notebook: "04-reuse-and-sharing", Section: "4.2 Views (视图)", Name: "viewCopies", Plot: true, Func: viewCopies},
 	{Notebook: "04-reuse-and-sharing", Section: "4.2 Views (视图)", Name: "viewNonContiguous", Plot: false, Func: viewNonContiguous},
+	{Notebook: "04-reuse-and-sharing", Section: "4.2 Views (视图)", Name: "contiguousNoCopy", Plot: false, Func: contiguousNoCopy},
 	{Notebook: "04-reuse-and-sharing", Section: "4.3 Memory pools (内存池)", Name: "chapterTensorPool", Plot: false, Func: chapterTensorPool},
 	{Notebook: "04-reuse-and-sharing", Section: "4.3 Memory pools (内存池)", Name: "chapterPoolWrongShape", Plot: false, Func: chapterPoolWrongShape},
 	{Notebook: "04-reuse-and-sharing", Section: "4.3 Memory pools (内存池)", Name: "poolLatency", Plot: true, Func: poolLatency},
