@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
+	"memlab.dev/memlab/device/sim"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/model"
@@ -107,6 +109,7 @@ type fwd struct {
 	t     Tricks
 	K, V  []*tensor.Tensor // per layer [B, H, L, hd], grown by Cat (without Pool)
 	arena *tensor.Tensor   // with Pool: [2·layers, B, H, maxLen, hd], from the pool
+	scope *tensor.Scope    // if set, the pass's tensors join it (encode's, for an out-of-memory error)
 }
 
 // flatten turns x (batch, seq, hidden) into (batch·seq, hidden): technique 1.
@@ -257,18 +260,30 @@ func (f *fwd) mlp(l int, h *tensor.Tensor) *tensor.Tensor {
 	return then(d, f.add(h, d))
 }
 
+// embed is the token and position embeddings of ids [B][S] at positions
+// pos…, flattened to [B·S, D].
+//
+//nb:decl
+func (f *fwd) embed(dev tensor.Device, ids [][]int64, pos int) *tensor.Tensor {
+	B, S := len(ids), len(ids[0])
+	idx := memlab.Must(tensor.FromInt64(dev, slices.Concat(ids...), B, S))
+	if f.scope != nil {
+		f.scope.Track(idx, nil) // what is computed from idx joins the scope too
+	}
+	h := memlab.Must(tensor.Embedding(f.w.Wte, idx)) // [B, S, D]
+	pe := memlab.Must(f.w.Wpe.Narrow(0, pos, S))     // a view of the position table
+	h = f.add(h, pe)
+	memlab.Check(tensor.ReleaseAll(idx, pe))
+	return f.flatten(h)
+}
+
 // forward runs ids [B][S] at positions pos… and returns each sequence's next
 // token (greedy). The weights are on dev.
 //
 //nb:decl
 func (f *fwd) forward(dev tensor.Device, ids [][]int64, pos int) []int64 {
 	B, S, w := len(ids), len(ids[0]), f.w
-	idx := memlab.Must(tensor.FromInt64(dev, slices.Concat(ids...), B, S))
-	h := memlab.Must(tensor.Embedding(w.Wte, idx)) // [B, S, D]
-	pe := memlab.Must(w.Wpe.Narrow(0, pos, S))     // a view of the position table
-	h = f.add(h, pe)
-	memlab.Check(tensor.ReleaseAll(idx, pe))
-	h = f.flatten(h) // [B·S, D]
+	h := f.embed(dev, ids, pos) // [B·S, D]
 	var mask *tensor.Tensor
 	if S > 1 {
 		mask = causalMask(dev, S, pos)
@@ -534,5 +549,255 @@ does not depend on how long the prompt is.
 <details><summary>答案 / Answer</summary>
 
 三招合用这回让峰值升高的比例比 48 个 token 时更大：提示词的 logits 随提示词一起缩小，而显存区（按提示词加生成 token 的长度定大小）缩得少。分配器调用次数则一点没变：一次前向传播做多少个操作，与提示词多长无关。
+</details>
+*/
+
+// bertLike is a BERT-like encoder's sizes, scaled down to run on the
+// simulated device's CPU kernels: one block (an encoder's layers run one after
+// the other and keep nothing, so one block has the same peak), sequences of
+// up to 512 tokens.
+//
+//nb:decl
+var bertLike = model.Config{Vocab: 2048, Dim: 64, Heads: 4, Layers: 1, Hidden: 256, MaxLen: 512, Seed: 1}
+
+// encode runs a BERT-like forward pass with tricks t over batch sequences of
+// seq tokens on l — the blocks above without a mask, without a cache (each
+// layer's keys and values die with it) and without the output projection —
+// and returns max_memory_allocated above the weights.
+//
+//nb:decl
+func encode(l *memlab.Lab, t Tricks, batch, seq int) int64 {
+	m := memlab.Must(model.New(l, bertLike))
+	defer m.Release()
+	f := &fwd{w: m.Weights(), t: t, K: make([]*tensor.Tensor, 1), V: make([]*tensor.Tensor, 1), scope: tensor.NewScope()}
+	defer f.scope.Release() // after an out-of-memory error, what the pass had made (as Python's unwinding frees it)
+	ids := make([][]int64, batch)
+	for b := range ids {
+		ids[b] = make([]int64, seq) // token 0 everywhere: the bytes do not depend on the tokens
+	}
+	weights := l.MemoryAllocated()
+	l.ResetPeakMemoryStats()
+	h := f.embed(l, ids, 0)
+	for i := range f.w.Blocks {
+		h = f.attention(i, h, nil, batch, seq, 0)
+		memlab.Check(tensor.ReleaseAll(f.K[i], f.V[i]))
+		h = f.mlp(i, h)
+	}
+	memlab.Check(h.Release())
+	return l.MaxMemoryAllocated() - weights
+}
+
+// verdict is "fits", or the operation that ran out of memory and what it
+// asked for.
+//
+//nb:decl
+func verdict(err error) string {
+	if err == nil {
+		return "fits"
+	}
+	op, _, _ := strings.Cut(strings.TrimPrefix(err.Error(), "tensor: "), ":")
+	_, tried, _ := strings.Cut(err.Error(), "Tried to allocate ")
+	tried, _, _ = strings.Cut(tried, ". ")
+	return fmt.Sprintf("out of memory in %s, asking for %s", op, tried)
+}
+
+// onDevice runs encode on a fresh simulated device of the given capacity (no
+// CUDA context; 0: the default device) and returns the peak above the
+// weights, the peak reserved, and the out-of-memory error if the pass did not
+// fit.
+//
+//nb:decl
+func onDevice(capacity int64, t Tricks, batch, seq int) (peak, reserved int64, err error) {
+	l := memlab.MustOpen(memlab.SimConfig(sim.Config{Capacity: uint64(capacity), NoContext: capacity > 0}))
+	defer l.Close()
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(error); ok && memlab.IsOutOfMemory(e) {
+				err = e
+				return
+			}
+			panic(r)
+		}
+	}()
+	peak = encode(l, t, batch, seq)
+	return peak, l.MaxMemoryReserved(), nil
+}
+
+/*md
+### The 4.1 claim: in-place activations save 12 %
+
+> 教材原文：「我的经验：有一次优化一个BERT推理管线，发现仅仅把几个激活函数改成in-place版本，显存占用就降了12%。别小看这点，对于长序列推理，12%可能就是能不能跑batch size=32和64的区别。」
+>
+> *Chapter 4:* "From experience: optimising a BERT inference pipeline, I found that just
+> switching a few activation functions to their in-place versions cut memory use by 12%.
+> Don't underrate it: for long-sequence inference, 12% can be the difference between
+> running batch size 32 and 64."
+
+BERT is an encoder: one forward pass over the whole sequence, no KV cache, no logits over
+a vocabulary. `encode` runs the block above that way, on `bertLike` (BERT's shape scaled
+down to run on the CPU kernels: one block — an encoder's layers run one after another
+and keep nothing, so one block has the whole pass's peak). `InPlace` puts GELU, the scale
+and the residual adds in place — a superset of the chapter's "a few activation
+functions". One run per sequence length at batch 32, each run twice (the bytes of a run
+do not vary; the spread is over the lengths):
+
+```python
+for seq in (32, 64, 128):
+    for in_place in (False, True):
+        torch.cuda.reset_peak_memory_stats()
+        encoder(torch.zeros(32, seq, dtype=torch.long, device="cuda"), in_place=in_place)
+        print(seq, in_place, torch.cuda.max_memory_allocated() - weights)
+```
+*/
+
+/*md:zh-CN
+### 4.1 节的说法：原地激活省下 12%
+
+> 教材原文：「我的经验：有一次优化一个BERT推理管线，发现仅仅把几个激活函数改成in-place版本，显存占用就降了12%。别小看这点，对于长序列推理，12%可能就是能不能跑batch size=32和64的区别。」
+
+BERT 是编码器 (encoder)：对整个序列做一次前向传播，没有 KV 缓存，也不在词表上算 logits。`encode` 就这样运行上面那个块，用的是 `bertLike`（把 BERT 的形状按比例缩小，好让 CPU 内核跑得动：只有一个块——编码器的各层一层接一层地运行、什么也不保留，所以一个块的峰值就是整次前向传播的峰值）。`InPlace` 让 GELU、缩放和残差相加都原地进行——比教材说的“几个激活函数”还多。batch 为 32，每个序列长度跑一次，每次运行重复两遍（一次运行的字节数不会变；离散范围来自不同的长度）：
+
+```python
+for seq in (32, 64, 128):
+    for in_place in (False, True):
+        torch.cuda.reset_peak_memory_stats()
+        encoder(torch.zeros(32, seq, dtype=torch.long, device="cuda"), in_place=in_place)
+        print(seq, in_place, torch.cuda.max_memory_allocated() - weights)
+```
+*/
+
+//nb:cell
+func inPlaceTwelvePercent() {
+	const batch = 32
+	tab := memlab.NewTable("sequence", "out of place", "in place", "saved")
+	var saved []float64
+	repeats := true
+	for _, seq := range []int{32, 64, 128} {
+		out, _, _ := onDevice(0, Tricks{}, batch, seq)
+		in, _, _ := onDevice(0, Tricks{InPlace: true}, batch, seq)
+		again, _, _ := onDevice(0, Tricks{InPlace: true}, batch, seq)
+		repeats = repeats && again == in
+		saved = append(saved, 100*(1-float64(in)/float64(out)))
+		tab.Row(seq, memlab.FormatBytes(out), memlab.FormatBytes(in), fmt.Sprintf("%.1f %%", saved[len(saved)-1]))
+	}
+	tab.Show()
+	memlab.Measured("in place saves %.1f %% to %.1f %% of the peak above the weights at batch %d (median %.1f %%; the chapter says 12 %%); a repeated run gives the same bytes: %v",
+		slices.Min(saved), slices.Max(saved), batch, saved[1], repeats)
+}
+
+/*md
+In place saves only at the shortest length. There the peak is the MLP, where GELU's
+output sits beside its input — exactly what in place removes. From 64 tokens on, the peak
+is the attention: the scores and their softmax, two `[batch, heads, seq, seq]` tensors
+alive together. The scale is in place already, and the softmax still writes a new tensor
+beside its input (PyTorch's softmax has no in-place form), so in place leaves that peak
+alone. The chapter's 12 % is of the order of the shortest run, and none of it remains at
+the long sequences its next sentence is about.
+
+**Try it:** set `batch` to 8. Predict: do the percentages change?
+
+<details><summary>答案 / Answer</summary>
+
+No: every tensor alive at the peak has the batch as its first dimension, so the bytes
+scale with it and the shares stay the same.
+</details>
+*/
+
+/*md:zh-CN
+原地操作只在最短的长度上省了显存。那时峰值在 MLP 里：GELU 的输出和它的输入同时存在——这正是原地操作去掉的东西。从 64 个 token 起，峰值落在注意力上：分数和它的 softmax，两个 `[batch, heads, seq, seq]` 张量同时活着。缩放本来就已经原地做了，而 softmax 仍要在输入旁边写一个新张量（PyTorch 的 softmax 没有原地版本），所以原地操作碰不到这个峰值。教材的 12% 与最短那次运行的量级相当，而到了它下一句话说的长序列上，一点也不剩。
+
+**动手试试：** 把 `batch` 设为 8。先预测：这些百分比会变吗？
+
+<details><summary>答案 / Answer</summary>
+
+不会：峰值那一刻活着的每个张量，第一维都是 batch，所以字节数随 batch 成比例变化，所占的比例不变。
+</details>
+*/
+
+/*md
+### At the chapter's scale: batch 32 or 64?
+
+The chapter's second sentence, measured: the same encoder at a long sequence (256
+tokens), at batch 32 and 64. First each run's memory on an uncapped device; then a
+device sized between what the baseline reserves at batch 32 and at 64 — so the baseline
+serves 32 and not 64 — and the question: does in-place let 64 run there?
+
+```python
+# on a GPU of that size (or torch.cuda.set_per_process_memory_fraction to cap one)
+for batch, in_place in ((32, False), (64, False), (64, True)):
+    try:
+        encoder(torch.zeros(batch, 256, dtype=torch.long, device="cuda"), in_place=in_place)
+        print(batch, in_place, "fits")
+    except torch.cuda.OutOfMemoryError as e:
+        print(batch, in_place, e)
+```
+*/
+
+/*md:zh-CN
+### 按教材的规模：batch 32 还是 64？
+
+实测教材的第二句话：同一个编码器，长序列（256 个 token），batch 分别为 32 和 64。先在不设上限的设备上测每次运行的显存；再取一台容量介于基线在 batch 32 与 batch 64 时所预留显存之间的设备——基线在这台设备上能跑 32、跑不了 64——然后问：原地操作能让 64 在这里跑起来吗？
+
+```python
+# 在这么大的一块 GPU 上（或者用 torch.cuda.set_per_process_memory_fraction 给一块 GPU 设上限）
+for batch, in_place in ((32, False), (64, False), (64, True)):
+    try:
+        encoder(torch.zeros(batch, 256, dtype=torch.long, device="cuda"), in_place=in_place)
+        print(batch, in_place, "fits")
+    except torch.cuda.OutOfMemoryError as e:
+        print(batch, in_place, e)
+```
+*/
+
+//nb:cell
+func batch32Or64() {
+	const seq = 256
+	p32, r32, _ := onDevice(0, Tricks{}, 32, seq)
+	p64, r64, _ := onDevice(0, Tricks{}, 64, seq)
+	pin, _, _ := onDevice(0, Tricks{InPlace: true}, 64, seq)
+	capacity := (r32 + r64) / 2 &^ (2<<20 - 1) // between them, in whole 2 MiB pages
+	memlab.Measured("peak above the weights: batch 32 %s, batch 64 %s, batch 64 in place %s (%.1f %% saved); reserved: %s and %s, so the device gets %s",
+		memlab.FormatBytes(p32), memlab.FormatBytes(p64), memlab.FormatBytes(pin), 100*(1-float64(pin)/float64(p64)),
+		memlab.FormatBytes(r32), memlab.FormatBytes(r64), memlab.FormatBytes(capacity))
+	tab := memlab.NewTable("batch", "tricks", fmt.Sprintf("on a device of %s", memlab.FormatBytes(capacity)))
+	for _, run := range []struct {
+		batch int
+		t     Tricks
+	}{{32, Tricks{}}, {64, Tricks{}}, {64, Tricks{InPlace: true}}, {64, Tricks{View: true, InPlace: true}}} {
+		_, _, err := onDevice(capacity, run.t, run.batch, seq)
+		tab.Row(run.batch, fmt.Sprintf("%+v", run.t), verdict(err))
+	}
+	tab.Show()
+}
+
+/*md
+At 256 tokens twice the batch needs twice the scores, and in place saves none of them
+(the line above prints it): on the device where the baseline serves 32 and not 64, in
+place does not serve 64 either, nor do views on top of it. For 64 to fit where only 32
+did, a technique would have to remove about half of the peak — the attention scores
+themselves. That is what fused attention does (`F.scaled_dot_product_attention`, which
+PyTorch runs with FlashAttention or memory-efficient kernels that never hold the scores):
+not one of the chapter's three.
+
+**Try it:** set `seq` to 32, where in place did save a share of the peak. Predict: does
+in place now let batch 64 fit on the device the cell picks?
+
+<details><summary>答案 / Answer</summary>
+
+No. The device the cell picks is small there, and batch 64 fails on an allocation the
+saving does not touch: a request above 1 MiB gets a 20 MiB segment (notebook 02's rule),
+so the run asks for more than the whole device, with in place as without. At small sizes
+the allocator's rounding, not the tensors, decides what fits.
+</details>
+*/
+
+/*md:zh-CN
+在 256 个 token 时，batch 翻倍，分数张量也要翻倍，而原地操作一个也省不下（上面那行实测打印了出来）：在基线能跑 32、跑不了 64 的设备上，原地操作也跑不了 64，再加上视图也不行。要想让只能跑 32 的地方跑得下 64，某种技术就得去掉大约一半的峰值——也就是注意力分数本身。这正是融合注意力 (fused attention) 做的事（`F.scaled_dot_product_attention`，PyTorch 用 FlashAttention 或省显存的内核来执行它，根本不保留分数）：它不在教材的三招之列。
+
+**动手试试：** 把 `seq` 设为 32——在这个长度上原地操作确实省下了一部分峰值。先预测：在单元格选出的那台设备上，原地操作这回能让 batch 64 跑下来吗？
+
+<details><summary>答案 / Answer</summary>
+
+不能。这时单元格选出的设备很小，batch 64 失败在一次原地操作根本碰不到的分配上：超过 1 MiB 的请求会拿到一个 20 MiB 的段（笔记本 02 里的规则），于是这次运行要的比整台设备还多，开不开原地操作都一样。在小尺寸上，决定能不能装下的是分配器的取整，而不是张量本身。
 </details>
 */

@@ -22,6 +22,8 @@ var Cells = []memlab.Cell{
 	{Notebook: "04-reuse-and-sharing", Section: "4.3 Memory pools (内存池)", Name: "kvStrategies", Plot: true, Func: kvStrategies},
 	{Notebook: "04-reuse-and-sharing", Section: "4.4 All together: a small transformer (综合应用)", Name: "flipATechnique", Plot: true, Func: flipATechnique},
 	{Notebook: "04-reuse-and-sharing", Section: "4.4 All together: a small transformer (综合应用)", Name: "chapterTechniques", Plot: true, Func: chapterTechniques},
+	{Notebook: "04-reuse-and-sharing", Section: "4.4 All together: a small transformer (综合应用)", Name: "inPlaceTwelvePercent", Plot: false, Func: inPlaceTwelvePercent},
+	{Notebook: "04-reuse-and-sharing", Section: "4.4 All together: a small transformer (综合应用)", Name: "batch32Or64", Plot: false, Func: batch32Or64},
 	{Notebook: "04-reuse-and-sharing", Section: "4.4 All together: a small transformer (综合应用)", Name: "oneRequestByMode", Plot: false, Func: oneRequestByMode},
 	{Notebook: "04-reuse-and-sharing", Section: "4.4 All together: a small transformer (综合应用)", Name: "inferenceSmall", Plot: true, Func: inferenceSmall},
 	{Notebook: "04-reuse-and-sharing", Section: "4.4 All together: a small transformer (综合应用)", Name: "tokenLatencySpread", Plot: false, Func: tokenLatencySpread},

@@ -269,3 +269,26 @@ func TestTokenLatencySpread(t *testing.T) {
 		t.Errorf("%d runs, median %g outside [%g, %g]", n, med, lo, hi)
 	}
 }
+
+// TestInPlaceTwelvePercent pins the 4.1 claim's measurement: a share saved
+// at the shortest length only, identical bytes when repeated.
+func TestInPlaceTwelvePercent(t *testing.T) {
+	out := nbtest.Run(t, Cells, "inPlaceTwelvePercent")
+	nbtest.Want(t, out,
+		`(?m)^32 +2\.25 MiB +2\.00 MiB +11\.1 %`,
+		`(?m)^128 +19\.00 MiB +19\.00 MiB +0\.0 %`,
+		`Measured: in place saves 0\.0 % to 11\.1 % of the peak above the weights at batch 32 \(median 0\.0 %; the chapter says 12 %\); a repeated run gives the same bytes: true`)
+}
+
+// TestBatch32Or64 pins the chapter-scale answer: on the device picked between
+// the baseline's reservations at batch 32 and 64, only batch 32 fits, with or
+// without in place.
+func TestBatch32Or64(t *testing.T) {
+	out := nbtest.Run(t, Cells, "batch32Or64")
+	nbtest.Want(t, out,
+		`Measured: peak above the weights: batch 32 70\.00 MiB, batch 64 140\.00 MiB, batch 64 in place 140\.00 MiB \(0\.0 % saved\); reserved: 86\.00 MiB and 170\.00 MiB, so the device gets 128\.00 MiB`,
+		`(?m)^32 +\{View:false InPlace:false Pool:false\} +fits`,
+		`(?m)^64 +\{View:false InPlace:false Pool:false\} +out of memory in mul, asking for 64\.00 MiB`,
+		`(?m)^64 +\{View:false InPlace:true Pool:false\} +out of memory in softmax, asking for 64\.00 MiB`,
+		`(?m)^64 +\{View:true InPlace:true Pool:false\} +out of memory in softmax`)
+}
