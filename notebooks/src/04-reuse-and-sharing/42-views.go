@@ -72,7 +72,13 @@ bumps `x._version` too, which is how autograd notices an in-place change made th
 view.
 
 **Try it:** take `y := x.Slice(0, 0, 12, 3)` (`x[::3]`, four elements) and write
-`y[1] = 999`: it is `x[3]` that changes.
+`y[1] = 999` (`row := memlab.Must(y.Narrow(0, 1, 1))`, then `row.Select(0, 0)` as the
+element to write). Predict: which element of `x` changes?
+
+<details><summary>答案 / Answer</summary>
+
+`x[3]`: `y`'s stride is 3, so its element 1 sits at offset 3 of the same storage.
+</details>
 
 ### Which operations copy
 
@@ -100,7 +106,12 @@ for op in (lambda x: x.view(512, 2048), lambda x: x.t().reshape(-1),
 /*md:zh-CN
 和 PyTorch 一样，视图与它的基张量 (base) 共用一个版本计数器：通过 `y` 写入，`x._version` 也会加一——自动求导正是靠这一点发现“经由视图做的原地修改”。
 
-**动手试试：** 取 `y := x.Slice(0, 0, 12, 3)`（即 `x[::3]`，四个元素），再写 `y[1] = 999`：变的是 `x[3]`。
+**动手试试：** 取 `y := x.Slice(0, 0, 12, 3)`（即 `x[::3]`，四个元素），再写 `y[1] = 999`（`row := memlab.Must(y.Narrow(0, 1, 1))`，再以 `row.Select(0, 0)` 作为要写的元素）。先预测：`x` 的哪个元素会变？
+
+<details><summary>答案 / Answer</summary>
+
+`x[3]`：`y` 的步长是 3，所以它的第 1 个元素位于同一块存储的偏移 3 处。
+</details>
 
 ### 哪些操作会拷贝
 
@@ -194,6 +205,16 @@ strided slice and `expand` included, is metadata. `x.t().view(-1)` is refused wi
 PyTorch's message, and `reshape` copies instead — silently, as the chapter says: only
 `memory_allocated` shows it.
 
+**Try it:** add a row to `viewOps`: `{"x.t().t().view(-1)", …}` returning
+`memlab.Must(s.Track(memlab.Must(s.Track(x.T())).T())).View(-1)`. Predict: refused like
+`x.t().view(-1)`, a copy, or a view?
+
+<details><summary>答案 / Answer</summary>
+
+A view, no bytes: transposing twice gives back `x`'s own layout, which is contiguous —
+what decides is the layout, not the operations that made it.
+</details>
+
 **The chapter says** `view()` needs a contiguous tensor:
 
 > 教材原文：「如果张量经过转置、切片等操作变得不连续，view() 会报错。」
@@ -218,6 +239,13 @@ x.t().view(-1)                  # RuntimeError: view size is not compatible with
 
 /*md:zh-CN
 每一次拷贝都恰好是一次分配器调用，大小等于结果张量；其余的操作，包括 `t()`、带步长的切片和 `expand`，都只是元数据。`x.t().view(-1)` 会被拒绝，报的是 PyTorch 的原话；`reshape` 则改为拷贝——正如教材所说，是“默默”拷贝：只有 `memory_allocated` 能看出来。
+
+**动手试试：** 给 `viewOps` 加一行：`{"x.t().t().view(-1)", …}`，返回 `memlab.Must(s.Track(memlab.Must(s.Track(x.T())).T())).View(-1)`。先预测：会像 `x.t().view(-1)` 那样被拒绝、拷贝，还是一个视图？
+
+<details><summary>答案 / Answer</summary>
+
+一个视图，不占字节：转置两次就回到了 `x` 自己的布局，它是连续的——决定结果的是布局，而不是产生这个布局的那些操作。
+</details>
 
 **教材说** `view()` 要求张量是连续 (contiguous) 的：
 
@@ -258,16 +286,27 @@ view fails only when one new dimension would have to span old dimensions whose s
 not line up —
 `x.t()`'s elements in row order are not at one stride.
 
-**Try it:** `half.View(-1)` succeeds too: the rows of `x[:, ::2]` lie exactly one row
-stride apart (1024 = 512 × 2), so the whole slice is one run of stride 2. Then take
-`half := memlab.Must(x.Narrow(1, 0, 512))` (`x[:, :512]`) instead: its rows are not one
-run, and `View(-1)` is refused with the message above.
+**Try it:** replace `View(1024, 256, 2)` by `View(-1)`. Predict: refused or not? Then
+take `half := memlab.Must(x.Narrow(1, 0, 512))` (`x[:, :512]`) instead and predict again.
+
+<details><summary>答案 / Answer</summary>
+
+`x[:, ::2].view(-1)` succeeds: the rows of `x[:, ::2]` lie exactly one row stride apart
+(1024 = 512 × 2), so the whole slice is one run of stride 2. `x[:, :512].view(-1)` is
+refused with the message above (the cell stops at `memlab.Check(err)`): its rows are not
+one run.
+</details>
 */
 
 /*md:zh-CN
 所以教材的说法太宽泛了：转置确实被拒绝，带步长的切片却没有。只有当一个新维度必须跨越若干个步长对不齐的旧维度时，view 才会失败——`x.t()` 的元素按行序排列时，并不落在同一个步长上。
 
-**动手试试：** `half.View(-1)` 也会成功：`x[:, ::2]` 的各行之间恰好相隔一个行步长（1024 = 512 × 2），整个切片是一段步长为 2 的连续序列。再把它换成 `half := memlab.Must(x.Narrow(1, 0, 512))`（即 `x[:, :512]`）：它的各行连不成一段，`View(-1)` 会以上面那条消息被拒绝。
+**动手试试：** 把 `View(1024, 256, 2)` 换成 `View(-1)`。先预测：会被拒绝吗？再把 `half` 换成 `half := memlab.Must(x.Narrow(1, 0, 512))`（即 `x[:, :512]`），再预测一次。
+
+<details><summary>答案 / Answer</summary>
+
+`x[:, ::2].view(-1)` 会成功：`x[:, ::2]` 的各行之间恰好相隔一个行步长（1024 = 512 × 2），整个切片是一段步长为 2 的连续序列。`x[:, :512].view(-1)` 会以上面那条消息被拒绝（单元格停在 `memlab.Check(err)`）：它的各行连不成一段。
+</details>
 */
 
 /*md

@@ -430,7 +430,33 @@ for t in (dict(view=False, in_place=False, pool=False), tricks):
     generate(model, prompts, 16, **t)                     # the forward pass above
     print(torch.cuda.max_memory_allocated() - weights)
 ```
+*/
 
+/*md:zh-CN
+### 一次打开一招
+
+下面每次运行都为一批 4 个、每个 48 token 的提示词生成 16 个 token（small 模型，每次一个新的 lab），曲线是每一次前向传播中 `max_memory_allocated` 超出权重的部分：第一次前向传播处理提示词，其余每次一个 token。`tricks` 由你来改。
+
+```python
+tricks = dict(view=False, in_place=False, pool=False)     # 打开一招，再运行
+for t in (dict(view=False, in_place=False, pool=False), tricks):
+    torch.cuda.reset_peak_memory_stats()
+    generate(model, prompts, 16, **t)                     # 上面的前向传播
+    print(torch.cuda.max_memory_allocated() - weights)
+```
+*/
+
+//nb:cell plot
+func flipATechnique() {
+	tricks := Tricks{View: false, InPlace: false, Pool: false} // flip one to true, run again
+	base, yours := runBatch(Tricks{}, 4, 48, 16), runBatch(tricks, 4, 48, 16)
+	memlab.Show(memplot.Lines("4.4 a batch of 4 prompts of 48 tokens: peak in each forward pass",
+		"forward pass (the prompts, then one per generated token)", base.curve(), yours.curve()))
+	memlab.Measured("peak above the weights: baseline %s, %+v %s; allocator calls %d → %d; the same tokens: %v",
+		memlab.FormatBytes(base.Peak), tricks, memlab.FormatBytes(yours.Peak), base.Calls, yours.Calls, slices.EqualFunc(base.Tokens, yours.Tokens, slices.Equal))
+}
+
+/*md
 **Try it:** set `InPlace: true`, then only `View`, then only `Pool`. Before each run,
 predict: does the peak fall, stay, or rise? and the allocator calls?
 
@@ -446,18 +472,6 @@ them.
 */
 
 /*md:zh-CN
-### 一次打开一招
-
-下面每次运行都为一批 4 个、每个 48 token 的提示词生成 16 个 token（small 模型，每次一个新的 lab），曲线是每一次前向传播中 `max_memory_allocated` 超出权重的部分：第一次前向传播处理提示词，其余每次一个 token。`tricks` 由你来改。
-
-```python
-tricks = dict(view=False, in_place=False, pool=False)     # 打开一招，再运行
-for t in (dict(view=False, in_place=False, pool=False), tricks):
-    torch.cuda.reset_peak_memory_stats()
-    generate(model, prompts, 16, **t)                     # 上面的前向传播
-    print(torch.cuda.max_memory_allocated() - weights)
-```
-
 **动手试试：** 先设 `InPlace: true`，再只开 `View`，再只开 `Pool`。每次运行之前先预测：峰值会下降、不变还是上升？分配器调用次数呢？
 
 <details><summary>答案 / Answer</summary>
@@ -465,16 +479,6 @@ for t in (dict(view=False, in_place=False, pool=False), tricks):
 `InPlace`：峰值不变，分配器调用减少——原地操作不再分配，但峰值那一刻活着的张量里没有一个是它们产生的。`View`：峰值上升，调用减少——拆分注意力头不再拷贝，但作为视图留在缓存里的 `k` 和 `v` 让整个融合的 `qkv` 一直活着。`Pool`：峰值上升，调用减少——显存区从第一次前向传播起就装下了直到最长长度的所有位置。下面的表格把它们全都跑一遍。
 </details>
 */
-
-//nb:cell plot
-func flipATechnique() {
-	tricks := Tricks{View: false, InPlace: false, Pool: false} // flip one to true, run again
-	base, yours := runBatch(Tricks{}, 4, 48, 16), runBatch(tricks, 4, 48, 16)
-	memlab.Show(memplot.Lines("4.4 a batch of 4 prompts of 48 tokens: peak in each forward pass",
-		"forward pass (the prompts, then one per generated token)", base.curve(), yours.curve()))
-	memlab.Measured("peak above the weights: baseline %s, %+v %s; allocator calls %d → %d; the same tokens: %v",
-		memlab.FormatBytes(base.Peak), tricks, memlab.FormatBytes(yours.Peak), base.Calls, yours.Calls, slices.EqualFunc(base.Tokens, yours.Tokens, slices.Equal))
-}
 
 /*md
 ### The chapter's table: each technique alone, then the three together
@@ -529,8 +533,8 @@ only hold where the peak is made of what the techniques remove; the sections bel
 for such a place.
 
 **Try it:** in `chapterTechniques`, make the prompts 8 tokens instead of 48
-(`runBatch(t, 4, 48, 16)`). Predict: is the peak still the prompts' pass, and do the
-three together now lower it?
+(`runBatch(t, 4, 8, 16)`). Predict: do the three together now lower the peak, or raise
+it by a larger or a smaller share than with 48 tokens?
 
 <details><summary>答案 / Answer</summary>
 
@@ -544,7 +548,7 @@ does not depend on how long the prompt is.
 /*md:zh-CN
 每次运行的峰值都出现在处理提示词的那次前向传播里，就在 `logits` 为每个位置计算输出投影、得到 `[batch·seq, vocab]` 的那一刻：三招没有一招碰得到那时活着的张量。原地操作让峰值原地不动；视图让它升高（作为视图留在缓存里的 `k` 和 `v` 让融合的 `qkv` 一直活着：视图会保住基张量的存储，见练习 11）；池化也让它升高（显存区从第一次前向传播起就按最长序列定大小）。峰值相同的几次运行，曲线重合在一起。每一招都确实削减的，是分配器调用——也就是教材那句话的后半句“减少了内存分配”。教材的 20-30% 只有在峰值恰好由这些技术能去掉的东西构成时才可能成立；下面几节去找这样的地方。
 
-**动手试试：** 在 `chapterTechniques` 里把提示词从 48 个 token 改成 8 个（`runBatch(t, 4, 48, 16)`）。先预测：峰值还在处理提示词的那次前向传播里吗？三招合用这回能压低它吗？
+**动手试试：** 在 `chapterTechniques` 里把提示词从 48 个 token 改成 8 个（`runBatch(t, 4, 8, 16)`）。先预测：三招合用这回能压低峰值吗？还是会抬高它——抬高的比例比 48 个 token 时更大还是更小？
 
 <details><summary>答案 / Answer</summary>
 

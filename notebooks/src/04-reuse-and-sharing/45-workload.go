@@ -72,9 +72,14 @@ func oneRequestByMode() {
 }
 
 /*md
-**Try it:** take request `[3]` (a short prompt) instead of `[0]`: now the baseline's peak
-is below the optimised one's — the preallocated cache is sized for the longest request
-whatever the request, and a short prompt's full logits are small.
+**Try it:** take request `[3]` (a short prompt) instead of `[0]`. Predict: is the
+baseline's peak still above the optimised one's?
+
+<details><summary>答案 / Answer</summary>
+
+No, below it: the preallocated cache is sized for the longest request whatever the
+request, and a short prompt's full logits are small.
+</details>
 
 ### The whole workload
 
@@ -111,7 +116,12 @@ print(peak, torch.cuda.max_memory_reserved(), stats["allocation.all.allocated"],
 */
 
 /*md:zh-CN
-**动手试试：** 把请求 `[0]` 换成 `[3]`（一个短提示词）：这时基线的峰值反而低于 `optimised`——预分配的缓存不管请求长短都按最长请求来定大小，而短提示词的完整 logits 本来就小。
+**动手试试：** 把请求 `[0]` 换成 `[3]`（一个短提示词）。先预测：基线的峰值还高于 `optimised` 吗？
+
+<details><summary>答案 / Answer</summary>
+
+不，反而更低：预分配的缓存不管请求长短都按最长请求来定大小，而短提示词的完整 logits 本来就小。
+</details>
 
 ### 完整的工作负载
 
@@ -156,9 +166,16 @@ chapter's three together therefore do not lower this peak. The chapter's 20–30
 only where the peak is made of what those techniques remove; this model's is not. What
 they do remove, every time, is allocator calls.
 
-**Try it:** `ch4.Inference(ch4.Setup{}, "small", model.Optimised&^model.InPlace, model.Optimised)`
-— the first mode is the reference: in-place, which saved nothing alone, lowers the peak
-once last-logits has moved it.
+**Try it:** run `ch4.Inference(ch4.Setup{}, "small", model.Optimised&^model.InPlace, model.Optimised)`
+— the first mode is the reference. Predict: does in-place, which saved nothing alone,
+lower the peak now?
+
+<details><summary>答案 / Answer</summary>
+
+Yes: once last-logits has taken the logits off the peak, in-place removes tensors alive
+at the new one; the notes print the share. (Both modes are memlab's extras, so their
+rows are in the second table.)
+</details>
 
 ### Token latency: one run is not a measurement
 
@@ -186,7 +203,12 @@ print(sorted(speedups)[1], min(speedups), max(speedups))
 /*md:zh-CN
 曲线给出每种模式在每一次前向传播中的峰值，一次接一次（各模式的前向传播完全相同）：尖峰是处理提示词，平坦的部分是逐 token 解码。基线的峰值出现在某个提示词的前向传播里，此时它要为提示词的每个位置计算 logits——这就是为什么 memlab 额外加的 `last-logits` 能挪动峰值，而单靠原地操作不能：原地操作碰不到那一刻还活着的张量。`views` 通过作为缓存保留下来的 K/V 视图，让融合的 QKV 投影一直活着（视图会保住基张量的存储，见练习 11）；`kv-cache` 则按最长请求定大小：所以教材的三招合用并不能降低这个峰值。教材的 20-30% 只有在峰值恰好由这些技术能去掉的东西构成时才可能成立；这个模型的峰值不是。它们每一次都确实去掉的，是分配器调用。
 
-**动手试试：** `ch4.Inference(ch4.Setup{}, "small", model.Optimised&^model.InPlace, model.Optimised)`——第一个模式是参照：单独使用时什么也没省下的原地操作，在 last-logits 挪走峰值之后就能压低峰值了。
+**动手试试：** 运行 `ch4.Inference(ch4.Setup{}, "small", model.Optimised&^model.InPlace, model.Optimised)`——第一个模式是参照。先预测：单独使用时什么也没省下的原地操作，这回能压低峰值吗？
+
+<details><summary>答案 / Answer</summary>
+
+能：last-logits 把 logits 从峰值里拿掉之后，原地操作去掉的正是新峰值那一刻活着的张量；结论里打印了比例。（这两个模式都是 memlab 自己加的，所以它们的行在第二张表里。）
+</details>
 
 ### 逐 token 延迟：跑一次不算测量
 
@@ -527,8 +549,14 @@ these pre-LN blocks.)
 
 **Try it:** keep the stream's old values for the residual: `keep := memlab.Must(h2.Clone())`
 before the `CopyFrom`, then, after `d` is computed, `memlab.Check(h2.CopyFrom(keep))` before
-`h2.Add_(d)` (and release `keep`): the output is right again, and the clone costs what the
-"in-place" version saved.
+`h2.Add_(d)` (and release `keep`). Predict: is the output right again, and where is the
+peak?
+
+<details><summary>答案 / Answer</summary>
+
+Right again (a difference of 0), and the peak is back at the out-of-place one: the clone
+costs what the "in-place" version saved.
+</details>
 
 ### On the GPU
 
@@ -557,7 +585,12 @@ step_ms = start.elapsed_time(end)
 /*md:zh-CN
 这种模拟确实压低了峰值——归一化后的副本不再与子层的输出同时存在——但答案错了：正是 4.1 节那个陷阱，一个被两个分支读取的张量。所以 memlab 的做法和 PyTorch 一样：layer norm 非原地执行，写进一个新张量，子层一读完它就释放。（融合内核 (fused kernel) 可以在输入之后不再被使用的地方原地归一化——比如 post-LN 的块里，或者这个模型最后的输出投影之前——但在这些 pre-LN 块内部不行。）
 
-**动手试试：** 为残差保留残差流的旧值：在 `CopyFrom` 之前写 `keep := memlab.Must(h2.Clone())`，算出 `d` 之后、`h2.Add_(d)` 之前写 `memlab.Check(h2.CopyFrom(keep))`（并释放 `keep`）：输出又对了，而这次克隆花掉的，恰好是“原地”版本省下的。
+**动手试试：** 为残差保留残差流的旧值：在 `CopyFrom` 之前写 `keep := memlab.Must(h2.Clone())`，算出 `d` 之后、`h2.Add_(d)` 之前写 `memlab.Check(h2.CopyFrom(keep))`（并释放 `keep`）。先预测：输出又对了吗？峰值在哪里？
+
+<details><summary>答案 / Answer</summary>
+
+又对了（差值为 0），峰值也回到了非原地版本的水平：这次克隆花掉的，恰好是“原地”版本省下的。
+</details>
 
 ### 在 GPU 上
 
@@ -600,10 +633,19 @@ func recordedH200() {
 }
 
 /*md
-**Try it:** on a machine with an NVIDIA GPU, `go build -o memlab ./cmd/memlab` and run
-`./memlab ch4 -device cuda -size small -record mine.json`, then
-`ch4.ParseRecording(data)` on the file in a cell: the bytes and counts are the recorded
-ones on any card; the times are your card's.
+**Try it:** in a new cell, run `ch4.Inference(ch4.Setup{}, "small")` here and set its
+table beside the recorded small run's. Predict: which columns agree with the H200, and
+which do not? (On a machine with an NVIDIA GPU,
+`go run ./cmd/memlab ch4 -device cuda -size small -record mine.json` records your card,
+and `ch4.ParseRecording` reads the file.)
+
+<details><summary>答案 / Answer</summary>
+
+Peak allocated, peak reserved, allocator calls and `cudaMalloc` agree to the byte in
+every mode — allocation decisions do not depend on the device (the test
+`TestSimulatedMatchesRecordedSmall` checks it) — and the times do not: here they are the
+CPU kernels'.
+</details>
 
 On the GPU the bytes and counts equal the simulated device's to the byte — allocation
 decisions do not depend on the device — and the latencies are CUDA-event times. At the
@@ -628,7 +670,12 @@ a README and hints):
 */
 
 /*md:zh-CN
-**动手试试：** 在一台有 NVIDIA GPU 的机器上执行 `go build -o memlab ./cmd/memlab`，再运行 `./memlab ch4 -device cuda -size small -record mine.json`，然后在单元格里对这个文件调用 `ch4.ParseRecording(data)`：字节数和次数在任何显卡上都与录制的一致；时间则是你自己显卡的。
+**动手试试：** 在一个新单元格里，在这里运行 `ch4.Inference(ch4.Setup{}, "small")`，把它的表格和录制的 small 运行并排比较。先预测：哪些列与 H200 一致，哪些不一致？（在一台有 NVIDIA GPU 的机器上，`go run ./cmd/memlab ch4 -device cuda -size small -record mine.json` 会录下你的显卡，`ch4.ParseRecording` 可以读取这个文件。）
+
+<details><summary>答案 / Answer</summary>
+
+峰值已分配、峰值已预留、分配器调用和 `cudaMalloc` 在每个模式下都分毫不差——分配决策与设备无关（测试 `TestSimulatedMatchesRecordedSmall` 检查了这一点）——时间则不一致：这里是 CPU 内核的时间。
+</details>
 
 在 GPU 上，字节数和次数与模拟设备分毫不差——分配决策与设备无关——延迟则是 CUDA 事件计时。在 large 规模下，决定峰值的仍是上面那些效应，这些技术省下的是分配器调用、`cudaMalloc` 次数和已预留显存；省了多少，请看上面的结论。教材的三个数字没有一个是常数：原地操作、视图和 KV 缓存池能不能降低峰值，取决于峰值那一刻有哪些张量还活着；而固定大小的缓存是用峰值显存换更少的分配。
 

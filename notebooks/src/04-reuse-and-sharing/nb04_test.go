@@ -3,7 +3,11 @@ package nb04
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -291,4 +295,54 @@ func TestBatch32Or64(t *testing.T) {
 		`(?m)^64 +\{View:false InPlace:false Pool:false\} +out of memory in mul, asking for 64\.00 MiB`,
 		`(?m)^64 +\{View:false InPlace:true Pool:false\} +out of memory in softmax, asking for 64\.00 MiB`,
 		`(?m)^64 +\{View:true InPlace:true Pool:false\} +out of memory in softmax`)
+}
+
+// TestEveryExperimentHasPredictFirstTryIt checks the sources: after each
+// experiment cell (before the next one) comes a Try it in both editions that
+// asks first and keeps its answer in a collapsed block. The cells listed in
+// shared end a pair whose Try it covers both and follows the second.
+func TestEveryExperimentHasPredictFirstTryIt(t *testing.T) {
+	shared := map[string]bool{"chapterTensorPool": true, "attentionScores": true}
+	files, err := filepath.Glob("[0-9]*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var src string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src += string(b)
+	}
+	cell := regexp.MustCompile(`//nb:cell[^\n]*\nfunc (\w+)\(\)`)
+	locs := cell.FindAllStringSubmatchIndex(src, -1)
+	if len(locs) < 20 {
+		t.Fatalf("%d experiment cells found", len(locs))
+	}
+	for i, loc := range locs {
+		name := src[loc[2]:loc[3]]
+		end := len(src)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		after := src[loc[1]:end]
+		if shared[name] {
+			continue
+		}
+		en := strings.Index(after, "**Try it:**")
+		zh := strings.Index(after, "**动手试试：**")
+		if en < 0 || zh < 0 {
+			t.Errorf("%s: no Try it in both editions after it", name)
+			continue
+		}
+		for _, at := range []int{en, zh} {
+			rest := after[at:]
+			d := strings.Index(rest, "<details><summary>答案 / Answer</summary>")
+			q := strings.IndexAny(rest, "?？")
+			if d < 0 || q < 0 || q > d || !strings.Contains(rest[d:], "</details>") {
+				t.Errorf("%s: the Try it at %q does not ask before a collapsed answer", name, rest[:min(60, len(rest))])
+			}
+		}
+	}
 }
