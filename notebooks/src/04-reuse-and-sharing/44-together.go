@@ -102,8 +102,6 @@ type Tricks struct {
 
 // fwd is one batch's generation: the model's weights, the tricks, and the KV
 // cache kept between forward passes.
-//
-//nb:decl
 type fwd struct {
 	w     model.Weights
 	t     Tricks
@@ -113,8 +111,6 @@ type fwd struct {
 }
 
 // flatten turns x (batch, seq, hidden) into (batch·seq, hidden): technique 1.
-//
-//nb:decl
 func (f *fwd) flatten(x *tensor.Tensor) *tensor.Tensor {
 	s := x.Shape()
 	if !f.t.View {
@@ -128,8 +124,6 @@ func (f *fwd) flatten(x *tensor.Tensor) *tensor.Tensor {
 }
 
 // add is h + x, and scale h·alpha: in place with InPlace (technique 2).
-//
-//nb:decl
 func (f *fwd) add(h, x *tensor.Tensor) *tensor.Tensor {
 	if f.t.InPlace {
 		memlab.Check(h.Add_(x)) // h += x
@@ -140,7 +134,6 @@ func (f *fwd) add(h, x *tensor.Tensor) *tensor.Tensor {
 	return y
 }
 
-//nb:decl
 func (f *fwd) scale(h *tensor.Tensor, alpha float64) *tensor.Tensor {
 	if f.t.InPlace {
 		memlab.Check(h.Scale_(alpha)) // h *= alpha
@@ -152,16 +145,12 @@ func (f *fwd) scale(h *tensor.Tensor, alpha float64) *tensor.Tensor {
 }
 
 // then releases x and returns y, what Python's y = op(x); del x does.
-//
-//nb:decl
 func then(x, y *tensor.Tensor) *tensor.Tensor {
 	memlab.Check(x.Release())
 	return y
 }
 
 // copyOf is x.contiguous() as a naive port writes it; with View, x itself.
-//
-//nb:decl
 func (f *fwd) copyOf(x *tensor.Tensor) *tensor.Tensor {
 	if f.t.View {
 		return x
@@ -183,8 +172,6 @@ func (f *fwd) heads(qkv *tensor.Tensor, i, B, S int) *tensor.Tensor {
 
 // slot is the arena's keys (kv 0) or values (kv 1) of layer l at positions
 // [from, from+n): a view [B, H, n, hd].
-//
-//nb:decl
 func (f *fwd) slot(l, kv, from, n int) *tensor.Tensor {
 	a := memlab.Must(f.arena.Select(0, 2*l+kv))
 	return then(a, memlab.Must(a.Narrow(2, from, n)))
@@ -193,8 +180,6 @@ func (f *fwd) slot(l, kv, from, n int) *tensor.Tensor {
 // cache appends k and v [B, H, S, hd] to layer l's cache and returns all the
 // keys and values so far: copied into the pooled arena, or grown with
 // torch.cat (technique 3).
-//
-//nb:decl
 func (f *fwd) cache(l int, k, v *tensor.Tensor, pos int) (K, V *tensor.Tensor) {
 	if f.t.Pool { // cache[:, :, pos:pos+S] = k, then a view of positions [0, pos+S)
 		S := k.Shape()[2]
@@ -217,8 +202,6 @@ func (f *fwd) cache(l int, k, v *tensor.Tensor, pos int) (K, V *tensor.Tensor) {
 }
 
 // attention is h + Wo·attn(layernorm(h)) for h [B·S, D].
-//
-//nb:decl
 func (f *fwd) attention(l int, h, mask *tensor.Tensor, B, S, pos int) *tensor.Tensor {
 	w, c := f.w.Blocks[l], f.w.Config
 	a := memlab.Must(h.LayerNorm(w.LN1G, w.LN1B, model.Eps))
@@ -245,8 +228,6 @@ func (f *fwd) attention(l int, h, mask *tensor.Tensor, B, S, pos int) *tensor.Te
 }
 
 // mlp is h + W2·gelu(W1·layernorm(h)).
-//
-//nb:decl
 func (f *fwd) mlp(l int, h *tensor.Tensor) *tensor.Tensor {
 	w := f.w.Blocks[l]
 	a := memlab.Must(h.LayerNorm(w.LN2G, w.LN2B, model.Eps))
@@ -279,8 +260,6 @@ func (f *fwd) embed(dev tensor.Device, ids [][]int64, pos int) *tensor.Tensor {
 
 // forward runs ids [B][S] at positions pos… and returns each sequence's next
 // token (greedy). The weights are on dev.
-//
-//nb:decl
 func (f *fwd) forward(dev tensor.Device, ids [][]int64, pos int) []int64 {
 	B, S, w := len(ids), len(ids[0]), f.w
 	h := f.embed(dev, ids, pos) // [B·S, D]
@@ -297,8 +276,6 @@ func (f *fwd) forward(dev tensor.Device, ids [][]int64, pos int) []int64 {
 
 // causalMask is the [S, pos+S] additive mask that lets the token at position
 // pos+i see keys 0 … pos+i.
-//
-//nb:decl
 func causalMask(dev tensor.Device, S, pos int) *tensor.Tensor {
 	L := pos + S
 	data := make([]float32, S*L)
@@ -313,8 +290,6 @@ func causalMask(dev tensor.Device, S, pos int) *tensor.Tensor {
 // logits applies the final layernorm and the tied output projection to every
 // position, as a port returning the whole [B, S, Vocab] does, and picks each
 // sequence's next token from its last position.
-//
-//nb:decl
 func (f *fwd) logits(h *tensor.Tensor, B, S int) []int64 {
 	hf := then(h, memlab.Must(h.LayerNorm(f.w.LnfG, f.w.LnfB, model.Eps)))
 	wt := memlab.Must(f.w.Wte.T())
@@ -339,8 +314,6 @@ func (f *fwd) logits(h *tensor.Tensor, B, S int) []int64 {
 // generate runs the prompts [B][S] with tricks t and decode-1 more tokens
 // after them, the arena from arenas with Pool, and returns the peak in each
 // forward pass (max_memory_allocated) and the tokens generated.
-//
-//nb:decl
 func generate(l *memlab.Lab, w model.Weights, t Tricks, arenas *pool.TensorPool, prompts [][]int64, decode int) (peaks []int64, tokens [][]int64) {
 	f := &fwd{w: w, t: t, K: make([]*tensor.Tensor, len(w.Blocks)), V: make([]*tensor.Tensor, len(w.Blocks))}
 	if t.Pool {
@@ -376,8 +349,6 @@ type batchRun struct {
 
 // runBatch opens a lab, loads the small model and generates decode tokens
 // for batch prompts of seq tokens each with tricks t.
-//
-//nb:decl
 func runBatch(t Tricks, batch, seq, decode int) batchRun {
 	l := memlab.MustOpen()
 	defer l.Close()
@@ -405,8 +376,6 @@ func runBatch(t Tricks, batch, seq, decode int) batchRun {
 }
 
 // curve is r's peaks per pass as a plot series.
-//
-//nb:decl
 func (r batchRun) curve() memplot.Series {
 	s := memplot.Series{Name: fmt.Sprintf("%+v", r.Tricks)}
 	for i, p := range r.Passes {
@@ -568,8 +537,6 @@ var bertLike = model.Config{Vocab: 2048, Dim: 64, Heads: 4, Layers: 1, Hidden: 2
 // seq tokens on l — the blocks above without a mask, without a cache (each
 // layer's keys and values die with it) and without the output projection —
 // and returns max_memory_allocated above the weights.
-//
-//nb:decl
 func encode(l *memlab.Lab, t Tricks, batch, seq int) int64 {
 	m := memlab.Must(model.New(l, bertLike))
 	defer m.Release()
@@ -593,8 +560,6 @@ func encode(l *memlab.Lab, t Tricks, batch, seq int) int64 {
 
 // verdict is "fits", or the operation that ran out of memory and what it
 // asked for.
-//
-//nb:decl
 func verdict(err error) string {
 	if err == nil {
 		return "fits"
@@ -609,8 +574,6 @@ func verdict(err error) string {
 // CUDA context; 0: the default device) and returns the peak above the
 // weights, the peak reserved, and the out-of-memory error if the pass did not
 // fit.
-//
-//nb:decl
 func onDevice(capacity int64, t Tricks, batch, seq int) (peak, reserved int64, err error) {
 	l := memlab.MustOpen(memlab.SimConfig(sim.Config{Capacity: uint64(capacity), NoContext: capacity > 0}))
 	defer l.Close()
