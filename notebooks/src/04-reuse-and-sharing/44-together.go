@@ -100,6 +100,23 @@ type Tricks struct {
 	Pool    bool // the KV cache in a preallocated arena from a TensorPool, not grown by torch.cat
 }
 
+// String names the tricks that are on: "baseline", "view", "in-place+pool", …
+func (t Tricks) String() string {
+	var on []string
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{t.View, "view"}, {t.InPlace, "in-place"}, {t.Pool, "pool"}} {
+		if f.on {
+			on = append(on, f.name)
+		}
+	}
+	if len(on) == 0 {
+		return "baseline"
+	}
+	return strings.Join(on, "+")
+}
+
 // fwd is one batch's generation: the model's weights, the tricks, and the KV
 // cache kept between forward passes.
 type fwd struct {
@@ -377,7 +394,7 @@ func runBatch(t Tricks, batch, seq, decode int) batchRun {
 
 // curve is r's peaks per pass as a plot series.
 func (r batchRun) curve() memplot.Series {
-	s := memplot.Series{Name: fmt.Sprintf("%+v", r.Tricks)}
+	s := memplot.Series{Name: r.Tricks.String()}
 	for i, p := range r.Passes {
 		s.X, s.Y = append(s.X, float64(i)), append(s.Y, p)
 	}
@@ -421,7 +438,7 @@ func flipATechnique() {
 	base, yours := runBatch(Tricks{}, 4, 48, 16), runBatch(tricks, 4, 48, 16)
 	memlab.Show(memplot.Lines("4.4 a batch of 4 prompts of 48 tokens: peak in each forward pass",
 		"forward pass (the prompts, then one per generated token)", base.curve(), yours.curve()))
-	memlab.Measured("peak above the weights: baseline %s, %+v %s; allocator calls %d → %d; the same tokens: %v",
+	memlab.Measured("peak above the weights: baseline %s, %v %s; allocator calls %d → %d; the same tokens: %v",
 		memlab.FormatBytes(base.Peak), tricks, memlab.FormatBytes(yours.Peak), base.Calls, yours.Calls, slices.EqualFunc(base.Tokens, yours.Tokens, slices.Equal))
 }
 
@@ -476,7 +493,7 @@ func chapterTechniques() {
 	for _, t := range []Tricks{{}, {View: true}, {InPlace: true}, {Pool: true}, {View: true, InPlace: true, Pool: true}} {
 		r := runBatch(t, 4, 48, 16)
 		runs = append(runs, r)
-		tab.Row(fmt.Sprintf("%+v", t), memlab.FormatBytes(r.Peak), fmt.Sprintf("%.1f %%", 100*(1-float64(r.Peak)/float64(runs[0].Peak))), r.Calls, r.Mallocs)
+		tab.Row(t, memlab.FormatBytes(r.Peak), fmt.Sprintf("%.1f %%", 100*(1-float64(r.Peak)/float64(runs[0].Peak))), r.Calls, r.Mallocs)
 	}
 	tab.Show()
 	var curves []memplot.Series
@@ -732,7 +749,7 @@ func batch32Or64() {
 		t     Tricks
 	}{{32, Tricks{}}, {64, Tricks{}}, {64, Tricks{InPlace: true}}, {64, Tricks{View: true, InPlace: true}}} {
 		_, _, err := onDevice(capacity, run.t, run.batch, seq)
-		tab.Row(run.batch, fmt.Sprintf("%+v", run.t), verdict(err))
+		tab.Row(run.batch, run.t, verdict(err))
 	}
 	tab.Show()
 }

@@ -237,7 +237,7 @@ func tokenLatencySpread() {
 		faster = append(faster, v)
 	}
 	slices.Sort(faster)
-	memlab.Measured("kv-cache's median token against the baseline's over %d runs here: %.1f %% faster (median), from %.1f %% to %.1f %%",
+	memlab.Measured("kv-cache's median token time against the baseline's over %d runs here: %.1f %% saved (median), from %.1f %% to %.1f %% (negative: slower)",
 		len(faster), faster[1], faster[0], faster[2])
 	runs := memlab.Must(ch4.LoadRecorded())
 	for _, res := range []ch4.InferenceResult{r, runs[0].Result, runs[1].Result} {
@@ -347,7 +347,7 @@ func attentionScores() {
 			addrs[scores.DataPtr()] = true
 			memlab.Check(tensor.ReleaseAll(scores, kt, k))
 		}
-		memlab.Measured("scores %s: %d steps, %d allocator calls, %d cudaMalloc, %d distinct addresses",
+		memlab.Measured("scores %s: %d steps, %d allocator calls, %d cudaMalloc, distinct addresses: %d",
 			way, maxLen, allocCalls(l)-calls, l.MemoryStats()["num_device_alloc"]-mallocs, len(addrs))
 	}
 	memlab.Check(tensor.ReleaseAll(buf, K, q))

@@ -134,8 +134,8 @@ func TestInferenceSmall(t *testing.T) {
 func TestAttentionScores(t *testing.T) {
 	out := nbtest.Run(t, Cells, "attentionScores")
 	nbtest.Want(t, out,
-		`Measured: scores allocated by Matmul: 96 steps, 96 allocator calls, 0 cudaMalloc, 1 distinct addresses`,
-		`Measured: scores written by MatmulInto into the buffer: 96 steps, 0 allocator calls, 0 cudaMalloc, 1 distinct addresses`)
+		`Measured: scores allocated by Matmul: 96 steps, 96 allocator calls, 0 cudaMalloc, distinct addresses: 1`,
+		`Measured: scores written by MatmulInto into the buffer: 96 steps, 0 allocator calls, 0 cudaMalloc, distinct addresses: 1`)
 }
 
 func TestPooledScoresByMode(t *testing.T) {
@@ -232,7 +232,7 @@ func TestChapterPoolWrongShape(t *testing.T) {
 
 func TestFlipATechnique(t *testing.T) {
 	res := nbtest.Exec(t, Cells, "flipATechnique")
-	nbtest.Want(t, res.Output, `Measured: peak above the weights: baseline 1\.97 MiB, \{View:false InPlace:false Pool:false\} 1\.97 MiB; allocator calls 679 → 679; the same tokens: true`)
+	nbtest.Want(t, res.Output, `Measured: peak above the weights: baseline 1\.97 MiB, baseline 1\.97 MiB; allocator calls 679 → 679; the same tokens: true`)
 	if len(res.Figures) != 1 {
 		t.Errorf("%d figures, want the two curves", len(res.Figures))
 	}
@@ -244,11 +244,11 @@ func TestFlipATechnique(t *testing.T) {
 func TestChapterTechniques(t *testing.T) {
 	res := nbtest.Exec(t, Cells, "chapterTechniques")
 	nbtest.Want(t, res.Output,
-		`(?m)^\{View:false InPlace:false Pool:false\} +1\.97 MiB +0\.0 % +679 +2`,
-		`(?m)^\{View:true InPlace:false Pool:false\} +2\.16 MiB +-9\.5 % +597 `,
-		`(?m)^\{View:false InPlace:true Pool:false\} +1\.97 MiB +0\.0 % +533 `,
-		`(?m)^\{View:false InPlace:false Pool:true\} +2\.09 MiB +-6\.3 % +620 `,
-		`(?m)^\{View:true InPlace:true Pool:true\} +2\.09 MiB +-6\.3 % +388 `,
+		`(?m)^baseline +1\.97 MiB +0\.0 % +679 +2`,
+		`(?m)^view +2\.16 MiB +-9\.5 % +597 `,
+		`(?m)^in-place +1\.97 MiB +0\.0 % +533 `,
+		`(?m)^pool +2\.09 MiB +-6\.3 % +620 `,
+		`(?m)^view\+in-place\+pool +2\.09 MiB +-6\.3 % +388 `,
 		`Measured: the chapter's three together: peak above the weights 1\.97 MiB → 2\.09 MiB \(\+6\.3 %; the chapter says 20–30 % less\), allocator calls 679 → 388, the same tokens: true`)
 	if len(res.Figures) != 1 {
 		t.Errorf("%d figures, want the curves", len(res.Figures))
@@ -266,7 +266,7 @@ func TestTokenLatencySpread(t *testing.T) {
 	var n int
 	var med, lo, hi float64
 	line := nbtest.Line(t, out, "Measured: kv-cache's")
-	if _, err := fmt.Sscanf(line, "Measured: kv-cache's median token against the baseline's over %d runs here: %f %% faster (median), from %f %% to %f %%", &n, &med, &lo, &hi); err != nil {
+	if _, err := fmt.Sscanf(line, "Measured: kv-cache's median token time against the baseline's over %d runs here: %f %% saved (median), from %f %% to %f %%", &n, &med, &lo, &hi); err != nil {
 		t.Fatalf("%q: %v", line, err)
 	}
 	if n != 3 || !(lo <= med && med <= hi) {
@@ -291,10 +291,10 @@ func TestBatch32Or64(t *testing.T) {
 	out := nbtest.Run(t, Cells, "batch32Or64")
 	nbtest.Want(t, out,
 		`Measured: peak above the weights: batch 32 70\.00 MiB, batch 64 140\.00 MiB, batch 64 in place 140\.00 MiB \(0\.0 % saved\); reserved: 86\.00 MiB and 170\.00 MiB, so the device gets 128\.00 MiB`,
-		`(?m)^32 +\{View:false InPlace:false Pool:false\} +fits`,
-		`(?m)^64 +\{View:false InPlace:false Pool:false\} +out of memory in mul, asking for 64\.00 MiB`,
-		`(?m)^64 +\{View:false InPlace:true Pool:false\} +out of memory in softmax, asking for 64\.00 MiB`,
-		`(?m)^64 +\{View:true InPlace:true Pool:false\} +out of memory in softmax`)
+		`(?m)^32 +baseline +fits`,
+		`(?m)^64 +baseline +out of memory in mul, asking for 64\.00 MiB`,
+		`(?m)^64 +in-place +out of memory in softmax, asking for 64\.00 MiB`,
+		`(?m)^64 +view\+in-place +out of memory in softmax`)
 }
 
 // TestEveryExperimentHasPredictFirstTryIt checks the sources: after each
