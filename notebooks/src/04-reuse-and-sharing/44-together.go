@@ -542,6 +542,49 @@ does not depend on how long the prompt is.
 </details>
 */
 
+/*md
+### The 4.1 claim: in-place activations save 12 %
+
+> 教材原文：「我的经验：有一次优化一个BERT推理管线，发现仅仅把几个激活函数改成in-place版本，显存占用就降了12%。别小看这点，对于长序列推理，12%可能就是能不能跑batch size=32和64的区别。」
+>
+> *Chapter 4:* "From experience: optimising a BERT inference pipeline, I found that just
+> switching a few activation functions to their in-place versions cut memory use by 12%.
+> Don't underrate it: for long-sequence inference, 12% can be the difference between
+> running batch size 32 and 64."
+
+BERT is an encoder: one forward pass over the whole sequence, no KV cache, no logits over
+a vocabulary. `encode`, below, runs the block above that way, on `bertLike` (BERT's shape scaled
+down to run on the CPU kernels: one block — an encoder's layers run one after another
+and keep nothing, so one block has the whole pass's peak). `InPlace` puts GELU, the scale
+and the residual adds in place — a superset of the chapter's "a few activation
+functions". One run per sequence length at batch 32, each run twice (the bytes of a run
+do not vary; the spread is over the lengths):
+
+```python
+for seq in (32, 64, 128):
+    for in_place in (False, True):
+        torch.cuda.reset_peak_memory_stats()
+        encoder(torch.zeros(32, seq, dtype=torch.long, device="cuda"), in_place=in_place)
+        print(seq, in_place, torch.cuda.max_memory_allocated() - weights)
+```
+*/
+
+/*md:zh-CN
+### 4.1 节的说法：原地激活省下 12%
+
+> 教材原文：「我的经验：有一次优化一个BERT推理管线，发现仅仅把几个激活函数改成in-place版本，显存占用就降了12%。别小看这点，对于长序列推理，12%可能就是能不能跑batch size=32和64的区别。」
+
+BERT 是编码器 (encoder)：对整个序列做一次前向传播，没有 KV 缓存，也不在词表上算 logits。下面的 `encode` 就这样运行上面那个块，用的是 `bertLike`（把 BERT 的形状按比例缩小，好让 CPU 内核跑得动：只有一个块——编码器的各层一层接一层地运行、什么也不保留，所以一个块的峰值就是整次前向传播的峰值）。`InPlace` 让 GELU、缩放和残差相加都原地进行——比教材说的“几个激活函数”还多。batch 为 32，每个序列长度跑一次，每次运行重复两遍（一次运行的字节数不会变；离散范围来自不同的长度）：
+
+```python
+for seq in (32, 64, 128):
+    for in_place in (False, True):
+        torch.cuda.reset_peak_memory_stats()
+        encoder(torch.zeros(32, seq, dtype=torch.long, device="cuda"), in_place=in_place)
+        print(seq, in_place, torch.cuda.max_memory_allocated() - weights)
+```
+*/
+
 // bertLike is a BERT-like encoder's sizes, scaled down to run on the
 // simulated device's CPU kernels: one block (an encoder's layers run one after
 // the other and keep nothing, so one block has the same peak), sequences of
@@ -606,49 +649,6 @@ func onDevice(capacity int64, t Tricks, batch, seq int) (peak, reserved int64, e
 	peak = encode(l, t, batch, seq)
 	return peak, l.MaxMemoryReserved(), nil
 }
-
-/*md
-### The 4.1 claim: in-place activations save 12 %
-
-> 教材原文：「我的经验：有一次优化一个BERT推理管线，发现仅仅把几个激活函数改成in-place版本，显存占用就降了12%。别小看这点，对于长序列推理，12%可能就是能不能跑batch size=32和64的区别。」
->
-> *Chapter 4:* "From experience: optimising a BERT inference pipeline, I found that just
-> switching a few activation functions to their in-place versions cut memory use by 12%.
-> Don't underrate it: for long-sequence inference, 12% can be the difference between
-> running batch size 32 and 64."
-
-BERT is an encoder: one forward pass over the whole sequence, no KV cache, no logits over
-a vocabulary. `encode` runs the block above that way, on `bertLike` (BERT's shape scaled
-down to run on the CPU kernels: one block — an encoder's layers run one after another
-and keep nothing, so one block has the whole pass's peak). `InPlace` puts GELU, the scale
-and the residual adds in place — a superset of the chapter's "a few activation
-functions". One run per sequence length at batch 32, each run twice (the bytes of a run
-do not vary; the spread is over the lengths):
-
-```python
-for seq in (32, 64, 128):
-    for in_place in (False, True):
-        torch.cuda.reset_peak_memory_stats()
-        encoder(torch.zeros(32, seq, dtype=torch.long, device="cuda"), in_place=in_place)
-        print(seq, in_place, torch.cuda.max_memory_allocated() - weights)
-```
-*/
-
-/*md:zh-CN
-### 4.1 节的说法：原地激活省下 12%
-
-> 教材原文：「我的经验：有一次优化一个BERT推理管线，发现仅仅把几个激活函数改成in-place版本，显存占用就降了12%。别小看这点，对于长序列推理，12%可能就是能不能跑batch size=32和64的区别。」
-
-BERT 是编码器 (encoder)：对整个序列做一次前向传播，没有 KV 缓存，也不在词表上算 logits。`encode` 就这样运行上面那个块，用的是 `bertLike`（把 BERT 的形状按比例缩小，好让 CPU 内核跑得动：只有一个块——编码器的各层一层接一层地运行、什么也不保留，所以一个块的峰值就是整次前向传播的峰值）。`InPlace` 让 GELU、缩放和残差相加都原地进行——比教材说的“几个激活函数”还多。batch 为 32，每个序列长度跑一次，每次运行重复两遍（一次运行的字节数不会变；离散范围来自不同的长度）：
-
-```python
-for seq in (32, 64, 128):
-    for in_place in (False, True):
-        torch.cuda.reset_peak_memory_stats()
-        encoder(torch.zeros(32, seq, dtype=torch.long, device="cuda"), in_place=in_place)
-        print(seq, in_place, torch.cuda.max_memory_allocated() - weights)
-```
-*/
 
 //nb:cell
 func inPlaceTwelvePercent() {
