@@ -154,3 +154,35 @@ func (m *Model) Release() error {
 	m.weights = nil
 	return err
 }
+
+// Weights are a model's weight tensors, for code that runs the forward pass
+// itself (notebook 04 writes it out in cells). They belong to the model:
+// read them, do not write or release them.
+type Weights struct {
+	Config     Config
+	Wte, Wpe   *tensor.Tensor // [Vocab, Dim], [MaxLen, Dim]
+	Blocks     []BlockWeights
+	LnfG, LnfB *tensor.Tensor // [Dim]
+}
+
+// BlockWeights are one transformer block's weights.
+type BlockWeights struct {
+	LN1G, LN1B *tensor.Tensor // [Dim]
+	Wqkv       *tensor.Tensor // [Dim, 3·Dim]: queries, keys, values side by side
+	Wo         *tensor.Tensor // [Dim, Dim]
+	LN2G, LN2B *tensor.Tensor // [Dim]
+	W1         *tensor.Tensor // [Dim, Hidden]
+	W2         *tensor.Tensor // [Hidden, Dim]
+}
+
+// Weights returns the model's weight tensors.
+func (m *Model) Weights() Weights {
+	w := Weights{Config: m.cfg, Wte: m.wte, Wpe: m.wpe, LnfG: m.lnfG, LnfB: m.lnfB}
+	for _, b := range m.blocks {
+		w.Blocks = append(w.Blocks, BlockWeights{b.ln1G, b.ln1B, b.wqkv, b.wo, b.ln2G, b.ln2B, b.w1, b.w2})
+	}
+	return w
+}
+
+// Eps is the layernorm epsilon the model uses (PyTorch's default).
+const Eps = eps

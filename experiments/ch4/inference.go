@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -252,13 +253,34 @@ func (r InferenceResult) String() string {
 	return b.String()
 }
 
-// Table returns the modes' figures as a notebook table (HTML in GoNB): the
-// same columns as String's.
+// ChapterModes are the rows chapter 4 asks for: the baseline, each of its
+// three techniques alone, and the three together ([model.Chapter]).
+var ChapterModes = []model.Mode{model.Baseline, model.InPlace, model.Views, model.KVCache, model.Chapter}
+
+// Table returns the figures of the modes in ChapterModes that ran, as a
+// notebook table (HTML in GoNB) with the same columns as String's; the
+// other modes, memlab's own extras, are in ExtrasTable.
 func (r InferenceResult) Table() *memlab.Table {
-	t := memlab.NewTable("mode", "peak allocated", "above weights", "saved", "peak reserved", "allocator calls", "cudaMalloc", "median token", "saved", "median prefill")
 	cfg := r.Size.Config
-	t.Caption = fmt.Sprintf("%s model (%d layers, d_model %d, %s of weights) on %s", r.Size.Name, cfg.Layers, cfg.Dim, mib(r.WeightBytes), r.Device)
+	return r.table(true, fmt.Sprintf("%s model (%d layers, d_model %d, %s of weights) on %s: the chapter's techniques",
+		r.Size.Name, cfg.Layers, cfg.Dim, mib(r.WeightBytes), r.Device))
+}
+
+// ExtrasTable returns the figures of the modes not in ChapterModes —
+// memlab's own extras (pooled scores, last-logits and their combinations) —
+// saved against the first mode as in Table. It has no rows when only
+// ChapterModes ran.
+func (r InferenceResult) ExtrasTable() *memlab.Table {
+	return r.table(false, fmt.Sprintf("%s model: memlab's own extras, not the chapter's (saved: against the %v)", r.Size.Name, r.Rows[0].Mode))
+}
+
+func (r InferenceResult) table(chapter bool, caption string) *memlab.Table {
+	t := memlab.NewTable("mode", "peak allocated", "above weights", "saved", "peak reserved", "allocator calls", "cudaMalloc", "median token", "saved", "median prefill")
+	t.Caption = caption
 	for _, row := range r.Rows {
+		if slices.Contains(ChapterModes, row.Mode) != chapter {
+			continue
+		}
 		mem, tok := r.Savings(row)
 		t.Row(row.Mode, mib(row.PeakAllocated), mib(row.Working), fmt.Sprintf("%.1f%%", mem), mib(row.PeakReserved),
 			row.AllocCalls, row.DeviceMallocs, us(row.Token), fmt.Sprintf("%.1f%%", tok), us(row.Prefill))

@@ -92,9 +92,16 @@ not move: the caching allocator takes one 20 MiB segment for requests between 1 
 10 MiB (notebook 02), and both tensors fit in it. The saving is real only if nobody needs
 `x` afterwards — the hazards below.
 
-**Try it:** make the activation 4096 × 4096 (64 MiB: now each tensor needs a segment of
-its own, and reserved memory shows the difference too), or replace `Relu` by `Gelu` and
-`Relu_` by `Gelu_`.
+**Try it:** make the activation 4096 × 4096 (64 MiB, more than the requests that share
+a 20 MiB segment). Predict: do the `cudaMalloc` count and reserved memory now show the
+difference too?
+
+<details><summary>答案 / Answer</summary>
+
+Yes: `y` gets a segment of its own — a second `cudaMalloc`, and reserved memory grows by
+the output's size — while `relu_` makes none. Allocated memory falls by the same share as
+before.
+</details>
 
 ### `a = a + 1` against `a += 1`
 
@@ -122,7 +129,12 @@ print(a.data_ptr() == ptr, a._version, torch.cuda.max_memory_allocated() - base)
 /*md:zh-CN
 对单个激活值来说，原地版本省下的恰好是一个输出张量。已预留显存 (reserved) 纹丝不动：缓存分配器对 1 到 10 MiB 之间的请求会拿一个 20 MiB 的段 (segment)（见笔记本 02），两个张量都装得下。只有之后再也没人需要 `x`，这份节省才算数——这正是下面要讲的陷阱。
 
-**动手试试：** 把激活值改成 4096 × 4096（64 MiB：这时每个张量都要单独占一个段，已预留显存也会显出差别），或者把 `Relu` 换成 `Gelu`、`Relu_` 换成 `Gelu_`。
+**动手试试：** 把激活值改成 4096 × 4096（64 MiB，超过了可以合用一个 20 MiB 段的请求大小）。先预测：`cudaMalloc` 次数和已预留显存这回也会显出差别吗？
+
+<details><summary>答案 / Answer</summary>
+
+会：`y` 要单独占一个段——多一次 `cudaMalloc`，已预留显存增加一个输出张量的大小——而 `relu_` 一次也不需要。已分配显存降低的比例和之前一样。
+</details>
 
 ### `a = a + 1` 与 `a += 1`
 
@@ -184,8 +196,17 @@ The chapter is right on both counts: the out-of-place version gets new storage a
 two copies of `a` for a moment — the same 2× as `relu`; in a loop over layers that moment
 recurs every iteration. The in-place one keeps the address and bumps the version counter.
 
-**Try it:** write `a = a * 2 + 1` (two temporaries: `a * 2`, then `+ 1`) and its
-in-place form `a.mul_(2).add_(1)` (here: `Scale_(2)`, then `Add_(one)`).
+**Try it:** write `a = a * 2 + 1` (here `t := a.Scale(2)`, `b := t.Add(one)`, then release
+`t`) and its in-place form `a.mul_(2).add_(1)` (`Scale_(2)`, then `Add_(one)`). Predict:
+how much beyond `a` does each need at its peak, and what is `a`'s version after the
+in-place pair?
+
+<details><summary>答案 / Answer</summary>
+
+`a = a * 2 + 1` needs two tensors of `a`'s size beyond it: the temporary `a * 2` is still
+alive when `+ 1` allocates the result. The in-place pair needs nothing and bumps the
+version twice, once per in-place operation.
+</details>
 
 ### Hazard: a tensor two branches read
 
@@ -210,7 +231,12 @@ print((right != wrong).sum().item(), "wrong;", v, "→", x._version)
 /*md:zh-CN
 教材两点都说对了：非原地版本拿到了新的存储，并且有一瞬间同时持有两份 `a`——和 `relu` 一样是 2 倍；在逐层循环里，这一瞬间每次迭代都会重来一遍。原地版本保持地址不变，只把版本计数器 (version counter) 加一。
 
-**动手试试：** 写 `a = a * 2 + 1`（两个临时张量：先是 `a * 2`，再是 `+ 1`），以及它的原地写法 `a.mul_(2).add_(1)`（这里是 `Scale_(2)` 再 `Add_(one)`）。
+**动手试试：** 写 `a = a * 2 + 1`（这里是 `t := a.Scale(2)`、`b := t.Add(one)`，再释放 `t`），以及它的原地写法 `a.mul_(2).add_(1)`（`Scale_(2)` 再 `Add_(one)`）。先预测：两种写法在峰值时各需要比 `a` 多出多少显存？原地那一对操作之后，`a` 的版本号是多少？
+
+<details><summary>答案 / Answer</summary>
+
+`a = a * 2 + 1` 需要多出两个和 `a` 一样大的张量：`+ 1` 分配结果时，临时张量 `a * 2` 还活着。原地那一对操作一点也不多要，版本号加了两次，每个原地操作一次。
+</details>
 
 ### 陷阱：被两个分支读取的张量
 
@@ -261,8 +287,15 @@ Only the version counter (`x._version`, here `x.Version()`) saw it: in-place wri
 counted, not forbidden — outside autograd nothing checks the counter, so the wrong results
 come with no error.
 
-**Try it:** make every input positive — the in-place version is then right by luck, which
-is why such bugs survive tests.
+**Try it:** make every input positive. Predict: how many results are wrong, and does
+`x._version` still move?
+
+<details><summary>答案 / Answer</summary>
+
+None is wrong: `relu` leaves positive numbers alone, so the in-place version is right by
+luck — which is why such bugs survive tests. The version still goes up: autograd would
+still refuse a saved `x` (next cell).
+</details>
 
 ### Hazard: autograd's saved tensors
 
@@ -286,7 +319,12 @@ y.sum().backward()              # RuntimeError: … modified by an inplace opera
 /*md:zh-CN
 只有版本计数器（`x._version`，这里是 `x.Version()`）记下了这件事：原地写入只会被计数，不会被禁止——在自动求导 (autograd) 之外没有谁检查这个计数器，所以错误的结果不会带任何报错。
 
-**动手试试：** 把所有输入都改成正数——这时原地版本碰巧算对了，这也正是这类 bug 能混过测试的原因。
+**动手试试：** 把所有输入都改成正数。先预测：会有几个结果出错？`x._version` 还会变吗？
+
+<details><summary>答案 / Answer</summary>
+
+一个也不错：`relu` 不改变正数，所以原地版本碰巧算对了——这也正是这类 bug 能混过测试的原因。版本号照样增加：自动求导仍然会拒绝一个被保存的 `x`（见下一个单元格）。
+</details>
 
 ### 陷阱：自动求导保存的张量
 
@@ -336,12 +374,24 @@ and both versions. In inference there is no tape, which is why 4.4 can use in-pl
 operations freely, as the chapter advises ("推理场景放心用，训练场景慎用": freely in
 inference, with care in training).
 
-**Try it:** make `x` 1024 × 1024: the tape's saved bytes grow to 4 MiB — saved tensors are
-memory that stays allocated until backward (or until the tape is released).
+**Try it:** make `x` 1024 × 1024. Predict: how many bytes does the tape save now, and
+does backward's error change?
+
+<details><summary>答案 / Answer</summary>
+
+The tape saves as many bytes as `x` itself (exp's output) — saved tensors are memory that
+stays allocated until backward, or until the tape is released. The error is the same, with
+the new shape in it.
+</details>
 */
 
 /*md:zh-CN
 非原地的 `z = y * 2` 不动 `y`，反向传播顺利完成。反向传播拒绝的，恰恰是“保存之后版本号变了”的那个被保存张量——报错里点了它的名，也给出了前后两个版本号。推理时没有计算图（这里的 tape），所以 4.4 节可以放心使用原地操作，正如教材所说：“推理场景放心用，训练场景慎用”。
 
-**动手试试：** 把 `x` 改成 1024 × 1024：tape 保存的字节数涨到 4 MiB——被保存的张量是一直占着、直到反向传播（或 tape 被释放）才归还的显存。
+**动手试试：** 把 `x` 改成 1024 × 1024。先预测：tape 这回保存多少字节？反向传播的报错会变吗？
+
+<details><summary>答案 / Answer</summary>
+
+tape 保存的字节数和 `x` 本身一样多（exp 的输出）——被保存的张量是一直占着、直到反向传播（或 tape 被释放）才归还的显存。报错不变，只是里面换成了新的形状。
+</details>
 */

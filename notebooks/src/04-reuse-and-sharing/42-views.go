@@ -72,7 +72,13 @@ bumps `x._version` too, which is how autograd notices an in-place change made th
 view.
 
 **Try it:** take `y := x.Slice(0, 0, 12, 3)` (`x[::3]`, four elements) and write
-`y[1] = 999`: it is `x[3]` that changes.
+`y[1] = 999` (`row := memlab.Must(y.Narrow(0, 1, 1))`, then `row.Select(0, 0)` as the
+element to write). Predict: which element of `x` changes?
+
+<details><summary>答案 / Answer</summary>
+
+`x[3]`: `y`'s stride is 3, so its element 1 sits at offset 3 of the same storage.
+</details>
 
 ### Which operations copy
 
@@ -100,7 +106,12 @@ for op in (lambda x: x.view(512, 2048), lambda x: x.t().reshape(-1),
 /*md:zh-CN
 和 PyTorch 一样，视图与它的基张量 (base) 共用一个版本计数器：通过 `y` 写入，`x._version` 也会加一——自动求导正是靠这一点发现“经由视图做的原地修改”。
 
-**动手试试：** 取 `y := x.Slice(0, 0, 12, 3)`（即 `x[::3]`，四个元素），再写 `y[1] = 999`：变的是 `x[3]`。
+**动手试试：** 取 `y := x.Slice(0, 0, 12, 3)`（即 `x[::3]`，四个元素），再写 `y[1] = 999`（`row := memlab.Must(y.Narrow(0, 1, 1))`，再以 `row.Select(0, 0)` 作为要写的元素）。先预测：`x` 的哪个元素会变？
+
+<details><summary>答案 / Answer</summary>
+
+`x[3]`：`y` 的步长是 3，所以它的第 1 个元素位于同一块存储的偏移 3 处。
+</details>
 
 ### 哪些操作会拷贝
 
@@ -194,6 +205,16 @@ strided slice and `expand` included, is metadata. `x.t().view(-1)` is refused wi
 PyTorch's message, and `reshape` copies instead — silently, as the chapter says: only
 `memory_allocated` shows it.
 
+**Try it:** add a row to `viewOps`: `{"x.t().t().view(-1)", …}` returning
+`memlab.Must(s.Track(memlab.Must(s.Track(x.T())).T())).View(-1)`. Predict: refused like
+`x.t().view(-1)`, a copy, or a view?
+
+<details><summary>答案 / Answer</summary>
+
+A view, no bytes: transposing twice gives back `x`'s own layout, which is contiguous —
+what decides is the layout, not the operations that made it.
+</details>
+
 **The chapter says** `view()` needs a contiguous tensor:
 
 > 教材原文：「如果张量经过转置、切片等操作变得不连续，view() 会报错。」
@@ -218,6 +239,13 @@ x.t().view(-1)                  # RuntimeError: view size is not compatible with
 
 /*md:zh-CN
 每一次拷贝都恰好是一次分配器调用，大小等于结果张量；其余的操作，包括 `t()`、带步长的切片和 `expand`，都只是元数据。`x.t().view(-1)` 会被拒绝，报的是 PyTorch 的原话；`reshape` 则改为拷贝——正如教材所说，是“默默”拷贝：只有 `memory_allocated` 能看出来。
+
+**动手试试：** 给 `viewOps` 加一行：`{"x.t().t().view(-1)", …}`，返回 `memlab.Must(s.Track(memlab.Must(s.Track(x.T())).T())).View(-1)`。先预测：会像 `x.t().view(-1)` 那样被拒绝、拷贝，还是一个视图？
+
+<details><summary>答案 / Answer</summary>
+
+一个视图，不占字节：转置两次就回到了 `x` 自己的布局，它是连续的——决定结果的是布局，而不是产生这个布局的那些操作。
+</details>
 
 **教材说** `view()` 要求张量是连续 (contiguous) 的：
 
@@ -258,14 +286,109 @@ view fails only when one new dimension would have to span old dimensions whose s
 not line up —
 `x.t()`'s elements in row order are not at one stride.
 
-**Try it:** `half.View(-1)` succeeds too: the rows of `x[:, ::2]` lie exactly one row
-stride apart (1024 = 512 × 2), so the whole slice is one run of stride 2. Then take
-`half := memlab.Must(x.Narrow(1, 0, 512))` (`x[:, :512]`) instead: its rows are not one
-run, and `View(-1)` is refused with the message above.
+**Try it:** replace `View(1024, 256, 2)` by `View(-1)`. Predict: refused or not? Then
+take `half := memlab.Must(x.Narrow(1, 0, 512))` (`x[:, :512]`) instead and predict again.
+
+<details><summary>答案 / Answer</summary>
+
+`x[:, ::2].view(-1)` succeeds: the rows of `x[:, ::2]` lie exactly one row stride apart
+(1024 = 512 × 2), so the whole slice is one run of stride 2. `x[:, :512].view(-1)` is
+refused with the message above (the cell stops at `memlab.Check(err)`): its rows are not
+one run.
+</details>
 */
 
 /*md:zh-CN
 所以教材的说法太宽泛了：转置确实被拒绝，带步长的切片却没有。只有当一个新维度必须跨越若干个步长对不齐的旧维度时，view 才会失败——`x.t()` 的元素按行序排列时，并不落在同一个步长上。
 
-**动手试试：** `half.View(-1)` 也会成功：`x[:, ::2]` 的各行之间恰好相隔一个行步长（1024 = 512 × 2），整个切片是一段步长为 2 的连续序列。再把它换成 `half := memlab.Must(x.Narrow(1, 0, 512))`（即 `x[:, :512]`）：它的各行连不成一段，`View(-1)` 会以上面那条消息被拒绝。
+**动手试试：** 把 `View(1024, 256, 2)` 换成 `View(-1)`。先预测：会被拒绝吗？再把 `half` 换成 `half := memlab.Must(x.Narrow(1, 0, 512))`（即 `x[:, :512]`），再预测一次。
+
+<details><summary>答案 / Answer</summary>
+
+`x[:, ::2].view(-1)` 会成功：`x[:, ::2]` 的各行之间恰好相隔一个行步长（1024 = 512 × 2），整个切片是一段步长为 2 的连续序列。`x[:, :512].view(-1)` 会以上面那条消息被拒绝（单元格停在 `memlab.Check(err)`）：它的各行连不成一段。
+</details>
+*/
+
+/*md
+### `contiguous()` on a contiguous tensor
+
+The chapter's advice on `contiguous()`:
+
+> 教材原文：「但千万别频繁调用 contiguous()，那会触发隐式拷贝，反而增加显存压力。」
+>
+> *Chapter 4:* "But never call contiguous() often: it triggers an implicit copy and adds to
+> the memory pressure instead."
+
+Does every call copy? The same 4 MiB `x`, contiguous as made, then its transpose:
+
+```python
+x = torch.randn(1024, 1024, device="cuda")
+before = torch.cuda.memory_allocated()
+y = x.contiguous()                       # x is contiguous already
+print(torch.cuda.memory_allocated() - before, y.data_ptr() == x.data_ptr(), y is x)
+z = x.t().contiguous()                   # the transpose is not
+print(torch.cuda.memory_allocated() - before)
+```
+*/
+
+/*md:zh-CN
+### 对连续张量调用 `contiguous()`
+
+教材对 `contiguous()` 的建议是：
+
+> 教材原文：「但千万别频繁调用 contiguous()，那会触发隐式拷贝，反而增加显存压力。」
+
+是不是每次调用都会拷贝？还是那个 4 MiB 的 `x`，先对刚创建出来、本来就连续的它调用，再对它的转置调用：
+
+```python
+x = torch.randn(1024, 1024, device="cuda")
+before = torch.cuda.memory_allocated()
+y = x.contiguous()                       # x 本来就是连续的
+print(torch.cuda.memory_allocated() - before, y.data_ptr() == x.data_ptr(), y is x)
+z = x.t().contiguous()                   # 转置不是
+print(torch.cuda.memory_allocated() - before)
+```
+*/
+
+//nb:cell
+func contiguousNoCopy() {
+	l := memlab.MustOpen()
+	defer l.Close()
+	x := memlab.Must(tensor.Randn(l, 1, tensor.Float32, 1024, 1024))
+	before := l.MemoryAllocated()
+	y := memlab.Must(x.Contiguous()) // x is contiguous already
+	copied := l.MemoryAllocated() - before
+	t := memlab.Must(x.T())
+	z := memlab.Must(t.Contiguous()) // the transpose is not
+	memlab.Measured("x.contiguous() on a contiguous x: %s allocated, same data pointer %v; x.t().contiguous(): %s allocated",
+		memlab.FormatBytes(copied), y.DataPtr() == x.DataPtr(), memlab.FormatBytes(l.MemoryAllocated()-before-copied))
+	memlab.Check(tensor.ReleaseAll(z, t, y, x))
+}
+
+/*md
+So the verdict is narrower than the chapter's warning: `contiguous()` copies only a
+tensor that is not contiguous already (PyTorch returns `self`, `y is x`); on a contiguous
+one it is free, however often it is called. The copies to avoid are those on transposes,
+strided slices and expands — the table above — and the naive head split of 4.4, which
+calls it on a transpose.
+
+**Try it:** call it on `x[:256]` (`x.Narrow(0, 0, 256)`), then on `x[:, :512]`
+(`x.Narrow(1, 0, 512)`). Predict for each: a copy or not?
+
+<details><summary>答案 / Answer</summary>
+
+`x[:256]` — whole rows — is contiguous: no copy, the same data pointer. `x[:, :512]` —
+half of every row — is not: a copy of its size.
+</details>
+*/
+
+/*md:zh-CN
+所以结论比教材的警告窄：`contiguous()` 只拷贝本来就不连续的张量（PyTorch 直接返回 `self`，`y is x`）；对连续的张量，调用多少次都不花一分显存。真正要避免的拷贝发生在转置、带步长的切片和 `expand` 上——见上面的表格——以及 4.4 节里朴素的注意力头拆分，它正是对一个转置调用 `contiguous()`。
+
+**动手试试：** 对 `x[:256]`（`x.Narrow(0, 0, 256)`）调用一次，再对 `x[:, :512]`（`x.Narrow(1, 0, 512)`）调用一次。先分别预测：拷不拷贝？
+
+<details><summary>答案 / Answer</summary>
+
+`x[:256]`——完整的若干行——是连续的：不拷贝，数据指针相同。`x[:, :512]`——每一行的一半——不连续：拷贝一份同样大小的数据。
+</details>
 */

@@ -17,10 +17,12 @@ import (
 
 ### The chapter's `TensorPool`, then package `pool`'s
 
-The chapter's pool keeps freed tensors by shape and dtype and hands them out again: `get`
-pops one or allocates, `put` pushes it back. Here it is in Go, exactly that, keyed by
-shape and dtype so that one pool serves every buffer of a step. What the chapter expects
-of it:
+The chapter's class holds tensors of **one** shape, given to its constructor: `get` pops
+one or allocates `self.shape`, `put` pushes back whatever it is given. Below it is in Go
+twice: `chapterPool` is a variant keyed by shape and dtype, so that one pool serves every
+buffer of a step (the chapter would make one `TensorPool` per shape, as the Python below
+does) — that keying is ours, not the chapter's; `onePool`, further down, is the chapter's
+class line for line. What the chapter expects of it:
 
 > 教材原文：「比如，对于固定大小的中间张量（如注意力矩阵），可以预先分配一个池子，推理时直接从池子里取，用完归还，彻底避免分配开销。」
 >
@@ -43,7 +45,7 @@ print(torch.cuda.memory_stats()["allocation.all.allocated"] - calls, torch.cuda.
 
 ### 教材里的 `TensorPool`，以及 `pool` 包里的版本
 
-教材里的池子把释放的张量按形状和数据类型 (dtype) 收起来，再发出去：`get` 取出一个，没有就新分配；`put` 把它放回去。下面就是它的 Go 版本，别无二致，只是按形状和 dtype 分类，这样一个池子就能供应一步里的所有缓冲区。教材对它的期待是：
+教材里的类只收**一种**形状的张量，形状在构造时给定：`get` 取出一个，没有就按 `self.shape` 新分配；`put` 不管收到什么都放回去。下面用 Go 写了两遍：`chapterPool` 是一个按形状和数据类型 (dtype) 分类的变体，这样一个池子就能供应一步里的所有缓冲区（教材的做法是每种形状建一个 `TensorPool`，如下面的 Python 代码）——按形状分类是我们加的，不是教材的；后面的 `onePool` 才是教材的类，逐行照搬。教材对它的期待是：
 
 > 教材原文：「比如，对于固定大小的中间张量（如注意力矩阵），可以预先分配一个池子，推理时直接从池子里取，用完归还，彻底避免分配开销。」
 
@@ -57,8 +59,9 @@ print(torch.cuda.memory_stats()["allocation.all.allocated"] - calls, torch.cuda.
 ```
 */
 
-// chapterPool is the chapter's TensorPool: free tensors kept by (shape,
-// dtype); get pops one or allocates a new one, put pushes it back.
+// chapterPool is the chapter's TensorPool keyed by (shape, dtype), so that
+// one pool serves several shapes: get pops one or allocates a new one, put
+// pushes it back.
 //
 //nb:decl
 type chapterPool struct {
@@ -130,14 +133,81 @@ func chapterTensorPool() {
 }
 
 /*md
-The chapter's pool works — after the first step every `get` is a hit and no allocator call
-is made — but nothing bounds it, a tensor put back twice is handed out to two users, and a
-tensor of an unexpected shape silently starts a new list. `pool.TensorPool` is the same
-idea with one shape, a limit, and an error for each of those (a refused tensor stays the
-caller's to release).
+The pool works — after the first step every `get` is a hit and no allocator call is
+made — but nothing bounds it, and a tensor put back twice is handed out to two users.
+Keyed by shape, a tensor of an unexpected shape silently starts a new list; the chapter's
+own class, with its one shape, does worse: its `put` takes the tensor and the next `get`
+hands it out as if it had the pool's shape. `onePool` is that class line for line:
 
-**Try it:** put `a` back twice in the chapter's pool (`p.put(a); p.put(a)`) and `get` two
-tensors: both are the same storage (`x.DataPtr()` equal) — two users of one buffer.
+```python
+pool = TensorPool((1024, 1024))                 # the chapter's class, as printed
+pool.put(torch.empty(64, 1024, device="cuda"))  # a tensor of another shape: accepted
+attn = pool.get()                               # … and handed out
+print(attn.shape)
+```
+*/
+
+/*md:zh-CN
+这个池子是能用的——第一步之后每次 `get` 都命中，不再调用分配器——但它没有上限；同一个张量放回两次，就会被发给两个使用者。按形状分类时，形状不对的张量会悄无声息地另起一个列表；教材自己的类只有一种形状，情况更糟：它的 `put` 照单全收，下一次 `get` 就把这个张量当成池子的形状发出去。`onePool` 就是逐行照搬的那个类：
+
+```python
+pool = TensorPool((1024, 1024))                 # 教材的类，原样照搬
+pool.put(torch.empty(64, 1024, device="cuda"))  # 另一种形状的张量：照收
+attn = pool.get()                               # ……并且发了出去
+print(attn.shape)
+```
+*/
+
+// onePool is the chapter's TensorPool as printed: one shape; get pops a
+// tensor or allocates one of that shape, put takes whatever it is given.
+//
+//nb:decl
+type onePool struct {
+	dev   tensor.Device
+	shape []int
+	pool  []*tensor.Tensor
+}
+
+func (p *onePool) get() *tensor.Tensor {
+	if n := len(p.pool); n > 0 {
+		t := p.pool[n-1]
+		p.pool = p.pool[:n-1]
+		return t
+	}
+	return memlab.Must(tensor.Empty(p.dev, tensor.Float32, p.shape...))
+}
+
+func (p *onePool) put(t *tensor.Tensor) { p.pool = append(p.pool, t) }
+
+//nb:cell
+func chapterPoolWrongShape() {
+	l := memlab.MustOpen()
+	defer l.Close()
+	p := &onePool{dev: l, shape: []int{1024, 1024}} // TensorPool((1024, 1024))
+	p.put(memlab.Must(tensor.Empty(l, tensor.Float32, 64, 1024)))
+	attn := p.get()
+	memlab.Measured("the chapter's TensorPool((1024, 1024)) took a [64, 1024] tensor and get() handed it out: shape %v, %s, where the pool promises %v",
+		attn.Shape(), memlab.FormatBytes(attn.Nbytes()), tensor.Shape(p.shape))
+	memlab.Check(attn.Release())
+}
+
+/*md
+`pool.TensorPool` (the first cell's second half) is the same idea with one shape, a
+limit, and an error for each of these: a tensor of another shape or put twice is refused
+(and stays the caller's to release), a `Get` beyond the limit fails.
+
+**Try it:** in `chapterTensorPool`, put `a` back twice in the chapter's pool
+(`p.put(a); p.put(a)`), then `get` two tensors. Predict: two buffers or one? And in
+`chapterPoolWrongShape`, use `attn` as the pool promises: `attn.View(1024, 1024)`. What
+happens?
+
+<details><summary>答案 / Answer</summary>
+
+One buffer: both `get`s return the same storage (`DataPtr()` equal) — two users of one
+buffer, and no error (`pool.TensorPool` refuses the second put). `attn.View(1024, 1024)`
+is refused with PyTorch's "shape '[1024, 1024]' is invalid for input of size …": the
+wrong-shaped tensor is found where it is used, far from the `put` that caused it.
+</details>
 
 ### What a pool saves: time per buffer
 
@@ -181,9 +251,14 @@ for way in ("empty_cache", "caching allocator", "pool"):
 */
 
 /*md:zh-CN
-教材的池子是能用的——第一步之后每次 `get` 都命中，不再调用分配器——但它没有上限；同一个张量放回两次，就会被发给两个使用者；形状不对的张量会悄无声息地另起一个列表。`pool.TensorPool` 是同一个思路，只管一种形状、有上限，并且对上面每一种情况都返回错误（被拒收的张量仍归调用者释放）。
+`pool.TensorPool`（第一个单元格的后半部分）是同一个思路，只管一种形状、有上限，并且对这几种情况都返回错误：形状不对或放回两次的张量会被拒收（仍归调用者释放），超过上限的 `Get` 会失败。
 
-**动手试试：** 在教材的池子里把 `a` 放回两次（`p.put(a); p.put(a)`），再 `get` 两个张量：它们是同一块存储（`x.DataPtr()` 相等）——一个缓冲区，两个使用者。
+**动手试试：** 在 `chapterTensorPool` 里把 `a` 往教材的池子里放回两次（`p.put(a); p.put(a)`），再 `get` 两个张量。先预测：是两个缓冲区还是一个？再在 `chapterPoolWrongShape` 里按池子承诺的形状使用 `attn`：`attn.View(1024, 1024)`。会怎样？
+
+<details><summary>答案 / Answer</summary>
+
+一个缓冲区：两次 `get` 返回同一块存储（`DataPtr()` 相等）——一个缓冲区，两个使用者，而且没有任何报错（`pool.TensorPool` 会拒收第二次放回）。`attn.View(1024, 1024)` 会以 PyTorch 的 “shape '[1024, 1024]' is invalid for input of size …” 被拒绝：形状不对的张量要到被使用时才暴露，离造成它的那次 `put` 已经很远。
+</details>
 
 ### 池子省下了什么：每个缓冲区的耗时
 
@@ -264,8 +339,14 @@ allocator call at all and a hard bound on memory, not much speed. Both sentences
 cost the chapter warns of is paid only where the cache is emptied (or a request finds no
 cached block that fits).
 
-**Try it:** make the buffer `[16, 1024]` (64 KiB, the small pool): the `empty_cache` row
-still pays a `cudaMalloc` per step — of a 2 MiB segment.
+**Try it:** make the buffer `[16, 1024]` (64 KiB, the small pool). Predict: does the
+`empty_cache` row still pay a `cudaMalloc` per step?
+
+<details><summary>答案 / Answer</summary>
+
+Yes, one per step: `empty_cache` gives back the small pool's 2 MiB segment too, so every
+step allocates a new one. The other two rows still make one.
+</details>
 
 ### KV caches: `torch.cat` growth, preallocated, paged
 
@@ -285,7 +366,12 @@ def free(seq):                                        # its blocks serve any oth
 /*md:zh-CN
 纵轴是对数刻度：一对 `cudaMalloc`/`cudaFree` 比两种池子慢好几个数量级。缓存分配器本身*就是*一个池子——所有步骤只用了一次 `cudaMalloc`——而它的一次命中只花 `cudaMalloc` 的一小部分时间；`TensorPool` 多给的是完全不调用分配器，以及显存的硬上限，速度上并没有多出多少。教材的两句话都成立；它警告的那份开销，只在缓存被清空（或者请求找不到合适的缓存块）时才需要支付。
 
-**动手试试：** 把缓冲区改成 `[16, 1024]`（64 KiB，属于小块池）：`empty_cache` 那一行仍然每步都要付一次 `cudaMalloc`——分配的是一个 2 MiB 的段。
+**动手试试：** 把缓冲区改成 `[16, 1024]`（64 KiB，属于小块池）。先预测：`empty_cache` 那一行还会每步付一次 `cudaMalloc` 吗？
+
+<details><summary>答案 / Answer</summary>
+
+会，每步一次：`empty_cache` 把小块池的 2 MiB 段也还了回去，于是每一步都要重新分配一个。另外两行仍然只有一次。
+</details>
 
 ### KV 缓存：`torch.cat` 增长、预分配、分页
 
@@ -325,8 +411,15 @@ func pagedCacheAPI() {
 Each sequence wastes at most one block's tail (`Waste`), and a freed sequence's blocks serve
 any other: no external fragmentation.
 
-**Try it:** append a fourth sequence of 60 tokens (4 blocks): with 8 blocks in the arena,
-it fails with `pool: KV cache full` until sequence 1 is freed — then it fits.
+**Try it:** after the loop, add a fourth sequence of 60 tokens (`c.Allocate(3)`, then
+`c.Append(3, 0, k4, k4)` with `k4` of 60 tokens) and print the error; append it again
+after `c.Free(1)`. Predict: does it fit the first time? the second?
+
+<details><summary>答案 / Answer</summary>
+
+The first append fails with `pool: KV cache full` — it needs 4 blocks and 2 are free —
+and changes nothing; once sequence 1 is freed, 4 blocks are free and it fits.
+</details>
 
 Now 16 sequences of 16–320 tokens decoded 4 at a time (a new one starts when one
 finishes), 8 heads × 128 dimensions, with three caches: each sequence's keys and values
@@ -355,7 +448,12 @@ calls = torch.cuda.memory_stats()["allocation.all.allocated"]
 /*md:zh-CN
 每个序列最多浪费一个块的尾部（`Waste`），释放掉的序列的块可以给任何其他序列用：没有外部碎片。
 
-**动手试试：** 再追加第四个 60 token 的序列（4 个块）：显存区里一共 8 个块，它会以 `pool: KV cache full` 失败，直到序列 1 被释放——之后就放得下了。
+**动手试试：** 在循环之后加入第四个 60 token 的序列（`c.Allocate(3)`，再用 60 个 token 的 `k4` 调用 `c.Append(3, 0, k4, k4)`），打印返回的错误；在 `c.Free(1)` 之后再追加一次。先预测：第一次放得下吗？第二次呢？
+
+<details><summary>答案 / Answer</summary>
+
+第一次追加以 `pool: KV cache full` 失败——它需要 4 个块，空闲的只有 2 个——并且什么也没改；序列 1 释放之后，空闲块有 4 个，就放得下了。
+</details>
 
 接下来是 16 个长度在 16–320 个 token 之间的序列，每次同时解码 4 个（一个结束就开始下一个），8 个头 × 128 维，比较三种缓存：每个序列的键和值用 `torch.cat` 逐步拼接增长；一个为每个序列预分配 320 个 token 的 `pool.KVCache`；以及一个由 16 token 的块组成、显存区容纳 4 × 320 个 token 的 `pool.PagedKVCache`。这个工作负载太长，不适合放在一个单元格里，代码在 [`ch4.KVStrategies`](../experiments/ch4/pooling.go)。教材关于 KV 缓存的原话：
 
@@ -402,9 +500,15 @@ pool is what *fixes* its size: at the longest length (preallocated, paying in un
 slots) or to the block (paged); then, as the chapter says, no generated token allocates.
 Whether that buys 5–10% latency is a question for a GPU: 4.4's H200 runs measure it.
 
-**Try it:** set `w := ch4.DefaultKVWorkload; w.BlockSize = 64` and pass `w`: fewer, larger
-blocks waste more slots: up to 63 per sequence, so "max unused slots" (summed over the 4
-sequences decoded at once) grows to 4 × 63.
+**Try it:** pass `w := ch4.DefaultKVWorkload; w.BlockSize = 64` instead. Predict: what
+happens to the paged cache's "max unused slots", and to its allocator calls?
+
+<details><summary>答案 / Answer</summary>
+
+Fewer, larger blocks waste more: up to 63 slots per sequence, and the maximum reaches
+its bound, 4 × 63 (summed over the 4 sequences decoded at once). Still one allocator
+call: the arena.
+</details>
 */
 
 /*md:zh-CN
@@ -412,5 +516,10 @@ sequences decoded at once) grows to 4 × 63.
 
 所以教材的前提恰好说反了：KV 缓存的大小*并不*固定——它每一步都长一个 token，这正是 `torch.cat` 每步都要分配的原因。是池子*把*它的大小固定下来：固定在最长长度（预分配，代价是闲置的槽位），或者按块固定（分页）；这样一来，正如教材所说，生成 token 时就不再分配显存了。至于能不能因此换来 5-10% 的延迟下降，得在 GPU 上回答：4.4 节的 H200 实测会给出结果。
 
-**动手试试：** 设 `w := ch4.DefaultKVWorkload; w.BlockSize = 64` 并传入 `w`：块更少、更大，浪费的槽位也更多：每个序列最多 63 个，于是“最大闲置槽位”（对同时解码的 4 个序列求和）会增长到 4 × 63。
+**动手试试：** 改为传入 `w := ch4.DefaultKVWorkload; w.BlockSize = 64`。先预测：分页缓存的“最大闲置槽位”会怎样？它的分配器调用次数呢？
+
+<details><summary>答案 / Answer</summary>
+
+块更少、更大，浪费也更多：每个序列最多 63 个槽位，最大值达到了它的上界 4 × 63（对同时解码的 4 个序列求和）。分配器调用仍然只有一次：那个显存区。
+</details>
 */

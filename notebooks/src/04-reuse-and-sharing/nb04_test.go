@@ -1,10 +1,21 @@
 package nb04
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"memlab.dev/memlab/internal/nbtest"
+	"memlab.dev/memlab/memlab"
+	"memlab.dev/memlab/model"
+	"memlab.dev/memlab/pool"
+	"memlab.dev/memlab/tensor"
 )
 
 func TestReluVsReluInPlace(t *testing.T) {
@@ -123,8 +134,8 @@ func TestInferenceSmall(t *testing.T) {
 func TestAttentionScores(t *testing.T) {
 	out := nbtest.Run(t, Cells, "attentionScores")
 	nbtest.Want(t, out,
-		`Measured: scores allocated by Matmul: 96 steps, 96 allocator calls, 0 cudaMalloc, 1 distinct addresses`,
-		`Measured: scores written by MatmulInto into the buffer: 96 steps, 0 allocator calls, 0 cudaMalloc, 1 distinct addresses`)
+		`Measured: scores allocated by Matmul: 96 steps, 96 allocator calls, 0 cudaMalloc, distinct addresses: 1`,
+		`Measured: scores written by MatmulInto into the buffer: 96 steps, 0 allocator calls, 0 cudaMalloc, distinct addresses: 1`)
 }
 
 func TestPooledScoresByMode(t *testing.T) {
@@ -152,5 +163,186 @@ func TestRecordedH200(t *testing.T) {
 		`Median token: baseline \d+ µs, kv-cache \d+ µs`)
 	if len(res.Figures) != 2 {
 		t.Errorf("%d figures, want the large run's latency and curves", len(res.Figures))
+	}
+}
+
+// TestForwardMirrorsModel runs the notebook's forward pass at batch 1 beside
+// the model package's Engine in the mode each set of tricks mirrors, on one
+// request: every forward pass peaks at the same bytes and the allocator
+// calls agree (without View the notebook's (batch, seq, hidden) flatten is a
+// copy, one call a pass more: the model has no batch dimension to flatten).
+func TestForwardMirrorsModel(t *testing.T) {
+	size := memlab.Must(model.SizeByName("small"))
+	req := memlab.Must(size.Workload.Make(size.Config.Vocab))[0]
+	maxLen := size.Workload.MaxLen()
+	for _, c := range []struct {
+		tricks Tricks
+		mode   model.Mode
+	}{{Tricks{}, model.Baseline}, {Tricks{InPlace: true}, model.InPlace}, {Tricks{View: true}, model.Views},
+		{Tricks{Pool: true}, model.KVCache}, {Tricks{true, true, true}, model.Chapter}} {
+		// The model's engine, peaks taken around each forward pass.
+		l := memlab.MustOpen()
+		m := memlab.Must(model.New(l, size.Config))
+		var want []int64
+		e := memlab.Must(m.NewEngine(c.mode, model.EngineOptions{MaxLen: maxLen, Timer: func(f func() error) (time.Duration, error) {
+			l.ResetPeakMemoryStats()
+			err := f()
+			want = append(want, l.MaxMemoryAllocated())
+			return 0, err
+		}}))
+		calls := allocCalls(l)
+		g := memlab.Must(e.Generate(req))
+		wantCalls := allocCalls(l) - calls
+		if err := errors.Join(e.Release(), m.Release(), l.Close()); err != nil {
+			t.Fatal(err)
+		}
+		// The notebook's forward pass.
+		l = memlab.MustOpen()
+		m = memlab.Must(model.New(l, size.Config))
+		cfg := size.Config
+		arenas := memlab.Must(pool.NewTensorPool(l, tensor.Float32, []int{2 * cfg.Layers, 1, cfg.Heads, maxLen, cfg.HeadDim()}, 0))
+		calls = allocCalls(l)
+		got, tokens := generate(l, m.Weights(), c.tricks, arenas, [][]int64{req.Prompt}, req.Decode)
+		gotCalls := allocCalls(l) - calls
+		if err := errors.Join(arenas.Release(), m.Release(), l.Close()); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%+v: peaks per pass %v, model's %v mode %v", c.tricks, got, c.mode, want)
+		}
+		extra := int64(0)
+		if !c.tricks.View {
+			extra = int64(req.Decode)
+		}
+		if gotCalls != wantCalls+extra {
+			t.Errorf("%+v: %d allocator calls, model's %v mode %d (+%d flatten copies)", c.tricks, gotCalls, c.mode, wantCalls, extra)
+		}
+		for i, tok := range tokens {
+			if tok[0] != g.Tokens[i] {
+				t.Fatalf("%+v: token %d is %d, the model's %d", c.tricks, i, tok[0], g.Tokens[i])
+			}
+		}
+	}
+}
+
+func TestChapterPoolWrongShape(t *testing.T) {
+	out := nbtest.Run(t, Cells, "chapterPoolWrongShape")
+	nbtest.Want(t, out, `Measured: the chapter's TensorPool\(\(1024, 1024\)\) took a \[64, 1024\] tensor and get\(\) handed it out: shape \[64, 1024\], 256\.00 KiB, where the pool promises \[1024, 1024\]`)
+}
+
+func TestFlipATechnique(t *testing.T) {
+	res := nbtest.Exec(t, Cells, "flipATechnique")
+	nbtest.Want(t, res.Output, `Measured: peak above the weights: baseline 1\.97 MiB, baseline 1\.97 MiB; allocator calls 679 → 679; the same tokens: true`)
+	if len(res.Figures) != 1 {
+		t.Errorf("%d figures, want the two curves", len(res.Figures))
+	}
+}
+
+// TestChapterTechniques pins the table the chapter asks for; the Try-it
+// answer beside it (peaks unchanged by in-place, raised by views and the
+// pool, calls cut by all) is what these rows say.
+func TestChapterTechniques(t *testing.T) {
+	res := nbtest.Exec(t, Cells, "chapterTechniques")
+	nbtest.Want(t, res.Output,
+		`(?m)^baseline +1\.97 MiB +0\.0 % +679 +2`,
+		`(?m)^view +2\.16 MiB +-9\.5 % +597 `,
+		`(?m)^in-place +1\.97 MiB +0\.0 % +533 `,
+		`(?m)^pool +2\.09 MiB +-6\.3 % +620 `,
+		`(?m)^view\+in-place\+pool +2\.09 MiB +-6\.3 % +388 `,
+		`Measured: the chapter's three together: peak above the weights 1\.97 MiB → 2\.09 MiB \(\+6\.3 %; the chapter says 20–30 % less\), allocator calls 679 → 388, the same tokens: true`)
+	if len(res.Figures) != 1 {
+		t.Errorf("%d figures, want the curves", len(res.Figures))
+	}
+}
+
+// TestTokenLatencySpread checks the counts exactly and the times only for
+// their form: three runs, a median inside its range, and the recorded runs.
+func TestTokenLatencySpread(t *testing.T) {
+	out := nbtest.Run(t, Cells, "tokenLatencySpread")
+	nbtest.Want(t, out,
+		`small model on sim:0 .*: baseline 0 cudaMalloc and 4689 allocator calls, kv-cache 0 and 4198; median token `,
+		`large model on cuda:0 \(NVIDIA H200\): baseline 21 cudaMalloc and 474768 allocator calls, kv-cache 8 and 413713; median token 3\.317ms → 3\.023ms`,
+		`small model on cuda:0 \(NVIDIA H200\): baseline 0 cudaMalloc and 4689 allocator calls, kv-cache 0 and 4198; median token 568µs → 527µs`)
+	var n int
+	var med, lo, hi float64
+	line := nbtest.Line(t, out, "Measured: kv-cache's")
+	if _, err := fmt.Sscanf(line, "Measured: kv-cache's median token time against the baseline's over %d runs here: %f %% saved (median), from %f %% to %f %%", &n, &med, &lo, &hi); err != nil {
+		t.Fatalf("%q: %v", line, err)
+	}
+	if n != 3 || !(lo <= med && med <= hi) {
+		t.Errorf("%d runs, median %g outside [%g, %g]", n, med, lo, hi)
+	}
+}
+
+// TestInPlaceTwelvePercent pins the 4.1 claim's measurement: a share saved
+// at the shortest length only, identical bytes when repeated.
+func TestInPlaceTwelvePercent(t *testing.T) {
+	out := nbtest.Run(t, Cells, "inPlaceTwelvePercent")
+	nbtest.Want(t, out,
+		`(?m)^32 +2\.25 MiB +2\.00 MiB +11\.1 %`,
+		`(?m)^128 +19\.00 MiB +19\.00 MiB +0\.0 %`,
+		`Measured: in place saves 0\.0 % to 11\.1 % of the peak above the weights at batch 32 \(median 0\.0 %; the chapter says 12 %\); a repeated run gives the same bytes: true`)
+}
+
+// TestBatch32Or64 pins the chapter-scale answer: on the device picked between
+// the baseline's reservations at batch 32 and 64, only batch 32 fits, with or
+// without in place.
+func TestBatch32Or64(t *testing.T) {
+	out := nbtest.Run(t, Cells, "batch32Or64")
+	nbtest.Want(t, out,
+		`Measured: peak above the weights: batch 32 70\.00 MiB, batch 64 140\.00 MiB, batch 64 in place 140\.00 MiB \(0\.0 % saved\); reserved: 86\.00 MiB and 170\.00 MiB, so the device gets 128\.00 MiB`,
+		`(?m)^32 +baseline +fits`,
+		`(?m)^64 +baseline +out of memory in mul, asking for 64\.00 MiB`,
+		`(?m)^64 +in-place +out of memory in softmax, asking for 64\.00 MiB`,
+		`(?m)^64 +view\+in-place +out of memory in softmax`)
+}
+
+// TestEveryExperimentHasPredictFirstTryIt checks the sources: after each
+// experiment cell (before the next one) comes a Try it in both editions that
+// asks first and keeps its answer in a collapsed block. The cells listed in
+// shared end a pair whose Try it covers both and follows the second.
+func TestEveryExperimentHasPredictFirstTryIt(t *testing.T) {
+	shared := map[string]bool{"chapterTensorPool": true, "attentionScores": true}
+	files, err := filepath.Glob("[0-9]*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var src string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src += string(b)
+	}
+	cell := regexp.MustCompile(`//nb:cell[^\n]*\nfunc (\w+)\(\)`)
+	locs := cell.FindAllStringSubmatchIndex(src, -1)
+	if len(locs) < 20 {
+		t.Fatalf("%d experiment cells found", len(locs))
+	}
+	for i, loc := range locs {
+		name := src[loc[2]:loc[3]]
+		end := len(src)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		after := src[loc[1]:end]
+		if shared[name] {
+			continue
+		}
+		en := strings.Index(after, "**Try it:**")
+		zh := strings.Index(after, "**动手试试：**")
+		if en < 0 || zh < 0 {
+			t.Errorf("%s: no Try it in both editions after it", name)
+			continue
+		}
+		for _, at := range []int{en, zh} {
+			rest := after[at:]
+			d := strings.Index(rest, "<details><summary>答案 / Answer</summary>")
+			q := strings.IndexAny(rest, "?？")
+			if d < 0 || q < 0 || q > d || !strings.Contains(rest[d:], "</details>") {
+				t.Errorf("%s: the Try it at %q does not ask before a collapsed answer", name, rest[:min(60, len(rest))])
+			}
+		}
 	}
 }
