@@ -8,7 +8,6 @@ import (
 
 	"github.com/janpfeifer/gonb/gonbui"
 
-	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memplot"
 )
@@ -38,9 +37,42 @@ func Check(err error) {
 	}
 }
 
-// FormatBytes prints a byte count as PyTorch does in memory_summary and its
-// out-of-memory messages: "512 bytes", "1.50 KiB", "20.00 MiB", "1.00 GiB".
-func FormatBytes(n int64) string { return allocator.FormatSize(n) }
+// FormatBytes prints a byte count in the units of PyTorch's out-of-memory
+// messages: "512 bytes", "1.50 KiB", "20.00 MiB", "1.00 GiB". Unlike
+// PyTorch's format_size (allocator.FormatSize, which the out-of-memory
+// messages keep), a count of exactly one unit is written in that unit —
+// 1 MiB is "1.00 MiB", not "1024.00 KiB" — so that a table never shows the
+// same size two ways; negative counts (differences) get a minus sign.
+func FormatBytes(n int64) string {
+	sign, u := "", uint64(n)
+	if n < 0 {
+		sign, u = "-", uint64(-(n+1))+1
+	}
+	switch {
+	case u < 1<<10:
+		return fmt.Sprintf("%s%d bytes", sign, u)
+	case u < 1<<20:
+		return fmt.Sprintf("%s%.2f KiB", sign, float64(u)/(1<<10))
+	case u < 1<<30:
+		return fmt.Sprintf("%s%.2f MiB", sign, float64(u)/(1<<20))
+	default:
+		return fmt.Sprintf("%s%.2f GiB", sign, float64(u)/(1<<30))
+	}
+}
+
+// Outcome is what a request came to, for a table or a Measured line:
+// "served" when err is nil, "out of memory" when it is one (see
+// [IsOutOfMemory]); any other error stops the cell.
+func Outcome(err error) string {
+	if err == nil {
+		return "served"
+	}
+	if IsOutOfMemory(err) {
+		return "out of memory"
+	}
+	Check(err)
+	return ""
+}
 
 // Measured prints one "Measured:" line: the sentence a notebook states about
 // an experiment, printed by the cell from the numbers it measured, so that the
@@ -53,7 +85,23 @@ func Measured(format string, args ...any) {
 	if lang.Current() == lang.Chinese {
 		prefix = "实测："
 	}
-	fmt.Fprintf(output(), prefix+lang.Text(strings.TrimRight(format, "\n"))+"\n", args...)
+	line := fmt.Sprintf(lang.Text(strings.TrimRight(format, "\n")), args...)
+	if gonbui.IsNotebook {
+		// JupyterLab breaks printed lines anywhere (word-break: break-all),
+		// even mid-word; as HTML the sentence wraps between words.
+		gonbui.DisplayHTML(measuredHTML(prefix, line))
+		gonbui.Sync()
+		return
+	}
+	fmt.Fprintln(output(), prefix+line)
+}
+
+// measuredHTML is a Measured line as a notebook shows it: monospace, wrapped
+// only between words (or inside a word longer than the line).
+func measuredHTML(prefix, line string) string {
+	return `<div class="memlab-measured" style="font-family:var(--jp-code-font-family,monospace);` +
+		`font-size:var(--jp-code-font-size,13px);white-space:pre-wrap;word-break:normal;overflow-wrap:break-word">` +
+		"<b>" + htmlEscape(prefix) + "</b>" + htmlEscape(line) + "</div>"
 }
 
 var (

@@ -2,6 +2,7 @@ package memlab
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -66,6 +67,47 @@ func TestMeasured(t *testing.T) {
 	Measured("%s after x\n", FormatBytes(4<<20))
 	if out.String() != "实测：4.00 MiB after x\n" {
 		t.Errorf("Measured printed %q in the Chinese edition (an untranslated sentence stays English)", out.String())
+	}
+}
+
+// A size of exactly one unit is written in that unit (issue 18: "1024.00 KiB"
+// beside "1.00 MiB"); differences keep their sign.
+func TestFormatBytes(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{{0, "0 bytes"}, {512, "512 bytes"}, {1023, "1023 bytes"}, {1 << 10, "1.00 KiB"}, {1536, "1.50 KiB"},
+		{1<<20 - 1<<9, "1023.50 KiB"}, {1 << 20, "1.00 MiB"}, {1 << 30, "1.00 GiB"}, {150109880320, "139.80 GiB"},
+		{-(4 << 20), "-4.00 MiB"}, {-512, "-512 bytes"}, {math.MinInt64, "-8589934592.00 GiB"}} {
+		if got := FormatBytes(c.n); got != c.want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}
+
+func TestOutcome(t *testing.T) {
+	if got := Outcome(nil); got != "served" {
+		t.Errorf("Outcome(nil) = %q", got)
+	}
+	l := MustOpen(Sim("1GiB"), NotCurrent())
+	defer l.Close()
+	_, err := l.Allocate(2 << 30)
+	if got := Outcome(err); got != "out of memory" {
+		t.Errorf("Outcome(%v) = %q", err, got)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Outcome of another error did not stop the cell")
+		}
+	}()
+	Outcome(errors.New("odd"))
+}
+
+// In a notebook a Measured line is HTML that wraps between words, escaped.
+func TestMeasuredHTML(t *testing.T) {
+	got := measuredHTML("Measured: ", "a <b> & c")
+	if !strings.Contains(got, "word-break:normal") || !strings.Contains(got, "<b>Measured: </b>a &lt;b&gt; &amp; c</div>") {
+		t.Errorf("measuredHTML = %s", got)
 	}
 }
 
@@ -153,7 +195,13 @@ func TestSteps(t *testing.T) {
 	if last := s.Last(); last.Allocated != 0 || last.Err != "odd" {
 		t.Errorf("last = %+v", last)
 	}
-	if got := s.Table().String(); !strings.Contains(got, "x      1024.00 KiB  2.00 MiB") {
+	if got, want := s.Last().Outcome(), "failed: odd"; got != want {
+		t.Errorf("Outcome() = %q, want %q", got, want)
+	}
+	if st, _ := s.Find("x"); st.Outcome() != "served" {
+		t.Errorf("step x: Outcome() = %q", st.Outcome())
+	}
+	if got := s.Table().String(); !strings.Contains(got, "x      1.00 MiB   2.00 MiB") {
 		t.Errorf("table:\n%s", got)
 	}
 	if _, err := s.PlotAllocator("p"); err != nil {

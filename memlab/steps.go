@@ -21,6 +21,15 @@ type Step struct {
 	Err string
 }
 
+// Outcome is what the step's request came to: "served", or "failed: " and
+// the error (see [Outcome] for an error at hand).
+func (s Step) Outcome() string {
+	if s.Err == "" {
+		return "served"
+	}
+	return "failed: " + s.Err
+}
+
 // Steps records a lab's memory after each step of an experiment, for a
 // table (one row a step) and a memory curve (one point a step):
 //

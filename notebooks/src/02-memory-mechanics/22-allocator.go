@@ -245,7 +245,7 @@ func fiveAllocations() {
 	}
 	tab.Show()
 	fmt.Println(blocks(l.Snapshot()))
-	memlab.Measured("24 bytes took a %s block; the five requests made %d segments (%d cudaMalloc calls)",
+	memlab.Measured("24 bytes took a %s block; segments after the five requests: %d; cudaMalloc calls: %d",
 		memlab.FormatBytes(locateBlock(l, ts[0]).Size), len(l.Snapshot().Segments), l.MemoryStats()["num_device_alloc"])
 	memlab.Show(l.SegmentMap("2.2 the segments after five allocations (S small pool, L large)"))
 	memlab.Check(tensor.ReleaseAll(ts...))
@@ -332,7 +332,7 @@ func splitAndMerge() {
 	fmt.Println("del b, c (the blocks merge):         " + blocks(l.Snapshot()))
 	snap := l.Snapshot()
 	memlab.Measured("b took a's 4 MiB hole (same address: %v); %s sat free in split blocks before del b, c; "+
-		"afterwards %d free block in %d segment (%d cudaMalloc call)", b.DataPtr() == hole, memlab.FormatBytes(split),
+		"afterwards free blocks: %d, segments: %d, cudaMalloc calls: %d", b.DataPtr() == hole, memlab.FormatBytes(split),
 		len(snap.Segments[0].Blocks), len(snap.Segments), l.MemoryStats()["num_device_alloc"])
 }
 

@@ -64,8 +64,8 @@ print(len(torch.cuda.memory_snapshot()), torch.cuda.memory_reserved(),
 func chapterSequenceNoOOM() {
 	steps, at768 := chapterSequence("")
 	step, _ := steps.Find("a3 = empty(768 MiB)")
-	memlab.Measured("the 768 MiB request was served (error: %q) inside %d segment of %s; %d cudaMalloc call in the whole sequence",
-		step.Err, len(at768), memlab.FormatBytes(step.Reserved), steps.Last().DeviceAllocs)
+	memlab.Measured("the 768 MiB request: %s; segments right after it: %d, reserved %s; cudaMalloc calls in the whole sequence: %d",
+		step.Outcome(), len(at768), memlab.FormatBytes(step.Reserved), steps.Last().DeviceAllocs)
 	memlab.Show(memplot.SegmentMap("2.3 after the 768 MiB request: one segment, split", at768))
 }
 
@@ -138,15 +138,22 @@ const request = 1536 << 20
 // workload runs batches of the fragmenting workload on l: each allocates and
 // frees a 512 MiB activation, then allocates a batch-byte activation and a
 // 16 MiB tensor that it keeps. It frees the activations and returns the kept
-// tensors; rec, if not nil, is marked after each batch.
+// tensors; rec, if not nil, is marked after each batch. With a buffer buf
+// (pre-allocation) the activations are views of it, allocating nothing.
 //
 //nb:decl
-func workload(l *memlab.Lab, batches int, batch int, rec *memlab.Recorder) []*tensor.Tensor {
+func workload(l *memlab.Lab, batches int, batch int, rec *memlab.Recorder, buf ...*tensor.Tensor) []*tensor.Tensor {
+	activation := func(n int) *tensor.Tensor {
+		if len(buf) > 0 {
+			return memlab.Must(buf[0].Narrow(0, 0, n)) // buf[:n], reused every batch
+		}
+		return memlab.Must(tensor.Empty(l, tensor.Uint8, n))
+	}
 	var keep, acts []*tensor.Tensor
 	for i := 1; i <= batches; i++ {
-		long := memlab.Must(tensor.Empty(l, tensor.Uint8, 512<<20)) // a long batch
+		long := activation(512 << 20) // a long batch
 		memlab.Check(long.Release())
-		acts = append(acts, memlab.Must(tensor.Empty(l, tensor.Uint8, batch)))  // a shorter one
+		acts = append(acts, activation(batch))                                  // a shorter one
 		keep = append(keep, memlab.Must(tensor.Empty(l, tensor.Uint8, 16<<20))) // a logged metric
 		if rec != nil {
 			rec.Mark(fmt.Sprintf("batch %d", i))
@@ -265,8 +272,9 @@ The chapter's first two remedies:
 > In translation: "Uniform tensor sizes: keep the batch size and the feature-map sizes the
 > same as far as you can."
 
-The same workload with each remedy: **pre-allocation** (allocate the large buffer first
-and serve the request from it, as a view: fewer batches fit beside it), **uniform sizes**
+The same workload with each remedy: **pre-allocation** (the activations' 512 MiB buffer
+is made before training and every batch's activations are views of it, reused: the
+allocator never sees them), **uniform sizes**
 (every activation 512 MiB, so a cached segment is reused whole and never split),
 **`max_split_size_mb:256`** and the chapter's **`max_split_size_mb:32`** (large segments
 are never split: the small tensors get segments of their own, and free oversize
@@ -278,9 +286,13 @@ expandable segment, which it unmaps), *pinned in split
 blocks* (`inactive_split_bytes`, useless for a larger request) and room on the device.
 
 ```python
-# pre-allocation: take the big buffer first, then serve the request as a view of it
-buf = torch.empty(1536 * MiB, dtype=torch.uint8, device="cuda")
-out = buf[:1536 * MiB]                              # no allocation
+# pre-allocation: the placeholder is made before training and reused by every batch
+buf = torch.empty(512 * MiB, dtype=torch.uint8, device="cuda")
+for _ in range(6):
+    long = buf[:512 * MiB]                          # a view: no allocation
+    act = buf[:496 * MiB]
+    keep.append(torch.empty(16 * MiB, dtype=torch.uint8, device="cuda"))
+torch.empty(1536 * MiB, dtype=torch.uint8, device="cuda")
 # uniform sizes: every activation 512 * MiB, in the loop above
 # allocator settings, one per run (read when CUDA starts):
 #   PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256
@@ -299,12 +311,16 @@ print(torch.cuda.max_memory_reserved(), torch.cuda.memory_stats()["num_device_al
 
 > 教材原文：「统一Tensor大小：尽量让batch size、特征图尺寸保持一致。」
 
-用同一个工作负载逐一试验每种办法：**预分配** (pre-allocation，先申请大缓冲区，申请到来时以视图的形式从缓冲区里给出：旁边能放下的批次变少了)、**统一尺寸** (uniform sizes，每个激活值都是 512 MiB，缓存的段整块复用、从不分割)、**`max_split_size_mb:256`** 和教材建议的 **`max_split_size_mb:32`**（大段从不分割：小张量各自占用独立的段，显存紧张时超大的空闲段会被释放），以及 **`expandable_segments:True`**（一个按页映射、不断增长的可扩展段 (expandable segment)；设备显存不够时，空闲的页会被解除映射）。申请能否成功，取决于空闲显存处在什么状态：*可释放*（整段空闲的段，分配器把它们还回去，再作为一整块重新申请；或者可扩展段中的空闲页，分配器把它们解除映射）、*钉死在分割块里*（`inactive_split_bytes`，对更大的申请毫无用处），以及设备上剩余的空间。
+用同一个工作负载逐一试验每种办法：**预分配** (pre-allocation，训练前先建好激活值用的 512 MiB 缓冲区，每个批次的激活值都是它的视图，反复复用：分配器根本看不到它们)、**统一尺寸** (uniform sizes，每个激活值都是 512 MiB，缓存的段整块复用、从不分割)、**`max_split_size_mb:256`** 和教材建议的 **`max_split_size_mb:32`**（大段从不分割：小张量各自占用独立的段，显存紧张时超大的空闲段会被释放），以及 **`expandable_segments:True`**（一个按页映射、不断增长的可扩展段 (expandable segment)；设备显存不够时，空闲的页会被解除映射）。申请能否成功，取决于空闲显存处在什么状态：*可释放*（整段空闲的段，分配器把它们还回去，再作为一整块重新申请；或者可扩展段中的空闲页，分配器把它们解除映射）、*钉死在分割块里*（`inactive_split_bytes`，对更大的申请毫无用处），以及设备上剩余的空间。
 
 ```python
-# 预分配：先拿下大缓冲区，申请到来时以视图的形式给出
-buf = torch.empty(1536 * MiB, dtype=torch.uint8, device="cuda")
-out = buf[:1536 * MiB]                              # 不分配显存
+# 预分配：训练前先建好占位张量，每个批次都复用它
+buf = torch.empty(512 * MiB, dtype=torch.uint8, device="cuda")
+for _ in range(6):
+    long = buf[:512 * MiB]                          # 视图：不分配显存
+    act = buf[:496 * MiB]
+    keep.append(torch.empty(16 * MiB, dtype=torch.uint8, device="cuda"))
+torch.empty(1536 * MiB, dtype=torch.uint8, device="cuda")
 # 统一尺寸：上面循环里的每个激活值都用 512 * MiB
 # 分配器设置，每次运行一种（CUDA 初始化时读取）：
 #   PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256
@@ -320,7 +336,7 @@ print(torch.cuda.max_memory_reserved(), torch.cuda.memory_stats()["num_device_al
 type remedy struct {
 	name, conf string
 	batch      int  // the shorter batches' activation
-	prealloc   bool // allocate the request's buffer first and serve it from there
+	prealloc   bool // allocate the activations' buffer before training and reuse it
 }
 
 // outcome is how the free memory lay before the request, and what came of it.
@@ -340,12 +356,11 @@ func try(r remedy) (o outcome) {
 	l := memlab.MustOpen(memlab.Budget(4<<30), memlab.AllocConf(r.conf))
 	defer l.Close()
 	o.remedy, o.room = r, 4<<30
-	batches, keep := 6, []*tensor.Tensor{}
+	var keep, buf []*tensor.Tensor
 	if r.prealloc {
-		keep = append(keep, memlab.Must(tensor.Empty(l, tensor.Uint8, request)))
-		batches = 3 // the buffer takes the room of three batches
+		buf = append(buf, memlab.Must(tensor.Empty(l, tensor.Uint8, 512<<20))) // the placeholder, made before training
 	}
-	keep = append(keep, workload(l, batches, r.batch, nil)...)
+	keep = append(keep, workload(l, 6, r.batch, nil, buf...)...)
 	o.snap = l.Snapshot()
 	for _, seg := range o.snap.Segments {
 		if seg.ActiveSize == 0 || seg.Expandable { // free pages of an expandable segment can be unmapped
@@ -355,17 +370,12 @@ func try(r remedy) (o outcome) {
 	o.pinned = l.MemoryStats()["inactive_split_bytes.all.current"]
 	free, _ := memlab.Must2(l.MemGetInfo())
 	o.room = min(int64(free), o.room-l.MemoryReserved())
-	var t *tensor.Tensor
-	if r.prealloc {
-		t, o.err = keep[0].Narrow(0, 0, request) // served by the buffer: a view, no allocation
-	} else {
-		t, o.err = tensor.Empty(l, tensor.Uint8, request)
-	}
-	if o.err == nil {
+	t, err := tensor.Empty(l, tensor.Uint8, request)
+	if o.err = err; err == nil {
 		keep = append(keep, t)
 	}
 	o.peak, o.allocs = l.MaxMemoryReserved(), l.MemoryStats()["num_device_alloc"]
-	memlab.Check(tensor.ReleaseAll(keep...))
+	memlab.Check(tensor.ReleaseAll(append(keep, buf...)...))
 	return o
 }
 
@@ -417,6 +427,10 @@ func remedies() {
 			memlab.FormatBytes(o.peak), o.allocs)
 	}
 	tab.Show()
+	for _, o := range outs[1:] {
+		memlab.Measured("%s: peak reserved %s against the fragmented run's %s; cudaMalloc calls: %d against %d",
+			o.name, memlab.FormatBytes(o.peak), memlab.FormatBytes(outs[0].peak), o.allocs, outs[0].allocs)
+	}
 	served := 0
 	for _, o := range outs {
 		served += map[bool]int{true: 1}[o.err == nil]
@@ -431,11 +445,14 @@ func remedies() {
 Only the fragmented run fails: the chapter's remedies all work on this workload. With
 uniform sizes or `max_split_size_mb` the free memory
 lies in whole segments, which the allocator releases and re-requests as one; with
-expandable segments the holes are unmapped page by page; pre-allocation never asks the
-allocator at all (at the price of fewer batches beside its buffer). The segment map of
-`max_split_size_mb:256` shows why: the small tensors sit in segments of their own, and
-every 512 MiB segment is wholly free. The
-price of the remedies shows in the last columns: more segments, and a higher peak.
+expandable segments the holes are unmapped page by page; with pre-allocation the
+activations never reach the allocator, so nothing is split and nothing is left to
+release. The segment map of `max_split_size_mb:256` shows why the settings work: the
+small tensors sit in segments of their own, and every 512 MiB segment is wholly free.
+Each remedy's price is in the last two columns, against the fragmented run's: the
+Measured lines under the table compare them one by one — the remedies that release and
+re-request whole segments pay most in `cudaMalloc` calls, and pre-allocation has the
+lowest reserved peak.
 
 **Try it:** add `{"max_split_size_mb:600", "max_split_size_mb:600", 496 << 20, false}` to
 `remedyVariants` and re-run both cells: the 512 MiB segments are now below the limit, so they are split as with the
@@ -444,7 +461,7 @@ kept whole.
 */
 
 /*md:zh-CN
-只有碎片化的那次运行失败：教材的几种办法在这个负载上都管用。统一尺寸或设置 `max_split_size_mb` 时，空闲显存都是整段的，分配器把它们释放掉，再作为一整块重新申请；用可扩展段时，洞被逐页解除映射；预分配则根本不再向分配器申请（代价是缓冲区旁边能放的批次变少）。`max_split_size_mb:256` 的段分布图说明了原因：小张量待在各自的段里，每个 512 MiB 的段都是整段空闲。这些办法的代价体现在表格最后几列：段更多，峰值更高。
+只有碎片化的那次运行失败：教材的几种办法在这个负载上都管用。统一尺寸或设置 `max_split_size_mb` 时，空闲显存都是整段的，分配器把它们释放掉，再作为一整块重新申请；用可扩展段时，洞被逐页解除映射；预分配时激活值根本到不了分配器，没有块被分割，也就没有什么需要释放。`max_split_size_mb:256` 的段分布图说明了这几种设置为什么管用：小张量待在各自的段里，每个 512 MiB 的段都是整段空闲。每种办法的代价在表格最后两列，要和碎片化那次运行比：表格下面的“实测”行逐一比较——靠释放整段再重新申请的办法，多付出的 `cudaMalloc` 调用最多；预分配的已预留峰值最低。
 
 **动手试试：** 在 `remedyVariants` 里加上 `{"max_split_size_mb:600", "max_split_size_mb:600", 496 << 20, false}`，再把两个单元格都重新运行一遍：512 MiB 的段现在低于上限，于是像默认设置一样被分割，申请再次失败。上限必须低于你想保持完整的那些段的大小。
 */

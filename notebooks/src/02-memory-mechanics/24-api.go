@@ -336,7 +336,8 @@ the first epoch's high-water mark, although later epochs need far less.
 see anyone else. Two labs share one 8 GiB device, each with its own allocator, like two
 processes on one GPU. Tenant A is greedy: it takes 1 GiB tensors until it runs out of
 memory. Then tenant B asks for 3 GiB. First neither is capped, then both are capped at
-half the device.
+half the device (`set_per_process_memory_fraction(0.5)`), and last both are capped at
+half and B asks for its whole half, 4 GiB: the exact edge of the chapter's "50% each".
 
 ```python
 # in each process that shares the GPU, before its first allocation:
@@ -359,7 +360,7 @@ except torch.cuda.OutOfMemoryError as e:
 
 > 教材原文：「比如你在一张卡上跑两个实验，各占50%，互不干扰。」
 
-`set_per_process_memory_fraction` 限制的是*本*分配器能预留多少显存，它看不见别人。两个 lab 共用一个 8 GiB 的设备，各有各的分配器，就像一块 GPU 上的两个进程。租户 A 很贪婪：不停地申请 1 GiB 的张量，直到显存不足。然后租户 B 申请 3 GiB。先是两者都不设上限，再是两者都限制在设备的一半。
+`set_per_process_memory_fraction` 限制的是*本*分配器能预留多少显存，它看不见别人。两个 lab 共用一个 8 GiB 的设备，各有各的分配器，就像一块 GPU 上的两个进程。租户 A 很贪婪：不停地申请 1 GiB 的张量，直到显存不足。然后租户 B 申请 3 GiB。先是两者都不设上限，再是两者都限制在设备的一半（`set_per_process_memory_fraction(0.5)`），最后两者都限制在一半、B 申请它的整整一半 4 GiB：这正是教材“各占50%”的边界。
 
 ```python
 # 在共用这块 GPU 的每个进程里，第一次分配之前：
@@ -372,6 +373,17 @@ except torch.cuda.OutOfMemoryError as e:
     print(e)                                        # 设了上限时，报错信息里有 "allowed"
 ```
 */
+
+// capHalf caps each lab at half of the 8 GiB device (a fraction 0.5 of it on
+// the simulated device; on a GPU, half of the budget).
+//
+//nb:decl
+func capHalf(labs ...*memlab.Lab) {
+	for _, l := range labs {
+		_, total := memlab.Must2(l.MemGetInfo())
+		memlab.Check(l.SetPerProcessMemoryFraction(float64(4<<30) / float64(total)))
+	}
+}
 
 // greedy allocates 1 GiB tensors on l until it runs out of memory, and returns them.
 //
@@ -388,51 +400,50 @@ func greedy(l *memlab.Lab) []*tensor.Tensor {
 	}
 }
 
-// servedOr says "served", or "out of memory" when err is one.
-//
-//nb:decl
-func servedOr(err error) string {
-	if memlab.IsOutOfMemory(err) {
-		return "out of memory"
-	}
-	memlab.Check(err)
-	return "served"
-}
-
 //nb:cell plot
 func twoTenants() {
-	cases := []string{"neither capped", "both capped at half"}
-	aRes, bRes := memplot.BarSeries{Name: "A (greedy) reserved"}, memplot.BarSeries{Name: "B reserved"}
-	for i, capped := range []bool{false, true} {
+	cases := []string{"neither capped", "both capped at half", "both at half, B asks 4 GiB"}
+	bars := []memplot.BarSeries{{Name: "A (greedy) reserved"}, {Name: "B reserved"}, {Name: "outside both allocators (CUDA context)"}}
+	for i, ask := range []int64{3 << 30, 3 << 30, 4 << 30} {
 		a := memlab.MustOpen(memlab.Budget(8 << 30)) // the device, and tenant A
 		b := memlab.MustOpen(memlab.SharedWith(a))   // tenant B: its own allocator
-		if capped {
-			_, total := memlab.Must2(a.MemGetInfo())
-			half := float64(4<<30) / float64(total)
-			memlab.Check(a.SetPerProcessMemoryFraction(half))
-			memlab.Check(b.SetPerProcessMemoryFraction(half))
+		if i > 0 {
+			capHalf(a, b) // set_per_process_memory_fraction(0.5) in each
 		}
 		held := greedy(a)
-		x, err := tensor.Empty(b, tensor.Uint8, 3<<30)
-		memlab.Measured("%s: greedy A holds %s; B's 3 GiB request: %s; the driver counts %s in use", cases[i],
-			memlab.FormatBytes(a.MemoryReserved()), servedOr(err), memlab.FormatBytes(memlab.Must(a.DriverUsed())))
-		aRes.Values, bRes.Values = append(aRes.Values, float64(a.MemoryReserved())/(1<<30)), append(bRes.Values, float64(b.MemoryReserved())/(1<<30))
+		x, err := tensor.Empty(b, tensor.Uint8, int(ask))
+		used := memlab.Must(a.DriverUsed())
+		outside := used - a.MemoryReserved() - b.MemoryReserved()
+		memlab.Measured("%s: greedy A holds %s; B's %s request: %s; the driver counts %s in use, %s of it outside both allocators",
+			cases[i], memlab.FormatBytes(a.MemoryReserved()), memlab.FormatBytes(ask), memlab.Outcome(err),
+			memlab.FormatBytes(used), memlab.FormatBytes(outside))
+		for j, v := range []int64{a.MemoryReserved(), b.MemoryReserved(), outside} {
+			bars[j].Values = append(bars[j].Values, float64(v)/(1<<30))
+		}
 		if err == nil {
 			memlab.Check(x.Release())
 		}
 		memlab.Check(tensor.ReleaseAll(held...))
 		memlab.Check(errors.Join(b.Close(), a.Close()))
 	}
-	memlab.Show(memplot.Bars("2.4 two tenants on one 8 GiB device", "GiB", cases, aRes, bRes))
+	memlab.Show(memplot.Bars("2.4 two tenants on one device: what the driver counts", "GiB", cases, bars...))
 }
 
 /*md
-Uncapped, the greedy tenant takes every free byte and B's request fails although B did
-nothing wrong; capped, A stops at its half (its out-of-memory message names the cap, "…
-allowed") and B is served. So the chapter is right only when every experiment on the
-card sets its fraction: a cap protects the *other* tenants, so every tenant needs one.
-On a real GPU `Budget(8 << 30)` caps tenant A instead of shrinking the card, so there B
-is not starved even uncapped: the card has room to spare.
+Read the Measured lines. On the simulated device (the tests' and a laptop's), the card
+is 8 GiB: uncapped, the greedy tenant takes every free byte and B's 3 GiB request fails;
+capped, A stops at its half (its out-of-memory message names the cap, "… allowed") and
+B is served. So a cap protects the *other* tenants, and the chapter is right only when
+every experiment on the card sets its fraction. On a real GPU `Budget(8 << 30)` caps
+tenant A instead of shrinking the card, so there B finds the rest of the card even
+uncapped, and the driver counts more than the 8 GiB the bars are drawn against.
+
+The third case is the edge of "50% each". The fraction caps what an allocator reserves,
+as a share of the device's *total*; the CUDA context's memory (the last bar; with two
+processes, two contexts) is in no allocator and under no cap, yet takes room on the
+device. Two caps of 0.5 add up to the whole device and leave the context nowhere: the
+tenant that reaches its cap second is refused *below* its cap. Fractions that leave room
+for the contexts (0.45 each, say) keep the chapter's promise.
 
 **Try it:** cap only A (`b.SetPerProcessMemoryFraction` removed): B is still served. Cap
 only B: A takes the whole device first and B fails again.
@@ -449,7 +460,9 @@ README and hints):
 */
 
 /*md:zh-CN
-不设上限时，贪婪的租户拿走了每一个空闲字节，B 什么也没做错，申请却失败了；设了上限后，A 停在自己的一半（它的 OOM 报错信息里写明了上限：“… allowed”），B 的申请得到满足。所以教材的说法只有在卡上每个实验都设置了比例时才成立：上限保护的是*其他*租户，所以每个租户都得设。在真实 GPU 上，`Budget(8 << 30)` 限制的是租户 A，而不会把整张卡缩小，所以即使不设上限，B 也不会被饿死：卡上还有富余的空间。
+请看“实测”各行。在模拟设备上（测试和笔记本电脑用的就是它），这张卡是 8 GiB：不设上限时，贪婪的租户拿走了每一个空闲字节，B 申请 3 GiB 失败；设了上限后，A 停在自己的一半（它的 OOM 报错信息里写明了上限：“… allowed”），B 的申请得到满足。所以上限保护的是*其他*租户，教材的说法只有在卡上每个实验都设置了比例时才成立。在真实 GPU 上，`Budget(8 << 30)` 限制的是租户 A，而不会把整张卡缩小，所以即使不设上限，B 也能用到卡上其余的显存，驱动统计的用量也会超过柱状图所对照的 8 GiB。
+
+第三种情形正是“各占50%”的边界。比例限制的是分配器能预留的显存，以设备*总量*为基数；CUDA 上下文占的显存（最后一根柱子；两个进程就有两个上下文）不属于任何分配器，也不受任何上限约束，却实实在在占着设备上的空间。两个 0.5 加起来就是整个设备，给上下文留不出位置：第二个到达上限的租户会在*低于*自己上限的时候就被拒绝。给上下文留出余地的比例（比如各 0.45）才能兑现教材的承诺。
 
 **动手试试：** 只给 A 设上限（去掉 `b.SetPerProcessMemoryFraction`）：B 依然能得到满足。只给 B 设上限：A 先拿走整个设备，B 再次失败。
 

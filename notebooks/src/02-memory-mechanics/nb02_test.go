@@ -1,6 +1,10 @@
 package nb02
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"memlab.dev/memlab/internal/nbtest"
@@ -61,30 +65,30 @@ func TestAllocatedVsReserved(t *testing.T) {
 func TestFiveAllocations(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "fiveAllocations"),
 		`(?m)^24 B +512 bytes +small +2\.00 MiB `,
-		`(?m)^1 MiB +1024\.00 KiB +small +2\.00 MiB `,
+		`(?m)^1 MiB +1\.00 MiB +small +2\.00 MiB `,
 		`(?m)^1 MiB \+ 1 B +1\.00 MiB +large +20\.00 MiB `,
 		`(?m)^12 MiB +12\.00 MiB +large +20\.00 MiB `, // best fit in the 20 MiB segment's rest
 		`(?m)^600 MiB +600\.00 MiB +large +600\.00 MiB +614\.00 MiB +622\.00 MiB +1 +2$`,
-		`Measured: 24 bytes took a 512 bytes block; the five requests made 3 segments \(3 cudaMalloc calls\)`)
+		`Measured: 24 bytes took a 512 bytes block; segments after the five requests: 3; cudaMalloc calls: 3`)
 }
 
 func TestSplitAndMerge(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "splitAndMerge"),
 		`b = empty\(2 MiB\): +20\.00 MiB large segment: 2\.00 MiB A \| 2\.00 MiB free \| 8\.00 MiB A \| 8\.00 MiB free`,
-		`Measured: b took a's 4 MiB hole \(same address: true\); 10\.00 MiB sat free in split blocks before del b, c; afterwards 1 free block in 1 segment \(1 cudaMalloc call\)`)
+		`Measured: b took a's 4 MiB hole \(same address: true\); 10\.00 MiB sat free in split blocks before del b, c; afterwards free blocks: 1, segments: 1, cudaMalloc calls: 1`)
 }
 
 func TestMaxSplitSize(t *testing.T) {
 	// The PyTorch columns come from reference/: a missing file fails the cell.
 	nbtest.Want(t, nbtest.Run(t, Cells, "maxSplitSize"),
-		`Measured: defaults: reserved memory peaks at 1024\.00 MiB; 0 of 10 ops differ from PyTorch 2\.11`,
+		`Measured: defaults: reserved memory peaks at 1\.00 GiB; 0 of 10 ops differ from PyTorch 2\.11`,
 		`Measured: max_split_size_mb:128: reserved memory peaks at 2\.50 GiB; 0 of 10 ops differ from PyTorch 2\.11`,
 		`Measured: max_split_size_mb:32 \(the chapter's advice\): reserved memory peaks at 2\.50 GiB; no PyTorch recording`)
 }
 
 func TestChapterSequenceNoOOM(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "chapterSequenceNoOOM"),
-		`Measured: the 768 MiB request was served \(error: ""\) inside 1 segment of 1024\.00 MiB; 1 cudaMalloc call`)
+		`Measured: the 768 MiB request: served; segments right after it: 1, reserved 1\.00 GiB; cudaMalloc calls in the whole sequence: 1\b`)
 }
 
 func TestFragment(t *testing.T) {
@@ -108,7 +112,12 @@ func TestRemedies(t *testing.T) {
 	res := nbtest.Exec(t, Cells, "remedies")
 	nbtest.Want(t, res.Output,
 		`(?m)^fragmented \(defaults\) +false +0 bytes +2\.91 GiB +512\.00 MiB +3\.00 GiB +6$`,
-		`(?m)^pre-allocation +true `, // served by a view of the buffer, tried
+		// the chapter's pre-allocation: all six batches, activations as views of the buffer
+		`(?m)^pre-allocation +true +0 bytes +0 bytes +2\.91 GiB +2\.09 GiB +8$`,
+		// the prose: settings pay in cudaMalloc calls, pre-allocation holds the least
+		`Measured: pre-allocation: peak reserved 2\.09 GiB against the fragmented run's 3\.00 GiB; cudaMalloc calls: 8 against 6`,
+		`Measured: uniform sizes: peak reserved 3\.09 GiB against the fragmented run's 3\.00 GiB; cudaMalloc calls: 13 against 6`,
+		`Measured: expandable_segments: peak reserved 3\.01 GiB against the fragmented run's 3\.00 GiB; cudaMalloc calls: 7 against 6`,
 		`(?m)^uniform sizes +true +3\.00 GiB +0 bytes +416\.00 MiB +3\.09 GiB +13$`,
 		`(?m)^max_split_size_mb:256 +true +3\.00 GiB +0 bytes `,
 		`(?m)^max_split_size_mb:32 \(the chapter's\) +true `,
@@ -143,8 +152,10 @@ func TestPerEpoch(t *testing.T) {
 
 func TestTwoTenants(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "twoTenants"),
-		`Measured: neither capped: greedy A holds 7\.00 GiB; B's 3 GiB request: out of memory`,
-		`Measured: both capped at half: greedy A holds 4\.00 GiB; B's 3 GiB request: served`)
+		`Measured: neither capped: greedy A holds 7\.00 GiB; B's 3\.00 GiB request: out of memory; the driver counts 7\.50 GiB in use, 512\.00 MiB of it outside both allocators`,
+		`Measured: both capped at half: greedy A holds 4\.00 GiB; B's 3\.00 GiB request: served; the driver counts 7\.50 GiB in use, 512\.00 MiB of it`,
+		// the edge of "50% each": the context sits under no cap, so B is refused below its own
+		`Measured: both at half, B asks 4 GiB: greedy A holds 4\.00 GiB; B's 4\.00 GiB request: out of memory; the driver counts 4\.50 GiB in use, 512\.00 MiB of it`)
 }
 
 // Every cell has a test above, every section a plot, and no cell leaves a
@@ -174,5 +185,29 @@ func TestEveryCellTested(t *testing.T) {
 	nbtest.All(t, Cells)
 	if l, err := memlab.Current(); err == nil {
 		t.Errorf("a cell left lab %v open and current", l)
+	}
+}
+
+// A cell's function name never shows in the notebook (a code cell is its
+// body), so no markdown may send the reader to a cell by that name (issue 18:
+// a "Try it" named streamsVsPyTorch).
+func TestMarkdownNamesNoCell(t *testing.T) {
+	files, err := filepath.Glob("[0-9]*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no sources: %v", err)
+	}
+	block := regexp.MustCompile(`(?s)/\*md(?::zh-CN)?\n(.*?)\*/`)
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range block.FindAllSubmatch(src, -1) {
+			for _, c := range Cells {
+				if strings.Contains(string(m[1]), "`"+c.Name+"`") {
+					t.Errorf("%s: markdown names cell %s, which the notebook does not show", f, c.Name)
+				}
+			}
+		}
 	}
 }

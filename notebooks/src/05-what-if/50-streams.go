@@ -81,7 +81,11 @@ func severalStreams() {
 			streams[e.Stream]++
 		}
 	}
-	fmt.Printf("allocations per stream: %v\n", streams)
+	perStream := memlab.NewTable("stream", "allocations")
+	for _, id := range slices.Sorted(maps.Keys(streams)) {
+		perStream.Row(map[bool]string{true: "0 (the default stream)", false: fmt.Sprint(id)}[id == 0], streams[id])
+	}
+	perStream.Show()
 	settings := memlab.Must(whatif.ParseSettings("", "expandable_segments:True", "max_split_size_mb:128"))
 	res := memlab.Must(whatif.Replay(s, settings, whatif.Options{}))
 	memlab.TableOf(res).Show()
@@ -247,13 +251,14 @@ equal, so the policy is not what differs; see [BENCHMARKS.md](../BENCHMARKS.md).
 own multi-stream job: trust the figures without brackets, and read a bracketed one as a
 range.
 
-**Try it:** replace `"multistream_branches__"` by `"gpt2_train__"` in `streamsVsPyTorch`
-(and load `gpt2_train__default.pickle`): a single-stream program has no cross-stream
-frees, and the table is empty — every figure equal.
+**Try it:** in the cell that compares the replay with each recorded run (the one before
+the eight repeats), replace `"multistream_branches__"` by `"gpt2_train__"` and load
+`gpt2_train__default.pickle`: a single-stream program has no cross-stream frees, and the
+table is empty — every figure equal.
 */
 
 /*md:zh-CN
 所以对多流程序来说，某个设置下的确切数字并不是「程序 + 设置」本身的属性：同一次运行重复一遍，已预留显存的峰值、设备分配次数和碎片都会不同，取决于每次 `malloc` 检查时 GPU 落后 CPU 多远。重放能给出的——也确实给出了——是：每个不取决于时序的数字都精确；每个取决于时序的数字，都附上它所尝试过的时序下的范围；给定某次运行自己的完成时刻，就能精确给出那次运行的所有数字。memlab 的测试（`go test -run 'TestPredictsRecordedSettings|TestRepeatedRuns' ./whatif`）把每次录制运行的完成时刻移进默认设置的快照，之后每个数字都相等，可见不同的并不是策略；详见 [BENCHMARKS.md](../BENCHMARKS.md)。对你自己的多流作业：不带方括号的数字可以放心用，带方括号的数字要当作一个范围来读。
 
-**动手试试：** 在 `streamsVsPyTorch` 里把 `"multistream_branches__"` 换成 `"gpt2_train__"`（并加载 `gpt2_train__default.pickle`）：单流程序没有跨流释放，表格是空的——每个数字都相等。
+**动手试试：** 在把重放与每次录制运行逐一比较的那个单元格（八次重复运行之前的那个）里，把 `"multistream_branches__"` 换成 `"gpt2_train__"`，并加载 `gpt2_train__default.pickle`：单流程序没有跨流释放，表格是空的——每个数字都相等。
 */

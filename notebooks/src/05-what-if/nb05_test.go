@@ -1,6 +1,10 @@
 package nb05
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"memlab.dev/memlab/internal/nbtest"
@@ -46,7 +50,7 @@ func TestSweepSettings(t *testing.T) {
 
 func TestSeveralStreams(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "severalStreams"),
-		`allocations per stream: map\[0:20 536314608:20 536367104:20\]`,
+		`(?m)^0 \(the default stream\) +20$`, `(?m)^536314608 +20$`, `(?m)^536367104 +20$`,
 		// the figures that depend on GPU timing carry their range
 		`(?m)^default +186\.03 MiB +292\.00 MiB \[280\.00 MiB, 316\.00 MiB\] +17 \[16, 18\] +0 +0 +0 +84\.00 MiB \[57\.97 MiB, 103\.00 MiB\] +32\.00 MiB$`,
 		`Measured: 3 streams allocate; 12 frees completed later than requested \(cross-stream\)\n`,
@@ -68,4 +72,28 @@ func TestRepeatedRuns(t *testing.T) {
 		`(?m)^max_split 128 +inactive_split_bytes\.all\.peak +63\.97 MiB \(3×\) 70\.00 MiB \(4×\) 84\.00 MiB \(1×\) +\[57\.97 MiB, 103\.00 MiB\]$`,
 		`Measured: 14 figures took more than one value in eight runs of one program under one setting; the replay flags 14 of them`,
 		`Measured: 29 of the 29 values PyTorch measured for them lie inside the replay's timing range`)
+}
+
+// A cell's function name never shows in the notebook (a code cell is its
+// body), so no markdown may send the reader to a cell by that name (issue 18:
+// a "Try it" named streamsVsPyTorch).
+func TestMarkdownNamesNoCell(t *testing.T) {
+	files, err := filepath.Glob("[0-9]*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no sources: %v", err)
+	}
+	block := regexp.MustCompile(`(?s)/\*md(?::zh-CN)?\n(.*?)\*/`)
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range block.FindAllSubmatch(src, -1) {
+			for _, c := range Cells {
+				if strings.Contains(string(m[1]), "`"+c.Name+"`") {
+					t.Errorf("%s: markdown names cell %s, which the notebook does not show", f, c.Name)
+				}
+			}
+		}
+	}
 }
