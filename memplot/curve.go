@@ -172,6 +172,15 @@ type Series struct {
 	Step bool
 }
 
+// PerStep is a staircase of bytes after steps 1, 2, …: ys[i] at step i+1.
+func PerStep(name string, ys []int64) Series {
+	s := Series{Name: name, Y: ys, Step: true}
+	for i := range ys {
+		s.X = append(s.X, float64(i+1))
+	}
+	return s
+}
+
 // Lines draws several byte series against a shared x axis, for comparing the
 // same quantity across variants (baseline and optimised allocated bytes, say).
 func Lines(title, xLabel string, series ...Series) (*Figure, error) {

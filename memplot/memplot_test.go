@@ -302,3 +302,10 @@ func TestPairsKey(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestPerStep(t *testing.T) {
+	s := PerStep("leak", []int64{1, 2, 3})
+	if !s.Step || len(s.X) != 3 || s.X[0] != 1 || s.X[2] != 3 || s.Y[2] != 3 || s.Name != "leak" {
+		t.Errorf("PerStep = %+v", s)
+	}
+}
