@@ -84,6 +84,15 @@ func (s *Steps) Find(label string) (Step, bool) {
 	return Step{}, false
 }
 
+// MaxReserved is the largest reserved memory of the steps (0 if none).
+func (s *Steps) MaxReserved() int64 {
+	var m int64
+	for _, st := range s.List {
+		m = max(m, st.Reserved)
+	}
+	return m
+}
+
 // Labels returns the steps' labels.
 func (s *Steps) Labels() []string {
 	out := make([]string, len(s.List))

@@ -181,6 +181,16 @@ func PerStep(name string, ys []int64) Series {
 	return s
 }
 
+// LabelledLines is [Lines] over steps 0, 1, … whose x ticks are labels
+// (the ops of an experiment, say).
+func LabelledLines(title string, labels []string, series ...Series) (*Figure, error) {
+	f, err := Lines(title, "", series...)
+	if err == nil {
+		f.LabelX(labels...)
+	}
+	return f, err
+}
+
 // Lines draws several byte series against a shared x axis, for comparing the
 // same quantity across variants (baseline and optimised allocated bytes, say).
 func Lines(title, xLabel string, series ...Series) (*Figure, error) {

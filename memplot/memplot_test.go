@@ -303,6 +303,15 @@ func TestPairsKey(t *testing.T) {
 	}
 }
 
+func TestLabelledLines(t *testing.T) {
+	if _, err := LabelledLines("t", []string{"a", "b"}, PerStep("s", []int64{1, 2})); err != nil {
+		t.Error(err)
+	}
+	if _, err := LabelledLines("t", nil); err == nil {
+		t.Error("no series drew")
+	}
+}
+
 func TestPerStep(t *testing.T) {
 	s := PerStep("leak", []int64{1, 2, 3})
 	if !s.Step || len(s.X) != 3 || s.X[0] != 1 || s.X[2] != 3 || s.Y[2] != 3 || s.Name != "leak" {

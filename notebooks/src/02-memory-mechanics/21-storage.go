@@ -59,75 +59,25 @@ print(torch.cuda.memory_allocated())
 ```
 */
 
-// named is a tensor with the Python expression that made it.
-//
-//nb:decl
-type named struct {
-	expr string
-	t    *tensor.Tensor
-}
-
-// viewTable shows each tensor's layout and the storage behind it, measured
-// from base's data pointer.
-//
-//nb:decl
-func viewTable(base *tensor.Tensor, ts []named) {
-	tab := memlab.NewTable("tensor", "shape", "stride", "offset", "nbytes", "storage nbytes",
-		"data_ptr − x.data_ptr", "contiguous", "shares x's storage")
-	for _, n := range ts {
-		v := n.t
-		tab.Row(n.expr, v.Shape(), v.Strides(), v.StorageOffset(), memlab.FormatBytes(v.Nbytes()), memlab.FormatBytes(v.StorageNbytes()),
-			int64(v.DataPtr())-int64(base.DataPtr()), v.IsContiguous(), v.SharesStorage(base))
-	}
-	tab.Show()
-}
-
-// viewBars plots each tensor's own size beside the storage it keeps alive.
-//
-//nb:decl
-func viewBars(title string, ts []named) (*memplot.Figure, error) {
-	var names []string
-	own := memplot.BarSeries{Name: "nbytes (the view)"}
-	storage := memplot.BarSeries{Name: "storage nbytes (allocated)"}
-	for _, n := range ts {
-		names = append(names, n.expr)
-		own.Values = append(own.Values, float64(n.t.Nbytes())/1024)
-		storage.Values = append(storage.Values, float64(n.t.StorageNbytes())/1024)
-	}
-	return memplot.Bars(title, "KiB", names, own, storage)
-}
-
-// release releases every tensor (Python's del).
-//
-//nb:decl
-func release(ts []named) {
-	for _, n := range ts {
-		memlab.Check(n.t.Release())
-	}
-}
-
 //nb:cell plot
 func storageVsViews() {
 	l := memlab.MustOpen()
 	defer l.Close()
 	x := memlab.Must(tensor.Zeros(l, tensor.Float32, 1024, 1024)) // 4 MiB
 	afterX := l.MemoryAllocated()
-	ts := []named{
-		{"x", x},
-		{"x.view(256, 4096)", memlab.Must(x.View(256, 4096))},
-		{"x.t()", memlab.Must(x.T())},
-		{"x[0:1]", memlab.Must(x.Slice(0, 0, 1, 1))},
-		{"x[512]", memlab.Must(x.Select(0, 512))},
-		{"x[:, 100:110]", memlab.Must(x.Narrow(1, 100, 10))},
-	}
+	vs := memlab.NewViews(x) // a table of views of x
+	vs.Add("x.view(256, 4096)", memlab.Must(x.View(256, 4096)))
+	xt := vs.Add("x.t()", memlab.Must(x.T()))
+	vs.Add("x[0:1]", memlab.Must(x.Slice(0, 0, 1, 1)))
+	vs.Add("x[512]", memlab.Must(x.Select(0, 512)))
+	vs.Add("x[:, 100:110]", memlab.Must(x.Narrow(1, 100, 10)))
 	afterViews := l.MemoryAllocated()
-	ts = append(ts, named{"x.t().contiguous()", memlab.Must(ts[2].t.Contiguous())})
-	afterCopy := l.MemoryAllocated()
-	viewTable(x, ts)
+	vs.Add("x.t().contiguous()", memlab.Must(xt.Contiguous()))
+	vs.Table().Show()
 	memlab.Measured("memory_allocated is %s after x, %s after the five views, %s after x.t().contiguous()",
-		memlab.FormatBytes(afterX), memlab.FormatBytes(afterViews), memlab.FormatBytes(afterCopy))
-	memlab.Show(viewBars("2.1 a view's size vs the storage it keeps", ts))
-	release(ts)
+		memlab.FormatBytes(afterX), memlab.FormatBytes(afterViews), memlab.FormatBytes(l.MemoryAllocated()))
+	memlab.Show(vs.Plot("2.1 a view's size vs the storage it keeps"))
+	memlab.Check(vs.Release())
 }
 
 /*md
@@ -136,14 +86,14 @@ keeps all of `x`. `x[512]` starts 512 rows × 4 KiB past `x`'s data pointer. Onl
 copy allocates.
 
 **Try it:** make `x` `tensor.Float16` (half the bytes: every storage size halves, the
-strides stay the same), or add `{"x[::2]", memlab.Must(x.Slice(0, 0, 1024, 2))}` — a
+strides stay the same), or add `vs.Add("x[::2]", memlab.Must(x.Slice(0, 0, 1024, 2)))` — a
 view with stride 2048 that is not contiguous and still allocates nothing.
 */
 
 /*md:zh-CN
 不管视图本身多大，它报告的存储大小都是整块存储的大小：`x[0:1]` 只覆盖一行，却让整个 `x` 都留在显存里。`x[512]` 的起点比 `x` 的数据指针靠后 512 行 × 4 KiB。只有拷贝才会分配显存。
 
-**动手试试：** 把 `x` 改成 `tensor.Float16`（字节数减半：每个存储的大小都减半，步长不变）；或者加一行 `{"x[::2]", memlab.Must(x.Slice(0, 0, 1024, 2))}`——这是一个步长为 2048 的视图，不连续，同样不分配任何显存。
+**动手试试：** 把 `x` 改成 `tensor.Float16`（字节数减半：每个存储的大小都减半，步长不变）；或者加一行 `vs.Add("x[::2]", memlab.Must(x.Slice(0, 0, 1024, 2)))`——这是一个步长为 2048 的视图，不连续，同样不分配任何显存。
 */
 
 /*md

@@ -2,13 +2,10 @@ package nb02
 
 import (
 	"fmt"
-	"strings"
 
-	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/experiments/ch2"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
-	"memlab.dev/memlab/reference"
-	"memlab.dev/memlab/replay"
 	"memlab.dev/memlab/tensor"
 )
 
@@ -184,47 +181,6 @@ for seg in torch.cuda.memory_snapshot():            # 每个段及其中的块
 ```
 */
 
-// locate finds the segment and block of the allocator's snapshot that holds p.
-//
-//nb:decl
-func locate(s allocator.Snapshot, p tensor.Ptr) (allocator.Segment, allocator.Block) {
-	for _, seg := range s.Segments {
-		for _, b := range seg.Blocks {
-			if uint64(p) >= b.Address && uint64(p) < b.Address+uint64(b.Size) {
-				return seg, b
-			}
-		}
-	}
-	panic(fmt.Sprintf("no block holds address %#x", p))
-}
-
-// locateBlock is the block that holds t's data.
-//
-//nb:decl
-func locateBlock(l *memlab.Lab, t *tensor.Tensor) allocator.Block {
-	_, b := locate(l.Snapshot(), t.DataPtr())
-	return b
-}
-
-// blocks prints each segment's blocks in address order: "20.00 MiB large: 12.00 MiB A | 8.00 MiB free".
-//
-//nb:decl
-func blocks(s allocator.Snapshot) string {
-	var lines []string
-	for _, seg := range s.Segments {
-		var bs []string
-		for _, b := range seg.Blocks {
-			state := "A"
-			if b.State == allocator.StateInactive {
-				state = "free"
-			}
-			bs = append(bs, memlab.FormatBytes(b.Size)+" "+state)
-		}
-		lines = append(lines, fmt.Sprintf("%s %s segment: %s", memlab.FormatBytes(seg.TotalSize), seg.Pool, strings.Join(bs, " | ")))
-	}
-	return strings.Join(lines, "\n")
-}
-
 //nb:cell plot
 func fiveAllocations() {
 	l := memlab.MustOpen()
@@ -235,18 +191,17 @@ func fiveAllocations() {
 		name string
 		n    int
 	}{{"24 B", 24}, {"1 MiB", 1 << 20}, {"1 MiB + 1 B", 1<<20 + 1}, {"12 MiB", 12 << 20}, {"600 MiB", 600 << 20}} {
-		t := memlab.Must(tensor.Empty(l, tensor.Uint8, r.n))
-		ts = append(ts, t)
-		seg, b := locate(l.Snapshot(), t.DataPtr())
+		ts = append(ts, memlab.Must(tensor.Empty(l, tensor.Uint8, r.n)))
+		seg, b, _ := l.BlockOf(ts[len(ts)-1])
 		st := l.MemoryStats()
-		tab.Row(r.name, memlab.FormatBytes(b.Size), seg.Pool, memlab.FormatBytes(seg.TotalSize),
-			memlab.FormatBytes(st["allocated_bytes.all.current"]), memlab.FormatBytes(st["reserved_bytes.all.current"]),
-			st["segment.small_pool.current"], st["segment.large_pool.current"])
+		tab.Row(r.name, memlab.FormatBytes(b.Size), seg.Pool, memlab.FormatBytes(seg.TotalSize), memlab.FormatBytes(st["allocated_bytes.all.current"]),
+			memlab.FormatBytes(st["reserved_bytes.all.current"]), st["segment.small_pool.current"], st["segment.large_pool.current"])
 	}
 	tab.Show()
-	fmt.Println(blocks(l.Snapshot()))
+	fmt.Println(memlab.Blocks(l.Snapshot())) // each segment's blocks, in address order
+	_, first, _ := l.BlockOf(ts[0])
 	memlab.Measured("24 bytes took a %s block; segments after the five requests: %d; cudaMalloc calls: %d",
-		memlab.FormatBytes(locateBlock(l, ts[0]).Size), len(l.Snapshot().Segments), l.MemoryStats()["num_device_alloc"])
+		memlab.FormatBytes(first.Size), len(l.Snapshot().Segments), l.MemoryStats()["num_device_alloc"])
 	memlab.Show(l.SegmentMap("2.2 the segments after five allocations (S small pool, L large)"))
 	memlab.Check(tensor.ReleaseAll(ts...))
 }
@@ -321,15 +276,15 @@ func splitAndMerge() {
 	defer l.Close()
 	a := memlab.Must(tensor.Empty(l, tensor.Uint8, 4<<20)) // a new 20 MiB segment, split
 	c := memlab.Must(tensor.Empty(l, tensor.Uint8, 8<<20)) // cut from its free rest
-	fmt.Println("a = empty(4 MiB); c = empty(8 MiB):  " + blocks(l.Snapshot()))
+	fmt.Println("a = empty(4 MiB); c = empty(8 MiB):  " + memlab.Blocks(l.Snapshot()))
 	hole := a.DataPtr()
 	memlab.Check(a.Release())
-	fmt.Println("del a:                               " + blocks(l.Snapshot()))
+	fmt.Println("del a:                               " + memlab.Blocks(l.Snapshot()))
 	b := memlab.Must(tensor.Empty(l, tensor.Uint8, 2<<20))
-	fmt.Println("b = empty(2 MiB):                    " + blocks(l.Snapshot()))
+	fmt.Println("b = empty(2 MiB):                    " + memlab.Blocks(l.Snapshot()))
 	split := l.MemoryStats()["inactive_split_bytes.all.current"]
 	memlab.Check(tensor.ReleaseAll(b, c))
-	fmt.Println("del b, c (the blocks merge):         " + blocks(l.Snapshot()))
+	fmt.Println("del b, c (the blocks merge):         " + memlab.Blocks(l.Snapshot()))
 	snap := l.Snapshot()
 	memlab.Measured("b took a's 4 MiB hole (same address: %v); %s sat free in split blocks before del b, c; "+
 		"afterwards free blocks: %d, segments: %d, cudaMalloc calls: %d", b.DataPtr() == hole, memlab.FormatBytes(split),
@@ -402,86 +357,26 @@ print(torch.cuda.max_memory_reserved())
 ```
 */
 
-// chapterSequence runs the chapter's ops on a 4 GiB lab with allocator
-// configuration conf and returns the memory after each op, with the segments
-// right after the 768 MiB request.
-//
-//nb:decl
-func chapterSequence(conf string) (*memlab.Steps, []memplot.Segment) {
-	l := memlab.MustOpen(memlab.Budget(4<<30), memlab.AllocConf(conf))
-	defer l.Close()
-	steps := l.Steps()
-	for i, mib := range []int{1024, 512, 256} {
-		a := memlab.Must(tensor.Empty(l, tensor.Uint8, mib<<20))
-		steps.Add(fmt.Sprintf("a%d = empty(%d MiB)", i, mib))
-		memlab.Check(a.Release())
-		steps.Add(fmt.Sprintf("del a%d", i))
-	}
-	a3 := memlab.Must(tensor.Empty(l, tensor.Uint8, 768<<20))
-	steps.Add("a3 = empty(768 MiB)")
-	at768 := memlab.Segments(l.Snapshot())
-	memlab.Check(l.EmptyCache())
-	steps.Add("empty_cache()")
-	memlab.Check(a3.Release())
-	steps.Add("del a3")
-	memlab.Check(l.EmptyCache())
-	steps.Add("empty_cache() again")
-	return steps, at768
-}
-
-// pytorch reads PyTorch 2.11's state after each op of a ground-truth trace.
-//
-//nb:decl
-func pytorch(file string) []replay.State {
-	tr := memlab.Must(replay.ReadFile(memlab.Must(reference.File(reference.Torch211, file))))
-	return tr.States
-}
-
-// compare shows memlab's and PyTorch's allocated and reserved memory op by op
-// and returns how many ops differ.
-//
-//nb:decl
-func compare(steps *memlab.Steps, torch []replay.State) (differ int) {
-	tab := memlab.NewTable("op", "allocated", "reserved", "PyTorch 2.11 allocated", "PyTorch reserved", "same")
-	for i, st := range steps.List {
-		ta, tr := *torch[i].MemoryAllocated, *torch[i].MemoryReserved
-		same := st.Allocated == ta && st.Reserved == tr
-		if !same {
-			differ++
-		}
-		tab.Row(st.Label, memlab.FormatBytes(st.Allocated), memlab.FormatBytes(st.Reserved), memlab.FormatBytes(ta), memlab.FormatBytes(tr), same)
-	}
-	tab.Show()
-	return differ
-}
-
 //nb:cell plot
 func maxSplitSize() {
-	reserved := func(s memlab.Step) int64 { return s.Reserved }
 	var lines []memplot.Series
-	var labels []string
-	for _, c := range []struct{ name, conf, torch string }{
+	var ops []string
+	for _, c := range []struct{ name, conf, torch string }{ // torch: PyTorch 2.11's recording in reference/torch-2.11
 		{"defaults", "", "a__default.jsonl.gz"},
 		{"max_split_size_mb:128", "max_split_size_mb:128", "a__max_split_size_mb_128.jsonl.gz"},
 		{"max_split_size_mb:32 (the chapter's advice)", "max_split_size_mb:32", ""},
 	} {
-		steps, _ := chapterSequence(c.conf)
-		peak := int64(0)
-		for _, s := range steps.List {
-			peak = max(peak, s.Reserved)
-		}
-		if c.torch != "" {
-			fmt.Println(c.name + ":")
-			memlab.Measured("%s: reserved memory peaks at %s; %d of %d ops differ from PyTorch 2.11",
-				c.name, memlab.FormatBytes(peak), compare(steps, pytorch(c.torch)), len(steps.List))
+		steps, _ := memlab.Must2(ch2.ChapterSequence(c.conf)) // the Python above, under PYTORCH_CUDA_ALLOC_CONF=conf
+		if c.torch == "" {
+			memlab.Measured("%s: reserved memory peaks at %s; no PyTorch recording of this configuration", c.name, memlab.FormatBytes(steps.MaxReserved()))
 		} else {
-			memlab.Measured("%s: reserved memory peaks at %s; no PyTorch recording of this configuration", c.name, memlab.FormatBytes(peak))
+			tab, differ := memlab.Must2(ch2.Compare(steps, memlab.Must(ch2.PyTorch(c.torch))))
+			tab.Show()
+			memlab.Measured("%s: reserved memory peaks at %s; %d of %d ops differ from PyTorch 2.11", c.name, memlab.FormatBytes(steps.MaxReserved()), differ, len(steps.List))
 		}
-		lines, labels = append(lines, steps.Series(c.name, reserved)), steps.Labels()
+		lines, ops = append(lines, steps.Series(c.name, func(s memlab.Step) int64 { return s.Reserved })), steps.Labels()
 	}
-	fig := memlab.Must(memplot.Lines("2.2 reserved memory over the chapter's sequence", "", lines...))
-	fig.LabelX(labels...)
-	memlab.Show(fig, nil)
+	memlab.Show(memplot.LabelledLines("2.2 reserved memory over the chapter's sequence", ops, lines...))
 }
 
 /*md

@@ -3,7 +3,7 @@ package nb02
 import (
 	"fmt"
 
-	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/experiments/ch2"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
@@ -62,7 +62,7 @@ print(len(torch.cuda.memory_snapshot()), torch.cuda.memory_reserved(),
 
 //nb:cell plot
 func chapterSequenceNoOOM() {
-	steps, at768 := chapterSequence("")
+	steps, at768 := memlab.Must2(ch2.ChapterSequence("")) // the Python above
 	step, _ := steps.Find("a3 = empty(768 MiB)")
 	memlab.Measured("the 768 MiB request: %s; segments right after it: %d, reserved %s; cudaMalloc calls in the whole sequence: %d",
 		step.Outcome(), len(at768), memlab.FormatBytes(step.Reserved), steps.Last().DeviceAllocs)
@@ -83,7 +83,7 @@ shorter batch: it splits the cached 512 MiB segment, leaving 16 MiB free at its 
 keep a 16 MiB tensor (a logged metric, say), which best fit puts in exactly that
 leftover. When the activations are freed, six 496 MiB holes are free in the cache — each
 in a segment a live tensor pins, so neither `empty_cache()` nor the allocator's own
-retry can release any. Then comes a request for 1536 MiB (`request` below).
+retry can release any. Then comes a request for 1536 MiB (`ch2.Request` below).
 
 ```python
 MiB = 2**20
@@ -109,7 +109,7 @@ torch.cuda.memory._dump_snapshot("fragment.pickle") # open it in https://pytorch
 
 > 教材原文：「缓存分配器手里有很多小块，但连续的大块不够。」
 
-这种情况确实会发生，但前提是**有存活的小张量把段钉住**。在一个 4 GiB 的设备上跑六个批次：每个批次先申请并释放一个 512 MiB 的激活值（一个长批次），再申请一个 496 MiB 的（一个短一些的批次：它从缓存的 512 MiB 段里分割出来，段末尾剩下 16 MiB 空闲），然后留下一个 16 MiB 的张量（比如记录下来的某个指标），最佳适配正好把它放进那块剩余空间。激活值释放后，缓存里空出六个 496 MiB 的洞——每个洞所在的段都被一个存活张量钉住，所以无论是 `empty_cache()` 还是分配器自己的重试，都一个也释放不了。接着来一个 1536 MiB 的申请（下面的 `request`）。
+这种情况确实会发生，但前提是**有存活的小张量把段钉住**。在一个 4 GiB 的设备上跑六个批次：每个批次先申请并释放一个 512 MiB 的激活值（一个长批次），再申请一个 496 MiB 的（一个短一些的批次：它从缓存的 512 MiB 段里分割出来，段末尾剩下 16 MiB 空闲），然后留下一个 16 MiB 的张量（比如记录下来的某个指标），最佳适配正好把它放进那块剩余空间。激活值释放后，缓存里空出六个 496 MiB 的洞——每个洞所在的段都被一个存活张量钉住，所以无论是 `empty_cache()` 还是分配器自己的重试，都一个也释放不了。接着来一个 1536 MiB 的申请（下面的 `ch2.Request`）。
 
 ```python
 MiB = 2**20
@@ -132,48 +132,14 @@ torch.cuda.memory._dump_snapshot("fragment.pickle") # 在 https://pytorch.org/me
 
 // request is the large request made after the workload.
 //
-//nb:decl
-const request = 1536 << 20
-
-// workload runs batches of the fragmenting workload on l: each allocates and
-// frees a 512 MiB activation, then allocates a batch-byte activation and a
-// 16 MiB tensor that it keeps. It frees the activations and returns the kept
-// tensors; rec, if not nil, is marked after each batch. With a buffer buf
-// (pre-allocation) the activations are views of it, allocating nothing.
-//
-//nb:decl
-func workload(l *memlab.Lab, batches int, batch int, rec *memlab.Recorder, buf ...*tensor.Tensor) []*tensor.Tensor {
-	activation := func(n int) *tensor.Tensor {
-		if len(buf) > 0 {
-			return memlab.Must(buf[0].Narrow(0, 0, n)) // buf[:n], reused every batch
-		}
-		return memlab.Must(tensor.Empty(l, tensor.Uint8, n))
-	}
-	var keep, acts []*tensor.Tensor
-	for i := 1; i <= batches; i++ {
-		long := activation(512 << 20) // a long batch
-		memlab.Check(long.Release())
-		acts = append(acts, activation(batch))                                  // a shorter one
-		keep = append(keep, memlab.Must(tensor.Empty(l, tensor.Uint8, 16<<20))) // a logged metric
-		if rec != nil {
-			rec.Mark(fmt.Sprintf("batch %d", i))
-		}
-	}
-	memlab.Check(tensor.ReleaseAll(acts...))
-	if rec != nil {
-		rec.Mark("activations freed")
-	}
-	return keep
-}
-
 //nb:cell plot
 func fragment() {
 	l := memlab.MustOpen(memlab.Budget(4 << 30))
 	defer l.Close()
-	rec := l.Record()
-	keep := workload(l, 6, 496<<20, rec)
+	rec := l.Record()                                // _record_memory_history()
+	keep := memlab.Must(ch2.Fragmenting.Run(l, rec)) // the six batches of the Python above
 	snap := l.Snapshot()
-	_, err := tensor.Empty(l, tensor.Uint8, request)
+	_, err := tensor.Empty(l, tensor.Uint8, ch2.Request) // 1.5 GiB
 	rec.Stop()
 	fmt.Println("empty(1.5 GiB):", err)
 	memlab.Measured("%s free in the cache, the largest free block %s: the 1.5 GiB request failed with an out-of-memory error: %v",
@@ -244,12 +210,10 @@ for seg in torch.cuda.memory_snapshot():            # 逐块列出
 func fragmentedSummary() {
 	l := memlab.MustOpen(memlab.Budget(4 << 30))
 	defer l.Close()
-	keep := workload(l, 6, 496<<20, nil)
-	_, err := tensor.Empty(l, tensor.Uint8, request)
-	if !memlab.IsOutOfMemory(err) {
-		panic(fmt.Sprintf("the request did not run out of memory (%v): no fragmentation to show", err))
-	}
-	l.ShowSummary()
+	keep := memlab.Must(ch2.Fragmenting.Run(l, nil))
+	_, err := tensor.Empty(l, tensor.Uint8, ch2.Request)
+	fmt.Println("empty(1.5 GiB) ran out of memory:", memlab.IsOutOfMemory(err))
+	l.ShowSummary() // print(torch.cuda.memory_summary())
 	st := l.MemoryStats()
 	memlab.Measured("inactive_split_bytes %s of reserved %s; %d out-of-memory error, %d allocator retry",
 		memlab.FormatBytes(st["inactive_split_bytes.all.current"]), memlab.FormatBytes(st["reserved_bytes.all.current"]),
@@ -272,32 +236,26 @@ The chapter's first two remedies:
 > In translation: "Uniform tensor sizes: keep the batch size and the feature-map sizes the
 > same as far as you can."
 
-The same workload with each remedy: **pre-allocation** (the activations' 512 MiB buffer
-is made before training and every batch's activations are views of it, reused: the
-allocator never sees them), **uniform sizes**
-(every activation 512 MiB, so a cached segment is reused whole and never split),
-**`max_split_size_mb:256`** and the chapter's **`max_split_size_mb:32`** (large segments
-are never split: the small tensors get segments of their own, and free oversize
-segments are released under pressure) and **`expandable_segments:True`** (one growing
-segment mapped page by page; free pages are unmapped when the device runs short).
-What decides the request is how the free memory lies: *releasable* (whole free
-segments, which the allocator gives back and re-requests as one, or free pages of an
-expandable segment, which it unmaps), *pinned in split
-blocks* (`inactive_split_bytes`, useless for a larger request) and room on the device.
+and, from 2.2, `max_split_size_mb` — with `expandable_segments`, the setting PyTorch's own
+out-of-memory message above recommends. Each remedy below is one cell: the workload of
+the Python above (`ch2.Fragmenting`) in a 4 GiB lab, changed as the remedy says, then the
+1536 MiB request. What decides the request is how the free memory lies: *releasable*
+(whole free segments, which the allocator gives back and re-requests as one, or free
+pages of an expandable segment, which it unmaps), *pinned in split blocks*
+(`inactive_split_bytes`, useless for a larger request) and room on the device.
+
+#### Pre-allocation
+
+The activations' 512 MiB buffer is made before training, and every batch's activations
+are views of it, reused: the allocator never sees them.
 
 ```python
-# pre-allocation: the placeholder is made before training and reused by every batch
-buf = torch.empty(512 * MiB, dtype=torch.uint8, device="cuda")
+buf = torch.empty(512 * MiB, dtype=torch.uint8, device="cuda")   # the placeholder, before training
 for _ in range(6):
     long = buf[:512 * MiB]                          # a view: no allocation
     act = buf[:496 * MiB]
     keep.append(torch.empty(16 * MiB, dtype=torch.uint8, device="cuda"))
 torch.empty(1536 * MiB, dtype=torch.uint8, device="cuda")
-# uniform sizes: every activation 512 * MiB, in the loop above
-# allocator settings, one per run (read when CUDA starts):
-#   PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256
-#   PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:32
-#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
 print(torch.cuda.max_memory_reserved(), torch.cuda.memory_stats()["num_device_alloc"])
 ```
 */
@@ -311,157 +269,259 @@ print(torch.cuda.max_memory_reserved(), torch.cuda.memory_stats()["num_device_al
 
 > 教材原文：「统一Tensor大小：尽量让batch size、特征图尺寸保持一致。」
 
-用同一个工作负载逐一试验每种办法：**预分配** (pre-allocation，训练前先建好激活值用的 512 MiB 缓冲区，每个批次的激活值都是它的视图，反复复用：分配器根本看不到它们)、**统一尺寸** (uniform sizes，每个激活值都是 512 MiB，缓存的段整块复用、从不分割)、**`max_split_size_mb:256`** 和教材建议的 **`max_split_size_mb:32`**（大段从不分割：小张量各自占用独立的段，显存紧张时超大的空闲段会被释放），以及 **`expandable_segments:True`**（一个按页映射、不断增长的可扩展段 (expandable segment)；设备显存不够时，空闲的页会被解除映射）。申请能否成功，取决于空闲显存处在什么状态：*可释放*（整段空闲的段，分配器把它们还回去，再作为一整块重新申请；或者可扩展段中的空闲页，分配器把它们解除映射）、*钉死在分割块里*（`inactive_split_bytes`，对更大的申请毫无用处），以及设备上剩余的空间。
+再加上 2.2 讲过的 `max_split_size_mb`，以及上面 PyTorch 自己的 OOM 报错信息所推荐的 `expandable_segments`。下面每种办法一个单元格：在 4 GiB 的 lab 里运行上面 Python 代码里的工作负载（`ch2.Fragmenting`），按这种办法改动，然后发出 1536 MiB 的申请。申请能否成功，取决于空闲显存处在什么状态：*可释放*（整段空闲的段，分配器把它们还回去，再作为一整块重新申请；或者可扩展段中的空闲页，分配器把它们解除映射）、*钉死在分割块里*（`inactive_split_bytes`，对更大的申请毫无用处），以及设备上剩余的空间。
+
+#### 预分配 (pre-allocation)
+
+训练前先建好激活值用的 512 MiB 缓冲区，每个批次的激活值都是它的视图，反复复用：分配器根本看不到它们。
 
 ```python
-# 预分配：训练前先建好占位张量，每个批次都复用它
-buf = torch.empty(512 * MiB, dtype=torch.uint8, device="cuda")
+buf = torch.empty(512 * MiB, dtype=torch.uint8, device="cuda")   # 占位张量，训练前建好
 for _ in range(6):
     long = buf[:512 * MiB]                          # 视图：不分配显存
     act = buf[:496 * MiB]
     keep.append(torch.empty(16 * MiB, dtype=torch.uint8, device="cuda"))
 torch.empty(1536 * MiB, dtype=torch.uint8, device="cuda")
-# 统一尺寸：上面循环里的每个激活值都用 512 * MiB
-# 分配器设置，每次运行一种（CUDA 初始化时读取）：
-#   PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256
-#   PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:32
-#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
 print(torch.cuda.max_memory_reserved(), torch.cuda.memory_stats()["num_device_alloc"])
 ```
 */
 
-// remedy is one variant of the fragmenting workload.
-//
-//nb:decl
-type remedy struct {
-	name, conf string
-	batch      int  // the shorter batches' activation
-	prealloc   bool // allocate the activations' buffer before training and reuse it
-}
-
-// outcome is how the free memory lay before the request, and what came of it.
-//
-//nb:decl
-type outcome struct {
-	remedy
-	snap                                   allocator.Snapshot
-	releasable, pinned, room, peak, allocs int64
-	err                                    error
-}
-
-// try runs a remedy in a 4 GiB lab and makes the 1.5 GiB request.
-//
-//nb:decl
-func try(r remedy) (o outcome) {
-	l := memlab.MustOpen(memlab.Budget(4<<30), memlab.AllocConf(r.conf))
+//nb:cell plot
+func preAllocation() {
+	l := memlab.MustOpen(memlab.Budget(4 << 30))
 	defer l.Close()
-	o.remedy, o.room = r, 4<<30
-	var keep, buf []*tensor.Tensor
-	if r.prealloc {
-		buf = append(buf, memlab.Must(tensor.Empty(l, tensor.Uint8, 512<<20))) // the placeholder, made before training
-	}
-	keep = append(keep, workload(l, 6, r.batch, nil, buf...)...)
-	o.snap = l.Snapshot()
-	for _, seg := range o.snap.Segments {
-		if seg.ActiveSize == 0 || seg.Expandable { // free pages of an expandable segment can be unmapped
-			o.releasable += seg.TotalSize - seg.ActiveSize
+	w := ch2.Fragmenting                                           // the workload above
+	w.Buffer = memlab.Must(tensor.Empty(l, tensor.Uint8, 512<<20)) // the placeholder, made before training
+	keep := memlab.Must(w.Run(l, nil))                             // every activation is a view of w.Buffer
+	req, err := tensor.Empty(l, tensor.Uint8, ch2.Request)
+	memlab.Measured("%s: the 1.5 GiB request: %s; peak reserved %s; cudaMalloc calls: %d", "pre-allocation",
+		memlab.Outcome(err), memlab.FormatBytes(l.MaxMemoryReserved()), l.MemoryStats()["num_device_alloc"])
+	memlab.Show(l.SegmentMap("2.3 pre-allocation: the segments after the request"))
+	memlab.Check(tensor.ReleaseAll(append(keep, w.Buffer, req)...))
+}
+
+/*md
+The buffer's segment is in use from the first batch to the last; the kept tensors sit in
+segments of their own, and the request gets a new one.
+
+**Try it — predict first:** make the request 3 GiB (`3 << 30` in place of `ch2.Request`).
+Is it served?
+
+<details><summary>Answer</summary>
+
+No: the buffer, the kept tensors and the CUDA context leave less than 3 GiB of the 4 GiB
+device, and nothing cached can be released — the Measured line says "out of memory".
+Pre-allocation removes the fragmentation, not the need for room.
+</details>
+
+#### Uniform sizes
+
+Every activation is 512 MiB (`w.Short = 512 << 20`; in the Python, `496` becomes `512`):
+each batch reuses the cached 512 MiB segment whole, and nothing is split.
+*/
+
+/*md:zh-CN
+缓冲区所在的段从第一个批次到最后一个批次一直在用；留下的张量待在各自的段里，申请则得到一个新段。
+
+**动手试试——先预测：** 把申请改成 3 GiB（用 `3 << 30` 代替 `ch2.Request`）。能满足吗？
+
+<details><summary>答案</summary>
+
+不能：缓冲区、留下的张量和 CUDA 上下文占去之后，4 GiB 的设备剩下的不到 3 GiB，缓存里也没有可以释放的东西——实测一行会显示 “out of memory”。预分配消除的是碎片，而不是对空间的需求。
+</details>
+
+#### 统一尺寸 (uniform sizes)
+
+每个激活值都是 512 MiB（`w.Short = 512 << 20`；在 Python 里把 `496` 改成 `512`）：每个批次都整块复用缓存里的 512 MiB 段，什么也不会被分割。
+*/
+
+//nb:cell
+func uniformSizes() {
+	l := memlab.MustOpen(memlab.Budget(4 << 30))
+	defer l.Close()
+	w := ch2.Fragmenting
+	w.Short = 512 << 20 // every activation the same size
+	keep := memlab.Must(w.Run(l, nil))
+	req, err := tensor.Empty(l, tensor.Uint8, ch2.Request)
+	memlab.Measured("%s: the 1.5 GiB request: %s; peak reserved %s; cudaMalloc calls: %d", "uniform sizes",
+		memlab.Outcome(err), memlab.FormatBytes(l.MaxMemoryReserved()), l.MemoryStats()["num_device_alloc"])
+	memlab.Check(tensor.ReleaseAll(append(keep, req)...))
+}
+
+/*md
+**Try it — predict first:** make the activations *almost* uniform, `w.Short = 508 << 20`.
+Served?
+
+<details><summary>Answer</summary>
+
+Yes. A 508 MiB activation still splits the cached 512 MiB segment, but the 4 MiB it leaves
+is too small for the 16 MiB kept tensor, so the kept tensors get segments of their own and
+nothing live shares a segment with an activation: freed, the 512 MiB segments are whole
+and releasable. What pins a hole is a live tensor in the same segment — fragmentation
+depends on how the sizes interlock.
+</details>
+
+#### `max_split_size_mb`
+
+PyTorch reads `PYTORCH_CUDA_ALLOC_CONF` once, when CUDA starts (the cell shows it below, in
+2.4), so each value is a run of its own: `PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256
+python train.py`. In memlab the setting is given when the lab opens. Large segments are
+never split: the small tensors get segments of their own, and free oversize segments are
+released under pressure.
+*/
+
+/*md:zh-CN
+**动手试试——先预测：** 把激活值改成*几乎*一样大，`w.Short = 508 << 20`。能满足吗？
+
+<details><summary>答案</summary>
+
+能。508 MiB 的激活值照样会分割缓存里的 512 MiB 段，但剩下的 4 MiB 放不下 16 MiB 的留存张量，于是留存张量各自占了独立的段，没有任何存活张量和激活值共处一段：激活值释放后，512 MiB 的段整段空闲、可以释放。钉住空洞的是同一段里的存活张量——碎片化取决于各个尺寸如何咬合。
+</details>
+
+#### `max_split_size_mb`
+
+PyTorch 只在 CUDA 初始化时读一次 `PYTORCH_CUDA_ALLOC_CONF`（下面 2.4 的单元格会演示这一点），所以每个取值都要单独跑一次：`PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256 python train.py`。在 memlab 里，这个设置在打开 lab 时给出。大段从不分割：小张量各自占用独立的段，显存紧张时超大的空闲段会被释放。
+*/
+
+//nb:cell plot
+func maxSplitRemedy() {
+	for i, conf := range []string{"max_split_size_mb:256", "max_split_size_mb:32"} { // 32: the chapter's advice
+		l := memlab.MustOpen(memlab.Budget(4<<30), memlab.AllocConf(conf))
+		keep := memlab.Must(ch2.Fragmenting.Run(l, nil))
+		if i == 0 {
+			memlab.Show(l.SegmentMap("2.3 segments before the request: " + conf))
 		}
+		req, err := tensor.Empty(l, tensor.Uint8, ch2.Request)
+		memlab.Measured("%s: the 1.5 GiB request: %s; peak reserved %s; cudaMalloc calls: %d", conf,
+			memlab.Outcome(err), memlab.FormatBytes(l.MaxMemoryReserved()), l.MemoryStats()["num_device_alloc"])
+		memlab.Check(tensor.ReleaseAll(append(keep, req)...))
+		memlab.Check(l.Close())
 	}
-	o.pinned = l.MemoryStats()["inactive_split_bytes.all.current"]
-	free, _ := memlab.Must2(l.MemGetInfo())
-	o.room = min(int64(free), o.room-l.MemoryReserved())
-	t, err := tensor.Empty(l, tensor.Uint8, request)
-	if o.err = err; err == nil {
-		keep = append(keep, t)
-	}
-	o.peak, o.allocs = l.MaxMemoryReserved(), l.MemoryStats()["num_device_alloc"]
-	memlab.Check(tensor.ReleaseAll(append(keep, buf...)...))
-	return o
 }
 
-// plotRemedies draws, per remedy, where the free memory lay against the request.
-//
-//nb:decl
-func plotRemedies(outs []outcome) (*memplot.Figure, error) {
-	var names []string
-	rel := memplot.BarSeries{Name: "releasable (free segments or pages)"}
-	pin := memplot.BarSeries{Name: "pinned in split blocks"}
-	room := memplot.BarSeries{Name: "room on the device"}
-	for _, o := range outs {
-		names = append(names, o.name+map[bool]string{true: "", false: " (OOM)"}[o.err == nil])
-		rel.Values = append(rel.Values, float64(o.releasable)/(1<<20))
-		pin.Values = append(pin.Values, float64(o.pinned)/(1<<20))
-		room.Values = append(room.Values, float64(o.room)/(1<<20))
-	}
-	f, err := memplot.Bars("2.3 free memory before the 1.5 GiB request, per remedy", "MiB", names, rel, pin, room)
-	if err == nil {
-		err = f.HLine(request/(1<<20), "the request, 1536 MiB")
-	}
-	return f, err
+/*md
+The segment map shows why it works: the small tensors sit in segments of their own, and
+every 512 MiB segment is wholly free — releasable.
+
+**Try it — predict first:** add `"max_split_size_mb:600"` to the list. Served?
+
+<details><summary>Answer</summary>
+
+No: the 512 MiB segments are now *below* the limit, so they are split as with the
+defaults and the request fails again. The limit must be below the segments you want kept
+whole.
+</details>
+
+#### Expandable segments
+
+`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`: one growing segment mapped page by
+page (2 MiB pages on a GPU, 20 MiB here for the large pool); free pages are unmapped when
+the device runs short.
+*/
+
+/*md:zh-CN
+段分布图说明了它为什么管用：小张量待在各自的段里，每个 512 MiB 的段都是整段空闲——可以释放。
+
+**动手试试——先预测：** 在列表里加上 `"max_split_size_mb:600"`。能满足吗？
+
+<details><summary>答案</summary>
+
+不能：512 MiB 的段现在*低于*上限，于是像默认设置一样被分割，申请再次失败。上限必须低于你想保持完整的那些段的大小。
+</details>
+
+#### 可扩展段 (expandable segments)
+
+`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`：一个按页映射、不断增长的段；设备显存不够时，空闲的页会被解除映射。
+*/
+
+//nb:cell
+func expandableRemedy() {
+	l := memlab.MustOpen(memlab.Budget(4<<30), memlab.AllocConf("expandable_segments:True"))
+	defer l.Close()
+	keep := memlab.Must(ch2.Fragmenting.Run(l, nil))
+	req, err := tensor.Empty(l, tensor.Uint8, ch2.Request)
+	memlab.Measured("%s: the 1.5 GiB request: %s; peak reserved %s; cudaMalloc calls: %d", "expandable_segments:True",
+		memlab.Outcome(err), memlab.FormatBytes(l.MaxMemoryReserved()), l.MemoryStats()["num_device_alloc"])
+	memlab.Check(tensor.ReleaseAll(append(keep, req)...))
 }
 
-// remedyVariants are the fragmenting workload and its remedies: name,
-// PYTORCH_CUDA_ALLOC_CONF, the shorter batches' activation, pre-allocation.
-// The first is the fragmented run; remedies draws the segment map of the
-// fourth.
-//
-//nb:decl
-var remedyVariants = []remedy{
-	{"fragmented (defaults)", "", 496 << 20, false},
-	{"pre-allocation", "", 496 << 20, true},
-	{"uniform sizes", "", 512 << 20, false},
-	{"max_split_size_mb:256", "max_split_size_mb:256", 496 << 20, false},
-	{"max_split_size_mb:32 (the chapter's)", "max_split_size_mb:32", 496 << 20, false},
-	{"expandable_segments", "expandable_segments:True", 496 << 20, false},
-}
+/*md
+**Try it — predict first:** ask for 3 GiB instead (`3 << 30`). Served?
+
+<details><summary>Answer</summary>
+
+Yes: the free pages the activations left are unmapped, and the whole device but the kept
+tensors and the CUDA context is there for the request. Ask for `3584 << 20` (3584 MiB)
+and it fails: a 4 GiB device has no such room, however the memory lies.
+</details>
+
+#### All the remedies side by side
+
+The same six runs, one row each (`ch2.Remedies`), with where the free memory lay before
+the request and what each remedy cost.
+*/
+
+/*md:zh-CN
+**动手试试——先预测：** 改成申请 3 GiB（`3 << 30`）。能满足吗？
+
+<details><summary>答案</summary>
+
+能：激活值留下的空闲页被解除映射，除了留存的张量和 CUDA 上下文，整个设备都可以用来满足这次申请。改成申请 `3584 << 20`（3584 MiB）就会失败：不管显存怎样分布，4 GiB 的设备都没有这么多空间。
+</details>
+
+#### 各种办法放在一起比较
+
+同样的六次运行，每次一行（`ch2.Remedies`），列出申请之前空闲显存处在什么状态，以及每种办法的代价。
+*/
 
 //nb:cell plot
 func remedies() {
-	var outs []outcome
-	tab := memlab.NewTable("variant", "1.5 GiB served", "releasable", "pinned in split blocks",
-		"room on the device", "peak reserved", "device allocations")
-	for _, r := range remedyVariants {
-		o := try(r)
-		outs = append(outs, o)
-		tab.Row(o.name, o.err == nil, memlab.FormatBytes(o.releasable), memlab.FormatBytes(o.pinned), memlab.FormatBytes(o.room),
-			memlab.FormatBytes(o.peak), o.allocs)
-	}
-	tab.Show()
-	for _, o := range outs[1:] {
-		memlab.Measured("%s: peak reserved %s against the fragmented run's %s; cudaMalloc calls: %d against %d",
-			o.name, memlab.FormatBytes(o.peak), memlab.FormatBytes(outs[0].peak), o.allocs, outs[0].allocs)
-	}
-	served := 0
+	outs := memlab.Must(ch2.TryAll(ch2.Remedies...))
+	ch2.Table(outs).Show()
+	frag, served := outs[0], 0
 	for _, o := range outs {
-		served += map[bool]int{true: 1}[o.err == nil]
+		if o.Err == nil {
+			served++
+		}
+		if o.Name == frag.Name {
+			continue
+		}
+		memlab.Measured("%s: peak reserved %s against the fragmented run's %s; cudaMalloc calls: %d against %d",
+			o.Name, memlab.FormatBytes(o.Peak), memlab.FormatBytes(frag.Peak), o.Allocs, frag.Allocs)
 	}
 	memlab.Measured("%d of %d variants served the 1.5 GiB request; the fragmented run had %s pinned in split blocks and %s releasable",
-		served, len(outs), memlab.FormatBytes(outs[0].pinned), memlab.FormatBytes(outs[0].releasable))
-	memlab.Show(plotRemedies(outs))
-	memlab.Show(memplot.SegmentMap("2.3 segments before the request: max_split_size_mb:256", memlab.Segments(outs[3].snap)))
+		served, len(outs), memlab.FormatBytes(frag.Pinned), memlab.FormatBytes(frag.Releasable))
+	memlab.Show(ch2.Plot(outs))
 }
 
 /*md
 Only the fragmented run fails: the chapter's remedies all work on this workload. With
-uniform sizes or `max_split_size_mb` the free memory
-lies in whole segments, which the allocator releases and re-requests as one; with
-expandable segments the holes are unmapped page by page; with pre-allocation the
-activations never reach the allocator, so nothing is split and nothing is left to
-release. The segment map of `max_split_size_mb:256` shows why the settings work: the
-small tensors sit in segments of their own, and every 512 MiB segment is wholly free.
-Each remedy's price is in the last two columns, against the fragmented run's: the
-Measured lines under the table compare them one by one — the remedies that release and
-re-request whole segments pay most in `cudaMalloc` calls, and pre-allocation has the
-lowest reserved peak.
+uniform sizes or `max_split_size_mb` the free memory lies in whole segments, which the
+allocator releases and re-requests as one; with expandable segments the holes are
+unmapped page by page; with pre-allocation the activations never reach the allocator, so
+nothing is split and nothing is left to release. Each remedy's price is in the last two
+columns, against the fragmented run's: the Measured lines under the table compare them one
+by one — the remedies that release and re-request whole segments pay most in `cudaMalloc`
+calls, and pre-allocation has the lowest reserved peak.
 
-**Try it:** add `{"max_split_size_mb:600", "max_split_size_mb:600", 496 << 20, false}` to
-`remedyVariants` and re-run both cells: the 512 MiB segments are now below the limit, so they are split as with the
-defaults, and the request fails again. The limit must be below the segments you want
-kept whole.
+**Try it — predict first:** combine two remedies, `ch2.TryAll(append(ch2.Remedies,
+ch2.Remedy{Name: "uniform + expandable", Short: 512 << 20, Conf: "expandable_segments:True"})...)`.
+Does the combination make fewer `cudaMalloc` calls than expandable segments alone?
+
+<details><summary>Answer</summary>
+
+No: its row makes about as many calls as uniform sizes alone, more than expandable
+segments alone. Remedies do not add up; pick the one that matches how your memory lies.
+</details>
 */
 
 /*md:zh-CN
-只有碎片化的那次运行失败：教材的几种办法在这个负载上都管用。统一尺寸或设置 `max_split_size_mb` 时，空闲显存都是整段的，分配器把它们释放掉，再作为一整块重新申请；用可扩展段时，洞被逐页解除映射；预分配时激活值根本到不了分配器，没有块被分割，也就没有什么需要释放。`max_split_size_mb:256` 的段分布图说明了这几种设置为什么管用：小张量待在各自的段里，每个 512 MiB 的段都是整段空闲。每种办法的代价在表格最后两列，要和碎片化那次运行比：表格下面的“实测”行逐一比较——靠释放整段再重新申请的办法，多付出的 `cudaMalloc` 调用最多；预分配的已预留峰值最低。
+只有碎片化的那次运行失败：教材的几种办法在这个负载上都管用。统一尺寸或设置 `max_split_size_mb` 时，空闲显存都是整段的，分配器把它们释放掉，再作为一整块重新申请；用可扩展段时，洞被逐页解除映射；预分配时激活值根本到不了分配器，没有块被分割，也就没有什么需要释放。每种办法的代价在表格最后两列，要和碎片化那次运行比：表格下面的“实测”行逐一比较——靠释放整段再重新申请的办法，多付出的 `cudaMalloc` 调用最多；预分配的已预留峰值最低。
 
-**动手试试：** 在 `remedyVariants` 里加上 `{"max_split_size_mb:600", "max_split_size_mb:600", 496 << 20, false}`，再把两个单元格都重新运行一遍：512 MiB 的段现在低于上限，于是像默认设置一样被分割，申请再次失败。上限必须低于你想保持完整的那些段的大小。
+**动手试试——先预测：** 把两种办法合起来：`ch2.TryAll(append(ch2.Remedies, ch2.Remedy{Name: "uniform + expandable", Short: 512 << 20, Conf: "expandable_segments:True"})...)`。合起来之后，`cudaMalloc` 调用会比单用可扩展段更少吗？
+
+<details><summary>答案</summary>
+
+不会：新的一行调用次数和单用统一尺寸差不多，比单用可扩展段更多。几种办法的效果并不能叠加；要选和你的显存分布情况相符的那一种。
+</details>
 */

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"memlab.dev/memlab/experiments/ch2"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
@@ -164,37 +165,6 @@ print(torch.cuda.memory_allocated() - before, peak)
 ```
 */
 
-// trainStep computes one step's 1 MiB output, out = x @ w, from a fresh batch.
-//
-//nb:decl
-func trainStep(l *memlab.Lab, w *tensor.Tensor, i int) *tensor.Tensor {
-	x := memlab.Must(tensor.Randn(l, uint64(i), tensor.Float32, 256, 256))
-	out := memlab.Must(x.Matmul(w))
-	memlab.Check(x.Release())
-	return out
-}
-
-// item is out[0, 0].item(): one number, copied to the host.
-//
-//nb:decl
-func item(out *tensor.Tensor) float64 {
-	row := memlab.Must(out.Select(0, 0))
-	v := memlab.Must(row.Select(0, 0))
-	defer func() { memlab.Check(tensor.ReleaseAll(row, v)) }()
-	return memlab.Must(v.Item())
-}
-
-// perStep is a staircase of bytes per step 1, 2, …, for memplot.Lines.
-//
-//nb:decl
-func perStep(name string, ys []int64) memplot.Series {
-	s := memplot.Series{Name: name, Y: ys, Step: true}
-	for i := range ys {
-		s.X = append(s.X, float64(i+1))
-	}
-	return s
-}
-
 // train runs 8 steps of trainStep and keeps a history: the outputs
 // themselves (history.append(out)) when keepTensors, else one number of each
 // (history.append(out[0, 0].item())), releasing the output. It returns the
@@ -204,11 +174,11 @@ func perStep(name string, ys []int64) memplot.Series {
 func train(l *memlab.Lab, w *tensor.Tensor, keepTensors bool, before int64) (kept []*tensor.Tensor, grew []int64) {
 	var history []float64
 	for i := range 8 {
-		out := trainStep(l, w, i)
+		out := memlab.Must(ch2.TrainStep(l, w, i)) // out = randn(256, 256) @ w
 		if keepTensors {
-			kept = append(kept, out)
+			kept = append(kept, out) // history.append(out)
 		} else {
-			history = append(history, item(out))
+			history = append(history, memlab.Must(ch2.Item(out))) // history.append(out[0, 0].item())
 			memlab.Check(out.Release())
 		}
 		grew = append(grew, l.MemoryAllocated()-before)
@@ -231,7 +201,7 @@ func leakCheck() {
 		memlab.Measured("%s: memory_allocated after − before = %s after 8 steps (peak %s)",
 			version, memlab.FormatBytes(l.MemoryAllocated()-before), memlab.FormatBytes(peak))
 		memlab.Check(tensor.ReleaseAll(kept...)) // drop what the code returned
-		curves = append(curves, perStep(version, grew))
+		curves = append(curves, memplot.PerStep(version, grew))
 	}
 	memlab.Show(memplot.Lines("2.4 the leak check: memory_allocated − before, per step", "step", curves...))
 	memlab.Check(w.Release())
@@ -374,32 +344,6 @@ except torch.cuda.OutOfMemoryError as e:
 ```
 */
 
-// capHalf caps each lab at half of the 8 GiB device (a fraction 0.5 of it on
-// the simulated device; on a GPU, half of the budget).
-//
-//nb:decl
-func capHalf(labs ...*memlab.Lab) {
-	for _, l := range labs {
-		_, total := memlab.Must2(l.MemGetInfo())
-		memlab.Check(l.SetPerProcessMemoryFraction(float64(4<<30) / float64(total)))
-	}
-}
-
-// greedy allocates 1 GiB tensors on l until it runs out of memory, and returns them.
-//
-//nb:decl
-func greedy(l *memlab.Lab) []*tensor.Tensor {
-	var ts []*tensor.Tensor
-	for {
-		t, err := tensor.Empty(l, tensor.Uint8, 1<<30)
-		if memlab.IsOutOfMemory(err) {
-			return ts
-		}
-		memlab.Check(err)
-		ts = append(ts, t)
-	}
-}
-
 //nb:cell plot
 func twoTenants() {
 	cases := []string{"neither capped", "both capped at half", "both at half, B asks 4 GiB"}
@@ -408,9 +352,9 @@ func twoTenants() {
 		a := memlab.MustOpen(memlab.Budget(8 << 30)) // the device, and tenant A
 		b := memlab.MustOpen(memlab.SharedWith(a))   // tenant B: its own allocator
 		if i > 0 {
-			capHalf(a, b) // set_per_process_memory_fraction(0.5) in each
+			memlab.Check(ch2.CapHalf(a, b)) // set_per_process_memory_fraction(0.5) in each
 		}
-		held := greedy(a)
+		held := memlab.Must(ch2.Greedy(a)) // 1 GiB tensors until out of memory
 		x, err := tensor.Empty(b, tensor.Uint8, int(ask))
 		used := memlab.Must(a.DriverUsed())
 		outside := used - a.MemoryReserved() - b.MemoryReserved()

@@ -111,20 +111,32 @@ func TestFragmentedSummary(t *testing.T) {
 func TestRemedies(t *testing.T) {
 	res := nbtest.Exec(t, Cells, "remedies")
 	nbtest.Want(t, res.Output,
-		`(?m)^fragmented \(defaults\) +false +0 bytes +2\.91 GiB +512\.00 MiB +3\.00 GiB +6$`,
+		`(?m)^fragmented \(defaults\) +out of memory +0 bytes +2\.91 GiB +512\.00 MiB +3\.00 GiB +6$`,
 		// the chapter's pre-allocation: all six batches, activations as views of the buffer
-		`(?m)^pre-allocation +true +0 bytes +0 bytes +2\.91 GiB +2\.09 GiB +8$`,
+		`(?m)^pre-allocation +served +0 bytes +0 bytes +2\.91 GiB +2\.09 GiB +8$`,
+		`(?m)^uniform sizes +served +3\.00 GiB +0 bytes +416\.00 MiB +3\.09 GiB +13$`,
+		`(?m)^max_split_size_mb:256 +served +3\.00 GiB +0 bytes `,
+		`(?m)^max_split_size_mb:32 \(the chapter's\) +served `,
+		`(?m)^expandable_segments +served `,
 		// the prose: settings pay in cudaMalloc calls, pre-allocation holds the least
 		`Measured: pre-allocation: peak reserved 2\.09 GiB against the fragmented run's 3\.00 GiB; cudaMalloc calls: 8 against 6`,
 		`Measured: uniform sizes: peak reserved 3\.09 GiB against the fragmented run's 3\.00 GiB; cudaMalloc calls: 13 against 6`,
 		`Measured: expandable_segments: peak reserved 3\.01 GiB against the fragmented run's 3\.00 GiB; cudaMalloc calls: 7 against 6`,
-		`(?m)^uniform sizes +true +3\.00 GiB +0 bytes +416\.00 MiB +3\.09 GiB +13$`,
-		`(?m)^max_split_size_mb:256 +true +3\.00 GiB +0 bytes `,
-		`(?m)^max_split_size_mb:32 \(the chapter's\) +true `,
-		`(?m)^expandable_segments +true `,
 		`Measured: 5 of 6 variants served the 1\.5 GiB request; the fragmented run had 2\.91 GiB pinned in split blocks and 0 bytes releasable`)
-	if len(res.Figures) != 2 {
-		t.Errorf("%d figures, want the remedies' bars and a segment map", len(res.Figures))
+	if len(res.Figures) != 1 {
+		t.Errorf("%d figures, want the remedies' bars", len(res.Figures))
+	}
+}
+
+// One cell a remedy: each serves the request (the fragmented run did not).
+func TestRemedyCells(t *testing.T) {
+	for cell, want := range map[string][]string{
+		"preAllocation":    {`Measured: pre-allocation: the 1\.5 GiB request: served; peak reserved 2\.09 GiB; cudaMalloc calls: 8`},
+		"uniformSizes":     {`Measured: uniform sizes: the 1\.5 GiB request: served; peak reserved 3\.09 GiB; cudaMalloc calls: 13`},
+		"maxSplitRemedy":   {`Measured: max_split_size_mb:256: the 1\.5 GiB request: served; `, `Measured: max_split_size_mb:32: the 1\.5 GiB request: served; `},
+		"expandableRemedy": {`Measured: expandable_segments:True: the 1\.5 GiB request: served; peak reserved 3\.01 GiB; cudaMalloc calls: 7`},
+	} {
+		nbtest.Want(t, nbtest.Run(t, Cells, cell), want...)
 	}
 }
 
@@ -164,6 +176,7 @@ func TestEveryCellTested(t *testing.T) {
 	tested := map[string]bool{"storageVsViews": true, "metadataOnHost": true, "sliceKeepsBase": true, "transposeStrides": true,
 		"viewNonContiguous": true, "savedTensors": true, "allocatedVsReserved": true, "fiveAllocations": true, "splitAndMerge": true,
 		"maxSplitSize": true, "chapterSequenceNoOOM": true, "fragment": true, "fragmentedSummary": true, "remedies": true,
+		"preAllocation": true, "uniformSizes": true, "maxSplitRemedy": true, "expandableRemedy": true,
 		"apiTour": true, "leakCheck": true, "perEpoch": true, "twoTenants": true}
 	plots := map[string]bool{}
 	for _, c := range Cells {
