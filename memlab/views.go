@@ -94,3 +94,17 @@ func Blocks(s allocator.Snapshot) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// CountBlocks counts the blocks of a snapshot's segments, and the free ones
+// among them.
+func CountBlocks(s allocator.Snapshot) (blocks, free int) {
+	for _, seg := range s.Segments {
+		for _, b := range seg.Blocks {
+			blocks++
+			if b.State == allocator.StateInactive {
+				free++
+			}
+		}
+	}
+	return blocks, free
+}

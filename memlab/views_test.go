@@ -27,6 +27,9 @@ func TestViewsBlockOfBlocks(t *testing.T) {
 	if got, want := Blocks(l.Snapshot()), "20.00 MiB large segment: 4.00 MiB A | 16.00 MiB free"; got != want {
 		t.Errorf("Blocks = %q, want %q", got, want)
 	}
+	if n, free := CountBlocks(l.Snapshot()); n != 2 || free != 1 {
+		t.Errorf("CountBlocks = %d, %d; want 2 blocks, 1 free", n, free)
+	}
 	if err := vs.Release(); err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package nb02
 
 import (
 	"fmt"
+	"os"
 
 	"memlab.dev/memlab/experiments/ch2"
 	"memlab.dev/memlab/memlab"
@@ -387,12 +388,106 @@ option does not save memory by itself: on this sequence the chapter's advice rai
 peak. What it buys is shown in 2.3: oversize free segments are released first when
 memory runs short, and small requests stop pinning large segments.
 
-**Try it:** set the 768 MiB request to 1024 MiB: with the defaults it reuses the cached
-1 GiB segment whole; the PyTorch columns then no longer apply (the recording is of 768).
+**Try it — predict first:** add `{"max_split_size_mb:1024", "max_split_size_mb:1024", ""}`
+to the list. The first segment is exactly 1024 MiB: does the new line follow the defaults?
+
+<details><summary>Answer</summary>
+
+No: it climbs like `max_split_size_mb:128`. A block counts as oversize when its size is
+*at least* the limit, so a 1024 MiB segment under a 1024 MiB limit is never split. Try
+`max_split_size_mb:1025`: that line follows the defaults.
+</details>
+
+### When `PYTORCH_CUDA_ALLOC_CONF` is read
+
+Chapter 4 sets the variable from Python:
+
+> 教材原文：「os.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'max_split_size_mb:128'」（第 4 章）
+
+PyTorch reads it once, when CUDA initialises — at the first CUDA call, not at
+`import torch`. Set before that (as the chapter's snippet does, above its `import torch`),
+it applies; set after the first tensor on the GPU, it changes nothing for the rest of the
+process. memlab mirrors that: a lab's allocator reads the variable when the lab opens
+(`memlab.AllocConf` gives the setting explicitly). Below, one lab opens before the
+variable is set and one after; each then allocates and frees 1 GiB and asks for 512 MiB,
+which the defaults cut from the cached 1 GiB segment and `max_split_size_mb:128` does not.
+
+```python
+import torch
+x = torch.empty(1, device="cuda")                   # CUDA initialises: the variable is read now
+import os
+os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "max_split_size_mb:128"   # too late for this process
+a = torch.empty(2**30, dtype=torch.uint8, device="cuda"); del a
+b = torch.empty(2**29, dtype=torch.uint8, device="cuda")
+print(torch.cuda.memory_reserved())                 # the defaults' answer: the 1 GiB segment, split
+```
 */
 
 /*md:zh-CN
 默认设置下，每次申请都从第一个 1 GiB 的段里切出来，所以已预留显存从不超过 1 GiB；设成 `max_split_size_mb:128`（或 32）时，大块不再被分割，每次申请各占一个段，已预留显存一路上涨，直到 `empty_cache()`。这个选项本身并不省显存：在这个序列上，教材的建议反而抬高了峰值。它真正的好处要到 2.3 才看得到：显存紧张时，超大的空闲段会被优先释放，小申请也不会再把大段钉住。
 
-**动手试试：** 把 768 MiB 的申请改成 1024 MiB：默认设置下它会整块复用缓存里的 1 GiB 段；这时 PyTorch 各列就不再适用了（录下的是 768 MiB 的那次）。
+**动手试试——先预测：** 在列表里加上 `{"max_split_size_mb:1024", "max_split_size_mb:1024", ""}`。第一个段正好是 1024 MiB：新的这条线会和默认设置一样吗？
+
+<details><summary>答案</summary>
+
+不会：它像 `max_split_size_mb:128` 那样一路上涨。块的大小只要*不小于*上限就算超大块，所以在 1024 MiB 的上限下，1024 MiB 的段永远不会被分割。试试 `max_split_size_mb:1025`：那条线就和默认设置一样了。
+</details>
+
+### `PYTORCH_CUDA_ALLOC_CONF` 什么时候被读取
+
+第 4 章在 Python 里设置这个环境变量：
+
+> 教材原文：「os.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'max_split_size_mb:128'」（第 4 章）
+
+PyTorch 只在 CUDA 初始化时读取它一次——也就是第一次 CUDA 调用时，而不是 `import torch` 时。在那之前设置（就像教材的代码那样，写在 `import torch` 之前），它就生效；在 GPU 上已经有了第一个张量之后再设置，对这个进程余下的部分毫无作用。memlab 也是这样：lab 的分配器在 lab 打开时读取这个变量（`memlab.AllocConf` 则显式给出设置）。下面一个 lab 在设置变量之前打开，另一个在之后打开；两者都先申请并释放 1 GiB，再申请 512 MiB——默认设置会从缓存的 1 GiB 段里切出它，`max_split_size_mb:128` 则不会。
+
+```python
+import torch
+x = torch.empty(1, device="cuda")                   # CUDA 初始化：此刻读取环境变量
+import os
+os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "max_split_size_mb:128"   # 对这个进程来说太晚了
+a = torch.empty(2**30, dtype=torch.uint8, device="cuda"); del a
+b = torch.empty(2**29, dtype=torch.uint8, device="cuda")
+print(torch.cuda.memory_reserved())                 # 默认设置的结果：1 GiB 的段被分割
+```
+*/
+
+//nb:cell
+func allocConfTooLate() {
+	defer os.Setenv("PYTORCH_CUDA_ALLOC_CONF", os.Getenv("PYTORCH_CUDA_ALLOC_CONF")) // restored after the cell
+	os.Unsetenv("PYTORCH_CUDA_ALLOC_CONF")
+	early := memlab.MustOpen(memlab.Budget(4<<30), memlab.NotCurrent()) // CUDA initialises: the variable is read now
+	defer early.Close()
+	os.Setenv("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:128")      // the chapter's line, too late for early
+	late := memlab.MustOpen(memlab.Budget(4<<30), memlab.NotCurrent()) // a new process: the variable is set before CUDA starts
+	defer late.Close()
+	var bs []*tensor.Tensor
+	for _, l := range []*memlab.Lab{early, late} {
+		memlab.Check(memlab.Must(tensor.Empty(l, tensor.Uint8, 1<<30)).Release())
+		bs = append(bs, memlab.Must(tensor.Empty(l, tensor.Uint8, 512<<20))) // cut from the cached 1 GiB, or not
+	}
+	defer func() { memlab.Check(tensor.ReleaseAll(bs...)) }()
+	memlab.Measured("set after the lab opened: reserved %s, allocator settings %q; set before: reserved %s, settings %q",
+		memlab.FormatBytes(early.MemoryReserved()), early.Allocator().Config().String(),
+		memlab.FormatBytes(late.MemoryReserved()), late.Allocator().Config().String())
+}
+
+/*md
+**Try it — predict first:** open `early` with `memlab.AllocConf("max_split_size_mb:128")`
+and leave the rest. What does `early` report now?
+
+<details><summary>Answer</summary>
+
+The same as `late`: an explicit setting at open is the `PYTORCH_CUDA_ALLOC_CONF` of a
+process started with the variable set; only changing it *after* the open does nothing.
+</details>
+*/
+
+/*md:zh-CN
+**动手试试——先预测：** 打开 `early` 时加上 `memlab.AllocConf("max_split_size_mb:128")`，其余不变。`early` 现在报告什么？
+
+<details><summary>答案</summary>
+
+和 `late` 一样：打开时显式给出的设置，相当于一个启动时就设好了这个变量的进程里的 `PYTORCH_CUDA_ALLOC_CONF`；只有在打开*之后*再改，才毫无作用。
+</details>
 */

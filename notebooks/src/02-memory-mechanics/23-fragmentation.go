@@ -7,6 +7,7 @@ import (
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
+	"memlab.dev/memlab/whatif"
 )
 
 /*md
@@ -157,18 +158,125 @@ exactly); freeing the activations opens the holes — total free far above the r
 the largest block far below. The error message is PyTorch's, with its advice. So the
 chapter's picture is right once live tensors pin the segments; its example just lacks them.
 
-**Try it:** keep 8 MiB tensors instead of 16 MiB (`8<<20` in `workload`): each 16 MiB
-leftover now holds two of them, best fit packs them in pairs, three of the six segments
-are left with no kept tensor, and the request is served — fragmentation depends on
-exactly how the sizes interlock. Or make the shorter batch `512<<20`: it is served too
-(that is the "uniform sizes" remedy below).
+**Try it — predict first:** keep 8 MiB tensors instead of 16 MiB: replace the `Run` line
+by `w := ch2.Fragmenting; w.Kept = 8 << 20; keep := memlab.Must(w.Run(l, rec))`. Is the
+request served?
 
+<details><summary>Answer</summary>
+
+Yes. Each 16 MiB leftover now holds two kept tensors, best fit packs them in pairs, three
+of the six segments are left with no kept tensor — whole and releasable — and the request
+is served. Fragmentation depends on exactly how the sizes interlock.
+</details>
+
+### "Why is 200 MB free, yet 100 MB cannot be allocated?"
+
+> 教材原文：「2.3 显存碎片化问题：为什么显存还有200MB，却申请不了100MB的Tensor？」「你看着torch.cuda.memory_reserved()显示还剩2GB，但一申请个512MB的Tensor就OOM。」
+>
+> In translation: "2.3 Fragmentation: why is there still 200 MB of GPU memory, yet a
+> 100 MB tensor cannot be allocated?" "You see torch.cuda.memory_reserved() showing 2 GB
+> left, yet asking for a 512 MB tensor runs out of memory."
+
+The chapter's title question, at its own sizes: a 1 GiB device, 600 MiB of weights, and
+the loop above made smaller (five batches of 50, 40 and a kept 10 MiB), then a 100 MiB
+request. PyTorch's out-of-memory message states the chapter's "200 MB free" exactly: it
+is the memory *reserved by PyTorch but unallocated*. The second sentence misreads
+`memory_reserved()`: it is not what is left but what the allocator holds — live tensors
+included. What is free in the cache is `memory_reserved() - memory_allocated()`; what is
+free on the device is `mem_get_info()`.
+
+```python
+torch.cuda.set_per_process_memory_fraction(2**30 / torch.cuda.mem_get_info()[1])   # a 1 GiB device
+weights = torch.empty(600 * MiB, dtype=torch.uint8, device="cuda")
+# ... the loop above with 50, 40 and 10 MiB, five batches ...
+try:
+    torch.empty(100 * MiB, dtype=torch.uint8, device="cuda")
+except torch.cuda.OutOfMemoryError as e:
+    print(e)                                        # "... X is reserved by PyTorch but unallocated"
+print(torch.cuda.memory_reserved(), torch.cuda.memory_allocated(), torch.cuda.mem_get_info()[0])
+```
+*/
+
+/*md:zh-CN
+段分布图上有六个段，每个段里都有一个橙色的洞（非活跃分割块：空闲却被钉住），旁边是钉住它的蓝色 16 MiB 张量。折线图展示了它是怎么形成的：批次运行期间没有任何空闲（每个小张量正好填满所在段的剩余空间）；激活值一释放，洞就出现了——空闲总量远大于申请，最大的空闲块却远小于申请。报错信息就是 PyTorch 的原话，连同它给的建议。所以教材描述的现象是真实的，只要有存活张量钉住段；它举的例子恰恰缺了这一点。
+
+**动手试试——先预测：** 把留下的张量从 16 MiB 改成 8 MiB：把 `Run` 那一行换成 `w := ch2.Fragmenting; w.Kept = 8 << 20; keep := memlab.Must(w.Run(l, rec))`。申请能满足吗？
+
+<details><summary>答案</summary>
+
+能。每块 16 MiB 的剩余空间现在能放两个留存张量，最佳适配把它们两两挤在一起，六个段中有三个没有留下任何张量——整段空闲、可以释放——申请得到满足。碎片化取决于各个尺寸如何咬合。
+</details>
+
+### “为什么显存还有 200MB，却申请不了 100MB？”
+
+> 教材原文：「2.3 显存碎片化问题：为什么显存还有200MB，却申请不了100MB的Tensor？」「你看着torch.cuda.memory_reserved()显示还剩2GB，但一申请个512MB的Tensor就OOM。」
+
+按教材标题里的尺寸重现这个问题：一个 1 GiB 的设备、600 MiB 的权重，以及缩小了的上述循环（五个批次，50、40 MiB 和留下的 10 MiB），然后申请 100 MiB。PyTorch 的 OOM 报错信息把教材说的“还有 200MB”讲得很准确：那是 *reserved by PyTorch but unallocated*（已被 PyTorch 预留、却没有分配出去）的显存。第二句话误读了 `memory_reserved()`：它不是剩下多少，而是分配器手里有多少——包括存活张量占着的部分。缓存里空闲的是 `memory_reserved() - memory_allocated()`；设备上空闲的是 `mem_get_info()`。
+
+```python
+torch.cuda.set_per_process_memory_fraction(2**30 / torch.cuda.mem_get_info()[1])   # 模拟 1 GiB 的设备
+weights = torch.empty(600 * MiB, dtype=torch.uint8, device="cuda")
+# ……上面的循环，改成 50、40 和 10 MiB，五个批次……
+try:
+    torch.empty(100 * MiB, dtype=torch.uint8, device="cuda")
+except torch.cuda.OutOfMemoryError as e:
+    print(e)                                        # "... X is reserved by PyTorch but unallocated"
+print(torch.cuda.memory_reserved(), torch.cuda.memory_allocated(), torch.cuda.mem_get_info()[0])
+```
+*/
+
+//nb:cell
+func freeButFails() {
+	l := memlab.MustOpen(memlab.Budget(1 << 30))
+	defer l.Close()
+	weights := memlab.Must(tensor.Empty(l, tensor.Uint8, 600<<20))
+	w := ch2.Workload{Batches: 5, Long: 50 << 20, Short: 40 << 20, Kept: 10 << 20} // the loop above, smaller
+	keep := memlab.Must(w.Run(l, nil))
+	_, err := tensor.Empty(l, tensor.Uint8, 100<<20)
+	fmt.Println(err)
+	free, _ := memlab.Must2(l.MemGetInfo())
+	memlab.Measured("the 100 MiB request: %s; memory_reserved() %s, memory_allocated() %s: %s free in the cache, its largest block %s; mem_get_info() free: %s",
+		memlab.Outcome(err), memlab.FormatBytes(l.MemoryReserved()), memlab.FormatBytes(l.MemoryAllocated()),
+		memlab.FormatBytes(l.MemoryReserved()-l.MemoryAllocated()), memlab.FormatBytes(l.Snapshot().LargestFreeBlock()), memlab.FormatBytes(int64(free)))
+	memlab.Check(tensor.ReleaseAll(append(keep, weights)...))
+}
+
+/*md
+Reading `memory_reserved()` as free memory would have promised far more than the 100 MiB;
+the cache's free memory covers the request too, but in blocks smaller than it, each in a
+segment a kept tensor pins; and the device has no room for a new segment.
+
+**Try it — predict first:** release the weights before the request
+(`memlab.Check(weights.Release())` above the `tensor.Empty` line). Served?
+
+<details><summary>Answer</summary>
+
+Yes: the weights' 600 MiB segment is then free, and best fit cuts the request from it —
+`memory_reserved()` does not move. The holes are still there, but they are no longer all
+the free memory there is.
+</details>
+*/
+
+/*md:zh-CN
+把 `memory_reserved()` 当成空闲显存，会以为远不止 100 MiB；缓存里空闲的显存总量也够这次申请，但都是比它小的块，每块所在的段都被一个留存张量钉住；设备上又没有空间再建一个新段。
+
+**动手试试——先预测：** 在申请之前释放权重（在 `tensor.Empty` 那一行之前加上 `memlab.Check(weights.Release())`）。能满足吗？
+
+<details><summary>答案</summary>
+
+能：权重那个 600 MiB 的段这时空闲了，最佳适配直接从它里面切出这次申请——`memory_reserved()` 纹丝不动。空洞还在，但已不是仅有的空闲显存了。
+</details>
+*/
+
+/*md
 ### What `memory_summary()` says about it
 
 > 教材原文：「用torch.cuda.memory_summary()查看碎片情况：它会列出所有缓存块的状态。」
 >
 > In translation: "Use torch.cuda.memory_summary() to look at fragmentation: it lists the
 > state of every cached block."
+
+(This is the fragmenting loop of six batches again.)
 
 Half right: PyTorch's report does show the fragmentation, but as totals — it lists no
 block. Read *Non-releasable memory*: it is the inactive split bytes, free yet impossible
@@ -186,13 +294,11 @@ for seg in torch.cuda.memory_snapshot():            # the blocks themselves
 */
 
 /*md:zh-CN
-段分布图上有六个段，每个段里都有一个橙色的洞（非活跃分割块：空闲却被钉住），旁边是钉住它的蓝色 16 MiB 张量。折线图展示了它是怎么形成的：批次运行期间没有任何空闲（每个小张量正好填满所在段的剩余空间）；激活值一释放，洞就出现了——空闲总量远大于申请，最大的空闲块却远小于申请。报错信息就是 PyTorch 的原话，连同它给的建议。所以教材描述的现象是真实的，只要有存活张量钉住段；它举的例子恰恰缺了这一点。
-
-**动手试试：** 把留下的张量从 16 MiB 改成 8 MiB（`workload` 里的 `8<<20`）：每块 16 MiB 的剩余空间现在能放两个，最佳适配把它们两两挤在一起，六个段中有三个没有留下任何张量，申请得到满足——碎片化取决于各个尺寸如何咬合。或者把短批次改成 `512<<20`：申请同样能满足（这就是下面的“统一尺寸”办法）。
-
 ### `memory_summary()` 怎么说
 
 > 教材原文：「用torch.cuda.memory_summary()查看碎片情况：它会列出所有缓存块的状态。」
+
+（这里又是那个六个批次、会产生碎片的循环。）
 
 只对了一半：PyTorch 的这份报告确实能反映碎片化，但给的是汇总数字，并不逐块列出。看 *Non-releasable memory*（不可释放显存）一行：它就是非活跃分割块的字节数，空闲却还不回去。逐块的清单要用 `torch.cuda.memory_snapshot()`，上面的段分布图画的就是它。
 
@@ -213,11 +319,15 @@ func fragmentedSummary() {
 	keep := memlab.Must(ch2.Fragmenting.Run(l, nil))
 	_, err := tensor.Empty(l, tensor.Uint8, ch2.Request)
 	fmt.Println("empty(1.5 GiB) ran out of memory:", memlab.IsOutOfMemory(err))
-	l.ShowSummary() // print(torch.cuda.memory_summary())
-	st := l.MemoryStats()
+	l.ShowSummary()                          // print(torch.cuda.memory_summary()): totals
+	fmt.Println(memlab.Blocks(l.Snapshot())) // torch.cuda.memory_snapshot(): every block
+	st, snap := l.MemoryStats(), l.Snapshot()
+	blocks, free := memlab.CountBlocks(snap)
 	memlab.Measured("inactive_split_bytes %s of reserved %s; %d out-of-memory error, %d allocator retry",
 		memlab.FormatBytes(st["inactive_split_bytes.all.current"]), memlab.FormatBytes(st["reserved_bytes.all.current"]),
 		st["num_ooms"], st["num_alloc_retries"])
+	memlab.Measured("memory_summary() names no block; memory_snapshot() lists %d segments holding %d blocks, %d of them free",
+		len(snap.Segments), blocks, free)
 	memlab.Check(tensor.ReleaseAll(keep...))
 }
 
@@ -523,5 +633,103 @@ segments alone. Remedies do not add up; pick the one that matches how your memor
 <details><summary>答案</summary>
 
 不会：新的一行调用次数和单用统一尺寸差不多，比单用可扩展段更多。几种办法的效果并不能叠加；要选和你的显存分布情况相符的那一种。
+</details>
+*/
+
+/*md
+### The chapter's multi-scale model
+
+> 教材原文：「避坑指南：我曾经在训练一个多尺度模型时，每步都创建不同分辨率的特征图，结果显存碎片化严重，训练到一半就OOM。后来改成预分配固定大小的缓冲区，问题解决。」
+>
+> In translation: "A pitfall: once, training a multi-scale model, I created feature maps
+> of a different resolution at every step; GPU memory fragmented badly and training ran
+> out of memory halfway. Switching to pre-allocated fixed-size buffers solved it."
+
+memlab ships such a run: a ResNet trained on inputs whose resolution changes from step to
+step, recorded on an H200 under PyTorch 2.11 (`reference/workloads-2.11/`, the snapshot
+notebook 05 explains). The what-if replays its allocation history under other allocator
+settings and says, for each, the reserved peak and the smallest device it trains on
+without running out of memory; beside each, PyTorch's own peak, measured in a run of the
+same program under that setting. The chapter's own fix, fixed-size buffers, changes the
+program, so no replay can try it: the cells above tried it on the fragmenting loop.
+
+```python
+# PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python train_multiscale.py
+torch.cuda.memory._record_memory_history(max_entries=1_000_000)
+for step, size in enumerate(sizes):                 # a new resolution every step
+    loss = model(torch.randn(batch, 3, size, size, device="cuda")).sum()
+    loss.backward(); opt.step(); opt.zero_grad()
+torch.cuda.memory._dump_snapshot("resnet_multiscale_train.pickle")
+print(torch.cuda.memory_stats()["reserved_bytes.all.peak"])
+```
+*/
+
+/*md:zh-CN
+### 教材里的多尺度模型
+
+> 教材原文：「避坑指南：我曾经在训练一个多尺度模型时，每步都创建不同分辨率的特征图，结果显存碎片化严重，训练到一半就OOM。后来改成预分配固定大小的缓冲区，问题解决。」
+
+memlab 附带了这样一次运行：一个 ResNet，每一步输入的分辨率都不同，在 H200 上用 PyTorch 2.11 录下（`reference/workloads-2.11/`，笔记本 05 会详细介绍这种快照）。what-if 在其他分配器设置下重放它的分配历史，对每种设置给出已预留峰值，以及不发生 OOM 所需的最小设备；每个数字旁边是 PyTorch 自己的峰值——同一个程序在那种设置下实际跑一遍测得的。教材自己的解决办法（固定大小的缓冲区）改的是程序本身，重放无法尝试它：上面的单元格已经在那个会产生碎片的循环上试过了。
+
+```python
+# PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python train_multiscale.py
+torch.cuda.memory._record_memory_history(max_entries=1_000_000)
+for step, size in enumerate(sizes):                 # 每一步换一种分辨率
+    loss = model(torch.randn(batch, 3, size, size, device="cuda")).sum()
+    loss.backward(); opt.step(); opt.zero_grad()
+torch.cuda.memory._dump_snapshot("resnet_multiscale_train.pickle")
+print(torch.cuda.memory_stats()["reserved_bytes.all.peak"])
+```
+*/
+
+//nb:cell plot
+func multiScale() {
+	s := memlab.Must(ch2.Snapshot(ch2.MultiScale, "default")) // recorded under the defaults
+	settings := memlab.Must(whatif.ParseSettings("", "expandable_segments:True", "max_split_size_mb:128", "roundup_power2_divisions:4"))
+	res := memlab.Must(whatif.Replay(s, settings, whatif.Options{}))
+	memlab.TableOf(res).Show()
+	def := res.Runs[0]
+	for _, r := range res.Runs {
+		torch := memlab.Must(ch2.PyTorchStats(ch2.MultiScale, ch2.Tag(r.Setting.Conf.String()))) // PyTorch's run under r's setting
+		smallest := memlab.Must(whatif.MinCap(s, r.Setting, whatif.Options{}))
+		memlab.Measured("%s: peak reserved %s (PyTorch measured %s), %+.1f %% against the defaults; the smallest device it trains on: %s",
+			r.Setting.Label(), memlab.FormatBytes(r.MaxReserved), memlab.FormatBytes(torch["reserved_bytes.all.peak"]),
+			100*float64(r.MaxReserved-def.MaxReserved)/float64(def.MaxReserved), memlab.FormatBytes(smallest))
+	}
+	memlab.Show(res.Plot("2.3 multi-scale ResNet training: reserved and allocated under four settings"))
+}
+
+/*md
+The chapter's story holds in kind: changing resolutions leave the defaults' cache a large
+gap between reserved and allocated memory (the table's `peak inactive split`), and
+expandable segments close most of it. But read the last figure of each line: under
+pressure the allocator frees its cached segments and retries before it gives up, so the
+smallest device each setting trains on differs far less than the reserved peaks do. On a
+device between the expandable and the default figure, the defaults run out of memory
+"halfway" and expandable segments train; `max_split_size_mb:128`, the chapter's 2.2
+advice, raises the peak here.
+
+**Try it — predict first:** add `"max_split_size_mb:64,garbage_collection_threshold:0.6"`
+to the settings (PyTorch recorded that run too, under a cap). Will its reserved peak be
+below the defaults'?
+
+<details><summary>Answer</summary>
+
+No — its reserved peak is the highest of all. `garbage_collection_threshold` is a share
+of the cap set with `set_per_process_memory_fraction`; with no cap in the replay it never
+acts, and `max_split_size_mb:64` alone keeps more, whole segments. The "PyTorch measured"
+figure on its line is far lower because PyTorch's run of that setting had a cap: a
+setting's figures hold for the cap they were measured under.
+</details>
+*/
+
+/*md:zh-CN
+教材讲的现象大体属实：分辨率不断变化，让默认设置下的缓存在已预留和已分配之间留下很大的差距（表中的 `peak inactive split`），可扩展段能消除其中大部分。但请看每一行的最后一个数：显存紧张时，分配器会先释放缓存的段并重试，实在不行才放弃，所以各种设置所需的最小设备之间的差别，远小于已预留峰值之间的差别。设备大小介于可扩展段和默认设置这两个数之间时，默认设置会“训练到一半就 OOM”，可扩展段则能训练下去；而教材在 2.2 建议的 `max_split_size_mb:128` 在这里反而抬高了峰值。
+
+**动手试试——先预测：** 在设置列表里加上 `"max_split_size_mb:64,garbage_collection_threshold:0.6"`（PyTorch 也录下了这种设置的运行，带显存上限）。它的已预留峰值会低于默认设置吗？
+
+<details><summary>答案</summary>
+
+不会——它的已预留峰值是所有设置里最高的。`garbage_collection_threshold` 是相对于 `set_per_process_memory_fraction` 所设上限的一个比例；重放里没有上限，它就根本不起作用，单靠 `max_split_size_mb:64` 只会留住更多完整的段。它那一行“PyTorch 实测”的数字低得多，是因为 PyTorch 跑这种设置时设了上限：一种设置的数字，只对测量时的那个上限成立。
 </details>
 */

@@ -3,6 +3,7 @@ package nb02
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"memlab.dev/memlab/experiments/ch2"
 	"memlab.dev/memlab/memlab"
@@ -266,8 +267,8 @@ func perEpoch() {
 	defer l.Close()
 	weights := memlab.Must(tensor.Empty(l, tensor.Uint8, 64<<20))
 	tab := memlab.NewTable("epoch", "batch activation", "max_memory_allocated (this epoch)", "peak since the start",
-		"reserved at the end", "reserved after empty_cache()")
-	runPeak, lastPeak := int64(0), int64(0)
+		"reserved at the end", "reserved after empty_cache()", "allocated after empty_cache()")
+	runPeak, lastPeak, allocMoved := int64(0), int64(0), int64(0)
 	for epoch, batch := range []int{512 << 20, 256 << 20, 128 << 20} {
 		for step := 0; step < 4; step++ {
 			act := memlab.Must(tensor.Empty(l, tensor.Uint8, batch))
@@ -275,26 +276,140 @@ func perEpoch() {
 		}
 		peak := l.MaxMemoryAllocated()
 		runPeak, lastPeak = max(runPeak, peak), peak
-		reserved := l.MemoryReserved()
+		reserved, allocated := l.MemoryReserved(), l.MemoryAllocated()
 		memlab.Check(l.EmptyCache())
+		allocMoved += l.MemoryAllocated() - allocated
 		tab.Row(epoch+1, memlab.FormatBytes(int64(batch)), memlab.FormatBytes(peak), memlab.FormatBytes(runPeak),
-			memlab.FormatBytes(reserved), memlab.FormatBytes(l.MemoryReserved()))
+			memlab.FormatBytes(reserved), memlab.FormatBytes(l.MemoryReserved()), memlab.FormatBytes(l.MemoryAllocated()))
 		l.ResetPeakMemoryStats()
 	}
 	tab.Show()
 	memlab.Measured("the last epoch peaked at %s; without the resets max_memory_allocated() would still say %s",
 		memlab.FormatBytes(lastPeak), memlab.FormatBytes(runPeak))
+	memlab.Measured("empty_cache() moved memory_allocated by %s in all: it gives back cached memory, never a live tensor's",
+		memlab.FormatBytes(allocMoved))
 	memlab.Check(weights.Release())
 }
 
 /*md
 Both calls do what the chapter wants: the peak column is each epoch's own, and reserved
-memory drops to the weights between epochs. The price of `empty_cache()` is that the
-next epoch's first allocations go back to `cudaMalloc`.
+memory drops to the weights between epochs. `empty_cache()` leaves `memory_allocated()`
+where it was (the last column, and the second Measured line): it returns only what no
+tensor uses. The price is that the next epoch's first allocations go back to `cudaMalloc`
+— counted and timed in the next cell.
 
-**Try it:** drop the `l.EmptyCache()` line: reserved memory at each epoch's end stays at
-the first epoch's high-water mark, although later epochs need far less.
+**Try it — predict first:** drop the `l.EmptyCache()` line. What does "reserved at the end"
+show for epochs 2 and 3?
 
+<details><summary>Answer</summary>
+
+The first epoch's high-water mark, every time: the cached segment is never given back,
+although later epochs need far less — and nothing else (another process, a later
+larger request elsewhere) can use it.
+</details>
+
+### What the habit costs
+
+Ten epochs of a hundred steps, each step one 256 MiB activation, with and without
+`empty_cache()` at each epoch's end. On the simulated device `memlab.WithLatency()` makes
+each `cudaMalloc` and `cudaFree` take the time it took on the H200 (memlab measured it);
+on a GPU the calls take their own time.
+
+```python
+import time
+for habit in (True, False):                         # one fresh process each
+    start = time.perf_counter()
+    for epoch in range(10):
+        for step in range(100):
+            act = torch.empty(256 * MiB, dtype=torch.uint8, device="cuda"); del act
+        if habit:
+            torch.cuda.empty_cache()
+    torch.cuda.synchronize()
+    s = torch.cuda.memory_stats()
+    print(habit, s["num_device_alloc"], s["num_device_free"], time.perf_counter() - start)
+```
+*/
+
+/*md:zh-CN
+两个调用都达到了教材想要的效果：峰值一列是每个 epoch 自己的峰值，已预留显存在 epoch 之间降到只剩权重。`empty_cache()` 不会改变 `memory_allocated()`（见最后一列和第二行实测）：它只还回没有任何张量在用的显存。代价是：下一个 epoch 最初的几次分配又得重新 `cudaMalloc`——下一个单元格会数一数、计一计时。
+
+**动手试试——先预测：** 去掉 `l.EmptyCache()` 这一行。第 2、3 个 epoch 的 “reserved at the end” 会显示什么？
+
+<details><summary>答案</summary>
+
+每次都是第一个 epoch 的最高水位：缓存的段从不还回去，尽管后面的 epoch 需要的少得多——别的东西（另一个进程、别处后来更大的申请）也用不上它。
+</details>
+
+### 这个习惯的代价
+
+十个 epoch，每个 epoch 一百步，每步一个 256 MiB 的激活值，分别在每个 epoch 结束时调用和不调用 `empty_cache()`。在模拟设备上，`memlab.WithLatency()` 让每次 `cudaMalloc` 和 `cudaFree` 花掉它在 H200 上花的时间（memlab 实测过）；在 GPU 上，这些调用花的是它们自己的时间。
+
+```python
+import time
+for habit in (True, False):                         # 各用一个全新的进程
+    start = time.perf_counter()
+    for epoch in range(10):
+        for step in range(100):
+            act = torch.empty(256 * MiB, dtype=torch.uint8, device="cuda"); del act
+        if habit:
+            torch.cuda.empty_cache()
+    torch.cuda.synchronize()
+    s = torch.cuda.memory_stats()
+    print(habit, s["num_device_alloc"], s["num_device_free"], time.perf_counter() - start)
+```
+*/
+
+//nb:cell
+func perEpochCost() {
+	for _, habit := range []bool{true, false} {
+		l := memlab.MustOpen(memlab.WithLatency()) // the H200's cudaMalloc/cudaFree time, on the simulator
+		start := time.Now()
+		for range 10 { // epochs
+			for range 100 { // steps: one 256 MiB activation each
+				memlab.Check(memlab.Must(tensor.Empty(l, tensor.Uint8, 256<<20)).Release())
+			}
+			if habit {
+				memlab.Check(l.EmptyCache())
+			}
+		}
+		st := l.MemoryStats()
+		memlab.Measured("empty_cache() every epoch: %v; cudaMalloc calls %d, cudaFree calls %d; the ten epochs took %s",
+			habit, st["num_device_alloc"], st["num_device_free"], time.Since(start).Round(10*time.Microsecond))
+		memlab.Check(l.Close())
+	}
+}
+
+/*md
+The habit costs one `cudaMalloc` and one `cudaFree` per cached segment per epoch — here
+one of each per epoch, where the loop without it makes one `cudaMalloc` in all. Set the
+Measured times beside the length of your own epoch: unless epochs are tiny, the calls
+are lost in it. What the habit buys is the chapter's reason: memory the epoch cached is
+given back for others.
+
+**Try it — predict first:** make every step's activation a different size,
+`(256 + step%4) << 20`. How many `cudaMalloc` calls does each habit make now?
+
+<details><summary>Answer</summary>
+
+With the habit, three an epoch — thirty in all; without it, three in all. Requests round up
+to a multiple of 2 MiB, so the four sizes need three segments (256, 258 and 260 MiB), and
+after each `empty_cache()` all three are made again. The habit's price grows with the
+number of distinct sizes an epoch caches.
+</details>
+*/
+
+/*md:zh-CN
+这个习惯的代价，是每个 epoch 每个缓存的段要多一次 `cudaMalloc` 和一次 `cudaFree`——这里每个 epoch 各一次，而不调用它的循环总共只 `cudaMalloc` 一次。把实测的时间和你自己一个 epoch 的长度放在一起比：除非 epoch 很短，这些调用都微不足道。这个习惯换来的，正是教材给出的理由：这个 epoch 缓存的显存还给了别人。
+
+**动手试试——先预测：** 让每一步的激活值大小都不同，`(256 + step%4) << 20`。现在两种习惯各要调用多少次 `cudaMalloc`？
+
+<details><summary>答案</summary>
+
+调用这个习惯时每个 epoch 三次，总共三十次；不调用时总共只有三次。申请会向上取整到 2 MiB 的倍数，所以这四种大小只需要三个段（256、258 和 260 MiB），而每次 `empty_cache()` 之后三个段都要重新建。这个习惯的代价，随一个 epoch 缓存的不同大小的数目而增长。
+</details>
+*/
+
+/*md
 ### Two tenants on one device
 
 > 教材原文：「比如你在一张卡上跑两个实验，各占50%，互不干扰。」
@@ -322,10 +437,6 @@ except torch.cuda.OutOfMemoryError as e:
 */
 
 /*md:zh-CN
-两个调用都达到了教材想要的效果：峰值一列是每个 epoch 自己的峰值，已预留显存在 epoch 之间降到只剩权重。`empty_cache()` 的代价是：下一个 epoch 最初的几次分配又得重新 `cudaMalloc`。
-
-**动手试试：** 去掉 `l.EmptyCache()` 这一行：每个 epoch 结束时的已预留显存都停在第一个 epoch 的最高水位，尽管后面的 epoch 需要的少得多。
-
 ### 一张卡上的两个租户
 
 > 教材原文：「比如你在一张卡上跑两个实验，各占50%，互不干扰。」

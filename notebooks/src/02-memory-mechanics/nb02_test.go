@@ -86,6 +86,40 @@ func TestMaxSplitSize(t *testing.T) {
 		`Measured: max_split_size_mb:32 \(the chapter's advice\): reserved memory peaks at 2\.50 GiB; no PyTorch recording`)
 }
 
+// PYTORCH_CUDA_ALLOC_CONF is read when the lab opens (CUDA initialises), as
+// PyTorch reads it: set afterwards it changes nothing.
+func TestAllocConfTooLate(t *testing.T) {
+	t.Setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True") // restored by the cell, then by the test
+	nbtest.Want(t, nbtest.Run(t, Cells, "allocConfTooLate"),
+		`Measured: set after the lab opened: reserved 1\.00 GiB, allocator settings ""; set before: reserved 1\.50 GiB, settings "max_split_size_mb:128"`)
+	if got := os.Getenv("PYTORCH_CUDA_ALLOC_CONF"); got != "expandable_segments:True" {
+		t.Errorf("the cell left PYTORCH_CUDA_ALLOC_CONF=%q", got)
+	}
+}
+
+// The chapter's "200 MB free, yet 100 MB fails", in PyTorch's own words.
+func TestFreeButFails(t *testing.T) {
+	nbtest.Want(t, nbtest.Run(t, Cells, "freeButFails"),
+		`Tried to allocate 100\.00 MiB\. .* and 200\.00 MiB is reserved by PyTorch but unallocated`,
+		`Measured: the 100 MiB request: out of memory; memory_reserved\(\) 850\.00 MiB, memory_allocated\(\) 650\.00 MiB: 200\.00 MiB free in the cache, its largest block 40\.00 MiB; mem_get_info\(\) free: 46\.00 MiB`)
+}
+
+// The multi-scale anecdote: the replay beside PyTorch's own runs, and the
+// smallest device each setting trains on.
+func TestMultiScale(t *testing.T) {
+	nbtest.Want(t, nbtest.Run(t, Cells, "multiScale"),
+		`Measured: default: peak reserved 4\.44 GiB \(PyTorch measured 4\.44 GiB\), \+0\.0 % against the defaults; the smallest device it trains on: 3\.62 GiB`,
+		`Measured: expandable_segments:True: peak reserved 3\.53 GiB \(PyTorch measured 3\.53 GiB\), -20\.4 % against the defaults; the smallest device it trains on: 3\.50 GiB`,
+		`Measured: max_split_size_mb:128: peak reserved 4\.95 GiB \(PyTorch measured 4\.95 GiB\), \+11\.5 %`)
+}
+
+// The per-epoch habit's price in calls (its time is printed, not asserted).
+func TestPerEpochCost(t *testing.T) {
+	nbtest.Want(t, nbtest.Run(t, Cells, "perEpochCost"),
+		`Measured: empty_cache\(\) every epoch: true; cudaMalloc calls 10, cudaFree calls 10; the ten epochs took `,
+		`Measured: empty_cache\(\) every epoch: false; cudaMalloc calls 1, cudaFree calls 0; the ten epochs took `)
+}
+
 func TestChapterSequenceNoOOM(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "chapterSequenceNoOOM"),
 		`Measured: the 768 MiB request: served; segments right after it: 1, reserved 1\.00 GiB; cudaMalloc calls in the whole sequence: 1\b`)
@@ -105,7 +139,10 @@ func TestFragmentedSummary(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "fragmentedSummary"),
 		`\| Non-releasable memory \|   2976 MiB \|`,
 		`CUDA OOMs: 1 `,
-		`Measured: inactive_split_bytes 2\.91 GiB of reserved 3\.00 GiB; 1 out-of-memory error, 1 allocator retry`)
+		`Measured: inactive_split_bytes 2\.91 GiB of reserved 3\.00 GiB; 1 out-of-memory error, 1 allocator retry`,
+		// memory_snapshot() beside memory_summary(): the blocks themselves
+		`(?m)^512\.00 MiB large segment: 496\.00 MiB free \| 16\.00 MiB A$`,
+		`Measured: memory_summary\(\) names no block; memory_snapshot\(\) lists 6 segments holding 12 blocks, 6 of them free`)
 }
 
 func TestRemedies(t *testing.T) {
@@ -158,8 +195,9 @@ func TestLeakCheck(t *testing.T) {
 
 func TestPerEpoch(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "perEpoch"),
-		`(?m)^3 +128\.00 MiB +192\.00 MiB +576\.00 MiB +192\.00 MiB +64\.00 MiB$`,
-		`Measured: the last epoch peaked at 192\.00 MiB; without the resets max_memory_allocated\(\) would still say 576\.00 MiB`)
+		`(?m)^3 +128\.00 MiB +192\.00 MiB +576\.00 MiB +192\.00 MiB +64\.00 MiB +64\.00 MiB$`,
+		`Measured: the last epoch peaked at 192\.00 MiB; without the resets max_memory_allocated\(\) would still say 576\.00 MiB`,
+		`Measured: empty_cache\(\) moved memory_allocated by 0 bytes in all`)
 }
 
 func TestTwoTenants(t *testing.T) {
@@ -177,6 +215,7 @@ func TestEveryCellTested(t *testing.T) {
 		"viewNonContiguous": true, "savedTensors": true, "allocatedVsReserved": true, "fiveAllocations": true, "splitAndMerge": true,
 		"maxSplitSize": true, "chapterSequenceNoOOM": true, "fragment": true, "fragmentedSummary": true, "remedies": true,
 		"preAllocation": true, "uniformSizes": true, "maxSplitRemedy": true, "expandableRemedy": true,
+		"allocConfTooLate": true, "freeButFails": true, "multiScale": true, "perEpochCost": true,
 		"apiTour": true, "leakCheck": true, "perEpoch": true, "twoTenants": true}
 	plots := map[string]bool{}
 	for _, c := range Cells {
