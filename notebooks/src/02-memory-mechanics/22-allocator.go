@@ -120,9 +120,12 @@ The chapter's advice on `empty_cache()` holds:
 After it the driver's count (the last figure of the Measured line) no longer includes
 the cached 256 MiB segment.
 
-**Try it:** allocate `y` 300 MiB instead of 256: the cached 256 MiB segment is too small,
-so the allocator makes a second segment (cudaMalloc calls go to 2) and reserved memory
-peaks at their sum.
+**Try it — predict first:** allocate `y` 300 MiB instead of 256. How many cudaMalloc calls now, and where does reserved memory peak?
+
+<details><summary>Answer</summary>
+
+Two calls: the cached 256 MiB segment is too small, so the allocator makes a second segment, and reserved memory peaks at their sum.
+</details>
 
 ### The rules in five allocations
 
@@ -161,7 +164,12 @@ for seg in torch.cuda.memory_snapshot():            # every segment and its bloc
 
 调用之后，驱动统计的用量（实测一行的最后一个数）里不再包含那个缓存着的 256 MiB 段。
 
-**动手试试：** 把 `y` 改成 300 MiB：缓存里的 256 MiB 段不够大，分配器只好再建一个段（cudaMalloc 次数变成 2），已预留显存的峰值是两段之和。
+**动手试试——先预测：** 把 `y` 改成 300 MiB。现在有几次 cudaMalloc？已预留显存的峰值在哪里？
+
+<details><summary>答案</summary>
+
+两次：缓存里的 256 MiB 段不够大，分配器只好再建一个段，已预留显存的峰值是两段之和。
+</details>
 
 ### 五次申请看懂分配规则
 
@@ -213,8 +221,12 @@ shares the 2 MiB segment of the 24-byte one; 1 MiB + 1 byte is large-pool and ma
 20 MiB segment; the 12 MiB request is served by best fit from the free rest of that
 20 MiB segment, which is split; 600 MiB needs a segment of its own.
 
-**Try it:** make the fourth request 20 MiB: nothing cached is large enough, so it gets a
-segment of exactly 20 MiB (a request of 10 MiB or more is rounded to 2 MiB, not to 20).
+**Try it — predict first:** make the fourth request 20 MiB. Which segment serves it, and how large is that segment?
+
+<details><summary>Answer</summary>
+
+A new one of exactly 20 MiB: nothing cached is large enough, and a request of 10 MiB or more is rounded to 2 MiB, not to 20.
+</details>
 
 ### Best fit, split and merge
 
@@ -247,7 +259,12 @@ print(len(seg["blocks"]), seg["blocks"][0]["state"])         # one merged block,
 /*md:zh-CN
 对照规则看 “its segment” 一列：1 MiB 的申请属于小块池，和 24 字节的申请共用一个 2 MiB 的段；1 MiB + 1 字节属于大块池，建了一个 20 MiB 的段；12 MiB 的申请按最佳适配，从这个 20 MiB 段剩下的空闲部分里切出来，段被分割；600 MiB 则需要一个独立的段。
 
-**动手试试：** 把第四次申请改成 20 MiB：缓存里没有足够大的块，于是它得到一个正好 20 MiB 的段（10 MiB 及以上的申请按 2 MiB 取整，而不是按 20 MiB）。
+**动手试试——先预测：** 把第四次申请改成 20 MiB。哪个段满足它？那个段有多大？
+
+<details><summary>答案</summary>
+
+一个新段，正好 20 MiB：缓存里没有足够大的块，而 10 MiB 及以上的申请按 2 MiB 取整，而不是按 20 MiB。
+</details>
 
 ### 最佳适配、分割与合并
 
@@ -297,8 +314,12 @@ A free block inside a segment that still has a live block is an **inactive split
 (`inactive_split_bytes`): free, but `empty_cache()` cannot give it back — the seed of
 fragmentation (2.3).
 
-**Try it:** make `b` 6 MiB: the 4 MiB hole is too small, so best fit takes the 8 MiB
-tail instead; make it 9 MiB and nothing fits: a second 20 MiB segment appears.
+**Try it — predict first:** make `b` 6 MiB. Where does it go? And at 9 MiB?
+
+<details><summary>Answer</summary>
+
+At 6 MiB the 4 MiB hole is too small, so best fit takes the 8 MiB tail instead; at 9 MiB nothing fits, and a second 20 MiB segment appears.
+</details>
 
 ### `max_split_size_mb`
 
@@ -333,7 +354,12 @@ print(torch.cuda.max_memory_reserved())
 /*md:zh-CN
 如果一个空闲块所在的段里还有存活的块，它就是一个**非活跃分割块** (inactive split，对应 `inactive_split_bytes`)：它是空闲的，`empty_cache()` 却还不回去——这正是碎片化的种子（2.3）。
 
-**动手试试：** 把 `b` 改成 6 MiB：4 MiB 的空洞太小，最佳适配改选末尾 8 MiB 的空闲块；改成 9 MiB，则哪里都放不下：出现第二个 20 MiB 的段。
+**动手试试——先预测：** 把 `b` 改成 6 MiB。它会落在哪里？改成 9 MiB 呢？
+
+<details><summary>答案</summary>
+
+6 MiB 时 4 MiB 的空洞太小，最佳适配改选末尾 8 MiB 的空闲块；9 MiB 时哪里都放不下，出现第二个 20 MiB 的段。
+</details>
 
 ### `max_split_size_mb`
 

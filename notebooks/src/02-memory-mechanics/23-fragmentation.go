@@ -71,6 +71,13 @@ func chapterSequenceNoOOM() {
 }
 
 /*md
+**Try it — predict first:** run the sequence under `ch2.ChapterSequence("max_split_size_mb:128")`. How many segments are there right after the 768 MiB request?
+
+<details><summary>Answer</summary>
+
+Four, one per request, and reserved memory is far above the defaults': no block of 128 MiB or more is split, so nothing is cut from the first segment — and still no out-of-memory error.
+</details>
+
 ### A sequence that really fragments
 
 > 教材原文：「缓存分配器手里有很多小块，但连续的大块不够。」
@@ -106,6 +113,13 @@ torch.cuda.memory._dump_snapshot("fragment.pickle") # open it in https://pytorch
 */
 
 /*md:zh-CN
+**动手试试——先预测：** 改用 `ch2.ChapterSequence("max_split_size_mb:128")` 运行这个序列。768 MiB 的申请刚完成时有几个段？
+
+<details><summary>答案</summary>
+
+四个，每次申请一个，已预留显存远高于默认设置：128 MiB 及以上的块都不分割，所以没有哪次申请是从第一个段里切出来的——依然没有 OOM。
+</details>
+
 ### 一个真正会产生碎片的序列
 
 > 教材原文：「缓存分配器手里有很多小块，但连续的大块不够。」
@@ -332,6 +346,13 @@ func fragmentedSummary() {
 }
 
 /*md
+**Try it — predict first:** call `memlab.Check(l.EmptyCache())` before `l.ShowSummary()`. Does *Non-releasable memory* go down?
+
+<details><summary>Answer</summary>
+
+No: `inactive_split_bytes` stays where it was. `empty_cache()` releases only whole free segments, and every free block here shares its segment with a live tensor.
+</details>
+
 ### Remedies, measured
 
 The chapter's first two remedies:
@@ -371,6 +392,13 @@ print(torch.cuda.max_memory_reserved(), torch.cuda.memory_stats()["num_device_al
 */
 
 /*md:zh-CN
+**动手试试——先预测：** 在 `l.ShowSummary()` 之前调用 `memlab.Check(l.EmptyCache())`。*Non-releasable memory* 会下降吗？
+
+<details><summary>答案</summary>
+
+不会：`inactive_split_bytes` 纹丝不动。`empty_cache()` 只能释放整段空闲的段，而这里的每个空闲块都和一个存活张量共处一段。
+</details>
+
 ### 缓解办法，逐一实测
 
 教材给出的头两个办法：

@@ -104,9 +104,12 @@ func apiTour() {
 `ShowSummary` shows `MemorySummary()` as preformatted text so that the notebook does not
 re-wrap it.
 
-**Try it:** call `memlab.MemoryAllocated()` after `l.Close()`: with no lab open it stops
-the cell with a message that says to open one — memlab never opens a device behind your
-back, and never answers 0 for a device it does not have.
+**Try it — predict first:** call `memlab.MemoryAllocated()` after `l.Close()`. What does it answer?
+
+<details><summary>Answer</summary>
+
+Nothing: with no lab open it stops the cell with a message that says to open one — memlab never opens a device behind your back, and never answers 0 for a device it does not have.
+</details>
 
 ### The leak-check idiom
 
@@ -141,7 +144,12 @@ print(torch.cuda.memory_allocated() - before, peak)
 /*md:zh-CN
 `ShowSummary` 把 `MemorySummary()` 作为预排版文本显示，免得笔记本把它重新折行。
 
-**动手试试：** 在 `l.Close()` 之后调用 `memlab.MemoryAllocated()`：没有打开的 lab 时，它会停下单元格，并提示你先打开一个——memlab 从不在背后替你打开设备，也从不对一个并不存在的设备回答 0。
+**动手试试——先预测：** 在 `l.Close()` 之后调用 `memlab.MemoryAllocated()`。它会返回什么？
+
+<details><summary>答案</summary>
+
+什么也不返回：没有打开的 lab 时，它会停下单元格，并提示你先打开一个——memlab 从不在背后替你打开设备，也从不对一个并不存在的设备回答 0。
+</details>
 
 ### 检查显存泄漏的惯用写法
 
@@ -216,9 +224,12 @@ it would report a leak where there is none. (The idiom's `empty_cache()` does no
 `memory_allocated()`; it only makes `memory_reserved()` and `nvidia-smi` agree with it.)
 `memlab.CheckLeaks(f)` wraps the same idiom.
 
-**Try it:** in `train`, run 16 steps (`range 16`): the leak doubles, the fixed loop still
-leaves nothing; keep every second tensor only (`keepTensors && i%2 == 0`) and the leak
-halves.
+**Try it — predict first:** in `train`, run 16 steps (`range 16`). What does each version leave? And keeping every second tensor only (`keepTensors && i%2 == 0`)?
+
+<details><summary>Answer</summary>
+
+With 16 steps the leak doubles and the fixed loop still leaves nothing; keeping every second tensor halves the leak.
+</details>
 
 ### The per-epoch habit
 
@@ -244,7 +255,12 @@ for epoch in range(3):
 /*md:zh-CN
 留下张量的版本每步多一个输出，最后全部仍处于已分配状态；只留下数字的版本结束时回到了起点。要比较 `memory_allocated()`，千万别比较 `memory_reserved()`：因为有缓存，释放之后已预留显存并不下降，用它会在没有泄漏的地方报出泄漏。（写法里的 `empty_cache()` 不会改变 `memory_allocated()`；它只是让 `memory_reserved()` 和 `nvidia-smi` 跟它对得上。）`memlab.CheckLeaks(f)` 封装的就是这套写法。
 
-**动手试试：** 在 `train` 里跑 16 步（`range 16`）：泄漏翻倍，修好的循环依然什么也不留；只保留每隔一步的张量（`keepTensors && i%2 == 0`），泄漏减半。
+**动手试试——先预测：** 在 `train` 里跑 16 步（`range 16`）。两个版本各留下多少？只保留每隔一步的张量（`keepTensors && i%2 == 0`）呢？
+
+<details><summary>答案</summary>
+
+16 步时泄漏翻倍，修好的循环依然什么也不留；只保留每隔一步的张量，泄漏减半。
+</details>
 
 ### 每个 epoch 结束时的习惯
 
@@ -500,8 +516,12 @@ device. Two caps of 0.5 add up to the whole device and leave the context nowhere
 tenant that reaches its cap second is refused *below* its cap. Fractions that leave room
 for the contexts (0.45 each, say) keep the chapter's promise.
 
-**Try it:** cap only A (`b.SetPerProcessMemoryFraction` removed): B is still served. Cap
-only B: A takes the whole device first and B fails again.
+**Try it — predict first:** cap only A (`ch2.CapHalf(a)`). Is B's 3 GiB request served? And capping only B?
+
+<details><summary>Answer</summary>
+
+Capping only A, B is served. Capping only B, A takes the whole device first and B fails again: a cap protects the others, not its owner.
+</details>
 
 ## Exercises
 
@@ -519,7 +539,12 @@ README and hints):
 
 第三种情形正是“各占50%”的边界。比例限制的是分配器能预留的显存，以设备*总量*为基数；CUDA 上下文占的显存（最后一根柱子；两个进程就有两个上下文）不属于任何分配器，也不受任何上限约束，却实实在在占着设备上的空间。两个 0.5 加起来就是整个设备，给上下文留不出位置：第二个到达上限的租户会在*低于*自己上限的时候就被拒绝。给上下文留出余地的比例（比如各 0.45）才能兑现教材的承诺。
 
-**动手试试：** 只给 A 设上限（去掉 `b.SetPerProcessMemoryFraction`）：B 依然能得到满足。只给 B 设上限：A 先拿走整个设备，B 再次失败。
+**动手试试——先预测：** 只给 A 设上限（`ch2.CapHalf(a)`）。B 申请 3 GiB 能满足吗？只给 B 设上限呢？
+
+<details><summary>答案</summary>
+
+只给 A 设上限时，B 能得到满足。只给 B 设上限时，A 先拿走整个设备，B 再次失败：上限保护的是别人，而不是设上限的那一方。
+</details>
 
 ## 练习
 
