@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/janpfeifer/gonb/gonbui"
 
@@ -85,23 +86,55 @@ func Measured(format string, args ...any) {
 	if lang.Current() == lang.Chinese {
 		prefix = "实测："
 	}
-	line := fmt.Sprintf(lang.Text(strings.TrimRight(format, "\n")), args...)
+	line := prefix + fmt.Sprintf(lang.Text(strings.TrimRight(format, "\n")), args...)
 	if gonbui.IsNotebook {
-		// JupyterLab breaks printed lines anywhere (word-break: break-all),
-		// even mid-word; as HTML the sentence wraps between words.
-		gonbui.DisplayHTML(measuredHTML(prefix, line))
-		gonbui.Sync()
-		return
+		// JupyterLab breaks printed text anywhere (word-break: break-all),
+		// even mid-word; lines that fit the output area are never broken.
+		line = wrapWords(line, measuredWidth)
 	}
-	fmt.Fprintln(output(), prefix+line)
+	fmt.Fprintln(output(), line)
 }
 
-// measuredHTML is a Measured line as a notebook shows it: monospace, wrapped
-// only between words (or inside a word longer than the line).
-func measuredHTML(prefix, line string) string {
-	return `<div class="memlab-measured" style="font-family:var(--jp-code-font-family,monospace);` +
-		`font-size:var(--jp-code-font-size,13px);white-space:pre-wrap;word-break:normal;overflow-wrap:break-word">` +
-		"<b>" + htmlEscape(prefix) + "</b>" + htmlEscape(line) + "</div>"
+// measuredWidth is the width, in columns, a Measured line is wrapped to in a
+// notebook: what a JupyterLab output area holds at 100 % beside the file
+// browser.
+const measuredWidth = 96
+
+// wrapWords breaks s between words into lines of at most width columns (a
+// wide East Asian character counts two), continuation lines indented by two
+// spaces; a word longer than a line stays whole, and text without spaces
+// (Chinese) is left to the browser, which breaks it between characters.
+func wrapWords(s string, width int) string {
+	var out strings.Builder
+	col := 0
+	for i, w := range strings.Split(s, " ") {
+		n := displayWidth(w)
+		switch {
+		case i == 0:
+		case col+1+n > width:
+			out.WriteString("\n  ")
+			col = 2
+		default:
+			out.WriteByte(' ')
+			col++
+		}
+		out.WriteString(w)
+		col += n
+	}
+	return out.String()
+}
+
+// displayWidth is the display width of s: two columns for a wide character.
+func displayWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		if unicode.Is(unicode.Han, r) || unicode.In(r, unicode.Hiragana, unicode.Katakana, unicode.Hangul) || (r >= 0xFF00 && r <= 0xFFEF) || (r >= 0x3000 && r <= 0x303F) {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
 }
 
 var (

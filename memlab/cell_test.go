@@ -103,11 +103,27 @@ func TestOutcome(t *testing.T) {
 	Outcome(errors.New("odd"))
 }
 
-// In a notebook a Measured line is HTML that wraps between words, escaped.
-func TestMeasuredHTML(t *testing.T) {
-	got := measuredHTML("Measured: ", "a <b> & c")
-	if !strings.Contains(got, "word-break:normal") || !strings.Contains(got, "<b>Measured: </b>a &lt;b&gt; &amp; c</div>") {
-		t.Errorf("measuredHTML = %s", got)
+// In a notebook a Measured line is wrapped between words, never inside one
+// (issue 18: JupyterLab broke lines mid-word).
+func TestWrapWords(t *testing.T) {
+	line := "Measured: expandable_segments:True: peak reserved 3.53 GiB (PyTorch measured 3.53 GiB), -20.4 % against the defaults; the smallest device it trains on: 3.50 GiB"
+	got := wrapWords(line, 40)
+	if strings.ReplaceAll(got, "\n  ", " ") != line {
+		t.Errorf("wrapping changed the text:\n%s", got)
+	}
+	for _, l := range strings.Split(got, "\n") {
+		if displayWidth(l) > 40 && !strings.Contains(strings.TrimSpace(l), " ") {
+			continue // one word longer than a line stays whole
+		}
+		if displayWidth(l) > 40 {
+			t.Errorf("line %q is %d columns", l, displayWidth(l))
+		}
+	}
+	if got := wrapWords("short line", 40); got != "short line" {
+		t.Errorf("a short line became %q", got)
+	}
+	if displayWidth("实测：显存") != 10 {
+		t.Errorf("displayWidth of Chinese = %d, want 10", displayWidth("实测：显存"))
 	}
 }
 
