@@ -100,7 +100,7 @@ func labelGroups(f *Figure, groups []string) {
 	for _, g := range groups {
 		longest = max(longest, len([]rune(g)))
 	}
-	if vg.Length(longest)*vg.Points(5.5) > (f.Width-vg.Inch)/vg.Length(len(groups)) {
+	if vg.Length(longest)*vg.Points(6.5) > (f.Width-vg.Inch)/vg.Length(len(groups)) { // about 6.5 pt a character at the tick font size
 		f.LabelX(groups...)
 	}
 }
