@@ -105,9 +105,19 @@ const measuredWidth = 96
 // spaces; a word longer than a line stays whole, and text without spaces
 // (Chinese) is left to the browser, which breaks it between characters.
 func wrapWords(s string, width int) string {
+	var words []string
+	for _, w := range strings.Split(s, " ") {
+		// a figure and its unit stay on one line: "5.44 GiB", "-7.4 %"
+		if n := len(words); n > 0 && unitWords[strings.TrimRight(w, ",;:.)")] && words[n-1] != "" &&
+			strings.ContainsAny(words[n-1][len(words[n-1])-1:], "0123456789") {
+			words[n-1] += " " + w
+			continue
+		}
+		words = append(words, w)
+	}
 	var out strings.Builder
 	col := 0
-	for i, w := range strings.Split(s, " ") {
+	for i, w := range words {
 		n := displayWidth(w)
 		switch {
 		case i == 0:
@@ -123,6 +133,10 @@ func wrapWords(s string, width int) string {
 	}
 	return out.String()
 }
+
+// unitWords are the words [wrapWords] keeps beside the figure before them.
+var unitWords = map[string]bool{"bytes": true, "KiB": true, "MiB": true, "GiB": true, "TiB": true, "%": true,
+	"ms": true, "µs": true, "s": true, "ns": true}
 
 // displayWidth is the display width of s: two columns for a wide character.
 func displayWidth(s string) int {

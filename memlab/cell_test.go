@@ -119,6 +119,13 @@ func TestWrapWords(t *testing.T) {
 			t.Errorf("line %q is %d columns", l, displayWidth(l))
 		}
 	}
+	for _, l := range strings.Split(wrapWords("Measured: peak reserved 5.04 GiB (-7.4 % against the defaults' 5.44 GiB), peak 0 bytes", 38), "\n") {
+		for _, u := range []string{"GiB", "%", "bytes"} {
+			if strings.HasPrefix(strings.TrimSpace(l), u) {
+				t.Errorf("line %q starts with the unit of the line before", l)
+			}
+		}
+	}
 	if got := wrapWords("short line", 40); got != "short line" {
 		t.Errorf("a short line became %q", got)
 	}

@@ -174,7 +174,7 @@ print(torch.cuda.memory_allocated() - before, peak)
 ```
 */
 
-// train runs 8 steps of trainStep and keeps a history: the outputs
+// train runs 8 steps of ch2.TrainStep and keeps a history: the outputs
 // themselves (history.append(out)) when keepTensors, else one number of each
 // (history.append(out[0, 0].item())), releasing the output. It returns the
 // tensors kept and memory_allocated() − before after each step.
