@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/janpfeifer/gonb/gonbui"
 
@@ -108,7 +109,7 @@ func wrapWords(s string, width int) string {
 	var words []string
 	for _, w := range strings.Split(s, " ") {
 		// a figure and its unit stay on one line: "5.44 GiB", "-7.4 %"
-		if n := len(words); n > 0 && unitWords[strings.TrimRight(w, ",;:.)")] && words[n-1] != "" &&
+		if n := len(words); n > 0 && startsWithUnit(w) && words[n-1] != "" &&
 			strings.ContainsAny(words[n-1][len(words[n-1])-1:], "0123456789") {
 			words[n-1] += " " + w
 			continue
@@ -137,6 +138,20 @@ func wrapWords(s string, width int) string {
 // unitWords are the words [wrapWords] keeps beside the figure before them.
 var unitWords = map[string]bool{"bytes": true, "KiB": true, "MiB": true, "GiB": true, "TiB": true, "%": true,
 	"ms": true, "µs": true, "s": true, "ns": true}
+
+// startsWithUnit says whether w is one of [unitWords], alone or followed by
+// punctuation or a Chinese character ("GiB,", "GiB；", "%）").
+func startsWithUnit(w string) bool {
+	for u := range unitWords {
+		if rest, ok := strings.CutPrefix(w, u); ok {
+			r, _ := utf8.DecodeRuneInString(rest)
+			if rest == "" || !(unicode.IsLetter(r) && r < unicode.MaxLatin1) && !unicode.IsDigit(r) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // displayWidth is the display width of s: two columns for a wide character.
 func displayWidth(s string) int {
