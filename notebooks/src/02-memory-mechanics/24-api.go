@@ -402,8 +402,8 @@ Measured times beside the length of your own epoch: unless epochs are tiny, the 
 are lost in it. What the habit buys is the chapter's reason: memory the epoch cached is
 given back for others.
 
-**Try it — predict first:** make every step's activation a different size,
-`(256 + step%4) << 20`. How many `cudaMalloc` calls does each habit make now?
+**Try it — predict first:** make every step's activation a different size: loop
+`for step := range 100` and allocate `(256 + step%4) << 20`. How many `cudaMalloc` calls does each habit make now?
 
 <details><summary>Answer</summary>
 
@@ -417,7 +417,7 @@ number of distinct sizes an epoch caches.
 /*md:zh-CN
 这个习惯的代价，是每个 epoch 每个缓存的段要多一次 `cudaMalloc` 和一次 `cudaFree`——这里每个 epoch 各一次，而不调用它的循环总共只 `cudaMalloc` 一次。把实测的时间和你自己一个 epoch 的长度放在一起比：除非 epoch 很短，这些调用都微不足道。这个习惯换来的，正是教材给出的理由：这个 epoch 缓存的显存还给了别人。
 
-**动手试试——先预测：** 让每一步的激活值大小都不同，`(256 + step%4) << 20`。现在两种习惯各要调用多少次 `cudaMalloc`？
+**动手试试——先预测：** 让每一步的激活值大小都不同：循环改成 `for step := range 100`，申请 `(256 + step%4) << 20`。现在两种习惯各要调用多少次 `cudaMalloc`？
 
 <details><summary>答案</summary>
 
