@@ -5,10 +5,11 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/janpfeifer/gonb/gonbui"
 
-	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memplot"
 )
@@ -38,9 +39,42 @@ func Check(err error) {
 	}
 }
 
-// FormatBytes prints a byte count as PyTorch does in memory_summary and its
-// out-of-memory messages: "512 bytes", "1.50 KiB", "20.00 MiB", "1.00 GiB".
-func FormatBytes(n int64) string { return allocator.FormatSize(n) }
+// FormatBytes prints a byte count in the units of PyTorch's out-of-memory
+// messages: "512 bytes", "1.50 KiB", "20.00 MiB", "1.00 GiB". Unlike
+// PyTorch's format_size (allocator.FormatSize, which the out-of-memory
+// messages keep), a count of exactly one unit is written in that unit —
+// 1 MiB is "1.00 MiB", not "1024.00 KiB" — so that a table never shows the
+// same size two ways; negative counts (differences) get a minus sign.
+func FormatBytes(n int64) string {
+	sign, u := "", uint64(n)
+	if n < 0 {
+		sign, u = "-", uint64(-(n+1))+1
+	}
+	switch {
+	case u < 1<<10:
+		return fmt.Sprintf("%s%d bytes", sign, u)
+	case u < 1<<20:
+		return fmt.Sprintf("%s%.2f KiB", sign, float64(u)/(1<<10))
+	case u < 1<<30:
+		return fmt.Sprintf("%s%.2f MiB", sign, float64(u)/(1<<20))
+	default:
+		return fmt.Sprintf("%s%.2f GiB", sign, float64(u)/(1<<30))
+	}
+}
+
+// Outcome is what a request came to, for a table or a Measured line:
+// "served" when err is nil, "out of memory" when it is one (see
+// [IsOutOfMemory]); any other error stops the cell.
+func Outcome(err error) string {
+	if err == nil {
+		return "served"
+	}
+	if IsOutOfMemory(err) {
+		return "out of memory"
+	}
+	Check(err)
+	return ""
+}
 
 // Measured prints one "Measured:" line: the sentence a notebook states about
 // an experiment, printed by the cell from the numbers it measured, so that the
@@ -53,7 +87,83 @@ func Measured(format string, args ...any) {
 	if lang.Current() == lang.Chinese {
 		prefix = "实测："
 	}
-	fmt.Fprintf(output(), prefix+lang.Text(strings.TrimRight(format, "\n"))+"\n", args...)
+	line := prefix + fmt.Sprintf(lang.Text(strings.TrimRight(format, "\n")), args...)
+	if gonbui.IsNotebook {
+		// JupyterLab breaks printed text anywhere (word-break: break-all),
+		// even mid-word; lines that fit the output area are never broken.
+		line = wrapWords(line, measuredWidth)
+	}
+	fmt.Fprintln(output(), line)
+}
+
+// measuredWidth is the width, in columns, a Measured line is wrapped to in a
+// notebook: what a JupyterLab output area holds at 100 % beside the file
+// browser.
+const measuredWidth = 96
+
+// wrapWords breaks s between words into lines of at most width columns (a
+// wide East Asian character counts two), continuation lines indented by two
+// spaces; a word longer than a line stays whole, and text without spaces
+// (Chinese) is left to the browser, which breaks it between characters.
+func wrapWords(s string, width int) string {
+	var words []string
+	for _, w := range strings.Split(s, " ") {
+		// a figure and its unit stay on one line: "5.44 GiB", "-7.4 %"
+		if n := len(words); n > 0 && startsWithUnit(w) && words[n-1] != "" &&
+			strings.ContainsAny(words[n-1][len(words[n-1])-1:], "0123456789") {
+			words[n-1] += " " + w
+			continue
+		}
+		words = append(words, w)
+	}
+	var out strings.Builder
+	col := 0
+	for i, w := range words {
+		n := displayWidth(w)
+		switch {
+		case i == 0:
+		case col+1+n > width:
+			out.WriteString("\n  ")
+			col = 2
+		default:
+			out.WriteByte(' ')
+			col++
+		}
+		out.WriteString(w)
+		col += n
+	}
+	return out.String()
+}
+
+// unitWords are the words [wrapWords] keeps beside the figure before them.
+var unitWords = map[string]bool{"bytes": true, "KiB": true, "MiB": true, "GiB": true, "TiB": true, "%": true,
+	"ms": true, "µs": true, "s": true, "ns": true}
+
+// startsWithUnit says whether w is one of [unitWords], alone or followed by
+// punctuation or a Chinese character ("GiB,", "GiB；", "%）").
+func startsWithUnit(w string) bool {
+	for u := range unitWords {
+		if rest, ok := strings.CutPrefix(w, u); ok {
+			r, _ := utf8.DecodeRuneInString(rest)
+			if rest == "" || !(unicode.IsLetter(r) && r < unicode.MaxLatin1) && !unicode.IsDigit(r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// displayWidth is the display width of s: two columns for a wide character.
+func displayWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		if unicode.Is(unicode.Han, r) || unicode.In(r, unicode.Hiragana, unicode.Katakana, unicode.Hangul) || (r >= 0xFF00 && r <= 0xFFEF) || (r >= 0x3000 && r <= 0x303F) {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
 }
 
 var (

@@ -2,6 +2,7 @@ package memlab
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -72,6 +73,71 @@ func TestMeasured(t *testing.T) {
 	Measured("%s after x\n", FormatBytes(4<<20))
 	if out.String() != "实测：4.00 MiB after x\n" {
 		t.Errorf("Measured printed %q in the Chinese edition (an untranslated sentence stays English)", out.String())
+	}
+}
+
+// A size of exactly one unit is written in that unit (issue 18: "1024.00 KiB"
+// beside "1.00 MiB"); differences keep their sign.
+func TestFormatBytes(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{{0, "0 bytes"}, {512, "512 bytes"}, {1023, "1023 bytes"}, {1 << 10, "1.00 KiB"}, {1536, "1.50 KiB"},
+		{1<<20 - 1<<9, "1023.50 KiB"}, {1 << 20, "1.00 MiB"}, {1 << 30, "1.00 GiB"}, {150109880320, "139.80 GiB"},
+		{-(4 << 20), "-4.00 MiB"}, {-512, "-512 bytes"}, {math.MinInt64, "-8589934592.00 GiB"}} {
+		if got := FormatBytes(c.n); got != c.want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}
+
+func TestOutcome(t *testing.T) {
+	if got := Outcome(nil); got != "served" {
+		t.Errorf("Outcome(nil) = %q", got)
+	}
+	l := MustOpen(Sim("1GiB"), NotCurrent())
+	defer l.Close()
+	_, err := l.Allocate(2 << 30)
+	if got := Outcome(err); got != "out of memory" {
+		t.Errorf("Outcome(%v) = %q", err, got)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Outcome of another error did not stop the cell")
+		}
+	}()
+	Outcome(errors.New("odd"))
+}
+
+// In a notebook a Measured line is wrapped between words, never inside one
+// (issue 18: JupyterLab broke lines mid-word).
+func TestWrapWords(t *testing.T) {
+	line := "Measured: expandable_segments:True: peak reserved 3.53 GiB (PyTorch measured 3.53 GiB), -20.4 % against the defaults; the smallest device it trains on: 3.50 GiB"
+	got := wrapWords(line, 40)
+	if strings.ReplaceAll(got, "\n  ", " ") != line {
+		t.Errorf("wrapping changed the text:\n%s", got)
+	}
+	for _, l := range strings.Split(got, "\n") {
+		if displayWidth(l) > 40 && !strings.Contains(strings.TrimSpace(l), " ") {
+			continue // one word longer than a line stays whole
+		}
+		if displayWidth(l) > 40 {
+			t.Errorf("line %q is %d columns", l, displayWidth(l))
+		}
+	}
+	for _, l := range strings.Split(wrapWords("Measured: peak reserved 5.04 GiB (-7.4 % against the defaults' 5.44 GiB), peak 0 bytes", 38)+"\n"+
+		wrapWords("实测：在 lab 打开之后才设置：已预留 1.00 GiB，分配器设置 \"\"；相对默认设置 +0.0 %；empty_cache() 让 memory_allocated 总共变化了 0 bytes：它", 60), "\n") {
+		for _, u := range []string{"GiB", "%", "bytes"} {
+			if strings.HasPrefix(strings.TrimSpace(l), u) {
+				t.Errorf("line %q starts with the unit of the line before", l)
+			}
+		}
+	}
+	if got := wrapWords("short line", 40); got != "short line" {
+		t.Errorf("a short line became %q", got)
+	}
+	if displayWidth("实测：显存") != 10 {
+		t.Errorf("displayWidth of Chinese = %d, want 10", displayWidth("实测：显存"))
 	}
 }
 
@@ -159,7 +225,13 @@ func TestSteps(t *testing.T) {
 	if last := s.Last(); last.Allocated != 0 || last.Err != "odd" {
 		t.Errorf("last = %+v", last)
 	}
-	if got := s.Table().String(); !strings.Contains(got, "x      1024.00 KiB  2.00 MiB") {
+	if got, want := s.Last().Outcome(), "failed: odd"; got != want {
+		t.Errorf("Outcome() = %q, want %q", got, want)
+	}
+	if st, _ := s.Find("x"); st.Outcome() != "served" {
+		t.Errorf("step x: Outcome() = %q", st.Outcome())
+	}
+	if got := s.Table().String(); !strings.Contains(got, "x      1.00 MiB   2.00 MiB") {
 		t.Errorf("table:\n%s", got)
 	}
 	if _, err := s.PlotAllocator("p"); err != nil {

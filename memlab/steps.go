@@ -21,6 +21,15 @@ type Step struct {
 	Err string
 }
 
+// Outcome is what the step's request came to: "served", or "failed: " and
+// the error (see [Outcome] for an error at hand).
+func (s Step) Outcome() string {
+	if s.Err == "" {
+		return "served"
+	}
+	return "failed: " + s.Err
+}
+
 // Steps records a lab's memory after each step of an experiment, for a
 // table (one row a step) and a memory curve (one point a step):
 //
@@ -73,6 +82,15 @@ func (s *Steps) Find(label string) (Step, bool) {
 		}
 	}
 	return Step{}, false
+}
+
+// MaxReserved is the largest reserved memory of the steps (0 if none).
+func (s *Steps) MaxReserved() int64 {
+	var m int64
+	for _, st := range s.List {
+		m = max(m, st.Reserved)
+	}
+	return m
 }
 
 // Labels returns the steps' labels.

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strconv"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -62,8 +64,33 @@ func Bars(title, yLabel string, groups []string, series ...BarSeries) (*Figure, 
 	if top > 0 {
 		f.Y.Max = top * 1.1
 	}
+	f.Add(&nearZero{series: series, width: w, top: top})
 	labelGroups(f, groups)
 	return f, nil
+}
+
+// nearZero writes the value above each bar too short to see (under 2 % of
+// the tallest), so that a zero reads as measured, not as missing.
+type nearZero struct {
+	series []BarSeries
+	width  vg.Length
+	top    float64
+}
+
+func (z *nearZero) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	style := draw.TextStyle{Color: color.Gray{Y: 0x33}, Font: p.X.Tick.Label.Font, XAlign: draw.XCenter, YAlign: draw.YBottom}
+	style.Font.Size = MinFontSize
+	style.Handler = p.X.Tick.Label.Handler
+	for i, s := range z.series {
+		offset := vg.Length(float64(i)-float64(len(z.series)-1)/2) * z.width
+		for g, v := range s.Values {
+			if z.top > 0 && v >= 0.02*z.top {
+				continue
+			}
+			c.FillText(style, vg.Point{X: trX(float64(g)) + offset, Y: trY(v) + vg.Points(2)}, strconv.FormatFloat(v, 'g', 3, 64))
+		}
+	}
 }
 
 // labelGroups writes the group labels upwards, as LabelX does, when the
@@ -73,7 +100,7 @@ func labelGroups(f *Figure, groups []string) {
 	for _, g := range groups {
 		longest = max(longest, len([]rune(g)))
 	}
-	if vg.Length(longest)*vg.Points(5.5) > (f.Width-vg.Inch)/vg.Length(len(groups)) {
+	if vg.Length(longest)*vg.Points(6.5) > (f.Width-vg.Inch)/vg.Length(len(groups)) { // about 6.5 pt a character at the tick font size
 		f.LabelX(groups...)
 	}
 }

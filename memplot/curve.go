@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -172,6 +173,25 @@ type Series struct {
 	Step bool
 }
 
+// PerStep is a staircase of bytes after steps 1, 2, …: ys[i] at step i+1.
+func PerStep(name string, ys []int64) Series {
+	s := Series{Name: name, Y: ys, Step: true}
+	for i := range ys {
+		s.X = append(s.X, float64(i+1))
+	}
+	return s
+}
+
+// LabelledLines is [Lines] over steps 0, 1, … whose x ticks are labels
+// (the ops of an experiment, say).
+func LabelledLines(title string, labels []string, series ...Series) (*Figure, error) {
+	f, err := Lines(title, "", series...)
+	if err == nil {
+		f.LabelX(labels...)
+	}
+	return f, err
+}
+
 // Lines draws several byte series against a shared x axis, for comparing the
 // same quantity across variants (baseline and optimised allocated bytes, say).
 func Lines(title, xLabel string, series ...Series) (*Figure, error) {
@@ -213,11 +233,22 @@ func Lines(title, xLabel string, series ...Series) (*Figure, error) {
 		l.Width = vg.Points(max(1.5, 3.5-float64(i)))
 		l.Dashes = lineDashes[i%len(lineDashes)]
 		f.Add(l)
-		f.AddKey(s.Name, l)
+		f.AddKey(s.Name+coincides(series[:i], s), l)
 	}
 	f.Y.Max = u.Of(largest) * 1.08
 	f.Add(plotter.NewGrid())
 	return f, nil
+}
+
+// coincides is " (same as NAME)" when s has the points of an earlier series,
+// so that a legend says that one curve hides another, else "".
+func coincides(earlier []Series, s Series) string {
+	for _, e := range earlier {
+		if slices.Equal(e.X, s.X) && slices.Equal(e.Y, s.Y) && e.Step == s.Step {
+			return " (same as " + e.Name + ")"
+		}
+	}
+	return ""
 }
 
 // lineDashes are the dash patterns of the series of [Lines], in order.
@@ -299,7 +330,7 @@ func Pairs(title, xLabel, solid, dashed string, pairs ...Pair) (*Figure, error) 
 	f.X.Label.Text = xLabel
 	f.Y.Label.Text = u.Name
 	f.Y.Min = 0
-	f.key.TextStyle.Font.Size = KeyFontSize
+	f.Height = PairsHeight // many curves over thousands of events: room to read them
 	line := func(xs []float64, ys []int64, c color.Color, dashes []vg.Length, width vg.Length) (*plotter.Line, error) {
 		xys := make(plotter.XYs, len(xs))
 		for j := range xs {
@@ -341,5 +372,13 @@ func Pairs(title, xLabel, solid, dashed string, pairs ...Pair) (*Figure, error) 
 	return f, nil
 }
 
-// KeyFontSize is the key's text in [Pairs]: 10 pt, 13 px in a PNG at 100 %.
-const KeyFontSize = vg.Length(10)
+// KeyFontSize is the legend's text in every figure: 11 pt, about 15 px in a
+// PNG shown at 100 %.
+const KeyFontSize = vg.Length(11)
+
+// PairsHeight is the height of a [Pairs] figure (the what-if plot): taller
+// than the default, so that several settings' curves stay apart.
+const PairsHeight = 5 * vg.Inch
+
+// TickFontSize is the axes' tick labels and axis labels: 11 pt.
+const TickFontSize = vg.Length(11)

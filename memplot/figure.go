@@ -44,14 +44,16 @@ func newFigure(title string) *Figure {
 	p := plot.New()
 	p.Title.Text = title
 	p.Title.Padding = vg.Points(6)
-	p.Title.TextStyle.Font.Size = vg.Points(12)
+	p.Title.TextStyle.Font.Size = vg.Points(13)
 	p.X.Tick.Marker = roundTicks
 	p.Y.Tick.Marker = roundTicks
 	key := plot.NewLegend()
 	key.Top, key.Left = true, true
-	key.TextStyle.Font.Size = MinFontSize
-	p.X.Tick.Label.Font.Size = vg.Points(10)
-	p.Y.Tick.Label.Font.Size = vg.Points(10)
+	key.TextStyle.Font.Size = KeyFontSize
+	p.X.Tick.Label.Font.Size = TickFontSize
+	p.Y.Tick.Label.Font.Size = TickFontSize
+	p.X.Label.TextStyle.Font.Size = TickFontSize
+	p.Y.Label.TextStyle.Font.Size = TickFontSize
 	key.ThumbnailWidth = vg.Points(18)
 	return &Figure{Plot: p, Width: DefaultWidth, Height: DefaultHeight, key: key, Name: slug(title)}
 }

@@ -302,3 +302,54 @@ func TestPairsKey(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestLabelledLines(t *testing.T) {
+	if _, err := LabelledLines("t", []string{"a", "b"}, PerStep("s", []int64{1, 2})); err != nil {
+		t.Error(err)
+	}
+	if _, err := LabelledLines("t", nil); err == nil {
+		t.Error("no series drew")
+	}
+}
+
+func TestPerStep(t *testing.T) {
+	s := PerStep("leak", []int64{1, 2, 3})
+	if !s.Step || len(s.X) != 3 || s.X[0] != 1 || s.X[2] != 3 || s.Y[2] != 3 || s.Name != "leak" {
+		t.Errorf("PerStep = %+v", s)
+	}
+}
+
+// A curve that hides another says so in the legend (issue 18).
+func TestCoincidingCurvesSaySo(t *testing.T) {
+	a := PerStep("keeps numbers", []int64{0, 0, 0})
+	b := PerStep("fixed loop", []int64{0, 0, 0})
+	c := PerStep("keeps tensors", []int64{1, 2, 3})
+	if got := coincides([]Series{a, c}, b); got != " (same as keeps numbers)" {
+		t.Errorf("coincides = %q", got)
+	}
+	if got := coincides([]Series{a}, c); got != "" {
+		t.Errorf("distinct curves: coincides = %q", got)
+	}
+}
+
+// A 2 MiB segment beside a 600 MiB one is drawn wide enough to see, and the
+// axis says so; segments of one size are drawn to scale.
+func TestSegmentMapWidensSlivers(t *testing.T) {
+	seg := func(size int64) Segment {
+		return Segment{Pool: "large", Blocks: []Block{{Size: size, State: Allocated}}}
+	}
+	f, err := SegmentMap("m", []Segment{seg(2 << 20), seg(600 << 20)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(f.X.Label.Text, "drawn wider") {
+		t.Errorf("axis label %q does not say small segments are widened", f.X.Label.Text)
+	}
+	f, err = SegmentMap("m", []Segment{seg(20 << 20), seg(20 << 20)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(f.X.Label.Text, "wider") {
+		t.Errorf("equal segments: axis label %q", f.X.Label.Text)
+	}
+}

@@ -84,8 +84,10 @@ const MaxSegmentRows = 40
 
 // SegmentMap draws each segment as a horizontal bar, in the order given (the
 // allocator's snapshot order is address order), its blocks coloured by state.
-// All bars share one byte scale, so a 2 MiB small-pool segment is a sliver
-// beside a 1 GiB one.
+// All bars share one byte scale, except that a segment too narrow to see
+// (under [MinSegmentWidth]) is drawn that wide, its blocks in proportion
+// within it, and the axis label says so: a 2 MiB small-pool segment stays
+// visible beside a 600 MiB one, and its row label gives its true size.
 func SegmentMap(title string, segs []Segment) (*Figure, error) {
 	if len(segs) == 0 {
 		return nil, errors.New("memplot: SegmentMap: no segments (the allocator holds no memory)")
@@ -120,7 +122,11 @@ func SegmentMap(title string, segs []Segment) (*Figure, error) {
 		names[len(shown)-1-i] = fmt.Sprintf("%s %s", u.Format(s.Size()), poolLetter(s.Pool))
 	}
 	f.NominalY(names...)
-	f.Add(&segmentBars{segs: shown, unit: u})
+	sb := &segmentBars{segs: shown, unit: u}
+	f.Add(sb)
+	if sb.widens(largest) {
+		f.X.Label.Text += "; segments under 1/60 of the axis drawn wider"
+	}
 	for _, st := range []BlockState{Allocated, InactiveSplit, Free} {
 		f.AddKey(st.String(), swatch{st.color()})
 	}
@@ -144,23 +150,48 @@ type segmentBars struct {
 	unit ByteUnit
 }
 
+// MinSegmentWidth is the smallest share of a segment map's axis a segment is
+// drawn at: 1/60 (about 10 px of an 8 inch figure).
+const MinSegmentWidth = 1.0 / 60
+
+// widens says whether some segment is drawn wider than its size.
+func (sb *segmentBars) widens(largest int64) bool {
+	for _, s := range sb.segs {
+		if float64(s.Size()) < MinSegmentWidth*float64(largest) {
+			return true
+		}
+	}
+	return false
+}
+
 func (sb *segmentBars) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	n := len(sb.segs)
 	half := 0.32
+	var largest int64
+	for _, s := range sb.segs {
+		largest = max64(largest, s.Size())
+	}
 	for i, s := range sb.segs {
 		row := float64(n - 1 - i)
 		y0, y1 := trY(row-half), trY(row+half)
+		// scale maps a byte offset in s to the axis: true size, or stretched
+		// to the minimum width for a segment too narrow to see.
+		scale := 1.0
+		if minimum := MinSegmentWidth * float64(largest); float64(s.Size()) < minimum {
+			scale = minimum / float64(s.Size())
+		}
+		at := func(off int64) float64 { return sb.unit.Of(int64(float64(off) * scale)) }
 		var off int64
 		for _, b := range s.Blocks {
-			x0, x1 := trX(sb.unit.Of(off)), trX(sb.unit.Of(off+b.Size))
+			x0, x1 := trX(at(off)), trX(at(off+b.Size))
 			off += b.Size
 			rect := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}
 			c.FillPolygon(b.State.color(), c.ClipPolygonXY(rect))
 			c.StrokeLines(draw.LineStyle{Color: color.White, Width: vg.Points(0.5)},
 				c.ClipLinesXY([]vg.Point{{X: x0, Y: y0}, {X: x0, Y: y1}})...)
 		}
-		x0, x1 := trX(0), trX(sb.unit.Of(off))
+		x0, x1 := trX(0), trX(at(off))
 		c.StrokeLines(draw.LineStyle{Color: color.Black, Width: vg.Points(0.6)},
 			c.ClipLinesXY([]vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}, {X: x0, Y: y0}})...)
 	}

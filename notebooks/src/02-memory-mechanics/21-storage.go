@@ -59,75 +59,25 @@ print(torch.cuda.memory_allocated())
 ```
 */
 
-// named is a tensor with the Python expression that made it.
-//
-//nb:decl
-type named struct {
-	expr string
-	t    *tensor.Tensor
-}
-
-// viewTable shows each tensor's layout and the storage behind it, measured
-// from base's data pointer.
-//
-//nb:decl
-func viewTable(base *tensor.Tensor, ts []named) {
-	tab := memlab.NewTable("tensor", "shape", "stride", "offset", "nbytes", "storage nbytes",
-		"data_ptr − x.data_ptr", "contiguous", "shares x's storage")
-	for _, n := range ts {
-		v := n.t
-		tab.Row(n.expr, v.Shape(), v.Strides(), v.StorageOffset(), memlab.FormatBytes(v.Nbytes()), memlab.FormatBytes(v.StorageNbytes()),
-			int64(v.DataPtr())-int64(base.DataPtr()), v.IsContiguous(), v.SharesStorage(base))
-	}
-	tab.Show()
-}
-
-// viewBars plots each tensor's own size beside the storage it keeps alive.
-//
-//nb:decl
-func viewBars(title string, ts []named) (*memplot.Figure, error) {
-	var names []string
-	own := memplot.BarSeries{Name: "nbytes (the view)"}
-	storage := memplot.BarSeries{Name: "storage nbytes (allocated)"}
-	for _, n := range ts {
-		names = append(names, n.expr)
-		own.Values = append(own.Values, float64(n.t.Nbytes())/1024)
-		storage.Values = append(storage.Values, float64(n.t.StorageNbytes())/1024)
-	}
-	return memplot.Bars(title, "KiB", names, own, storage)
-}
-
-// release releases every tensor (Python's del).
-//
-//nb:decl
-func release(ts []named) {
-	for _, n := range ts {
-		memlab.Check(n.t.Release())
-	}
-}
-
 //nb:cell plot
 func storageVsViews() {
 	l := memlab.MustOpen()
 	defer l.Close()
 	x := memlab.Must(tensor.Zeros(l, tensor.Float32, 1024, 1024)) // 4 MiB
 	afterX := l.MemoryAllocated()
-	ts := []named{
-		{"x", x},
-		{"x.view(256, 4096)", memlab.Must(x.View(256, 4096))},
-		{"x.t()", memlab.Must(x.T())},
-		{"x[0:1]", memlab.Must(x.Slice(0, 0, 1, 1))},
-		{"x[512]", memlab.Must(x.Select(0, 512))},
-		{"x[:, 100:110]", memlab.Must(x.Narrow(1, 100, 10))},
-	}
+	vs := memlab.NewViews(x) // a table of views of x
+	vs.Add("x.view(256, 4096)", memlab.Must(x.View(256, 4096)))
+	xt := vs.Add("x.t()", memlab.Must(x.T()))
+	vs.Add("x[0:1]", memlab.Must(x.Slice(0, 0, 1, 1)))
+	vs.Add("x[512]", memlab.Must(x.Select(0, 512)))
+	vs.Add("x[:, 100:110]", memlab.Must(x.Narrow(1, 100, 10)))
 	afterViews := l.MemoryAllocated()
-	ts = append(ts, named{"x.t().contiguous()", memlab.Must(ts[2].t.Contiguous())})
-	afterCopy := l.MemoryAllocated()
-	viewTable(x, ts)
+	vs.Add("x.t().contiguous()", memlab.Must(xt.Contiguous()))
+	vs.Table().Show()
 	memlab.Measured("memory_allocated is %s after x, %s after the five views, %s after x.t().contiguous()",
-		memlab.FormatBytes(afterX), memlab.FormatBytes(afterViews), memlab.FormatBytes(afterCopy))
-	memlab.Show(viewBars("2.1 a view's size vs the storage it keeps", ts))
-	release(ts)
+		memlab.FormatBytes(afterX), memlab.FormatBytes(afterViews), memlab.FormatBytes(l.MemoryAllocated()))
+	memlab.Show(vs.Plot("2.1 a view's size vs the storage it keeps"))
+	memlab.Check(vs.Release())
 }
 
 /*md
@@ -135,15 +85,23 @@ Every view reports the storage's size, whatever its own: `x[0:1]` covers one row
 keeps all of `x`. `x[512]` starts 512 rows × 4 KiB past `x`'s data pointer. Only the
 copy allocates.
 
-**Try it:** make `x` `tensor.Float16` (half the bytes: every storage size halves, the
-strides stay the same), or add `{"x[::2]", memlab.Must(x.Slice(0, 0, 1024, 2))}` — a
-view with stride 2048 that is not contiguous and still allocates nothing.
+**Try it — predict first:** make `x` `tensor.Float16`. What happens to the storage sizes, and to the strides?
+
+<details><summary>Answer</summary>
+
+Every storage size halves (`x` is 2 MiB) and the strides stay the same: strides count elements, not bytes. Then add `vs.Add("x[::2]", memlab.Must(x.Slice(0, 0, 1024, 2)))`: a view with stride 2048, not contiguous, that allocates nothing.
+</details>
 */
 
 /*md:zh-CN
 不管视图本身多大，它报告的存储大小都是整块存储的大小：`x[0:1]` 只覆盖一行，却让整个 `x` 都留在显存里。`x[512]` 的起点比 `x` 的数据指针靠后 512 行 × 4 KiB。只有拷贝才会分配显存。
 
-**动手试试：** 把 `x` 改成 `tensor.Float16`（字节数减半：每个存储的大小都减半，步长不变）；或者加一行 `{"x[::2]", memlab.Must(x.Slice(0, 0, 1024, 2))}`——这是一个步长为 2048 的视图，不连续，同样不分配任何显存。
+**动手试试——先预测：** 把 `x` 改成 `tensor.Float16`。存储的大小和步长会怎样变化？
+
+<details><summary>答案</summary>
+
+每个存储的大小都减半（`x` 变成 2 MiB），步长不变：步长按元素计，而不是按字节。再加一行 `vs.Add("x[::2]", memlab.Must(x.Slice(0, 0, 1024, 2)))`：这是一个步长为 2048 的视图，不连续，同样不分配任何显存。
+</details>
 */
 
 /*md
@@ -206,6 +164,13 @@ func metadataOnHost() {
 }
 
 /*md
+**Try it — predict first:** make it 100000 views (`range 100000`). How much do the three counters move now?
+
+<details><summary>Answer</summary>
+
+Not at all: 0 bytes each. A view is a host object; however many there are, the device sees only `x`'s storage.
+</details>
+
 ### A slice keeps its base alive
 
 > 教材原文：「视图不占新数据区，但可能阻止原始数据释放。」
@@ -229,6 +194,13 @@ print(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
 */
 
 /*md:zh-CN
+**动手试试——先预测：** 改成十万个视图（`range 100000`）。三个计数现在变化多少？
+
+<details><summary>答案</summary>
+
+一点也不变：都是 0 字节。视图是主机上的对象；不管有多少个，设备上只有 `x` 的那块存储。
+</details>
+
 ### 切片会让原张量一直活着
 
 > 教材原文：「视图不占新数据区，但可能阻止原始数据释放。」
@@ -273,8 +245,12 @@ func sliceKeepsBase() {
 Reserved memory stays up after `del row`: the 64 MiB went back to the allocator's
 cache, not to the device (see 2.2).
 
-**Try it:** keep `big[0:1024]` instead of one row (a quarter of `big`): the clone then
-allocates 16 MiB, and dropping the view still frees the whole 64 MiB storage.
+**Try it — predict first:** keep `big[0:1024]` (a quarter of `big`) instead of one row. What does the clone allocate, and what is left after `del row`?
+
+<details><summary>Answer</summary>
+
+The clone allocates 16 MiB, and dropping the view still frees the whole 64 MiB storage: 16 MiB remain allocated.
+</details>
 
 ### Row-major layout, transpose strides, and `view` on a non-contiguous tensor
 
@@ -304,7 +280,12 @@ print(c.view(6), torch.cuda.memory_allocated() - before)
 /*md:zh-CN
 `del row` 之后已预留显存 (reserved) 并没有下降：那 64 MiB 回到了分配器的缓存里，而不是还给设备（见 2.2）。
 
-**动手试试：** 不留一行，改留 `big[0:1024]`（`big` 的四分之一）：这时 clone 会分配 16 MiB，而丢掉视图之后，整块 64 MiB 的存储照样被释放。
+**动手试试——先预测：** 不留一行，改留 `big[0:1024]`（`big` 的四分之一）。clone 会分配多少？`del row` 之后还剩多少？
+
+<details><summary>答案</summary>
+
+clone 分配 16 MiB，丢掉视图之后整块 64 MiB 的存储照样被释放：已分配显存剩下 16 MiB。
+</details>
 
 ### 行优先布局、转置后的步长，以及对非连续张量调用 `view`
 
@@ -344,6 +325,13 @@ func transposeStrides() {
 }
 
 /*md
+**Try it — predict first:** make `x` `a.View(3, 2)` (three rows of two). What are `x.t()`'s strides, and in what order does it read the storage?
+
+<details><summary>Answer</summary>
+
+Strides (1, 2), and it reads 0 2 4 1 3 5: the transpose swaps the strides of whatever shape it is given, over the same storage.
+</details>
+
 Chapter 4 says `view()` needs a contiguous tensor:
 
 > 教材原文：「这里有个关键点：view() 要求张量在内存中是『连续』的。」（第 4 章）
@@ -371,6 +359,13 @@ print(torch.cuda.memory_allocated() - before)
 */
 
 /*md:zh-CN
+**动手试试——先预测：** 把 `x` 改成 `a.View(3, 2)`（三行两列）。`x.t()` 的步长是多少？它按什么顺序读存储？
+
+<details><summary>答案</summary>
+
+步长为 (1, 2)，读出的顺序是 0 2 4 1 3 5：无论形状如何，转置都只是在同一块存储上交换步长。
+</details>
+
 第 4 章说 `view()` 要求张量连续：
 
 > 教材原文：「这里有个关键点：view() 要求张量在内存中是『连续』的。」（第 4 章）
@@ -412,11 +407,12 @@ func viewNonContiguous() {
 }
 
 /*md
-**Try it:** ask for `half.View(512, 1024)`, which merges pairs of rows of `x[:, ::2]`:
-it succeeds too, with strides (2048, 2), because each row's next element would sit
-exactly where the following row starts. Then try `memlab.Must(x.Narrow(1, 0, 512)).View(-1)`
-(`x[:, :512].view(-1)`): rows of 512 with gaps of 512 between them cannot be walked with
-one stride, so it fails with the same message as `x.t().view(-1)`.
+**Try it — predict first:** ask for `half.View(512, 1024)`, which merges pairs of rows of `x[:, ::2]`. Does it succeed? And `memlab.Must(x.Narrow(1, 0, 512)).View(-1)` (`x[:, :512].view(-1)`)?
+
+<details><summary>Answer</summary>
+
+The first succeeds, with strides (2048, 2): each row's next element would sit exactly where the following row starts. The second fails with the same message as `x.t().view(-1)`: rows of 512 with gaps of 512 between them cannot be walked with one stride.
+</details>
 
 ### Saved tensors hold memory
 
@@ -446,7 +442,12 @@ print(torch.cuda.memory_allocated())
 */
 
 /*md:zh-CN
-**动手试试：** 试试 `half.View(512, 1024)`，它把 `x[:, ::2]` 的每两行合并成一行：同样能成功，步长为 (2048, 2)，因为每行的下一个元素恰好落在下一行的起点。再试试 `memlab.Must(x.Narrow(1, 0, 512)).View(-1)`（即 `x[:, :512].view(-1)`）：每行 512 个元素、行与行之间隔着 512 个元素，无法用一个步长走完，所以它会失败，报错信息和 `x.t().view(-1)` 一样。
+**动手试试——先预测：** 试试 `half.View(512, 1024)`，它把 `x[:, ::2]` 的每两行合并成一行。能成功吗？`memlab.Must(x.Narrow(1, 0, 512)).View(-1)`（即 `x[:, :512].view(-1)`）呢？
+
+<details><summary>答案</summary>
+
+前者成功，步长为 (2048, 2)：每行的下一个元素恰好落在下一行的起点。后者失败，报错信息和 `x.t().view(-1)` 一样：每行 512 个元素、行与行之间隔着 512 个元素，无法用一个步长走完。
+</details>
 
 ### 保存的张量会占着显存
 
@@ -517,10 +518,19 @@ func savedTensors() {
 }
 
 /*md
-**Try it:** set `layers = 8`: the tape's memory grows by one activation per layer, to
-W, x and eight relu outputs, while the inference line stays flat.
+**Try it — predict first:** set `layers = 8`. What does memory_allocated reach with the tape, and without?
+
+<details><summary>Answer</summary>
+
+With the tape it grows by one activation per layer, to W, x and eight relu outputs; the inference line stays flat.
+</details>
 */
 
 /*md:zh-CN
-**动手试试：** 把 `layers` 设为 8：记录计算过程时，显存每层多一个激活值，最终是 W、x 和八个 relu 输出；推理那条线依然平稳。
- */
+**动手试试——先预测：** 把 `layers` 设为 8。记录计算过程时 memory_allocated 会涨到多少？不记录时呢？
+
+<details><summary>答案</summary>
+
+记录时每层多一个激活值，最终是 W、x 和八个 relu 输出；推理那条线依然平稳。
+</details>
+*/

@@ -2,13 +2,11 @@ package nb02
 
 import (
 	"fmt"
-	"strings"
+	"os"
 
-	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/experiments/ch2"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
-	"memlab.dev/memlab/reference"
-	"memlab.dev/memlab/replay"
 	"memlab.dev/memlab/tensor"
 )
 
@@ -122,9 +120,12 @@ The chapter's advice on `empty_cache()` holds:
 After it the driver's count (the last figure of the Measured line) no longer includes
 the cached 256 MiB segment.
 
-**Try it:** allocate `y` 300 MiB instead of 256: the cached 256 MiB segment is too small,
-so the allocator makes a second segment (cudaMalloc calls go to 2) and reserved memory
-peaks at their sum.
+**Try it — predict first:** allocate `y` 300 MiB instead of 256. How many cudaMalloc calls now, and where does reserved memory peak?
+
+<details><summary>Answer</summary>
+
+Two calls: the cached 256 MiB segment is too small, so the allocator makes a second segment, and reserved memory peaks at their sum.
+</details>
 
 ### The rules in five allocations
 
@@ -163,7 +164,12 @@ for seg in torch.cuda.memory_snapshot():            # every segment and its bloc
 
 调用之后，驱动统计的用量（实测一行的最后一个数）里不再包含那个缓存着的 256 MiB 段。
 
-**动手试试：** 把 `y` 改成 300 MiB：缓存里的 256 MiB 段不够大，分配器只好再建一个段（cudaMalloc 次数变成 2），已预留显存的峰值是两段之和。
+**动手试试——先预测：** 把 `y` 改成 300 MiB。现在有几次 cudaMalloc？已预留显存的峰值在哪里？
+
+<details><summary>答案</summary>
+
+两次：缓存里的 256 MiB 段不够大，分配器只好再建一个段，已预留显存的峰值是两段之和。
+</details>
 
 ### 五次申请看懂分配规则
 
@@ -184,47 +190,6 @@ for seg in torch.cuda.memory_snapshot():            # 每个段及其中的块
 ```
 */
 
-// locate finds the segment and block of the allocator's snapshot that holds p.
-//
-//nb:decl
-func locate(s allocator.Snapshot, p tensor.Ptr) (allocator.Segment, allocator.Block) {
-	for _, seg := range s.Segments {
-		for _, b := range seg.Blocks {
-			if uint64(p) >= b.Address && uint64(p) < b.Address+uint64(b.Size) {
-				return seg, b
-			}
-		}
-	}
-	panic(fmt.Sprintf("no block holds address %#x", p))
-}
-
-// locateBlock is the block that holds t's data.
-//
-//nb:decl
-func locateBlock(l *memlab.Lab, t *tensor.Tensor) allocator.Block {
-	_, b := locate(l.Snapshot(), t.DataPtr())
-	return b
-}
-
-// blocks prints each segment's blocks in address order: "20.00 MiB large: 12.00 MiB A | 8.00 MiB free".
-//
-//nb:decl
-func blocks(s allocator.Snapshot) string {
-	var lines []string
-	for _, seg := range s.Segments {
-		var bs []string
-		for _, b := range seg.Blocks {
-			state := "A"
-			if b.State == allocator.StateInactive {
-				state = "free"
-			}
-			bs = append(bs, memlab.FormatBytes(b.Size)+" "+state)
-		}
-		lines = append(lines, fmt.Sprintf("%s %s segment: %s", memlab.FormatBytes(seg.TotalSize), seg.Pool, strings.Join(bs, " | ")))
-	}
-	return strings.Join(lines, "\n")
-}
-
 //nb:cell plot
 func fiveAllocations() {
 	l := memlab.MustOpen()
@@ -235,18 +200,17 @@ func fiveAllocations() {
 		name string
 		n    int
 	}{{"24 B", 24}, {"1 MiB", 1 << 20}, {"1 MiB + 1 B", 1<<20 + 1}, {"12 MiB", 12 << 20}, {"600 MiB", 600 << 20}} {
-		t := memlab.Must(tensor.Empty(l, tensor.Uint8, r.n))
-		ts = append(ts, t)
-		seg, b := locate(l.Snapshot(), t.DataPtr())
+		ts = append(ts, memlab.Must(tensor.Empty(l, tensor.Uint8, r.n)))
+		seg, b, _ := l.BlockOf(ts[len(ts)-1])
 		st := l.MemoryStats()
-		tab.Row(r.name, memlab.FormatBytes(b.Size), seg.Pool, memlab.FormatBytes(seg.TotalSize),
-			memlab.FormatBytes(st["allocated_bytes.all.current"]), memlab.FormatBytes(st["reserved_bytes.all.current"]),
-			st["segment.small_pool.current"], st["segment.large_pool.current"])
+		tab.Row(r.name, memlab.FormatBytes(b.Size), seg.Pool, memlab.FormatBytes(seg.TotalSize), memlab.FormatBytes(st["allocated_bytes.all.current"]),
+			memlab.FormatBytes(st["reserved_bytes.all.current"]), st["segment.small_pool.current"], st["segment.large_pool.current"])
 	}
 	tab.Show()
-	fmt.Println(blocks(l.Snapshot()))
-	memlab.Measured("24 bytes took a %s block; the five requests made %d segments (%d cudaMalloc calls)",
-		memlab.FormatBytes(locateBlock(l, ts[0]).Size), len(l.Snapshot().Segments), l.MemoryStats()["num_device_alloc"])
+	fmt.Println(memlab.Blocks(l.Snapshot())) // each segment's blocks, in address order
+	_, first, _ := l.BlockOf(ts[0])
+	memlab.Measured("24 bytes took a %s block; segments after the five requests: %d; cudaMalloc calls: %d",
+		memlab.FormatBytes(first.Size), len(l.Snapshot().Segments), l.MemoryStats()["num_device_alloc"])
 	memlab.Show(l.SegmentMap("2.2 the segments after five allocations (S small pool, L large)"))
 	memlab.Check(tensor.ReleaseAll(ts...))
 }
@@ -257,8 +221,12 @@ shares the 2 MiB segment of the 24-byte one; 1 MiB + 1 byte is large-pool and ma
 20 MiB segment; the 12 MiB request is served by best fit from the free rest of that
 20 MiB segment, which is split; 600 MiB needs a segment of its own.
 
-**Try it:** make the fourth request 20 MiB: nothing cached is large enough, so it gets a
-segment of exactly 20 MiB (a request of 10 MiB or more is rounded to 2 MiB, not to 20).
+**Try it — predict first:** make the fourth request 20 MiB. Which segment serves it, and how large is that segment?
+
+<details><summary>Answer</summary>
+
+A new one of exactly 20 MiB: nothing cached is large enough, and a request of 10 MiB or more is rounded to 2 MiB, not to 20.
+</details>
 
 ### Best fit, split and merge
 
@@ -291,7 +259,12 @@ print(len(seg["blocks"]), seg["blocks"][0]["state"])         # one merged block,
 /*md:zh-CN
 对照规则看 “its segment” 一列：1 MiB 的申请属于小块池，和 24 字节的申请共用一个 2 MiB 的段；1 MiB + 1 字节属于大块池，建了一个 20 MiB 的段；12 MiB 的申请按最佳适配，从这个 20 MiB 段剩下的空闲部分里切出来，段被分割；600 MiB 则需要一个独立的段。
 
-**动手试试：** 把第四次申请改成 20 MiB：缓存里没有足够大的块，于是它得到一个正好 20 MiB 的段（10 MiB 及以上的申请按 2 MiB 取整，而不是按 20 MiB）。
+**动手试试——先预测：** 把第四次申请改成 20 MiB。哪个段满足它？那个段有多大？
+
+<details><summary>答案</summary>
+
+一个新段，正好 20 MiB：缓存里没有足够大的块，而 10 MiB 及以上的申请按 2 MiB 取整，而不是按 20 MiB。
+</details>
 
 ### 最佳适配、分割与合并
 
@@ -321,18 +294,18 @@ func splitAndMerge() {
 	defer l.Close()
 	a := memlab.Must(tensor.Empty(l, tensor.Uint8, 4<<20)) // a new 20 MiB segment, split
 	c := memlab.Must(tensor.Empty(l, tensor.Uint8, 8<<20)) // cut from its free rest
-	fmt.Println("a = empty(4 MiB); c = empty(8 MiB):  " + blocks(l.Snapshot()))
+	fmt.Println("a = empty(4 MiB); c = empty(8 MiB):  " + memlab.Blocks(l.Snapshot()))
 	hole := a.DataPtr()
 	memlab.Check(a.Release())
-	fmt.Println("del a:                               " + blocks(l.Snapshot()))
+	fmt.Println("del a:                               " + memlab.Blocks(l.Snapshot()))
 	b := memlab.Must(tensor.Empty(l, tensor.Uint8, 2<<20))
-	fmt.Println("b = empty(2 MiB):                    " + blocks(l.Snapshot()))
+	fmt.Println("b = empty(2 MiB):                    " + memlab.Blocks(l.Snapshot()))
 	split := l.MemoryStats()["inactive_split_bytes.all.current"]
 	memlab.Check(tensor.ReleaseAll(b, c))
-	fmt.Println("del b, c (the blocks merge):         " + blocks(l.Snapshot()))
+	fmt.Println("del b, c (the blocks merge):         " + memlab.Blocks(l.Snapshot()))
 	snap := l.Snapshot()
 	memlab.Measured("b took a's 4 MiB hole (same address: %v); %s sat free in split blocks before del b, c; "+
-		"afterwards %d free block in %d segment (%d cudaMalloc call)", b.DataPtr() == hole, memlab.FormatBytes(split),
+		"afterwards free blocks: %d, segments: %d, cudaMalloc calls: %d", b.DataPtr() == hole, memlab.FormatBytes(split),
 		len(snap.Segments[0].Blocks), len(snap.Segments), l.MemoryStats()["num_device_alloc"])
 }
 
@@ -341,8 +314,12 @@ A free block inside a segment that still has a live block is an **inactive split
 (`inactive_split_bytes`): free, but `empty_cache()` cannot give it back — the seed of
 fragmentation (2.3).
 
-**Try it:** make `b` 6 MiB: the 4 MiB hole is too small, so best fit takes the 8 MiB
-tail instead; make it 9 MiB and nothing fits: a second 20 MiB segment appears.
+**Try it — predict first:** make `b` 6 MiB. Where does it go? And at 9 MiB?
+
+<details><summary>Answer</summary>
+
+At 6 MiB the 4 MiB hole is too small, so best fit takes the 8 MiB tail instead; at 9 MiB nothing fits, and a second 20 MiB segment appears.
+</details>
 
 ### `max_split_size_mb`
 
@@ -377,7 +354,12 @@ print(torch.cuda.max_memory_reserved())
 /*md:zh-CN
 如果一个空闲块所在的段里还有存活的块，它就是一个**非活跃分割块** (inactive split，对应 `inactive_split_bytes`)：它是空闲的，`empty_cache()` 却还不回去——这正是碎片化的种子（2.3）。
 
-**动手试试：** 把 `b` 改成 6 MiB：4 MiB 的空洞太小，最佳适配改选末尾 8 MiB 的空闲块；改成 9 MiB，则哪里都放不下：出现第二个 20 MiB 的段。
+**动手试试——先预测：** 把 `b` 改成 6 MiB。它会落在哪里？改成 9 MiB 呢？
+
+<details><summary>答案</summary>
+
+6 MiB 时 4 MiB 的空洞太小，最佳适配改选末尾 8 MiB 的空闲块；9 MiB 时哪里都放不下，出现第二个 20 MiB 的段。
+</details>
 
 ### `max_split_size_mb`
 
@@ -402,86 +384,26 @@ print(torch.cuda.max_memory_reserved())
 ```
 */
 
-// chapterSequence runs the chapter's ops on a 4 GiB lab with allocator
-// configuration conf and returns the memory after each op, with the segments
-// right after the 768 MiB request.
-//
-//nb:decl
-func chapterSequence(conf string) (*memlab.Steps, []memplot.Segment) {
-	l := memlab.MustOpen(memlab.Budget(4<<30), memlab.AllocConf(conf))
-	defer l.Close()
-	steps := l.Steps()
-	for i, mib := range []int{1024, 512, 256} {
-		a := memlab.Must(tensor.Empty(l, tensor.Uint8, mib<<20))
-		steps.Add(fmt.Sprintf("a%d = empty(%d MiB)", i, mib))
-		memlab.Check(a.Release())
-		steps.Add(fmt.Sprintf("del a%d", i))
-	}
-	a3 := memlab.Must(tensor.Empty(l, tensor.Uint8, 768<<20))
-	steps.Add("a3 = empty(768 MiB)")
-	at768 := memlab.Segments(l.Snapshot())
-	memlab.Check(l.EmptyCache())
-	steps.Add("empty_cache()")
-	memlab.Check(a3.Release())
-	steps.Add("del a3")
-	memlab.Check(l.EmptyCache())
-	steps.Add("empty_cache() again")
-	return steps, at768
-}
-
-// pytorch reads PyTorch 2.11's state after each op of a ground-truth trace.
-//
-//nb:decl
-func pytorch(file string) []replay.State {
-	tr := memlab.Must(replay.ReadFile(memlab.Must(reference.File(reference.Torch211, file))))
-	return tr.States
-}
-
-// compare shows memlab's and PyTorch's allocated and reserved memory op by op
-// and returns how many ops differ.
-//
-//nb:decl
-func compare(steps *memlab.Steps, torch []replay.State) (differ int) {
-	tab := memlab.NewTable("op", "allocated", "reserved", "PyTorch 2.11 allocated", "PyTorch reserved", "same")
-	for i, st := range steps.List {
-		ta, tr := *torch[i].MemoryAllocated, *torch[i].MemoryReserved
-		same := st.Allocated == ta && st.Reserved == tr
-		if !same {
-			differ++
-		}
-		tab.Row(st.Label, memlab.FormatBytes(st.Allocated), memlab.FormatBytes(st.Reserved), memlab.FormatBytes(ta), memlab.FormatBytes(tr), same)
-	}
-	tab.Show()
-	return differ
-}
-
 //nb:cell plot
 func maxSplitSize() {
-	reserved := func(s memlab.Step) int64 { return s.Reserved }
 	var lines []memplot.Series
-	var labels []string
-	for _, c := range []struct{ name, conf, torch string }{
+	var ops []string
+	for _, c := range []struct{ name, conf, torch string }{ // torch: PyTorch 2.11's recording in reference/torch-2.11
 		{"defaults", "", "a__default.jsonl.gz"},
 		{"max_split_size_mb:128", "max_split_size_mb:128", "a__max_split_size_mb_128.jsonl.gz"},
 		{"max_split_size_mb:32 (the chapter's advice)", "max_split_size_mb:32", ""},
 	} {
-		steps, _ := chapterSequence(c.conf)
-		peak := int64(0)
-		for _, s := range steps.List {
-			peak = max(peak, s.Reserved)
-		}
-		if c.torch != "" {
-			fmt.Println(c.name + ":")
-			memlab.Measured("%s: reserved memory peaks at %s; %d of %d ops differ from PyTorch 2.11",
-				c.name, memlab.FormatBytes(peak), compare(steps, pytorch(c.torch)), len(steps.List))
+		steps, _ := memlab.Must2(ch2.ChapterSequence(c.conf)) // the Python above, under PYTORCH_CUDA_ALLOC_CONF=conf
+		if c.torch == "" {
+			memlab.Measured("%s: reserved memory peaks at %s; no PyTorch recording of this configuration", c.name, memlab.FormatBytes(steps.MaxReserved()))
 		} else {
-			memlab.Measured("%s: reserved memory peaks at %s; no PyTorch recording of this configuration", c.name, memlab.FormatBytes(peak))
+			tab, differ := memlab.Must2(ch2.Compare(steps, memlab.Must(ch2.PyTorch(c.torch))))
+			tab.Show()
+			memlab.Measured("%s: reserved memory peaks at %s; %d of %d ops differ from PyTorch 2.11", c.name, memlab.FormatBytes(steps.MaxReserved()), differ, len(steps.List))
 		}
-		lines, labels = append(lines, steps.Series(c.name, reserved)), steps.Labels()
+		lines, ops = append(lines, steps.Series(c.name, func(s memlab.Step) int64 { return s.Reserved })), steps.Labels()
 	}
-	fig := memlab.Must(memplot.Lines("2.2 reserved memory over the chapter's sequence", "", lines...))
-	fig.LabelX(labels...)
-	memlab.Show(fig, nil)
+	memlab.Show(memplot.LabelledLines("2.2 reserved memory over the chapter's sequence", ops, lines...))
 }
 
 /*md
@@ -492,12 +414,106 @@ option does not save memory by itself: on this sequence the chapter's advice rai
 peak. What it buys is shown in 2.3: oversize free segments are released first when
 memory runs short, and small requests stop pinning large segments.
 
-**Try it:** set the 768 MiB request to 1024 MiB: with the defaults it reuses the cached
-1 GiB segment whole; the PyTorch columns then no longer apply (the recording is of 768).
+**Try it — predict first:** add `{"max_split_size_mb:1024", "max_split_size_mb:1024", ""}`
+to the list. The first segment is exactly 1024 MiB: does the new line follow the defaults?
+
+<details><summary>Answer</summary>
+
+No: it climbs like `max_split_size_mb:128`. A block counts as oversize when its size is
+*at least* the limit, so a 1024 MiB segment under a 1024 MiB limit is never split. Try
+`max_split_size_mb:1025`: that line follows the defaults.
+</details>
+
+### When `PYTORCH_CUDA_ALLOC_CONF` is read
+
+Chapter 4 sets the variable from Python:
+
+> 教材原文：「os.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'max_split_size_mb:128'」（第 4 章）
+
+PyTorch reads it once, when CUDA initialises — at the first CUDA call, not at
+`import torch`. Set before that (as the chapter's snippet does, above its `import torch`),
+it applies; set after the first tensor on the GPU, it changes nothing for the rest of the
+process. memlab mirrors that: a lab's allocator reads the variable when the lab opens
+(`memlab.AllocConf` gives the setting explicitly). Below, one lab opens before the
+variable is set and one after; each then allocates and frees 1 GiB and asks for 512 MiB,
+which the defaults cut from the cached 1 GiB segment and `max_split_size_mb:128` does not.
+
+```python
+import torch
+x = torch.empty(1, device="cuda")                   # CUDA initialises: the variable is read now
+import os
+os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "max_split_size_mb:128"   # too late for this process
+a = torch.empty(2**30, dtype=torch.uint8, device="cuda"); del a
+b = torch.empty(2**29, dtype=torch.uint8, device="cuda")
+print(torch.cuda.memory_reserved())                 # the defaults' answer: the 1 GiB segment, split
+```
 */
 
 /*md:zh-CN
 默认设置下，每次申请都从第一个 1 GiB 的段里切出来，所以已预留显存从不超过 1 GiB；设成 `max_split_size_mb:128`（或 32）时，大块不再被分割，每次申请各占一个段，已预留显存一路上涨，直到 `empty_cache()`。这个选项本身并不省显存：在这个序列上，教材的建议反而抬高了峰值。它真正的好处要到 2.3 才看得到：显存紧张时，超大的空闲段会被优先释放，小申请也不会再把大段钉住。
 
-**动手试试：** 把 768 MiB 的申请改成 1024 MiB：默认设置下它会整块复用缓存里的 1 GiB 段；这时 PyTorch 各列就不再适用了（录下的是 768 MiB 的那次）。
+**动手试试——先预测：** 在列表里加上 `{"max_split_size_mb:1024", "max_split_size_mb:1024", ""}`。第一个段正好是 1024 MiB：新的这条线会和默认设置一样吗？
+
+<details><summary>答案</summary>
+
+不会：它像 `max_split_size_mb:128` 那样一路上涨。块的大小只要*不小于*上限就算超大块，所以在 1024 MiB 的上限下，1024 MiB 的段永远不会被分割。试试 `max_split_size_mb:1025`：那条线就和默认设置一样了。
+</details>
+
+### `PYTORCH_CUDA_ALLOC_CONF` 什么时候被读取
+
+第 4 章在 Python 里设置这个环境变量：
+
+> 教材原文：「os.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'max_split_size_mb:128'」（第 4 章）
+
+PyTorch 只在 CUDA 初始化时读取它一次——也就是第一次 CUDA 调用时，而不是 `import torch` 时。在那之前设置（就像教材的代码那样，写在 `import torch` 之前），它就生效；在 GPU 上已经有了第一个张量之后再设置，对这个进程余下的部分毫无作用。memlab 也是这样：lab 的分配器在 lab 打开时读取这个变量（`memlab.AllocConf` 则显式给出设置）。下面一个 lab 在设置变量之前打开，另一个在之后打开；两者都先申请并释放 1 GiB，再申请 512 MiB——默认设置会从缓存的 1 GiB 段里切出它，`max_split_size_mb:128` 则不会。
+
+```python
+import torch
+x = torch.empty(1, device="cuda")                   # CUDA 初始化：此刻读取环境变量
+import os
+os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "max_split_size_mb:128"   # 对这个进程来说太晚了
+a = torch.empty(2**30, dtype=torch.uint8, device="cuda"); del a
+b = torch.empty(2**29, dtype=torch.uint8, device="cuda")
+print(torch.cuda.memory_reserved())                 # 默认设置的结果：1 GiB 的段被分割
+```
+*/
+
+//nb:cell
+func allocConfTooLate() {
+	defer os.Setenv("PYTORCH_CUDA_ALLOC_CONF", os.Getenv("PYTORCH_CUDA_ALLOC_CONF")) // restored after the cell
+	os.Unsetenv("PYTORCH_CUDA_ALLOC_CONF")
+	early := memlab.MustOpen(memlab.Budget(4<<30), memlab.NotCurrent()) // CUDA initialises: the variable is read now
+	defer early.Close()
+	os.Setenv("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:128")      // the chapter's line, too late for early
+	late := memlab.MustOpen(memlab.Budget(4<<30), memlab.NotCurrent()) // a new process: the variable is set before CUDA starts
+	defer late.Close()
+	var bs []*tensor.Tensor
+	for _, l := range []*memlab.Lab{early, late} {
+		memlab.Check(memlab.Must(tensor.Empty(l, tensor.Uint8, 1<<30)).Release())
+		bs = append(bs, memlab.Must(tensor.Empty(l, tensor.Uint8, 512<<20))) // cut from the cached 1 GiB, or not
+	}
+	defer func() { memlab.Check(tensor.ReleaseAll(bs...)) }()
+	memlab.Measured("set after the lab opened: reserved %s, allocator settings %q; set before: reserved %s, settings %q",
+		memlab.FormatBytes(early.MemoryReserved()), early.Allocator().Config().String(),
+		memlab.FormatBytes(late.MemoryReserved()), late.Allocator().Config().String())
+}
+
+/*md
+**Try it — predict first:** open `early` with `memlab.AllocConf("max_split_size_mb:128")`
+and leave the rest. What does `early` report now?
+
+<details><summary>Answer</summary>
+
+The same as `late`: an explicit setting at open is the `PYTORCH_CUDA_ALLOC_CONF` of a
+process started with the variable set; only changing it *after* the open does nothing.
+</details>
+*/
+
+/*md:zh-CN
+**动手试试——先预测：** 打开 `early` 时加上 `memlab.AllocConf("max_split_size_mb:128")`，其余不变。`early` 现在报告什么？
+
+<details><summary>答案</summary>
+
+和 `late` 一样：打开时显式给出的设置，相当于一个启动时就设好了这个变量的进程里的 `PYTORCH_CUDA_ALLOC_CONF`；只有在打开*之后*再改，才毫无作用。
+</details>
 */

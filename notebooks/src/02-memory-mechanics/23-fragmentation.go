@@ -3,10 +3,11 @@ package nb02
 import (
 	"fmt"
 
-	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/experiments/ch2"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
+	"memlab.dev/memlab/whatif"
 )
 
 /*md
@@ -62,14 +63,21 @@ print(len(torch.cuda.memory_snapshot()), torch.cuda.memory_reserved(),
 
 //nb:cell plot
 func chapterSequenceNoOOM() {
-	steps, at768 := chapterSequence("")
+	steps, at768 := memlab.Must2(ch2.ChapterSequence("")) // the Python above
 	step, _ := steps.Find("a3 = empty(768 MiB)")
-	memlab.Measured("the 768 MiB request was served (error: %q) inside %d segment of %s; %d cudaMalloc call in the whole sequence",
-		step.Err, len(at768), memlab.FormatBytes(step.Reserved), steps.Last().DeviceAllocs)
+	memlab.Measured("the 768 MiB request: %s; segments right after it: %d, reserved %s; cudaMalloc calls in the whole sequence: %d",
+		step.Outcome(), len(at768), memlab.FormatBytes(step.Reserved), steps.Last().DeviceAllocs)
 	memlab.Show(memplot.SegmentMap("2.3 after the 768 MiB request: one segment, split", at768))
 }
 
 /*md
+**Try it — predict first:** run the sequence under `ch2.ChapterSequence("max_split_size_mb:128")`. How many segments are there right after the 768 MiB request?
+
+<details><summary>Answer</summary>
+
+Four, one per request, and reserved memory is far above the defaults': no block of 128 MiB or more is split, so nothing is cut from the first segment — and still no out-of-memory error.
+</details>
+
 ### A sequence that really fragments
 
 > 教材原文：「缓存分配器手里有很多小块，但连续的大块不够。」
@@ -83,7 +91,7 @@ shorter batch: it splits the cached 512 MiB segment, leaving 16 MiB free at its 
 keep a 16 MiB tensor (a logged metric, say), which best fit puts in exactly that
 leftover. When the activations are freed, six 496 MiB holes are free in the cache — each
 in a segment a live tensor pins, so neither `empty_cache()` nor the allocator's own
-retry can release any. Then comes a request for 1536 MiB (`request` below).
+retry can release any. Then comes a request for 1536 MiB (`ch2.Request` below).
 
 ```python
 MiB = 2**20
@@ -105,11 +113,18 @@ torch.cuda.memory._dump_snapshot("fragment.pickle") # open it in https://pytorch
 */
 
 /*md:zh-CN
+**动手试试——先预测：** 改用 `ch2.ChapterSequence("max_split_size_mb:128")` 运行这个序列。768 MiB 的申请刚完成时有几个段？
+
+<details><summary>答案</summary>
+
+四个，每次申请一个，已预留显存远高于默认设置：128 MiB 及以上的块都不分割，所以没有哪次申请是从第一个段里切出来的——依然没有 OOM。
+</details>
+
 ### 一个真正会产生碎片的序列
 
 > 教材原文：「缓存分配器手里有很多小块，但连续的大块不够。」
 
-这种情况确实会发生，但前提是**有存活的小张量把段钉住**。在一个 4 GiB 的设备上跑六个批次：每个批次先申请并释放一个 512 MiB 的激活值（一个长批次），再申请一个 496 MiB 的（一个短一些的批次：它从缓存的 512 MiB 段里分割出来，段末尾剩下 16 MiB 空闲），然后留下一个 16 MiB 的张量（比如记录下来的某个指标），最佳适配正好把它放进那块剩余空间。激活值释放后，缓存里空出六个 496 MiB 的洞——每个洞所在的段都被一个存活张量钉住，所以无论是 `empty_cache()` 还是分配器自己的重试，都一个也释放不了。接着来一个 1536 MiB 的申请（下面的 `request`）。
+这种情况确实会发生，但前提是**有存活的小张量把段钉住**。在一个 4 GiB 的设备上跑六个批次：每个批次先申请并释放一个 512 MiB 的激活值（一个长批次），再申请一个 496 MiB 的（一个短一些的批次：它从缓存的 512 MiB 段里分割出来，段末尾剩下 16 MiB 空闲），然后留下一个 16 MiB 的张量（比如记录下来的某个指标），最佳适配正好把它放进那块剩余空间。激活值释放后，缓存里空出六个 496 MiB 的洞——每个洞所在的段都被一个存活张量钉住，所以无论是 `empty_cache()` 还是分配器自己的重试，都一个也释放不了。接着来一个 1536 MiB 的申请（下面的 `ch2.Request`）。
 
 ```python
 MiB = 2**20
@@ -132,41 +147,14 @@ torch.cuda.memory._dump_snapshot("fragment.pickle") # 在 https://pytorch.org/me
 
 // request is the large request made after the workload.
 //
-//nb:decl
-const request = 1536 << 20
-
-// workload runs batches of the fragmenting workload on l: each allocates and
-// frees a 512 MiB activation, then allocates a batch-byte activation and a
-// 16 MiB tensor that it keeps. It frees the activations and returns the kept
-// tensors; rec, if not nil, is marked after each batch.
-//
-//nb:decl
-func workload(l *memlab.Lab, batches int, batch int, rec *memlab.Recorder) []*tensor.Tensor {
-	var keep, acts []*tensor.Tensor
-	for i := 1; i <= batches; i++ {
-		long := memlab.Must(tensor.Empty(l, tensor.Uint8, 512<<20)) // a long batch
-		memlab.Check(long.Release())
-		acts = append(acts, memlab.Must(tensor.Empty(l, tensor.Uint8, batch)))  // a shorter one
-		keep = append(keep, memlab.Must(tensor.Empty(l, tensor.Uint8, 16<<20))) // a logged metric
-		if rec != nil {
-			rec.Mark(fmt.Sprintf("batch %d", i))
-		}
-	}
-	memlab.Check(tensor.ReleaseAll(acts...))
-	if rec != nil {
-		rec.Mark("activations freed")
-	}
-	return keep
-}
-
 //nb:cell plot
 func fragment() {
 	l := memlab.MustOpen(memlab.Budget(4 << 30))
 	defer l.Close()
-	rec := l.Record()
-	keep := workload(l, 6, 496<<20, rec)
+	rec := l.Record()                                // _record_memory_history()
+	keep := memlab.Must(ch2.Fragmenting.Run(l, rec)) // the six batches of the Python above
 	snap := l.Snapshot()
-	_, err := tensor.Empty(l, tensor.Uint8, request)
+	_, err := tensor.Empty(l, tensor.Uint8, ch2.Request) // 1.5 GiB
 	rec.Stop()
 	fmt.Println("empty(1.5 GiB):", err)
 	memlab.Measured("%s free in the cache, the largest free block %s: the 1.5 GiB request failed with an out-of-memory error: %v",
@@ -184,18 +172,125 @@ exactly); freeing the activations opens the holes — total free far above the r
 the largest block far below. The error message is PyTorch's, with its advice. So the
 chapter's picture is right once live tensors pin the segments; its example just lacks them.
 
-**Try it:** keep 8 MiB tensors instead of 16 MiB (`8<<20` in `workload`): each 16 MiB
-leftover now holds two of them, best fit packs them in pairs, three of the six segments
-are left with no kept tensor, and the request is served — fragmentation depends on
-exactly how the sizes interlock. Or make the shorter batch `512<<20`: it is served too
-(that is the "uniform sizes" remedy below).
+**Try it — predict first:** keep 8 MiB tensors instead of 16 MiB: replace the `Run` line
+by `w := ch2.Fragmenting; w.Kept = 8 << 20; keep := memlab.Must(w.Run(l, rec))`. Is the
+request served?
 
+<details><summary>Answer</summary>
+
+Yes. Each 16 MiB leftover now holds two kept tensors, best fit packs them in pairs, three
+of the six segments are left with no kept tensor — whole and releasable — and the request
+is served. Fragmentation depends on exactly how the sizes interlock.
+</details>
+
+### "Why is 200 MB free, yet 100 MB cannot be allocated?"
+
+> 教材原文：「2.3 显存碎片化问题：为什么显存还有200MB，却申请不了100MB的Tensor？」「你看着torch.cuda.memory_reserved()显示还剩2GB，但一申请个512MB的Tensor就OOM。」
+>
+> In translation: "2.3 Fragmentation: why is there still 200 MB of GPU memory, yet a
+> 100 MB tensor cannot be allocated?" "You see torch.cuda.memory_reserved() showing 2 GB
+> left, yet asking for a 512 MB tensor runs out of memory."
+
+The chapter's title question, at its own sizes: a 1 GiB device, 600 MiB of weights, and
+the loop above made smaller (five batches of 50, 40 and a kept 10 MiB), then a 100 MiB
+request. PyTorch's out-of-memory message states the chapter's "200 MB free" exactly: it
+is the memory *reserved by PyTorch but unallocated*. The second sentence misreads
+`memory_reserved()`: it is not what is left but what the allocator holds — live tensors
+included. What is free in the cache is `memory_reserved() - memory_allocated()`; what is
+free on the device is `mem_get_info()`.
+
+```python
+torch.cuda.set_per_process_memory_fraction(2**30 / torch.cuda.mem_get_info()[1])   # a 1 GiB device
+weights = torch.empty(600 * MiB, dtype=torch.uint8, device="cuda")
+# ... the loop above with 50, 40 and 10 MiB, five batches ...
+try:
+    torch.empty(100 * MiB, dtype=torch.uint8, device="cuda")
+except torch.cuda.OutOfMemoryError as e:
+    print(e)                                        # "... X is reserved by PyTorch but unallocated"
+print(torch.cuda.memory_reserved(), torch.cuda.memory_allocated(), torch.cuda.mem_get_info()[0])
+```
+*/
+
+/*md:zh-CN
+段分布图上有六个段，每个段里都有一个橙色的洞（非活跃分割块：空闲却被钉住），旁边是钉住它的蓝色 16 MiB 张量。折线图展示了它是怎么形成的：批次运行期间没有任何空闲（每个小张量正好填满所在段的剩余空间）；激活值一释放，洞就出现了——空闲总量远大于申请，最大的空闲块却远小于申请。报错信息就是 PyTorch 的原话，连同它给的建议。所以教材描述的现象是真实的，只要有存活张量钉住段；它举的例子恰恰缺了这一点。
+
+**动手试试——先预测：** 把留下的张量从 16 MiB 改成 8 MiB：把 `Run` 那一行换成 `w := ch2.Fragmenting; w.Kept = 8 << 20; keep := memlab.Must(w.Run(l, rec))`。申请能满足吗？
+
+<details><summary>答案</summary>
+
+能。每块 16 MiB 的剩余空间现在能放两个留存张量，最佳适配把它们两两挤在一起，六个段中有三个没有留下任何张量——整段空闲、可以释放——申请得到满足。碎片化取决于各个尺寸如何咬合。
+</details>
+
+### “为什么显存还有 200MB，却申请不了 100MB？”
+
+> 教材原文：「2.3 显存碎片化问题：为什么显存还有200MB，却申请不了100MB的Tensor？」「你看着torch.cuda.memory_reserved()显示还剩2GB，但一申请个512MB的Tensor就OOM。」
+
+按教材标题里的尺寸重现这个问题：一个 1 GiB 的设备、600 MiB 的权重，以及缩小了的上述循环（五个批次，50、40 MiB 和留下的 10 MiB），然后申请 100 MiB。PyTorch 的 OOM 报错信息把教材说的“还有 200MB”讲得很准确：那是 *reserved by PyTorch but unallocated*（已被 PyTorch 预留、却没有分配出去）的显存。第二句话误读了 `memory_reserved()`：它不是剩下多少，而是分配器手里有多少——包括存活张量占着的部分。缓存里空闲的是 `memory_reserved() - memory_allocated()`；设备上空闲的是 `mem_get_info()`。
+
+```python
+torch.cuda.set_per_process_memory_fraction(2**30 / torch.cuda.mem_get_info()[1])   # 模拟 1 GiB 的设备
+weights = torch.empty(600 * MiB, dtype=torch.uint8, device="cuda")
+# ……上面的循环，改成 50、40 和 10 MiB，五个批次……
+try:
+    torch.empty(100 * MiB, dtype=torch.uint8, device="cuda")
+except torch.cuda.OutOfMemoryError as e:
+    print(e)                                        # "... X is reserved by PyTorch but unallocated"
+print(torch.cuda.memory_reserved(), torch.cuda.memory_allocated(), torch.cuda.mem_get_info()[0])
+```
+*/
+
+//nb:cell
+func freeButFails() {
+	l := memlab.MustOpen(memlab.Budget(1 << 30))
+	defer l.Close()
+	weights := memlab.Must(tensor.Empty(l, tensor.Uint8, 600<<20))
+	w := ch2.Workload{Batches: 5, Long: 50 << 20, Short: 40 << 20, Kept: 10 << 20} // the loop above, smaller
+	keep := memlab.Must(w.Run(l, nil))
+	_, err := tensor.Empty(l, tensor.Uint8, 100<<20)
+	fmt.Println(err)
+	free, _ := memlab.Must2(l.MemGetInfo())
+	memlab.Measured("the 100 MiB request: %s; memory_reserved() %s, memory_allocated() %s: %s free in the cache, its largest block %s; mem_get_info() free: %s",
+		memlab.Outcome(err), memlab.FormatBytes(l.MemoryReserved()), memlab.FormatBytes(l.MemoryAllocated()),
+		memlab.FormatBytes(l.MemoryReserved()-l.MemoryAllocated()), memlab.FormatBytes(l.Snapshot().LargestFreeBlock()), memlab.FormatBytes(int64(free)))
+	memlab.Check(tensor.ReleaseAll(append(keep, weights)...))
+}
+
+/*md
+Reading `memory_reserved()` as free memory would have promised far more than the 100 MiB;
+the cache's free memory covers the request too, but in blocks smaller than it, each in a
+segment a kept tensor pins; and the device has no room for a new segment.
+
+**Try it — predict first:** release the weights before the request
+(`memlab.Check(weights.Release())` above the `tensor.Empty` line). Served?
+
+<details><summary>Answer</summary>
+
+Yes: the weights' 600 MiB segment is then free, and best fit cuts the request from it —
+`memory_reserved()` does not move. The holes are still there, but they are no longer all
+the free memory there is.
+</details>
+*/
+
+/*md:zh-CN
+把 `memory_reserved()` 当成空闲显存，会以为远不止 100 MiB；缓存里空闲的显存总量也够这次申请，但都是比它小的块，每块所在的段都被一个留存张量钉住；设备上又没有空间再建一个新段。
+
+**动手试试——先预测：** 在申请之前释放权重（在 `tensor.Empty` 那一行之前加上 `memlab.Check(weights.Release())`）。能满足吗？
+
+<details><summary>答案</summary>
+
+能：权重那个 600 MiB 的段这时空闲了，最佳适配直接从它里面切出这次申请——`memory_reserved()` 纹丝不动。空洞还在，但已不是仅有的空闲显存了。
+</details>
+*/
+
+/*md
 ### What `memory_summary()` says about it
 
 > 教材原文：「用torch.cuda.memory_summary()查看碎片情况：它会列出所有缓存块的状态。」
 >
 > In translation: "Use torch.cuda.memory_summary() to look at fragmentation: it lists the
 > state of every cached block."
+
+(This is the fragmenting loop of six batches again.)
 
 Half right: PyTorch's report does show the fragmentation, but as totals — it lists no
 block. Read *Non-releasable memory*: it is the inactive split bytes, free yet impossible
@@ -213,13 +308,11 @@ for seg in torch.cuda.memory_snapshot():            # the blocks themselves
 */
 
 /*md:zh-CN
-段分布图上有六个段，每个段里都有一个橙色的洞（非活跃分割块：空闲却被钉住），旁边是钉住它的蓝色 16 MiB 张量。折线图展示了它是怎么形成的：批次运行期间没有任何空闲（每个小张量正好填满所在段的剩余空间）；激活值一释放，洞就出现了——空闲总量远大于申请，最大的空闲块却远小于申请。报错信息就是 PyTorch 的原话，连同它给的建议。所以教材描述的现象是真实的，只要有存活张量钉住段；它举的例子恰恰缺了这一点。
-
-**动手试试：** 把留下的张量从 16 MiB 改成 8 MiB（`workload` 里的 `8<<20`）：每块 16 MiB 的剩余空间现在能放两个，最佳适配把它们两两挤在一起，六个段中有三个没有留下任何张量，申请得到满足——碎片化取决于各个尺寸如何咬合。或者把短批次改成 `512<<20`：申请同样能满足（这就是下面的“统一尺寸”办法）。
-
 ### `memory_summary()` 怎么说
 
 > 教材原文：「用torch.cuda.memory_summary()查看碎片情况：它会列出所有缓存块的状态。」
+
+（这里又是那个六个批次、会产生碎片的循环。）
 
 只对了一半：PyTorch 的这份报告确实能反映碎片化，但给的是汇总数字，并不逐块列出。看 *Non-releasable memory*（不可释放显存）一行：它就是非活跃分割块的字节数，空闲却还不回去。逐块的清单要用 `torch.cuda.memory_snapshot()`，上面的段分布图画的就是它。
 
@@ -237,20 +330,29 @@ for seg in torch.cuda.memory_snapshot():            # 逐块列出
 func fragmentedSummary() {
 	l := memlab.MustOpen(memlab.Budget(4 << 30))
 	defer l.Close()
-	keep := workload(l, 6, 496<<20, nil)
-	_, err := tensor.Empty(l, tensor.Uint8, request)
-	if !memlab.IsOutOfMemory(err) {
-		panic(fmt.Sprintf("the request did not run out of memory (%v): no fragmentation to show", err))
-	}
-	l.ShowSummary()
-	st := l.MemoryStats()
+	keep := memlab.Must(ch2.Fragmenting.Run(l, nil))
+	_, err := tensor.Empty(l, tensor.Uint8, ch2.Request)
+	fmt.Println("empty(1.5 GiB) ran out of memory:", memlab.IsOutOfMemory(err))
+	l.ShowSummary()                          // print(torch.cuda.memory_summary()): totals
+	fmt.Println(memlab.Blocks(l.Snapshot())) // torch.cuda.memory_snapshot(): every block
+	st, snap := l.MemoryStats(), l.Snapshot()
+	blocks, free := memlab.CountBlocks(snap)
 	memlab.Measured("inactive_split_bytes %s of reserved %s; %d out-of-memory error, %d allocator retry",
 		memlab.FormatBytes(st["inactive_split_bytes.all.current"]), memlab.FormatBytes(st["reserved_bytes.all.current"]),
 		st["num_ooms"], st["num_alloc_retries"])
+	memlab.Measured("memory_summary() names no block; memory_snapshot() lists %d segments holding %d blocks, %d of them free",
+		len(snap.Segments), blocks, free)
 	memlab.Check(tensor.ReleaseAll(keep...))
 }
 
 /*md
+**Try it — predict first:** call `memlab.Check(l.EmptyCache())` before `l.ShowSummary()`. Does *Non-releasable memory* go down?
+
+<details><summary>Answer</summary>
+
+No: `inactive_split_bytes` stays where it was. `empty_cache()` releases only whole free segments, and every free block here shares its segment with a live tensor.
+</details>
+
 ### Remedies, measured
 
 The chapter's first two remedies:
@@ -265,32 +367,38 @@ The chapter's first two remedies:
 > In translation: "Uniform tensor sizes: keep the batch size and the feature-map sizes the
 > same as far as you can."
 
-The same workload with each remedy: **pre-allocation** (allocate the large buffer first
-and serve the request from it, as a view: fewer batches fit beside it), **uniform sizes**
-(every activation 512 MiB, so a cached segment is reused whole and never split),
-**`max_split_size_mb:256`** and the chapter's **`max_split_size_mb:32`** (large segments
-are never split: the small tensors get segments of their own, and free oversize
-segments are released under pressure) and **`expandable_segments:True`** (one growing
-segment mapped page by page; free pages are unmapped when the device runs short).
-What decides the request is how the free memory lies: *releasable* (whole free
-segments, which the allocator gives back and re-requests as one, or free pages of an
-expandable segment, which it unmaps), *pinned in split
-blocks* (`inactive_split_bytes`, useless for a larger request) and room on the device.
+and, from 2.2, `max_split_size_mb` — with `expandable_segments`, the setting PyTorch's own
+out-of-memory message above recommends. Each remedy below is one cell: the workload of
+the Python above (`ch2.Fragmenting`) in a 4 GiB lab, changed as the remedy says, then the
+1536 MiB request. What decides the request is how the free memory lies: *releasable*
+(whole free segments, which the allocator gives back and re-requests as one, or free
+pages of an expandable segment, which it unmaps), *pinned in split blocks*
+(`inactive_split_bytes`, useless for a larger request) and room on the device.
+
+#### Pre-allocation
+
+The activations' 512 MiB buffer is made before training, and every batch's activations
+are views of it, reused: the allocator never sees them.
 
 ```python
-# pre-allocation: take the big buffer first, then serve the request as a view of it
-buf = torch.empty(1536 * MiB, dtype=torch.uint8, device="cuda")
-out = buf[:1536 * MiB]                              # no allocation
-# uniform sizes: every activation 512 * MiB, in the loop above
-# allocator settings, one per run (read when CUDA starts):
-#   PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256
-#   PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:32
-#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+buf = torch.empty(512 * MiB, dtype=torch.uint8, device="cuda")   # the placeholder, before training
+for _ in range(6):
+    long = buf[:512 * MiB]                          # a view: no allocation
+    act = buf[:496 * MiB]
+    keep.append(torch.empty(16 * MiB, dtype=torch.uint8, device="cuda"))
+torch.empty(1536 * MiB, dtype=torch.uint8, device="cuda")
 print(torch.cuda.max_memory_reserved(), torch.cuda.memory_stats()["num_device_alloc"])
 ```
 */
 
 /*md:zh-CN
+**动手试试——先预测：** 在 `l.ShowSummary()` 之前调用 `memlab.Check(l.EmptyCache())`。*Non-releasable memory* 会下降吗？
+
+<details><summary>答案</summary>
+
+不会：`inactive_split_bytes` 纹丝不动。`empty_cache()` 只能释放整段空闲的段，而这里的每个空闲块都和一个存活张量共处一段。
+</details>
+
 ### 缓解办法，逐一实测
 
 教材给出的头两个办法：
@@ -299,152 +407,357 @@ print(torch.cuda.max_memory_reserved(), torch.cuda.memory_stats()["num_device_al
 
 > 教材原文：「统一Tensor大小：尽量让batch size、特征图尺寸保持一致。」
 
-用同一个工作负载逐一试验每种办法：**预分配** (pre-allocation，先申请大缓冲区，申请到来时以视图的形式从缓冲区里给出：旁边能放下的批次变少了)、**统一尺寸** (uniform sizes，每个激活值都是 512 MiB，缓存的段整块复用、从不分割)、**`max_split_size_mb:256`** 和教材建议的 **`max_split_size_mb:32`**（大段从不分割：小张量各自占用独立的段，显存紧张时超大的空闲段会被释放），以及 **`expandable_segments:True`**（一个按页映射、不断增长的可扩展段 (expandable segment)；设备显存不够时，空闲的页会被解除映射）。申请能否成功，取决于空闲显存处在什么状态：*可释放*（整段空闲的段，分配器把它们还回去，再作为一整块重新申请；或者可扩展段中的空闲页，分配器把它们解除映射）、*钉死在分割块里*（`inactive_split_bytes`，对更大的申请毫无用处），以及设备上剩余的空间。
+再加上 2.2 讲过的 `max_split_size_mb`，以及上面 PyTorch 自己的 OOM 报错信息所推荐的 `expandable_segments`。下面每种办法一个单元格：在 4 GiB 的 lab 里运行上面 Python 代码里的工作负载（`ch2.Fragmenting`），按这种办法改动，然后发出 1536 MiB 的申请。申请能否成功，取决于空闲显存处在什么状态：*可释放*（整段空闲的段，分配器把它们还回去，再作为一整块重新申请；或者可扩展段中的空闲页，分配器把它们解除映射）、*钉死在分割块里*（`inactive_split_bytes`，对更大的申请毫无用处），以及设备上剩余的空间。
+
+#### 预分配 (pre-allocation)
+
+训练前先建好激活值用的 512 MiB 缓冲区，每个批次的激活值都是它的视图，反复复用：分配器根本看不到它们。
 
 ```python
-# 预分配：先拿下大缓冲区，申请到来时以视图的形式给出
-buf = torch.empty(1536 * MiB, dtype=torch.uint8, device="cuda")
-out = buf[:1536 * MiB]                              # 不分配显存
-# 统一尺寸：上面循环里的每个激活值都用 512 * MiB
-# 分配器设置，每次运行一种（CUDA 初始化时读取）：
-#   PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256
-#   PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:32
-#   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+buf = torch.empty(512 * MiB, dtype=torch.uint8, device="cuda")   # 占位张量，训练前建好
+for _ in range(6):
+    long = buf[:512 * MiB]                          # 视图：不分配显存
+    act = buf[:496 * MiB]
+    keep.append(torch.empty(16 * MiB, dtype=torch.uint8, device="cuda"))
+torch.empty(1536 * MiB, dtype=torch.uint8, device="cuda")
 print(torch.cuda.max_memory_reserved(), torch.cuda.memory_stats()["num_device_alloc"])
 ```
 */
 
-// remedy is one variant of the fragmenting workload.
-//
-//nb:decl
-type remedy struct {
-	name, conf string
-	batch      int  // the shorter batches' activation
-	prealloc   bool // allocate the request's buffer first and serve it from there
-}
-
-// outcome is how the free memory lay before the request, and what came of it.
-//
-//nb:decl
-type outcome struct {
-	remedy
-	snap                                   allocator.Snapshot
-	releasable, pinned, room, peak, allocs int64
-	err                                    error
-}
-
-// try runs a remedy in a 4 GiB lab and makes the 1.5 GiB request.
-//
-//nb:decl
-func try(r remedy) (o outcome) {
-	l := memlab.MustOpen(memlab.Budget(4<<30), memlab.AllocConf(r.conf))
+//nb:cell plot
+func preAllocation() {
+	l := memlab.MustOpen(memlab.Budget(4 << 30))
 	defer l.Close()
-	o.remedy, o.room = r, 4<<30
-	batches, keep := 6, []*tensor.Tensor{}
-	if r.prealloc {
-		keep = append(keep, memlab.Must(tensor.Empty(l, tensor.Uint8, request)))
-		batches = 3 // the buffer takes the room of three batches
-	}
-	keep = append(keep, workload(l, batches, r.batch, nil)...)
-	o.snap = l.Snapshot()
-	for _, seg := range o.snap.Segments {
-		if seg.ActiveSize == 0 || seg.Expandable { // free pages of an expandable segment can be unmapped
-			o.releasable += seg.TotalSize - seg.ActiveSize
+	w := ch2.Fragmenting                                           // the workload above
+	w.Buffer = memlab.Must(tensor.Empty(l, tensor.Uint8, 512<<20)) // the placeholder, made before training
+	keep := memlab.Must(w.Run(l, nil))                             // every activation is a view of w.Buffer
+	req, err := tensor.Empty(l, tensor.Uint8, ch2.Request)
+	memlab.Measured("%s: the 1.5 GiB request: %s; peak reserved %s; cudaMalloc calls: %d", "pre-allocation",
+		memlab.Outcome(err), memlab.FormatBytes(l.MaxMemoryReserved()), l.MemoryStats()["num_device_alloc"])
+	memlab.Show(l.SegmentMap("2.3 pre-allocation: the segments after the request"))
+	memlab.Check(tensor.ReleaseAll(append(keep, w.Buffer, req)...))
+}
+
+/*md
+The buffer's segment is in use from the first batch to the last; the kept tensors sit in
+segments of their own, and the request gets a new one.
+
+**Try it — predict first:** make the request 3 GiB (`3 << 30` in place of `ch2.Request`).
+Is it served?
+
+<details><summary>Answer</summary>
+
+No: the buffer, the kept tensors and the CUDA context leave less than 3 GiB of the 4 GiB
+device, and nothing cached can be released — the Measured line says "out of memory".
+Pre-allocation removes the fragmentation, not the need for room.
+</details>
+
+#### Uniform sizes
+
+Every activation is 512 MiB (`w.Short = 512 << 20`; in the Python, `496` becomes `512`):
+each batch reuses the cached 512 MiB segment whole, and nothing is split.
+*/
+
+/*md:zh-CN
+缓冲区所在的段从第一个批次到最后一个批次一直在用；留下的张量待在各自的段里，申请则得到一个新段。
+
+**动手试试——先预测：** 把申请改成 3 GiB（用 `3 << 30` 代替 `ch2.Request`）。能满足吗？
+
+<details><summary>答案</summary>
+
+不能：缓冲区、留下的张量和 CUDA 上下文占去之后，4 GiB 的设备剩下的不到 3 GiB，缓存里也没有可以释放的东西——实测一行会显示 “out of memory”。预分配消除的是碎片，而不是对空间的需求。
+</details>
+
+#### 统一尺寸 (uniform sizes)
+
+每个激活值都是 512 MiB（`w.Short = 512 << 20`；在 Python 里把 `496` 改成 `512`）：每个批次都整块复用缓存里的 512 MiB 段，什么也不会被分割。
+*/
+
+//nb:cell
+func uniformSizes() {
+	l := memlab.MustOpen(memlab.Budget(4 << 30))
+	defer l.Close()
+	w := ch2.Fragmenting
+	w.Short = 512 << 20 // every activation the same size
+	keep := memlab.Must(w.Run(l, nil))
+	req, err := tensor.Empty(l, tensor.Uint8, ch2.Request)
+	memlab.Measured("%s: the 1.5 GiB request: %s; peak reserved %s; cudaMalloc calls: %d", "uniform sizes",
+		memlab.Outcome(err), memlab.FormatBytes(l.MaxMemoryReserved()), l.MemoryStats()["num_device_alloc"])
+	memlab.Check(tensor.ReleaseAll(append(keep, req)...))
+}
+
+/*md
+**Try it — predict first:** make the activations *almost* uniform, `w.Short = 508 << 20`.
+Served?
+
+<details><summary>Answer</summary>
+
+Yes. A 508 MiB activation still splits the cached 512 MiB segment, but the 4 MiB it leaves
+is too small for the 16 MiB kept tensor, so the kept tensors get segments of their own and
+nothing live shares a segment with an activation: freed, the 512 MiB segments are whole
+and releasable. What pins a hole is a live tensor in the same segment — fragmentation
+depends on how the sizes interlock.
+</details>
+
+#### `max_split_size_mb`
+
+PyTorch reads `PYTORCH_CUDA_ALLOC_CONF` once, when CUDA starts (the cell shows it below, in
+2.4), so each value is a run of its own: `PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256
+python train.py`. In memlab the setting is given when the lab opens. Large segments are
+never split: the small tensors get segments of their own, and free oversize segments are
+released under pressure.
+*/
+
+/*md:zh-CN
+**动手试试——先预测：** 把激活值改成*几乎*一样大，`w.Short = 508 << 20`。能满足吗？
+
+<details><summary>答案</summary>
+
+能。508 MiB 的激活值照样会分割缓存里的 512 MiB 段，但剩下的 4 MiB 放不下 16 MiB 的留存张量，于是留存张量各自占了独立的段，没有任何存活张量和激活值共处一段：激活值释放后，512 MiB 的段整段空闲、可以释放。钉住空洞的是同一段里的存活张量——碎片化取决于各个尺寸如何咬合。
+</details>
+
+#### `max_split_size_mb`
+
+PyTorch 只在 CUDA 初始化时读一次 `PYTORCH_CUDA_ALLOC_CONF`（下面 2.4 的单元格会演示这一点），所以每个取值都要单独跑一次：`PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256 python train.py`。在 memlab 里，这个设置在打开 lab 时给出。大段从不分割：小张量各自占用独立的段，显存紧张时超大的空闲段会被释放。
+*/
+
+//nb:cell plot
+func maxSplitRemedy() {
+	for i, conf := range []string{"max_split_size_mb:256", "max_split_size_mb:32"} { // 32: the chapter's advice
+		l := memlab.MustOpen(memlab.Budget(4<<30), memlab.AllocConf(conf))
+		keep := memlab.Must(ch2.Fragmenting.Run(l, nil))
+		if i == 0 {
+			memlab.Show(l.SegmentMap("2.3 segments before the request: " + conf))
 		}
+		req, err := tensor.Empty(l, tensor.Uint8, ch2.Request)
+		memlab.Measured("%s: the 1.5 GiB request: %s; peak reserved %s; cudaMalloc calls: %d", conf,
+			memlab.Outcome(err), memlab.FormatBytes(l.MaxMemoryReserved()), l.MemoryStats()["num_device_alloc"])
+		memlab.Check(tensor.ReleaseAll(append(keep, req)...))
+		memlab.Check(l.Close())
 	}
-	o.pinned = l.MemoryStats()["inactive_split_bytes.all.current"]
-	free, _ := memlab.Must2(l.MemGetInfo())
-	o.room = min(int64(free), o.room-l.MemoryReserved())
-	var t *tensor.Tensor
-	if r.prealloc {
-		t, o.err = keep[0].Narrow(0, 0, request) // served by the buffer: a view, no allocation
-	} else {
-		t, o.err = tensor.Empty(l, tensor.Uint8, request)
-	}
-	if o.err == nil {
-		keep = append(keep, t)
-	}
-	o.peak, o.allocs = l.MaxMemoryReserved(), l.MemoryStats()["num_device_alloc"]
-	memlab.Check(tensor.ReleaseAll(keep...))
-	return o
 }
 
-// plotRemedies draws, per remedy, where the free memory lay against the request.
-//
-//nb:decl
-func plotRemedies(outs []outcome) (*memplot.Figure, error) {
-	var names []string
-	rel := memplot.BarSeries{Name: "releasable (free segments or pages)"}
-	pin := memplot.BarSeries{Name: "pinned in split blocks"}
-	room := memplot.BarSeries{Name: "room on the device"}
-	for _, o := range outs {
-		names = append(names, o.name+map[bool]string{true: "", false: " (OOM)"}[o.err == nil])
-		rel.Values = append(rel.Values, float64(o.releasable)/(1<<20))
-		pin.Values = append(pin.Values, float64(o.pinned)/(1<<20))
-		room.Values = append(room.Values, float64(o.room)/(1<<20))
-	}
-	f, err := memplot.Bars("2.3 free memory before the 1.5 GiB request, per remedy", "MiB", names, rel, pin, room)
-	if err == nil {
-		err = f.HLine(request/(1<<20), "the request, 1536 MiB")
-	}
-	return f, err
+/*md
+The segment map shows why it works: the small tensors sit in segments of their own, and
+every 512 MiB segment is wholly free — releasable.
+
+**Try it — predict first:** add `"max_split_size_mb:600"` to the list. Served?
+
+<details><summary>Answer</summary>
+
+No: the 512 MiB segments are now *below* the limit, so they are split as with the
+defaults and the request fails again. The limit must be below the segments you want kept
+whole.
+</details>
+
+#### Expandable segments
+
+`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`: one growing segment mapped page by
+page (2 MiB pages on a GPU, 20 MiB here for the large pool); free pages are unmapped when
+the device runs short.
+*/
+
+/*md:zh-CN
+段分布图说明了它为什么管用：小张量待在各自的段里，每个 512 MiB 的段都是整段空闲——可以释放。
+
+**动手试试——先预测：** 在列表里加上 `"max_split_size_mb:600"`。能满足吗？
+
+<details><summary>答案</summary>
+
+不能：512 MiB 的段现在*低于*上限，于是像默认设置一样被分割，申请再次失败。上限必须低于你想保持完整的那些段的大小。
+</details>
+
+#### 可扩展段 (expandable segments)
+
+`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`：一个按页映射、不断增长的段；设备显存不够时，空闲的页会被解除映射。
+*/
+
+//nb:cell
+func expandableRemedy() {
+	l := memlab.MustOpen(memlab.Budget(4<<30), memlab.AllocConf("expandable_segments:True"))
+	defer l.Close()
+	keep := memlab.Must(ch2.Fragmenting.Run(l, nil))
+	req, err := tensor.Empty(l, tensor.Uint8, ch2.Request)
+	memlab.Measured("%s: the 1.5 GiB request: %s; peak reserved %s; cudaMalloc calls: %d", "expandable_segments:True",
+		memlab.Outcome(err), memlab.FormatBytes(l.MaxMemoryReserved()), l.MemoryStats()["num_device_alloc"])
+	memlab.Check(tensor.ReleaseAll(append(keep, req)...))
 }
 
-// remedyVariants are the fragmenting workload and its remedies: name,
-// PYTORCH_CUDA_ALLOC_CONF, the shorter batches' activation, pre-allocation.
-// The first is the fragmented run; remedies draws the segment map of the
-// fourth.
-//
-//nb:decl
-var remedyVariants = []remedy{
-	{"fragmented (defaults)", "", 496 << 20, false},
-	{"pre-allocation", "", 496 << 20, true},
-	{"uniform sizes", "", 512 << 20, false},
-	{"max_split_size_mb:256", "max_split_size_mb:256", 496 << 20, false},
-	{"max_split_size_mb:32 (the chapter's)", "max_split_size_mb:32", 496 << 20, false},
-	{"expandable_segments", "expandable_segments:True", 496 << 20, false},
-}
+/*md
+**Try it — predict first:** ask for 3 GiB instead (`3 << 30`). Served?
+
+<details><summary>Answer</summary>
+
+Yes: the free pages the activations left are unmapped, and the whole device but the kept
+tensors and the CUDA context is there for the request. Ask for `3584 << 20` (3584 MiB)
+and it fails: a 4 GiB device has no such room, however the memory lies.
+</details>
+
+#### All the remedies side by side
+
+The same six runs, one row each (`ch2.Remedies`), with where the free memory lay before
+the request and what each remedy cost.
+*/
+
+/*md:zh-CN
+**动手试试——先预测：** 改成申请 3 GiB（`3 << 30`）。能满足吗？
+
+<details><summary>答案</summary>
+
+能：激活值留下的空闲页被解除映射，除了留存的张量和 CUDA 上下文，整个设备都可以用来满足这次申请。改成申请 `3584 << 20`（3584 MiB）就会失败：不管显存怎样分布，4 GiB 的设备都没有这么多空间。
+</details>
+
+#### 各种办法放在一起比较
+
+同样的六次运行，每次一行（`ch2.Remedies`），列出申请之前空闲显存处在什么状态，以及每种办法的代价。
+*/
 
 //nb:cell plot
 func remedies() {
-	var outs []outcome
-	tab := memlab.NewTable("variant", "1.5 GiB served", "releasable", "pinned in split blocks",
-		"room on the device", "peak reserved", "device allocations")
-	for _, r := range remedyVariants {
-		o := try(r)
-		outs = append(outs, o)
-		tab.Row(o.name, o.err == nil, memlab.FormatBytes(o.releasable), memlab.FormatBytes(o.pinned), memlab.FormatBytes(o.room),
-			memlab.FormatBytes(o.peak), o.allocs)
-	}
-	tab.Show()
-	served := 0
+	outs := memlab.Must(ch2.TryAll(ch2.Remedies...))
+	ch2.Table(outs).Show()
+	frag, served := outs[0], 0
 	for _, o := range outs {
-		served += map[bool]int{true: 1}[o.err == nil]
+		if o.Err == nil {
+			served++
+		}
+		if o.Name == frag.Name {
+			continue
+		}
+		memlab.Measured("%s: peak reserved %s against the fragmented run's %s; cudaMalloc calls: %d against %d",
+			o.Name, memlab.FormatBytes(o.Peak), memlab.FormatBytes(frag.Peak), o.Allocs, frag.Allocs)
 	}
 	memlab.Measured("%d of %d variants served the 1.5 GiB request; the fragmented run had %s pinned in split blocks and %s releasable",
-		served, len(outs), memlab.FormatBytes(outs[0].pinned), memlab.FormatBytes(outs[0].releasable))
-	memlab.Show(plotRemedies(outs))
-	memlab.Show(memplot.SegmentMap("2.3 segments before the request: max_split_size_mb:256", memlab.Segments(outs[3].snap)))
+		served, len(outs), memlab.FormatBytes(frag.Pinned), memlab.FormatBytes(frag.Releasable))
+	memlab.Show(ch2.Plot(outs))
 }
 
 /*md
 Only the fragmented run fails: the chapter's remedies all work on this workload. With
-uniform sizes or `max_split_size_mb` the free memory
-lies in whole segments, which the allocator releases and re-requests as one; with
-expandable segments the holes are unmapped page by page; pre-allocation never asks the
-allocator at all (at the price of fewer batches beside its buffer). The segment map of
-`max_split_size_mb:256` shows why: the small tensors sit in segments of their own, and
-every 512 MiB segment is wholly free. The
-price of the remedies shows in the last columns: more segments, and a higher peak.
+uniform sizes or `max_split_size_mb` the free memory lies in whole segments, which the
+allocator releases and re-requests as one; with expandable segments the holes are
+unmapped page by page; with pre-allocation the activations never reach the allocator, so
+nothing is split and nothing is left to release. Each remedy's price is in the last two
+columns, against the fragmented run's: the Measured lines under the table compare them one
+by one — the remedies that release and re-request whole segments pay most in `cudaMalloc`
+calls, and pre-allocation has the lowest reserved peak.
 
-**Try it:** add `{"max_split_size_mb:600", "max_split_size_mb:600", 496 << 20, false}` to
-`remedyVariants` and re-run both cells: the 512 MiB segments are now below the limit, so they are split as with the
-defaults, and the request fails again. The limit must be below the segments you want
-kept whole.
+**Try it — predict first:** combine two remedies, `ch2.TryAll(append(ch2.Remedies,
+ch2.Remedy{Name: "uniform + expandable", Short: 512 << 20, Conf: "expandable_segments:True"})...)`.
+Does the combination make fewer `cudaMalloc` calls than expandable segments alone?
+
+<details><summary>Answer</summary>
+
+No: its row makes about as many calls as uniform sizes alone, more than expandable
+segments alone. Remedies do not add up; pick the one that matches how your memory lies.
+</details>
 */
 
 /*md:zh-CN
-只有碎片化的那次运行失败：教材的几种办法在这个负载上都管用。统一尺寸或设置 `max_split_size_mb` 时，空闲显存都是整段的，分配器把它们释放掉，再作为一整块重新申请；用可扩展段时，洞被逐页解除映射；预分配则根本不再向分配器申请（代价是缓冲区旁边能放的批次变少）。`max_split_size_mb:256` 的段分布图说明了原因：小张量待在各自的段里，每个 512 MiB 的段都是整段空闲。这些办法的代价体现在表格最后几列：段更多，峰值更高。
+只有碎片化的那次运行失败：教材的几种办法在这个负载上都管用。统一尺寸或设置 `max_split_size_mb` 时，空闲显存都是整段的，分配器把它们释放掉，再作为一整块重新申请；用可扩展段时，洞被逐页解除映射；预分配时激活值根本到不了分配器，没有块被分割，也就没有什么需要释放。每种办法的代价在表格最后两列，要和碎片化那次运行比：表格下面的“实测”行逐一比较——靠释放整段再重新申请的办法，多付出的 `cudaMalloc` 调用最多；预分配的已预留峰值最低。
 
-**动手试试：** 在 `remedyVariants` 里加上 `{"max_split_size_mb:600", "max_split_size_mb:600", 496 << 20, false}`，再把两个单元格都重新运行一遍：512 MiB 的段现在低于上限，于是像默认设置一样被分割，申请再次失败。上限必须低于你想保持完整的那些段的大小。
+**动手试试——先预测：** 把两种办法合起来：`ch2.TryAll(append(ch2.Remedies, ch2.Remedy{Name: "uniform + expandable", Short: 512 << 20, Conf: "expandable_segments:True"})...)`。合起来之后，`cudaMalloc` 调用会比单用可扩展段更少吗？
+
+<details><summary>答案</summary>
+
+不会：新的一行调用次数和单用统一尺寸差不多，比单用可扩展段更多。几种办法的效果并不能叠加；要选和你的显存分布情况相符的那一种。
+</details>
+*/
+
+/*md
+### The chapter's multi-scale model
+
+> 教材原文：「避坑指南：我曾经在训练一个多尺度模型时，每步都创建不同分辨率的特征图，结果显存碎片化严重，训练到一半就OOM。后来改成预分配固定大小的缓冲区，问题解决。」
+>
+> In translation: "A pitfall: once, training a multi-scale model, I created feature maps
+> of a different resolution at every step; GPU memory fragmented badly and training ran
+> out of memory halfway. Switching to pre-allocated fixed-size buffers solved it."
+
+memlab ships such a run: a ResNet trained on inputs whose resolution changes from step to
+step, recorded on an H200 under PyTorch 2.11 (`reference/workloads-2.11/`, the snapshot
+notebook 05 explains). The what-if replays its allocation history under other allocator
+settings and says, for each, the reserved peak and the smallest device it trains on
+without running out of memory; beside each, PyTorch's own peak, measured in a run of the
+same program under that setting. The chapter's own fix, fixed-size buffers, changes the
+program, so no replay can try it: the cells above tried it on the fragmenting loop.
+
+```python
+# PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python train_multiscale.py
+torch.cuda.memory._record_memory_history(max_entries=1_000_000)
+for step, size in enumerate(sizes):                 # a new resolution every step
+    loss = model(torch.randn(batch, 3, size, size, device="cuda")).sum()
+    loss.backward(); opt.step(); opt.zero_grad()
+torch.cuda.memory._dump_snapshot("resnet_multiscale_train.pickle")
+print(torch.cuda.memory_stats()["reserved_bytes.all.peak"])
+```
+*/
+
+/*md:zh-CN
+### 教材里的多尺度模型
+
+> 教材原文：「避坑指南：我曾经在训练一个多尺度模型时，每步都创建不同分辨率的特征图，结果显存碎片化严重，训练到一半就OOM。后来改成预分配固定大小的缓冲区，问题解决。」
+
+memlab 附带了这样一次运行：一个 ResNet，每一步输入的分辨率都不同，在 H200 上用 PyTorch 2.11 录下（`reference/workloads-2.11/`，笔记本 05 会详细介绍这种快照）。what-if 在其他分配器设置下重放它的分配历史，对每种设置给出已预留峰值，以及不发生 OOM 所需的最小设备；每个数字旁边是 PyTorch 自己的峰值——同一个程序在那种设置下实际跑一遍测得的。教材自己的解决办法（固定大小的缓冲区）改的是程序本身，重放无法尝试它：上面的单元格已经在那个会产生碎片的循环上试过了。
+
+```python
+# PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python train_multiscale.py
+torch.cuda.memory._record_memory_history(max_entries=1_000_000)
+for step, size in enumerate(sizes):                 # 每一步换一种分辨率
+    loss = model(torch.randn(batch, 3, size, size, device="cuda")).sum()
+    loss.backward(); opt.step(); opt.zero_grad()
+torch.cuda.memory._dump_snapshot("resnet_multiscale_train.pickle")
+print(torch.cuda.memory_stats()["reserved_bytes.all.peak"])
+```
+*/
+
+//nb:cell plot
+func multiScale() {
+	s := memlab.Must(ch2.Snapshot(ch2.MultiScale, "default")) // recorded under the defaults
+	settings := memlab.Must(whatif.ParseSettings("", "expandable_segments:True", "max_split_size_mb:128", "roundup_power2_divisions:4"))
+	res := memlab.Must(whatif.Replay(s, settings, whatif.Options{}))
+	memlab.TableOf(res).Show()
+	def := res.Runs[0]
+	for _, r := range res.Runs {
+		torch := memlab.Must(ch2.PyTorchStats(ch2.MultiScale, ch2.Tag(r.Setting.Conf.String()))) // PyTorch's run under r's setting
+		smallest := memlab.Must(whatif.MinCap(s, r.Setting, whatif.Options{}))
+		memlab.Measured("%s: peak reserved %s (PyTorch measured %s), %+.1f %% against the defaults; the smallest device it trains on: %s",
+			r.Setting.Label(), memlab.FormatBytes(r.MaxReserved), memlab.FormatBytes(torch["reserved_bytes.all.peak"]),
+			100*float64(r.MaxReserved-def.MaxReserved)/float64(def.MaxReserved), memlab.FormatBytes(smallest))
+	}
+	memlab.Show(res.Plot("2.3 multi-scale ResNet training: reserved and allocated under four settings"))
+}
+
+/*md
+The chapter's story holds in kind: changing resolutions leave the defaults' cache a large
+gap between reserved and allocated memory (the table's `peak inactive split`), and
+expandable segments close most of it. But read the last figure of each line: under
+pressure the allocator frees its cached segments and retries before it gives up, so the
+smallest device each setting trains on differs far less than the reserved peaks do. On a
+device between the expandable and the default figure, the defaults run out of memory
+"halfway" and expandable segments train; `max_split_size_mb:128`, the chapter's 2.2
+advice, raises the peak here.
+
+**Try it — predict first:** add `"max_split_size_mb:64,garbage_collection_threshold:0.6"`
+to the settings (PyTorch recorded that run too, under a cap). Will its reserved peak be
+below the defaults'?
+
+<details><summary>Answer</summary>
+
+No — its reserved peak is the highest of all. `garbage_collection_threshold` is a share
+of the cap set with `set_per_process_memory_fraction`; with no cap in the replay it never
+acts, and `max_split_size_mb:64` alone keeps more, whole segments. The "PyTorch measured"
+figure on its line is far lower because PyTorch's run of that setting had a cap: a
+setting's figures hold for the cap they were measured under.
+</details>
+*/
+
+/*md:zh-CN
+教材讲的现象大体属实：分辨率不断变化，让默认设置下的缓存在已预留和已分配之间留下很大的差距（表中的 `peak inactive split`），可扩展段能消除其中大部分。但请看每一行的最后一个数：显存紧张时，分配器会先释放缓存的段并重试，实在不行才放弃，所以各种设置所需的最小设备之间的差别，远小于已预留峰值之间的差别。设备大小介于可扩展段和默认设置这两个数之间时，默认设置会“训练到一半就 OOM”，可扩展段则能训练下去；而教材在 2.2 建议的 `max_split_size_mb:128` 在这里反而抬高了峰值。
+
+**动手试试——先预测：** 在设置列表里加上 `"max_split_size_mb:64,garbage_collection_threshold:0.6"`（PyTorch 也录下了这种设置的运行，带显存上限）。它的已预留峰值会低于默认设置吗？
+
+<details><summary>答案</summary>
+
+不会——它的已预留峰值是所有设置里最高的。`garbage_collection_threshold` 是相对于 `set_per_process_memory_fraction` 所设上限的一个比例；重放里没有上限，它就根本不起作用，单靠 `max_split_size_mb:64` 只会留住更多完整的段。它那一行“PyTorch 实测”的数字低得多，是因为 PyTorch 跑这种设置时设了上限：一种设置的数字，只对测量时的那个上限成立。
+</details>
 */

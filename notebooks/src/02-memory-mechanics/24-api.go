@@ -3,7 +3,9 @@ package nb02
 import (
 	"errors"
 	"fmt"
+	"time"
 
+	"memlab.dev/memlab/experiments/ch2"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
@@ -102,9 +104,12 @@ func apiTour() {
 `ShowSummary` shows `MemorySummary()` as preformatted text so that the notebook does not
 re-wrap it.
 
-**Try it:** call `memlab.MemoryAllocated()` after `l.Close()`: with no lab open it stops
-the cell with a message that says to open one — memlab never opens a device behind your
-back, and never answers 0 for a device it does not have.
+**Try it — predict first:** call `memlab.MemoryAllocated()` after `l.Close()`. What does it answer?
+
+<details><summary>Answer</summary>
+
+Nothing: with no lab open it stops the cell with a message that says to open one — memlab never opens a device behind your back, and never answers 0 for a device it does not have.
+</details>
 
 ### The leak-check idiom
 
@@ -139,7 +144,12 @@ print(torch.cuda.memory_allocated() - before, peak)
 /*md:zh-CN
 `ShowSummary` 把 `MemorySummary()` 作为预排版文本显示，免得笔记本把它重新折行。
 
-**动手试试：** 在 `l.Close()` 之后调用 `memlab.MemoryAllocated()`：没有打开的 lab 时，它会停下单元格，并提示你先打开一个——memlab 从不在背后替你打开设备，也从不对一个并不存在的设备回答 0。
+**动手试试——先预测：** 在 `l.Close()` 之后调用 `memlab.MemoryAllocated()`。它会返回什么？
+
+<details><summary>答案</summary>
+
+什么也不返回：没有打开的 lab 时，它会停下单元格，并提示你先打开一个——memlab 从不在背后替你打开设备，也从不对一个并不存在的设备回答 0。
+</details>
 
 ### 检查显存泄漏的惯用写法
 
@@ -164,38 +174,7 @@ print(torch.cuda.memory_allocated() - before, peak)
 ```
 */
 
-// trainStep computes one step's 1 MiB output, out = x @ w, from a fresh batch.
-//
-//nb:decl
-func trainStep(l *memlab.Lab, w *tensor.Tensor, i int) *tensor.Tensor {
-	x := memlab.Must(tensor.Randn(l, uint64(i), tensor.Float32, 256, 256))
-	out := memlab.Must(x.Matmul(w))
-	memlab.Check(x.Release())
-	return out
-}
-
-// item is out[0, 0].item(): one number, copied to the host.
-//
-//nb:decl
-func item(out *tensor.Tensor) float64 {
-	row := memlab.Must(out.Select(0, 0))
-	v := memlab.Must(row.Select(0, 0))
-	defer func() { memlab.Check(tensor.ReleaseAll(row, v)) }()
-	return memlab.Must(v.Item())
-}
-
-// perStep is a staircase of bytes per step 1, 2, …, for memplot.Lines.
-//
-//nb:decl
-func perStep(name string, ys []int64) memplot.Series {
-	s := memplot.Series{Name: name, Y: ys, Step: true}
-	for i := range ys {
-		s.X = append(s.X, float64(i+1))
-	}
-	return s
-}
-
-// train runs 8 steps of trainStep and keeps a history: the outputs
+// train runs 8 steps of ch2.TrainStep and keeps a history: the outputs
 // themselves (history.append(out)) when keepTensors, else one number of each
 // (history.append(out[0, 0].item())), releasing the output. It returns the
 // tensors kept and memory_allocated() − before after each step.
@@ -204,11 +183,11 @@ func perStep(name string, ys []int64) memplot.Series {
 func train(l *memlab.Lab, w *tensor.Tensor, keepTensors bool, before int64) (kept []*tensor.Tensor, grew []int64) {
 	var history []float64
 	for i := range 8 {
-		out := trainStep(l, w, i)
+		out := memlab.Must(ch2.TrainStep(l, w, i)) // out = randn(256, 256) @ w
 		if keepTensors {
-			kept = append(kept, out)
+			kept = append(kept, out) // history.append(out)
 		} else {
-			history = append(history, item(out))
+			history = append(history, memlab.Must(ch2.Item(out))) // history.append(out[0, 0].item())
 			memlab.Check(out.Release())
 		}
 		grew = append(grew, l.MemoryAllocated()-before)
@@ -231,7 +210,7 @@ func leakCheck() {
 		memlab.Measured("%s: memory_allocated after − before = %s after 8 steps (peak %s)",
 			version, memlab.FormatBytes(l.MemoryAllocated()-before), memlab.FormatBytes(peak))
 		memlab.Check(tensor.ReleaseAll(kept...)) // drop what the code returned
-		curves = append(curves, perStep(version, grew))
+		curves = append(curves, memplot.PerStep(version, grew))
 	}
 	memlab.Show(memplot.Lines("2.4 the leak check: memory_allocated − before, per step", "step", curves...))
 	memlab.Check(w.Release())
@@ -245,9 +224,12 @@ it would report a leak where there is none. (The idiom's `empty_cache()` does no
 `memory_allocated()`; it only makes `memory_reserved()` and `nvidia-smi` agree with it.)
 `memlab.CheckLeaks(f)` wraps the same idiom.
 
-**Try it:** in `train`, run 16 steps (`range 16`): the leak doubles, the fixed loop still
-leaves nothing; keep every second tensor only (`keepTensors && i%2 == 0`) and the leak
-halves.
+**Try it — predict first:** in `train`, run 16 steps (`range 16`). What does each version leave? And keeping every second tensor only (`keepTensors && i%2 == 0`)?
+
+<details><summary>Answer</summary>
+
+With 16 steps the leak doubles and the fixed loop still leaves nothing; keeping every second tensor halves the leak.
+</details>
 
 ### The per-epoch habit
 
@@ -273,7 +255,12 @@ for epoch in range(3):
 /*md:zh-CN
 留下张量的版本每步多一个输出，最后全部仍处于已分配状态；只留下数字的版本结束时回到了起点。要比较 `memory_allocated()`，千万别比较 `memory_reserved()`：因为有缓存，释放之后已预留显存并不下降，用它会在没有泄漏的地方报出泄漏。（写法里的 `empty_cache()` 不会改变 `memory_allocated()`；它只是让 `memory_reserved()` 和 `nvidia-smi` 跟它对得上。）`memlab.CheckLeaks(f)` 封装的就是这套写法。
 
-**动手试试：** 在 `train` 里跑 16 步（`range 16`）：泄漏翻倍，修好的循环依然什么也不留；只保留每隔一步的张量（`keepTensors && i%2 == 0`），泄漏减半。
+**动手试试——先预测：** 在 `train` 里跑 16 步（`range 16`）。两个版本各留下多少？只保留每隔一步的张量（`keepTensors && i%2 == 0`）呢？
+
+<details><summary>答案</summary>
+
+16 步时泄漏翻倍，修好的循环依然什么也不留；只保留每隔一步的张量，泄漏减半。
+</details>
 
 ### 每个 epoch 结束时的习惯
 
@@ -296,8 +283,8 @@ func perEpoch() {
 	defer l.Close()
 	weights := memlab.Must(tensor.Empty(l, tensor.Uint8, 64<<20))
 	tab := memlab.NewTable("epoch", "batch activation", "max_memory_allocated (this epoch)", "peak since the start",
-		"reserved at the end", "reserved after empty_cache()")
-	runPeak, lastPeak := int64(0), int64(0)
+		"reserved at the end", "reserved after empty_cache()", "allocated after empty_cache()")
+	runPeak, lastPeak, allocMoved := int64(0), int64(0), int64(0)
 	for epoch, batch := range []int{512 << 20, 256 << 20, 128 << 20} {
 		for step := 0; step < 4; step++ {
 			act := memlab.Must(tensor.Empty(l, tensor.Uint8, batch))
@@ -305,26 +292,140 @@ func perEpoch() {
 		}
 		peak := l.MaxMemoryAllocated()
 		runPeak, lastPeak = max(runPeak, peak), peak
-		reserved := l.MemoryReserved()
+		reserved, allocated := l.MemoryReserved(), l.MemoryAllocated()
 		memlab.Check(l.EmptyCache())
+		allocMoved += l.MemoryAllocated() - allocated
 		tab.Row(epoch+1, memlab.FormatBytes(int64(batch)), memlab.FormatBytes(peak), memlab.FormatBytes(runPeak),
-			memlab.FormatBytes(reserved), memlab.FormatBytes(l.MemoryReserved()))
+			memlab.FormatBytes(reserved), memlab.FormatBytes(l.MemoryReserved()), memlab.FormatBytes(l.MemoryAllocated()))
 		l.ResetPeakMemoryStats()
 	}
 	tab.Show()
 	memlab.Measured("the last epoch peaked at %s; without the resets max_memory_allocated() would still say %s",
 		memlab.FormatBytes(lastPeak), memlab.FormatBytes(runPeak))
+	memlab.Measured("empty_cache() moved memory_allocated by %s in all: it gives back cached memory, never a live tensor's",
+		memlab.FormatBytes(allocMoved))
 	memlab.Check(weights.Release())
 }
 
 /*md
 Both calls do what the chapter wants: the peak column is each epoch's own, and reserved
-memory drops to the weights between epochs. The price of `empty_cache()` is that the
-next epoch's first allocations go back to `cudaMalloc`.
+memory drops to the weights between epochs. `empty_cache()` leaves `memory_allocated()`
+where it was (the last column, and the second Measured line): it returns only what no
+tensor uses. The price is that the next epoch's first allocations go back to `cudaMalloc`
+— counted and timed in the next cell.
 
-**Try it:** drop the `l.EmptyCache()` line: reserved memory at each epoch's end stays at
-the first epoch's high-water mark, although later epochs need far less.
+**Try it — predict first:** drop the `l.EmptyCache()` line. What does "reserved at the end"
+show for epochs 2 and 3?
 
+<details><summary>Answer</summary>
+
+The first epoch's high-water mark, every time: the cached segment is never given back,
+although later epochs need far less — and nothing else (another process, a later
+larger request elsewhere) can use it.
+</details>
+
+### What the habit costs
+
+Ten epochs of a hundred steps, each step one 256 MiB activation, with and without
+`empty_cache()` at each epoch's end. On the simulated device `memlab.WithLatency()` makes
+each `cudaMalloc` and `cudaFree` take the time it took on the H200 (memlab measured it);
+on a GPU the calls take their own time.
+
+```python
+import time
+for habit in (True, False):                         # one fresh process each
+    start = time.perf_counter()
+    for epoch in range(10):
+        for step in range(100):
+            act = torch.empty(256 * MiB, dtype=torch.uint8, device="cuda"); del act
+        if habit:
+            torch.cuda.empty_cache()
+    torch.cuda.synchronize()
+    s = torch.cuda.memory_stats()
+    print(habit, s["num_device_alloc"], s["num_device_free"], time.perf_counter() - start)
+```
+*/
+
+/*md:zh-CN
+两个调用都达到了教材想要的效果：峰值一列是每个 epoch 自己的峰值，已预留显存在 epoch 之间降到只剩权重。`empty_cache()` 不会改变 `memory_allocated()`（见最后一列和第二行实测）：它只还回没有任何张量在用的显存。代价是：下一个 epoch 最初的几次分配又得重新 `cudaMalloc`——下一个单元格会数一数、计一计时。
+
+**动手试试——先预测：** 去掉 `l.EmptyCache()` 这一行。第 2、3 个 epoch 的 “reserved at the end” 会显示什么？
+
+<details><summary>答案</summary>
+
+每次都是第一个 epoch 的最高水位：缓存的段从不还回去，尽管后面的 epoch 需要的少得多——别的东西（另一个进程、别处后来更大的申请）也用不上它。
+</details>
+
+### 这个习惯的代价
+
+十个 epoch，每个 epoch 一百步，每步一个 256 MiB 的激活值，分别在每个 epoch 结束时调用和不调用 `empty_cache()`。在模拟设备上，`memlab.WithLatency()` 让每次 `cudaMalloc` 和 `cudaFree` 花掉它在 H200 上花的时间（memlab 实测过）；在 GPU 上，这些调用花的是它们自己的时间。
+
+```python
+import time
+for habit in (True, False):                         # 各用一个全新的进程
+    start = time.perf_counter()
+    for epoch in range(10):
+        for step in range(100):
+            act = torch.empty(256 * MiB, dtype=torch.uint8, device="cuda"); del act
+        if habit:
+            torch.cuda.empty_cache()
+    torch.cuda.synchronize()
+    s = torch.cuda.memory_stats()
+    print(habit, s["num_device_alloc"], s["num_device_free"], time.perf_counter() - start)
+```
+*/
+
+//nb:cell
+func perEpochCost() {
+	for _, habit := range []bool{true, false} {
+		l := memlab.MustOpen(memlab.WithLatency()) // the H200's cudaMalloc/cudaFree time, on the simulator
+		start := time.Now()
+		for range 10 { // epochs
+			for range 100 { // steps: one 256 MiB activation each
+				memlab.Check(memlab.Must(tensor.Empty(l, tensor.Uint8, 256<<20)).Release())
+			}
+			if habit {
+				memlab.Check(l.EmptyCache())
+			}
+		}
+		st := l.MemoryStats()
+		memlab.Measured("empty_cache() every epoch: %v; cudaMalloc calls %d, cudaFree calls %d; the ten epochs took %s",
+			habit, st["num_device_alloc"], st["num_device_free"], time.Since(start).Round(10*time.Microsecond))
+		memlab.Check(l.Close())
+	}
+}
+
+/*md
+The habit costs one `cudaMalloc` and one `cudaFree` per cached segment per epoch — here
+one of each per epoch, where the loop without it makes one `cudaMalloc` in all. Set the
+Measured times beside the length of your own epoch: unless epochs are tiny, the calls
+are lost in it. What the habit buys is the chapter's reason: memory the epoch cached is
+given back for others.
+
+**Try it — predict first:** make every step's activation a different size: loop
+`for step := range 100` and allocate `(256 + step%4) << 20`. How many `cudaMalloc` calls does each habit make now?
+
+<details><summary>Answer</summary>
+
+With the habit, three an epoch — thirty in all; without it, three in all. Requests round up
+to a multiple of 2 MiB, so the four sizes need three segments (256, 258 and 260 MiB), and
+after each `empty_cache()` all three are made again. The habit's price grows with the
+number of distinct sizes an epoch caches.
+</details>
+*/
+
+/*md:zh-CN
+这个习惯的代价，是每个 epoch 每个缓存的段要多一次 `cudaMalloc` 和一次 `cudaFree`——这里每个 epoch 各一次，而不调用它的循环总共只 `cudaMalloc` 一次。把实测的时间和你自己一个 epoch 的长度放在一起比：除非 epoch 很短，这些调用都微不足道。这个习惯换来的，正是教材给出的理由：这个 epoch 缓存的显存还给了别人。
+
+**动手试试——先预测：** 让每一步的激活值大小都不同：循环改成 `for step := range 100`，申请 `(256 + step%4) << 20`。现在两种习惯各要调用多少次 `cudaMalloc`？
+
+<details><summary>答案</summary>
+
+调用这个习惯时每个 epoch 三次，总共三十次；不调用时总共只有三次。申请会向上取整到 2 MiB 的倍数，所以这四种大小只需要三个段（256、258 和 260 MiB），而每次 `empty_cache()` 之后三个段都要重新建。这个习惯的代价，随一个 epoch 缓存的不同大小的数目而增长。
+</details>
+*/
+
+/*md
 ### Two tenants on one device
 
 > 教材原文：「比如你在一张卡上跑两个实验，各占50%，互不干扰。」
@@ -336,7 +437,8 @@ the first epoch's high-water mark, although later epochs need far less.
 see anyone else. Two labs share one 8 GiB device, each with its own allocator, like two
 processes on one GPU. Tenant A is greedy: it takes 1 GiB tensors until it runs out of
 memory. Then tenant B asks for 3 GiB. First neither is capped, then both are capped at
-half the device.
+half the device (`set_per_process_memory_fraction(0.5)`), and last both are capped at
+half and B asks for its whole half, 4 GiB: the exact edge of the chapter's "50% each".
 
 ```python
 # in each process that shares the GPU, before its first allocation:
@@ -351,15 +453,11 @@ except torch.cuda.OutOfMemoryError as e:
 */
 
 /*md:zh-CN
-两个调用都达到了教材想要的效果：峰值一列是每个 epoch 自己的峰值，已预留显存在 epoch 之间降到只剩权重。`empty_cache()` 的代价是：下一个 epoch 最初的几次分配又得重新 `cudaMalloc`。
-
-**动手试试：** 去掉 `l.EmptyCache()` 这一行：每个 epoch 结束时的已预留显存都停在第一个 epoch 的最高水位，尽管后面的 epoch 需要的少得多。
-
 ### 一张卡上的两个租户
 
 > 教材原文：「比如你在一张卡上跑两个实验，各占50%，互不干扰。」
 
-`set_per_process_memory_fraction` 限制的是*本*分配器能预留多少显存，它看不见别人。两个 lab 共用一个 8 GiB 的设备，各有各的分配器，就像一块 GPU 上的两个进程。租户 A 很贪婪：不停地申请 1 GiB 的张量，直到显存不足。然后租户 B 申请 3 GiB。先是两者都不设上限，再是两者都限制在设备的一半。
+`set_per_process_memory_fraction` 限制的是*本*分配器能预留多少显存，它看不见别人。两个 lab 共用一个 8 GiB 的设备，各有各的分配器，就像一块 GPU 上的两个进程。租户 A 很贪婪：不停地申请 1 GiB 的张量，直到显存不足。然后租户 B 申请 3 GiB。先是两者都不设上限，再是两者都限制在设备的一半（`set_per_process_memory_fraction(0.5)`），最后两者都限制在一半、B 申请它的整整一半 4 GiB：这正是教材“各占50%”的边界。
 
 ```python
 # 在共用这块 GPU 的每个进程里，第一次分配之前：
@@ -373,69 +471,54 @@ except torch.cuda.OutOfMemoryError as e:
 ```
 */
 
-// greedy allocates 1 GiB tensors on l until it runs out of memory, and returns them.
-//
-//nb:decl
-func greedy(l *memlab.Lab) []*tensor.Tensor {
-	var ts []*tensor.Tensor
-	for {
-		t, err := tensor.Empty(l, tensor.Uint8, 1<<30)
-		if memlab.IsOutOfMemory(err) {
-			return ts
-		}
-		memlab.Check(err)
-		ts = append(ts, t)
-	}
-}
-
-// servedOr says "served", or "out of memory" when err is one.
-//
-//nb:decl
-func servedOr(err error) string {
-	if memlab.IsOutOfMemory(err) {
-		return "out of memory"
-	}
-	memlab.Check(err)
-	return "served"
-}
-
 //nb:cell plot
 func twoTenants() {
-	cases := []string{"neither capped", "both capped at half"}
-	aRes, bRes := memplot.BarSeries{Name: "A (greedy) reserved"}, memplot.BarSeries{Name: "B reserved"}
-	for i, capped := range []bool{false, true} {
+	cases := []string{"neither capped", "both capped at half", "both at half, B asks 4 GiB"}
+	bars := []memplot.BarSeries{{Name: "A (greedy) reserved"}, {Name: "B reserved"}, {Name: "outside both allocators (CUDA context)"}}
+	for i, ask := range []int64{3 << 30, 3 << 30, 4 << 30} {
 		a := memlab.MustOpen(memlab.Budget(8 << 30)) // the device, and tenant A
 		b := memlab.MustOpen(memlab.SharedWith(a))   // tenant B: its own allocator
-		if capped {
-			_, total := memlab.Must2(a.MemGetInfo())
-			half := float64(4<<30) / float64(total)
-			memlab.Check(a.SetPerProcessMemoryFraction(half))
-			memlab.Check(b.SetPerProcessMemoryFraction(half))
+		if i > 0 {
+			memlab.Check(ch2.CapHalf(a, b)) // set_per_process_memory_fraction(0.5) in each
 		}
-		held := greedy(a)
-		x, err := tensor.Empty(b, tensor.Uint8, 3<<30)
-		memlab.Measured("%s: greedy A holds %s; B's 3 GiB request: %s; the driver counts %s in use", cases[i],
-			memlab.FormatBytes(a.MemoryReserved()), servedOr(err), memlab.FormatBytes(memlab.Must(a.DriverUsed())))
-		aRes.Values, bRes.Values = append(aRes.Values, float64(a.MemoryReserved())/(1<<30)), append(bRes.Values, float64(b.MemoryReserved())/(1<<30))
-		if err == nil {
-			memlab.Check(x.Release())
+		held := memlab.Must(ch2.Greedy(a)) // 1 GiB tensors until out of memory
+		x, err := tensor.Empty(b, tensor.Uint8, int(ask))
+		used := memlab.Must(a.DriverUsed())
+		outside := used - a.MemoryReserved() - b.MemoryReserved()
+		memlab.Measured("%s: greedy A holds %s; B's %s request: %s; the driver counts %s in use, %s of it outside both allocators",
+			cases[i], memlab.FormatBytes(a.MemoryReserved()), memlab.FormatBytes(ask), memlab.Outcome(err),
+			memlab.FormatBytes(used), memlab.FormatBytes(outside))
+		for j, v := range []int64{a.MemoryReserved(), b.MemoryReserved(), outside} {
+			bars[j].Values = append(bars[j].Values, float64(v)/(1<<30))
 		}
-		memlab.Check(tensor.ReleaseAll(held...))
+		memlab.Check(tensor.ReleaseAll(append(held, x)...)) // x is nil if B was refused
 		memlab.Check(errors.Join(b.Close(), a.Close()))
 	}
-	memlab.Show(memplot.Bars("2.4 two tenants on one 8 GiB device", "GiB", cases, aRes, bRes))
+	memlab.Show(memplot.Bars("2.4 two tenants on one device: what the driver counts", "GiB", cases, bars...))
 }
 
 /*md
-Uncapped, the greedy tenant takes every free byte and B's request fails although B did
-nothing wrong; capped, A stops at its half (its out-of-memory message names the cap, "…
-allowed") and B is served. So the chapter is right only when every experiment on the
-card sets its fraction: a cap protects the *other* tenants, so every tenant needs one.
-On a real GPU `Budget(8 << 30)` caps tenant A instead of shrinking the card, so there B
-is not starved even uncapped: the card has room to spare.
+Read the Measured lines. On the simulated device (the tests' and a laptop's), the card
+is 8 GiB: uncapped, the greedy tenant takes every free byte and B's 3 GiB request fails;
+capped, A stops at its half (its out-of-memory message names the cap, "… allowed") and
+B is served. So a cap protects the *other* tenants, and the chapter is right only when
+every experiment on the card sets its fraction. On a real GPU `Budget(8 << 30)` caps
+tenant A instead of shrinking the card, so there B finds the rest of the card even
+uncapped, and the driver counts more than the 8 GiB the bars are drawn against.
 
-**Try it:** cap only A (`b.SetPerProcessMemoryFraction` removed): B is still served. Cap
-only B: A takes the whole device first and B fails again.
+The third case is the edge of "50% each". The fraction caps what an allocator reserves,
+as a share of the device's *total*; the CUDA context's memory (the last bar; with two
+processes, two contexts) is in no allocator and under no cap, yet takes room on the
+device. Two caps of 0.5 add up to the whole device and leave the context nowhere: the
+tenant that reaches its cap second is refused *below* its cap. Fractions that leave room
+for the contexts (0.45 each, say) keep the chapter's promise.
+
+**Try it — predict first:** cap only A (`ch2.CapHalf(a)`). Is B's 3 GiB request served? And capping only B?
+
+<details><summary>Answer</summary>
+
+Capping only A, B is served. Capping only B, A takes the whole device first and B fails again: a cap protects the others, not its owner.
+</details>
 
 ## Exercises
 
@@ -449,9 +532,16 @@ README and hints):
 */
 
 /*md:zh-CN
-不设上限时，贪婪的租户拿走了每一个空闲字节，B 什么也没做错，申请却失败了；设了上限后，A 停在自己的一半（它的 OOM 报错信息里写明了上限：“… allowed”），B 的申请得到满足。所以教材的说法只有在卡上每个实验都设置了比例时才成立：上限保护的是*其他*租户，所以每个租户都得设。在真实 GPU 上，`Budget(8 << 30)` 限制的是租户 A，而不会把整张卡缩小，所以即使不设上限，B 也不会被饿死：卡上还有富余的空间。
+请看“实测”各行。在模拟设备上（测试和笔记本电脑用的就是它），这张卡是 8 GiB：不设上限时，贪婪的租户拿走了每一个空闲字节，B 申请 3 GiB 失败；设了上限后，A 停在自己的一半（它的 OOM 报错信息里写明了上限：“… allowed”），B 的申请得到满足。所以上限保护的是*其他*租户，教材的说法只有在卡上每个实验都设置了比例时才成立。在真实 GPU 上，`Budget(8 << 30)` 限制的是租户 A，而不会把整张卡缩小，所以即使不设上限，B 也能用到卡上其余的显存，驱动统计的用量也会超过柱状图所对照的 8 GiB。
 
-**动手试试：** 只给 A 设上限（去掉 `b.SetPerProcessMemoryFraction`）：B 依然能得到满足。只给 B 设上限：A 先拿走整个设备，B 再次失败。
+第三种情形正是“各占50%”的边界。比例限制的是分配器能预留的显存，以设备*总量*为基数；CUDA 上下文占的显存（最后一根柱子；两个进程就有两个上下文）不属于任何分配器，也不受任何上限约束，却实实在在占着设备上的空间。两个 0.5 加起来就是整个设备，给上下文留不出位置：第二个到达上限的租户会在*低于*自己上限的时候就被拒绝。给上下文留出余地的比例（比如各 0.45）才能兑现教材的承诺。
+
+**动手试试——先预测：** 只给 A 设上限（`ch2.CapHalf(a)`）。B 申请 3 GiB 能满足吗？只给 B 设上限呢？
+
+<details><summary>答案</summary>
+
+只给 A 设上限时，B 能得到满足。只给 B 设上限时，A 先拿走整个设备，B 再次失败：上限保护的是别人，而不是设上限的那一方。
+</details>
 
 ## 练习
 

@@ -1,6 +1,11 @@
 package nb02
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"memlab.dev/memlab/internal/nbtest"
@@ -61,30 +66,64 @@ func TestAllocatedVsReserved(t *testing.T) {
 func TestFiveAllocations(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "fiveAllocations"),
 		`(?m)^24 B +512 bytes +small +2\.00 MiB `,
-		`(?m)^1 MiB +1024\.00 KiB +small +2\.00 MiB `,
+		`(?m)^1 MiB +1\.00 MiB +small +2\.00 MiB `,
 		`(?m)^1 MiB \+ 1 B +1\.00 MiB +large +20\.00 MiB `,
 		`(?m)^12 MiB +12\.00 MiB +large +20\.00 MiB `, // best fit in the 20 MiB segment's rest
 		`(?m)^600 MiB +600\.00 MiB +large +600\.00 MiB +614\.00 MiB +622\.00 MiB +1 +2$`,
-		`Measured: 24 bytes took a 512 bytes block; the five requests made 3 segments \(3 cudaMalloc calls\)`)
+		`Measured: 24 bytes took a 512 bytes block; segments after the five requests: 3; cudaMalloc calls: 3`)
 }
 
 func TestSplitAndMerge(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "splitAndMerge"),
 		`b = empty\(2 MiB\): +20\.00 MiB large segment: 2\.00 MiB A \| 2\.00 MiB free \| 8\.00 MiB A \| 8\.00 MiB free`,
-		`Measured: b took a's 4 MiB hole \(same address: true\); 10\.00 MiB sat free in split blocks before del b, c; afterwards 1 free block in 1 segment \(1 cudaMalloc call\)`)
+		`Measured: b took a's 4 MiB hole \(same address: true\); 10\.00 MiB sat free in split blocks before del b, c; afterwards free blocks: 1, segments: 1, cudaMalloc calls: 1`)
 }
 
 func TestMaxSplitSize(t *testing.T) {
 	// The PyTorch columns come from reference/: a missing file fails the cell.
 	nbtest.Want(t, nbtest.Run(t, Cells, "maxSplitSize"),
-		`Measured: defaults: reserved memory peaks at 1024\.00 MiB; 0 of 10 ops differ from PyTorch 2\.11`,
+		`Measured: defaults: reserved memory peaks at 1\.00 GiB; 0 of 10 ops differ from PyTorch 2\.11`,
 		`Measured: max_split_size_mb:128: reserved memory peaks at 2\.50 GiB; 0 of 10 ops differ from PyTorch 2\.11`,
 		`Measured: max_split_size_mb:32 \(the chapter's advice\): reserved memory peaks at 2\.50 GiB; no PyTorch recording`)
 }
 
+// PYTORCH_CUDA_ALLOC_CONF is read when the lab opens (CUDA initialises), as
+// PyTorch reads it: set afterwards it changes nothing.
+func TestAllocConfTooLate(t *testing.T) {
+	t.Setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True") // restored by the cell, then by the test
+	nbtest.Want(t, nbtest.Run(t, Cells, "allocConfTooLate"),
+		`Measured: set after the lab opened: reserved 1\.00 GiB, allocator settings ""; set before: reserved 1\.50 GiB, settings "max_split_size_mb:128"`)
+	if got := os.Getenv("PYTORCH_CUDA_ALLOC_CONF"); got != "expandable_segments:True" {
+		t.Errorf("the cell left PYTORCH_CUDA_ALLOC_CONF=%q", got)
+	}
+}
+
+// The chapter's "200 MB free, yet 100 MB fails", in PyTorch's own words.
+func TestFreeButFails(t *testing.T) {
+	nbtest.Want(t, nbtest.Run(t, Cells, "freeButFails"),
+		`Tried to allocate 100\.00 MiB\. .* and 200\.00 MiB is reserved by PyTorch but unallocated`,
+		`Measured: the 100 MiB request: out of memory; memory_reserved\(\) 850\.00 MiB, memory_allocated\(\) 650\.00 MiB: 200\.00 MiB free in the cache, its largest block 40\.00 MiB; mem_get_info\(\) free: 46\.00 MiB`)
+}
+
+// The multi-scale anecdote: the replay beside PyTorch's own runs, and the
+// smallest device each setting trains on.
+func TestMultiScale(t *testing.T) {
+	nbtest.Want(t, nbtest.Run(t, Cells, "multiScale"),
+		`Measured: default: peak reserved 4\.44 GiB \(PyTorch measured 4\.44 GiB\), \+0\.0 % against the defaults; the smallest device it trains on: 3\.62 GiB`,
+		`Measured: expandable_segments:True: peak reserved 3\.53 GiB \(PyTorch measured 3\.53 GiB\), -20\.4 % against the defaults; the smallest device it trains on: 3\.50 GiB`,
+		`Measured: max_split_size_mb:128: peak reserved 4\.95 GiB \(PyTorch measured 4\.95 GiB\), \+11\.5 %`)
+}
+
+// The per-epoch habit's price in calls (its time is printed, not asserted).
+func TestPerEpochCost(t *testing.T) {
+	nbtest.Want(t, nbtest.Run(t, Cells, "perEpochCost"),
+		`Measured: empty_cache\(\) every epoch: true; cudaMalloc calls 10, cudaFree calls 10; the ten epochs took `,
+		`Measured: empty_cache\(\) every epoch: false; cudaMalloc calls 1, cudaFree calls 0; the ten epochs took `)
+}
+
 func TestChapterSequenceNoOOM(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "chapterSequenceNoOOM"),
-		`Measured: the 768 MiB request was served \(error: ""\) inside 1 segment of 1024\.00 MiB; 1 cudaMalloc call`)
+		`Measured: the 768 MiB request: served; segments right after it: 1, reserved 1\.00 GiB; cudaMalloc calls in the whole sequence: 1\b`)
 }
 
 func TestFragment(t *testing.T) {
@@ -101,21 +140,41 @@ func TestFragmentedSummary(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "fragmentedSummary"),
 		`\| Non-releasable memory \|   2976 MiB \|`,
 		`CUDA OOMs: 1 `,
-		`Measured: inactive_split_bytes 2\.91 GiB of reserved 3\.00 GiB; 1 out-of-memory error, 1 allocator retry`)
+		`Measured: inactive_split_bytes 2\.91 GiB of reserved 3\.00 GiB; 1 out-of-memory error, 1 allocator retry`,
+		// memory_snapshot() beside memory_summary(): the blocks themselves
+		`(?m)^512\.00 MiB large segment: 496\.00 MiB free \| 16\.00 MiB A$`,
+		`Measured: memory_summary\(\) names no block; memory_snapshot\(\) lists 6 segments holding 12 blocks, 6 of them free`)
 }
 
 func TestRemedies(t *testing.T) {
 	res := nbtest.Exec(t, Cells, "remedies")
 	nbtest.Want(t, res.Output,
-		`(?m)^fragmented \(defaults\) +false +0 bytes +2\.91 GiB +512\.00 MiB +3\.00 GiB +6$`,
-		`(?m)^pre-allocation +true `, // served by a view of the buffer, tried
-		`(?m)^uniform sizes +true +3\.00 GiB +0 bytes +416\.00 MiB +3\.09 GiB +13$`,
-		`(?m)^max_split_size_mb:256 +true +3\.00 GiB +0 bytes `,
-		`(?m)^max_split_size_mb:32 \(the chapter's\) +true `,
-		`(?m)^expandable_segments +true `,
+		`(?m)^fragmented \(defaults\) +out of memory +0 bytes +2\.91 GiB +512\.00 MiB +3\.00 GiB +6$`,
+		// the chapter's pre-allocation: all six batches, activations as views of the buffer
+		`(?m)^pre-allocation +served +0 bytes +0 bytes +2\.91 GiB +2\.09 GiB +8$`,
+		`(?m)^uniform sizes +served +3\.00 GiB +0 bytes +416\.00 MiB +3\.09 GiB +13$`,
+		`(?m)^max_split_size_mb:256 +served +3\.00 GiB +0 bytes `,
+		`(?m)^max_split_size_mb:32 \(the chapter's\) +served `,
+		`(?m)^expandable_segments +served `,
+		// the prose: settings pay in cudaMalloc calls, pre-allocation holds the least
+		`Measured: pre-allocation: peak reserved 2\.09 GiB against the fragmented run's 3\.00 GiB; cudaMalloc calls: 8 against 6`,
+		`Measured: uniform sizes: peak reserved 3\.09 GiB against the fragmented run's 3\.00 GiB; cudaMalloc calls: 13 against 6`,
+		`Measured: expandable_segments: peak reserved 3\.01 GiB against the fragmented run's 3\.00 GiB; cudaMalloc calls: 7 against 6`,
 		`Measured: 5 of 6 variants served the 1\.5 GiB request; the fragmented run had 2\.91 GiB pinned in split blocks and 0 bytes releasable`)
-	if len(res.Figures) != 2 {
-		t.Errorf("%d figures, want the remedies' bars and a segment map", len(res.Figures))
+	if len(res.Figures) != 1 {
+		t.Errorf("%d figures, want the remedies' bars", len(res.Figures))
+	}
+}
+
+// One cell a remedy: each serves the request (the fragmented run did not).
+func TestRemedyCells(t *testing.T) {
+	for cell, want := range map[string][]string{
+		"preAllocation":    {`Measured: pre-allocation: the 1\.5 GiB request: served; peak reserved 2\.09 GiB; cudaMalloc calls: 8`},
+		"uniformSizes":     {`Measured: uniform sizes: the 1\.5 GiB request: served; peak reserved 3\.09 GiB; cudaMalloc calls: 13`},
+		"maxSplitRemedy":   {`Measured: max_split_size_mb:256: the 1\.5 GiB request: served; `, `Measured: max_split_size_mb:32: the 1\.5 GiB request: served; `},
+		"expandableRemedy": {`Measured: expandable_segments:True: the 1\.5 GiB request: served; peak reserved 3\.01 GiB; cudaMalloc calls: 7`},
+	} {
+		nbtest.Want(t, nbtest.Run(t, Cells, cell), want...)
 	}
 }
 
@@ -137,14 +196,17 @@ func TestLeakCheck(t *testing.T) {
 
 func TestPerEpoch(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "perEpoch"),
-		`(?m)^3 +128\.00 MiB +192\.00 MiB +576\.00 MiB +192\.00 MiB +64\.00 MiB$`,
-		`Measured: the last epoch peaked at 192\.00 MiB; without the resets max_memory_allocated\(\) would still say 576\.00 MiB`)
+		`(?m)^3 +128\.00 MiB +192\.00 MiB +576\.00 MiB +192\.00 MiB +64\.00 MiB +64\.00 MiB$`,
+		`Measured: the last epoch peaked at 192\.00 MiB; without the resets max_memory_allocated\(\) would still say 576\.00 MiB`,
+		`Measured: empty_cache\(\) moved memory_allocated by 0 bytes in all`)
 }
 
 func TestTwoTenants(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "twoTenants"),
-		`Measured: neither capped: greedy A holds 7\.00 GiB; B's 3 GiB request: out of memory`,
-		`Measured: both capped at half: greedy A holds 4\.00 GiB; B's 3 GiB request: served`)
+		`Measured: neither capped: greedy A holds 7\.00 GiB; B's 3\.00 GiB request: out of memory; the driver counts 7\.50 GiB in use, 512\.00 MiB of it outside both allocators`,
+		`Measured: both capped at half: greedy A holds 4\.00 GiB; B's 3\.00 GiB request: served; the driver counts 7\.50 GiB in use, 512\.00 MiB of it`,
+		// the edge of "50% each": the context sits under no cap, so B is refused below its own
+		`Measured: both at half, B asks 4 GiB: greedy A holds 4\.00 GiB; B's 4\.00 GiB request: out of memory; the driver counts 4\.50 GiB in use, 512\.00 MiB of it`)
 }
 
 // Every cell has a test above, every section a plot, and no cell leaves a
@@ -153,6 +215,8 @@ func TestEveryCellTested(t *testing.T) {
 	tested := map[string]bool{"storageVsViews": true, "metadataOnHost": true, "sliceKeepsBase": true, "transposeStrides": true,
 		"viewNonContiguous": true, "savedTensors": true, "allocatedVsReserved": true, "fiveAllocations": true, "splitAndMerge": true,
 		"maxSplitSize": true, "chapterSequenceNoOOM": true, "fragment": true, "fragmentedSummary": true, "remedies": true,
+		"preAllocation": true, "uniformSizes": true, "maxSplitRemedy": true, "expandableRemedy": true,
+		"allocConfTooLate": true, "freeButFails": true, "multiScale": true, "perEpochCost": true,
 		"apiTour": true, "leakCheck": true, "perEpoch": true, "twoTenants": true,
 		"exerciseProgress": true} // next_test.go
 	plots := map[string]bool{}
@@ -175,5 +239,75 @@ func TestEveryCellTested(t *testing.T) {
 	nbtest.All(t, Cells)
 	if l, err := memlab.Current(); err == nil {
 		t.Errorf("a cell left lab %v open and current", l)
+	}
+}
+
+// A cell's function name never shows in the notebook (a code cell is its
+// body), so no markdown may send the reader to a cell by that name (issue 18:
+// a "Try it" named streamsVsPyTorch).
+func TestMarkdownNamesNoCell(t *testing.T) {
+	files, err := filepath.Glob("[0-9]*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no sources: %v", err)
+	}
+	block := regexp.MustCompile(`(?s)/\*md(?::zh-CN)?\n(.*?)\*/`)
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range block.FindAllSubmatch(src, -1) {
+			for _, c := range Cells {
+				if strings.Contains(string(m[1]), "`"+c.Name+"`") {
+					t.Errorf("%s: markdown names cell %s, which the notebook does not show", f, c.Name)
+				}
+			}
+		}
+	}
+}
+
+// Every experiment has a predict-first "Try it": after its cell, before the
+// next, a markdown cell that asks first and answers in a collapsed block, in
+// both editions (issue 18).
+func TestEveryCellHasPredictFirstTryIt(t *testing.T) {
+	for _, ed := range []struct{ file, marker string }{
+		{"../../en/02-memory-mechanics.ipynb", "**Try it — predict first:**"},
+		{"../../zh-CN/02-memory-mechanics.ipynb", "**动手试试——先预测：**"},
+	} {
+		b, err := os.ReadFile(ed.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var nb struct {
+			Cells []struct {
+				Type   string   `json:"cell_type"`
+				Source []string `json:"source"`
+			} `json:"cells"`
+		}
+		if err := json.Unmarshal(b, &nb); err != nil {
+			t.Fatal(err)
+		}
+		cell := ""
+		asked := true
+		for _, c := range nb.Cells {
+			src := strings.Join(c.Source, "")
+			switch {
+			case c.Type == "code" && strings.HasPrefix(strings.TrimSpace(src), "%%"):
+				if !asked {
+					t.Errorf("%s: no predict-first Try it after the cell %.60q", ed.file, cell)
+				}
+				cell, asked = src, false
+			case c.Type == "markdown" && strings.Contains(src, ed.marker):
+				q := strings.Index(src, ed.marker)
+				d := strings.Index(src[q:], "<details><summary>")
+				if d < 0 || !strings.Contains(src[q+d:], "</details>") {
+					t.Errorf("%s: a Try it without its collapsed answer: %.80q", ed.file, src[q:])
+				}
+				asked = true
+			}
+		}
+		if !asked {
+			t.Errorf("%s: no predict-first Try it after the last cell", ed.file)
+		}
 	}
 }

@@ -1,6 +1,13 @@
 package nb05
 
 /*md
+**Try it — predict first:** load `resnet_multiscale_train__default.pickle` instead. More trace entries and allocations than GPT-2's, or fewer?
+
+<details><summary>Answer</summary>
+
+More — about three times as many of each: the ResNet trains on images of several sizes, and every step allocates its own feature maps.
+</details>
+
 ## 1 Compare settings
 
 `whatif.ParseSettings` turns `PYTORCH_CUDA_ALLOC_CONF` strings into settings (`""` is
@@ -30,6 +37,13 @@ print(s["allocated_bytes.all.peak"], s["reserved_bytes.all.peak"],
 */
 
 /*md:zh-CN
+**动手试试——先预测：** 改为加载 `resnet_multiscale_train__default.pickle`。它的轨迹记录和分配次数比 GPT-2 多还是少？
+
+<details><summary>答案</summary>
+
+更多——每一项都大约是 GPT-2 的三倍：这个 ResNet 用多种尺寸的图像训练，每一步都要分配自己的特征图。
+</details>
+
 ## 1 比较几种设置
 
 `whatif.ParseSettings` 把 `PYTORCH_CUDA_ALLOC_CONF` 字符串解析成设置（`""` 表示 PyTorch 的默认设置）；`whatif.Replay` 在每种设置下（并行地）重放这段历史，每种设置返回一次运行（run），其中有 `torch.cuda` 会报告的数字和显存曲线。`memlab.TableOf(res)` 显示它的表格（就是 `memlab whatif` 打印的那张，设置用简称：`expandable` 指 `expandable_segments:True`，`max_split 128` 指 `max_split_size_mb:128`）；`Plot` 按轨迹中的事件顺序画出每种设置的已预留显存（实线）和已分配显存（虚线），每种设置一种颜色。
@@ -85,12 +99,13 @@ less. Expandable segments take the peak inactive split to zero and the reserved 
 down with it; they are also what PyTorch's own out-of-memory message recommends
 (section 3).
 
-**Try it:** add `"max_split_size_mb:512"` to the list: its row equals the defaults',
-because no block this program allocates is as large as 512 MiB, so the limit never
-applies. The limit only changes blocks above it; pick it below the sizes you want kept
-whole. Then add the chapter's own `"max_split_size_mb:32"`: its peak inactive split
-falls lower still, but its reserved peak is the highest in the list — the large blocks
-it no longer splits are held as more, whole segments.
+**Try it — predict first:** add `"max_split_size_mb:512"` to the list. How does its row compare with the defaults'? Then add the chapter's own `"max_split_size_mb:32"`: where do its peak inactive split and its reserved peak land?
+
+<details><summary>Answer</summary>
+
+The 512 row equals the defaults': no block this program allocates is as large as 512 MiB, so the limit never applies — pick a limit below the sizes you want kept whole. With 32 the peak inactive split falls lower still, but the reserved peak is the highest in the list: the large blocks it no longer splits are held as more, whole segments.
+</details>
+
 */
 
 /*md:zh-CN
@@ -98,5 +113,11 @@ it no longer splits are held as more, whole segments.
 
 对照教材的建议：`max_split_size_mb:128` 确实让空闲拆分块峰值低于默认设置（表中 `default` 一行）——碎片少了，和教材说的一样——但已预留峰值反而升高：进程从 GPU 占住的显存更多了，而不是更少。可扩展段则把空闲拆分块峰值降到零，已预留峰值也跟着下降；PyTorch 自己的显存不足（OOM）报错信息推荐的也正是它（见第 3 节）。
 
-**动手试试：** 在列表里加上 `"max_split_size_mb:512"`：这一行和默认设置完全相同，因为这个程序分配的块没有一个达到 512 MiB，这个上限根本用不上。这个限制只作用于超过它的块；要把它设在你希望保持完整的那些块的大小之下。再加上教材自己给的 `"max_split_size_mb:32"`：它的空闲拆分块峰值还要更低，但已预留峰值是整个列表里最高的——不再拆分的那些大块，变成了更多完整的段占在手里。
+**动手试试——先预测：** 在列表里加上 `"max_split_size_mb:512"`。它这一行和默认设置相比如何？再加上教材自己给的 `"max_split_size_mb:32"`：它的空闲拆分块峰值和已预留峰值会落在哪里？
+
+<details><summary>答案</summary>
+
+512 这一行和默认设置完全相同：这个程序分配的块没有一个达到 512 MiB，这个上限根本用不上——上限要设在你希望保持完整的那些块的大小之下。设成 32 时，空闲拆分块峰值还要更低，但已预留峰值是整个列表里最高的：不再拆分的那些大块，变成了更多完整的段占在手里。
+</details>
+
 */

@@ -139,26 +139,23 @@ a device allocation that the default run did not, the replay must guess the addr
 driver returns; that matters only when free blocks of equal size compete (`Run.Guessed`
 counts such allocations).
 
-**Try it:** replace `"gpt2_train__"` by `"resnet_multiscale_train__"` (and the snapshot
-by `resnet_multiscale_train__default.pickle`): ResNet-50 trained on images of several
-sizes, the same five settings, and again every figure equal. It is the case of the
-chapter's warning:
+**Try it — predict first:** replace `"gpt2_train__"` by `"resnet_multiscale_train__"` and load `resnet_multiscale_train__default.pickle`: a ResNet trained on images of several sizes — the case of the chapter's multi-scale warning (notebook 02, 2.3). How many of its figures equal PyTorch's?
 
-> 教材原文：「我曾经在训练一个多尺度模型时，每步都创建不同分辨率的特征图，结果显存碎片化严重，训练到一半就OOM。」
-> — Chapter 2, 2.3: "I once trained a multi-scale model that made feature maps of a
-> different resolution at every step; memory fragmented badly, and training ran out of
-> memory halfway."
+<details><summary>Answer</summary>
 
-Load that snapshot in section 1's cell as well: expandable segments take its peak
-inactive split to zero too; in section 3's cell they let it run under a smaller cap.
+All of them again, every figure under every recorded setting: a single-stream program's history fixes every figure the allocator reports. Load the same snapshot in section 1's cell too: expandable segments take its peak inactive split to zero; in section 3's cell they let it run under a smaller cap.
+</details>
+
 */
 
 /*md:zh-CN
 这个预测不是对着这些文件拟合出来的：重放是把 PyTorch 的策略（同样的规则，实现在 memlab 的 `allocator` 包里）用在默认设置那次运行的请求上，其他设置的录制结果在这里只是读来比较的。当策略做了一次默认运行里没有的设备分配时，重放只能猜测驱动会返回哪个地址；只有在几个同样大小的空闲块相互竞争时，这一点才有影响（`Run.Guessed` 统计这样的分配）。
 
-**动手试试：** 把 `"gpt2_train__"` 换成 `"resnet_multiscale_train__"`（快照也换成 `resnet_multiscale_train__default.pickle`）：ResNet-50 用多种尺寸的图像训练，同样五种设置，同样每个数字都相等。这正是教材提醒过的情形：
+**动手试试——先预测：** 把 `"gpt2_train__"` 换成 `"resnet_multiscale_train__"`，并加载 `resnet_multiscale_train__default.pickle`：一个用多种尺寸的图像训练的 ResNet——正是教材里多尺度训练的那个警告（笔记本 02 的 2.3 节）。它有多少个数字和 PyTorch 相等？
 
-> 教材原文：「我曾经在训练一个多尺度模型时，每步都创建不同分辨率的特征图，结果显存碎片化严重，训练到一半就OOM。」（第 2 章 2.3 节）
+<details><summary>答案</summary>
 
-把这个快照也放进第 1 节的单元格：可扩展段同样把它的空闲拆分块峰值降到零；放进第 3 节的单元格：用了可扩展段，它在更小的显存上限下也能跑完。
+又是全部相等，每种录制过的设置下的每个数字都相等：单流程序的分配历史决定了分配器报告的每一个数字。把这个快照也放进第 1 节的单元格：可扩展段同样把它的空闲拆分块峰值降到零；放进第 3 节的单元格：用了可扩展段，它在更小的显存上限下也能跑完。
+</details>
+
 */

@@ -89,14 +89,23 @@ Read it as the chapter's 2.3: the memory "reserved by PyTorch but unallocated" w
 when the request failed, yet no free block was large enough — and the message's own
 advice is `expandable_segments:True`, "to avoid fragmentation".
 
-**Try it:** set `st.Cap = c` instead of `c - 2<<20`: both replays run to the end without
-an OOM (that is what `MinCap` promises), and no OOM message is printed. Load
-`resnet_multiscale_train__default.pickle`, the chapter's multi-scale case: again
-expandable segments get by with a smaller cap.
+**Try it — predict first:** set `st.Cap = c` instead of `c - 2<<20`. How many OOM messages are printed?
+
+<details><summary>Answer</summary>
+
+None: at exactly the smallest cap both replays run to the end without an OOM — that is what `MinCap` promises. Load `resnet_multiscale_train__default.pickle`, the chapter's multi-scale case: again expandable segments get by with a smaller cap.
+</details>
+
 */
 
 /*md:zh-CN
 可扩展段需要的上限更小：到达上限时，它缓存着的显存可以一页一页地解除映射，而固定的段只能整段释放。报错信息就是 PyTorch 打印的那条，里面有上限（"allowed"）以及那一刻缓存里有多少显存。按教材 2.3 节来读：失败的那一刻，"reserved by PyTorch but unallocated"（已预留但未分配）的那部分显存是空闲的，可没有一个空闲块大到够用——而报错信息自己给出的建议就是 `expandable_segments:True`，"to avoid fragmentation"（以避免碎片化）。
 
-**动手试试：** 把 `st.Cap = c - 2<<20` 改成 `st.Cap = c`：两次重放都一路跑到底、不会 OOM（这正是 `MinCap` 所保证的），也不会打印 OOM 信息。再换成教材里多尺度训练那个例子的快照 `resnet_multiscale_train__default.pickle`：同样是可扩展段用更小的上限就够了。
+**动手试试——先预测：** 把 `st.Cap = c - 2<<20` 改成 `st.Cap = c`。会打印几条 OOM 信息？
+
+<details><summary>答案</summary>
+
+一条也没有：正好在最小上限时，两次重放都一路跑到底、不会 OOM——这正是 `MinCap` 所保证的。再换成教材里多尺度训练那个例子的快照 `resnet_multiscale_train__default.pickle`：同样是可扩展段用更小的上限就够了。
+</details>
+
 */

@@ -69,13 +69,23 @@ the allocated bars show what rounding costs in memory the tensors do not use. No
 the sweep tries reserves more than the defaults (print all of `runs` to see them), which
 is section 1's answer to the chapter's advice again.
 
-**Try it:** sweep around a cap, `base := whatif.Setting{Conf: allocator.DefaultConfig(),
-Cap: 6 << 30}`: `garbage_collection_threshold` joins the search, so more settings are
-tried, and no run kept reserves more than the 6 GiB cap.
+**Try it — predict first:** sweep around a cap, `base := whatif.Setting{Conf: allocator.DefaultConfig(), Cap: 6 << 30}`. More settings tried, or fewer? And the highest reserved peak among the runs kept?
+
+<details><summary>Answer</summary>
+
+More: `garbage_collection_threshold` joins the search once there is a cap (the Measured line counts them). No run kept reserves more than the 6 GiB cap.
+</details>
+
 */
 
 /*md:zh-CN
 最好的设置，是能让缓存自由伸缩而不产生碎片的设置；已分配那一列柱子则显示取整的代价——张量用不上、却被占掉的显存。前八名里没有一个 `max_split_size_mb` 小于 512 的设置：对这个程序来说，搜索尝试的每一个更小的限制，已预留显存都比默认设置多（把 `runs` 全部打印出来就能看到），这再一次印证了第 1 节对教材建议的回答。
 
-**动手试试：** 围绕一个显存上限来搜索，`base := whatif.Setting{Conf: allocator.DefaultConfig(), Cap: 6 << 30}`：`garbage_collection_threshold` 也加入搜索，于是尝试的设置更多了，而且留下来的运行没有一个的已预留显存超过 6 GiB 的上限。
+**动手试试——先预测：** 围绕一个显存上限来搜索，`base := whatif.Setting{Conf: allocator.DefaultConfig(), Cap: 6 << 30}`。尝试的设置会更多还是更少？留下来的运行里，已预留峰值最高是多少？
+
+<details><summary>答案</summary>
+
+更多：有了上限，`garbage_collection_threshold` 也加入了搜索（实测一行会数出来）。留下来的运行没有一个的已预留显存超过 6 GiB 的上限。
+</details>
+
 */

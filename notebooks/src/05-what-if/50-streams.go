@@ -81,7 +81,11 @@ func severalStreams() {
 			streams[e.Stream]++
 		}
 	}
-	fmt.Printf("allocations per stream: %v\n", streams)
+	perStream := memlab.NewTable("stream", "allocations")
+	for _, id := range slices.Sorted(maps.Keys(streams)) {
+		perStream.Row(map[bool]string{true: "0 (the default stream)", false: fmt.Sprint(id)}[id == 0], streams[id])
+	}
+	perStream.Show()
 	settings := memlab.Must(whatif.ParseSettings("", "expandable_segments:True", "max_split_size_mb:128"))
 	res := memlab.Must(whatif.Replay(s, settings, whatif.Options{}))
 	memlab.TableOf(res).Show()
@@ -99,10 +103,13 @@ and the brackets hold the figure's range over those replays (`Run.TimingRange`;
 `Run.TimingSchedules` says how many); the figure itself is the one with the snapshot's
 own timing.
 
-**Try it:** load `resnet_multiscale_train__default.pickle` instead: one stream allocates
-and no free completes later than it was requested — a single-stream program has nothing
-that depends on GPU timing, which is why its predictions (section 2's Try it) hold in every
-figure.
+**Try it — predict first:** load `resnet_multiscale_train__default.pickle` instead. How many streams allocate, and how many frees complete later than requested?
+
+<details><summary>Answer</summary>
+
+One stream, and no such free: a single-stream program has nothing that depends on GPU timing, which is why its predictions (section 2's Try it) hold in every figure.
+</details>
+
 
 ### Where the prediction depends on GPU timing
 
@@ -124,7 +131,13 @@ print(f["memory_stats"]["inactive_split_bytes.all.peak"])
 /*md:zh-CN
 `[low, high]` 标在旁边的数字取决于 GPU 的时序：重放还在其他时序下完成了这些跨流释放——最早到 PyTorch 可能完成的时刻（下一次分配），最晚到下一次同步，以及两者之间的许多种时序——方括号里就是这个数字在这些重放中的取值范围（`Run.TimingRange`；`Run.TimingSchedules` 说明试了多少种时序）；数字本身是按快照自己的时序得到的那个。
 
-**动手试试：** 改为加载 `resnet_multiscale_train__default.pickle`：只有一个流在分配，也没有哪次释放比请求完成得晚——单流程序里没有任何取决于 GPU 时序的东西，所以它的预测（第 2 节的「动手试试」）每个数字都成立。
+**动手试试——先预测：** 改为加载 `resnet_multiscale_train__default.pickle`。有几个流在分配？有几次释放比请求完成得晚？
+
+<details><summary>答案</summary>
+
+一个流，一次也没有：单流程序里没有任何取决于 GPU 时序的东西，所以它的预测（第 2 节的「动手试试」）每个数字都成立。
+</details>
+
 
 ### 预测在哪里取决于 GPU 时序
 
@@ -164,6 +177,13 @@ func streamsVsPyTorch() {
 }
 
 /*md
+**Try it — predict first:** in the cell above, replace `"multistream_branches__"` by `"gpt2_train__"` and load `gpt2_train__default.pickle`. How many rows does the table of differing figures get?
+
+<details><summary>Answer</summary>
+
+None: a single-stream program has no cross-stream frees, and every figure equals PyTorch's — the table is empty.
+</details>
+
 Is that a fault of the replay, or does PyTorch itself measure different figures when the
 same program runs again? The repository ships eight more runs of `multistream_branches`
 under each setting, recorded one after another on the H200
@@ -180,6 +200,13 @@ for run in range(8):   # the same program and setting, one fresh process after a
 */
 
 /*md:zh-CN
+**动手试试——先预测：** 在上面的单元格里，把 `"multistream_branches__"` 换成 `"gpt2_train__"`，并加载 `gpt2_train__default.pickle`。不相等的数字组成的表格有几行？
+
+<details><summary>答案</summary>
+
+一行也没有：单流程序没有跨流释放，每个数字都和 PyTorch 的相等——表格是空的。
+</details>
+
 这是重放的毛病，还是同一个程序再跑一次时，PyTorch 自己就会测出不同的数字？仓库里另外附带了 `multistream_branches` 在每种设置下的八次运行，是在 H200 上一次接一次录下来的（`reference/workloads-2.11/repeats/`）。下面的单元格按设置收集八次运行中 PyTorch 测得的值不完全相同的每一个数字，并检查每个实测值是否落在重放的范围里。在 PyTorch 里，这就是在同一种设置下把同一个程序一个进程接一个进程地跑八次：
 
 ```python
@@ -247,13 +274,23 @@ equal, so the policy is not what differs; see [BENCHMARKS.md](../BENCHMARKS.md).
 own multi-stream job: trust the figures without brackets, and read a bracketed one as a
 range.
 
-**Try it:** replace `"multistream_branches__"` by `"gpt2_train__"` in `streamsVsPyTorch`
-(and load `gpt2_train__default.pickle`): a single-stream program has no cross-stream
-frees, and the table is empty — every figure equal.
+**Try it — predict first:** keep only the first two runs (`run <= 2` in the loop). Fewer figures varying than in eight runs, or none? And which figure never varies?
+
+<details><summary>Answer</summary>
+
+Fewer, but not none: two runs of one program under one setting already disagree. The allocated peak never varies — only figures that depend on when cross-stream frees complete do.
+</details>
+
 */
 
 /*md:zh-CN
 所以对多流程序来说，某个设置下的确切数字并不是「程序 + 设置」本身的属性：同一次运行重复一遍，已预留显存的峰值、设备分配次数和碎片都会不同，取决于每次 `malloc` 检查时 GPU 落后 CPU 多远。重放能给出的——也确实给出了——是：每个不取决于时序的数字都精确；每个取决于时序的数字，都附上它所尝试过的时序下的范围；给定某次运行自己的完成时刻，就能精确给出那次运行的所有数字。memlab 的测试（`go test -run 'TestPredictsRecordedSettings|TestRepeatedRuns' ./whatif`）把每次录制运行的完成时刻移进默认设置的快照，之后每个数字都相等，可见不同的并不是策略；详见 [BENCHMARKS.md](../BENCHMARKS.md)。对你自己的多流作业：不带方括号的数字可以放心用，带方括号的数字要当作一个范围来读。
 
-**动手试试：** 在 `streamsVsPyTorch` 里把 `"multistream_branches__"` 换成 `"gpt2_train__"`（并加载 `gpt2_train__default.pickle`）：单流程序没有跨流释放，表格是空的——每个数字都相等。
+**动手试试——先预测：** 只保留前两次运行（把循环改成 `run <= 2`）。变化的数字会比八次运行时少，还是一个都没有？哪个数字从不变化？
+
+<details><summary>答案</summary>
+
+少一些，但不是没有：同一程序在同一设置下只跑两次，就已经不一致了。已分配峰值从不变化——会变的只是取决于跨流释放何时完成的那些数字。
+</details>
+
 */

@@ -1,6 +1,11 @@
 package nb05
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"memlab.dev/memlab/internal/nbtest"
@@ -46,7 +51,7 @@ func TestSweepSettings(t *testing.T) {
 
 func TestSeveralStreams(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "severalStreams"),
-		`allocations per stream: map\[0:20 536314608:20 536367104:20\]`,
+		`(?m)^0 \(the default stream\) +20$`, `(?m)^536314608 +20$`, `(?m)^536367104 +20$`,
 		// the figures that depend on GPU timing carry their range
 		`(?m)^default +186\.03 MiB +292\.00 MiB \[280\.00 MiB, 316\.00 MiB\] +17 \[16, 18\] +0 +0 +0 +84\.00 MiB \[57\.97 MiB, 103\.00 MiB\] +32\.00 MiB$`,
 		`Measured: 3 streams allocate; 12 frees completed later than requested \(cross-stream\)\n`,
@@ -68,4 +73,74 @@ func TestRepeatedRuns(t *testing.T) {
 		`(?m)^max_split 128 +inactive_split_bytes\.all\.peak +63\.97 MiB \(3×\) 70\.00 MiB \(4×\) 84\.00 MiB \(1×\) +\[57\.97 MiB, 103\.00 MiB\]$`,
 		`Measured: 14 figures took more than one value in eight runs of one program under one setting; the replay flags 14 of them`,
 		`Measured: 29 of the 29 values PyTorch measured for them lie inside the replay's timing range`)
+}
+
+// A cell's function name never shows in the notebook (a code cell is its
+// body), so no markdown may send the reader to a cell by that name (issue 18:
+// a "Try it" named streamsVsPyTorch).
+func TestMarkdownNamesNoCell(t *testing.T) {
+	files, err := filepath.Glob("[0-9]*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no sources: %v", err)
+	}
+	block := regexp.MustCompile(`(?s)/\*md(?::zh-CN)?\n(.*?)\*/`)
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range block.FindAllSubmatch(src, -1) {
+			for _, c := range Cells {
+				if strings.Contains(string(m[1]), "`"+c.Name+"`") {
+					t.Errorf("%s: markdown names cell %s, which the notebook does not show", f, c.Name)
+				}
+			}
+		}
+	}
+}
+
+// Every experiment has a predict-first "Try it": after its cell, before the
+// next, a markdown cell that asks first and answers in a collapsed block, in
+// both editions (issue 18).
+func TestEveryCellHasPredictFirstTryIt(t *testing.T) {
+	for _, ed := range []struct{ file, marker string }{
+		{"../../en/05-what-if.ipynb", "**Try it — predict first:**"},
+		{"../../zh-CN/05-what-if.ipynb", "**动手试试——先预测：**"},
+	} {
+		b, err := os.ReadFile(ed.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var nb struct {
+			Cells []struct {
+				Type   string   `json:"cell_type"`
+				Source []string `json:"source"`
+			} `json:"cells"`
+		}
+		if err := json.Unmarshal(b, &nb); err != nil {
+			t.Fatal(err)
+		}
+		cell := ""
+		asked := true
+		for _, c := range nb.Cells {
+			src := strings.Join(c.Source, "")
+			switch {
+			case c.Type == "code" && strings.HasPrefix(strings.TrimSpace(src), "%%"):
+				if !asked {
+					t.Errorf("%s: no predict-first Try it after the cell %.60q", ed.file, cell)
+				}
+				cell, asked = src, false
+			case c.Type == "markdown" && strings.Contains(src, ed.marker):
+				q := strings.Index(src, ed.marker)
+				d := strings.Index(src[q:], "<details><summary>")
+				if d < 0 || !strings.Contains(src[q+d:], "</details>") {
+					t.Errorf("%s: a Try it without its collapsed answer: %.80q", ed.file, src[q:])
+				}
+				asked = true
+			}
+		}
+		if !asked {
+			t.Errorf("%s: no predict-first Try it after the last cell", ed.file)
+		}
+	}
 }
