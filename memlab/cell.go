@@ -153,19 +153,6 @@ func startsWithUnit(w string) bool {
 	return false
 }
 
-// displayWidth is the display width of s: two columns for a wide character.
-func displayWidth(s string) int {
-	n := 0
-	for _, r := range s {
-		if unicode.Is(unicode.Han, r) || unicode.In(r, unicode.Hiragana, unicode.Katakana, unicode.Hangul) || (r >= 0xFF00 && r <= 0xFFEF) || (r >= 0x3000 && r <= 0x303F) {
-			n += 2
-		} else {
-			n++
-		}
-	}
-	return n
-}
-
 var (
 	sinkMu sync.Mutex
 	sink   func(*memplot.Figure) error
