@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -66,6 +67,9 @@ func run(goDir, dst string, check bool) error {
 			meta["memlab"] = mm
 			if _, ok := meta["rise"]; !ok {
 				meta["rise"] = notebookRise()
+			}
+			if err := checkLinks(cells, filepath.Join(dst, ed)); err != nil {
+				return fmt.Errorf("mknotebooks: %s (%s edition): %w", dir, ed, err)
 			}
 			if want[filepath.Join(dst, ed, g.name+".ipynb")], err = encode(cells, meta); err != nil {
 				return fmt.Errorf("mknotebooks: %s: %w", dir, err)
@@ -191,4 +195,29 @@ func encode(cells []cell, extra map[string]any) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// mdLink matches a markdown link's target: [text](target).
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// checkLinks fails on a markdown link to a file of the repository that does
+// not exist, resolved from dir, the folder the notebook is in (a learner's
+// working copy, workbook/EDITION/, is as deep, so the link works there too).
+func checkLinks(cells []cell, dir string) error {
+	for i, c := range cells {
+		if c.CellType != "markdown" {
+			continue
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(strings.Join(c.Source, ""), -1) {
+			target := m[1]
+			if strings.HasPrefix(target, "#") || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			target, _, _ = strings.Cut(target, "#")
+			if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(target))); err != nil {
+				return fmt.Errorf("cell %d links to %s, which is not there from %s", i, m[1], dir)
+			}
+		}
+	}
+	return nil
 }

@@ -133,3 +133,22 @@ func TestEveryNotebookHasBothEditions(t *testing.T) {
 		t.Errorf("found %d notebook sources under notebooks/src, want at least 4", n)
 	}
 }
+
+func TestCheckLinks(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "notebooks", "en"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	from := filepath.Join(dir, "notebooks", "en")
+	ok := []cell{newCell("markdown", nil, []string{"see [the README](../../README.md#top), [GoNB](https://github.com/janpfeifer/gonb) and [below](#x)"})}
+	if err := checkLinks(ok, from); err != nil {
+		t.Errorf("good links: %v", err)
+	}
+	bad := []cell{newCell("code", nil, []string{"[x](nowhere)"}), newCell("markdown", nil, []string{"see [the README](../README.md)"})}
+	if err := checkLinks(bad, from); err == nil || !strings.Contains(err.Error(), "cell 1 links to ../README.md") {
+		t.Errorf("a link one folder short: %v", err)
+	}
+}

@@ -19,7 +19,7 @@ go run ./cmd/memlab exercises check 1
 The cell below shows where you stand on all of them: it runs their tests as
 `memlab exercises list` does (some seconds the first time, while Go compiles them). Every
 term the notebooks use, in Chinese, English, PyTorch and memlab: the
-[glossary](../GLOSSARY.md). Next: `02-memory-mechanics.ipynb`.
+[glossary](../../notebooks/GLOSSARY.md). Next: `02-memory-mechanics.ipynb`.
 */
 
 /*md:zh-CN
@@ -36,7 +36,7 @@ go run ./cmd/memlab exercises check 1
 
 下面的单元格显示你在全部练习上的进度：它像 `memlab exercises list` 一样运行这些练习的测试
 （第一次要等 Go 编译，需要十几秒）。笔记本里用到的每个术语的中文、英文、PyTorch 与 memlab 对照见
-[术语表](../GLOSSARY.md)。下一步：`02-memory-mechanics.ipynb`。
+[术语表](../../notebooks/GLOSSARY.md)。下一步：`02-memory-mechanics.ipynb`。
 */
 
 //nb:cell

@@ -36,7 +36,7 @@ go run ./cmd/memlab exercises check 1
 `go run ./cmd/memlab exercises hint 1` shows its next hint. Every exercise can also be solved inside JupyterLab: notebook `06-exercises.ipynb` has a cell per exercise that saves your code to a working copy and a cell that checks it. The cell below shows where you
 stand on this notebook's exercises: it runs their tests as `memlab exercises list` does
 (a few seconds). Every term the notebook uses, in Chinese, English, PyTorch and memlab:
-the [glossary](../GLOSSARY.md). Next notebook: `04-reuse-and-sharing.ipynb`.
+the [glossary](../../notebooks/GLOSSARY.md). Next notebook: `04-reuse-and-sharing.ipynb`.
 */
 
 /*md:zh-CN
@@ -71,7 +71,7 @@ go run ./cmd/memlab exercises check 1
 
 `go run ./cmd/memlab exercises hint 1` 显示它的下一条提示。每道练习也都可以在 JupyterLab 里完成：笔记本 `06-exercises.ipynb` 为每道练习准备了一个保存你代码（存到工作副本）的单元格和一个检查它的单元格。下面的单元格显示你在本笔记本各练习上的进度：
 它像 `memlab exercises list` 一样运行这些练习的测试（需要几秒钟）。笔记本里用到的每个术语的中文、英文、
-PyTorch 与 memlab 对照见[术语表](../GLOSSARY.md)。下一个笔记本：`04-reuse-and-sharing.ipynb`。
+PyTorch 与 memlab 对照见[术语表](../../notebooks/GLOSSARY.md)。下一个笔记本：`04-reuse-and-sharing.ipynb`。
 */
 
 //nb:cell

@@ -425,7 +425,7 @@ Now 16 sequences of 16–320 tokens decoded 4 at a time (a new one starts when o
 finishes), 8 heads × 128 dimensions, with three caches: each sequence's keys and values
 grown with `torch.cat`, a `pool.KVCache` preallocated for 320 tokens per sequence, and one
 `pool.PagedKVCache` of 16-token blocks whose arena holds 4 × 320 tokens. The workload is
-longer than a cell should be; it is [`ch4.KVStrategies`](../experiments/ch4/pooling.go).
+longer than a cell should be; it is [`ch4.KVStrategies`](../../experiments/ch4/pooling.go).
 The chapter's sentence on KV caches:
 
 > 教材原文：「因为KV Cache的大小在推理过程中是固定的，用池化可以避免每次生成token时都重新分配显存，推理延迟能降5-10%。」
@@ -455,7 +455,7 @@ calls = torch.cuda.memory_stats()["allocation.all.allocated"]
 第一次追加以 `pool: KV cache full` 失败——它需要 4 个块，空闲的只有 2 个——并且什么也没改；序列 1 释放之后，空闲块有 4 个，就放得下了。
 </details>
 
-接下来是 16 个长度在 16–320 个 token 之间的序列，每次同时解码 4 个（一个结束就开始下一个），8 个头 × 128 维，比较三种缓存：每个序列的键和值用 `torch.cat` 逐步拼接增长；一个为每个序列预分配 320 个 token 的 `pool.KVCache`；以及一个由 16 token 的块组成、显存区容纳 4 × 320 个 token 的 `pool.PagedKVCache`。这个工作负载太长，不适合放在一个单元格里，代码在 [`ch4.KVStrategies`](../experiments/ch4/pooling.go)。教材关于 KV 缓存的原话：
+接下来是 16 个长度在 16–320 个 token 之间的序列，每次同时解码 4 个（一个结束就开始下一个），8 个头 × 128 维，比较三种缓存：每个序列的键和值用 `torch.cat` 逐步拼接增长；一个为每个序列预分配 320 个 token 的 `pool.KVCache`；以及一个由 16 token 的块组成、显存区容纳 4 × 320 个 token 的 `pool.PagedKVCache`。这个工作负载太长，不适合放在一个单元格里，代码在 [`ch4.KVStrategies`](../../experiments/ch4/pooling.go)。教材关于 KV 缓存的原话：
 
 > 教材原文：「因为KV Cache的大小在推理过程中是固定的，用池化可以避免每次生成token时都重新分配显存，推理延迟能降5-10%。」
 

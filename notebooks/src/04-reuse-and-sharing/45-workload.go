@@ -85,7 +85,7 @@ request, and a short prompt's full logits are small.
 
 8 requests with prompts of 16–64 tokens and 8–32 generated tokens, each mode on a device
 of its own, the modes taking turns request by request. The run is
-[`ch4.Inference`](../experiments/ch4/inference.go): the cell above, for every request,
+[`ch4.Inference`](../../experiments/ch4/inference.go): the cell above, for every request,
 with CUDA-event timing on a GPU. The first table is what the chapter asks for: the
 baseline, each technique alone, the three together; the second, apart, holds memlab's own
 extras (pooled scores, last-logits and their combinations), which are not the chapter's.
@@ -125,7 +125,7 @@ print(peak, torch.cuda.max_memory_reserved(), stats["allocation.all.allocated"],
 
 ### 完整的工作负载
 
-8 个请求，提示词长 16–64 个 token，各生成 8–32 个 token；每种模式各用一台自己的设备，各模式按请求轮流执行。这次运行就是 [`ch4.Inference`](../experiments/ch4/inference.go)：把上面那个单元格对每个请求都做一遍，在 GPU 上用 CUDA 事件计时。第一张表是教材要的：基线、每招单独用、三招合用；第二张表单独列出 memlab 自己加的（池化的分数、last-logits 以及它们的组合），它们不是教材的内容。表格下方的结论由这次运行打印，并把教材的数字和实测放在一起对照——先是三招合用：
+8 个请求，提示词长 16–64 个 token，各生成 8–32 个 token；每种模式各用一台自己的设备，各模式按请求轮流执行。这次运行就是 [`ch4.Inference`](../../experiments/ch4/inference.go)：把上面那个单元格对每个请求都做一遍，在 GPU 上用 CUDA 事件计时。第一张表是教材要的：基线、每招单独用、三招合用；第二张表单独列出 memlab 自己加的（池化的分数、last-logits 以及它们的组合），它们不是教材的内容。表格下方的结论由这次运行打印，并把教材的数字和实测放在一起对照——先是三招合用：
 
 > 教材原文：「这三步走下来，显存占用通常能降20-30%，而且推理速度还有提升——因为减少了内存分配和拷贝的开销。」
 
@@ -561,7 +561,7 @@ costs what the "in-place" version saved.
 ### On the GPU
 
 The same comparison recorded on an H200 (`memlab ch4 -device cuda -size small|large
--record …`, files in [`experiments/ch4/recorded`](../experiments/ch4/recorded/README.md)).
+-record …`, files in [`experiments/ch4/recorded`](../../experiments/ch4/recorded/README.md)).
 Tables and notes are printed from the files, which name their command, date and card.
 The latency half of the chapter's claims can only be judged here, where the times are
 CUDA-event times — the KV-cache sentence of 4.3:
@@ -594,7 +594,7 @@ step_ms = start.elapsed_time(end)
 
 ### 在 GPU 上
 
-同样的对比在一块 H200 上录制（`memlab ch4 -device cuda -size small|large -record …`，文件在 [`experiments/ch4/recorded`](../experiments/ch4/recorded/README.md)）。表格和结论都从这些文件打印，文件里写明了命令、日期和显卡。教材关于延迟的那一半说法只能在这里评判，因为这里的时间是 CUDA 事件计时——也就是 4.3 节关于 KV 缓存的那句话：
+同样的对比在一块 H200 上录制（`memlab ch4 -device cuda -size small|large -record …`，文件在 [`experiments/ch4/recorded`](../../experiments/ch4/recorded/README.md)）。表格和结论都从这些文件打印，文件里写明了命令、日期和显卡。教材关于延迟的那一半说法只能在这里评判，因为这里的时间是 CUDA 事件计时——也就是 4.3 节关于 KV 缓存的那句话：
 
 > 教材原文：「因为KV Cache的大小在推理过程中是固定的，用池化可以避免每次生成token时都重新分配显存，推理延迟能降5-10%。」
 

@@ -11,7 +11,7 @@ would have measured: peak allocated and reserved memory, `cudaMalloc`/`cudaFree`
 retries, out-of-memory errors (with the Python line that failed) and fragmentation. No
 GPU is needed: the replay runs on memlab's simulated device.
 
-The package is [`whatif`](../whatif/whatif.go) (`go doc memlab.dev/memlab/whatif`); the
+The package is [`whatif`](../../whatif/whatif.go) (`go doc memlab.dev/memlab/whatif`); the
 same is a command: `go run ./cmd/memlab whatif my_snapshot.pickle
 --conf expandable_segments:True --conf max_split_size_mb:128 --plot cmp.png`.
 Every "Measured:" line below is printed by its cell from the replay; the same cells run as
@@ -55,7 +55,7 @@ print(snap["allocator_settings"])
 
 PyTorch 的显存快照（memory snapshot）记录了一次运行中的每一次分配和释放。memlab 把这段历史交给它用 Go 重新实现的 PyTorch 缓存分配器（caching allocator），在其他设置下重放（replay）——`expandable_segments`、`max_split_size_mb`、`roundup_power2_divisions`、用 `set_per_process_memory_fraction` 设的显存上限（cap）、垃圾回收阈值——并给出 PyTorch 在那种设置下会测到的数字：已分配和已预留显存的峰值、`cudaMalloc`/`cudaFree` 次数、重试次数、显存不足（OOM）错误（连同出错的那行 Python 代码）以及碎片化程度。整个过程不需要 GPU：重放在 memlab 的模拟设备上进行。
 
-对应的包是 [`whatif`](../whatif/whatif.go)（`go doc memlab.dev/memlab/whatif`）；同样的功能也有命令行：`go run ./cmd/memlab whatif my_snapshot.pickle --conf expandable_segments:True --conf max_split_size_mb:128 --plot cmp.png`。下面每一行「实测：」都由所在单元格根据重放结果打印；同样的单元格也会在 `go test ./notebooks/...` 中运行，没有 Jupyter 时还可以用 `go run ./cmd/memlab lab -run 05` 运行。
+对应的包是 [`whatif`](../../whatif/whatif.go)（`go doc memlab.dev/memlab/whatif`）；同样的功能也有命令行：`go run ./cmd/memlab whatif my_snapshot.pickle --conf expandable_segments:True --conf max_split_size_mb:128 --plot cmp.png`。下面每一行「实测：」都由所在单元格根据重放结果打印；同样的单元格也会在 `go test ./notebooks/...` 中运行，没有 Jupyter 时还可以用 `go run ./cmd/memlab lab -run 05` 运行。
 
 ## 为你自己的程序录一份快照
 

@@ -270,7 +270,7 @@ that does not depend on timing exactly, each one that does with the range of tim
 tried, and, given a run's own completion points, that run's figures exactly: memlab's
 tests (`go test -run 'TestPredictsRecordedSettings|TestRepeatedRuns' ./whatif`) move
 each recorded run's completion points into the default snapshot and then every figure is
-equal, so the policy is not what differs; see [BENCHMARKS.md](../BENCHMARKS.md). For your
+equal, so the policy is not what differs; see [BENCHMARKS.md](../../BENCHMARKS.md). For your
 own multi-stream job: trust the figures without brackets, and read a bracketed one as a
 range.
 
@@ -284,7 +284,7 @@ Fewer, but not none: two runs of one program under one setting already disagree.
 */
 
 /*md:zh-CN
-所以对多流程序来说，某个设置下的确切数字并不是「程序 + 设置」本身的属性：同一次运行重复一遍，已预留显存的峰值、设备分配次数和碎片都会不同，取决于每次 `malloc` 检查时 GPU 落后 CPU 多远。重放能给出的——也确实给出了——是：每个不取决于时序的数字都精确；每个取决于时序的数字，都附上它所尝试过的时序下的范围；给定某次运行自己的完成时刻，就能精确给出那次运行的所有数字。memlab 的测试（`go test -run 'TestPredictsRecordedSettings|TestRepeatedRuns' ./whatif`）把每次录制运行的完成时刻移进默认设置的快照，之后每个数字都相等，可见不同的并不是策略；详见 [BENCHMARKS.md](../BENCHMARKS.md)。对你自己的多流作业：不带方括号的数字可以放心用，带方括号的数字要当作一个范围来读。
+所以对多流程序来说，某个设置下的确切数字并不是「程序 + 设置」本身的属性：同一次运行重复一遍，已预留显存的峰值、设备分配次数和碎片都会不同，取决于每次 `malloc` 检查时 GPU 落后 CPU 多远。重放能给出的——也确实给出了——是：每个不取决于时序的数字都精确；每个取决于时序的数字，都附上它所尝试过的时序下的范围；给定某次运行自己的完成时刻，就能精确给出那次运行的所有数字。memlab 的测试（`go test -run 'TestPredictsRecordedSettings|TestRepeatedRuns' ./whatif`）把每次录制运行的完成时刻移进默认设置的快照，之后每个数字都相等，可见不同的并不是策略；详见 [BENCHMARKS.md](../../BENCHMARKS.md)。对你自己的多流作业：不带方括号的数字可以放心用，带方括号的数字要当作一个范围来读。
 
 **动手试试——先预测：** 只保留前两次运行（把循环改成 `run <= 2`）。变化的数字会比八次运行时少，还是一个都没有？哪个数字从不变化？
 

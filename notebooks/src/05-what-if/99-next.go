@@ -17,7 +17,7 @@ go run ./cmd/memlab exercises check 1
 
 The cell below shows where you stand on all of them: it runs their tests as
 `memlab exercises list` does (a few seconds). Every term the notebooks use, in Chinese,
-English, PyTorch and memlab: the [glossary](../GLOSSARY.md).
+English, PyTorch and memlab: the [glossary](../../notebooks/GLOSSARY.md).
 */
 
 /*md:zh-CN
@@ -32,7 +32,7 @@ go run ./cmd/memlab exercises check 1
 ```
 
 下面的单元格显示你在全部练习上的进度：它像 `memlab exercises list` 一样运行这些练习的测试（需要几秒钟）。
-笔记本里用到的每个术语的中文、英文、PyTorch 与 memlab 对照见[术语表](../GLOSSARY.md)。
+笔记本里用到的每个术语的中文、英文、PyTorch 与 memlab 对照见[术语表](../../notebooks/GLOSSARY.md)。
 */
 
 //nb:cell

@@ -8,5 +8,5 @@ import (
 
 func TestTheCard(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "theCard"),
-		`Measured: the exercises' card: 1024\.00 MiB, of which 896\.00 MiB free and 128\.00 MiB the CUDA context`)
+		`Measured: the exercises' card: 1\.00 GiB, of which 896\.00 MiB free and 128\.00 MiB the CUDA context`)
 }
