@@ -434,7 +434,10 @@ func (d *decoder) memoPut(idx uint64, v value) {
 	case idx < uint64(len(d.memo)):
 		d.memo[idx] = v
 	case idx == uint64(len(d.memo)):
+		// keep the slice and the map disjoint, so that their sizes add up to the
+		// memo's number of entries (MEMOIZE's index)
 		d.memo = append(d.memo, v)
+		delete(d.memoMap, idx)
 	default:
 		if d.memoMap == nil {
 			d.memoMap = map[uint64]value{}
@@ -505,6 +508,8 @@ func (d *decoder) step() error {
 		if err != nil {
 			return err
 		}
+		// CPython stores at the memo's number of entries (len(memo)), whatever
+		// indices PUT used before.
 		d.memoPut(uint64(len(d.memo)+len(d.memoMap)), v)
 	case opMark:
 		d.marks = append(d.marks, len(d.stack))
@@ -696,6 +701,14 @@ func (d *decoder) step() error {
 			return err
 		}
 		k := map[byte]kind{opList: kList, opTuple: kTuple, opFrozenSet: kFrozenSet}[op]
+		if k == kFrozenSet {
+			v := d.newList(k, nil)
+			if err := d.addToSet(d.lists.at(v.n), items); err != nil {
+				return err
+			}
+			d.push(v)
+			return nil
+		}
 		d.push(d.newList(k, append([]value(nil), items...)))
 	case opTuple1, opTuple2, opTuple3:
 		n := int(op-opTuple1) + 1
@@ -825,6 +838,9 @@ func (d *decoder) bytesVal(n uint64, py2str bool) error {
 // long pushes a little-endian two's-complement integer of n bytes: kInt when it
 // fits in int64, kUint for larger positive values that fit in uint64, else kBig.
 func (d *decoder) long(n uint64) error {
+	if n > maxIntBytes {
+		return d.fail("integer of %d bytes: memlab reads integers of at most %d bytes (%d digits)", n, maxIntBytes, maxIntDigits)
+	}
 	raw, err := d.take(n, "integer")
 	if err != nil {
 		return err
@@ -861,6 +877,14 @@ func (d *decoder) long(n uint64) error {
 	return nil
 }
 
+// maxIntBytes and maxIntDigits bound the integers the decoder reads (LONG1 and
+// LONG4 in bytes, INT and LONG in decimal digits): a snapshot's integers fit in
+// 64 bits, and an integer of megabytes would cost seconds to convert or print.
+const (
+	maxIntBytes  = 4096
+	maxIntDigits = 10000
+)
+
 // pushBig pushes v as kInt or kUint when it fits, else kBig.
 func (d *decoder) pushBig(v *big.Int) {
 	switch {
@@ -891,8 +915,8 @@ func (d *decoder) textInt(s string) error {
 		d.pushInt(v)
 		return nil
 	}
-	if len(s) > 10000 {
-		return d.fail("integer of %d digits is too long", len(s))
+	if len(s) > maxIntDigits {
+		return d.fail("integer of %d digits is too long: memlab reads integers of at most %d digits", len(s), maxIntDigits)
 	}
 	v, ok := new(big.Int).SetString(s, 10)
 	if !ok {
@@ -925,10 +949,34 @@ func (d *decoder) appendTo(want kind, items []value) error {
 		return d.fail("adds items to a %s, want a %s", d.typeName(t), kindName[want])
 	}
 	l := d.lists.at(t.n)
+	if want == kSet {
+		return d.addToSet(l, items)
+	}
 	if len(l.items) == 0 {
 		l.items = d.carve(items)
 	} else {
 		l.items = append(l.items, items...)
+	}
+	return nil
+}
+
+// addToSet adds items to a set or frozenset: each must be hashable, and one
+// equal to an element already there is dropped, as Python's set.add does.
+func (d *decoder) addToSet(l *listObj, items []value) error {
+	for _, it := range items {
+		if why := d.keyCheck(it); why != "" {
+			return d.fail("set element %s", why)
+		}
+	}
+	seen := make(map[string]bool, len(l.items)+len(items))
+	for _, e := range l.items {
+		seen[d.hashKey(e)] = true
+	}
+	for _, it := range items {
+		if h := d.hashKey(it); !seen[h] {
+			seen[h] = true
+			l.items = append(l.items, it)
+		}
 	}
 	return nil
 }
@@ -942,8 +990,8 @@ func (d *decoder) setItems(items []value) error {
 		return d.fail("sets items of a %s, want a dict", d.typeName(t))
 	}
 	for i := 0; i < len(items); i += 2 {
-		if !d.hashable(items[i], 0) {
-			return d.fail("dict key of type %s is not hashable", d.typeName(items[i]))
+		if why := d.keyCheck(items[i]); why != "" {
+			return d.fail("dict key %s", why)
 		}
 	}
 	dict := d.dicts.at(t.n)
@@ -1098,21 +1146,44 @@ func (t *tree) index(d *dictObj, k value) int {
 // maxDepth bounds the recursion over nested tuples (hashing, comparing, errors).
 const maxDepth = 64
 
-func (t *tree) hashable(v value, depth int) bool {
-	switch v.k {
-	case kList, kDict, kSet:
-		return false
-	case kTuple:
-		if depth > maxDepth {
-			return false
+// maxKeyItems bounds the values a dict key or set element holds, counted through
+// its nested tuples as often as each is referenced. Tuples shared by memo
+// references can double at each level, so that a pickle of a few hundred bytes
+// holds a key of 2^60 items; hashing or comparing it item by item would never end.
+const maxKeyItems = 1 << 12
+
+// keyCheck returns "" when v can be a dict key or set element (it is hashable,
+// nested at most maxDepth deep and holds at most maxKeyItems values), else why not.
+// Once a key passes, hashing and comparing it visit at most maxKeyItems values.
+func (t *tree) keyCheck(v value) string {
+	if v.k != kTuple {
+		if v.k == kList || v.k == kDict || v.k == kSet {
+			return fmt.Sprintf("of type %s is not hashable", t.typeName(v))
+		}
+		return ""
+	}
+	n := 0
+	var walk func(v value, depth int) string
+	walk = func(v value, depth int) string {
+		n++
+		switch {
+		case n > maxKeyItems:
+			return fmt.Sprintf("is a tuple of more than %d items, counting nested tuples each time they are referenced (tuples shared by memo references?)", maxKeyItems)
+		case v.k == kList || v.k == kDict || v.k == kSet:
+			return fmt.Sprintf("is a tuple holding a %s, which is not hashable", t.typeName(v))
+		case v.k != kTuple:
+			return ""
+		case depth > maxDepth:
+			return fmt.Sprintf("is a tuple nested more than %d deep", maxDepth)
 		}
 		for _, e := range t.lists.at(v.n).items {
-			if !t.hashable(e, depth+1) {
-				return false
+			if why := walk(e, depth+1); why != "" {
+				return why
 			}
 		}
+		return ""
 	}
-	return true
+	return walk(v, 0)
 }
 
 // equal compares two hashable keys as Python's == does for the plain types:
