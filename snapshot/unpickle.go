@@ -8,7 +8,6 @@ import (
 	"math"
 	"math/big"
 	"strconv"
-	"strings"
 )
 
 // ErrRefused is wrapped by the error Read returns for a pickle opcode that would
@@ -263,6 +262,7 @@ type decoder struct {
 	arena    []value                   // carved into containers' first batches of items
 	bigDicts map[uint32]map[string]int // hash index of large dicts: key → position in kv
 	nans     int
+	frameEnd int // the end of the current FRAME (0: outside frames)
 	// lastKeys are the string indices of the last dict's keys found distinct, at
 	// even positions (odd positions are unused).
 	lastKeys []uint32
@@ -324,6 +324,9 @@ func (d *decoder) take(n uint64, what string) ([]byte, error) {
 	if rem := uint64(len(d.data) - d.pos); n > rem {
 		return nil, d.fail("%s of %d bytes, but only %d bytes remain (truncated or corrupt)", what, n, rem)
 	}
+	if err := d.inFrame(d.pos + int(n)); err != nil {
+		return nil, err
+	}
 	b := d.data[d.pos : d.pos+int(n)]
 	d.pos += int(n)
 	return b, nil
@@ -333,6 +336,9 @@ func (d *decoder) take(n uint64, what string) ([]byte, error) {
 func (d *decoder) line() ([]byte, error) {
 	for i := d.pos; i < len(d.data); i++ {
 		if d.data[i] == '\n' {
+			if err := d.inFrame(i + 1); err != nil {
+				return nil, err
+			}
 			b := d.data[d.pos:i]
 			d.pos = i + 1
 			return b, nil
@@ -341,8 +347,17 @@ func (d *decoder) line() ([]byte, error) {
 	return nil, d.fail("argument not terminated by a newline (truncated)")
 }
 
+// inFrame checks that a read up to end stays inside the current frame: pickle.load
+// refuses an opcode or argument that straddles the end of a FRAME.
+func (d *decoder) inFrame(end int) error {
+	if d.frameEnd > 0 && end > d.frameEnd {
+		return d.fail("reads past the end of its frame at offset %d (an opcode straddles a FRAME's end)", d.frameEnd)
+	}
+	return nil
+}
+
 func (d *decoder) u8(what string) (uint64, error) {
-	if d.pos < len(d.data) {
+	if d.pos < len(d.data) && (d.frameEnd == 0 || d.pos < d.frameEnd) {
 		d.pos++
 		return uint64(d.data[d.pos-1]), nil
 	}
@@ -460,6 +475,9 @@ func (d *decoder) memoGet(idx uint64) error {
 
 func (d *decoder) run() (value, error) {
 	for d.pos < len(d.data) {
+		if d.frameEnd > 0 && d.pos >= d.frameEnd {
+			d.frameEnd = 0
+		}
 		d.op = d.pos
 		d.code = d.data[d.pos]
 		d.pos++
@@ -552,9 +570,20 @@ func (d *decoder) step() error {
 			return d.fail("protocol %d is not supported (0–%d)", v, maxProtocol)
 		}
 	case opFrame:
-		// FRAME announces the size of the next frame; the data is read as it comes.
-		if _, err := d.take(8, "frame length"); err != nil {
+		// FRAME announces the size of the next frame; the data is read as it comes,
+		// but must be there, as CPython checks.
+		n, err := d.u64("frame length")
+		if err != nil {
 			return err
+		}
+		if rem := uint64(len(d.data) - d.pos); n > rem {
+			return d.fail("frame of %d bytes, but only %d bytes remain (truncated or corrupt)", n, rem)
+		}
+		if err := d.inFrame(d.pos + int(n)); err != nil {
+			return err
+		}
+		if d.frameEnd == 0 && n > 0 {
+			d.frameEnd = d.pos + int(n)
 		}
 	case opStop:
 		return errStop
@@ -608,7 +637,7 @@ func (d *decoder) step() error {
 		if err != nil {
 			return err
 		}
-		return d.textInt(string(b))
+		return d.textInt(b)
 	case opBinFloat:
 		b, err := d.take(8, "BINFLOAT argument")
 		if err != nil {
@@ -620,9 +649,9 @@ func (d *decoder) step() error {
 		if err != nil {
 			return err
 		}
-		f, perr := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
+		f, perr := textFloat(b)
 		if perr != nil {
-			return d.fail("%q is not a float", b)
+			return d.fail("%v", perr)
 		}
 		d.pushWide(kFloat, math.Float64bits(f))
 
@@ -675,7 +704,11 @@ func (d *decoder) step() error {
 		if err != nil {
 			return err
 		}
-		d.pushStr(rawUnicodeEscape(b))
+		s, uerr := rawUnicodeEscape(b)
+		if uerr != nil {
+			return d.fail("%v", uerr)
+		}
+		d.pushStr(s)
 
 	// containers
 	case opEmptyList:
@@ -815,6 +848,9 @@ func (d *decoder) unicode(n uint64, what string) error {
 	if err != nil {
 		return err
 	}
+	if i := pyUTF8(b); i >= 0 {
+		return d.fail("the string is not UTF-8 (byte %#02x at %d)", b[i], i)
+	}
 	d.pushStr(string(b))
 	return nil
 }
@@ -827,6 +863,9 @@ func (d *decoder) bytesVal(n uint64, py2str bool) error {
 		return err
 	}
 	if py2str {
+		if err := asciiStr(b); err != nil {
+			return d.fail("%v", err)
+		}
 		d.pushStr(string(b))
 		return nil
 	}
@@ -896,46 +935,6 @@ func (d *decoder) pushBig(v *big.Int) {
 		d.bigs = append(d.bigs, v)
 		d.push(value{n: uint32(len(d.bigs) - 1), k: kBig})
 	}
-}
-
-// textInt handles protocol 0's INT and LONG ("I01\n" is True, "I00\n" False).
-func (d *decoder) textInt(s string) error {
-	if d.code == opInt {
-		switch s {
-		case "00":
-			d.push(value{k: kBool})
-			return nil
-		case "01":
-			d.push(value{n: 1, k: kBool})
-			return nil
-		}
-	}
-	s = strings.TrimSuffix(strings.TrimSpace(s), "L")
-	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
-		d.pushInt(v)
-		return nil
-	}
-	if len(s) > maxIntDigits {
-		return d.fail("integer of %d digits is too long: memlab reads integers of at most %d digits", len(s), maxIntDigits)
-	}
-	v, ok := new(big.Int).SetString(s, 10)
-	if !ok {
-		return d.fail("%.40q is not an integer", s)
-	}
-	d.pushBig(v)
-	return nil
-}
-
-func (d *decoder) textIndex() (uint64, error) {
-	b, err := d.line()
-	if err != nil {
-		return 0, err
-	}
-	v, perr := strconv.ParseUint(string(b), 10, 32)
-	if perr != nil {
-		return 0, d.fail("memo index %.40q is not a number", b)
-	}
-	return v, nil
 }
 
 // appendTo appends items to the list (APPEND, APPENDS) or set (ADDITEMS) on top
@@ -1244,86 +1243,3 @@ var kindName = map[kind]string{
 
 // typeName is the Python type name of a decoded value, for error messages.
 func (t *tree) typeName(v value) string { return kindName[v.k] }
-
-// unquotePy decodes protocol 0's STRING argument: a Python 2 str literal in single
-// or double quotes with backslash escapes.
-func unquotePy(b []byte) (string, error) {
-	s := string(b)
-	if len(s) < 2 || (s[0] != '\'' && s[0] != '"') || s[len(s)-1] != s[0] {
-		return "", fmt.Errorf("STRING argument %.40q is not quoted", s)
-	}
-	s = s[1 : len(s)-1]
-	var out strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' || i+1 == len(s) {
-			out.WriteByte(c)
-			continue
-		}
-		i++
-		switch e := s[i]; e {
-		case 'n':
-			out.WriteByte('\n')
-		case 't':
-			out.WriteByte('\t')
-		case 'r':
-			out.WriteByte('\r')
-		case 'a':
-			out.WriteByte('\a')
-		case 'b':
-			out.WriteByte('\b')
-		case 'f':
-			out.WriteByte('\f')
-		case 'v':
-			out.WriteByte('\v')
-		case '\\', '\'', '"':
-			out.WriteByte(e)
-		case '\n':
-		case 'x':
-			if i+2 >= len(s) {
-				return "", fmt.Errorf("STRING argument has a truncated \\x escape")
-			}
-			v, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
-			if err != nil {
-				return "", fmt.Errorf("STRING argument has a bad \\x escape")
-			}
-			out.WriteByte(byte(v))
-			i += 2
-		case '0', '1', '2', '3', '4', '5', '6', '7':
-			j := i
-			for j < len(s) && j < i+3 && s[j] >= '0' && s[j] <= '7' {
-				j++
-			}
-			v, _ := strconv.ParseUint(s[i:j], 8, 16)
-			out.WriteByte(byte(v))
-			i = j - 1
-		default:
-			out.WriteByte('\\')
-			out.WriteByte(e)
-		}
-	}
-	return out.String(), nil
-}
-
-// rawUnicodeEscape decodes protocol 0's UNICODE argument (raw-unicode-escape:
-// latin-1 bytes with \uXXXX and \UXXXXXXXX escapes).
-func rawUnicodeEscape(b []byte) string {
-	var out strings.Builder
-	for i := 0; i < len(b); i++ {
-		if b[i] == '\\' && i+1 < len(b) && (b[i+1] == 'u' || b[i+1] == 'U') {
-			n := 4
-			if b[i+1] == 'U' {
-				n = 8
-			}
-			if i+2+n <= len(b) {
-				if v, err := strconv.ParseUint(string(b[i+2:i+2+n]), 16, 32); err == nil && v <= 0x10FFFF {
-					out.WriteRune(rune(v))
-					i += 1 + n
-					continue
-				}
-			}
-		}
-		out.WriteRune(rune(b[i]))
-	}
-	return out.String()
-}
