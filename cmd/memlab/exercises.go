@@ -44,7 +44,7 @@ func runExercises(args []string, stdout, stderr io.Writer) int {
 	dir := fs.String("dir", "", "the exercises folder (default: found from the current directory upward)")
 	fs.Usage = func() { fmt.Fprint(stderr, exercisesUsage) }
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return helpOr2(err)
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
@@ -137,7 +137,7 @@ func exercisesCheck(ctx context.Context, root string, exs []workbook.Exercise, a
 	solution := fs.Bool("solution", false, "instructors: test the reference solution (build tag solution) instead of the stub")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		return 2
+		return helpOr2(err)
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "usage: memlab exercises check N [--race] [--run REGEXP] [--solution]")
@@ -242,7 +242,7 @@ func exercisesGrade(ctx context.Context, root string, exs []workbook.Exercise, a
 	race := fs.Bool("race", false, "run with the race detector")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		return 2
+		return helpOr2(err)
 	}
 	if *student == "" || len(pos) > 0 {
 		fmt.Fprintln(stderr, "usage: memlab exercises grade --student PATH [--exercise N] [--json] [--race]")
