@@ -5,8 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 )
 
@@ -266,6 +268,12 @@ type decoder struct {
 	// lastKeys are the string indices of the last dict's keys found distinct, at
 	// even positions (odd positions are unused).
 	lastKeys []uint32
+	// shared holds the items of lists met so far, by the hash of their values, so
+	// that lists with the same items (the frames lists of one call stack, recorded
+	// a million times) share one slice. List items are only ever appended to, and a
+	// shared slice has no room beyond its length, so an append copies it.
+	shared map[uint64][]value
+	seed   maphash.Seed
 }
 
 // arenaChunk is how many values the arena allocates at a time.
@@ -286,6 +294,36 @@ func (d *decoder) carve(items []value) []value {
 	return d.arena[i : i+n : i+n]
 }
 
+// intern returns a slice with the values of items that no one appends to in place:
+// one already made with the same values, or a new one in the arena.
+func (d *decoder) intern(items []value) []value {
+	if len(items) < 2 || len(items) > 256 {
+		return d.carve(items)
+	}
+	if d.shared == nil {
+		d.shared = map[uint64][]value{}
+		d.seed = maphash.MakeSeed()
+	}
+	var h maphash.Hash
+	h.SetSeed(d.seed)
+	var b [8]byte
+	for _, v := range items {
+		binary.LittleEndian.PutUint32(b[:4], v.n)
+		b[4], b[5] = byte(v.k), 0
+		if v.wide {
+			b[5] = 1
+		}
+		h.Write(b[:6])
+	}
+	key := h.Sum64()
+	if prev, ok := d.shared[key]; ok && slices.Equal(prev, items) {
+		return prev
+	}
+	c := d.carve(items)
+	d.shared[key] = c
+	return c
+}
+
 // unpickle decodes one pickle holding plain values.
 func unpickle(data []byte) (*tree, error) {
 	if len(data) == 0 {
@@ -297,17 +335,18 @@ func unpickle(data []byte) (*tree, error) {
 	if bytes.HasPrefix(data, []byte("PK\x03\x04")) {
 		return nil, errors.New("snapshot: pickle: the input is a zip archive (a torch.save file?), not the pickle torch.cuda.memory._dump_snapshot() writes")
 	}
-	// Capacities from the input size: PyTorch's pickles hold about one memo entry
-	// per 10 bytes and one dict per 40.
-	n := len(data)
-	d := &decoder{data: data, stack: make([]value, 0, 64), memo: make([]value, 0, n/16+16)}
-	d.strs = make([]string, 0, n/64+4)
+	// The memo and the string table grow as needed: sized from the input, they
+	// would hold tens of MB unused for a pickle that memoizes only its strings.
+	d := &decoder{data: data, stack: make([]value, 0, 64), memo: make([]value, 0, 1024)}
 	root, err := d.run()
 	if err != nil {
 		return nil, err
 	}
-	d.tree.root = root
-	return &d.tree, nil
+	// The tree is copied out of the decoder so that the input, the memo and the
+	// decoder's indexes are garbage once it returns.
+	t := d.tree
+	t.root = root
+	return &t, nil
 }
 
 func (d *decoder) fail(format string, args ...any) error {
@@ -952,7 +991,7 @@ func (d *decoder) appendTo(want kind, items []value) error {
 		return d.addToSet(l, items)
 	}
 	if len(l.items) == 0 {
-		l.items = d.carve(items)
+		l.items = d.intern(items)
 	} else {
 		l.items = append(l.items, items...)
 	}
