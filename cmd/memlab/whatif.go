@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -114,6 +116,9 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := checkOutputs(pos, output{"--json", *jsonOut}, output{"--plot", *plot}); err != nil {
 		return fail("%v", err)
+	}
+	if lim, ok := memoryLimit(pos); ok {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(lim))
 	}
 	if len(pos) > 1 {
 		switch {
@@ -236,4 +241,22 @@ func whatifRanks(paths []string, confs []string, base whatif.Setting, opts whati
 		}
 	}
 	return 0
+}
+
+// memoryLimit is the Go runtime's soft memory limit for replaying the snapshots at
+// paths: 4× their size, at least 256 MiB; ok is false when GOMEMLIMIT sets one. A
+// decoded snapshot and the replay's state are a few times the file, and without a
+// limit the collector lets the heap grow to twice what is live (BENCHMARKS.md,
+// "Big snapshots", has the figures).
+func memoryLimit(paths []string) (limit int64, ok bool) {
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		return 0, false
+	}
+	var total int64
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil {
+			total += fi.Size()
+		}
+	}
+	return max(4*total, 256<<20), true
 }
