@@ -11,6 +11,9 @@
 // With a ground-truth file every device allocation gets the address the real GPU gave
 // it (the header's new_segs), so ties between equal-size free blocks break as they did
 // on the GPU. Bare op lists get addresses from a deterministic simulated device.
+//
+// A trace is read whole, so its decompressed size is bounded ([DefaultMaxBytes],
+// [ReadMax]): a gzip file that expands beyond it is an error, not an exhausted memory.
 package replay
 
 import (

@@ -39,6 +39,15 @@
 // (recording started late, or its ring buffer wrapped) is replayed from the blocks it
 // shows alive before its first event, re-made in address order; Result.Warnings says
 // how many and how large.
+//
+// A job on several GPUs writes one snapshot per rank: [Files] replays them all under
+// the same settings, several at once, and [Ranks.Worst] names the worst rank per
+// setting.
+//
+// A history PyTorch cannot have written is an error naming the device and the entry:
+// a free whose size differs from its allocation's request, a segment larger than the
+// device's memory (Options.TotalMemory), besides frees of addresses never allocated
+// and double allocations.
 package whatif
 
 import (
