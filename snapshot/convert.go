@@ -9,8 +9,12 @@ import (
 )
 
 // decode unpickles data and converts it to the typed model.
-func decode(data []byte) (*Snapshot, error) {
-	t, err := unpickle(data)
+func decode(data []byte) (*Snapshot, error) { return decodeWith(data, nil) }
+
+// decodeWith is decode, calling release (when not nil) now and then with an
+// offset below which the input is no longer read.
+func decodeWith(data []byte, release func(upTo int)) (*Snapshot, error) {
+	t, err := unpickleWith(data, release)
 	if err != nil {
 		return nil, err
 	}
@@ -724,6 +728,9 @@ func (c *converter) entry(e *TraceEntry, a at, v value) error {
 	case e.Action != ActionOOM && !haveAddr:
 		return missing(a, "addr")
 	}
+	// The entry's dict is not read again (claim refuses it a second time): its
+	// items are let go, so that the decoded tree shrinks as the trace converts.
+	d.kv = nil
 	// An oom entry's address is its device_free; other entries have no device_free.
 	if e.Action == ActionOOM {
 		e.Addr = 0

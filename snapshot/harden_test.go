@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/big"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -128,4 +131,52 @@ func TestSegmentFields(t *testing.T) {
 // bigInt is 2^(8·n − 1) − 1 + …: an integer of n bytes.
 func bigInt(n int) *big.Int {
 	return new(big.Int).Lsh(big.NewInt(3), uint(8*n-2))
+}
+
+// TestReadFileMapped: a file large enough to be mapped (and released page by page
+// as it decodes) reads as the same bytes read through Read.
+func TestReadFileMapped(t *testing.T) {
+	s := testSnapshot()
+	one := s.Traces[0]
+	var tr []TraceEntry
+	for len(tr) < 700000 {
+		for _, e := range one {
+			e.TimeUS = int64(1796114070905429 + len(tr))
+			if e.Action == ActionAlloc {
+				e.Addr += uint64(len(tr)) << 12
+			}
+			tr = append(tr, e)
+		}
+	}
+	s.Traces[0] = tr
+	var buf bytes.Buffer
+	if err := s.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if buf.Len() < mapMin+releaseEvery {
+		t.Fatalf("%d bytes: too small to be mapped and released", buf.Len())
+	}
+	path := filepath.Join(t.TempDir(), "big.pickle")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, err := Read(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Error("ReadFile and Read differ")
+	}
+	// A corrupt big file is an error naming the file.
+	data := buf.Bytes()
+	data[len(data)/2] = 0xff
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ReadFile(path)
+	robusttest.WantErr(t, "corrupt mapped file", err, "snapshot: pickle:", "(in "+path+")")
 }

@@ -274,6 +274,8 @@ type decoder struct {
 	// shared slice has no room beyond its length, so an append copies it.
 	shared map[uint64][]value
 	seed   maphash.Seed
+	// release, when set, is called every releaseEvery bytes (see unpickleWith).
+	release func(upTo int)
 }
 
 // arenaChunk is how many values the arena allocates at a time.
@@ -325,7 +327,15 @@ func (d *decoder) intern(items []value) []value {
 }
 
 // unpickle decodes one pickle holding plain values.
-func unpickle(data []byte) (*tree, error) {
+func unpickle(data []byte) (*tree, error) { return unpickleWith(data, nil) }
+
+// releaseEvery is how far the decoder reads between calls of its release hook.
+const releaseEvery = 16 << 20
+
+// unpickleWith is unpickle, calling release (when not nil) every releaseEvery
+// bytes with the offset below which the input is no longer read: every value
+// the decoder keeps is a copy.
+func unpickleWith(data []byte, release func(upTo int)) (*tree, error) {
 	if len(data) == 0 {
 		return nil, errors.New("snapshot: pickle: empty input (not a pickle)")
 	}
@@ -337,7 +347,7 @@ func unpickle(data []byte) (*tree, error) {
 	}
 	// The memo and the string table grow as needed: sized from the input, they
 	// would hold tens of MB unused for a pickle that memoizes only its strings.
-	d := &decoder{data: data, stack: make([]value, 0, 64), memo: make([]value, 0, 1024)}
+	d := &decoder{data: data, stack: make([]value, 0, 64), memo: make([]value, 0, 1024), release: release}
 	root, err := d.run()
 	if err != nil {
 		return nil, err
@@ -513,7 +523,12 @@ func (d *decoder) memoGet(idx uint64) error {
 }
 
 func (d *decoder) run() (value, error) {
+	next := releaseEvery
 	for d.pos < len(d.data) {
+		if d.release != nil && d.pos >= next {
+			d.release(d.pos)
+			next = d.pos + releaseEvery
+		}
 		if d.frameEnd > 0 && d.pos >= d.frameEnd {
 			d.frameEnd = 0
 		}
