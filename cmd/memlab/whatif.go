@@ -244,10 +244,11 @@ func whatifRanks(paths []string, confs []string, base whatif.Setting, opts whati
 }
 
 // memoryLimit is the Go runtime's soft memory limit for replaying the snapshots at
-// paths: 4× their size, at least 256 MiB; ok is false when GOMEMLIMIT sets one. A
-// decoded snapshot and the replay's state are a few times the file, and without a
-// limit the collector lets the heap grow to twice what is live (BENCHMARKS.md,
-// "Big snapshots", has the figures).
+// paths: 4.5× their size, at least 256 MiB; ok is false when GOMEMLIMIT sets one.
+// What is live at the peak (the decoded snapshot and the replay's state) is about
+// 3.5× the file, and without a limit the collector lets the heap grow to twice what
+// is live; a limit closer to the live peak makes the collector run without end
+// (BENCHMARKS.md, "Big snapshots", has the figures).
 func memoryLimit(paths []string) (limit int64, ok bool) {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
 		return 0, false
@@ -258,5 +259,5 @@ func memoryLimit(paths []string) (limit int64, ok bool) {
 			total += fi.Size()
 		}
 	}
-	return max(4*total, 256<<20), true
+	return max(total*9/2, 256<<20), true
 }
