@@ -32,6 +32,13 @@
 // more than 4096 values counted through their nested tuples (tuples shared by memo
 // references can double at each level), nesting deeper than 64.
 //
+// Memory: a decoded value is 8 bytes without pointers, lists with the same items
+// (one call stack's frames, recorded a million times) share them, a trace entry's
+// decoded dict is let go once converted, and [ReadFile] maps a big file (Linux)
+// and hands its pages back to the kernel as the decoder passes them, so that the
+// file is not held in memory beside the decoded tree, which itself shrinks as the
+// trace converts.
+//
 // The converter refuses values no PyTorch snapshot holds, naming the field and
 // the entry: negative sizes, device indices beyond PyTorch's (0–127), a trace
 // whose time stamps run backwards.
