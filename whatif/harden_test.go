@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"memlab.dev/memlab/internal/robusttest"
+	"memlab.dev/memlab/reference"
 	"memlab.dev/memlab/snapshot"
 )
 
@@ -87,4 +88,60 @@ func TestManyUntracedSegmentFrees(t *testing.T) {
 	if _, err := Replay(trace(es...), nil, Options{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestFilesRanks: several ranks' snapshots are replayed under the same settings, in
+// the order given; Worst names, per setting, the rank with the highest peak reserved
+// and counts the ranks with an OOM; a bad rank is an error naming it.
+func TestFilesRanks(t *testing.T) {
+	var paths []string
+	for _, n := range []string{"multistream_branches__default.pickle", "lstm_train__default.pickle", "multistream_branches__default.pickle"} {
+		p, err := reference.File(reference.Workloads211, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	sts := settings(t, "", "expandable_segments:True")
+	for i := range sts {
+		sts[i].Cap = 150 << 20 // below what each allocates at its peak
+	}
+	ranks, err := Files(paths, sts, Options{NoTimingRange: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ranks) != 3 || ranks[1].Path != paths[1] {
+		t.Fatalf("ranks %v", ranks)
+	}
+	for _, w := range ranks.Worst() {
+		hi := int64(-1)
+		for _, r := range ranks {
+			for _, run := range r.Result.Runs {
+				if run.Setting.Label() == w.Setting.Label() {
+					hi = max(hi, run.MaxReserved)
+				}
+			}
+		}
+		if w.Run.MaxReserved != hi {
+			t.Errorf("%s: worst %d, want the highest %d", w.Setting.Label(), w.Run.MaxReserved, hi)
+		}
+		oomRanks := 0
+		for _, r := range ranks {
+			for _, run := range r.Result.Runs {
+				if run.Setting.Label() == w.Setting.Label() && run.FirstOOM != nil {
+					oomRanks++
+				}
+			}
+		}
+		if w.OOMRanks != oomRanks {
+			t.Errorf("%s: %d ranks with an OOM, counted %d", w.Setting.Label(), w.OOMRanks, oomRanks)
+		}
+	}
+	if w := ranks.Worst(); len(w) != 2 || w[0].OOMRanks == 0 {
+		t.Errorf("worst rows %+v: want 2, with an OOM under the cap", w)
+	}
+	_, err = Files(append(paths, "/nonexistent.pickle"), sts, Options{})
+	robusttest.WantErr(t, "missing rank", err, "rank 3 (/nonexistent.pickle)")
+	_, err = Files(nil, sts, Options{})
+	robusttest.WantErr(t, "no ranks", err, "no snapshots")
 }
