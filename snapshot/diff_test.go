@@ -33,7 +33,8 @@ import (
 // than Python on purpose in the cases diffStricter lists (each is its own rule, in
 // its own error), and only there may it refuse what Python reads.
 //
-// MEMLAB_DIFF_SEED and MEMLAB_DIFF_N change the corpus (default seed 1, 1500 values).
+// MEMLAB_DIFF_SEED and MEMLAB_DIFF_N change the corpus (default seed 1, 1500 values);
+// MEMLAB_DIFF_ALL=1 logs every mismatch, not only the first three with reproducers.
 
 // diffStricter are the decoder's rules that refuse pickles Python reads, by the
 // words of their errors.
