@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"compress/gzip"
 	"strings"
 	"testing"
 )
@@ -87,5 +88,26 @@ func TestRunChecksAHeaderBuiltInCode(t *testing.T) {
 		if _, err := Run(tr, Options{}); err == nil || !strings.HasPrefix(err.Error(), "replay: header: ") {
 			t.Errorf("Run with header %+v: %v; want a header error", h, err)
 		}
+	}
+}
+
+// TestGzipBomb: a gzip file that expands beyond the bound is an error naming the
+// bound, read only as far as the bound (not into memory whole).
+func TestGzipBomb(t *testing.T) {
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	w.Write([]byte("[["))
+	zeros := make([]byte, 1<<20)
+	for range 64 {
+		w.Write(zeros)
+	}
+	w.Close()
+	_, err := ReadMax(bytes.NewReader(b.Bytes()), 4<<20)
+	if err == nil || !strings.Contains(err.Error(), "larger than 4194304 bytes decompressed") {
+		t.Fatalf("a %d-byte gzip of 64 MiB read with a 4 MiB bound: %v", b.Len(), err)
+	}
+	// Within the bound, the bound changes nothing.
+	if _, err := ReadMax(strings.NewReader(`[["a",512],["f",0]]`), 20); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -16,6 +16,9 @@
 // With a ground-truth file every device allocation gets the address the real GPU gave
 // it (the header's new_segs), so ties between equal-size free blocks break as they did
 // on the GPU. Bare op lists get addresses from a deterministic simulated device.
+//
+// A trace is read whole, so its decompressed size is bounded ([DefaultMaxBytes],
+// [ReadMax]): a gzip file that expands beyond it is an error, not an exhausted memory.
 package replay
 
 import (
@@ -242,15 +245,25 @@ type Trace struct {
 // GroundTruth reports whether the trace carries PyTorch's recorded states.
 func (t *Trace) GroundTruth() bool { return t.Header != nil }
 
-// ReadFile reads a ground-truth file (.jsonl or .jsonl.gz) or a bare JSON op list.
+// DefaultMaxBytes bounds a trace's size once decompressed (1 GiB; PyTorch's
+// ground-truth files shipped with memlab are below 30 MB), so that a small gzip
+// file that expands to gigabytes (a gzip bomb) is an error, not an exhausted memory.
+const DefaultMaxBytes = 1 << 30
+
+// ReadFile reads a ground-truth file (.jsonl or .jsonl.gz) or a bare JSON op list,
+// of at most DefaultMaxBytes once decompressed (see ReadFileMax).
 // For X.jsonl.gz it also reads X.summary.txt beside it, if present.
-func ReadFile(path string) (*Trace, error) {
+func ReadFile(path string) (*Trace, error) { return ReadFileMax(path, DefaultMaxBytes) }
+
+// ReadFileMax is ReadFile with a bound on the trace's decompressed size (≤ 0:
+// DefaultMaxBytes).
+func ReadFileMax(path string, maxBytes int64) (*Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	defer f.Close()
-	t, err := Read(f)
+	t, err := ReadMax(f, maxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %s: %w", path, err)
 	}
@@ -269,8 +282,16 @@ func ReadFile(path string) (*Trace, error) {
 	return t, nil
 }
 
-// Read parses a trace from r, gzipped or not.
-func Read(r io.Reader) (*Trace, error) {
+// Read parses a trace from r, gzipped or not, of at most DefaultMaxBytes once
+// decompressed.
+func Read(r io.Reader) (*Trace, error) { return ReadMax(r, DefaultMaxBytes) }
+
+// ReadMax is Read with a bound on the trace's decompressed size (≤ 0:
+// DefaultMaxBytes): a larger trace is an error that names the bound.
+func ReadMax(r io.Reader, maxBytes int64) (*Trace, error) {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
 	br := bufio.NewReaderSize(r, 1<<16)
 	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
 		gz, err := gzip.NewReader(br)
@@ -280,9 +301,12 @@ func Read(r io.Reader) (*Trace, error) {
 		defer gz.Close()
 		br = bufio.NewReaderSize(gz, 1<<16)
 	}
-	data, err := io.ReadAll(br)
+	data, err := io.ReadAll(io.LimitReader(br, maxBytes+1))
 	if err != nil {
 		return nil, err
+	}
+	if int64(len(data)) > maxBytes {
+		return nil, fmt.Errorf("the trace is larger than %d bytes decompressed (the limit on a trace's size; a gzip bomb?)", maxBytes)
 	}
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {

@@ -31,8 +31,9 @@
 #   scripts/lab.sh exec ARGS  run `jupyter ARGS` with this checkout's Jupyter and kernel
 #   scripts/lab.sh status     which Jupyter and tools are used, the edition, the working copies
 #
-# Environment: LAB_IP (default 127.0.0.1), LAB_PORT (default 8888; the next free
-# port is taken when it is busy), LAB_NO_PIP=1 skips pip and uses the
+# Environment: LAB_IP (default 127.0.0.1; an IPv6 address or a host name too),
+# LAB_PORT (default 8888, 1–65535, checked at once; the next free port is taken
+# when it is busy on any of LAB_IP's addresses), LAB_NO_PIP=1 skips pip and uses the
 # distribution's Jupyter (as when no package index answers), MEMLAB_VENV (default
 # .venv in the checkout).
 set -euo pipefail
@@ -357,17 +358,45 @@ lab_settings() {
 	echo "$dir"
 }
 
-# free_port FROM: the first free loopback port from FROM on.
+# lab_port: LAB_PORT (default 8888), checked at once: a port number from 1 to 65535.
+lab_port() {
+	local p=${LAB_PORT:-8888}
+	case $p in
+	'' | *[!0-9]*) ;;
+	*)
+		if [ "${#p}" -le 5 ] && [ "$((10#$p))" -ge 1 ] && [ "$((10#$p))" -le 65535 ]; then
+			echo "$((10#$p))"
+			return
+		fi
+		;;
+	esac
+	say "LAB_PORT=$p: want a port number from 1 to 65535" >&2
+	return 1
+}
+
+# free_port FROM: the first free port from FROM on (at most 100 tried, none above
+# 65535) at LAB_IP, for every address it names: IPv4, IPv6 (::1, ::) or a host
+# name such as localhost (both).
 free_port() {
 	python3 - "$1" "${LAB_IP:-127.0.0.1}" <<-'EOF'
 		import socket, sys
 		port, ip = int(sys.argv[1]), sys.argv[2]
-		for p in range(port, port + 100):
-		    with socket.socket() as s:
-		        try:
-		            s.bind((ip, p))
-		        except OSError:
-		            continue
+		try:
+		    addrs = {(ai[0], ai[4][0]) for ai in socket.getaddrinfo(ip, None, type=socket.SOCK_STREAM)}
+		except OSError as e:
+		    sys.exit("LAB_IP=%s: %s" % (ip, e))
+		for p in range(port, min(port + 100, 65536)):
+		    free = True
+		    for family, addr in addrs:
+		        with socket.socket(family, socket.SOCK_STREAM) as s:
+		            if family == socket.AF_INET6:
+		                s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+		            try:
+		                s.bind((addr, p))
+		            except OSError:
+		                free = False
+		                break
+		    if free:
 		        print(p)
 		        break
 	EOF
@@ -404,8 +433,9 @@ server() {
 }
 
 start() {
+	local j ip port token pid url sub from host
+	from=$(lab_port) || exit 2
 	deps
-	local j ip port token pid url sub
 	# The edition, and the working copies of both editions (a learner may switch).
 	pick_edition
 	if [ "$ED" = zh-CN ]; then
@@ -422,21 +452,23 @@ start() {
 	[ -f "$WORKBOOK/$open/$first" ] && open="$open/$first"
 	j=$(jupyter_cmd)
 	ip=${LAB_IP:-127.0.0.1}
-	port=$(free_port "${LAB_PORT:-8888}")
+	port=$(free_port "$from")
 	[ -n "$port" ] || {
-		say "no free port from ${LAB_PORT:-8888} on"
+		say "no free port from $from on"
 		exit 1
 	}
+	host=$ip
+	case $ip in *:*) host="[$ip]" ;; esac # an IPv6 address in a URL
 	token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 	local version
 	if has_sub lab; then
 		sub=lab
-		url="http://$ip:$port/lab?token=$token"
+		url="http://$host:$port/lab?token=$token"
 		version=$JUPYTERLAB_VERSION
 		venv_ok || version=$("$j" lab --version 2>/dev/null || true)
 	else
 		sub=notebook
-		url="http://$ip:$port/tree?token=$token"
+		url="http://$host:$port/tree?token=$token"
 		version=$("$j" notebook --version 2>/dev/null || true)
 	fi
 	# Open the edition's first notebook (or its folder).

@@ -9,8 +9,12 @@ import (
 )
 
 // decode unpickles data and converts it to the typed model.
-func decode(data []byte) (*Snapshot, error) {
-	t, err := unpickle(data)
+func decode(data []byte) (*Snapshot, error) { return decodeWith(data, nil) }
+
+// decodeWith is decode, calling release (when not nil) now and then with an
+// offset below which the input is no longer read.
+func decodeWith(data []byte, release func(upTo int)) (*Snapshot, error) {
+	t, err := unpickleWith(data, release)
 	if err != nil {
 		return nil, err
 	}
@@ -172,8 +176,12 @@ func (c *converter) asInt(a at, key string, v value) (int64, error) {
 	return 0, c.typeErr(a, key, "int", v)
 }
 
-// shortInt renders a big integer for an error, abbreviated when long.
+// shortInt renders a big integer for an error, abbreviated when long (by its
+// size alone when very long: converting it to decimal would take long).
 func shortInt(b *big.Int) string {
+	if b.BitLen() > 1024 {
+		return fmt.Sprintf("an integer of %d bits", b.BitLen())
+	}
 	s := b.String()
 	if len(s) > 40 {
 		return s[:20] + "…(" + fmt.Sprint(len(s)) + " digits)"
@@ -218,6 +226,31 @@ func (c *converter) asFloat(a at, key string, v value) (float64, error) {
 		return float64(int64(c.bits(v))), nil
 	}
 	return 0, c.typeErr(a, key, "float", v)
+}
+
+// maxDevice is the highest device index PyTorch can name (c10::DeviceIndex is an
+// int8). Devices index the snapshot's traces, so a larger one is refused.
+const maxDevice = 127
+
+// device reads a device index (0–maxDevice).
+func (c *converter) device(a at, key string, v value) (int, error) {
+	n, err := c.asInt(a, key, v)
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 || n > maxDevice {
+		return 0, fmt.Errorf("snapshot: %s.%s: %d is not a device index (PyTorch's are 0–%d)", a, key, n, maxDevice)
+	}
+	return int(n), nil
+}
+
+// size reads a size in bytes, which cannot be negative.
+func (c *converter) size(a at, key string, v value) (int64, error) {
+	n, err := c.asInt(a, key, v)
+	if err == nil && n < 0 {
+		err = fmt.Errorf("snapshot: %s.%s: %d is negative", a, key, n)
+	}
+	return n, err
 }
 
 func (c *converter) smallInt(a at, key string, v value) (int, error) {
@@ -329,25 +362,22 @@ func (c *converter) segment(seg *Segment, a at, v value) error {
 		switch k {
 		case "device":
 			have |= segDevice
-			seg.Device, err = c.smallInt(a, k, val)
-			if err == nil && seg.Device < 0 {
-				err = fmt.Errorf("snapshot: %s.device: %d is negative", a, seg.Device)
-			}
+			seg.Device, err = c.device(a, k, val)
 		case "address":
 			have |= segAddress
 			seg.Address, err = c.asUint(a, k, val)
 		case "total_size":
 			have |= segTotal
-			seg.TotalSize, err = c.asInt(a, k, val)
+			seg.TotalSize, err = c.size(a, k, val)
 		case "allocated_size":
 			have |= segAllocated
-			seg.AllocatedSize, err = c.asInt(a, k, val)
+			seg.AllocatedSize, err = c.size(a, k, val)
 		case "active_size":
 			have |= segActive
-			seg.ActiveSize, err = c.asInt(a, k, val)
+			seg.ActiveSize, err = c.size(a, k, val)
 		case "requested_size":
 			have |= segRequested
-			seg.RequestedSize, err = c.asInt(a, k, val)
+			seg.RequestedSize, err = c.size(a, k, val)
 		case "stream":
 			seg.Stream, err = c.asUint(a, k, val)
 		case "segment_type":
@@ -437,13 +467,10 @@ func (c *converter) block(b *Block, a at, next uint64, v value) error {
 			b.Address, err = c.asUint(a, k, val)
 		case "size":
 			haveSize = true
-			b.Size, err = c.asInt(a, k, val)
-			if err == nil && b.Size < 0 {
-				err = fmt.Errorf("snapshot: %s.size: %d is negative", a, b.Size)
-			}
+			b.Size, err = c.size(a, k, val)
 		case "requested_size":
 			haveReq = true
-			b.RequestedSize, err = c.asInt(a, k, val)
+			b.RequestedSize, err = c.size(a, k, val)
 		case "state":
 			haveState = true
 			b.State, err = c.asStr(a, k, val)
@@ -627,11 +654,23 @@ func (c *converter) traces(s *Snapshot, v value) error {
 		if dv.k != kList && dv.k != kTuple {
 			return fmt.Errorf("snapshot: device_traces[%d]: want list, got %s", dev, c.typeName(dv))
 		}
+		if dev > maxDevice && len(c.items(dv)) > 0 {
+			return fmt.Errorf("snapshot: device_traces[%d]: %d is not a device index (PyTorch's are 0–%d)", dev, dev, maxDevice)
+		}
 		items := c.items(dv)
 		tr := make([]TraceEntry, len(items))
+		var last int64 // the last time stamp (0: none yet)
 		for i, it := range items {
-			if err := c.entry(&tr[i], at{format: "device_traces[%d][%d]", args: [3]int{dev, i}, n: 2}, it); err != nil {
+			a := at{format: "device_traces[%d][%d]", args: [3]int{dev, i}, n: 2}
+			if err := c.entry(&tr[i], a, it); err != nil {
 				return err
+			}
+			// Entries are recorded in order under the allocator's lock.
+			if t := tr[i].TimeUS; t != 0 {
+				if t < last {
+					return fmt.Errorf("snapshot: %s.time_us: %d is before the previous entry's %d (time runs backwards)", a, t, last)
+				}
+				last = t
 			}
 		}
 		s.Traces[dev] = tr
@@ -660,14 +699,14 @@ func (c *converter) entry(e *TraceEntry, a at, v value) error {
 			e.Addr, err = c.asUint(a, k, val)
 		case fSize:
 			haveSize = true
-			e.Size, err = c.asInt(a, k, val)
+			e.Size, err = c.size(a, k, val)
 		case fStream:
 			e.Stream, err = c.asUint(a, k, val)
 		case fTimeUS:
 			e.TimeUS, err = c.asInt(a, k, val)
 		case fDeviceFree:
 			haveFree = true
-			e.DeviceFree, err = c.asInt(a, k, val)
+			e.DeviceFree, err = c.size(a, k, val)
 		case fFrames:
 			e.Frames, err = c.frameList(a, k, val)
 		case fCompileContext:
@@ -689,6 +728,9 @@ func (c *converter) entry(e *TraceEntry, a at, v value) error {
 	case e.Action != ActionOOM && !haveAddr:
 		return missing(a, "addr")
 	}
+	// The entry's dict is not read again (claim refuses it a second time): its
+	// items are let go, so that the decoded tree shrinks as the trace converts.
+	d.kv = nil
 	// An oom entry's address is its device_free; other entries have no device_free.
 	if e.Action == ActionOOM {
 		e.Addr = 0
@@ -732,7 +774,7 @@ func (c *converter) annotations(s *Snapshot, v value) error {
 			case "name":
 				an.Name, err = c.asStr(a, k, val)
 			case "device":
-				an.Device, err = c.smallInt(a, k, val)
+				an.Device, err = c.device(a, k, val)
 			case "time_us":
 				an.TimeUS, err = c.asInt(a, k, val)
 			}

@@ -209,7 +209,7 @@ func TestReadErrors(t *testing.T) {
 		{"segments.0.segment_type", "medium", false, `snapshot: segments[0].segment_type: "medium" is neither "large" nor "small"`},
 		{"segments.0.is_expandable", 1, false, "snapshot: segments[0].is_expandable: want bool, got int"},
 		{"segments.0.segment_pool_id", tup{0}, false, "snapshot: segments[0].segment_pool_id: want a tuple of 2 ints, got 1 items"},
-		{"segments.0.device", -1, false, "snapshot: segments[0].device: -1 is negative"},
+		{"segments.0.device", -1, false, "snapshot: segments[0].device: -1 is not a device index (PyTorch's are 0–127)"},
 		{"segments.0.blocks.1.state", "zombie", false, `snapshot: segments[0].blocks[1].state: unknown block state "zombie"`},
 		{"segments.0.blocks.1.size", nil, true, `snapshot: segments[0].blocks[1]: missing key "size"`},
 		{"segments.0.blocks.1.size", -3, false, "snapshot: segments[0].blocks[1].size: -3 is negative"},

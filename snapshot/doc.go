@@ -22,6 +22,27 @@
 // allocation; truncated input, a file that is not a pickle and a dict of the
 // wrong shape are errors naming what was wrong and where.
 //
+// The decoder reads what CPython's pickle.load reads, the same way (the memo,
+// MEMOIZE after sparse PUTs, protocol 0's text arguments, strings, sets, dict
+// keys that are equal in Python), and refuses what it refuses; a differential
+// test compares the two on a random corpus at every run. It is stricter on
+// purpose where Python would run code, where values or MARKs are left on the
+// stack at STOP, where an opcode straddles a FRAME's end, and where work would be
+// unbounded: integers of more than 4096 bytes, dict keys (and set elements) of
+// more than 4096 values counted through their nested tuples (tuples shared by memo
+// references can double at each level), nesting deeper than 64.
+//
+// Memory: a decoded value is 8 bytes without pointers, lists with the same items
+// (one call stack's frames, recorded a million times) share them, a trace entry's
+// decoded dict is let go once converted, and [ReadFile] maps a big file (Linux)
+// and hands its pages back to the kernel as the decoder passes them, so that the
+// file is not held in memory beside the decoded tree, which itself shrinks as the
+// trace converts.
+//
+// The converter refuses values no PyTorch snapshot holds, naming the field and
+// the entry: negative sizes, device indices beyond PyTorch's (0–127), a trace
+// whose time stamps run backwards.
+//
 // [Write] goes the other way, for memlab's own allocator: it writes an
 // allocator.Snapshot as PyTorch does, so memory_viz shows memlab's history.
 // [Snapshot.Write] writes any Snapshot; Read reads back what it wrote.

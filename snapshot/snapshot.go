@@ -202,6 +202,15 @@ func Read(r io.Reader) (*Snapshot, error) {
 
 // ReadFile reads the snapshot pickle at path (see [Read]).
 func ReadFile(path string) (*Snapshot, error) {
+	if s, ok, err := readFileMapped(path); ok {
+		if err != nil {
+			if _, isPath := err.(*os.PathError); isPath {
+				return nil, fmt.Errorf("snapshot: %w", err)
+			}
+			return nil, fmt.Errorf("%w (in %s)", err, path)
+		}
+		return s, nil
+	}
 	data, err := os.ReadFile(path) // sized from the file: no copying as it grows
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)

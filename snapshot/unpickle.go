@@ -5,10 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
-	"strings"
 )
 
 // ErrRefused is wrapped by the error Read returns for a pickle opcode that would
@@ -263,9 +264,18 @@ type decoder struct {
 	arena    []value                   // carved into containers' first batches of items
 	bigDicts map[uint32]map[string]int // hash index of large dicts: key → position in kv
 	nans     int
+	frameEnd int // the end of the current FRAME (0: outside frames)
 	// lastKeys are the string indices of the last dict's keys found distinct, at
 	// even positions (odd positions are unused).
 	lastKeys []uint32
+	// shared holds the items of lists met so far, by the hash of their values, so
+	// that lists with the same items (the frames lists of one call stack, recorded
+	// a million times) share one slice. List items are only ever appended to, and a
+	// shared slice has no room beyond its length, so an append copies it.
+	shared map[uint64][]value
+	seed   maphash.Seed
+	// release, when set, is called every releaseEvery bytes (see unpickleWith).
+	release func(upTo int)
 }
 
 // arenaChunk is how many values the arena allocates at a time.
@@ -286,8 +296,46 @@ func (d *decoder) carve(items []value) []value {
 	return d.arena[i : i+n : i+n]
 }
 
+// intern returns a slice with the values of items that no one appends to in place:
+// one already made with the same values, or a new one in the arena.
+func (d *decoder) intern(items []value) []value {
+	if len(items) < 2 || len(items) > 256 {
+		return d.carve(items)
+	}
+	if d.shared == nil {
+		d.shared = map[uint64][]value{}
+		d.seed = maphash.MakeSeed()
+	}
+	var h maphash.Hash
+	h.SetSeed(d.seed)
+	var b [8]byte
+	for _, v := range items {
+		binary.LittleEndian.PutUint32(b[:4], v.n)
+		b[4], b[5] = byte(v.k), 0
+		if v.wide {
+			b[5] = 1
+		}
+		h.Write(b[:6])
+	}
+	key := h.Sum64()
+	if prev, ok := d.shared[key]; ok && slices.Equal(prev, items) {
+		return prev
+	}
+	c := d.carve(items)
+	d.shared[key] = c
+	return c
+}
+
 // unpickle decodes one pickle holding plain values.
-func unpickle(data []byte) (*tree, error) {
+func unpickle(data []byte) (*tree, error) { return unpickleWith(data, nil) }
+
+// releaseEvery is how far the decoder reads between calls of its release hook.
+const releaseEvery = 16 << 20
+
+// unpickleWith is unpickle, calling release (when not nil) every releaseEvery
+// bytes with the offset below which the input is no longer read: every value
+// the decoder keeps is a copy.
+func unpickleWith(data []byte, release func(upTo int)) (*tree, error) {
 	if len(data) == 0 {
 		return nil, errors.New("snapshot: pickle: empty input (not a pickle)")
 	}
@@ -297,17 +345,18 @@ func unpickle(data []byte) (*tree, error) {
 	if bytes.HasPrefix(data, []byte("PK\x03\x04")) {
 		return nil, errors.New("snapshot: pickle: the input is a zip archive (a torch.save file?), not the pickle torch.cuda.memory._dump_snapshot() writes")
 	}
-	// Capacities from the input size: PyTorch's pickles hold about one memo entry
-	// per 10 bytes and one dict per 40.
-	n := len(data)
-	d := &decoder{data: data, stack: make([]value, 0, 64), memo: make([]value, 0, n/16+16)}
-	d.strs = make([]string, 0, n/64+4)
+	// The memo and the string table grow as needed: sized from the input, they
+	// would hold tens of MB unused for a pickle that memoizes only its strings.
+	d := &decoder{data: data, stack: make([]value, 0, 64), memo: make([]value, 0, 1024), release: release}
 	root, err := d.run()
 	if err != nil {
 		return nil, err
 	}
-	d.tree.root = root
-	return &d.tree, nil
+	// The tree is copied out of the decoder so that the input, the memo and the
+	// decoder's indexes are garbage once it returns.
+	t := d.tree
+	t.root = root
+	return &t, nil
 }
 
 func (d *decoder) fail(format string, args ...any) error {
@@ -324,6 +373,9 @@ func (d *decoder) take(n uint64, what string) ([]byte, error) {
 	if rem := uint64(len(d.data) - d.pos); n > rem {
 		return nil, d.fail("%s of %d bytes, but only %d bytes remain (truncated or corrupt)", what, n, rem)
 	}
+	if err := d.inFrame(d.pos + int(n)); err != nil {
+		return nil, err
+	}
 	b := d.data[d.pos : d.pos+int(n)]
 	d.pos += int(n)
 	return b, nil
@@ -333,6 +385,9 @@ func (d *decoder) take(n uint64, what string) ([]byte, error) {
 func (d *decoder) line() ([]byte, error) {
 	for i := d.pos; i < len(d.data); i++ {
 		if d.data[i] == '\n' {
+			if err := d.inFrame(i + 1); err != nil {
+				return nil, err
+			}
 			b := d.data[d.pos:i]
 			d.pos = i + 1
 			return b, nil
@@ -341,8 +396,17 @@ func (d *decoder) line() ([]byte, error) {
 	return nil, d.fail("argument not terminated by a newline (truncated)")
 }
 
+// inFrame checks that a read up to end stays inside the current frame: pickle.load
+// refuses an opcode or argument that straddles the end of a FRAME.
+func (d *decoder) inFrame(end int) error {
+	if d.frameEnd > 0 && end > d.frameEnd {
+		return d.fail("reads past the end of its frame at offset %d (an opcode straddles a FRAME's end)", d.frameEnd)
+	}
+	return nil
+}
+
 func (d *decoder) u8(what string) (uint64, error) {
-	if d.pos < len(d.data) {
+	if d.pos < len(d.data) && (d.frameEnd == 0 || d.pos < d.frameEnd) {
 		d.pos++
 		return uint64(d.data[d.pos-1]), nil
 	}
@@ -434,7 +498,10 @@ func (d *decoder) memoPut(idx uint64, v value) {
 	case idx < uint64(len(d.memo)):
 		d.memo[idx] = v
 	case idx == uint64(len(d.memo)):
+		// keep the slice and the map disjoint, so that their sizes add up to the
+		// memo's number of entries (MEMOIZE's index)
 		d.memo = append(d.memo, v)
+		delete(d.memoMap, idx)
 	default:
 		if d.memoMap == nil {
 			d.memoMap = map[uint64]value{}
@@ -456,7 +523,15 @@ func (d *decoder) memoGet(idx uint64) error {
 }
 
 func (d *decoder) run() (value, error) {
+	next := releaseEvery
 	for d.pos < len(d.data) {
+		if d.release != nil && d.pos >= next {
+			d.release(d.pos)
+			next = d.pos + releaseEvery
+		}
+		if d.frameEnd > 0 && d.pos >= d.frameEnd {
+			d.frameEnd = 0
+		}
 		d.op = d.pos
 		d.code = d.data[d.pos]
 		d.pos++
@@ -505,6 +580,8 @@ func (d *decoder) step() error {
 		if err != nil {
 			return err
 		}
+		// CPython stores at the memo's number of entries (len(memo)), whatever
+		// indices PUT used before.
 		d.memoPut(uint64(len(d.memo)+len(d.memoMap)), v)
 	case opMark:
 		d.marks = append(d.marks, len(d.stack))
@@ -547,9 +624,20 @@ func (d *decoder) step() error {
 			return d.fail("protocol %d is not supported (0–%d)", v, maxProtocol)
 		}
 	case opFrame:
-		// FRAME announces the size of the next frame; the data is read as it comes.
-		if _, err := d.take(8, "frame length"); err != nil {
+		// FRAME announces the size of the next frame; the data is read as it comes,
+		// but must be there, as CPython checks.
+		n, err := d.u64("frame length")
+		if err != nil {
 			return err
+		}
+		if rem := uint64(len(d.data) - d.pos); n > rem {
+			return d.fail("frame of %d bytes, but only %d bytes remain (truncated or corrupt)", n, rem)
+		}
+		if err := d.inFrame(d.pos + int(n)); err != nil {
+			return err
+		}
+		if d.frameEnd == 0 && n > 0 {
+			d.frameEnd = d.pos + int(n)
 		}
 	case opStop:
 		return errStop
@@ -603,7 +691,7 @@ func (d *decoder) step() error {
 		if err != nil {
 			return err
 		}
-		return d.textInt(string(b))
+		return d.textInt(b)
 	case opBinFloat:
 		b, err := d.take(8, "BINFLOAT argument")
 		if err != nil {
@@ -615,9 +703,9 @@ func (d *decoder) step() error {
 		if err != nil {
 			return err
 		}
-		f, perr := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
+		f, perr := textFloat(b)
 		if perr != nil {
-			return d.fail("%q is not a float", b)
+			return d.fail("%v", perr)
 		}
 		d.pushWide(kFloat, math.Float64bits(f))
 
@@ -670,7 +758,11 @@ func (d *decoder) step() error {
 		if err != nil {
 			return err
 		}
-		d.pushStr(rawUnicodeEscape(b))
+		s, uerr := rawUnicodeEscape(b)
+		if uerr != nil {
+			return d.fail("%v", uerr)
+		}
+		d.pushStr(s)
 
 	// containers
 	case opEmptyList:
@@ -696,6 +788,14 @@ func (d *decoder) step() error {
 			return err
 		}
 		k := map[byte]kind{opList: kList, opTuple: kTuple, opFrozenSet: kFrozenSet}[op]
+		if k == kFrozenSet {
+			v := d.newList(k, nil)
+			if err := d.addToSet(d.lists.at(v.n), items); err != nil {
+				return err
+			}
+			d.push(v)
+			return nil
+		}
 		d.push(d.newList(k, append([]value(nil), items...)))
 	case opTuple1, opTuple2, opTuple3:
 		n := int(op-opTuple1) + 1
@@ -802,6 +902,9 @@ func (d *decoder) unicode(n uint64, what string) error {
 	if err != nil {
 		return err
 	}
+	if i := pyUTF8(b); i >= 0 {
+		return d.fail("the string is not UTF-8 (byte %#02x at %d)", b[i], i)
+	}
 	d.pushStr(string(b))
 	return nil
 }
@@ -814,6 +917,9 @@ func (d *decoder) bytesVal(n uint64, py2str bool) error {
 		return err
 	}
 	if py2str {
+		if err := asciiStr(b); err != nil {
+			return d.fail("%v", err)
+		}
 		d.pushStr(string(b))
 		return nil
 	}
@@ -825,6 +931,9 @@ func (d *decoder) bytesVal(n uint64, py2str bool) error {
 // long pushes a little-endian two's-complement integer of n bytes: kInt when it
 // fits in int64, kUint for larger positive values that fit in uint64, else kBig.
 func (d *decoder) long(n uint64) error {
+	if n > maxIntBytes {
+		return d.fail("integer of %d bytes: memlab reads integers of at most %d bytes (%d digits)", n, maxIntBytes, maxIntDigits)
+	}
 	raw, err := d.take(n, "integer")
 	if err != nil {
 		return err
@@ -861,6 +970,14 @@ func (d *decoder) long(n uint64) error {
 	return nil
 }
 
+// maxIntBytes and maxIntDigits bound the integers the decoder reads (LONG1 and
+// LONG4 in bytes, INT and LONG in decimal digits): a snapshot's integers fit in
+// 64 bits, and an integer of megabytes would cost seconds to convert or print.
+const (
+	maxIntBytes  = 4096
+	maxIntDigits = 10000
+)
+
 // pushBig pushes v as kInt or kUint when it fits, else kBig.
 func (d *decoder) pushBig(v *big.Int) {
 	switch {
@@ -874,46 +991,6 @@ func (d *decoder) pushBig(v *big.Int) {
 	}
 }
 
-// textInt handles protocol 0's INT and LONG ("I01\n" is True, "I00\n" False).
-func (d *decoder) textInt(s string) error {
-	if d.code == opInt {
-		switch s {
-		case "00":
-			d.push(value{k: kBool})
-			return nil
-		case "01":
-			d.push(value{n: 1, k: kBool})
-			return nil
-		}
-	}
-	s = strings.TrimSuffix(strings.TrimSpace(s), "L")
-	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
-		d.pushInt(v)
-		return nil
-	}
-	if len(s) > 10000 {
-		return d.fail("integer of %d digits is too long", len(s))
-	}
-	v, ok := new(big.Int).SetString(s, 10)
-	if !ok {
-		return d.fail("%.40q is not an integer", s)
-	}
-	d.pushBig(v)
-	return nil
-}
-
-func (d *decoder) textIndex() (uint64, error) {
-	b, err := d.line()
-	if err != nil {
-		return 0, err
-	}
-	v, perr := strconv.ParseUint(string(b), 10, 32)
-	if perr != nil {
-		return 0, d.fail("memo index %.40q is not a number", b)
-	}
-	return v, nil
-}
-
 // appendTo appends items to the list (APPEND, APPENDS) or set (ADDITEMS) on top
 // of the stack.
 func (d *decoder) appendTo(want kind, items []value) error {
@@ -925,10 +1002,34 @@ func (d *decoder) appendTo(want kind, items []value) error {
 		return d.fail("adds items to a %s, want a %s", d.typeName(t), kindName[want])
 	}
 	l := d.lists.at(t.n)
+	if want == kSet {
+		return d.addToSet(l, items)
+	}
 	if len(l.items) == 0 {
-		l.items = d.carve(items)
+		l.items = d.intern(items)
 	} else {
 		l.items = append(l.items, items...)
+	}
+	return nil
+}
+
+// addToSet adds items to a set or frozenset: each must be hashable, and one
+// equal to an element already there is dropped, as Python's set.add does.
+func (d *decoder) addToSet(l *listObj, items []value) error {
+	for _, it := range items {
+		if why := d.keyCheck(it); why != "" {
+			return d.fail("set element %s", why)
+		}
+	}
+	seen := make(map[string]bool, len(l.items)+len(items))
+	for _, e := range l.items {
+		seen[d.hashKey(e)] = true
+	}
+	for _, it := range items {
+		if h := d.hashKey(it); !seen[h] {
+			seen[h] = true
+			l.items = append(l.items, it)
+		}
 	}
 	return nil
 }
@@ -942,8 +1043,8 @@ func (d *decoder) setItems(items []value) error {
 		return d.fail("sets items of a %s, want a dict", d.typeName(t))
 	}
 	for i := 0; i < len(items); i += 2 {
-		if !d.hashable(items[i], 0) {
-			return d.fail("dict key of type %s is not hashable", d.typeName(items[i]))
+		if why := d.keyCheck(items[i]); why != "" {
+			return d.fail("dict key %s", why)
 		}
 	}
 	dict := d.dicts.at(t.n)
@@ -1098,21 +1199,44 @@ func (t *tree) index(d *dictObj, k value) int {
 // maxDepth bounds the recursion over nested tuples (hashing, comparing, errors).
 const maxDepth = 64
 
-func (t *tree) hashable(v value, depth int) bool {
-	switch v.k {
-	case kList, kDict, kSet:
-		return false
-	case kTuple:
-		if depth > maxDepth {
-			return false
+// maxKeyItems bounds the values a dict key or set element holds, counted through
+// its nested tuples as often as each is referenced. Tuples shared by memo
+// references can double at each level, so that a pickle of a few hundred bytes
+// holds a key of 2^60 items; hashing or comparing it item by item would never end.
+const maxKeyItems = 1 << 12
+
+// keyCheck returns "" when v can be a dict key or set element (it is hashable,
+// nested at most maxDepth deep and holds at most maxKeyItems values), else why not.
+// Once a key passes, hashing and comparing it visit at most maxKeyItems values.
+func (t *tree) keyCheck(v value) string {
+	if v.k != kTuple {
+		if v.k == kList || v.k == kDict || v.k == kSet {
+			return fmt.Sprintf("of type %s is not hashable", t.typeName(v))
+		}
+		return ""
+	}
+	n := 0
+	var walk func(v value, depth int) string
+	walk = func(v value, depth int) string {
+		n++
+		switch {
+		case n > maxKeyItems:
+			return fmt.Sprintf("is a tuple of more than %d items, counting nested tuples each time they are referenced (tuples shared by memo references?)", maxKeyItems)
+		case v.k == kList || v.k == kDict || v.k == kSet:
+			return fmt.Sprintf("is a tuple holding a %s, which is not hashable", t.typeName(v))
+		case v.k != kTuple:
+			return ""
+		case depth > maxDepth:
+			return fmt.Sprintf("is a tuple nested more than %d deep", maxDepth)
 		}
 		for _, e := range t.lists.at(v.n).items {
-			if !t.hashable(e, depth+1) {
-				return false
+			if why := walk(e, depth+1); why != "" {
+				return why
 			}
 		}
+		return ""
 	}
-	return true
+	return walk(v, 0)
 }
 
 // equal compares two hashable keys as Python's == does for the plain types:
@@ -1173,86 +1297,3 @@ var kindName = map[kind]string{
 
 // typeName is the Python type name of a decoded value, for error messages.
 func (t *tree) typeName(v value) string { return kindName[v.k] }
-
-// unquotePy decodes protocol 0's STRING argument: a Python 2 str literal in single
-// or double quotes with backslash escapes.
-func unquotePy(b []byte) (string, error) {
-	s := string(b)
-	if len(s) < 2 || (s[0] != '\'' && s[0] != '"') || s[len(s)-1] != s[0] {
-		return "", fmt.Errorf("STRING argument %.40q is not quoted", s)
-	}
-	s = s[1 : len(s)-1]
-	var out strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' || i+1 == len(s) {
-			out.WriteByte(c)
-			continue
-		}
-		i++
-		switch e := s[i]; e {
-		case 'n':
-			out.WriteByte('\n')
-		case 't':
-			out.WriteByte('\t')
-		case 'r':
-			out.WriteByte('\r')
-		case 'a':
-			out.WriteByte('\a')
-		case 'b':
-			out.WriteByte('\b')
-		case 'f':
-			out.WriteByte('\f')
-		case 'v':
-			out.WriteByte('\v')
-		case '\\', '\'', '"':
-			out.WriteByte(e)
-		case '\n':
-		case 'x':
-			if i+2 >= len(s) {
-				return "", fmt.Errorf("STRING argument has a truncated \\x escape")
-			}
-			v, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
-			if err != nil {
-				return "", fmt.Errorf("STRING argument has a bad \\x escape")
-			}
-			out.WriteByte(byte(v))
-			i += 2
-		case '0', '1', '2', '3', '4', '5', '6', '7':
-			j := i
-			for j < len(s) && j < i+3 && s[j] >= '0' && s[j] <= '7' {
-				j++
-			}
-			v, _ := strconv.ParseUint(s[i:j], 8, 16)
-			out.WriteByte(byte(v))
-			i = j - 1
-		default:
-			out.WriteByte('\\')
-			out.WriteByte(e)
-		}
-	}
-	return out.String(), nil
-}
-
-// rawUnicodeEscape decodes protocol 0's UNICODE argument (raw-unicode-escape:
-// latin-1 bytes with \uXXXX and \UXXXXXXXX escapes).
-func rawUnicodeEscape(b []byte) string {
-	var out strings.Builder
-	for i := 0; i < len(b); i++ {
-		if b[i] == '\\' && i+1 < len(b) && (b[i+1] == 'u' || b[i+1] == 'U') {
-			n := 4
-			if b[i+1] == 'U' {
-				n = 8
-			}
-			if i+2+n <= len(b) {
-				if v, err := strconv.ParseUint(string(b[i+2:i+2+n]), 16, 32); err == nil && v <= 0x10FFFF {
-					out.WriteRune(rune(v))
-					i += 1 + n
-					continue
-				}
-			}
-		}
-		out.WriteRune(rune(b[i]))
-	}
-	return out.String()
-}

@@ -303,6 +303,7 @@ func withTiming(tr []snapshot.TraceEntry, when map[int]int) []snapshot.TraceEntr
 	own := completions(tr)
 	ord := map[uint64]int{}
 	streamOf := map[int]uint64{} // allocation ordinal → its stream
+	sizeOf := map[int]int64{}    // allocation ordinal → its request
 	allocs, requests := 0, 0
 	var out []snapshot.TraceEntry
 	flush := func() {
@@ -314,7 +315,7 @@ func withTiming(tr []snapshot.TraceEntry, when map[int]int) []snapshot.TraceEntr
 		}
 		slices.SortFunc(due, func(x, y int) int { return cmp.Compare(when[x], when[y]) })
 		for _, n := range due {
-			out = append(out, snapshot.TraceEntry{Action: "free_completed", Addr: renamed + uint64(n), Stream: streamOf[n]})
+			out = append(out, snapshot.TraceEntry{Action: "free_completed", Addr: renamed + uint64(n), Size: sizeOf[n], Stream: streamOf[n]})
 		}
 	}
 	for i, e := range tr {
@@ -323,6 +324,7 @@ func withTiming(tr []snapshot.TraceEntry, when map[int]int) []snapshot.TraceEntr
 			flush()
 			ord[e.Addr] = allocs
 			streamOf[allocs] = e.Stream
+			sizeOf[allocs] = e.Size
 			allocs++
 			requests++
 		case "free_requested":

@@ -1,7 +1,10 @@
 package whatif
 
 import (
+	"cmp"
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -55,6 +58,14 @@ type history struct {
 	warnings []string
 	deferred int   // frees that waited for other streams (opFree with deferred)
 	ids      int32 // block ids handed out: ops' and initial blocks' ids are below it
+	// other is a stream the history never uses: the replay records a free that
+	// waited for other streams as used on it (record_stream).
+	other uint64
+	// largest is the largest device allocation the history names (a segment_alloc
+	// or segment_map entry, or a segment of the snapshot): largestAt is its event
+	// index, or −1 for a segment of the snapshot.
+	largest   span
+	largestAt int
 }
 
 type initialBlock struct {
@@ -70,12 +81,50 @@ type span struct {
 	size int64
 }
 
-func (s span) contains(a uint64) bool { return a >= s.addr && a < s.addr+uint64(s.size) }
+func (s span) contains(a uint64) bool { return a >= s.addr && a < s.end() }
+
+// end is the address after the span (saturating: a span at the top of the address
+// space ends there).
+func (s span) end() uint64 {
+	if s.size <= 0 {
+		return s.addr
+	}
+	if e := s.addr + uint64(s.size); e >= s.addr {
+		return e
+	}
+	return math.MaxUint64
+}
+
+// spanIndex answers whether any of a set of spans contains an address, in
+// logarithmic time (a history can release hundreds of thousands of segments).
+type spanIndex struct {
+	spans  []span   // by address
+	maxEnd []uint64 // maxEnd[i]: the highest end of spans[:i+1]
+}
+
+func newSpanIndex(list []span) spanIndex {
+	x := spanIndex{spans: slices.Clone(list)}
+	slices.SortFunc(x.spans, func(a, b span) int { return cmp.Compare(a.addr, b.addr) })
+	x.maxEnd = make([]uint64, len(x.spans))
+	var m uint64
+	for i, sp := range x.spans {
+		m = max(m, sp.end())
+		x.maxEnd[i] = m
+	}
+	return x
+}
+
+// contains reports whether a span contains a.
+func (x spanIndex) contains(a uint64) bool {
+	i := sort.Search(len(x.spans), func(i int) bool { return x.spans[i].addr > a }) - 1
+	return i >= 0 && x.maxEnd[i] > a
+}
 
 // liveBlock is what the preparation knows of a block the snapshot shows allocated.
 type liveBlock struct {
 	id        int32
-	event     int // where it was allocated (−1: before the trace)
+	size      int64 // the request (0: allocated before the trace, unknown)
+	event     int   // where it was allocated (−1: before the trace)
 	requested bool
 	freeOp    int // index in ops of its opFree (−1: none)
 }
@@ -95,30 +144,42 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 	// Segments that existed before the trace: final segments the trace never creates,
 	// and segments the trace frees without having created them.
 	var created []span
-	for _, e := range trace {
+	h.largestAt = -1
+	streams := map[uint64]bool{}
+	for i, e := range trace {
+		streams[e.Stream] = true
 		if e.Action == "segment_alloc" || e.Action == "segment_map" {
 			created = append(created, span{e.Addr, e.Size})
-		}
-	}
-	inAny := func(list []span, a uint64) bool {
-		for _, sp := range list {
-			if sp.contains(a) {
-				return true
+			if e.Size > h.largest.size {
+				h.largest, h.largestAt = span{e.Addr, e.Size}, i
 			}
 		}
-		return false
 	}
+	for _, seg := range s.Segments {
+		if seg.Device == device {
+			streams[seg.Stream] = true
+			if seg.TotalSize > h.largest.size {
+				h.largest, h.largestAt = span{seg.Address, seg.TotalSize}, -1
+			}
+		}
+	}
+	h.other = ^uint64(0)
+	for streams[h.other] {
+		h.other--
+	}
+	createdIdx := newSpanIndex(created)
 	var before []span
 	for _, seg := range s.Segments {
-		if seg.Device == device && !inAny(created, seg.Address) {
+		if seg.Device == device && !createdIdx.contains(seg.Address) {
 			before = append(before, span{seg.Address, seg.TotalSize})
 		}
 	}
 	for _, e := range trace {
-		if (e.Action == "segment_free" || e.Action == "segment_unmap") && !inAny(created, e.Addr) {
+		if (e.Action == "segment_free" || e.Action == "segment_unmap") && !createdIdx.contains(e.Addr) {
 			before = append(before, span{e.Addr, e.Size})
 		}
 	}
+	beforeIdx := newSpanIndex(before)
 
 	// The recorded run's reserved memory before each entry, and its peak: a release
 	// inside a malloc (the retry path) means a device allocation had just failed, which
@@ -170,7 +231,8 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 	releaseEnd := -1
 	var requests int32 // alloc and oom entries so far
 	var postponed []op
-	ambiguous := 0 // releases followed by a new segment, in a trace without frames
+	ambiguous := 0        // releases followed by a new segment, in a trace without frames
+	var nextAlloc []int32 // the index of the first alloc at or after each entry (made when first needed)
 	hasFrames := false
 	for i := 0; i < len(trace); i++ {
 		e := trace[i]
@@ -184,7 +246,7 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 				return nil, errAt(i, "%#x is already allocated (event %d)", e.Addr, b.event)
 			}
 			id := newID()
-			live[e.Addr] = liveBlock{id: id, event: i, freeOp: -1}
+			live[e.Addr] = liveBlock{id: id, size: e.Size, event: i, freeOp: -1}
 			touch(e.Addr)
 			h.ops = append(h.ops, op{kind: opAlloc, id: id, event: int32(i), stream: e.Stream, size: e.Size, hints: hints})
 			h.ops = append(h.ops, postponed...)
@@ -192,7 +254,7 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 		case "free_requested":
 			b, ok := live[e.Addr]
 			if !ok {
-				if !inAny(before, e.Addr) {
+				if !beforeIdx.contains(e.Addr) {
 					return nil, errAt(i, "%#x was never allocated", e.Addr)
 				}
 				b = liveBlock{id: newID(), event: -1, freeOp: -1}
@@ -201,6 +263,9 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			}
 			if b.requested {
 				return nil, errAt(i, "%#x is already freed (double free)", e.Addr)
+			}
+			if b.event >= 0 && e.Size != b.size {
+				return nil, errAt(i, "size %d, but event %d allocated %d at %#x (a free records its allocation's request)", e.Size, b.event, b.size, e.Addr)
 			}
 			b.requested = true
 			deferred := completesLater(trace, i)
@@ -218,11 +283,14 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 		case "free_completed":
 			b, ok := live[e.Addr]
 			if !ok || !b.requested {
-				if !ok && inAny(before, e.Addr) {
+				if !ok && beforeIdx.contains(e.Addr) {
 					// freed before the trace started, completed inside it: nothing to replay
 					continue
 				}
 				return nil, errAt(i, "%#x has no free_requested before it", e.Addr)
+			}
+			if b.event >= 0 && e.Size != b.size {
+				return nil, errAt(i, "size %d, but event %d allocated %d at %#x (a free records its allocation's request)", e.Size, b.event, b.size, e.Addr)
 			}
 			delete(live, e.Addr)
 			if b.freeOp >= 0 {
@@ -264,7 +332,7 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			case len(e.Frames) > 0:
 				inMalloc = !calledEmptyCache(e.Frames)
 			case !inMalloc || next == "oom":
-			case cachedBlockServes(trace, i, j, s.Settings.MaxSplitSize):
+			case cachedBlockServes(trace, i, j, s.Settings.MaxSplitSize, &nextAlloc):
 				inMalloc = false // the malloc would have taken that block, releasing nothing
 			case !gc && reservedBefore[i]+trace[j].Size <= maxReserved:
 				inMalloc = false
@@ -327,7 +395,7 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			if b.State == snapshot.StateInactive || touched[b.Address] {
 				continue
 			}
-			if !inAny(before, b.Address) {
+			if !beforeIdx.contains(b.Address) {
 				continue
 			}
 			size := b.RequestedSize
@@ -484,14 +552,24 @@ func calledEmptyCache(frames []snapshot.Frame) bool {
 // follows the new segment at trace[j], under PyTorch's get_free_block rules: same
 // stream and pool (2 MiB segments are the small pool's), large enough, and not kept
 // from it by max_split_size (maxSplit ≤ 0: unlimited).
-func cachedBlockServes(trace []snapshot.TraceEntry, i, j int, maxSplit int64) bool {
+//
+// *next is the index of the first alloc entry at or after each entry, made on the
+// first call.
+func cachedBlockServes(trace []snapshot.TraceEntry, i, j int, maxSplit int64, next *[]int32) bool {
 	if trace[j].Action != "segment_alloc" {
 		return false
 	}
-	k := j + 1
-	for k < len(trace) && trace[k].Action != "alloc" {
-		k++
+	if *next == nil {
+		*next = make([]int32, len(trace)+1)
+		(*next)[len(trace)] = int32(len(trace))
+		for k := len(trace) - 1; k >= 0; k-- {
+			(*next)[k] = (*next)[k+1]
+			if trace[k].Action == "alloc" {
+				(*next)[k] = int32(k)
+			}
+		}
 	}
+	k := int((*next)[j+1])
 	if k == len(trace) {
 		return false
 	}
@@ -499,13 +577,16 @@ func cachedBlockServes(trace []snapshot.TraceEntry, i, j int, maxSplit int64) bo
 	const smallSize, smallSegment, largeBuffer = 1 << 20, 2 << 20, 20 << 20
 	// a segment holding a block whose free completed inside the run (a
 	// synchronisation of the retry path) was not free when the malloc looked
-	completedIn := func(r snapshot.TraceEntry) bool {
-		for _, c := range trace[i:j] {
-			if c.Action == "free_completed" && c.Addr >= r.Addr && c.Addr < r.Addr+uint64(r.Size) {
-				return true
-			}
+	var completed []uint64 // addresses, sorted
+	for _, c := range trace[i:j] {
+		if c.Action == "free_completed" {
+			completed = append(completed, c.Addr)
 		}
-		return false
+	}
+	slices.Sort(completed)
+	completedIn := func(r snapshot.TraceEntry) bool {
+		k, _ := slices.BinarySearch(completed, r.Addr)
+		return k < len(completed) && completed[k] < (span{r.Addr, r.Size}).end()
 	}
 	for _, r := range trace[i:j] {
 		if r.Action != "segment_free" || r.Stream != req.Stream || r.Size < req.Size || completedIn(r) {

@@ -176,11 +176,20 @@ type jsonRun struct {
 // otherwise. "stopped_at_event" is the trace index of the failed allocation that ended
 // the replay (Run.Stopped), null when it ran to the end.
 func (r *Result) WriteJSON(w io.Writer) error {
-	out := struct {
-		Runs     []jsonRun `json:"runs"`
-		Warnings []string  `json:"warnings"`
-		Events   int       `json:"events"`
-	}{Runs: []jsonRun{}, Warnings: r.Warnings, Events: r.Events}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	return enc.Encode(r.jsonResult())
+}
+
+type jsonResult struct {
+	Runs     []jsonRun `json:"runs"`
+	Warnings []string  `json:"warnings"`
+	Events   int       `json:"events"`
+}
+
+// jsonResult is what WriteJSON writes.
+func (r *Result) jsonResult() jsonResult {
+	out := jsonResult{Runs: []jsonRun{}, Warnings: r.Warnings, Events: r.Events}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
 	}
@@ -206,7 +215,5 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		}
 		out.Runs = append(out.Runs, j)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", " ")
-	return enc.Encode(out)
+	return out
 }

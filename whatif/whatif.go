@@ -39,6 +39,15 @@
 // (recording started late, or its ring buffer wrapped) is replayed from the blocks it
 // shows alive before its first event, re-made in address order; Result.Warnings says
 // how many and how large.
+//
+// A job on several GPUs writes one snapshot per rank: [Files] replays them all under
+// the same settings, several at once, and [Ranks.Worst] names the worst rank per
+// setting.
+//
+// A history PyTorch cannot have written is an error naming the device and the entry:
+// a free whose size differs from its allocation's request, a segment larger than the
+// device's memory (Options.TotalMemory), besides frees of addresses never allocated
+// and double allocations.
 package whatif
 
 import (
@@ -268,13 +277,27 @@ func Replay(s *snapshot.Snapshot, settings []Setting, opts Options) (*Result, er
 	}
 	var hs []*history
 	res := &Result{}
-	for d := 0; d < s.Devices(); d++ {
-		if d >= len(s.Traces) || len(s.Traces[d]) == 0 {
+	// Only devices with history are replayed (segments alone name others).
+	for d := range s.Traces {
+		if len(s.Traces[d]) == 0 {
 			continue
 		}
 		h, err := prepare(s, d)
 		if err != nil {
 			return nil, err
+		}
+		total := opts.TotalMemory
+		if total <= 0 {
+			total = H200Memory
+		}
+		if h.largest.size > total {
+			var where string
+			if h.largestAt >= 0 {
+				where = fmt.Sprintf("device %d event %d (%s)", d, h.largestAt, s.Traces[d][h.largestAt].Action)
+			} else {
+				where = fmt.Sprintf("device %d: the snapshot's segment at %#x", d, h.largest.addr)
+			}
+			return nil, fmt.Errorf("whatif: %s: size %d is more than the device's memory (%d bytes; Options.TotalMemory, --total, sets it)", where, h.largest.size, total)
 		}
 		hs = append(hs, h)
 		res.Warnings = append(res.Warnings, h.warnings...)
@@ -519,7 +542,7 @@ ops:
 			}
 			addrs[o.id] = 0
 			if o.deferred {
-				if err := a.RecordStream(p, ^uint64(0)); err != nil {
+				if err := a.RecordStream(p, h.other); err != nil {
 					return nil, fmt.Errorf("event %d: %w", o.event, err)
 				}
 			}

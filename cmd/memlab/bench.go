@@ -19,6 +19,10 @@ func init() {
 	})
 }
 
+// maxIters bounds -iters: each sample is bench.Reps runs of every kernel, so more
+// than this would run for hours and hold the samples of each in memory.
+const maxIters = 10000
+
 // runBench is "memlab bench [-device SPEC] [-torch torch_bench.py] [-json FILE] [-quick] [-iters N]".
 func runBench(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -30,6 +34,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	quick := fs.Bool("quick", false, "small problems and few runs (always on for the simulated device)")
 	iters := fs.Int("iters", 0, "timed samples per kernel (each of bench.Reps runs); the median is reported (default 20)")
 	if err := fs.Parse(args); err != nil {
+		return helpOr2(err)
+	}
+	if *iters < 0 || *iters > maxIters {
+		fmt.Fprintf(stderr, "memlab bench: -iters %d: want 1 to %d timed samples per kernel (0: the default)\n", *iters, maxIters)
 		return 2
 	}
 	if fs.NArg() != 0 {

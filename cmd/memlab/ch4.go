@@ -41,7 +41,7 @@ func runCh4(args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return helpOr2(err)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "memlab ch4: unexpected arguments %q\n", fs.Args())

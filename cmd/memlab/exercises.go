@@ -56,7 +56,7 @@ func runExercises(args []string, stdout, stderr io.Writer) int {
 	dir := fs.String("dir", "", "the exercises folder (default: found from the current directory upward)")
 	fs.Usage = func() { fmt.Fprint(stderr, exercisesUsage) }
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return helpOr2(err)
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
@@ -152,7 +152,7 @@ func exercisesCheck(ctx context.Context, root string, exs []workbook.Exercise, a
 	student := fs.String("student", "", "check this copy of the exercise folder instead of the one in the exercises folder")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		return 2
+		return helpOr2(err)
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "usage: memlab exercises check N [--race] [--run REGEXP] [--solution] [--student DIR]")
@@ -271,7 +271,7 @@ func exercisesGrade(ctx context.Context, root string, exs []workbook.Exercise, a
 	sandbox := fs.String("sandbox", "bwrap", "isolation of the student's code: bwrap (bubblewrap) or none (only for code you trust)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		return 2
+		return helpOr2(err)
 	}
 	if *student == "" || len(pos) > 0 || *timeout <= 0 || *maxOutput <= 0 {
 		fmt.Fprintln(stderr, "usage: memlab exercises grade --student PATH [--exercise N] [--json] [--race] [--timeout D] [--max-output BYTES] [--sandbox bwrap|none]")

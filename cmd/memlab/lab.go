@@ -49,7 +49,7 @@ func runLab(args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return helpOr2(err)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "memlab lab: unexpected arguments %q\n", fs.Args())

@@ -10,6 +10,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -47,6 +49,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	return c.run(args[1:], stdout, stderr)
+}
+
+// helpOr2 is the exit status of a command whose flags did not parse: 0 for -h and
+// --help (the usage was asked for and printed), else 2.
+func helpOr2(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return 2
 }
 
 func usage(w io.Writer) {

@@ -51,12 +51,13 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	conf := fs.String("conf", "", "allocator configuration in PYTORCH_CUDA_ALLOC_CONF syntax (overrides the trace's)")
 	viz := fs.String("viz", "", "write a memory_viz snapshot with the event history at the end (.pickle: PyTorch's pickle, else JSON); open it at pytorch.org/memory_viz")
 	capacity := fs.String("capacity", "", "simulated device size for bare op lists, in bytes or with a unit (80GiB); default the H200's 150109880320")
+	maxSize := fs.String("max-trace-size", "1GiB", "refuse a trace larger than this once decompressed (a gzip bomb)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, replayUsage)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return helpOr2(err)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "memlab replay: unexpected arguments %q\n", fs.Args())
@@ -89,14 +90,24 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		}
 		opts.Capacity = c
 	}
+	limit, err := parseBytes(*maxSize)
+	if err != nil {
+		fmt.Fprintf(stderr, "memlab replay: --max-trace-size: %v\n", err)
+		return 2
+	}
 	if *check != "" {
-		return runCheck(*check, opts, stdout, stderr)
+		return runCheck(*check, opts, int64(limit), stdout, stderr)
 	}
 	if *viz != "" {
 		opts.History = 1000000
 	}
+	if err := checkOutputs([]string{*trace, summaryBeside(*trace)},
+		output{"--out", *out}, output{"--summary", *summary}, output{"--viz", *viz}); err != nil {
+		fmt.Fprintf(stderr, "memlab replay: %v\n", err)
+		return 2
+	}
 
-	t, err := replay.ReadFile(*trace)
+	t, err := replay.ReadFileMax(*trace, int64(limit))
 	if err != nil {
 		fmt.Fprintf(stderr, "memlab replay: %v\n", err)
 		return 1
@@ -177,8 +188,17 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func runCheck(path string, opts replay.Options, stdout, stderr io.Writer) int {
-	t, err := replay.ReadFile(path)
+// summaryBeside is the X.summary.txt that replay.ReadFile reads beside X.jsonl.gz.
+func summaryBeside(path string) string {
+	base := path
+	for _, ext := range []string{".gz", ".jsonl", ".json"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	return base + ".summary.txt"
+}
+
+func runCheck(path string, opts replay.Options, limit int64, stdout, stderr io.Writer) int {
+	t, err := replay.ReadFileMax(path, limit)
 	if err != nil {
 		fmt.Fprintf(stderr, "memlab replay: %v\n", err)
 		return 1

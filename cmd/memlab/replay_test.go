@@ -43,7 +43,7 @@ func TestReplayCommand(t *testing.T) {
 		{"overflowing capacity", []string{"--trace", bare, "--capacity", "1e30"}, 2, "", `--capacity: units: size "1e30"`},
 		{"viz JSON", []string{"--trace", bare, "--viz", filepath.Join(dir, "snap.json")}, 0, "", "8 ops"},
 		{"viz pickle", []string{"--trace", bare, "--viz", filepath.Join(dir, "snap.pickle")}, 0, "", "8 ops"},
-		{"viz unwritable", []string{"--trace", bare, "--viz", filepath.Join(dir, "no", "such", "dir.json")}, 1, "", "--viz"},
+		{"viz unwritable", []string{"--trace", bare, "--viz", filepath.Join(dir, "no", "such", "dir.json")}, 2, "", "--viz"},
 	}
 	runCLICases(t, "replay", tests)
 	var snap struct {

@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -22,7 +24,7 @@ func init() {
 	})
 }
 
-const whatifUsage = `usage: memlab whatif SNAPSHOT.pickle [--conf CONF]... [--fraction F | --cap BYTES] [--json FILE] [--plot FILE.png|.svg]
+const whatifUsage = `usage: memlab whatif SNAPSHOT.pickle... [--conf CONF]... [--fraction F | --cap BYTES] [--json FILE] [--plot FILE.png|.svg]
        memlab whatif SNAPSHOT.pickle --sweep [--fraction F | --cap BYTES]
        memlab whatif SNAPSHOT.pickle --min-cap [--conf CONF]...
 
@@ -33,6 +35,10 @@ defaults; none: the snapshot's own settings), and one row per configuration is p
 --sweep tries max_split_size_mb, roundup_power2_divisions, expandable_segments (and,
 under a cap, garbage_collection_threshold) and lists the settings with the lowest peak
 reserved; --min-cap finds, per configuration, the smallest cap that does not OOM.
+Several snapshots (one per rank of a job on several GPUs) are replayed at once, on
+every core, each under the same settings: one table per rank, then the worst rank
+per configuration (--json writes them all; --plot, --sweep and --min-cap take one).
+No output overwrites a snapshot, and an output's folder must exist.
 `
 
 // confList is the repeatable --conf flag.
@@ -61,15 +67,15 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	}
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		return 2
+		return helpOr2(err)
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "memlab whatif: "+format+"\n", a...)
 		return 2
 	}
-	if len(pos) != 1 {
+	if len(pos) == 0 {
 		fs.Usage()
-		return fail("give exactly one snapshot file, got %d arguments", len(pos))
+		return fail("give one snapshot file, or one per rank")
 	}
 	opts := whatif.Options{ContinueAfterOOM: *keepGoing}
 	if *total != "" {
@@ -107,6 +113,21 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 		if ext := strings.ToLower(filepath.Ext(*plot)); ext != ".png" && ext != ".svg" {
 			return fail("--plot %q: want a .png or .svg file", *plot)
 		}
+	}
+	if err := checkOutputs(pos, output{"--json", *jsonOut}, output{"--plot", *plot}); err != nil {
+		return fail("%v", err)
+	}
+	if lim, ok := memoryLimit(pos); ok {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(lim))
+	}
+	if len(pos) > 1 {
+		switch {
+		case *sweep || *minCap || *plot != "":
+			return fail("--sweep, --min-cap and --plot take one snapshot, got %d", len(pos))
+		case len(confs) == 0 && (base.Cap > 0 || base.Fraction > 0):
+			return fail(`with several snapshots, --cap and --fraction need --conf ("" for PyTorch's defaults)`)
+		}
+		return whatifRanks(pos, confs, base, opts, *jsonOut, stdout, stderr)
 	}
 	s, err := snapshot.ReadFile(pos[0])
 	if err != nil {
@@ -187,4 +208,56 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "wrote %s\n", *plot)
 	}
 	return 0
+}
+
+// whatifRanks replays several ranks' snapshots (whatif.Files) and prints each and the
+// worst.
+func whatifRanks(paths []string, confs []string, base whatif.Setting, opts whatif.Options, jsonOut string, stdout, stderr io.Writer) int {
+	settings, err := whatif.ParseSettings(confs...)
+	if err != nil {
+		fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
+		return 2
+	}
+	for i := range settings {
+		settings[i].Fraction, settings[i].Cap = base.Fraction, base.Cap
+	}
+	ranks, err := whatif.Files(paths, settings, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
+		return 1
+	}
+	if err := ranks.WriteTable(stdout); err != nil {
+		fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
+		return 1
+	}
+	if jsonOut != "" {
+		w, err := create(jsonOut, stdout)
+		if err == nil {
+			err = errors.Join(ranks.WriteJSON(w), w.Close())
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "memlab whatif: --json: %v\n", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// memoryLimit is the Go runtime's soft memory limit for replaying the snapshots at
+// paths: 4.5× their size, at least 256 MiB; ok is false when GOMEMLIMIT sets one.
+// What is live at the peak (the decoded snapshot and the replay's state) is about
+// 3.5× the file, and without a limit the collector lets the heap grow to twice what
+// is live; a limit closer to the live peak makes the collector run without end
+// (BENCHMARKS.md, "Big snapshots", has the figures).
+func memoryLimit(paths []string) (limit int64, ok bool) {
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		return 0, false
+	}
+	var total int64
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil {
+			total += fi.Size()
+		}
+	}
+	return max(total*9/2, 256<<20), true
 }

@@ -30,7 +30,7 @@ func TestWhatifCommand(t *testing.T) {
 		{"plot", []string{snap, "--conf", "", "--plot", filepath.Join(dir, "m.svg")}, 0, "wrote", ""},
 		{"sweep", []string{snap, "--sweep", "--top", "3"}, 0, "lowest peak reserved first", ""},
 		{"min cap", []string{snap, "--min-cap", "--conf", ""}, 0, "smallest cap without OOM", ""},
-		{"no snapshot", nil, 2, "", "exactly one snapshot"},
+		{"no snapshot", nil, 2, "", "give one snapshot file, or one per rank"},
 		{"missing file", []string{filepath.Join(dir, "nope.pickle")}, 1, "", "no such file"},
 		{"not a pickle", []string{notPickle}, 1, "", "snapshot"},
 		{"bad conf names the key", []string{snap, "--conf", "max_split_size_mb:abc"}, 2, "", "max_split_size_mb"},
@@ -39,7 +39,7 @@ func TestWhatifCommand(t *testing.T) {
 		{"bad cap", []string{snap, "--cap", "lots"}, 2, "", "--cap"},
 		{"bad plot extension", []string{snap, "--plot", filepath.Join(dir, "m.gif")}, 2, "", ".png or .svg"},
 		{"sweep with conf", []string{snap, "--sweep", "--conf", ""}, 2, "", "drop --conf"},
-		{"unwritable json", []string{snap, "--json", filepath.Join(dir, "no", "such", "x.json")}, 1, "", "--json"},
+		{"json into a missing folder", []string{snap, "--json", filepath.Join(dir, "no", "such", "x.json")}, 2, "", "does not exist"},
 	}
 	runCLICases(t, "whatif", tests)
 }

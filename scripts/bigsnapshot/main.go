@@ -1,0 +1,168 @@
+// Command bigsnapshot makes a big memory snapshot from a real one by repeating its
+// history, for measuring memlab whatif on snapshots of the size long jobs write
+// (hundreds of MB to GBs). Each repetition but the last is followed by the frees
+// that return the allocator to where the history began (every block the history
+// still holds is freed, every segment it made is released), so that the next
+// repetition can replay the same addresses; time stamps move on by the history's
+// span each time. The last repetition is left as recorded, so the snapshot's
+// segments still describe its end.
+//
+//	go run ./scripts/bigsnapshot -from reference/workloads-2.11/gpt2_generate__default.pickle -size 80MiB -o /tmp/big.pickle
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+
+	"memlab.dev/memlab/snapshot"
+	"memlab.dev/memlab/units"
+)
+
+func main() {
+	from := flag.String("from", "reference/workloads-2.11/gpt2_generate__default.pickle", "the real snapshot whose history is repeated")
+	size := flag.String("size", "80MiB", "the size to reach, about (the file is a whole number of repetitions)")
+	out := flag.String("o", "", "the snapshot to write (must not exist)")
+	flag.Parse()
+	if err := run(*from, *size, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "bigsnapshot:", err)
+		os.Exit(1)
+	}
+}
+
+func run(from, size, out string) error {
+	if out == "" {
+		return fmt.Errorf("give -o FILE")
+	}
+	want, err := units.ParseBytes(size)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(from)
+	if err != nil {
+		return err
+	}
+	s, err := snapshot.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	reps := max(1, int(want/uint64(fi.Size())))
+	big, err := Repeat(s, reps)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	if err := big.Write(w); err != nil {
+		f.Close()
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	n := 0
+	for _, t := range big.Traces {
+		n += len(t)
+	}
+	st, _ := os.Stat(out)
+	fmt.Printf("%s: %d repetitions of %s, %d trace entries, %d bytes\n", out, reps, from, n, st.Size())
+	return nil
+}
+
+// Repeat returns s with each device's history repeated reps times (see the package
+// doc).
+func Repeat(s *snapshot.Snapshot, reps int) (*snapshot.Snapshot, error) {
+	out := *s
+	out.Traces = make([][]snapshot.TraceEntry, len(s.Traces))
+	for d, tr := range s.Traces {
+		if len(tr) == 0 {
+			continue
+		}
+		span := tr[len(tr)-1].TimeUS - tr[0].TimeUS + 1
+		cleanup, err := cleanupOf(tr)
+		if err != nil {
+			return nil, fmt.Errorf("device %d: %w", d, err)
+		}
+		all := make([]snapshot.TraceEntry, 0, reps*(len(tr)+len(cleanup)))
+		for r := range reps {
+			shift := int64(r) * span
+			for _, e := range tr {
+				if e.TimeUS != 0 {
+					e.TimeUS += shift
+				}
+				all = append(all, e)
+			}
+			if r == reps-1 {
+				break
+			}
+			for _, e := range cleanup {
+				if e.TimeUS != 0 {
+					e.TimeUS = tr[len(tr)-1].TimeUS + shift
+				}
+				all = append(all, e)
+			}
+		}
+		out.Traces[d] = all
+	}
+	return &out, nil
+}
+
+// cleanupOf returns the entries that free what the history tr holds at its end:
+// pending frees completed, blocks freed, segments released.
+func cleanupOf(tr []snapshot.TraceEntry) ([]snapshot.TraceEntry, error) {
+	type blk struct {
+		e       snapshot.TraceEntry
+		pending bool
+	}
+	live := map[uint64]*blk{}
+	var order []uint64
+	segs := map[uint64]snapshot.TraceEntry{}
+	var segOrder []uint64
+	for _, e := range tr {
+		switch e.Action {
+		case snapshot.ActionAlloc:
+			live[e.Addr] = &blk{e: e}
+			order = append(order, e.Addr)
+		case snapshot.ActionFreeRequested:
+			if b, ok := live[e.Addr]; ok {
+				b.pending = true
+			}
+		case snapshot.ActionFreeCompleted:
+			delete(live, e.Addr)
+		case snapshot.ActionSegmentAlloc:
+			segs[e.Addr] = e
+			segOrder = append(segOrder, e.Addr)
+		case snapshot.ActionSegmentFree:
+			delete(segs, e.Addr)
+		case snapshot.ActionSegmentMap, snapshot.ActionSegmentUnmap:
+			return nil, fmt.Errorf("expandable segments (%s) are not repeated: take a snapshot of another setting", e.Action)
+		}
+	}
+	var out []snapshot.TraceEntry
+	for _, a := range order {
+		b, ok := live[a]
+		if !ok {
+			continue
+		}
+		delete(live, a)
+		if !b.pending {
+			out = append(out, snapshot.TraceEntry{Action: snapshot.ActionFreeRequested, Addr: a, Size: b.e.Size, Stream: b.e.Stream, TimeUS: 1})
+		}
+		out = append(out, snapshot.TraceEntry{Action: snapshot.ActionFreeCompleted, Addr: a, Size: b.e.Size, Stream: b.e.Stream, TimeUS: 1})
+	}
+	for _, a := range segOrder {
+		if e, ok := segs[a]; ok {
+			delete(segs, a)
+			out = append(out, snapshot.TraceEntry{Action: snapshot.ActionSegmentFree, Addr: a, Size: e.Size, Stream: e.Stream, TimeUS: 1})
+		}
+	}
+	return out, nil
+}

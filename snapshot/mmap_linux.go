@@ -1,0 +1,43 @@
+package snapshot
+
+import (
+	"os"
+	"syscall"
+)
+
+// readFileMapped decodes the file at path from a read-only private mapping of it
+// instead of a copy in memory, and hands the pages it has decoded back to the
+// kernel as it goes (madvise DONTNEED): the decoder copies every string and byte
+// string it keeps, so the input need not stay resident, and a snapshot of a GB
+// costs its decoded form, not that plus itself. ok is false when the file cannot
+// be mapped (then the caller reads it).
+func readFileMapped(path string) (s *Snapshot, ok bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, true, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < mapMin || fi.Size() >= maxInput {
+		return nil, false, nil
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_PRIVATE)
+	if err != nil {
+		return nil, false, nil
+	}
+	defer syscall.Munmap(data)
+	page := os.Getpagesize()
+	done := 0
+	release := func(upTo int) {
+		upTo &^= page - 1
+		if upTo > done {
+			syscall.Madvise(data[done:upTo], syscall.MADV_DONTNEED)
+			done = upTo
+		}
+	}
+	s, err = decodeWith(data, release)
+	return s, true, err
+}
+
+// mapMin is the size from which a file is mapped rather than read.
+const mapMin = 16 << 20
