@@ -12,5 +12,5 @@ func TestExerciseProgress(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "exerciseProgress"),
 		`(?m)^1 +Row-major strides +`,
 		`(?m)^9 +memory_allocated vs memory_reserved +`,
-		`of 11 exercises pass`)
+		`of 13 exercises pass`)
 }

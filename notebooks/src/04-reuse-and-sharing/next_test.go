@@ -11,5 +11,5 @@ import (
 func TestExerciseProgress(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "exerciseProgress"),
 		`(?m)^12 +A fixed-shape tensor pool +`,
-		`of 3 exercises pass`)
+		`of 6 exercises pass`)
 }
