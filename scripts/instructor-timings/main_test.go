@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,7 +122,7 @@ func notebookTryIts(src string, cells map[string]bool) (map[string][]tryIt, erro
 			rest, _, _ := strings.Cut(m[2][loc[1]:], "\n\n")
 			c := []string{prev}
 			for _, n := range named.FindAllStringSubmatch(rest, -1) {
-				if cells[n[1]] {
+				if cells[n[1]] && !slices.Contains(c, n[1]) {
 					c = append(c, n[1])
 				}
 			}
