@@ -1,9 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,52 +84,128 @@ func TestGuidesCoverEveryCell(t *testing.T) {
 	}
 }
 
+// tryItLabel is the bold label that opens a Try it at the start of a line, in
+// any form the notebooks use: "**Try it:**", "**Try it — predict first:**",
+// "**动手试试：**", "**动手试试——先预测：**". The colon inside the bold keeps
+// out the introductions' "**Try it**: a change to make …".
+var tryItLabel = regexp.MustCompile("(?m)^\\*\\*(Try it|动手试试)[^*\\n]*[:：]\\*\\*")
+
+// tryIt is one Try it of a notebook: the cell it follows, and the cells its
+// question names.
+type tryIt struct {
+	at         string
+	candidates []string
+}
+
+// notebookTryIts finds the Try its of one notebook source file, per edition
+// ("en" from /*md blocks, "zh-CN" from /*md:zh-CN blocks); cells is the set of
+// the notebooks' cell names. A Try it whose label is in the other edition's
+// language is an error.
+func notebookTryIts(src string, cells map[string]bool) (map[string][]tryIt, error) {
+	item := regexp.MustCompile("(?s)/\\*md(:zh-CN)?\\n(.*?)\\*/|//nb:cell[^\\n]*\\nfunc (\\w+)\\(")
+	named := regexp.MustCompile("`(\\w+)`")
+	tries := map[string][]tryIt{}
+	prev := ""
+	for _, m := range item.FindAllStringSubmatch(src, -1) {
+		if m[3] != "" {
+			prev = m[3]
+			continue
+		}
+		edition, want := "en", "Try it"
+		if m[1] != "" {
+			edition, want = "zh-CN", "动手试试"
+		}
+		for _, loc := range tryItLabel.FindAllStringSubmatchIndex(m[2], -1) {
+			if label := m[2][loc[2]:loc[3]]; label != want {
+				return nil, fmt.Errorf("a %q Try it in a %s block (after cell %s)", label, edition, prev)
+			}
+			rest, _, _ := strings.Cut(m[2][loc[1]:], "\n\n")
+			c := []string{prev}
+			for _, n := range named.FindAllStringSubmatch(rest, -1) {
+				if cells[n[1]] && !slices.Contains(c, n[1]) {
+					c = append(c, n[1])
+				}
+			}
+			tries[edition] = append(tries[edition], tryIt{prev, c})
+		}
+	}
+	return tries, nil
+}
+
+func TestNotebookTryIts(t *testing.T) {
+	cells := map[string]bool{"first": true, "second": true}
+	src := "//nb:cell\nfunc first() {}\n/*md\n**Try it — predict first:** make it `second`.\n\nno `first` here\n\n**Try it:** again.\n*/\n" +
+		"/*md:zh-CN\n**动手试试——先预测：** 改。\n\n**动手试试：** 再改。\n*/\n" +
+		"/*md\n**Try it**: a change to make (an introduction, not a Try it).\n*/\n//nb:cell\nfunc second() {}\n"
+	got, err := notebookTryIts(src, cells)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got["en"]) != 2 || len(got["zh-CN"]) != 2 || strings.Join(got["en"][0].candidates, ",") != "first,second" || got["en"][1].at != "first" {
+		t.Errorf("notebookTryIts: %+v", got)
+	}
+	if _, err := notebookTryIts("/*md:zh-CN\n**Try it:** x\n*/\n", cells); err == nil {
+		t.Error("an English Try it in a zh-CN block was accepted")
+	}
+}
+
 // TestGuidesAnswerEveryTryIt checks that each guide answers every Try it of
 // the notebooks: a "**`cell`**" entry for the cell the Try it follows, or for a
-// cell its text names.
+// cell its text names. Both editions of a notebook must have the same Try its,
+// after the same cells.
 func TestGuidesAnswerEveryTryIt(t *testing.T) {
 	cells := map[string]bool{}
 	for _, c := range memlab.Cells() {
 		cells[c.Name] = true
 	}
-	item := regexp.MustCompile("(?s)/\\*md\\n(.*?)\\*/|//nb:cell[^\\n]*\\nfunc (\\w+)\\(")
-	named := regexp.MustCompile("`(\\w+)`")
 	files, err := filepath.Glob("../../notebooks/src/*/[0-9]*.go")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no notebook sources (%v)", err)
 	}
-	type tryIt struct {
-		at         string
-		candidates []string
-	}
-	var tries []tryIt
+	// A notebook's files are one source, in order: a Try it at the top of a
+	// file follows the previous file's last cell.
+	sources := map[string]string{}
 	for _, f := range files {
 		src, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		prev := ""
-		for _, m := range item.FindAllStringSubmatch(string(src), -1) {
-			if m[2] != "" {
-				prev = m[2]
-				continue
+		sources[filepath.Base(filepath.Dir(f))] += string(src) + "\n"
+	}
+	var tries []tryIt
+	perNotebook := map[string]int{}
+	for nb, src := range sources {
+		byEdition, err := notebookTryIts(src, cells)
+		if err != nil {
+			t.Errorf("notebook %s: %v", nb, err)
+			continue
+		}
+		var en, zh []string
+		for _, tr := range byEdition["en"] {
+			en = append(en, tr.at)
+		}
+		for _, tr := range byEdition["zh-CN"] {
+			zh = append(zh, tr.at)
+		}
+		if strings.Join(en, " ") != strings.Join(zh, " ") {
+			t.Errorf("notebook %s: the editions' Try its differ: en after %v, zh-CN after %v", nb, en, zh)
+		}
+		for _, tr := range byEdition["en"] {
+			if tr.at == "" {
+				t.Errorf("notebook %s: a Try it before the first cell", nb)
 			}
-			_, rest, ok := strings.Cut(m[1], "**Try it:**")
-			if !ok {
-				continue
-			}
-			rest, _, _ = strings.Cut(rest, "\n\n")
-			c := []string{prev}
-			for _, n := range named.FindAllStringSubmatch(rest, -1) {
-				if cells[n[1]] {
-					c = append(c, n[1])
-				}
-			}
-			tries = append(tries, tryIt{filepath.Base(filepath.Dir(f)) + " after " + prev, c})
+			tries = append(tries, tryIt{nb + " after " + tr.at, tr.candidates})
+			perNotebook[nb]++
 		}
 	}
-	t.Logf("%d Try its in the notebooks", len(tries))
-	if len(tries) < 30 {
+	t.Logf("%d Try its in the notebooks: %v", len(tries), perNotebook)
+	// Each notebook with lessons has Try its: one it lost means the label changed.
+	for _, nb := range []string{"00-setup-and-tour", "02-memory-mechanics", "04-reuse-and-sharing", "05-what-if"} {
+		if perNotebook[nb] < 3 {
+			t.Errorf("found %d Try its in notebook %s; the parser is broken", perNotebook[nb], nb)
+		}
+	}
+	if len(tries) < 50 {
 		t.Fatalf("found %d Try its in the notebooks; the parser is broken", len(tries))
 	}
 	for _, doc := range []string{"../../docs/instructor/en.md", "../../docs/instructor/zh-CN.md"} {
