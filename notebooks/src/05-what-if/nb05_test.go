@@ -1,11 +1,6 @@
 package nb05
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"regexp"
-	"strings"
 	"testing"
 
 	"memlab.dev/memlab/internal/nbtest"
@@ -78,71 +73,9 @@ func TestRepeatedRuns(t *testing.T) {
 // A cell's function name never shows in the notebook (a code cell is its
 // body), so no markdown may send the reader to a cell by that name (issue 18:
 // a "Try it" named streamsVsPyTorch).
-func TestMarkdownNamesNoCell(t *testing.T) {
-	files, err := filepath.Glob("[0-9]*.go")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no sources: %v", err)
-	}
-	block := regexp.MustCompile(`(?s)/\*md(?::zh-CN)?\n(.*?)\*/`)
-	for _, f := range files {
-		src, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range block.FindAllSubmatch(src, -1) {
-			for _, c := range Cells {
-				if strings.Contains(string(m[1]), "`"+c.Name+"`") {
-					t.Errorf("%s: markdown names cell %s, which the notebook does not show", f, c.Name)
-				}
-			}
-		}
-	}
-}
+func TestMarkdownNamesNoCell(t *testing.T) { nbtest.MarkdownNamesNoCell(t, Cells) }
 
 // Every experiment has a predict-first "Try it": after its cell, before the
 // next, a markdown cell that asks first and answers in a collapsed block, in
 // both editions (issue 18).
-func TestEveryCellHasPredictFirstTryIt(t *testing.T) {
-	for _, ed := range []struct{ file, marker string }{
-		{"../../en/05-what-if.ipynb", "**Try it — predict first:**"},
-		{"../../zh-CN/05-what-if.ipynb", "**动手试试——先预测：**"},
-	} {
-		b, err := os.ReadFile(ed.file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var nb struct {
-			Cells []struct {
-				Type   string   `json:"cell_type"`
-				Source []string `json:"source"`
-			} `json:"cells"`
-		}
-		if err := json.Unmarshal(b, &nb); err != nil {
-			t.Fatal(err)
-		}
-		cell := ""
-		asked := true
-		for _, c := range nb.Cells {
-			src := strings.Join(c.Source, "")
-			switch {
-			case c.Type == "code" && strings.Contains(src, "progress.Show("):
-				// the ending's progress cell (99-next.go) is no experiment
-			case c.Type == "code" && strings.HasPrefix(strings.TrimSpace(src), "%%"):
-				if !asked {
-					t.Errorf("%s: no predict-first Try it after the cell %.60q", ed.file, cell)
-				}
-				cell, asked = src, false
-			case c.Type == "markdown" && strings.Contains(src, ed.marker):
-				q := strings.Index(src, ed.marker)
-				d := strings.Index(src[q:], "<details><summary>")
-				if d < 0 || !strings.Contains(src[q+d:], "</details>") {
-					t.Errorf("%s: a Try it without its collapsed answer: %.80q", ed.file, src[q:])
-				}
-				asked = true
-			}
-		}
-		if !asked {
-			t.Errorf("%s: no predict-first Try it after the last cell", ed.file)
-		}
-	}
-}
+func TestEveryCellHasPredictFirstTryIt(t *testing.T) { nbtest.PredictFirstTryIts(t, "05-what-if") }
