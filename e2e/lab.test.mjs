@@ -452,7 +452,10 @@ async function checkGlyphs(page, cdp, where, root, max = 40) {
         const walk = document.createTreeWalker(r, NodeFilter.SHOW_TEXT);
         for (let t = walk.nextNode(); t && els.size < max; t = walk.nextNode()) {
           const el = t.parentElement;
-          if (re.test(t.data) && el.getClientRects().length > 0) els.add(el);
+          // Text the page does not draw has no fonts to check: a collapsed
+          // <details> answer (its summary shows) or anything else hidden.
+          const hidden = (el.closest("details:not([open])") && !el.closest("summary")) || (el.checkVisibility && !el.checkVisibility());
+          if (re.test(t.data) && el.getClientRects().length > 0 && !hidden) els.add(el);
         }
       }
       let k = 0;
