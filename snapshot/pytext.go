@@ -36,15 +36,7 @@ const maxStrDigits = 4300
 // around it, a sign, single underscores between digits.
 func pyLong(s string, base int) (*big.Int, error) {
 	bad := fmt.Errorf("%.40q is not an integer", s)
-	i := 0
-	for i < len(s) && pyIsSpace(s[i]) {
-		i++
-	}
-	neg := false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
+	i, neg := blanksAndSign(s)
 	zerosOnly := false
 	if base == 0 {
 		switch {
@@ -127,15 +119,7 @@ func digitVal(c byte) int {
 // cStrtol is C's strtol(s, &end, 0) that must consume all of s: blanks, a sign, a
 // 0x prefix or a leading 0 (octal); ok is false when it does not, or overflows.
 func cStrtol(s string) (int64, bool) {
-	i := 0
-	for i < len(s) && pyIsSpace(s[i]) {
-		i++
-	}
-	neg := false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
+	i, neg := blanksAndSign(s)
 	base := 10
 	switch {
 	case i+2 < len(s) && s[i] == '0' && (s[i+1] == 'x' || s[i+1] == 'X') && digitVal(s[i+2]) < 16:
@@ -421,4 +405,20 @@ func rawUnicodeEscape(b []byte) (string, error) {
 		i = k
 	}
 	return string(out), nil
+}
+
+// blanksAndSign skips the blanks and the one sign that may open a number as
+// Python and C read it: it returns the index after them and whether the sign
+// was a minus.
+func blanksAndSign(s string) (int, bool) {
+	i := 0
+	for i < len(s) && pyIsSpace(s[i]) {
+		i++
+	}
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	return i, neg
 }
