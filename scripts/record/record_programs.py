@@ -402,7 +402,7 @@ def fsdp2_train(torch):
 
 def llama_generate(torch):
     """transformers' Llama (2 layers, d 512, vocab 32000, random weights), greedy `generate`
-    (DynamicCache) of 20 tokens for prompts batch x length 4x200, 1x600, 8x64, 2x350."""
+    (DynamicCache) of 8 tokens for prompts batch x length 4x200, 1x600, 8x64."""
     from transformers import LlamaConfig, LlamaForCausalLM
     torch.manual_seed(0)
     cfg = LlamaConfig(hidden_size=512, intermediate_size=1376, num_hidden_layers=2,
@@ -410,11 +410,62 @@ def llama_generate(torch):
                       max_position_embeddings=2048)
     model = LlamaForCausalLM(cfg).cuda().eval()
     with torch.no_grad():
-        for bs, n in [(4, 200), (1, 600), (8, 64), (2, 350)]:
+        for bs, n in [(4, 200), (1, 600), (8, 64)]:
             ids = torch.randint(0, 32000, (bs, n), device="cuda")
-            out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=20,
-                                 min_new_tokens=20, do_sample=False, pad_token_id=0)
+            out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=8,
+                                 min_new_tokens=8, do_sample=False, pad_token_id=0)
             del ids, out
+
+
+def opt_generate(torch):
+    """transformers' OPT (2 layers, d 768, vocab 50272, random weights), greedy `generate`
+    of 6 tokens for prompts batch x length 8x256, 2x700, 16x96."""
+    from transformers import OPTConfig, OPTForCausalLM
+    torch.manual_seed(0)
+    cfg = OPTConfig(hidden_size=768, ffn_dim=3072, num_hidden_layers=2, num_attention_heads=12,
+                    word_embed_proj_dim=768, max_position_embeddings=2048)
+    model = OPTForCausalLM(cfg).cuda().eval()
+    with torch.no_grad():
+        for bs, n in [(8, 256), (2, 700), (16, 96)]:
+            ids = torch.randint(4, cfg.vocab_size, (bs, n), device="cuda")
+            out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=6,
+                                 min_new_tokens=6, do_sample=False, pad_token_id=1)
+            del ids, out
+
+
+def gpt2_generate_padded(torch):
+    """transformers' GPT-2 (2 layers, d 768, vocab 50257, random weights), greedy `generate`
+    of 6 tokens for left-padded batches (batch x length 16x128, 4x512, 32x32; each row's
+    length drawn between half and all of it)."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=2, n_embd=768, n_head=12, n_positions=1024)
+    model = GPT2LMHeadModel(cfg).cuda().eval()
+    with torch.no_grad():
+        for bs, n in [(16, 128), (4, 512), (32, 32)]:
+            ids = torch.randint(0, cfg.vocab_size, (bs, n), device="cuda")
+            lengths = torch.randint(n // 2, n + 1, (bs,), device="cuda")
+            mask = (torch.arange(n, device="cuda")[None] >= (n - lengths)[:, None]).long()
+            out = model.generate(ids, attention_mask=mask, max_new_tokens=6, min_new_tokens=6,
+                                 do_sample=False, pad_token_id=0)
+            del ids, lengths, mask, out
+
+
+def bert_encode_base(torch):
+    """transformers' BERT encoder (4 layers, d 768, 12 heads, random weights), inference on
+    padded batches (batch x length 32x256, 8x512, 64x128, 16x384, 48x200) with masks."""
+    from transformers import BertConfig, BertModel
+    torch.manual_seed(0)
+    cfg = BertConfig(hidden_size=768, num_hidden_layers=4, num_attention_heads=12,
+                     intermediate_size=3072, max_position_embeddings=512)
+    model = BertModel(cfg).cuda().eval()
+    with torch.no_grad():
+        for bs, n in [(32, 256), (8, 512), (64, 128), (16, 384), (48, 200)]:
+            ids = torch.randint(0, cfg.vocab_size, (bs, n), device="cuda")
+            lengths = torch.randint(n // 2, n + 1, (bs,), device="cuda")
+            mask = (torch.arange(n, device="cuda")[None] < lengths[:, None]).long()
+            out = model(input_ids=ids, attention_mask=mask)
+            del ids, lengths, mask, out
 
 
 def bert_encode(torch):
@@ -456,7 +507,8 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     gpt2_generate, phases_empty_cache, prefetch_side_stream,
                                     compile_train, compile_reduce_overhead_infer, graph_shared_pool,
                                     mempool_kv_cache, fsdp2_train,
-                                    llama_generate, bert_encode, vit_train_bf16)}
+                                    llama_generate, bert_encode, vit_train_bf16,
+                                    opt_generate, gpt2_generate_padded, bert_encode_base)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer"}
 
