@@ -565,9 +565,11 @@ def run(name, conf, frac, out, stacks):
 RERUN_KEYS = ["max_memory_allocated", "max_memory_reserved", "memory_allocated", "memory_reserved"]
 
 
-def record_program(name, out, stacks_all, rerun, cache, timeout):
+def record_program(name, out, stacks_all, rerun, cache, timeout, repeat=0):
     """Record one program under every setting (the default first, with Python frames),
-    each in a fresh process; a compiled program on a warm compile cache. Returns its log."""
+    each in a fresh process; a compiled program on a warm compile cache. Returns its log.
+    repeat K > 0 records every setting again, without frames, into OUT/repeats/K/, the
+    capped one under the fraction of OUT's default run."""
     log = []
     env = dict(os.environ)
     if name in COMPILED:
@@ -587,7 +589,7 @@ def record_program(name, out, stacks_all, rerun, cache, timeout):
         except subprocess.TimeoutExpired:
             log.append(f"{name} [{conf or 'default'}]: TIMEOUT after {timeout}s")
             return False
-        warm = "warm-up, unrecorded: " if where != out and "rerun" not in where else ""
+        warm = "warm-up, unrecorded: " if where.startswith(os.path.join(cache, name)) else ""
         log.append(warm + p.stdout.strip() if p.returncode == 0 else
                    f"{name} [{conf or 'default'}]: FAILED rc {p.returncode}\n{p.stderr.strip()[-4000:]}")
         if p.returncode == 0 and p.stderr.strip():
@@ -595,6 +597,16 @@ def record_program(name, out, stacks_all, rerun, cache, timeout):
                 f.write(p.stderr[-20000:])
         return p.returncode == 0
 
+    if repeat:
+        with open(os.path.join(out, f"{name}__default.facts.json")) as f:
+            d = json.load(f)
+        for conf in SETTINGS:
+            frac = None
+            if conf in CAPPED:
+                frac = round(CAPPED[conf] * d["max_memory_allocated"] / d["total_memory"], 6)
+            sub(conf, frac, False, os.path.join(out, "repeats", str(repeat)))
+        log[:] = [f"repeat {repeat}: {line}" for line in log]
+        return log
     if name in COMPILED and not sub("", None, False, os.path.join(cache, name, "warm-run")):
         return log
     if not sub("", None, True, out):
@@ -619,9 +631,16 @@ def record_program(name, out, stacks_all, rerun, cache, timeout):
     return log
 
 
-def record_all(out, names, stacks_all, rerun=False, cache="compile-cache", jobs=1, timeout=None):
+def record_all(out, names, stacks_all, rerun=False, cache="compile-cache", jobs=1, timeout=None, repeats=0):
+    """Record the programs (those whose default facts are in OUT already only when
+    repeats > 0), then each program's settings `repeats` times again."""
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
-        futs = [ex.submit(record_program, n, out, stacks_all, rerun, cache, timeout) for n in names]
+        futs = [ex.submit(record_program, n, out, stacks_all, rerun, cache, timeout) for n in names
+                if not (repeats and os.path.exists(os.path.join(out, f"{n}__default.facts.json")))]
+        for fu in futs:
+            print("\n".join(fu.result()), flush=True)
+        futs = [ex.submit(record_program, n, out, stacks_all, False, cache, timeout, k)
+                for k in range(1, repeats + 1) for n in names]
         for fu in futs:
             print("\n".join(fu.result()), flush=True)
 
@@ -643,6 +662,9 @@ if __name__ == "__main__":
                     help="folder of the compiled programs' persistent compile caches")
     ap.add_argument("--jobs", type=int, default=1, help="programs recorded at once")
     ap.add_argument("--timeout", type=float, help="seconds one recording process may run")
+    ap.add_argument("--repeats", type=int, default=0,
+                    help="record every setting N times more into OUT/repeats/1..N (programs whose "
+                         "default facts are in OUT already are not recorded again first)")
     a = ap.parse_args()
     if a.list:
         print("\n".join(PROGRAMS))
@@ -652,4 +674,4 @@ if __name__ == "__main__":
         run(a.program, a.conf, a.frac, a.out, a.stacks)
     else:
         record_all(a.out, a.programs.split(",") if a.programs else list(PROGRAMS), a.stacks_all,
-                   a.rerun, a.cache, a.jobs, a.timeout)
+                   a.rerun, a.cache, a.jobs, a.timeout, a.repeats)
