@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Record PyTorch programs' GPU memory history under several allocator settings.
 
-memlab's own recorder (GPU machine; PyTorch with CUDA, transformers for gpt2_generate).
+memlab's own recorder (GPU machine; PyTorch with CUDA; transformers for the *_generate and
+bert_* programs, torchvision for vit_train_bf16).
 For each program and setting it starts a fresh Python process with
 PYTORCH_CUDA_ALLOC_CONF set before torch is imported, records the allocator's history
 from before the program's first CUDA allocation, runs the program and writes
@@ -15,6 +16,7 @@ what-if replay, the others are what the replay must predict. The capped setting 
 under set_per_process_memory_fraction(1.15 x the default run's peak allocated / total).
 
   python3 record_programs.py --out DIR [--programs a,b] [--stacks-all] [--rerun] [--jobs N]
+                                  [--repeats N] [--timeout S]
                                         every program (or those), every setting
   python3 record_programs.py --list
 
@@ -23,9 +25,12 @@ persistent compile cache (TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR under --c
 one folder a program); every recorded setting then runs in a fresh process on that warm
 cache, so that no setting compiles or autotunes and all see the same requests. --rerun
 records the default setting a second time into OUT/rerun/ and prints which figures
-differ from the first (none, for a program whose requests do not depend on GPU timing).
+differ from the first (none, for a program that makes the same requests in every run).
 --jobs N records N programs at once (each in its own processes; the settings of one
-program one after another).
+program one after another). --repeats N then records every setting N times more into
+OUT/repeats/1..N/ (without frames; a program whose default facts are in OUT already is
+not recorded first, and its capped runs use that default's fraction). Where the programs
+are recorded is reference/workloads-2.11/, modern-2.11/ and misses-2.11/ (their READMEs).
 
 Besides PyTorch's figures, each facts file holds what PyTorch reports about memory
 pools: `segments` (every segment of the snapshot at the end, with its
