@@ -314,6 +314,9 @@ func (a *Allocator) allocFoundBlock(b *block, p *pool, size, orig int64, split b
 	}
 	b.allocated = true
 	b.requested = orig
+	if p.owner != nil {
+		p.owner.live++
+	}
 	a.active.put(b.addr, b)
 	st.allocation.increase(idx, 1)
 	st.allocatedBytes.increase(idx, b.size)
@@ -505,6 +508,9 @@ func (a *Allocator) freeBlock(b *block) {
 		netSize -= sub
 	}
 	p.insertFree(b)
+	if p.owner != nil {
+		p.owner.live--
+	}
 	if b.isSplit() {
 		netBlocks++
 		netSize += b.size

@@ -351,8 +351,12 @@ func checkPoolInvariants(a *Allocator, all []*block) error {
 		return fmt.Errorf("%d pools by id, %d in order", len(a.graphPools), len(a.poolOrder))
 	}
 	segs := map[*privatePool]int{}
+	live := map[*privatePool]int{}
 	expandable := map[*privatePool]bool{}
 	for _, b := range all {
+		if (b.allocated || b.pending) && b.pool.owner != nil {
+			live[b.pool.owner]++
+		}
 		if b.prev != nil || b.pool.owner == nil {
 			continue
 		}
@@ -374,6 +378,9 @@ func checkPoolInvariants(a *Allocator, all []*block) error {
 		}
 		if !expandable[pp] && pp.mallocCount != segs[pp] {
 			return fmt.Errorf("pool %v: cudaMalloc_count %d, %d segments", pp.id, pp.mallocCount, segs[pp])
+		}
+		if pp.live != live[pp] {
+			return fmt.Errorf("pool %v: live count %d, %d live blocks", pp.id, pp.live, live[pp])
 		}
 		if pp.mallocCount < 0 {
 			return fmt.Errorf("pool %v: cudaMalloc_count %d", pp.id, pp.mallocCount)

@@ -61,8 +61,27 @@ type privatePool struct {
 	mallocCount int
 	// freeable: the use count reached 0 (graph_pools_freeable); EmptyCache and the
 	// out-of-memory release may now give its whole free segments back.
-	freeable     bool
+	freeable bool
+	// live counts the pool's allocated blocks and those pending a free.
+	live         int
 	small, large pool
+}
+
+// empty reports whether the pool holds no device memory: no live block, no cached
+// block, no expandable address range.
+func (pp *privatePool) empty() bool {
+	return pp.live == 0 && pp.small.blocks.n == 0 && pp.large.blocks.n == 0 &&
+		pp.small.unmapped.n == 0 && pp.large.unmapped.n == 0
+}
+
+// capturing reports whether requests are being routed to pool id.
+func (a *Allocator) capturing(id PoolID) bool {
+	for _, c := range a.captures {
+		if c.id == id {
+			return true
+		}
+	}
+	return false
 }
 
 // capture is one entry of captures_underway: the pool requests are routed to while
@@ -139,10 +158,8 @@ func (a *Allocator) createOrIncref(id PoolID) error {
 func (a *Allocator) BeginAllocateToPool(id PoolID, filter func(stream uint64) bool) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, c := range a.captures {
-		if c.id == id {
-			return fmt.Errorf("allocator: BeginAllocateToPool: already allocating to pool %v", id)
-		}
+	if a.capturing(id) {
+		return fmt.Errorf("allocator: BeginAllocateToPool: already allocating to pool %v", id)
 	}
 	if err := a.createOrIncref(id); err != nil {
 		return err
@@ -317,7 +334,13 @@ func (a *Allocator) releaseCachedBlocks(id PoolID) error {
 			if err = a.releaseBlocks(&pp.small); err == nil {
 				err = a.releaseBlocks(&pp.large)
 			}
-			if err == nil && pp.mallocCount == 0 {
+			// PyTorch erases the pool when its cudaMalloc_count is 0. That count
+			// is exact for plain segments; with expandable segments it counts
+			// allocations up and unmaps down, which need not pair, so the pool is
+			// forgotten here when it holds no memory at all. A pool still being
+			// allocated to is kept (PyTorch would fail an internal assert on the
+			// next request routed to it).
+			if err == nil && pp.empty() && !a.capturing(pp.id) {
 				delete(a.graphPools, pp.id)
 				continue
 			}

@@ -436,3 +436,91 @@ func TestHistoryCarriesPoolIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentPools runs graph captures, MemPool allocations and default-pool
+// traffic from several goroutines at once (run with -race), then releases every pool
+// and checks that EmptyCache gives everything back.
+func TestConcurrentPools(t *testing.T) {
+	for _, conf := range []string{"", "expandable_segments:True"} {
+		t.Run(conf, func(t *testing.T) {
+			a, mem := newTestAllocator(t, conf, 16<<30)
+			var ids []PoolID
+			for i := 0; i < 4; i++ {
+				id := a.NewPoolID(i%2 == 0)
+				mustOK(t, a.CreateOrIncrefPool(id))
+				ids = append(ids, id)
+			}
+			errs := make(chan error, 16)
+			done := make(chan struct{})
+			for g := 0; g < 4; g++ {
+				go func(g int) {
+					defer func() { done <- struct{}{} }()
+					id, stream := ids[g], uint64(g+1)
+					var live []uint64
+					for i := 0; i < 300; i++ {
+						var addr uint64
+						var err error
+						switch i % 3 {
+						case 0: // use_mem_pool on this goroutine's stream: begin, end, release
+							if err = a.BeginAllocateToPool(id, func(s uint64) bool { return s == stream }); err == nil {
+								addr, err = a.MallocStream(int64(1+i%7)*miB/3, stream)
+								if e := a.EndAllocateToPool(id); err == nil {
+									err = e
+								}
+								if e := a.ReleasePool(id); err == nil {
+									err = e
+								}
+							}
+						case 1:
+							addr, err = a.MallocInPool(int64(i%5+1)*miB, stream, id)
+						default:
+							addr, err = a.MallocStream(int64(i%9+1)*miB, stream)
+						}
+						if err != nil {
+							errs <- err
+							return
+						}
+						live = append(live, addr)
+						if len(live) > 8 {
+							if err := a.Free(live[0]); err != nil {
+								errs <- err
+								return
+							}
+							live = live[1:]
+						}
+						if i%50 == 0 {
+							_ = a.Snapshot()
+							if err := a.EmptyCache(); err != nil {
+								errs <- err
+								return
+							}
+						}
+					}
+					for _, addr := range live {
+						if err := a.Free(addr); err != nil {
+							errs <- err
+							return
+						}
+					}
+				}(g)
+			}
+			for g := 0; g < 4; g++ {
+				<-done
+			}
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			if err := checkInvariants(a, mem); err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range ids {
+				mustOK(t, a.ReleasePool(id))
+			}
+			mustOK(t, a.EmptyCache())
+			if r := a.MemoryReserved(); r != 0 || len(a.Pools()) != 0 {
+				t.Fatalf("reserved %d, pools %v after releasing every pool", r, a.Pools())
+			}
+		})
+	}
+}
