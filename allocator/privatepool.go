@@ -19,16 +19,22 @@ import (
 // beginAllocateToPool with a filter on the capturing stream; capture_end:
 // endAllocateToPool; reset: releasePool) and MemPool.cpp (ids {0, n} for
 // graph_pool_handle() and user MemPools, {n, 0} for a graph's own pool; ~MemPool:
-// releasePool then emptyCache(id)). The stored copies of those files are newer than
-// the v2.11.0 tag; every rule used here reads the same in the older copy that carries
-// 2.11's other behaviour (the OOM text memlab matches byte for byte), except where a
-// comment below says otherwise.
+// releasePool then emptyCache(id)). No copy at the v2.11.0 tag could be read; two
+// copies of CUDACachingAllocator.cpp bracket it: an older one (its OOM message links
+// the documentation's old "#environment-variables" anchor) and a newer one (its OOM
+// text is 2.11's, which memlab matches byte for byte). Every rule used here reads the
+// same in both: create_or_incref_pool, the LIFO filter walk of get_pool,
+// release_cached_blocks(context, mempool_id) — which leaves the default pool alone
+// while a capture is under way; copies older than both released it regardless —, the
+// malloc path skipping it during a capture, and the OOM message's private-pool bytes.
 //
 // Not modelled: MemPools with their own allocator (CUDAPluggableAllocator), for which
-// PyTorch turns expandable segments off or rejects them — every memlab pool uses the
-// device's memory, so expandable segments apply to private pools as to the default
-// one, as in 2.11; use_on_oom pools (PyTorch versions differ in where that fallback
-// runs); no_split pools; graph-capture record_stream reuse; and checkpointing a pool's
+// the two copies turn expandable segments off or reject them — every memlab pool uses
+// the device's memory, so expandable segments apply to private pools as to the default
+// one, as both copies do for such pools; use_on_oom pools (the copies differ in where
+// that fallback runs: after every release, or before release_available_cached_blocks);
+// no_split pools; graph-capture record_stream reuse (a free with pending stream uses
+// during a capture waits for CompleteFree, as any other); and checkpointing a pool's
 // state (CUDA graph trees' setCheckpointPoolState).
 
 // PoolID names a private memory pool: PyTorch's MempoolId_t, a pair. A graph's own
