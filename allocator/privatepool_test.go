@@ -524,3 +524,57 @@ func TestConcurrentPools(t *testing.T) {
 		})
 	}
 }
+
+// TestOOMPathReleasesOnlyFreeablePools: the out-of-memory path's full release gives
+// back a released pool's free segment, never one of a pool still in use.
+func TestOOMPathReleasesOnlyFreeablePools(t *testing.T) {
+	for _, released := range []bool{false, true} {
+		a, mem := newTestAllocator(t, "", 100<<20)
+		id := a.NewPoolID(true)
+		mustOK(t, a.CreateOrIncrefPool(id))
+		x, err := a.MallocInPool(60*miB, 0, id)
+		mustOK(t, err)
+		mustFree(t, a, x) // 60 MiB cached in the pool
+		if released {
+			mustOK(t, a.ReleasePool(id))
+		}
+		_, err = a.Malloc(60 * miB) // the default pool needs the room
+		var oom *OutOfMemoryError
+		switch {
+		case released && err != nil:
+			t.Fatalf("pool released: Malloc(60 MiB) = %v, want the pool's segment freed for it", err)
+		case !released && !errors.As(err, &oom):
+			t.Fatalf("pool in use: Malloc(60 MiB) = %v, want out of memory", err)
+		case !released && oom.InPrivatePools != 60*miB:
+			t.Fatalf("pool in use: InPrivatePools %d, want 60 MiB", oom.InPrivatePools)
+		}
+		if err := checkInvariants(a, mem); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestMallocInPoolDuringACapture: a replay's one-request routing wins over a capture
+// in force, and leaves the capture (and the use counts) as they were.
+func TestMallocInPoolDuringACapture(t *testing.T) {
+	a, _ := newTestAllocator(t, "", 8<<30)
+	g, u := a.NewPoolID(false), a.NewPoolID(true)
+	mustOK(t, a.BeginAllocateToPool(g, nil))
+	mustOK(t, a.CreateOrIncrefPool(u))
+	x, err := a.MallocInPool(3*miB, 0, u)
+	mustOK(t, err)
+	y := mustMalloc(t, a, 3*miB)
+	if poolOf(t, a, x) != u || poolOf(t, a, y) != g {
+		t.Fatalf("x in %v, y in %v; want %v and %v", poolOf(t, a, x), poolOf(t, a, y), u, g)
+	}
+	if n, _ := a.PoolUseCount(u); n != 1 {
+		t.Fatalf("MallocInPool changed the use count to %d", n)
+	}
+	if !a.AllocatingToPools() {
+		t.Fatal("MallocInPool ended the capture in force")
+	}
+	mustOK(t, a.EndAllocateToPool(g))
+	if a.AllocatingToPools() {
+		t.Fatal("still allocating to a pool after the only End")
+	}
+}
