@@ -109,17 +109,25 @@ func newPrivatePool(id PoolID) *privatePool {
 // NewPoolID returns a fresh pool id, as PyTorch's MemPool::graph_pool_handle does:
 // with userCreated, (0, n) — the id of torch.cuda.graph_pool_handle() and of a user's
 // MemPool — and otherwise (n, 0), the id a graph capture makes for a pool of its own.
-// Each counter starts at 1 and is per allocator (PyTorch's are per process). The id
-// names no pool until CreateOrIncrefPool or BeginAllocateToPool creates one.
+// Each counter starts at 1 and is per allocator (PyTorch's are per process); an id
+// that names a live pool (one a replay created with an id of its own) is skipped. The
+// id names no pool until CreateOrIncrefPool or BeginAllocateToPool creates one.
 func (a *Allocator) NewPoolID(userCreated bool) PoolID {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if userCreated {
-		a.nextUserPool++
-		return PoolID{0, a.nextUserPool}
+	for {
+		var id PoolID
+		if userCreated {
+			a.nextUserPool++
+			id = PoolID{0, a.nextUserPool}
+		} else {
+			a.nextGraphPool++
+			id = PoolID{a.nextGraphPool, 0}
+		}
+		if a.graphPools[id] == nil {
+			return id
+		}
 	}
-	a.nextGraphPool++
-	return PoolID{a.nextGraphPool, 0}
 }
 
 // CreateOrIncrefPool creates the private pool id with a use count of 1, or, if it

@@ -387,6 +387,11 @@ func TestPoolCallErrors(t *testing.T) {
 	if _, err := a.MallocInPool(-1, 0, id); !errors.Is(err, ErrInvalidSize) {
 		t.Errorf("MallocInPool(-1): %v", err)
 	}
+	// A pool created under an id of the caller's (a replay's) is not handed out again.
+	mustOK(t, a.CreateOrIncrefPool(PoolID{0, 2}))
+	if next := a.NewPoolID(true); next != (PoolID{0, 3}) {
+		t.Errorf("NewPoolID after (0, 2) was taken: %v, want (0, 3)", next)
+	}
 }
 
 func TestExpandableSegmentsInPrivatePools(t *testing.T) {
