@@ -126,11 +126,13 @@ type Graph struct {
 func (l *Lab) GraphPoolHandle() allocator.PoolID { return l.alloc.NewPoolID(true) }
 
 // CaptureGraph is `with torch.cuda.graph(g, pool=...):` as the allocator sees it:
-// f runs with every allocation of the lab served from the graph's private pool, then
-// allocations go back to the default pool. With no pool the graph gets a pool of its
-// own, id (n, 0); with one (another graph's [Graph.Pool], or [Lab.GraphPoolHandle])
-// it shares that pool, as graphs captured one after another do. If f fails, the
-// capture's pool use is released and the error returned.
+// the cache is emptied first (torch.cuda.graph does so on entry), then f runs with
+// every allocation of the lab served from the graph's private pool, then allocations
+// go back to the default pool. With no pool the graph gets a pool of its own, id
+// (n, 0); with one (another graph's [Graph.Pool], or [Lab.GraphPoolHandle]) it shares
+// that pool, as graphs captured one after another do. If f fails, the capture's pool
+// use is released and the error returned. PyTorch captures on a side stream; the lab
+// has one stream, so the graph's segments carry stream 0.
 func (l *Lab) CaptureGraph(f func() error, pool ...allocator.PoolID) (*Graph, error) {
 	var id allocator.PoolID
 	switch len(pool) {
@@ -143,6 +145,12 @@ func (l *Lab) CaptureGraph(f func() error, pool ...allocator.PoolID) (*Graph, er
 		id = pool[0]
 	default:
 		return nil, fmt.Errorf("memlab: %s: CaptureGraph: %d pools given, want at most one", l.dev, len(pool))
+	}
+	if f == nil {
+		return nil, fmt.Errorf("memlab: %s: CaptureGraph: nil function", l.dev)
+	}
+	if err := l.alloc.EmptyCache(); err != nil {
+		return nil, fmt.Errorf("memlab: %s: CaptureGraph: %w", l.dev, err)
 	}
 	if err := l.routeTo(id, false, f); err != nil {
 		if rerr := l.alloc.ReleasePool(id); rerr != nil {

@@ -128,6 +128,11 @@ func TestMemPoolUseErrorsAndPanics(t *testing.T) {
 
 func TestCaptureGraphSharesAPool(t *testing.T) {
 	l := openSim(t)
+	cached, err := tensor.Empty(l, tensor.Float32, 1024, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = cached.Release() // a cached default-pool segment: the capture's entry empties it
 	var out1, out2 *tensor.Tensor
 	g1, err := l.CaptureGraph(func() error {
 		var err error
@@ -139,6 +144,9 @@ func TestCaptureGraphSharesAPool(t *testing.T) {
 	}
 	if id := g1.Pool(); id.First == 0 || id.Second != 0 {
 		t.Fatalf("graph's own pool id %v, want (n, 0)", id)
+	}
+	if got := l.MemoryReserved(); got != 20*mib {
+		t.Fatalf("after the capture, reserved %d, want only the graph's 20 MiB (torch.cuda.graph empties the cache first)", got)
 	}
 	g2, err := l.CaptureGraph(func() error {
 		var err error
