@@ -56,8 +56,9 @@ type Config struct {
 	PinnedUseBackgroundThreads bool
 	// PinnedReserveSegmentSizeMB is pinned_reserve_segment_size_mb (recorded, no effect).
 	PinnedReserveSegmentSizeMB int
-	// GraphCaptureRecordStreamReuse is graph_capture_record_stream_reuse (CUDA graphs are
-	// out of scope; recorded, no effect).
+	// GraphCaptureRecordStreamReuse is graph_capture_record_stream_reuse (recorded, no
+	// effect: it lets a capture reuse blocks freed across streams inside the graph, which
+	// the private pools here do not model).
 	GraphCaptureRecordStreamReuse bool
 
 	raw    string // the string this Config was parsed from

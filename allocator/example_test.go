@@ -228,3 +228,35 @@ func ExampleAllocator_RecordStream() {
 	// allocated: 0 MiB, active: 8 MiB
 	// after completion the side stream reuses it: true
 }
+
+// A CUDA graph capture as the allocator sees it (torch.cuda.graph): requests on the
+// capturing stream go to the graph's private pool, others to the default pool; the
+// pool's memory is not given back while the graph lives, however empty it is.
+func ExampleAllocator_BeginAllocateToPool() {
+	a := newAllocator("")
+	const capture = 7 // the capturing stream
+	g := a.NewPoolID(false)
+	if err := a.BeginAllocateToPool(g, func(stream uint64) bool { return stream == capture }); err != nil {
+		panic(err)
+	}
+	out, _ := a.MallocStream(4*MiB, capture) // captured: the graph's pool
+	x, _ := a.MallocStream(4*MiB, 0)         // another stream: the default pool
+	if err := a.EndAllocateToPool(g); err != nil {
+		panic(err)
+	}
+	for _, s := range a.Snapshot().Segments {
+		fmt.Println("segment_pool_id", s.PoolID, s.TotalSize/MiB, "MiB")
+	}
+	_ = a.Free(out)
+	_ = a.Free(x)
+	_ = a.EmptyCache()
+	fmt.Println("graph alive, after empty_cache:", a.MemoryReserved()/MiB, "MiB")
+	_ = a.ReleasePool(g) // the graph is reset
+	_ = a.EmptyCache()
+	fmt.Println("graph reset, after empty_cache:", a.MemoryReserved()/MiB, "MiB")
+	// Unordered output:
+	// segment_pool_id (1, 0) 20 MiB
+	// segment_pool_id (0, 0) 20 MiB
+	// graph alive, after empty_cache: 20 MiB
+	// graph reset, after empty_cache: 0 MiB
+}

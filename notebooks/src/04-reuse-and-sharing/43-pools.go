@@ -208,7 +208,130 @@ buffer, and no error (`pool.TensorPool` refuses the second put). `attn.View(1024
 is refused with PyTorch's "shape '[1024, 1024]' is invalid for input of size …": the
 wrong-shaped tensor is found where it is used, far from the `put` that caused it.
 </details>
+*/
 
+/*md:zh-CN
+`pool.TensorPool`（第一个单元格的后半部分）是同一个思路，只管一种形状、有上限，并且对这几种情况都返回错误：形状不对或放回两次的张量会被拒收（仍归调用者释放），超过上限的 `Get` 会失败。
+
+**动手试试：** 在 `chapterTensorPool` 里把 `a` 往教材的池子里放回两次（`p.put(a); p.put(a)`），再 `get` 两个张量。先预测：是两个缓冲区还是一个？再在 `chapterPoolWrongShape` 里按池子承诺的形状使用 `attn`：`attn.View(1024, 1024)`。会怎样？
+
+<details><summary>答案 / Answer</summary>
+
+一个缓冲区：两次 `get` 返回同一块存储（`DataPtr()` 相等）——一个缓冲区，两个使用者，而且没有任何报错（`pool.TensorPool` 会拒收第二次放回）。`attn.View(1024, 1024)` 会以 PyTorch 的 “shape '[1024, 1024]' is invalid for input of size …” 被拒绝：形状不对的张量要到被使用时才暴露，离造成它的那次 `put` 已经很远。
+</details>
+*/
+
+/*md
+### PyTorch's own pools: `torch.cuda.MemPool` and graph capture
+
+The chapter's `TensorPool` keeps whole tensors for reuse. PyTorch 2.11 also keeps pools of
+*memory*: `torch.cuda.MemPool()` is a private pool of the caching allocator, and inside
+`with torch.cuda.use_mem_pool(pool):` every allocation comes from that pool's own segments.
+A block freed there stays in the pool: it never serves a tensor allocated outside, and the
+pool's memory goes back to the device only once the pool is deleted (and the cache
+emptied). A CUDA graph capture does the same with a pool of its own, so that the addresses
+baked into the graph stay reserved for its replays. In memlab the pool is `l.NewMemPool()`
+and `pool.Use(func() error { … })`, the capture `l.CaptureGraph(func() error { … })`:
+
+```python
+pool = torch.cuda.MemPool()                       # a private pool of the caching allocator
+with torch.cuda.use_mem_pool(pool):
+    kv = torch.empty(1024, 1024, device="cuda")   # 4 MiB from the pool's own segment
+    tmp = torch.empty(1024, 1024, device="cuda"); del tmp   # freed: stays in the pool
+x = torch.empty(1024, 1024, device="cuda")        # outside: the default pool
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):                         # the capture allocates from g's own pool
+    out = torch.empty(256, 1024, device="cuda")
+print([(s["segment_pool_id"], s["total_size"]) for s in torch.cuda.memory_snapshot()])
+del kv, out, x; torch.cuda.empty_cache()          # the pools' segments stay while they live
+del pool, g; torch.cuda.empty_cache()             # now they go back
+```
+*/
+
+/*md:zh-CN
+### PyTorch 自己的池子：`torch.cuda.MemPool` 和图捕获
+
+教材的 `TensorPool` 缓存的是整个张量。PyTorch 2.11 还有缓存*显存*的池子：`torch.cuda.MemPool()` 是缓存分配器里的一个私有显存池 (private pool)，在 `with torch.cuda.use_mem_pool(pool):` 里面，所有分配都从这个池子自己的段里来。在里面释放的块留在池子里：它绝不会分给池子外面分配的张量，池子的显存也要等池子被删除（并清空缓存）之后才还给设备。CUDA 图捕获 (graph capture) 也一样，只是用它自己的池子，这样图里写死的地址在每次重放时都还归它用。在 memlab 里，池子是 `l.NewMemPool()` 加 `pool.Use(func() error { … })`，捕获是 `l.CaptureGraph(func() error { … })`：
+
+```python
+pool = torch.cuda.MemPool()                       # 缓存分配器里的一个私有池
+with torch.cuda.use_mem_pool(pool):
+    kv = torch.empty(1024, 1024, device="cuda")   # 4 MiB，来自池子自己的段
+    tmp = torch.empty(1024, 1024, device="cuda"); del tmp   # 释放了：留在池子里
+x = torch.empty(1024, 1024, device="cuda")        # 池子外面：默认池
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):                         # 捕获时从 g 自己的池子分配
+    out = torch.empty(256, 1024, device="cuda")
+print([(s["segment_pool_id"], s["total_size"]) for s in torch.cuda.memory_snapshot()])
+del kv, out, x; torch.cuda.empty_cache()          # 池子还活着，它们的段就留着
+del pool, g; torch.cuda.empty_cache()             # 现在才还回去
+```
+*/
+
+//nb:cell
+func memPoolBesideTensorPool() {
+	l := memlab.MustOpen()
+	defer l.Close()
+	mp := memlab.Must(l.NewMemPool()) // torch.cuda.MemPool()
+	var kv *tensor.Tensor
+	memlab.Check(mp.Use(func() error { // with torch.cuda.use_mem_pool(pool):
+		kv = memlab.Must(tensor.Empty(l, tensor.Float32, 1024, 1024))
+		return memlab.Must(tensor.Empty(l, tensor.Float32, 1024, 1024)).Release() // tmp, freed in the pool
+	}))
+	x := memlab.Must(tensor.Empty(l, tensor.Float32, 1024, 1024)) // outside: the default pool
+	var out *tensor.Tensor
+	g := memlab.Must(l.CaptureGraph(func() error { // with torch.cuda.graph(g):
+		out = memlab.Must(tensor.Empty(l, tensor.Float32, 256, 1024))
+		return nil
+	}))
+	for _, s := range l.Snapshot().Segments {
+		fmt.Printf("segment_pool_id %v: %s %s segment, %s allocated\n", s.PoolID, memlab.FormatBytes(s.TotalSize), s.Pool, memlab.FormatBytes(s.AllocatedSize))
+	}
+	xSeg, _, _ := l.BlockOf(x)
+	poolFree := mp.Reserved() - kv.Nbytes() // the pool's segment less kv
+	memlab.Check(tensor.ReleaseAll(kv, out, x))
+	memlab.Check(l.EmptyCache())
+	kept := l.MemoryReserved()
+	memlab.Check(mp.Close()) // del pool
+	memlab.Check(g.Reset())  // del g
+	memlab.Check(l.EmptyCache())
+	fmt.Println("verdict: x was served from the pool's free memory:", xSeg.PoolID == mp.ID())
+	memlab.Measured("x is in a %s segment of pool %v while the pool held %s free; with every tensor freed, empty_cache kept %s reserved (the private pools' segments) until the pool and the graph were deleted, then %s",
+		memlab.FormatBytes(xSeg.TotalSize), xSeg.PoolID, memlab.FormatBytes(poolFree), memlab.FormatBytes(kept), memlab.FormatBytes(l.MemoryReserved()))
+}
+
+/*md
+The pool's segment and the graph's carry their pool ids (`(0, 1)`: a user's pool; `(1, 0)`:
+a graph's own); `x` is in the default pool, `(0, 0)`. Unlike a `TensorPool`, a `MemPool`
+hands out any size and never gives one buffer to two users: it is the caching allocator,
+fenced off. The price is the fence: memory a pool caches is memory nothing else can use
+for as long as the pool lives.
+
+**Try it:** allocate `x` inside `mp.Use`, after the temporary's release. Predict: does `x`
+still get a segment of its own, and how much does `empty_cache` keep before the pool is
+deleted?
+
+<details><summary>答案 / Answer</summary>
+
+No segment of its own: inside the pool the allocator caches and reuses as usual, so `x`
+takes the 4 MiB block the temporary freed, and the default pool holds nothing (the verdict
+line now prints `true`). `empty_cache` keeps the same bytes as before — the pool's and the
+graph's segments; the default pool's segment it used to give back was never made.
+</details>
+*/
+
+/*md:zh-CN
+池子的段和图的段都带着各自的池编号（`(0, 1)`：用户建的池；`(1, 0)`：图自己的池）；`x` 在默认池 `(0, 0)` 里。和 `TensorPool` 不同，`MemPool` 什么大小都能分，也绝不会把一个缓冲区同时发给两个使用者：它就是缓存分配器，只是圈了起来。代价正是这道围栏：池子缓存着的显存，只要池子还在，别的张量就用不上。
+
+**动手试试：** 把 `x` 放到 `mp.Use` 里面、在临时张量释放之后分配。先预测：`x` 还会有自己的段吗？删除池子之前，`empty_cache` 会留下多少？
+
+<details><summary>答案 / Answer</summary>
+
+不会有自己的段：在池子里面，分配器照常缓存、照常复用，于是 `x` 拿到了临时张量释放的那块 4 MiB，默认池里什么也没有（结论那一行这次打印 `true`）。`empty_cache` 留下的字节数和原来一样——池子的段和图的段；原本会被它还回去的那个默认池的段，根本没有分配出来。
+</details>
+*/
+
+/*md
 ### What a pool saves: time per buffer
 
 Getting a 1 MiB buffer and giving it back, 200 times, three ways: a fresh allocation with
@@ -251,15 +374,6 @@ for way in ("empty_cache", "caching allocator", "pool"):
 */
 
 /*md:zh-CN
-`pool.TensorPool`（第一个单元格的后半部分）是同一个思路，只管一种形状、有上限，并且对这几种情况都返回错误：形状不对或放回两次的张量会被拒收（仍归调用者释放），超过上限的 `Get` 会失败。
-
-**动手试试：** 在 `chapterTensorPool` 里把 `a` 往教材的池子里放回两次（`p.put(a); p.put(a)`），再 `get` 两个张量。先预测：是两个缓冲区还是一个？再在 `chapterPoolWrongShape` 里按池子承诺的形状使用 `attn`：`attn.View(1024, 1024)`。会怎样？
-
-<details><summary>答案 / Answer</summary>
-
-一个缓冲区：两次 `get` 返回同一块存储（`DataPtr()` 相等）——一个缓冲区，两个使用者，而且没有任何报错（`pool.TensorPool` 会拒收第二次放回）。`attn.View(1024, 1024)` 会以 PyTorch 的 “shape '[1024, 1024]' is invalid for input of size …” 被拒绝：形状不对的张量要到被使用时才暴露，离造成它的那次 `put` 已经很远。
-</details>
-
 ### 池子省下了什么：每个缓冲区的耗时
 
 取一个 1 MiB 的缓冲区再还回去，重复 200 次，用三种方式：每次释放后都 `empty_cache()` 的全新分配（于是每一步都是一次 `cudaMalloc` 加一次 `cudaFree`）、由缓存分配器供给的全新分配，以及 `TensorPool.Get`/`Put`。在模拟设备上，每次 `cudaMalloc`/`cudaFree` 的耗时取自 H200 上的实测（`memlab.WithLatency`）。这里检验教材的两句话——为什么要池化，以及缓存分配器本身就是一个池子：

@@ -17,6 +17,7 @@ var Cells = []memlab.Cell{
 	{Notebook: "04-reuse-and-sharing", Section: "4.2 Views (视图)", Name: "contiguousNoCopy", Plot: false, Func: contiguousNoCopy},
 	{Notebook: "04-reuse-and-sharing", Section: "4.3 Memory pools (内存池)", Name: "chapterTensorPool", Plot: false, Func: chapterTensorPool},
 	{Notebook: "04-reuse-and-sharing", Section: "4.3 Memory pools (内存池)", Name: "chapterPoolWrongShape", Plot: false, Func: chapterPoolWrongShape},
+	{Notebook: "04-reuse-and-sharing", Section: "4.3 Memory pools (内存池)", Name: "memPoolBesideTensorPool", Plot: false, Func: memPoolBesideTensorPool},
 	{Notebook: "04-reuse-and-sharing", Section: "4.3 Memory pools (内存池)", Name: "poolLatency", Plot: true, Func: poolLatency},
 	{Notebook: "04-reuse-and-sharing", Section: "4.3 Memory pools (内存池)", Name: "pagedCacheAPI", Plot: false, Func: pagedCacheAPI},
 	{Notebook: "04-reuse-and-sharing", Section: "4.3 Memory pools (内存池)", Name: "kvStrategies", Plot: true, Func: kvStrategies},

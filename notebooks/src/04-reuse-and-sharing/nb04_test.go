@@ -347,3 +347,16 @@ func TestEveryExperimentHasPredictFirstTryIt(t *testing.T) {
 		}
 	}
 }
+
+// TestMemPoolBesideTensorPool pins the private-pool cell: three segments, one per
+// pool with its id; x is not served from the pool's free block; empty_cache keeps
+// the private pools' segments until the pool and the graph are gone.
+func TestMemPoolBesideTensorPool(t *testing.T) {
+	out := nbtest.Run(t, Cells, "memPoolBesideTensorPool")
+	nbtest.Want(t, out,
+		`segment_pool_id \(0, 1\): 20\.00 MiB large segment, 4\.00 MiB allocated`,
+		`segment_pool_id \(0, 0\): 20\.00 MiB large segment, 4\.00 MiB allocated`,
+		`segment_pool_id \(1, 0\): 2\.00 MiB small segment, 1\.00 MiB allocated`,
+		`verdict: x was served from the pool's free memory: false`,
+		`Measured: x is in a 20\.00 MiB segment of pool \(0, 0\) while the pool held 16\.00 MiB free; with every tensor freed, empty_cache kept 22\.00 MiB reserved \(the private pools' segments\) until the pool and the graph were deleted, then 0 bytes`)
+}
