@@ -109,9 +109,20 @@ type TraceEntry struct {
 	// frame, "N/A" outside it) and "user_metadata" strings, when present.
 	CompileContext string
 	UserMetadata   string
+	// PoolID is the entry's "pool_id", the memory pool of the block or segment
+	// ((0, 0): the default pool), when HasPoolID: PyTorch 2.11 does not write it
+	// (newer versions do), and a replay must then infer it (whatif does).
+	PoolID    [2]uint64
+	HasPoolID bool
 }
 
-// Frame is one stack frame: Python frames carry a line; C++ frames have line 0.
+// UnknownLine is the line of a frame whose line is not known: PyTorch writes
+// 2^64 − 1 (torch.compile's generated code), which Read reads as UnknownLine and
+// Write writes back as 2^64 − 1.
+const UnknownLine = -1
+
+// Frame is one stack frame: Python frames carry a line ([UnknownLine] when PyTorch
+// did not know it); C++ frames have line 0.
 type Frame struct {
 	Filename string
 	Line     int
