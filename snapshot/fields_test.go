@@ -179,3 +179,37 @@ func TestEveryTraceField(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionHint: the keys a snapshot has bound the PyTorch that wrote it.
+func TestVersionHint(t *testing.T) {
+	withPool := kvs{{"action", "alloc"}, {"addr", 1 << 21}, {"size", 500}, {"stream", 0}, {"pool_id", tup{0, 1}}}
+	for _, c := range []struct {
+		root any
+		want string
+	}{
+		{baseSnapshot(), "2.5 or later"},
+		{edit(baseSnapshot(), "allocator_settings.graph_capture_record_stream_reuse", false, false), "2.5 or later"}, // edit does not add keys
+		{append(baseSnapshot()[:2:2], kv{"allocator_settings", kvs{{"graph_capture_record_stream_reuse", false}}}), "2.10 or later"},
+		{edit(baseSnapshot(), "device_traces.0.1", withPool, false), "later than 2.11"},
+		{edit(baseSnapshot(), "allocator_settings", nil, true), ""},
+	} {
+		s, err := Read(bytes.NewReader(pk(c.root)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.VersionHint(); got != c.want {
+			t.Errorf("VersionHint() = %q, want %q", got, c.want)
+		}
+	}
+	path, err := reference.File(reference.Workloads211, "gpt2_generate__default.pickle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.VersionHint(); got != "2.10 or later" {
+		t.Errorf("PyTorch 2.11's snapshot: VersionHint() = %q, want 2.10 or later", got)
+	}
+}

@@ -232,3 +232,25 @@ func ReadFile(path string) (*Snapshot, error) {
 	}
 	return s, nil
 }
+
+// VersionHint says which PyTorch versions write a snapshot with this one's keys:
+// "later than 2.11" when its trace entries carry pool ids, "2.10 or later" when its
+// allocator_settings has graph_capture_record_stream_reuse, "2.5 or later" when
+// it has allocator_settings, "" when its keys show nothing. Snapshots carry no
+// version; this is a lower bound, not the version.
+func (s *Snapshot) VersionHint() string {
+	for _, t := range s.Traces {
+		for i := range t {
+			if t[i].HasPoolID {
+				return "later than 2.11"
+			}
+		}
+	}
+	switch {
+	case s.HasSettings && s.Settings.HasGraphCaptureRecordStreamReuse:
+		return "2.10 or later"
+	case s.HasSettings:
+		return "2.5 or later"
+	}
+	return ""
+}

@@ -382,7 +382,11 @@ func (p *pickler) entry(e *TraceEntry) {
 }
 
 func (p *pickler) settings(st *Settings) {
-	p.open(dict, 9)
+	n := 8
+	if st.HasGraphCaptureRecordStreamReuse {
+		n++
+	}
+	p.open(dict, n)
 	p.str("PYTORCH_CUDA_ALLOC_CONF")
 	p.str(st.Conf)
 	p.str("max_split_size")
@@ -397,8 +401,10 @@ func (p *pickler) settings(st *Settings) {
 	p.bool(st.ReleaseLockOnCudaMalloc)
 	p.str("pinned_use_cuda_host_register")
 	p.bool(st.PinnedUseCudaHostRegister)
-	p.str("graph_capture_record_stream_reuse")
-	p.bool(st.GraphCaptureRecordStreamReuse)
+	if st.HasGraphCaptureRecordStreamReuse {
+		p.str("graph_capture_record_stream_reuse")
+		p.bool(st.GraphCaptureRecordStreamReuse)
+	}
 	p.str("roundup_power2_divisions")
 	p.open(dict, len(st.RoundupPower2Divisions))
 	for i, d := range st.RoundupPower2Divisions {
@@ -406,5 +412,5 @@ func (p *pickler) settings(st *Settings) {
 		p.int(int64(d))
 	}
 	p.close(dict, len(st.RoundupPower2Divisions))
-	p.close(dict, 9)
+	p.close(dict, n)
 }

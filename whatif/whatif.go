@@ -205,6 +205,13 @@ type Run struct {
 	// TimingSchedules is how many timings the range was taken over (the replay's own
 	// among them); 0 without cross-stream frees or with Options.NoTimingRange.
 	TimingSchedules int
+	// Allowed is the cap on reserved memory in bytes (from Setting.Cap,
+	// Setting.Fraction or the configuration's per_process_memory_fraction); 0: none.
+	Allowed int64
+	// Limits says whether the cap and garbage_collection_threshold engaged in the
+	// replay: a cap that refused no device allocation and a collection that never
+	// ran changed nothing (see [Run.LimitNotes]).
+	Limits allocator.Limits
 }
 
 // TimingDependent reports whether any figure of the run depends on GPU timing (when the
@@ -218,6 +225,9 @@ type Result struct {
 	// buffer) and how much; the replay goes on with what there is.
 	Warnings []string
 	Events   int // trace entries replayed, all devices
+	// About is what the replay ran on: the snapshot's PyTorch, the device size,
+	// events, streams and pools (the header of the output).
+	About About
 }
 
 // ErrNoHistory is returned for a snapshot without trace entries (memory history was not
@@ -276,7 +286,7 @@ func Replay(s *snapshot.Snapshot, settings []Setting, opts Options) (*Result, er
 		}
 	}
 	var hs []*history
-	res := &Result{}
+	res := &Result{About: Describe(s, opts)}
 	// Only devices with history are replayed (segments alone name others).
 	for d := range s.Traces {
 		if len(s.Traces[d]) == 0 {
@@ -604,6 +614,15 @@ ops:
 	run.PeakInactiveSplit = run.Stats["inactive_split_bytes.all.peak"]
 	run.Guessed = mem.guessed
 	run.Final = a.Snapshot()
+	run.Limits = a.Limits()
+	switch {
+	case st.Cap > 0 && st.Cap < total:
+		run.Allowed = st.Cap
+	case st.Fraction > 0 && st.Fraction < 1:
+		run.Allowed = int64(st.Fraction * float64(total))
+	case a.PerProcessMemoryFraction() < 1: // per_process_memory_fraction in the configuration
+		run.Allowed = int64(st.Conf.PerProcessMemoryFraction * float64(total))
+	}
 	return run, nil
 }
 
