@@ -53,6 +53,13 @@ type Allocator struct {
 	rng     uint32
 	scratch []*block
 
+	// Private pools (PyTorch's graph_pools): by id, and in creation order (the order
+	// EmptyCache visits the freeable ones). captures are captures_underway.
+	graphPools                  map[PoolID]*privatePool
+	poolOrder                   []*privatePool
+	captures                    []capture
+	nextUserPool, nextGraphPool uint64
+
 	tracing   bool
 	hist      history
 	subs      []subscriber
@@ -155,20 +162,32 @@ func (a *Allocator) Malloc(size int64) (uint64, error) { return a.MallocStream(s
 // Free blocks are kept per stream, as PyTorch keeps them: the request is served only
 // from cached blocks of its stream, or from a new segment (or, with expandable
 // segments, pages of that stream's expandable segment) that then belongs to it.
+// While BeginAllocateToPool is in force and its filter takes the stream, the request
+// is served from that private pool instead (see BeginAllocateToPool).
 func (a *Allocator) MallocStream(size int64, stream uint64) (uint64, error) {
-	if size == 0 {
-		return 0, nil
-	}
-	if size < 0 {
-		return 0, fmt.Errorf("%w: negative size %d", ErrInvalidSize, size)
-	}
-	if size >= maxRequest {
-		return 0, &OutOfMemoryError{Requested: size, tooLarge: true}
+	if err := checkSize(size); err != nil || size == 0 {
+		return 0, err
 	}
 	a.mu.Lock()
 	defer a.unlock()
+	return a.malloc(size, stream)
+}
+
+// checkSize rejects what Malloc rejects before taking the lock.
+func checkSize(size int64) error {
+	if size < 0 {
+		return fmt.Errorf("%w: negative size %d", ErrInvalidSize, size)
+	}
+	if size >= maxRequest {
+		return &OutOfMemoryError{Requested: size, tooLarge: true}
+	}
+	return nil
+}
+
+// malloc is DeviceCachingAllocator::malloc for a valid size > 0, with a.mu held.
+func (a *Allocator) malloc(size int64, stream uint64) (uint64, error) {
 	rounded := roundSize(size, &a.cfg.RoundupPower2Divisions)
-	p := a.poolFor(rounded)
+	p := a.getPool(rounded, stream)
 	allocSize := allocationSize(rounded, a.largeSeg)
 
 	b := a.getFreeBlock(p, rounded, stream)
@@ -187,8 +206,10 @@ func (a *Allocator) MallocStream(size int64, stream uint64) (uint64, error) {
 				b, err = a.allocBlock(p, rounded, allocSize, stream, false)
 			}
 		}
-		if b == nil && err == nil {
-			if err = a.releaseCachedBlocks(); err == nil {
+		// Freeing every cached segment and retrying happens only when no
+		// allocation is being routed to a private pool (captures_underway.empty()).
+		if b == nil && err == nil && len(a.captures) == 0 {
+			if err = a.releaseCachedBlocks(PoolID{}); err == nil {
 				b, err = a.allocBlock(p, rounded, allocSize, stream, true)
 			}
 		}
@@ -196,7 +217,7 @@ func (a *Allocator) MallocStream(size int64, stream uint64) (uint64, error) {
 			return 0, err
 		}
 		if b == nil {
-			return 0, a.outOfMemory(size, rounded, allocSize, stream)
+			return 0, a.outOfMemory(size, rounded, allocSize, stream, p)
 		}
 	}
 	b = a.allocFoundBlock(b, p, rounded, size, a.shouldSplit(b, rounded))
@@ -294,6 +315,9 @@ func (a *Allocator) allocFoundBlock(b *block, p *pool, size, orig int64, split b
 	}
 	b.allocated = true
 	b.requested = orig
+	if p.owner != nil {
+		p.owner.live++
+	}
 	a.active.put(b.addr, b)
 	st.allocation.increase(idx, 1)
 	st.allocatedBytes.increase(idx, b.size)
@@ -304,7 +328,7 @@ func (a *Allocator) allocFoundBlock(b *block, p *pool, size, orig int64, split b
 		st.oversizeAllocations.increase(1)
 	}
 	if a.tracing {
-		a.emit(ActionAlloc, b.addr, orig, b.stream, b)
+		a.emit(ActionAlloc, b.addr, orig, b.stream, p, b)
 	}
 	return b
 }
@@ -336,7 +360,7 @@ func (a *Allocator) Free(addr uint64) error {
 	st.allocation.decrease(idx, 1)
 	st.allocatedBytes.decrease(idx, b.size)
 	if a.tracing {
-		a.emit(ActionFreeRequested, b.addr, b.requested, b.stream, b)
+		a.emit(ActionFreeRequested, b.addr, b.requested, b.stream, b.pool, b)
 	}
 	if b.size >= a.maxSplit {
 		st.oversizeAllocations.decrease(1)
@@ -443,21 +467,30 @@ func (a *Allocator) PendingFrees() []uint64 {
 }
 
 // synchronizeAndFreeEvents is synchronize_and_free_events: wait for every stream and
-// complete every pending free.
-func (a *Allocator) synchronizeAndFreeEvents() {
+// complete every pending free — or, given a private pool, only that pool's.
+func (a *Allocator) synchronizeAndFreeEvents(only *privatePool) {
 	a.stats.numSyncAllStreams++
 	a.compactPending()
 	if a.syncOrder != nil {
 		slices.SortStableFunc(a.pendingFrees, func(x, y *block) int { return a.syncOrder(x.addr, y.addr) })
 	}
+	k := 0
 	for i, b := range a.pendingFrees {
-		b.pending = false
 		a.pendingFrees[i] = nil
+		if only != nil && b.pool.owner != only {
+			a.pendingFrees[k] = b
+			k++
+			continue
+		}
+		b.pending = false
+		delete(a.pendingAt, b.addr)
+		a.pendingN--
 		a.freeBlock(b)
 	}
-	a.pendingFrees = a.pendingFrees[:0]
-	clear(a.pendingAt)
-	a.pendingN = 0
+	a.pendingFrees = a.pendingFrees[:k]
+	for i, b := range a.pendingFrees {
+		a.pendingAt[b.addr] = i
+	}
 }
 
 // freeBlock moves a block into its pool's free set, merging free neighbours.
@@ -476,6 +509,9 @@ func (a *Allocator) freeBlock(b *block) {
 		netSize -= sub
 	}
 	p.insertFree(b)
+	if p.owner != nil {
+		p.owner.live--
+	}
 	if b.isSplit() {
 		netBlocks++
 		netSize += b.size
@@ -498,7 +534,7 @@ func (a *Allocator) freeBlock(b *block) {
 	st.activeBytes.decrease(idx, orig)
 	st.requestedBytes.decrease(idx, req)
 	if a.tracing {
-		a.emit(ActionFreeCompleted, addr, req, b.stream, b)
+		a.emit(ActionFreeCompleted, addr, req, b.stream, p, b)
 	}
 	b.frames = nil
 }
@@ -543,7 +579,11 @@ func (a *Allocator) allocBlock(p *pool, size, allocSize int64, stream uint64, re
 		return nil, nil
 	}
 	if a.cfg.ExpandableSegments {
-		return a.tryAllocateExpandableBlock(p, size, stream)
+		b, err := a.tryAllocateExpandableBlock(p, size, stream)
+		if b != nil && p.owner != nil {
+			p.owner.mallocCount++ // once per allocation, however many pages it mapped
+		}
+		return b, err
 	}
 	addr, err := a.mem.Malloc(uint64(allocSize))
 	if err != nil {
@@ -556,6 +596,9 @@ func (a *Allocator) allocBlock(p *pool, size, allocSize int64, stream uint64, re
 		return nil, errors.Join(fmt.Errorf("allocator: device allocation of %d bytes returned address 0, where a block could never be freed (Free(0) is a no-op)", allocSize), a.mem.Free(0))
 	}
 	a.totalAllocated += allocSize
+	if p.owner != nil {
+		p.owner.mallocCount++
+	}
 	b := a.newBlock(addr, allocSize, p, stream)
 	idx := p.statIndex()
 	a.stats.segment.increase(idx, 1)
@@ -565,7 +608,7 @@ func (a *Allocator) allocBlock(p *pool, size, allocSize int64, stream uint64, re
 	}
 	a.stats.numDeviceAlloc++
 	if a.tracing {
-		a.emit(ActionSegmentAlloc, addr, allocSize, stream, nil)
+		a.emit(ActionSegmentAlloc, addr, allocSize, stream, p, nil)
 	}
 	return b, nil
 }
@@ -584,6 +627,9 @@ func (a *Allocator) releaseBlock(b *block) error {
 	idx := p.statIndex()
 	a.stats.numDeviceFree++
 	a.totalAllocated -= b.size
+	if p.owner != nil && p.owner.mallocCount > 0 {
+		p.owner.mallocCount--
+	}
 	a.stats.segment.decrease(idx, 1)
 	a.stats.reservedBytes.decrease(idx, b.size)
 	if b.size >= a.maxSplit {
@@ -591,7 +637,7 @@ func (a *Allocator) releaseBlock(b *block) error {
 	}
 	p.blocks.remove(b)
 	if a.tracing {
-		a.emit(ActionSegmentFree, b.addr, b.size, b.stream, nil)
+		a.emit(ActionSegmentFree, b.addr, b.size, b.stream, p, nil)
 	}
 	a.recycle(b)
 	return nil
@@ -636,17 +682,6 @@ func (a *Allocator) releaseAvailableCachedBlocks(p *pool, size int64, stream uin
 		}
 	}
 	return released >= want, nil
-}
-
-// releaseCachedBlocks is release_cached_blocks: every pending free completes, then every
-// whole free segment goes back to the device and every fully free page of expandable
-// segments is unmapped.
-func (a *Allocator) releaseCachedBlocks() error {
-	a.synchronizeAndFreeEvents()
-	if err := a.releaseBlocks(&a.large); err != nil {
-		return err
-	}
-	return a.releaseBlocks(&a.small)
 }
 
 func (a *Allocator) releaseBlocks(p *pool) error {
@@ -736,9 +771,9 @@ func (a *Allocator) garbageCollect() error {
 func (a *Allocator) EmptyCache() error {
 	a.mu.Lock()
 	defer a.unlock()
-	err := a.releaseCachedBlocks()
+	err := a.releaseCachedBlocks(PoolID{})
 	if a.tracing {
-		a.emit(ActionEmptyCache, 0, 0, 0, nil)
+		a.emit(ActionEmptyCache, 0, 0, 0, nil, nil)
 	}
 	return err
 }
@@ -840,14 +875,14 @@ func (a *Allocator) MemoryStats() map[string]int64 {
 }
 
 // LargestFreeBlock returns the size of the largest cached (free, mapped) block of any
-// pool and stream: the biggest request the cache could serve without asking the device,
+// pool (private pools included, as in PyTorch's cacheInfo) and stream: the biggest request the cache could serve without asking the device,
 // were it on that block's stream and pool. Its cost grows with the number of streams,
 // not of blocks.
 func (a *Allocator) LargestFreeBlock() int64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var m int64
-	for _, p := range [2]*pool{&a.small, &a.large} {
+	for _, p := range a.allPools() {
 		for b := p.blocks.last(); b != nil; b = p.blocks.before(key{b.stream, 0, 0}) {
 			m = max(m, b.size)
 		}

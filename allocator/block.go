@@ -226,11 +226,13 @@ func walk(n *block, dst []*block) []*block {
 	return dst
 }
 
-// pool is one of the allocator's two block pools (small: ≤ 1 MiB, large: the rest).
+// pool is one block pool (PyTorch's BlockPool): small (≤ 1 MiB) or large, of the
+// default pool or of a private pool (owner).
 type pool struct {
 	small              bool
-	blocks             tree // free, mapped blocks by (size, addr)
-	unmapped           tree // unmapped expandable blocks by addr
+	owner              *privatePool // nil for the default pool's two
+	blocks             tree         // free, mapped blocks by (size, addr)
+	unmapped           tree         // unmapped expandable blocks by addr
 	getFreeBlocksCalls int64
 }
 

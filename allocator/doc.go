@@ -47,11 +47,26 @@
 // ([Allocator.MallocStream]), expandable segments belong to a stream, and a block used
 // on other streams ([Allocator.RecordStream]) returns to the cache only when its free
 // completes ([Allocator.CompleteFree], or the synchronisation of EmptyCache and of the
-// out-of-memory retry). CUDA graphs and private memory pools (MemPool) are out of
-// scope. Every decision for a single-stream trace matches PyTorch 2.11: the replay
+// out-of-memory retry). Every decision for a single-stream trace matches PyTorch 2.11: the replay
 // package checks it op by op against ground truth recorded on an H200, and the final
 // [Allocator.MemorySummary] byte for byte; package whatif checks multi-stream programs
 // against PyTorch's own figures.
+//
+// # Private pools
+//
+// CUDA graph capture and torch.cuda.MemPool route allocations into private pools, each
+// with its own small and large block pools ([PoolID], [Allocator.CreateOrIncrefPool],
+// [Allocator.BeginAllocateToPool], [Allocator.EndAllocateToPool],
+// [Allocator.ReleasePool]; [Allocator.MallocInPool] for replays). A private pool's
+// blocks never serve the default pool's requests, nor the reverse; a freed block goes
+// back to the pool that owns it. A pool's memory goes back to the device only after
+// its last use is released, and then only on [Allocator.EmptyCache] (or
+// [Allocator.EmptyCachePool]) or the out-of-memory release, segment by whole free
+// segment. While a capture is under way the out-of-memory path does not free every
+// cached segment and EmptyCache leaves the default pool alone, as in PyTorch. The
+// statistics count private-pool segments in their aggregate and small/large rows;
+// snapshots give each segment its pool id (segment_pool_id). privatepool.go says which
+// PyTorch source this follows and what is not modelled.
 //
 // The allocator is safe for concurrent use; one mutex guards it, as PyTorch's
 // per-device lock does. A Malloc+Free that hits the cache does not allocate Go memory.

@@ -42,6 +42,9 @@ type Event struct {
 	Size int64
 	// Stream is the stream of the block or segment (0: the default stream).
 	Stream uint64
+	// Pool is the private pool of the block or segment, or of the request that ran
+	// out of memory; the zero PoolID for the default pool and for empty_cache.
+	Pool PoolID
 	// Time is when the event happened.
 	Time time.Time
 	// Allocated and Reserved are MemoryAllocated and MemoryReserved right after the event.
@@ -114,13 +117,14 @@ func isAllocatorFrame(fn string) bool {
 	return len(fn) > len(p) && fn[:len(p)] == p
 }
 
-// emit records an event if anyone listens. Called with a.mu held.
-func (a *Allocator) emit(act Action, addr uint64, size int64, stream uint64, b *block) {
+// emit records an event if anyone listens. p is the block pool the event concerns
+// (nil: none). Called with a.mu held.
+func (a *Allocator) emit(act Action, addr uint64, size int64, stream uint64, p *pool, b *block) {
 	if !a.tracing {
 		return
 	}
 	e := Event{
-		Action: act, Addr: addr, Size: size, Stream: stream, Time: time.Now(),
+		Action: act, Addr: addr, Size: size, Stream: stream, Pool: p.poolID(), Time: time.Now(),
 		Allocated: a.stats.allocatedBytes[statAll].Current,
 		Reserved:  a.stats.reservedBytes[statAll].Current,
 	}

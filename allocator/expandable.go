@@ -109,7 +109,7 @@ func (a *Allocator) mapBlock(toMap *block, size int64) (bool, error) {
 	a.stats.reservedBytes.increase(p.statIndex(), n)
 	a.stats.numDeviceAlloc++
 	if a.tracing {
-		a.emit(ActionSegmentMap, start, n, toMap.stream, nil)
+		a.emit(ActionSegmentMap, start, n, toMap.stream, p, nil)
 	}
 	return true, nil
 }
@@ -197,9 +197,12 @@ func (a *Allocator) unmapBlock(b *block) error {
 	p.unmapped.insert(b)
 	a.totalAllocated -= n
 	a.stats.reservedBytes.decrease(p.statIndex(), n)
+	if p.owner != nil && p.owner.mallocCount > 0 {
+		p.owner.mallocCount-- // once per unmap, as unmap_block counts it
+	}
 	a.stats.numDeviceFree++
 	if a.tracing {
-		a.emit(ActionSegmentUnmap, start, n, b.stream, nil)
+		a.emit(ActionSegmentUnmap, start, n, b.stream, p, nil)
 	}
 	return unmapErr
 }

@@ -3,6 +3,7 @@ package allocator
 import (
 	"errors"
 	"math/rand"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -39,6 +40,15 @@ func runOps(t *testing.T, data []byte) {
 	var live, pending []uint64
 	for i := 0; i+2 < len(data); i += 3 {
 		op, x, y := data[i], data[i+1], data[i+2]
+		if op >= 232 { // private pools
+			if addr, ok := poolOp(t, a, int(op-232)%6, x, y); ok {
+				live = append(live, addr)
+			}
+			if err := checkInvariants(a, mem); err != nil {
+				t.Fatalf("after op %d (pool op %d %d %d) with %q: %v", i/3, op, x, y, cfg.Source(), err)
+			}
+			continue
+		}
 		switch op % 10 {
 		case 0, 1, 2, 3, 4: // alloc, log-uniform 1 B .. ~1.5 GiB, on one of three streams
 			exp := uint(x) % 31
@@ -107,8 +117,16 @@ func runOps(t *testing.T, data []byte) {
 			t.Fatalf("final CompleteFree: %v", err)
 		}
 	}
+	for _, id := range fuzzPools {
+		_ = a.EndAllocateToPool(id)
+		for a.ReleasePool(id) == nil {
+		}
+	}
 	if err := a.EmptyCache(); err != nil {
 		t.Fatal(err)
+	}
+	if pools := a.Pools(); len(pools) != 0 {
+		t.Fatalf("pools %v survive freeing everything, releasing them and EmptyCache", pools)
 	}
 	if err := checkInvariants(a, mem); err != nil {
 		t.Fatalf("after freeing all: %v", err)
@@ -121,6 +139,49 @@ func runOps(t *testing.T, data []byte) {
 	if mem.used != 0 || len(mem.segs) != 0 || len(mem.mapped) != 0 {
 		t.Fatalf("device still holds %d bytes, %d segments, %d mapped pages", mem.used, len(mem.segs), len(mem.mapped))
 	}
+}
+
+// fuzzPools are the private pool ids the fuzz traces use.
+var fuzzPools = [3]PoolID{{1, 0}, {0, 1}, {0, 2}}
+
+// poolOp runs private-pool operation k on pool fuzzPools[x%3]; it returns the address
+// of a successful allocation. Misuse (ending a pool not begun, releasing one too
+// often, allocating into a released one) must fail cleanly and change nothing.
+func poolOp(t *testing.T, a *Allocator, k int, x, y byte) (uint64, bool) {
+	t.Helper()
+	id := fuzzPools[int(x)%len(fuzzPools)]
+	switch k {
+	case 0: // begin: a graph capturing one stream, or a MemPool taking every request
+		var filter func(uint64) bool
+		if y < 192 {
+			s := uint64(y%3) * 0x100
+			filter = func(stream uint64) bool { return stream == s }
+		}
+		_ = a.BeginAllocateToPool(id, filter)
+	case 1:
+		_ = a.EndAllocateToPool(id)
+	case 2:
+		_ = a.ReleasePool(id)
+	case 3:
+		_ = a.CreateOrIncrefPool(id)
+	case 4:
+		exp := uint(y) % 28
+		addr, err := a.MallocInPool(int64(1)<<exp+int64(x), uint64(y%3)*0x100, id)
+		var oom *OutOfMemoryError
+		switch {
+		case err == nil:
+			return addr, true
+		case errors.As(err, &oom), errors.Is(err, ErrUnknownPool):
+		case err != nil && strings.Contains(err.Error(), "released"):
+		default:
+			t.Fatalf("MallocInPool: %v", err)
+		}
+	case 5:
+		if err := a.EmptyCachePool(id); err != nil && !errors.Is(err, ErrUnknownPool) && !strings.Contains(err.Error(), "capture is under way") {
+			t.Fatalf("EmptyCachePool: %v", err)
+		}
+	}
+	return 0, false
 }
 
 // FuzzAllocator drives random traces and checks after every op that blocks tile each

@@ -160,7 +160,7 @@ func checkInvariants(a *Allocator, m *fakeMemory) error {
 			all = append(all, b)
 		}
 	}
-	for _, p := range []*pool{&a.small, &a.large} {
+	for _, p := range a.allPools() {
 		for _, b := range p.blocks.appendInOrder(nil) {
 			if b.allocated || !b.mapped || b.pool != p {
 				return fmt.Errorf("free set of %s pool holds block %#x (allocated %v, mapped %v)", p.name(), b.addr, b.allocated, b.mapped)
@@ -314,6 +314,9 @@ func checkInvariants(a *Allocator, m *fakeMemory) error {
 	if want.oversizeSegments.Current != got.oversizeSegments.Current {
 		return fmt.Errorf("oversize_segments %d, recount %d", got.oversizeSegments.Current, want.oversizeSegments.Current)
 	}
+	if err := checkPoolInvariants(a, all); err != nil {
+		return err
+	}
 	if a.totalAllocated != reserved {
 		return fmt.Errorf("total_allocated_memory %d, blocks map %d", a.totalAllocated, reserved)
 	}
@@ -333,6 +336,64 @@ func checkInvariants(a *Allocator, m *fakeMemory) error {
 		}
 		if len(m.vas) != len(a.expSegs) {
 			return fmt.Errorf("device holds %d reservations, allocator %d expandable segments", len(m.vas), len(a.expSegs))
+		}
+	}
+	return nil
+}
+
+// checkPoolInvariants checks the private pools' bookkeeping: the id map and the
+// creation-order list agree, a pool is freeable exactly when its use count is 0, every
+// routed capture names a live pool, and a pool's count of device allocations matches
+// its plain segments (expandable ones are counted per mapping call, as in PyTorch,
+// and are only checked for not going negative).
+func checkPoolInvariants(a *Allocator, all []*block) error {
+	if len(a.graphPools) != len(a.poolOrder) {
+		return fmt.Errorf("%d pools by id, %d in order", len(a.graphPools), len(a.poolOrder))
+	}
+	segs := map[*privatePool]int{}
+	live := map[*privatePool]int{}
+	expandable := map[*privatePool]bool{}
+	for _, b := range all {
+		if (b.allocated || b.pending) && b.pool.owner != nil {
+			live[b.pool.owner]++
+		}
+		if b.prev != nil || b.pool.owner == nil {
+			continue
+		}
+		if b.seg != nil {
+			expandable[b.pool.owner] = true
+		} else {
+			segs[b.pool.owner]++
+		}
+	}
+	for _, pp := range a.poolOrder {
+		if a.graphPools[pp.id] != pp {
+			return fmt.Errorf("pool %v: id map and order disagree", pp.id)
+		}
+		if pp.freeable != (pp.useCount == 0) || pp.useCount < 0 {
+			return fmt.Errorf("pool %v: use count %d, freeable %v", pp.id, pp.useCount, pp.freeable)
+		}
+		if pp.small.owner != pp || pp.large.owner != pp {
+			return fmt.Errorf("pool %v: block pools not owned by it", pp.id)
+		}
+		if !expandable[pp] && pp.mallocCount != segs[pp] {
+			return fmt.Errorf("pool %v: cudaMalloc_count %d, %d segments", pp.id, pp.mallocCount, segs[pp])
+		}
+		if pp.live != live[pp] {
+			return fmt.Errorf("pool %v: live count %d, %d live blocks", pp.id, pp.live, live[pp])
+		}
+		if pp.mallocCount < 0 {
+			return fmt.Errorf("pool %v: cudaMalloc_count %d", pp.id, pp.mallocCount)
+		}
+	}
+	for owner := range segs {
+		if a.graphPools[owner.id] != owner {
+			return fmt.Errorf("a segment belongs to pool %v, which the allocator forgot", owner.id)
+		}
+	}
+	for _, c := range a.captures {
+		if a.graphPools[c.id] == nil {
+			return fmt.Errorf("allocating to pool %v, which does not exist", c.id)
 		}
 	}
 	return nil

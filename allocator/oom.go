@@ -20,6 +20,10 @@ type OutOfMemoryError struct {
 	Capped    bool   // a per-process memory fraction was in force
 	Allocated int64  // allocated bytes at the time
 	Reserved  int64  // reserved bytes at the time
+	// InPrivatePools is what PyTorch's message calls "allocated in private pools":
+	// the bytes of the free (cached) blocks of every private pool. The message adds
+	// it to Allocated and takes it off the unallocated reserve.
+	InPrivatePools int64
 	// ProcessInUse is what the driver reports this process uses (NVML), 0 if unknown.
 	// The Memory provides it through an optional method
 	// ProcessMemoryInUse() (bytes uint64, ok bool).
@@ -41,8 +45,11 @@ func (e *OutOfMemoryError) Error() string {
 	if e.Capped {
 		fmt.Fprintf(&b, "%s allowed; ", FormatSize(e.Allowed))
 	}
-	fmt.Fprintf(&b, "Of the allocated memory %s is allocated by PyTorch, and %s is reserved by PyTorch but unallocated.",
-		FormatSize(e.Allocated), FormatSize(e.Reserved-e.Allocated))
+	fmt.Fprintf(&b, "Of the allocated memory %s is allocated by PyTorch, ", FormatSize(e.Allocated+e.InPrivatePools))
+	if e.InPrivatePools > 0 {
+		fmt.Fprintf(&b, "with %s allocated in private pools (e.g., CUDA Graphs), ", FormatSize(e.InPrivatePools))
+	}
+	fmt.Fprintf(&b, "and %s is reserved by PyTorch but unallocated.", FormatSize(e.Reserved-e.Allocated-e.InPrivatePools))
 	b.WriteString(" If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://docs.pytorch.org/docs/stable/notes/cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)")
 	return b.String()
 }
@@ -51,7 +58,7 @@ func (e *OutOfMemoryError) Error() string {
 func (e *OutOfMemoryError) OutOfMemory() bool { return true }
 
 // outOfMemory builds the error after every attempt failed. Called with a.mu held.
-func (a *Allocator) outOfMemory(req, rounded, allocSize int64, stream uint64) error {
+func (a *Allocator) outOfMemory(req, rounded, allocSize int64, stream uint64, p *pool) error {
 	free, total, err := a.mem.MemGetInfo()
 	if err != nil {
 		free, total = 0, uint64(a.total)
@@ -61,6 +68,8 @@ func (a *Allocator) outOfMemory(req, rounded, allocSize int64, stream uint64) er
 		Total: total, Free: free,
 		Allocated: a.stats.allocatedBytes[statAll].Current,
 		Reserved:  a.stats.reservedBytes[statAll].Current,
+
+		InPrivatePools: a.privatePoolFreeBytes(),
 	}
 	if a.setFraction {
 		e.Capped, e.Allowed = true, a.allowed
@@ -72,7 +81,7 @@ func (a *Allocator) outOfMemory(req, rounded, allocSize int64, stream uint64) er
 	}
 	a.stats.numOOMs++
 	if a.tracing {
-		a.emit(ActionOOM, free, rounded, stream, nil)
+		a.emit(ActionOOM, free, rounded, stream, p, nil)
 	}
 	return e
 }

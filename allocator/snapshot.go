@@ -33,8 +33,11 @@ type Segment struct {
 	RequestedSize int64  // sum of the requests of active blocks
 	Pool          string // "large" or "small"
 	Stream        uint64 // the stream the segment belongs to (0: the default stream)
-	Expandable    bool
-	Blocks        []Block
+	// PoolID is the private pool the segment belongs to (segment_pool_id), the zero
+	// PoolID for the default pool.
+	PoolID     PoolID
+	Expandable bool
+	Blocks     []Block
 }
 
 // Settings is allocator_settings as torch.cuda.memory._snapshot() reports it.
@@ -66,8 +69,9 @@ func (a *Allocator) Snapshot() Snapshot {
 	defer a.mu.Unlock()
 	s := Snapshot{Device: a.device, Settings: a.settings()}
 	var all []*block
-	all = a.large.blocks.appendInOrder(all)
-	all = a.small.blocks.appendInOrder(all)
+	for _, p := range a.allPools() {
+		all = p.blocks.appendInOrder(all)
+	}
 	a.active.each(func(b *block) { all = append(all, b) })
 	for _, b := range a.pendingFrees {
 		if b != nil {
@@ -78,7 +82,7 @@ func (a *Allocator) Snapshot() Snapshot {
 		if head.prev != nil && head.prev.mapped {
 			continue
 		}
-		seg := Segment{Address: head.addr, Pool: head.pool.name(), Stream: head.stream, Expandable: head.seg != nil}
+		seg := Segment{Address: head.addr, Pool: head.pool.name(), Stream: head.stream, PoolID: head.pool.poolID(), Expandable: head.seg != nil}
 		for b := head; b != nil && b.mapped; b = b.next {
 			st := StateInactive
 			if b.allocated {
@@ -190,18 +194,18 @@ func (s Snapshot) WriteMemoryVizJSON(w io.Writer) error {
 		Frames        []Frame `json:"frames"`
 	}
 	type jseg struct {
-		Device        int      `json:"device"`
-		Address       uint64   `json:"address"`
-		TotalSize     int64    `json:"total_size"`
-		AllocatedSize int64    `json:"allocated_size"`
-		ActiveSize    int64    `json:"active_size"`
-		RequestedSize int64    `json:"requested_size"`
-		Stream        uint64   `json:"stream"`
-		SegmentType   string   `json:"segment_type"`
-		SegmentPoolID [2]int   `json:"segment_pool_id"`
-		IsExpandable  bool     `json:"is_expandable"`
-		Frames        []Frame  `json:"frames"`
-		Blocks        []jblock `json:"blocks"`
+		Device        int       `json:"device"`
+		Address       uint64    `json:"address"`
+		TotalSize     int64     `json:"total_size"`
+		AllocatedSize int64     `json:"allocated_size"`
+		ActiveSize    int64     `json:"active_size"`
+		RequestedSize int64     `json:"requested_size"`
+		Stream        uint64    `json:"stream"`
+		SegmentType   string    `json:"segment_type"`
+		SegmentPoolID [2]uint64 `json:"segment_pool_id"`
+		IsExpandable  bool      `json:"is_expandable"`
+		Frames        []Frame   `json:"frames"`
+		Blocks        []jblock  `json:"blocks"`
 	}
 	type jtrace struct {
 		Action     string  `json:"action"`
@@ -221,7 +225,8 @@ func (s Snapshot) WriteMemoryVizJSON(w io.Writer) error {
 	for _, seg := range s.Segments {
 		js := jseg{Device: s.Device, Address: seg.Address, TotalSize: seg.TotalSize, AllocatedSize: seg.AllocatedSize,
 			ActiveSize: seg.ActiveSize, RequestedSize: seg.RequestedSize, Stream: seg.Stream, SegmentType: seg.Pool,
-			IsExpandable: seg.Expandable, Frames: []Frame{}, Blocks: []jblock{}}
+			SegmentPoolID: [2]uint64{seg.PoolID.First, seg.PoolID.Second},
+			IsExpandable:  seg.Expandable, Frames: []Frame{}, Blocks: []jblock{}}
 		for _, b := range seg.Blocks {
 			f := b.Frames
 			if f == nil {

@@ -23,6 +23,8 @@
 // ([MemoryAllocated], [EmptyCache], [Snapshot], …) act on, as torch.cuda acts on
 // the current device. A [Recorder] subscribes to allocator events and turns them
 // into memory curves; [CheckLeaks] is the leak-check idiom of section 2.4.
+// [Lab.NewMemPool] and [MemPool.Use] are torch.cuda.MemPool and use_mem_pool, and
+// [Lab.CaptureGraph] is the private pool a CUDA graph capture allocates into.
 //
 // GoNB runs every notebook cell as a fresh program, so nothing here relies on
 // state surviving between cells: a cell opens its lab, runs, and plots. What a
