@@ -35,6 +35,10 @@ const (
 	// (issue 22): random cases and PyTorch 2.11's answers, one gzip'd JSON-lines
 	// file a suite (layouts, settings, allocator, kernels).
 	Fidelity211 = "fidelity-2.11"
+	// Modern211 holds snapshots of torch.compile, CUDA graph, MemPool and FSDP2
+	// programs (*.pickle) and PyTorch's figures for each setting (*.facts.json),
+	// pools included (issue 20).
+	Modern211 = "modern-2.11"
 )
 
 // Root returns the repository root: the directory holding the go.mod of

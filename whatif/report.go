@@ -188,6 +188,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 			}
 		}
 	}
+	for _, n := range r.Pools {
+		fmt.Fprintf(w, "\n%s\n", n)
+	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "\nwarning: %s\n", warn)
 	}
@@ -254,11 +257,12 @@ type jsonResult struct {
 	Warnings []string  `json:"warnings"`
 	Events   int       `json:"events"`
 	About    *About    `json:"about,omitempty"`
+	Pools    []string  `json:"pools,omitempty"`
 }
 
 // jsonResult is what WriteJSON writes.
 func (r *Result) jsonResult() jsonResult {
-	out := jsonResult{Runs: []jsonRun{}, Warnings: r.Warnings, Events: r.Events}
+	out := jsonResult{Runs: []jsonRun{}, Warnings: r.Warnings, Events: r.Events, Pools: r.Pools}
 	if r.About.TotalMemory > 0 {
 		ab := r.About
 		out.About = &ab
