@@ -117,6 +117,14 @@ func inferPools(s *snapshot.Snapshot, device int, trace []snapshot.TraceEntry) *
 		return p
 	}
 
+	// Nothing names a private pool: no segment of the dump has one and no
+	// segment_free looks like a MemPool's destruction (the common case, at no cost).
+	if !slices.ContainsFunc(dump, func(seg snapshot.Segment) bool { return seg.PoolID != [2]uint64{} }) &&
+		!slices.ContainsFunc(trace, func(e snapshot.TraceEntry) bool {
+			return e.Action == snapshot.ActionSegmentFree && len(e.Frames) > 0 && !calledEmptyCache(e.Frames)
+		}) {
+		return nil
+	}
 	// The trace's segments, with their lifetimes.
 	var lives []*segLife
 	open := map[uint64]*segLife{}
@@ -318,19 +326,32 @@ func notInPool(trace []snapshot.TraceEntry, lives []*segLife) {
 		return
 	}
 	blocks := map[*segLife]map[uint64]int64{} // candidate → its live blocks, address → rounded size
+	candAt := map[int]*segLife{}
+	for _, l := range cands {
+		candAt[l.start] = l
+	}
+	var live []*segLife // the candidates alive, by address
+	at := func(a uint64) int {
+		return sort.Search(len(live), func(k int) bool { return live[k].addr > a }) - 1
+	}
 	in := func(a uint64) *segLife {
-		for _, l := range cands {
-			if l.contains(a) {
-				return l
-			}
+		if k := at(a); k >= 0 && live[k].contains(a) {
+			return live[k]
 		}
 		return nil
 	}
 	round := func(n int64) int64 { return (n + 511) &^ 511 }
 	for i, e := range trace {
+		if l := candAt[i]; l != nil {
+			live = slices.Insert(live, at(l.addr)+1, l)
+		}
 		switch e.Action {
+		case snapshot.ActionSegmentFree, snapshot.ActionSegmentUnmap:
+			if k := at(e.Addr); k >= 0 && live[k].addr == e.Addr && live[k].end == i {
+				live = slices.Delete(live, k, k+1)
+			}
 		case snapshot.ActionAlloc:
-			if l := in(e.Addr); l != nil && l.start < i && i < l.end {
+			if l := in(e.Addr); l != nil {
 				if blocks[l] == nil {
 					blocks[l] = map[uint64]int64{}
 				}
@@ -355,8 +376,8 @@ func notInPool(trace []snapshot.TraceEntry, lives []*segLife) {
 			if r < 0 {
 				break
 			}
-			for _, l := range cands {
-				if l.pool != y.pool || l.stream != y.stream || l.start >= i || l.end <= i || (r <= 1<<20) != (l.size == 2<<20) {
+			for _, l := range live {
+				if l.pool != y.pool || l.stream != y.stream || (r <= 1<<20) != (l.size == 2<<20) {
 					continue
 				}
 				if largestGap(l.span, blocks[l]) >= r {

@@ -45,6 +45,9 @@ No output overwrites a snapshot, and an output's folder must exist.
 The output starts with a header: the snapshot, the PyTorch its keys show, the device
 size assumed (--total), the events, streams and private pools. Under a cap (--cap,
 --fraction) or a garbage_collection_threshold, a note says whether they engaged.
+Allocations of private pools (CUDA graphs, torch.compile's reduce-overhead, a
+torch.cuda.MemPool) go to their pool under every setting; PyTorch 2.11 records no pool
+in its trace entries, so the pool is inferred, and the output says how.
 
 Exit status: 0 when every replay ran without an out-of-memory error, 3 when a
 replay predicts one (the table and the first OOM's message say where; --sweep
@@ -260,10 +263,6 @@ func whatifRanks(paths []string, confs []string, base whatif.Setting, opts whati
 		fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
 		return 1
 	}
-	for i, r := range ranks {
-		fmt.Fprintf(stdout, "rank %d, %s: %s\n", i, paths[i], r.Result.About)
-	}
-	fmt.Fprintln(stdout)
 	if err := ranks.WriteTable(stdout); err != nil {
 		fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
 		return 1
