@@ -351,9 +351,10 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 				for j+1 < len(trace) && h.pools.destroyed[j+1] {
 					j++
 				}
-				pk := h.pools.freeOf[i]
 				release(i, j+1)
-				h.ops = append(h.ops, op{kind: opEmptyCachePool, event: int32(i), pool: pk})
+				if pk := h.pools.freeOf[i]; pk != 0 { // 0: a segment from before the trace, of no known pool
+					h.ops = append(h.ops, op{kind: opEmptyCachePool, event: int32(i), pool: pk})
+				}
 				i = j
 				break
 			}

@@ -141,3 +141,17 @@ func TestPoolFromEntries(t *testing.T) {
 		t.Errorf("pool notes %q", res.Pools)
 	}
 }
+
+// TestPoolDestructionBeforeTrace: a MemPool's destruction that gives back a segment
+// made before the trace (no pool is known for it) replays without an error and
+// without emptying the default pool in its stead.
+func TestPoolDestructionBeforeTrace(t *testing.T) {
+	s := trace(segAlloc(segA, twoM, 0), alloc(segA, 512), freeReq(segA, 512), freeDone(segA, 512),
+		freeReq(segB, 1024), freeDone(segB, 1024), segFree(segB, twoM, 0, delPoolFrames))
+	s.Segments = []snapshot.Segment{dumpSeg(segA, 0, [2]uint64{}, 512)}
+	s.Segments[0].Blocks = []snapshot.Block{{Address: segA, Size: twoM, State: snapshot.StateInactive}}
+	res := replayOwn(t, s)
+	if got := res.Runs[0].DeviceFrees; got != 0 {
+		t.Errorf("%d cudaFrees: the default pool's free segment was given back", got)
+	}
+}
