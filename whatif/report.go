@@ -245,7 +245,8 @@ type jsonRun struct {
 // the replay (Run.Stopped), null when it ran to the end. "allowed" is the cap in bytes
 // (absent without one), "cap_refusals", "gc_passes" and "gc_released_segments" count
 // what the cap and garbage_collection_threshold did (Run.Limits), and "notes" say when
-// they never engaged (Run.LimitNotes). "about" is Result.About.
+// they never engaged (Run.LimitNotes). "about" is Result.About, "pools" Result.Pools. A
+// frame's line is -1 where PyTorch wrote 2^64 − 1 (unknown, snapshot.UnknownLine).
 func (r *Result) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", " ")
