@@ -46,6 +46,7 @@ type Allocator struct {
 	allowed        int64
 	total          int64 // device total memory (MemGetInfo at New)
 	device         int
+	limits         Limits // when the cap and the garbage collection engaged
 
 	expSegs []*expSegment
 	spare   []*block
@@ -574,6 +575,7 @@ func (a *Allocator) allocBlock(p *pool, size, allocSize int64, stream uint64, re
 		a.stats.numAllocRetries++
 	}
 	if a.setFraction && a.totalAllocated+allocSize > a.allowed {
+		a.limits.CapRefusals++
 		return nil, nil
 	}
 	if a.cfg.ExpandableSegments {
@@ -723,6 +725,7 @@ func (a *Allocator) garbageCollect() error {
 		return nil
 	}
 	target := a.totalAllocated - gcThreshold
+	a.limits.GCPasses++
 	var reclaimed, totalAge, count int64
 	p := &a.large
 	// As in PyTorch, the average age counts every unsplit free block, but only
@@ -751,6 +754,8 @@ func (a *Allocator) garbageCollect() error {
 				reclaimed += b.size
 				totalAge -= age
 				count--
+				a.limits.GCReleased++
+				a.limits.GCReleasedBytes += b.size
 				if err := a.releaseBlock(b); err != nil {
 					return err
 				}

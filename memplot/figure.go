@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Default figure size: wide enough for a notebook cell, small enough for a page.
@@ -38,6 +39,10 @@ type Figure struct {
 	// Name is the base file name Show uses outside a notebook; constructors
 	// derive it from the title.
 	Name string
+	// DPI is the resolution of raster images (PNG, JPEG, TIFF) in dots per inch;
+	// 0 is gonum/plot's 96. A file meant to be read on its own (memlab whatif
+	// --plot) is sharper at 192.
+	DPI int
 }
 
 func newFigure(title string) *Figure {
@@ -77,8 +82,11 @@ func (f *Figure) Encode(format string) ([]byte, error) {
 	if f.Width <= 0 || f.Height <= 0 {
 		return nil, fmt.Errorf("memplot: figure %q has size %v×%v; both must be positive", f.Name, f.Width, f.Height)
 	}
-	w, err := draw.NewFormattedCanvas(f.Width, f.Height, format)
-	if err != nil {
+	var w vg.CanvasWriterTo
+	var err error
+	if raster, ok := rasters[strings.ToLower(format)]; ok && f.DPI > 0 {
+		w = raster(vgimg.NewWith(vgimg.UseWH(f.Width, f.Height), vgimg.UseDPI(f.DPI)))
+	} else if w, err = draw.NewFormattedCanvas(f.Width, f.Height, format); err != nil {
 		return nil, fmt.Errorf("memplot: rendering %q as %s: %w", f.Name, format, err)
 	}
 	f.draw(draw.New(w))
@@ -87,6 +95,15 @@ func (f *Figure) Encode(format string) ([]byte, error) {
 		return nil, fmt.Errorf("memplot: rendering %q as %s: %w", f.Name, format, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// rasters are the raster formats Encode renders at Figure.DPI.
+var rasters = map[string]func(c *vgimg.Canvas) vg.CanvasWriterTo{
+	"png":  func(c *vgimg.Canvas) vg.CanvasWriterTo { return vgimg.PngCanvas{Canvas: c} },
+	"jpg":  func(c *vgimg.Canvas) vg.CanvasWriterTo { return vgimg.JpegCanvas{Canvas: c} },
+	"jpeg": func(c *vgimg.Canvas) vg.CanvasWriterTo { return vgimg.JpegCanvas{Canvas: c} },
+	"tif":  func(c *vgimg.Canvas) vg.CanvasWriterTo { return vgimg.TiffCanvas{Canvas: c} },
+	"tiff": func(c *vgimg.Canvas) vg.CanvasWriterTo { return vgimg.TiffCanvas{Canvas: c} },
 }
 
 // AddKey adds an entry to the figure's key, which is drawn to the right of

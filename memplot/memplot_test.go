@@ -1,6 +1,8 @@
 package memplot
 
 import (
+	"bytes"
+	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -351,5 +353,31 @@ func TestSegmentMapWidensSlivers(t *testing.T) {
 	}
 	if strings.Contains(f.X.Label.Text, "wider") {
 		t.Errorf("equal segments: axis label %q", f.X.Label.Text)
+	}
+}
+
+// TestDPI: a figure's DPI sets the pixels of its raster images (twice the dots
+// per inch, twice the pixels each way); 0 keeps gonum/plot's 96.
+func TestDPI(t *testing.T) {
+	f, err := Pairs("t", "event", "reserved", "allocated", Pair{Name: "a", X: []float64{0, 1}, Solid: []int64{1, 2}, Dashed: []int64{1, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := func() (int, int) {
+		data, err := f.PNG()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := png.DecodeConfig(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg.Width, cfg.Height
+	}
+	w, h := size()
+	f.DPI = 192
+	w2, h2 := size()
+	if w != 768 || h != 480 || w2 != 2*w || h2 != 2*h {
+		t.Errorf("96 dpi: %d × %d, 192 dpi: %d × %d; want 768 × 480 and twice that", w, h, w2, h2)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"strings"
 )
 
 // decode unpickles data and converts it to the typed model.
@@ -56,13 +55,14 @@ const (
 	fFilename
 	fLine
 	fName
+	fPoolID
 )
 
 var fieldNames = [...]string{
 	fUnknown: "", fAction: "action", fAddr: "addr", fSize: "size", fStream: "stream",
 	fTimeUS: "time_us", fDeviceFree: "device_free", fFrames: "frames",
 	fCompileContext: "compile_context", fUserMetadata: "user_metadata",
-	fFilename: "filename", fLine: "line", fName: "name",
+	fFilename: "filename", fLine: "line", fName: "name", fPoolID: "pool_id",
 }
 
 var fieldCodes = func() map[string]uint8 {
@@ -389,7 +389,7 @@ func (c *converter) segment(seg *Segment, a at, v value) error {
 		case "is_expandable":
 			seg.Expandable, err = c.asBool(a, k, val)
 		case "segment_pool_id":
-			seg.PoolID, err = c.poolID(a, val)
+			seg.PoolID, err = c.poolID(a, k, val)
 		case "frames":
 			seg.Frames, err = c.frameList(a, k, val)
 		case "blocks":
@@ -430,17 +430,18 @@ func (c *converter) segment(seg *Segment, a at, v value) error {
 	return nil
 }
 
-func (c *converter) poolID(a at, v value) ([2]uint64, error) {
+// poolID reads a pool id: a tuple of two ints, (0, 0) for the default pool.
+func (c *converter) poolID(a at, key string, v value) ([2]uint64, error) {
 	var id [2]uint64
 	if v.k != kTuple && v.k != kList {
-		return id, c.typeErr(a, "segment_pool_id", "a tuple of 2 ints", v)
+		return id, c.typeErr(a, key, "a tuple of 2 ints", v)
 	}
 	t := c.items(v)
 	if len(t) != 2 {
-		return id, fmt.Errorf("snapshot: %s.segment_pool_id: want a tuple of 2 ints, got %d items", a, len(t))
+		return id, fmt.Errorf("snapshot: %s.%s: want a tuple of 2 ints, got %d items", a, key, len(t))
 	}
 	for i := range t {
-		u, err := c.asUint(a, "segment_pool_id", t[i])
+		u, err := c.asUint(a, key, t[i])
 		if err != nil {
 			return id, err
 		}
@@ -597,27 +598,24 @@ func (c *converter) frameOf(a at, key string, i int, v value) (uint32, error) {
 		code := c.code(d.kv[j])
 		k := fieldNames[code]
 		val := d.kv[j+1]
-		want := "str"
 		switch code {
 		case fFilename:
 			have |= 1
 		case fLine:
 			have |= 2
-			want = "int"
-			if val.k == kInt {
-				line, err := c.smallInt(at{}, k, val)
-				if err != nil {
-					return 0, fmt.Errorf("snapshot: %s.%s[%d]%s", a, key, i, strings.TrimPrefix(err.Error(), "snapshot: "))
-				}
-				tr.line = int32(line)
+			line, err := c.frameLine(val)
+			if err != nil {
+				return 0, fmt.Errorf("snapshot: %s.%s[%d].line: %w", a, key, i, err)
 			}
+			tr.line = line
+			continue
 		case fName:
 			have |= 4
 		default:
 			continue
 		}
-		if (want == "str" && val.k != kStr) || (want == "int" && val.k != kInt) {
-			return 0, fmt.Errorf("snapshot: %s.%s[%d].%s: want %s, got %s", a, key, i, k, want, c.typeName(val))
+		if val.k != kStr {
+			return 0, fmt.Errorf("snapshot: %s.%s[%d].%s: want str, got %s", a, key, i, k, c.typeName(val))
 		}
 		switch code {
 		case fFilename:
@@ -642,6 +640,27 @@ func (c *converter) frameOf(a at, key string, i int, v value) (uint32, error) {
 	}
 	c.tripleOf[v.n] = j + 1
 	return j, nil
+}
+
+// frameLine reads a frame's line: a Python int that fits in an int32, or 2^64 − 1,
+// the "unknown line" torch.compile's generated frames carry, read as [UnknownLine].
+func (c *converter) frameLine(v value) (int32, error) {
+	switch v.k {
+	case kInt:
+		n := int64(c.bits(v))
+		if n < math.MinInt32 || n > math.MaxInt32 {
+			return 0, fmt.Errorf("%d is out of range", n)
+		}
+		return int32(n), nil
+	case kUint:
+		if c.bits(v) == math.MaxUint64 {
+			return UnknownLine, nil
+		}
+		return 0, fmt.Errorf("%d is out of range (want a line number, or 2^64 − 1 for an unknown line)", c.bits(v))
+	case kBig:
+		return 0, fmt.Errorf("%s is out of range (want a line number, or 2^64 − 1 for an unknown line)", shortInt(c.bigs[v.n]))
+	}
+	return 0, fmt.Errorf("want int, got %s", c.typeName(v))
 }
 
 func (c *converter) traces(s *Snapshot, v value) error {
@@ -713,6 +732,9 @@ func (c *converter) entry(e *TraceEntry, a at, v value) error {
 			e.CompileContext, err = c.asStr(a, k, val)
 		case fUserMetadata:
 			e.UserMetadata, err = c.asStr(a, k, val)
+		case fPoolID:
+			e.HasPoolID = true
+			e.PoolID, err = c.poolID(a, k, val)
 		}
 		if err != nil {
 			return err

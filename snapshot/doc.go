@@ -10,7 +10,11 @@
 // [Settings.Config] turns into memlab's allocator.Config for a replay. A pickled
 // torch.cuda.memory_snapshot() (the list of segments alone) reads as a snapshot
 // without history. Older shapes are accepted too: PyTorch 2.0's block "history",
-// and snapshots without time stamps, requested sizes, frames or settings.
+// and snapshots without time stamps, requested sizes, frames or settings. Every
+// field of 2.11's trace entries is read (compile_context and user_metadata
+// included), and so is the "pool_id" that later versions add to them; segments
+// carry their "segment_pool_id". A frame whose line is 2^64 − 1 (torch.compile's
+// generated code: the line is not known) reads as [UnknownLine].
 //
 // A pickle can run code when Python unpickles it. This package never does: its
 // decoder knows only the opcodes of plain values (dicts, lists, tuples, sets,

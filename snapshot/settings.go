@@ -28,6 +28,9 @@ type Settings struct {
 	PinnedUseCudaHostRegister bool
 	// GraphCaptureRecordStreamReuse is "graph_capture_record_stream_reuse" (2.10+).
 	GraphCaptureRecordStreamReuse bool
+	// HasGraphCaptureRecordStreamReuse reports whether the key is there (PyTorch
+	// 2.10 and later write it): Write writes it only then.
+	HasGraphCaptureRecordStreamReuse bool
 	// RoundupPower2Divisions is "roundup_power2_divisions": PyTorch writes it as a
 	// dict from "1", "2", "4", … "32768" to the divisions of interval 0, 1, 2, … 15;
 	// here entry i is the divisions of interval i, as in allocator.Config.
@@ -65,6 +68,7 @@ func (c *converter) settings(st *Settings, v value) error {
 		case "pinned_use_cuda_host_register":
 			st.PinnedUseCudaHostRegister, err = c.asBool(a, k, val)
 		case "graph_capture_record_stream_reuse":
+			st.HasGraphCaptureRecordStreamReuse = true
 			st.GraphCaptureRecordStreamReuse, err = c.asBool(a, k, val)
 		case "roundup_power2_divisions":
 			err = c.roundup(&st.RoundupPower2Divisions, val)
@@ -163,5 +167,7 @@ func settingsFrom(s allocator.Settings) Settings {
 		PinnedUseCudaHostRegister:     s.PinnedUseCudaHostRegister,
 		GraphCaptureRecordStreamReuse: s.GraphCaptureRecordStreamReuse,
 		RoundupPower2Divisions:        s.RoundupPower2Divisions,
+		// memlab writes what PyTorch 2.11 writes
+		HasGraphCaptureRecordStreamReuse: true,
 	}
 }

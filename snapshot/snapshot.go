@@ -109,9 +109,20 @@ type TraceEntry struct {
 	// frame, "N/A" outside it) and "user_metadata" strings, when present.
 	CompileContext string
 	UserMetadata   string
+	// PoolID is the entry's "pool_id", the memory pool of the block or segment
+	// ((0, 0): the default pool), when HasPoolID: PyTorch 2.11 does not write it
+	// (newer versions do), and a replay must then infer it (whatif does).
+	PoolID    [2]uint64
+	HasPoolID bool
 }
 
-// Frame is one stack frame: Python frames carry a line; C++ frames have line 0.
+// UnknownLine is the line of a frame whose line is not known: PyTorch writes
+// 2^64 − 1 (torch.compile's generated code), which Read reads as UnknownLine and
+// Write writes back as 2^64 − 1.
+const UnknownLine = -1
+
+// Frame is one stack frame: Python frames carry a line ([UnknownLine] when PyTorch
+// did not know it); C++ frames have line 0.
 type Frame struct {
 	Filename string
 	Line     int
@@ -220,4 +231,26 @@ func ReadFile(path string) (*Snapshot, error) {
 		return nil, fmt.Errorf("%w (in %s)", err, path)
 	}
 	return s, nil
+}
+
+// VersionHint says which PyTorch versions write a snapshot with this one's keys:
+// "later than 2.11" when its trace entries carry pool ids, "2.10 or later" when its
+// allocator_settings has graph_capture_record_stream_reuse, "2.5 or later" when
+// it has allocator_settings, "" when its keys show nothing. Snapshots carry no
+// version; this is a lower bound, not the version.
+func (s *Snapshot) VersionHint() string {
+	for _, t := range s.Traces {
+		for i := range t {
+			if t[i].HasPoolID {
+				return "later than 2.11"
+			}
+		}
+	}
+	switch {
+	case s.HasSettings && s.Settings.HasGraphCaptureRecordStreamReuse:
+		return "2.10 or later"
+	case s.HasSettings:
+		return "2.5 or later"
+	}
+	return ""
 }

@@ -343,7 +343,7 @@ func testSnapshot() *Snapshot {
 		},
 		Settings: Settings{
 			Conf: "max_split_size_mb:128,roundup_power2_divisions:[256:1,512:2,>:8]", MaxSplitSize: 128 << 20,
-			GarbageCollectionThreshold: 0.5, PinnedNumRegisterThreads: 1,
+			GarbageCollectionThreshold: 0.5, PinnedNumRegisterThreads: 1, HasGraphCaptureRecordStreamReuse: true,
 			RoundupPower2Divisions: [16]int{0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 8, 8, 8, 8, 8, 8},
 		},
 		HasSettings: true,

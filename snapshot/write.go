@@ -240,7 +240,11 @@ func (p *pickler) frames(fs []Frame) {
 		p.str("filename")
 		p.str(f.Filename)
 		p.str("line")
-		p.int(int64(f.Line))
+		if f.Line == UnknownLine {
+			p.uint(math.MaxUint64)
+		} else {
+			p.int(int64(f.Line))
+		}
 		p.close(dict, 3)
 		if i, ok := p.memoize(); ok {
 			if p.frameMemo == nil {
@@ -341,7 +345,11 @@ func (p *pickler) segment(seg *Segment) {
 }
 
 func (p *pickler) entry(e *TraceEntry) {
-	p.open(dict, 8)
+	n := 8
+	if e.HasPoolID {
+		n++
+	}
+	p.open(dict, n)
 	p.str("action")
 	p.str(e.Action)
 	if e.Action == ActionOOM {
@@ -361,13 +369,24 @@ func (p *pickler) entry(e *TraceEntry) {
 	p.str(e.CompileContext)
 	p.str("user_metadata")
 	p.str(e.UserMetadata)
+	if e.HasPoolID {
+		p.str("pool_id")
+		p.raw('(')
+		p.uint(e.PoolID[0])
+		p.uint(e.PoolID[1])
+		p.raw('t')
+	}
 	p.str("frames")
 	p.frames(e.Frames)
-	p.close(dict, 8)
+	p.close(dict, n)
 }
 
 func (p *pickler) settings(st *Settings) {
-	p.open(dict, 9)
+	n := 8
+	if st.HasGraphCaptureRecordStreamReuse {
+		n++
+	}
+	p.open(dict, n)
 	p.str("PYTORCH_CUDA_ALLOC_CONF")
 	p.str(st.Conf)
 	p.str("max_split_size")
@@ -382,8 +401,10 @@ func (p *pickler) settings(st *Settings) {
 	p.bool(st.ReleaseLockOnCudaMalloc)
 	p.str("pinned_use_cuda_host_register")
 	p.bool(st.PinnedUseCudaHostRegister)
-	p.str("graph_capture_record_stream_reuse")
-	p.bool(st.GraphCaptureRecordStreamReuse)
+	if st.HasGraphCaptureRecordStreamReuse {
+		p.str("graph_capture_record_stream_reuse")
+		p.bool(st.GraphCaptureRecordStreamReuse)
+	}
 	p.str("roundup_power2_divisions")
 	p.open(dict, len(st.RoundupPower2Divisions))
 	for i, d := range st.RoundupPower2Divisions {
@@ -391,5 +412,5 @@ func (p *pickler) settings(st *Settings) {
 		p.int(int64(d))
 	}
 	p.close(dict, len(st.RoundupPower2Divisions))
-	p.close(dict, 9)
+	p.close(dict, n)
 }

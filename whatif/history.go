@@ -15,11 +15,13 @@ import (
 type opKind uint8
 
 const (
-	opAlloc      opKind = iota // MallocStream(size, stream) → block id
-	opFree                     // Free(block id), deferred when the snapshot completed it later
-	opComplete                 // the snapshot completed a deferred free
-	opEmptyCache               // the program called torch.cuda.empty_cache()
-	opOOM                      // the recorded run failed an allocation of size here
+	opAlloc          opKind = iota // MallocStream(size, stream) → block id
+	opFree                         // Free(block id), deferred when the snapshot completed it later
+	opComplete                     // the snapshot completed a deferred free
+	opEmptyCache                   // the program called torch.cuda.empty_cache()
+	opOOM                          // the recorded run failed an allocation of size here
+	opReleasePool                  // the program released private pool `pool` (a graph's reset, a MemPool's deletion)
+	opEmptyCachePool               // a torch.cuda.MemPool's destruction gave back pool `pool`'s free segments
 )
 
 // op is one replay step, made from one trace entry (or a run of them, for empty_cache).
@@ -36,6 +38,7 @@ type op struct {
 	stream uint64
 	size   int64
 	hints  []hint // device allocations the recorded run made for this request
+	pool   uint16 // opAlloc, opReleasePool, opEmptyCachePool: index in history.pools.ids (0: the default pool)
 }
 
 // hint is a device allocation (segment_alloc) or mapped range (segment_map) that the
@@ -66,6 +69,8 @@ type history struct {
 	// index, or −1 for a segment of the snapshot.
 	largest   span
 	largestAt int
+	// pools are the private pools of the trace (nil: none), see inferPools
+	pools *poolPlan
 }
 
 type initialBlock struct {
@@ -73,6 +78,7 @@ type initialBlock struct {
 	size   int64
 	stream uint64
 	id     int32
+	pool   uint16
 }
 
 // span is an address range.
@@ -136,7 +142,23 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 	if device < len(s.Traces) {
 		trace = s.Traces[device]
 	}
-	h := &history{device: device, events: len(trace)}
+	h := &history{device: device, events: len(trace), pools: inferPools(s, device, trace)}
+	released := map[uint16]bool{}
+	// release appends the release of the private pools whose segments trace[i:j]
+	// gives back, unless the trace allocates into them later
+	release := func(i, j int) {
+		if h.pools == nil {
+			return
+		}
+		for k := i; k < j; k++ {
+			pk, ok := h.pools.freeOf[k]
+			if !ok || pk == 0 || released[pk] || h.pools.lastAlloc[pk] > k {
+				continue
+			}
+			released[pk] = true
+			h.ops = append(h.ops, op{kind: opReleasePool, event: int32(k), pool: pk})
+		}
+	}
 	errAt := func(i int, format string, args ...any) error {
 		return fmt.Errorf("whatif: device %d event %d (%s): %s", device, i, trace[i].Action, fmt.Sprintf(format, args...))
 	}
@@ -248,7 +270,11 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			id := newID()
 			live[e.Addr] = liveBlock{id: id, size: e.Size, event: i, freeOp: -1}
 			touch(e.Addr)
-			h.ops = append(h.ops, op{kind: opAlloc, id: id, event: int32(i), stream: e.Stream, size: e.Size, hints: hints})
+			var pool uint16
+			if h.pools != nil {
+				pool = h.pools.alloc[i]
+			}
+			h.ops = append(h.ops, op{kind: opAlloc, id: id, event: int32(i), stream: e.Stream, size: e.Size, hints: hints, pool: pool})
 			h.ops = append(h.ops, postponed...)
 			hints, postponed = nil, nil
 		case "free_requested":
@@ -258,7 +284,7 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 					return nil, errAt(i, "%#x was never allocated", e.Addr)
 				}
 				b = liveBlock{id: newID(), event: -1, freeOp: -1}
-				h.initial = append(h.initial, initialBlock{addr: e.Addr, size: e.Size, stream: e.Stream, id: b.id})
+				h.initial = append(h.initial, initialBlock{addr: e.Addr, size: e.Size, stream: e.Stream, id: b.id, pool: poolOfInitial(h.pools, e.Addr)})
 				touch(e.Addr)
 			}
 			if b.requested {
@@ -319,6 +345,19 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			if i < releaseEnd {
 				break // a later release of a run already taken for the allocator's
 			}
+			if h.pools != nil && h.pools.destroyed[i] {
+				// a MemPool's destruction: releasePool, then emptyCache of the pool
+				j := i
+				for j+1 < len(trace) && h.pools.destroyed[j+1] {
+					j++
+				}
+				release(i, j+1)
+				if pk := h.pools.freeOf[i]; pk != 0 { // 0: a segment from before the trace, of no known pool
+					h.ops = append(h.ops, op{kind: opEmptyCachePool, event: int32(i), pool: pk})
+				}
+				i = j
+				break
+			}
 			j := i
 			for j < len(trace) && (trace[j].Action == "segment_free" || trace[j].Action == "segment_unmap" || trace[j].Action == "free_completed") {
 				j++
@@ -339,6 +378,7 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			default:
 				ambiguous++
 			}
+			release(i, j)
 			if inMalloc {
 				releaseEnd = j
 			} else {
@@ -402,7 +442,7 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			if size <= 0 {
 				size = b.Size
 			}
-			h.initial = append(h.initial, initialBlock{addr: b.Address, size: size, stream: seg.Stream, id: newID()})
+			h.initial = append(h.initial, initialBlock{addr: b.Address, size: size, stream: seg.Stream, id: newID(), pool: poolOfInitial(h.pools, b.Address)})
 			restBytes += size
 		}
 	}
@@ -426,6 +466,14 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 
 // completesLater reports whether the free_requested at trace[i] waited for other
 // streams (record_stream): its free_completed is not the next entry.
+// poolOfInitial is the pool index of a block live before the trace.
+func poolOfInitial(p *poolPlan, addr uint64) uint16 {
+	if p == nil {
+		return 0
+	}
+	return p.initial(addr)
+}
+
 func completesLater(trace []snapshot.TraceEntry, i int) bool {
 	return !(i+1 < len(trace) && trace[i+1].Action == "free_completed" && trace[i+1].Addr == trace[i].Addr)
 }

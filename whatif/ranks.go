@@ -100,7 +100,7 @@ func (rs Ranks) Worst() []Worst {
 // then the worst rank per setting.
 func (rs Ranks) WriteTable(w io.Writer) error {
 	for k, r := range rs {
-		fmt.Fprintf(w, "rank %d: %s\n", k, r.Path)
+		fmt.Fprintf(w, "rank %d: %s: %s\n", k, r.Path, r.Result.About)
 		if err := r.Result.WriteTable(w); err != nil {
 			return err
 		}

@@ -9,18 +9,33 @@ import (
 
 	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/memplot"
+	"memlab.dev/memlab/snapshot"
 )
 
 // Plot draws every run's reserved (solid) and allocated (dashed) memory over the
 // trace's event index, on one axis, one colour per run named by its
-// [Setting.ShortLabel].
+// [Setting.ShortLabel]. A cap every run shares is said once, in the title, so that
+// the key stays short.
 func (r *Result) Plot(title string) (*memplot.Figure, error) {
 	if r == nil || len(r.Runs) == 0 {
 		return nil, fmt.Errorf("whatif: Plot: no runs")
 	}
+	shared := true
+	for _, run := range r.Runs {
+		shared = shared && run.Setting.Cap == r.Runs[0].Setting.Cap && run.Setting.Fraction == r.Runs[0].Setting.Fraction
+	}
+	if capOnly := (Setting{Cap: r.Runs[0].Setting.Cap, Fraction: r.Runs[0].Setting.Fraction}); shared && (capOnly.Cap > 0 || capOnly.Fraction > 0 && capOnly.Fraction < 1) {
+		title += " (" + strings.TrimPrefix(capOnly.Label(), "default ") + ")"
+	} else {
+		shared = false
+	}
 	var pairs []memplot.Pair
 	for _, run := range r.Runs {
-		name := run.Setting.ShortLabel()
+		st := run.Setting
+		if shared {
+			st.Cap, st.Fraction = 0, 0
+		}
+		name := st.ShortLabel()
 		if r.devices() > 1 {
 			name = fmt.Sprintf("%s (device %d)", name, run.Device)
 		}
@@ -57,8 +72,10 @@ func (r *Result) Columns() (header []string, rows [][]string) {
 	if multi {
 		header = append(header, "device")
 	}
-	header = append(header, "peak allocated", "peak reserved", "cudaMalloc", "cudaFree", "retries", "OOMs",
-		"peak inactive split", "largest free at peak")
+	for _, k := range tableKeys {
+		header = append(header, k.column)
+	}
+	header = append(header, "largest free at peak")
 	for _, run := range r.Runs {
 		row := []string{run.Setting.ShortLabel()}
 		if multi {
@@ -78,6 +95,7 @@ func (r *Result) Columns() (header []string, rows [][]string) {
 			}
 			return s
 		}
+		// the keys of tableKeys, in order
 		row = append(row, size("allocated_bytes.all.peak", run.MaxAllocated), size("reserved_bytes.all.peak", run.MaxReserved),
 			count("num_device_alloc", run.DeviceAllocs), count("num_device_free", run.DeviceFrees),
 			count("num_alloc_retries", run.AllocRetries), count("num_ooms", run.OOMs),
@@ -85,6 +103,34 @@ func (r *Result) Columns() (header []string, rows [][]string) {
 		rows = append(rows, row)
 	}
 	return header, rows
+}
+
+// tableKeys are the memory_stats keys whose figures [Result.Columns] shows, with
+// the column names.
+var tableKeys = []struct{ key, column string }{
+	{"allocated_bytes.all.peak", "peak allocated"}, {"reserved_bytes.all.peak", "peak reserved"},
+	{"num_device_alloc", "cudaMalloc"}, {"num_device_free", "cudaFree"},
+	{"num_alloc_retries", "retries"}, {"num_ooms", "OOMs"},
+	{"inactive_split_bytes.all.peak", "peak inactive split"},
+}
+
+// verbS is the "s" of "depends" for one subject, "" for several.
+func verbS(subjects int) string {
+	if subjects == 1 {
+		return "s"
+	}
+	return ""
+}
+
+// shownRanges names the table's columns whose figure carries a timing range.
+func (r *Run) shownRanges() []string {
+	var out []string
+	for _, k := range tableKeys {
+		if _, ok := r.TimingRange[k.key]; ok {
+			out = append(out, k.column)
+		}
+	}
+	return out
 }
 
 // WriteTable prints [Result.Columns] as text (the setting left-aligned, figures
@@ -112,9 +158,19 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 	}
 	for _, run := range r.Runs {
-		if run.TimingDependent() {
-			fmt.Fprintf(w, "\n%s, device %d: depends on GPU timing of %d cross-stream frees (record_stream): a [low, high] beside a figure is its range over %d timings of completing them, from the earliest point (the next allocation) to the latest (the next synchronisation); the figure itself is with the snapshot's timing\n",
-				run.Setting.ShortLabel(), run.Device, run.CrossStreamFrees, run.TimingSchedules)
+		notes := run.LimitNotes(r.About.TotalMemory)
+		if len(notes) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s, device %d:\n", run.Setting.ShortLabel(), run.Device)
+		for _, n := range notes {
+			fmt.Fprintf(w, "  %s\n", n)
+		}
+	}
+	for _, run := range r.Runs {
+		if shown := run.shownRanges(); len(shown) > 0 {
+			fmt.Fprintf(w, "\n%s, device %d: %s depend%s on GPU timing of %d cross-stream frees (record_stream): a [low, high] beside a figure is its range over %d timings of completing them, from the earliest point (the next allocation) to the latest (the next synchronisation); the figure itself is with the snapshot's timing\n",
+				run.Setting.ShortLabel(), run.Device, strings.Join(shown, ", "), verbS(len(shown)), run.CrossStreamFrees, run.TimingSchedules)
 		}
 	}
 	for _, run := range r.Runs {
@@ -124,9 +180,16 @@ func (r *Result) WriteTable(w io.Writer) error {
 				fmt.Fprintf(w, "  the replay stops there, as the program would have (torch.OutOfMemoryError); the figures are up to that allocation\n")
 			}
 			for _, f := range o.Frames {
-				fmt.Fprintf(w, "    %s:%d %s\n", f.Filename, f.Line, f.Name)
+				line := fmt.Sprint(f.Line)
+				if f.Line == snapshot.UnknownLine {
+					line = "?"
+				}
+				fmt.Fprintf(w, "    %s:%s %s\n", f.Filename, line, f.Name)
 			}
 		}
+	}
+	for _, n := range r.Pools {
+		fmt.Fprintf(w, "\n%s\n", n)
 	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "\nwarning: %s\n", warn)
@@ -164,6 +227,11 @@ type jsonRun struct {
 	TimingRange       map[string][2]int64 `json:"timing_range,omitempty"`
 	TimingSchedules   int                 `json:"timing_schedules,omitempty"`
 	StoppedAt         *int                `json:"stopped_at_event"`
+	Allowed           int64               `json:"allowed,omitempty"`
+	CapRefusals       int64               `json:"cap_refusals"`
+	GCPasses          int64               `json:"gc_passes"`
+	GCReleased        int64               `json:"gc_released_segments"`
+	Notes             []string            `json:"notes,omitempty"`
 }
 
 // WriteJSON writes {"runs": [{"conf", "fraction", "max_memory_allocated",
@@ -174,7 +242,11 @@ type jsonRun struct {
 // depends on their GPU timing, "timing_range": {memory_stats key: [low, high]} (see
 // Run.TimingRange) and "timing_schedules", over how many timings; they are absent
 // otherwise. "stopped_at_event" is the trace index of the failed allocation that ended
-// the replay (Run.Stopped), null when it ran to the end.
+// the replay (Run.Stopped), null when it ran to the end. "allowed" is the cap in bytes
+// (absent without one), "cap_refusals", "gc_passes" and "gc_released_segments" count
+// what the cap and garbage_collection_threshold did (Run.Limits), and "notes" say when
+// they never engaged (Run.LimitNotes). "about" is Result.About, "pools" Result.Pools. A
+// frame's line is -1 where PyTorch wrote 2^64 − 1 (unknown, snapshot.UnknownLine).
 func (r *Result) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", " ")
@@ -185,18 +257,26 @@ type jsonResult struct {
 	Runs     []jsonRun `json:"runs"`
 	Warnings []string  `json:"warnings"`
 	Events   int       `json:"events"`
+	About    *About    `json:"about,omitempty"`
+	Pools    []string  `json:"pools,omitempty"`
 }
 
 // jsonResult is what WriteJSON writes.
 func (r *Result) jsonResult() jsonResult {
-	out := jsonResult{Runs: []jsonRun{}, Warnings: r.Warnings, Events: r.Events}
+	out := jsonResult{Runs: []jsonRun{}, Warnings: r.Warnings, Events: r.Events, Pools: r.Pools}
+	if r.About.TotalMemory > 0 {
+		ab := r.About
+		out.About = &ab
+	}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
 	}
 	for _, run := range r.Runs {
 		j := jsonRun{Conf: run.Setting.Conf.String(), Device: run.Device, MaxAllocated: run.MaxAllocated,
 			MaxReserved: run.MaxReserved, LargestFreeAtPeak: run.LargestFreeAtPeak, GuessedAddresses: run.Guessed, Stats: run.Stats,
-			CrossStreamFrees: run.CrossStreamFrees, TimingRange: run.TimingRange, TimingSchedules: run.TimingSchedules}
+			CrossStreamFrees: run.CrossStreamFrees, TimingRange: run.TimingRange, TimingSchedules: run.TimingSchedules,
+			Allowed: run.Allowed, CapRefusals: run.Limits.CapRefusals, GCPasses: run.Limits.GCPasses, GCReleased: run.Limits.GCReleased,
+			Notes: run.LimitNotes(r.About.TotalMemory)}
 		if run.Stopped >= 0 {
 			at := run.Stopped
 			j.StoppedAt = &at

@@ -55,3 +55,97 @@ func TestColumns(t *testing.T) {
 		t.Errorf("two devices: header %q, row %q", header, rows[1])
 	}
 }
+
+// TestTimingNoteOnlyWithARange: the note on GPU timing is printed for a row whose
+// table cells carry a [low, high] range, naming those columns, and not for one
+// whose range is only in memory_stats keys the table does not show.
+func TestTimingNoteOnlyWithARange(t *testing.T) {
+	st := Setting{Conf: allocator.DefaultConfig()}
+	res := &Result{Runs: []Run{
+		{Setting: st, Device: 0, CrossStreamFrees: 3, TimingSchedules: 9, TimingRange: map[string][2]int64{"active_bytes.all.peak": {1, 2}}},
+		{Setting: st, Device: 1, CrossStreamFrees: 3, TimingSchedules: 9, TimingRange: map[string][2]int64{"reserved_bytes.all.peak": {1 << 20, 2 << 20}, "num_device_alloc": {3, 4}}},
+	}}
+	var out strings.Builder
+	if err := res.WriteTable(&out); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	if strings.Contains(text, "device 0: ") {
+		t.Errorf("a timing note for device 0, whose row shows no range:\n%s", text)
+	}
+	if !strings.Contains(text, "default, device 1: peak reserved, cudaMalloc depend on GPU timing of 3 cross-stream frees") {
+		t.Errorf("no timing note naming device 1's ranged columns:\n%s", text)
+	}
+	if !strings.Contains(text, "0 bytes [1024.00 KiB, 2.00 MiB]") {
+		t.Errorf("device 1's row does not carry its range:\n%s", text)
+	}
+}
+
+// TestLimitNotes: a cap that refused nothing and a collection that never ran say
+// so; a threshold without a cap says PyTorch ignores it; engaged ones say how much.
+func TestLimitNotes(t *testing.T) {
+	gc, err := ParseSettings("garbage_collection_threshold:0.6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	capped := gc[0]
+	capped.Cap = 20 << 30
+	for _, c := range []struct {
+		run  Run
+		want []string
+	}{
+		{Run{Setting: Setting{Conf: allocator.DefaultConfig()}}, nil},
+		{Run{Setting: capped, Allowed: 20 << 30, MaxReserved: 1 << 30}, []string{
+			"the cap of 20.00 GiB never engaged: no device allocation reached it (peak reserved 1024.00 MiB), so the figures are those without a cap",
+			"garbage_collection_threshold:0.6 never engaged: reserved memory never exceeded 0.6 × the cap (12.00 GiB) when an allocation missed the cache"}},
+		{Run{Setting: gc[0]}, []string{
+			"garbage_collection_threshold:0.6 never engaged: PyTorch collects only under a memory cap (set_per_process_memory_fraction; --cap or --fraction here)"}},
+		{Run{Setting: capped, Allowed: 20 << 30, MaxReserved: 19 << 30, Limits: allocator.Limits{CapRefusals: 1, GCPasses: 2, GCReleased: 3, GCReleasedBytes: 6 << 20}}, []string{
+			"the cap of 20.00 GiB refused 1 device allocation (each sent the allocator to free cached segments and retry, or to an OOM)",
+			"garbage_collection_threshold:0.6: the collection ran 2 times and freed 3 segments (6.00 MiB)"}},
+	} {
+		got := c.run.LimitNotes(H200Memory)
+		if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+			t.Errorf("%s: notes\n  %q\nwant\n  %q", c.run.Setting.Label(), got, c.want)
+		}
+	}
+}
+
+// TestPlotSharedCap: a cap every run shares is said once, in the title, and the
+// key names the settings alone; runs under different caps keep theirs.
+func TestPlotSharedCap(t *testing.T) {
+	const a = 0x7f0000000000
+	s := trace(alloc(a, 3<<20), freeReq(a, 3<<20), freeDone(a, 3<<20))
+	settings, err := ParseSettings("", "expandable_segments:True")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range settings {
+		settings[i].Fraction = 0.5
+	}
+	res, err := Replay(s, settings, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := res.Plot("What if")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Title.Text != "What if (fraction=0.5)" {
+		t.Errorf("title %q, want the shared fraction in it", f.Title.Text)
+	}
+	svg, err := f.Encode("svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(svg), "default fraction") || !strings.Contains(string(svg), ">expandable<") {
+		t.Errorf("the key repeats the shared fraction or lacks the setting")
+	}
+	res.Runs[1].Setting.Fraction = 0.25
+	if f, err = res.Plot("What if"); err != nil {
+		t.Fatal(err)
+	}
+	if f.Title.Text != "What if" {
+		t.Errorf("title %q with two fractions, want it unchanged", f.Title.Text)
+	}
+}

@@ -40,6 +40,14 @@
 // shows alive before its first event, re-made in address order; Result.Warnings says
 // how many and how large.
 //
+// Private pools (CUDA graph captures, torch.compile's reduce-overhead, a
+// torch.cuda.MemPool): each recorded allocation goes to its pool under every setting,
+// and a pool the recorded run gave back is released where it did. PyTorch 2.11's trace
+// entries carry no pool id, so the pool is inferred from the segment the allocation
+// lies in (the segments' segment_pool_id at the dump, a MemPool's destruction, the
+// capture stream; pools.go says how), and Result.Pools says what was inferred; entries
+// of later versions that carry a pool_id are routed by it.
+//
 // A job on several GPUs writes one snapshot per rank: [Files] replays them all under
 // the same settings, several at once, and [Ranks.Worst] names the worst rank per
 // setting.
@@ -205,6 +213,13 @@ type Run struct {
 	// TimingSchedules is how many timings the range was taken over (the replay's own
 	// among them); 0 without cross-stream frees or with Options.NoTimingRange.
 	TimingSchedules int
+	// Allowed is the cap on reserved memory in bytes (from Setting.Cap,
+	// Setting.Fraction or the configuration's per_process_memory_fraction); 0: none.
+	Allowed int64
+	// Limits says whether the cap and garbage_collection_threshold engaged in the
+	// replay: a cap that refused no device allocation and a collection that never
+	// ran changed nothing (see [Run.LimitNotes]).
+	Limits allocator.Limits
 }
 
 // TimingDependent reports whether any figure of the run depends on GPU timing (when the
@@ -218,6 +233,12 @@ type Result struct {
 	// buffer) and how much; the replay goes on with what there is.
 	Warnings []string
 	Events   int // trace entries replayed, all devices
+	// About is what the replay ran on: the snapshot's PyTorch, the device size,
+	// events, streams and pools (the header of the output).
+	About About
+	// Pools say, per device and private pool, how its allocations were found: read
+	// from the trace entries, or inferred (PyTorch 2.11 writes no pool ids in them).
+	Pools []string
 }
 
 // ErrNoHistory is returned for a snapshot without trace entries (memory history was not
@@ -276,7 +297,7 @@ func Replay(s *snapshot.Snapshot, settings []Setting, opts Options) (*Result, er
 		}
 	}
 	var hs []*history
-	res := &Result{}
+	res := &Result{About: Describe(s, opts)}
 	// Only devices with history are replayed (segments alone name others).
 	for d := range s.Traces {
 		if len(s.Traces[d]) == 0 {
@@ -301,6 +322,14 @@ func Replay(s *snapshot.Snapshot, settings []Setting, opts Options) (*Result, er
 		}
 		hs = append(hs, h)
 		res.Warnings = append(res.Warnings, h.warnings...)
+		if h.pools != nil {
+			res.Pools = append(res.Pools, h.pools.notes...)
+			for _, id := range h.pools.ids[1:] {
+				if pid := [2]uint64{id.First, id.Second}; !slices.Contains(res.About.Pools, pid) {
+					res.About.Pools = append(res.About.Pools, pid)
+				}
+			}
+		}
 		res.Events += h.events
 	}
 	res.Runs = make([]Run, len(settings)*len(hs))
@@ -453,9 +482,25 @@ func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run,
 		return nil
 	}
 	a.SetSyncOrder(func(x, y uint64) int { return cmp.Compare(rank[x], rank[y]) })
+	var poolIDs []allocator.PoolID
+	if h.pools != nil {
+		poolIDs = h.pools.ids
+		for _, id := range poolIDs[1:] {
+			if err := a.CreateOrIncrefPool(id); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// mallocIn is MallocStream, or MallocInPool for a request of a private pool.
+	mallocIn := func(size int64, stream uint64, pool uint16) (uint64, error) {
+		if pool == 0 {
+			return a.MallocStream(size, stream)
+		}
+		return a.MallocInPool(size, stream, poolIDs[pool])
+	}
 	for _, b := range h.initial {
 		mem.step(nil)
-		p, err := a.MallocStream(b.size, b.stream)
+		p, err := mallocIn(b.size, b.stream, b.pool)
 		if err != nil {
 			return nil, fmt.Errorf("re-making a block of %d bytes live before the trace: %w", b.size, err)
 		}
@@ -493,7 +538,7 @@ func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run,
 			return 0, false, fmt.Errorf("event %d: %w", o.event, err)
 		}
 		mem.step(o.hints)
-		p, err = a.MallocStream(o.size, o.stream)
+		p, err = mallocIn(o.size, o.stream, o.pool)
 		synced()
 		if err != nil {
 			return 0, false, fail(o, err)
@@ -578,6 +623,16 @@ ops:
 			if npending > 0 {
 				dropAll()
 			}
+		case opReleasePool:
+			if err := a.ReleasePool(poolIDs[o.pool]); err != nil {
+				return nil, fmt.Errorf("event %d: %w", o.event, err)
+			}
+		case opEmptyCachePool:
+			mem.step(nil)
+			if err := a.EmptyCachePool(poolIDs[o.pool]); err != nil {
+				return nil, fmt.Errorf("event %d: a MemPool's destruction: %w", o.event, err)
+			}
+			synced()
 		case opOOM:
 			// The recorded run failed here; the replay tries the same request and, if
 			// it fits under this setting, gives it back at once (the program did not
@@ -604,6 +659,15 @@ ops:
 	run.PeakInactiveSplit = run.Stats["inactive_split_bytes.all.peak"]
 	run.Guessed = mem.guessed
 	run.Final = a.Snapshot()
+	run.Limits = a.Limits()
+	switch {
+	case st.Cap > 0 && st.Cap < total:
+		run.Allowed = st.Cap
+	case st.Fraction > 0 && st.Fraction < 1:
+		run.Allowed = int64(st.Fraction * float64(total))
+	case a.PerProcessMemoryFraction() < 1: // per_process_memory_fraction in the configuration
+		run.Allowed = int64(st.Conf.PerProcessMemoryFraction * float64(total))
+	}
 	return run, nil
 }
 

@@ -34,3 +34,27 @@ func runCLICases(t *testing.T, sub string, cases []cliCase) {
 		})
 	}
 }
+
+// TestHelpExitsZero: -h and --help print the usage and exit 0 for every command
+// and every subcommand of exercises.
+func TestHelpExitsZero(t *testing.T) {
+	var lines [][]string
+	for name := range commands {
+		lines = append(lines, []string{name})
+	}
+	for _, sub := range []string{"list", "check", "copy", "hint", "grade"} {
+		lines = append(lines, []string{"exercises", sub})
+	}
+	for _, l := range lines {
+		for _, h := range []string{"-h", "--help"} {
+			var out, errb bytes.Buffer
+			code := run(append(append([]string{}, l...), h), &out, &errb)
+			if code != 0 {
+				t.Errorf("memlab %s %s: exit %d, want 0\nstderr: %s", strings.Join(l, " "), h, code, errb.String())
+			}
+			if !strings.Contains(strings.ToLower(out.String()+errb.String()), "usage") {
+				t.Errorf("memlab %s %s printed no usage", strings.Join(l, " "), h)
+			}
+		}
+	}
+}

@@ -67,7 +67,15 @@ func runExercises(args []string, stdout, stderr io.Writer) int {
 	case "help":
 		fmt.Fprint(stdout, exercisesUsage)
 		return 0
-	case "list", "check", "hint", "grade", "copy":
+	case "list", "hint":
+		// they take no flags: -h and --help ask for the usage
+		for _, a := range rest {
+			if a == "-h" || a == "-help" || a == "--help" {
+				fmt.Fprint(stdout, exercisesUsage)
+				return 0
+			}
+		}
+	case "check", "grade", "copy":
 	default:
 		fmt.Fprintf(stderr, "memlab exercises: unknown command %q\n", sub)
 		fs.Usage()
@@ -368,7 +376,7 @@ func exercisesCopy(root string, exs []workbook.Exercise, args []string, stdout, 
 	to := fs.String("to", filepath.Join(filepath.Dir(root), "workbook", "exercises"), "the folder to make the copies in")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		return 2
+		return helpOr2(err)
 	}
 	if len(pos) == 0 {
 		fmt.Fprintln(stderr, "usage: memlab exercises copy N... [--to DIR]")

@@ -162,10 +162,15 @@ func TestWhatifRanks(t *testing.T) {
 	if code := run(args, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	for _, want := range []string{"rank 0: " + paths[0], "rank 1: " + paths[1], "worst of 2 ranks"} {
+	for _, want := range []string{"rank 0: " + paths[0] + ": PyTorch 2.10 or later · device 139.80 GiB (H200) assumed · ", "rank 1: " + paths[1], "worst of 2 ranks"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+	// a rank that runs out of memory makes the exit status 3
+	capped := append(append([]string{"whatif"}, paths...), "--conf", "", "--cap", "64MiB")
+	if code := run(capped, &bytes.Buffer{}, &bytes.Buffer{}); code != 3 {
+		t.Errorf("ranks under a 64 MiB cap: exit %d, want 3 (an OOM predicted)", code)
 	}
 	var got struct {
 		Ranks []struct {

@@ -14,6 +14,8 @@ import (
 	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/snapshot"
 	"memlab.dev/memlab/whatif"
+
+	"gonum.org/v1/plot/vg"
 )
 
 func init() {
@@ -39,7 +41,25 @@ Several snapshots (one per rank of a job on several GPUs) are replayed at once, 
 every core, each under the same settings: one table per rank, then the worst rank
 per configuration (--json writes them all; --plot, --sweep and --min-cap take one).
 No output overwrites a snapshot, and an output's folder must exist.
+
+The output starts with a header: the snapshot, the PyTorch its keys show, the device
+size assumed (--total), the events, streams and private pools. Under a cap (--cap,
+--fraction) or a garbage_collection_threshold, a note says whether they engaged.
+Allocations of private pools (CUDA graphs, torch.compile's reduce-overhead, a
+torch.cuda.MemPool) go to their pool under every setting; PyTorch 2.11 records no pool
+in its trace entries, so the pool is inferred, and the output says how.
+
+Exit status: 0 when every replay ran without an out-of-memory error, 3 when a
+replay predicts one (the table and the first OOM's message say where; --sweep
+and --min-cap exit 0 when they found an answer), 1 when the snapshot could not be
+read or replayed, 2 for a usage error.
 `
+
+// plotWidth is the width of --plot's figure: room for the curves beside the key.
+const plotWidth = 11 * vg.Inch
+
+// exitOOM is the exit status of a replay that predicts an out-of-memory error.
+const exitOOM = 3
 
 // confList is the repeatable --conf flag.
 type confList []string
@@ -170,17 +190,19 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
 			return 1
 		}
+		fmt.Fprintf(stdout, "%s: %s\n\n", pos[0], whatif.Describe(s, opts))
 		fmt.Fprintf(stdout, "%d settings without OOM; lowest peak reserved first:\n\n", len(runs))
 		if len(runs) > *top && *top > 0 {
 			runs = runs[:*top]
 		}
-		res = &whatif.Result{Runs: runs}
+		res = &whatif.Result{Runs: runs, About: whatif.Describe(s, opts)}
 	} else {
 		res, err = whatif.Replay(s, settings, opts)
 		if err != nil {
 			fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
 			return 1
 		}
+		fmt.Fprintf(stdout, "%s: %s\n\n", pos[0], res.About)
 	}
 	if err := res.WriteTable(stdout); err != nil {
 		fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
@@ -199,6 +221,8 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	if *plot != "" {
 		f, err := res.Plot("What if: " + filepath.Base(pos[0]))
 		if err == nil {
+			// a file read on its own: wider than a notebook's figure, and sharp
+			f.Width, f.DPI = plotWidth, 192
 			err = f.Save(*plot)
 		}
 		if err != nil {
@@ -207,7 +231,20 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "wrote %s\n", *plot)
 	}
+	if !*sweep && predictsOOM(res.Runs) {
+		return exitOOM
+	}
 	return 0
+}
+
+// predictsOOM reports whether an allocation failed in any of the runs.
+func predictsOOM(runs []whatif.Run) bool {
+	for i := range runs {
+		if runs[i].FirstOOM != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // whatifRanks replays several ranks' snapshots (whatif.Files) and prints each and the
@@ -238,6 +275,11 @@ func whatifRanks(paths []string, confs []string, base whatif.Setting, opts whati
 		if err != nil {
 			fmt.Fprintf(stderr, "memlab whatif: --json: %v\n", err)
 			return 1
+		}
+	}
+	for _, r := range ranks {
+		if predictsOOM(r.Result.Runs) {
+			return exitOOM
 		}
 	}
 	return 0

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"image/png"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,12 +25,22 @@ func TestWhatifCommand(t *testing.T) {
 		// PyTorch measured 306184192 bytes reserved at the peak (the facts file).
 		{"own settings", []string{snap}, 0, "292.00 MiB", ""},
 		{"flags after and before", []string{"--conf", "expandable_segments:True", snap, "--conf", ""}, 0, "expandable", ""},
-		{"cap with OOM", []string{snap, "--cap", "64MiB"}, 0, "first OOM at event", ""},
-		{"cap with OOM: the replay stops", []string{snap, "--cap", "64MiB"}, 0, "the replay stops there", ""},
-		{"keep going after the OOM", []string{snap, "--cap", "64MiB", "--keep-going"}, 0, "first OOM at event", ""},
+		{"cap with OOM", []string{snap, "--cap", "64MiB"}, 3, "first OOM at event", ""},
+		{"cap with OOM: the replay stops", []string{snap, "--cap", "64MiB"}, 3, "the replay stops there", ""},
+		{"keep going after the OOM", []string{snap, "--cap", "64MiB", "--keep-going"}, 3, "first OOM at event", ""},
 		{"plot", []string{snap, "--conf", "", "--plot", filepath.Join(dir, "m.svg")}, 0, "wrote", ""},
 		{"sweep", []string{snap, "--sweep", "--top", "3"}, 0, "lowest peak reserved first", ""},
 		{"min cap", []string{snap, "--min-cap", "--conf", ""}, 0, "smallest cap without OOM", ""},
+		{"header", []string{snap}, 0, "multistream_branches__default.pickle: PyTorch 2.10 or later · device 139.80 GiB (H200) assumed · 183 events · 3 streams · no private pool\n", ""},
+		{"header with --total", []string{snap, "--total", "80GiB"}, 0, "· device 80.00 GiB assumed ·", ""},
+		{"a cap that never engaged", []string{snap, "--cap", "20GiB", "--conf", "garbage_collection_threshold:0.6"}, 0, "the cap of 20.00 GiB never engaged: no device allocation reached it", ""},
+		{"a GC threshold that never engaged", []string{snap, "--cap", "20GiB", "--conf", "garbage_collection_threshold:0.6"}, 0, "garbage_collection_threshold:0.6 never engaged: reserved memory never exceeded 0.6 × the cap (12.00 GiB)", ""},
+		{"a GC threshold without a cap", []string{snap, "--conf", "garbage_collection_threshold:0.6"}, 0, "PyTorch collects only under a memory cap", ""},
+		{"a cap that refused", []string{snap, "--cap", "250MiB", "--conf", ""}, 0, "the cap of 250.00 MiB refused 2 device allocations", ""},
+		{"a GC that ran", []string{snap, "--cap", "250MiB", "--conf", "garbage_collection_threshold:0.5"}, 0, "garbage_collection_threshold:0.5: the collection ran 12 times and freed 8 segments (168.00 MiB)", ""},
+		{"a cap above the device", []string{snap, "--cap", "500GiB"}, 0, "the cap of 500.00 GiB is not below the device's 139.80 GiB", ""},
+		{"an OOM in one of several settings", []string{snap, "--conf", "", "--conf", "expandable_segments:True", "--cap", "64MiB"}, 3, "first OOM at event", ""},
+		{"help", []string{"-h"}, 0, "", "Exit status: 0 when every replay ran"},
 		{"no snapshot", nil, 2, "", "give one snapshot file, or one per rank"},
 		{"missing file", []string{filepath.Join(dir, "nope.pickle")}, 1, "", "no such file"},
 		{"not a pickle", []string{notPickle}, 1, "", "snapshot"},
@@ -103,5 +114,31 @@ func TestWhatifJSON(t *testing.T) {
 		if _, ok := r.Stats[k]; !ok {
 			t.Errorf("memory_stats lacks %q", k)
 		}
+	}
+}
+
+// TestWhatifPlotPNG: --plot writes a PNG wide enough for the key beside the
+// curves, at 192 dots per inch (2112 × 960 pixels for 11 × 5 inches).
+func TestWhatifPlotPNG(t *testing.T) {
+	snap, err := reference.File(reference.Workloads211, "multistream_branches__default.pickle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "m.png")
+	var out, errb bytes.Buffer
+	if code := run([]string{"whatif", snap, "--conf", "", "--conf", "expandable_segments:True", "--plot", path}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg, err := png.DecodeConfig(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Width != 2112 || cfg.Height != 960 {
+		t.Errorf("PNG of %d × %d pixels, want 2112 × 960", cfg.Width, cfg.Height)
 	}
 }
