@@ -177,9 +177,7 @@ func checkPair(t *testing.T, s *snapshot.Snapshot, prog, ff, note string) (Run, 
 // knownMisses are the predictions, beyond the three programs, known to differ
 // from PyTorch's figure, each with the reason found. A listed figure that comes out
 // exact fails the test, so the list cannot outlive its reason.
-var knownMisses = map[string]string{
-	"phases_empty_cache under roundup_power2_divisions_4: inactive_split_bytes.all.peak": "under roundup most device allocations have sizes the default run never asked for, so their addresses are the driver model's guesses (Run.Guessed), and after empty_cache equal-size free blocks are chosen by address",
-}
+var knownMisses = map[string]string{}
 
 // rangeWidth bounds a timing range of an acceptance key: hi − lo at most this fraction
 // of hi (or 2, for counts), so that a range that took in every outcome fails.

@@ -28,8 +28,13 @@
 // order the snapshot's own completions show them — and in the order they were made.
 //
 // Where the recorded run made a device allocation for a request, the replay places
-// the same allocation at the address the driver returned; other device allocations get guessed addresses (Run.Guessed counts
-// them), which matter only when free blocks of equal size compete.
+// the same allocation at the address the driver returned. Other device allocations get
+// guessed addresses (Run.Guessed counts them), which matter only when free blocks of
+// equal size compete: one of another size than the recorded run made for the request
+// ends where the recorded range's 32 MiB chunks end; one the recorded run did not make
+// fills a free chunk tail or a small freed segment's range first-fit, else the top of
+// a large freed segment's range, else goes below every range, as the driver was seen
+// to place them (experiments/driver-va, and the runs of reference/workloads-2.11).
 //
 // Segment entries are not replayed as such: the replayed policy makes its own device
 // allocations and frees. A run of segment_free (or segment_unmap) entries that is not
