@@ -1,8 +1,9 @@
 // Package reference locates the PyTorch ground truth that ships with the
 // repository: allocator traces and summaries recorded with PyTorch 2.11 on an
 // NVIDIA H200 (torch-2.11/) and real programs' memory snapshots with PyTorch's
-// own figures (workloads-2.11/), and the randomized differential suites' cases
-// (fidelity-2.11/). Each folder's README says how it was made.
+// own figures (workloads-2.11/, modern-2.11/, misses-2.11/), and the
+// randomized differential suites' cases (fidelity-2.11/). Each folder's README
+// says how it was made.
 //
 // The files are found at run time, not embedded: from the directory of this
 // source file (the checkout a notebook or test was built from), else by walking
@@ -35,6 +36,13 @@ const (
 	// (issue 22): random cases and PyTorch 2.11's answers, one gzip'd JSON-lines
 	// file a suite (layouts, settings, allocator, kernels).
 	Fidelity211 = "fidelity-2.11"
+	// Modern211 holds programs using torch.compile, CUDA graphs, a MemPool and
+	// FSDP2 (issue 20), in Workloads211's file shapes, their facts also
+	// listing every segment's pool id.
+	Modern211 = "modern-2.11"
+	// Misses211 holds single-stream programs whose what-if replay differs
+	// from PyTorch in a figure, in Workloads211's file shapes.
+	Misses211 = "misses-2.11"
 )
 
 // Root returns the repository root: the directory holding the go.mod of

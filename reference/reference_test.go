@@ -22,6 +22,10 @@ func TestShipped(t *testing.T) {
 		{reference.Torch211, "snapshot_*.pickle", 2},
 		{reference.Workloads211, "*__default.pickle", 3},
 		{reference.Workloads211, "*.facts.json", 15},
+		{reference.Modern211, "*__default.pickle", 5},
+		{reference.Modern211, "*.facts.json", 25},
+		{reference.Misses211, "*__default.pickle", 2},
+		{reference.Misses211, "*.facts.json", 10},
 	} {
 		files, err := reference.Glob(c.folder, c.pattern)
 		if err != nil {

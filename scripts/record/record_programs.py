@@ -14,13 +14,30 @@ The default setting is recorded first, with Python stack frames; it is the input
 what-if replay, the others are what the replay must predict. The capped setting runs
 under set_per_process_memory_fraction(1.15 x the default run's peak allocated / total).
 
-  python3 record_programs.py --out DIR [--programs a,b] [--stacks-all]
+  python3 record_programs.py --out DIR [--programs a,b] [--stacks-all] [--rerun] [--jobs N]
                                         every program (or those), every setting
   python3 record_programs.py --list
+
+Programs marked COMPILED (torch.compile) are first run once, unrecorded, to warm a
+persistent compile cache (TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR under --cache,
+one folder a program); every recorded setting then runs in a fresh process on that warm
+cache, so that no setting compiles or autotunes and all see the same requests. --rerun
+records the default setting a second time into OUT/rerun/ and prints which figures
+differ from the first (none, for a program whose requests do not depend on GPU timing).
+--jobs N records N programs at once (each in its own processes; the settings of one
+program one after another).
+
+Besides PyTorch's figures, each facts file holds what PyTorch reports about memory
+pools: `segments` (every segment of the snapshot at the end, with its
+`segment_pool_id`; (0, 0) is the default pool) and `marks` (memory_stats and segments
+at the points a program marks with mark(), e.g. while a private pool is alive).
 """
 import argparse
+import concurrent.futures
+import datetime
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -39,6 +56,26 @@ def tag(conf):
     if not conf:
         return "default"
     return conf.replace(":", "_").replace(",", "__").replace(".", "p")
+
+
+# What PyTorch reports about pools, at the end of a run and at the points a program
+# marks (mark(torch, "label")): the facts files' `segments` and `marks`.
+MARKS = []
+
+
+def segment_facts(segments):
+    """Every segment of a snapshot, with its pool: segment_pool_id is (0, 0) for the
+    default pool and another pair for a graph's or a MemPool's private pool."""
+    return [{k: (list(v) if isinstance(v, tuple) else v) for k, v in seg.items() if k not in ("blocks", "frames")}
+            | {"blocks": len(seg.get("blocks", ())),
+               "active_blocks": sum(1 for b in seg.get("blocks", ()) if b["state"] != "inactive")}
+            for seg in segments]
+
+
+def mark(torch, label):
+    """Record memory_stats() and the segments with their pool ids at this point."""
+    MARKS.append({"label": label, "memory_stats": dict(torch.cuda.memory_stats()),
+                  "segments": segment_facts(torch.cuda.memory_snapshot())})
 
 
 # ---------------------------------------------------------------- programs
@@ -178,8 +215,302 @@ def phases_empty_cache(torch):
     del x
 
 
+# ---- modern programs: torch.compile, CUDA graphs, MemPool, FSDP2 (reference/modern-2.11)
+
+def _block(torch, d, heads):
+    """A pre-norm transformer block (attention through scaled_dot_product_attention, then
+    an MLP), written out so that torch.compile traces it whole."""
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+        def forward(self, x):
+            b, n, _ = x.shape
+            q, k, v = self.qkv(self.ln1(x)).view(b, n, 3, heads, d // heads).permute(2, 0, 3, 1, 4)
+            a = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.proj(a.transpose(1, 2).reshape(b, n, d))
+            return x + self.mlp(self.ln2(x))
+
+    return Block()
+
+
+def compile_train(torch):
+    """torch.compile (default mode) training of two transformer blocks and a head, AdamW,
+    3 steps at batch x seq 16x128, then 3 at 8x200: the new shape recompiles."""
+    torch.manual_seed(0)
+    nn = torch.nn
+    model = nn.Sequential(_block(torch, 256, 4), _block(torch, 256, 4), nn.Linear(256, 1000)).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    step = torch.compile(model)
+    for bs, n in [(16, 128)] * 3 + [(8, 200)] * 3:
+        x = torch.randn(bs, n, 256, device="cuda")
+        target = torch.randint(0, 1000, (bs * n,), device="cuda")
+        loss = nn.functional.cross_entropy(step(x).reshape(-1, 1000), target)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        del x, target, loss
+    mark(torch, "after training")
+
+
+def compile_reduce_overhead_infer(torch):
+    """torch.compile(mode="reduce-overhead") inference of two transformer blocks at batch
+    sizes 8, 16, 8, 32, 16 (seq 128), each called 3 times: CUDA graph trees warm up,
+    record into their private pool and replay, one graph per batch size."""
+    torch.manual_seed(0)
+    nn = torch.nn
+    model = nn.Sequential(_block(torch, 256, 4), _block(torch, 256, 4)).cuda().eval()
+    fn = torch.compile(model, mode="reduce-overhead")
+    with torch.no_grad():
+        for bs in (8, 16, 8, 32, 16):
+            x = torch.randn(bs, 128, 256, device="cuda")
+            for _ in range(3):
+                torch.compiler.cudagraph_mark_step_begin()
+                y = fn(x)
+                y.sum().item()  # read the graph's output before the next replay overwrites it
+                del y
+            del x
+            if bs == 32:
+                mark(torch, "after the batch-32 graph")
+
+
+def graph_shared_pool(torch):
+    """A hand-captured torch.cuda.CUDAGraph (an MLP's forward) and a second graph (a head
+    on its output) captured into the first one's pool (pool=g1.pool()), replayed 5 times
+    with eager work around them; the graphs are then deleted and the cache emptied."""
+    torch.manual_seed(0)
+    nn = torch.nn
+    body = nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 1024)).cuda().eval()
+    head = nn.Sequential(nn.LayerNorm(1024), nn.Linear(1024, 512)).cuda().eval()
+    with torch.no_grad():
+        static_x = torch.randn(64, 1024, device="cuda")
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm up on a side stream, as the docs say
+            for _ in range(3):
+                head(body(static_x))
+        torch.cuda.current_stream().wait_stream(side)
+        g1 = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g1):
+            static_h = body(static_x)
+        g2 = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g2, pool=g1.pool()):
+            static_y = head(static_h)
+        mark(torch, "after both captures")
+        outs = []
+        for i in range(5):
+            static_x.copy_(torch.randn(64, 1024, device="cuda"))
+            g1.replay()
+            g2.replay()
+            outs.append(static_y.clone() * 2)
+            if len(outs) > 2:
+                outs.pop(0)
+        extra = torch.randn(256, 4096, device="cuda") @ torch.randn(4096, 256, device="cuda")
+        del outs, extra, static_y, static_h, static_x
+        del g2
+        mark(torch, "after deleting the second graph")
+        del g1
+    torch.cuda.empty_cache()
+
+
+def mempool_kv_cache(torch):
+    """A decoder-like loop (2 layers, d 512, 8 heads) serving 3 requests (batch x prompt x
+    new tokens 4x256x16, 8x64x24, 2x512x12) whose KV-cache tensors are allocated under
+    `with torch.cuda.use_mem_pool(pool)` and everything else in the default pool; each
+    request's cache is freed when it ends, then the pool is deleted and the cache emptied."""
+    torch.manual_seed(0)
+    nn = torch.nn
+    d, h, layers, vocab = 512, 8, 2, 8000
+    emb = nn.Embedding(vocab, d).cuda()
+    qkv = [nn.Linear(d, 3 * d).cuda() for _ in range(layers)]
+    proj = [nn.Linear(d, d).cuda() for _ in range(layers)]
+    mlp = [nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d)).cuda() for _ in range(layers)]
+    out = nn.Linear(d, vocab).cuda()
+    pool = torch.cuda.MemPool()
+    with torch.no_grad():
+        for r, (bs, prompt, new) in enumerate([(4, 256, 16), (8, 64, 24), (2, 512, 12)]):
+            total = prompt + new
+            with torch.cuda.use_mem_pool(pool):
+                kv = [torch.empty(2, bs, h, total, d // h, device="cuda") for _ in range(layers)]
+            ids = torch.randint(0, vocab, (bs, prompt), device="cuda")
+            pos = 0
+            for t in range(new + 1):
+                x = emb(ids)
+                n = x.shape[1]
+                for l in range(layers):
+                    q, k, v = qkv[l](x).view(bs, n, 3, h, d // h).permute(2, 0, 3, 1, 4)
+                    kv[l][0, :, :, pos:pos + n] = k
+                    kv[l][1, :, :, pos:pos + n] = v
+                    a = nn.functional.scaled_dot_product_attention(
+                        q, kv[l][0, :, :, :pos + n], kv[l][1, :, :, :pos + n], is_causal=(n > 1))
+                    x = x + proj[l](a.transpose(1, 2).reshape(bs, n, d))
+                    x = x + mlp[l](x)
+                pos += n
+                ids = out(x[:, -1]).argmax(-1, keepdim=True)
+                del x, q, k, v, a
+            mark(torch, f"request {r} done, its cache alive")
+            del kv, ids
+        mark(torch, "before deleting the pool")
+    del pool
+    torch.cuda.empty_cache()
+
+
+def fsdp2_train(torch):
+    """FSDP2 (torch.distributed.fsdp.fully_shard) on one rank (world size 1, NCCL on the one
+    GPU): 4 MLP blocks (1024 -> 4096 -> 1024), each sharded, and the root; AdamW, 4 steps
+    at batch 32, 64, 32, 48 of 256 tokens. All-gathers and reduce-scatters run on
+    FSDP's own streams."""
+    import torch.distributed as dist
+    from torch.distributed.fsdp import fully_shard
+    with socket.socket() as so:
+        so.bind(("127.0.0.1", 0))
+        port = so.getsockname()[1]
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK="0", WORLD_SIZE="1",
+                      LOCAL_RANK="0")
+    for k in ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS"):
+        os.environ.setdefault(k, "0" if k == "NCCL_NVLS_ENABLE" else "1")
+    dist.init_process_group("nccl", rank=0, world_size=1, device_id=torch.device("cuda", 0))
+    try:
+        torch.manual_seed(0)
+        nn = torch.nn
+        model = nn.Sequential(*[nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 1024))
+                                for _ in range(4)]).cuda()
+        for blk in model:
+            fully_shard(blk)
+        fully_shard(model)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        for bs in (32, 64, 32, 48):
+            x = torch.randn(bs, 256, 1024, device="cuda")
+            loss = model(x).square().mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            del x, loss
+        torch.cuda.synchronize()
+        mark(torch, "after training")
+        del model, opt
+    finally:
+        dist.destroy_process_group()
+
+
+# ---- single-stream programs like the held-back misses (helper m20)
+
+def llama_generate(torch):
+    """transformers' Llama (2 layers, d 512, vocab 32000, random weights), greedy `generate`
+    (DynamicCache) of 8 tokens for prompts batch x length 4x200, 1x600, 8x64."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(0)
+    cfg = LlamaConfig(hidden_size=512, intermediate_size=1376, num_hidden_layers=2,
+                      num_attention_heads=8, num_key_value_heads=8, vocab_size=32000,
+                      max_position_embeddings=2048)
+    model = LlamaForCausalLM(cfg).cuda().eval()
+    with torch.no_grad():
+        for bs, n in [(4, 200), (1, 600), (8, 64)]:
+            ids = torch.randint(0, 32000, (bs, n), device="cuda")
+            out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=8,
+                                 min_new_tokens=8, do_sample=False, pad_token_id=0)
+            del ids, out
+
+
+def opt_generate(torch):
+    """transformers' OPT (2 layers, d 768, vocab 50272, random weights), greedy `generate`
+    of 6 tokens for prompts batch x length 8x256, 2x700, 16x96."""
+    from transformers import OPTConfig, OPTForCausalLM
+    torch.manual_seed(0)
+    cfg = OPTConfig(hidden_size=768, ffn_dim=3072, num_hidden_layers=2, num_attention_heads=12,
+                    word_embed_proj_dim=768, max_position_embeddings=2048)
+    model = OPTForCausalLM(cfg).cuda().eval()
+    with torch.no_grad():
+        for bs, n in [(8, 256), (2, 700), (16, 96)]:
+            ids = torch.randint(4, cfg.vocab_size, (bs, n), device="cuda")
+            out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=6,
+                                 min_new_tokens=6, do_sample=False, pad_token_id=1)
+            del ids, out
+
+
+def gpt2_generate_padded(torch):
+    """transformers' GPT-2 (2 layers, d 768, vocab 50257, random weights), greedy `generate`
+    of 6 tokens for left-padded batches (batch x length 16x128, 4x512, 32x32; each row's
+    length drawn between half and all of it)."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=2, n_embd=768, n_head=12, n_positions=1024)
+    model = GPT2LMHeadModel(cfg).cuda().eval()
+    with torch.no_grad():
+        for bs, n in [(16, 128), (4, 512), (32, 32)]:
+            ids = torch.randint(0, cfg.vocab_size, (bs, n), device="cuda")
+            lengths = torch.randint(n // 2, n + 1, (bs,), device="cuda")
+            mask = (torch.arange(n, device="cuda")[None] >= (n - lengths)[:, None]).long()
+            out = model.generate(ids, attention_mask=mask, max_new_tokens=6, min_new_tokens=6,
+                                 do_sample=False, pad_token_id=0)
+            del ids, lengths, mask, out
+
+
+def bert_encode_base(torch):
+    """transformers' BERT encoder (4 layers, d 768, 12 heads, random weights), inference on
+    padded batches (batch x length 32x256, 8x512, 64x128, 16x384, 48x200) with masks."""
+    from transformers import BertConfig, BertModel
+    torch.manual_seed(0)
+    cfg = BertConfig(hidden_size=768, num_hidden_layers=4, num_attention_heads=12,
+                     intermediate_size=3072, max_position_embeddings=512)
+    model = BertModel(cfg).cuda().eval()
+    with torch.no_grad():
+        for bs, n in [(32, 256), (8, 512), (64, 128), (16, 384), (48, 200)]:
+            ids = torch.randint(0, cfg.vocab_size, (bs, n), device="cuda")
+            lengths = torch.randint(n // 2, n + 1, (bs,), device="cuda")
+            mask = (torch.arange(n, device="cuda")[None] < lengths[:, None]).long()
+            out = model(input_ids=ids, attention_mask=mask)
+            del ids, lengths, mask, out
+
+
+def bert_encode(torch):
+    """transformers' BERT encoder (4 layers, d 512, random weights), inference on padded
+    batches (batch x length 8x128, 4x384, 16x64, 2x512, 12x200) with attention masks."""
+    from transformers import BertConfig, BertModel
+    torch.manual_seed(0)
+    cfg = BertConfig(hidden_size=512, num_hidden_layers=4, num_attention_heads=8,
+                     intermediate_size=2048, max_position_embeddings=512)
+    model = BertModel(cfg).cuda().eval()
+    with torch.no_grad():
+        for bs, n in [(8, 128), (4, 384), (16, 64), (2, 512), (12, 200)]:
+            ids = torch.randint(0, cfg.vocab_size, (bs, n), device="cuda")
+            lengths = torch.randint(n // 2, n + 1, (bs,), device="cuda")
+            mask = (torch.arange(n, device="cuda")[None] < lengths[:, None]).long()
+            out = model(input_ids=ids, attention_mask=mask)
+            del ids, lengths, mask, out
+
+
+def vit_train_bf16(torch):
+    """torchvision's vit_b_16 (random weights) trained under bf16 autocast, AdamW,
+    3 steps at batch 8, 224 px."""
+    import torchvision
+    torch.manual_seed(0)
+    model = torchvision.models.vit_b_16(weights=None).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    for _ in range(3):
+        x = torch.randn(8, 3, 224, 224, device="cuda")
+        y = torch.randint(0, 1000, (8,), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        del x, y, loss
+
+
 PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_train_bf16,
-                                    gpt2_generate, phases_empty_cache, prefetch_side_stream)}
+                                    gpt2_generate, phases_empty_cache, prefetch_side_stream,
+                                    compile_train, compile_reduce_overhead_infer, graph_shared_pool,
+                                    mempool_kv_cache, fsdp2_train,
+                                    llama_generate, bert_encode, vit_train_bf16,
+                                    opt_generate, gpt2_generate_padded, bert_encode_base)}
+# Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
+COMPILED = {"compile_train", "compile_reduce_overhead_infer"}
 
 
 # ---------------------------------------------------------------- one run
@@ -202,6 +533,7 @@ def run(name, conf, frac, out, stacks):
     wall = time.time() - t0
     base = os.path.join(out, f"{name}__{tag(conf)}")
     torch.cuda.memory._dump_snapshot(base + ".pickle")
+    segments = torch.cuda.memory_snapshot()
     torch.cuda.memory._record_memory_history(enabled=None)
     stats = torch.cuda.memory_stats()
     _, total = torch.cuda.mem_get_info()
@@ -216,6 +548,10 @@ def run(name, conf, frac, out, stacks):
         "oom": oom, "wall_s": round(wall, 3),
         "memory_stats": dict(stats),
         "memory_summary": torch.cuda.memory_summary(),
+        "segments": segment_facts(segments),
+        "marks": MARKS,
+        "recorded_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
+        "compile_cache": os.environ.get("TORCHINDUCTOR_CACHE_DIR"),
         "recorder": "memlab scripts/record/record_programs.py",
     }
     with open(base + ".facts.json", "w") as f:
@@ -225,24 +561,69 @@ def run(name, conf, frac, out, stacks):
           f"retries {stats.get('num_alloc_retries')}, oom {bool(oom)}, {wall:.1f}s", flush=True)
 
 
-def record_all(out, names, stacks_all):
-    for name in names:
-        def sub(conf, frac, stacks):
-            cmd = [sys.executable, __file__, "--program", name, "--conf", conf, "--out", out]
-            if frac:
-                cmd += ["--frac", repr(frac)]
-            if stacks:
-                cmd += ["--stacks"]
-            p = subprocess.run(cmd, capture_output=True, text=True)
-            print(p.stdout.strip() or p.stderr.strip()[-3000:], flush=True)
-        sub("", None, True)
-        with open(os.path.join(out, f"{name}__default.facts.json")) as f:
-            d = json.load(f)
-        for conf in SETTINGS[1:]:
-            frac = None
-            if conf in CAPPED:
-                frac = round(CAPPED[conf] * d["max_memory_allocated"] / d["total_memory"], 6)
-            sub(conf, frac, stacks_all)
+# the figures a rerun of the default setting is compared on
+RERUN_KEYS = ["max_memory_allocated", "max_memory_reserved", "memory_allocated", "memory_reserved"]
+
+
+def record_program(name, out, stacks_all, rerun, cache, timeout):
+    """Record one program under every setting (the default first, with Python frames),
+    each in a fresh process; a compiled program on a warm compile cache. Returns its log."""
+    log = []
+    env = dict(os.environ)
+    if name in COMPILED:
+        d = os.path.abspath(os.path.join(cache, name))
+        env.update(TORCHINDUCTOR_CACHE_DIR=d, TRITON_CACHE_DIR=os.path.join(d, "triton"),
+                   TORCHINDUCTOR_FX_GRAPH_CACHE="1", TORCHINDUCTOR_AUTOGRAD_CACHE="1")
+
+    def sub(conf, frac, stacks, where):
+        os.makedirs(where, exist_ok=True)
+        cmd = [sys.executable, os.path.abspath(__file__), "--program", name, "--conf", conf, "--out", where]
+        if frac:
+            cmd += ["--frac", repr(frac)]
+        if stacks:
+            cmd += ["--stacks"]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            log.append(f"{name} [{conf or 'default'}]: TIMEOUT after {timeout}s")
+            return False
+        warm = "warm-up, unrecorded: " if where != out and "rerun" not in where else ""
+        log.append(warm + p.stdout.strip() if p.returncode == 0 else
+                   f"{name} [{conf or 'default'}]: FAILED rc {p.returncode}\n{p.stderr.strip()[-4000:]}")
+        if p.returncode == 0 and p.stderr.strip():
+            with open(os.path.join(where, f"{name}__{tag(conf)}.stderr.txt"), "w") as f:
+                f.write(p.stderr[-20000:])
+        return p.returncode == 0
+
+    if name in COMPILED and not sub("", None, False, os.path.join(cache, name, "warm-run")):
+        return log
+    if not sub("", None, True, out):
+        return log
+    with open(os.path.join(out, f"{name}__default.facts.json")) as f:
+        d = json.load(f)
+    for conf in SETTINGS[1:]:
+        frac = None
+        if conf in CAPPED:
+            frac = round(CAPPED[conf] * d["max_memory_allocated"] / d["total_memory"], 6)
+        sub(conf, frac, stacks_all, out)
+    if rerun and sub("", None, True, os.path.join(out, "rerun")):
+        with open(os.path.join(out, "rerun", f"{name}__default.facts.json")) as f:
+            d2 = json.load(f)
+        diff = [k for k in RERUN_KEYS if d[k] != d2[k]]
+        diff += [k for k in sorted(set(d["memory_stats"]) | set(d2["memory_stats"]))
+                 if d["memory_stats"].get(k) != d2["memory_stats"].get(k)]
+        log.append(f"{name}: default recorded twice: " +
+                   ("same figures, every memory_stats key" if not diff else "DIFFER in " + ", ".join(
+                       f"{k} {d.get(k, d['memory_stats'].get(k))} vs {d2.get(k, d2['memory_stats'].get(k))}"
+                       for k in diff)))
+    return log
+
+
+def record_all(out, names, stacks_all, rerun=False, cache="compile-cache", jobs=1, timeout=None):
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
+        futs = [ex.submit(record_program, n, out, stacks_all, rerun, cache, timeout) for n in names]
+        for fu in futs:
+            print("\n".join(fu.result()), flush=True)
 
 
 if __name__ == "__main__":
@@ -256,6 +637,12 @@ if __name__ == "__main__":
     ap.add_argument("--stacks-all", action="store_true",
                     help="record Python frames under every setting, not only the default")
     ap.add_argument("--out", default="recorded")
+    ap.add_argument("--rerun", action="store_true",
+                    help="record the default setting again into OUT/rerun and compare the figures")
+    ap.add_argument("--cache", default="compile-cache",
+                    help="folder of the compiled programs' persistent compile caches")
+    ap.add_argument("--jobs", type=int, default=1, help="programs recorded at once")
+    ap.add_argument("--timeout", type=float, help="seconds one recording process may run")
     a = ap.parse_args()
     if a.list:
         print("\n".join(PROGRAMS))
@@ -264,4 +651,5 @@ if __name__ == "__main__":
     if a.program:
         run(a.program, a.conf, a.frac, a.out, a.stacks)
     else:
-        record_all(a.out, a.programs.split(",") if a.programs else list(PROGRAMS), a.stacks_all)
+        record_all(a.out, a.programs.split(",") if a.programs else list(PROGRAMS), a.stacks_all,
+                   a.rerun, a.cache, a.jobs, a.timeout)
