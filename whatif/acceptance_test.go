@@ -64,7 +64,7 @@ func TestPredictsRecordedSettings(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no workload snapshots")
 	}
-	checked, exact, inRange := 0, 0, 0
+	checked, exact, inRange, inAddr := 0, 0, 0, 0
 	for _, def := range files {
 		prog := strings.TrimSuffix(filepath.Base(def), "__default.pickle")
 		s, err := snapshot.ReadFile(def)
@@ -80,17 +80,20 @@ func TestPredictsRecordedSettings(t *testing.T) {
 			checked++
 			for _, k := range acceptanceKeys {
 				lr, timed := r.TimingRange[k]
+				la, placed := r.AddressRange[k]
 				switch w := f.Stats[k]; {
 				case r.Stats[k] == w:
 					exact++
 				case timed && lr[0] <= w && w <= lr[1]:
 					inRange++
+				case placed && la[0] <= w && w <= la[1]:
+					inAddr++
 				}
 			}
 		}
 	}
-	summary := fmt.Sprintf("%d programs × settings, %d figures: %d equal to PyTorch's; %d others depend on GPU timing and lie inside their range; %d known misses",
-		checked, checked*len(acceptanceKeys), exact, inRange, checked*len(acceptanceKeys)-exact-inRange)
+	summary := fmt.Sprintf("%d programs × settings, %d figures: %d equal to PyTorch's; %d others depend on GPU timing and lie inside their range; %d others depend on driver addresses and lie inside their range; %d known misses",
+		checked, checked*len(acceptanceKeys), exact, inRange, inAddr, checked*len(acceptanceKeys)-exact-inRange-inAddr)
 	t.Log(summary)
 	// BENCHMARKS.md quotes this line: it must say what the test measures now.
 	root, err := reference.Root()
@@ -147,7 +150,8 @@ func checkPair(t *testing.T, s *snapshot.Snapshot, prog, ff, note string) (Run, 
 	}
 	exact := slices.DeleteFunc(slices.Clone(acceptanceKeys), func(k string) bool {
 		_, timed := r.TimingRange[k]
-		return timed || knownMisses[what+": "+k] != ""
+		_, placed := r.AddressRange[k]
+		return timed || placed || knownMisses[what+": "+k] != ""
 	})
 	check(t, what, r, f, exact)
 	for _, k := range acceptanceKeys {
@@ -159,7 +163,8 @@ func checkPair(t *testing.T, s *snapshot.Snapshot, prog, ff, note string) (Run, 
 			}
 		}
 	}
-	checkRange(t, what, r, f)
+	checkRange(t, what, "timing", r.TimingRange, r, f)
+	checkRange(t, what, "address", r.AddressRange, r, f)
 	logRow(t, prog, name+note, "", r, f)
 	if !sameTiming {
 		moved := *s
@@ -183,24 +188,25 @@ var knownMisses = map[string]string{}
 // of hi (or 2, for counts), so that a range that took in every outcome fails.
 const rangeWidth = 0.5
 
-// checkRange checks that every acceptance figure the replay flags as timing-dependent
-// lies inside its range, and that the range is narrow.
-func checkRange(t *testing.T, what string, r Run, f facts) {
+// checkRange checks that every acceptance figure the replay flags (its timing or its
+// address range, rg, named by kind) lies inside its range, and that the range is
+// narrow.
+func checkRange(t *testing.T, what, kind string, rg map[string][2]int64, r Run, f facts) {
 	t.Helper()
 	for _, k := range acceptanceKeys {
-		lr, ok := r.TimingRange[k]
+		lr, ok := rg[k]
 		if !ok {
 			continue
 		}
 		lo, hi := lr[0], lr[1]
 		if lo > hi || float64(hi-lo) > max(rangeWidth*float64(hi), 2) {
-			t.Errorf("%s: %s: timing range [%d, %d] is wider than %g of its top", what, k, lo, hi, rangeWidth)
+			t.Errorf("%s: %s: %s range [%d, %d] is wider than %g of its top", what, k, kind, lo, hi, rangeWidth)
 		}
 		if w, ok := f.Stats[k]; !ok || w < lo || w > hi {
-			t.Errorf("%s: %s: PyTorch measured %d, outside the timing range [%d, %d]", what, k, w, lo, hi)
+			t.Errorf("%s: %s: PyTorch measured %d, outside the %s range [%d, %d]", what, k, w, kind, lo, hi)
 		}
 		if v := r.Stats[k]; v < lo || v > hi {
-			t.Errorf("%s: %s: the prediction %d is outside its own timing range [%d, %d]", what, k, v, lo, hi)
+			t.Errorf("%s: %s: the prediction %d is outside its own %s range [%d, %d]", what, k, v, kind, lo, hi)
 		}
 	}
 }
@@ -215,6 +221,9 @@ func logRow(t *testing.T, prog, setting, note string, r Run, f facts) {
 		rg := ""
 		if lr, ok := r.TimingRange[k]; ok {
 			rg = fmt.Sprintf(" [%d, %d]", lr[0], lr[1])
+		}
+		if la, ok := r.AddressRange[k]; ok {
+			rg += fmt.Sprintf(" {%d, %d}", la[0], la[1])
 		}
 		if got == w {
 			row += fmt.Sprintf(" %d =%s |", got, rg)

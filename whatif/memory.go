@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"fmt"
+	"math/rand"
 	"sort"
 
 	"memlab.dev/memlab/allocator"
@@ -36,6 +37,9 @@ type deviceMemory struct {
 	freed   []liveSpan // large freed segments' ranges, by address (releasedRange)
 	guessed int
 	frees   int // cudaFree calls so far (each synchronises the device)
+	// placer, when set, places each guessed allocation at a random one of the places
+	// the driver could have chosen (for Run.AddressRange) instead of the model's.
+	placer *rand.Rand
 }
 
 type liveSpan struct {
@@ -96,23 +100,19 @@ func (m *deviceMemory) place(size uint64, mapped bool) uint64 {
 		m.taken[i] = true
 		return h.addr
 	}
+	if m.placer != nil && !mapped {
+		m.guessed++
+		return m.placeAnywhere(size)
+	}
 	if !mapped {
 		// The recorded run made a device allocation of another size for this request:
 		// the driver carves a range top-down, so a range of other size ends where the
 		// recorded one's chunks end (experiments/driver-va: the runs of one program
 		// under other settings agree there).
-		chunk := chunkRound(size)
-		for i, h := range m.hints {
-			if m.taken[i] || h.mapped {
-				continue
-			}
-			top := h.addr + chunkRound(uint64(h.size))
-			if top < chunk || m.overlaps(top-chunk, size) {
-				continue
-			}
+		if i, a, ok := m.resized(size); ok {
 			m.taken[i] = true
 			m.guessed++
-			return top - chunk
+			return a
 		}
 	}
 	m.guessed++
@@ -134,23 +134,55 @@ func (m *deviceMemory) place(size uint64, mapped bool) uint64 {
 		}
 		return hole.addr
 	}
-	chunk := chunkRound(size)
 	for i := len(m.freed) - 1; i >= 0; i-- {
-		r := m.freed[i]
-		top := (r.addr + r.size) / chunkSize * chunkSize
-		if top < chunk || top-chunk < r.addr || m.overlaps(top-chunk, chunk) {
+		if a, ok := m.carve(i, size); ok {
+			return a
+		}
+	}
+	return m.below(size)
+}
+
+// resized returns the place of a device allocation of size for which the recorded run
+// made one of another size (hint i): the range ending where the recorded one's chunks
+// end.
+func (m *deviceMemory) resized(size uint64) (int, uint64, bool) {
+	chunk := chunkRound(size)
+	for i, h := range m.hints {
+		if m.taken[i] || h.mapped {
 			continue
 		}
-		a := top - chunk
-		m.freed = append(m.freed[:i], m.freed[i+1:]...)
-		if a > r.addr {
-			m.addRange(&m.freed, r.addr, a-r.addr)
+		top := h.addr + chunkRound(uint64(h.size))
+		if top < chunk || m.overlaps(top-chunk, size) {
+			continue
 		}
-		if end := r.addr + r.size; end > top {
-			m.addRange(&m.freed, top, end-top)
-		}
-		return a
+		return i, top - chunk, true
 	}
+	return 0, 0, false
+}
+
+// carve takes the top chunks of the freed range i for an allocation of size, if they
+// are free.
+func (m *deviceMemory) carve(i int, size uint64) (uint64, bool) {
+	chunk := chunkRound(size)
+	r := m.freed[i]
+	top := (r.addr + r.size) / chunkSize * chunkSize
+	if top < chunk || top-chunk < r.addr || m.overlaps(top-chunk, chunk) {
+		return 0, false
+	}
+	a := top - chunk
+	m.freed = append(m.freed[:i], m.freed[i+1:]...)
+	if a > r.addr {
+		m.addRange(&m.freed, r.addr, a-r.addr)
+	}
+	if end := r.addr + r.size; end > top {
+		m.addRange(&m.freed, top, end-top)
+	}
+	return a, true
+}
+
+// below returns a new range under every range so far.
+func (m *deviceMemory) below(size uint64) uint64 {
+	chunk := chunkRound(size)
 	low := m.low
 	if low == 0 {
 		low = 0x7f0000000000
@@ -160,6 +192,72 @@ func (m *deviceMemory) place(size uint64, mapped bool) uint64 {
 		a -= chunkSize
 	}
 	return a
+}
+
+// placeAnywhere places a guessed allocation of size at a random one of the places the
+// driver was seen to choose: the recorded range of another size for the request, a
+// free chunk tail or small freed range that fits, the top or the bottom of a large
+// freed range, a chunk-aligned gap between ranges (either end), below every range or
+// above them all.
+func (m *deviceMemory) placeAnywhere(size uint64) uint64 {
+	chunk := chunkRound(size)
+	var cands []uint64
+	hint := -1
+	if i, a, ok := m.resized(size); ok {
+		cands, hint = append(cands, a), i
+	}
+	for _, h := range m.holes {
+		if h.size >= size && !m.overlaps(h.addr, size) {
+			cands = append(cands, h.addr)
+		}
+	}
+	for _, r := range m.freed {
+		if top := (r.addr + r.size) / chunkSize * chunkSize; top >= chunk && top-chunk >= r.addr && !m.overlaps(top-chunk, chunk) {
+			cands = append(cands, top-chunk)
+		}
+		if b := (r.addr + chunkSize - 1) / chunkSize * chunkSize; b+chunk <= r.addr+r.size && !m.overlaps(b, chunk) {
+			cands = append(cands, b)
+		}
+	}
+	for i := 1; i < len(m.live); i++ {
+		lo := chunkRound(m.live[i-1].addr + m.live[i-1].size)
+		if lo+chunk <= m.live[i].addr {
+			cands = append(cands, lo, (m.live[i].addr-chunk)/chunkSize*chunkSize)
+		}
+	}
+	cands = append(cands, m.below(size))
+	if n := len(m.live); n > 0 {
+		if t := chunkRound(m.live[n-1].addr + m.live[n-1].size); t+chunk > t {
+			cands = append(cands, t)
+		}
+	}
+	k := m.placer.Intn(len(cands))
+	a := cands[k]
+	if k == 0 && hint >= 0 {
+		m.taken[hint] = true
+	}
+	m.holes = cut(m.holes, a, size)
+	m.freed = cut(m.freed, a, chunk)
+	return a
+}
+
+// cut removes [addr, addr+size) from a list of ranges.
+func cut(list []liveSpan, addr, size uint64) []liveSpan {
+	var out []liveSpan
+	for _, r := range list {
+		end := r.addr + r.size
+		if end <= addr || r.addr >= addr+size {
+			out = append(out, r)
+			continue
+		}
+		if r.addr < addr {
+			out = append(out, liveSpan{addr: r.addr, size: addr - r.addr})
+		}
+		if end > addr+size {
+			out = append(out, liveSpan{addr: addr + size, size: end - addr - size})
+		}
+	}
+	return out
 }
 
 // chunkSize is the granularity of the driver's new address ranges (experiments/driver-va).

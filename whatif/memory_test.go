@@ -1,6 +1,10 @@
 package whatif
 
-import "testing"
+import (
+	"testing"
+
+	"memlab.dev/memlab/snapshot"
+)
 
 const mib = 1 << 20
 
@@ -91,5 +95,67 @@ func TestDriverReusesFreedRanges(t *testing.T) {
 	}
 	if a := guess(10 * mib); a != 1160 {
 		t.Errorf("10 MiB next: placed at base%+d MiB, want the 40 MiB range's chunk tail, +1160", a)
+	}
+}
+
+// addressTrace is a history whose figures depend on where the driver put its two
+// segments: a 40 MiB segment split by a 10 MiB block leaves 30 MiB free beside a
+// free 30 MiB segment; a 30 MiB request takes the lower of the two, and the 40 MiB
+// request after the 10 MiB block is freed fits in the first segment only if the
+// request took the other. segs, when given, are the recorded segment_alloc entries
+// (addresses of the 40 and the 30 MiB segment, and of a third if the run made one).
+func addressTrace(segs ...uint64) *snapshot.Snapshot {
+	const p, q, r, s, u = 0x1000, 0x2000, 0x3000, 0x4000, 0x5000
+	var es []snapshot.TraceEntry
+	seg := func(i int, size int64) {
+		if i < len(segs) {
+			es = append(es, snapshot.TraceEntry{Action: "segment_alloc", Addr: segs[i], Size: size})
+		}
+	}
+	seg(0, 40*mib)
+	es = append(es, alloc(p, 40*mib))
+	seg(1, 30*mib)
+	es = append(es, alloc(q, 30*mib), freeReq(p, 40*mib), freeDone(p, 40*mib), alloc(r, 10*mib),
+		freeReq(q, 30*mib), freeDone(q, 30*mib), alloc(s, 30*mib), freeReq(r, 10*mib), freeDone(r, 10*mib))
+	seg(2, 40*mib)
+	es = append(es, alloc(u, 40*mib))
+	return trace(es...)
+}
+
+// TestAddressRange: a figure that depends on where the driver places a device
+// allocation the recorded run did not make carries the range over other placements,
+// with the figure under every placement inside it; given the recorded addresses, it
+// is fixed and carries none.
+func TestAddressRange(t *testing.T) {
+	res, err := Replay(addressTrace(), nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Runs[0]
+	if r.Guessed != 2 || r.AddressPlacements != 1+maxPlacements {
+		t.Errorf("guessed %d device allocations over %d placements, want 2 over %d", r.Guessed, r.AddressPlacements, 1+maxPlacements)
+	}
+	want := map[string][2]int64{"num_device_alloc": {2, 3}, "segment.all.peak": {2, 3}, "reserved_bytes.all.peak": {70 * mib, 110 * mib}}
+	for k, w := range want {
+		if got, ok := r.AddressRange[k]; !ok || got != w {
+			t.Errorf("%s: address range %v (flagged %v), want %v", k, got, ok, w)
+		}
+	}
+	for _, c := range []struct {
+		segs          []uint64
+		allocs, resvd int64
+	}{
+		{[]uint64{0x7f0000000000, 0x7f0004000000, 0x7f0008000000}, 3, 110 * mib}, // the 30 MiB segment above: the request takes the split piece
+		{[]uint64{0x7f0004000000, 0x7f0000000000}, 2, 70 * mib},                  // below: it takes the segment
+	} {
+		res, err := Replay(addressTrace(c.segs...), nil, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := res.Runs[0]
+		if r.Guessed != 0 || r.AddressDependent() || r.DeviceAllocs != c.allocs || r.MaxReserved != c.resvd {
+			t.Errorf("segments at %#x: %d device allocations, peak reserved %d MiB, guessed %d, address range %v; want %d, %d MiB, none guessed, no range",
+				c.segs, r.DeviceAllocs, r.MaxReserved/mib, r.Guessed, r.AddressRange, c.allocs, c.resvd/mib)
+		}
 	}
 }

@@ -91,6 +91,7 @@ func Sweep(s *snapshot.Snapshot, base Setting, opts Options) ([]Run, error) {
 func MinCap(s *snapshot.Snapshot, st Setting, opts Options) (int64, error) {
 	st.Fraction, st.Cap = 0, 0
 	opts.NoTimingRange = true
+	opts.NoAddressRange = true
 	free, err := Replay(s, []Setting{st}, opts)
 	if err != nil {
 		return 0, err

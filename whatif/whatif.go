@@ -35,6 +35,15 @@
 // fills a free chunk tail or a small freed segment's range first-fit, else the top of
 // a large freed segment's range, else goes below every range, as the driver was seen
 // to place them (experiments/driver-va, and the runs of reference/workloads-2.11).
+// Where the driver puts them depends on device memory the snapshot does not show
+// (cuBLAS and cuDNN workspaces, kernel modules), so a run that guessed is also replayed
+// with each guessed allocation placed at random among those places (a chunk tail or
+// small freed range that fits, either end of a large freed range or of a gap between
+// ranges, below or above every range, the recorded range of another size), up to a
+// budget of replayed events: Run.AddressRange holds every figure that differs between
+// these placements, Run.AddressPlacements over how many (reference/misses-2.11: every
+// figure PyTorch measured that the model's placement misses lies inside it, and the
+// default snapshot with that run's own addresses moved in gives every figure exactly).
 //
 // Segment entries are not replayed as such: the replayed policy makes its own device
 // allocations and frees. A run of segment_free (or segment_unmap) entries that is not
@@ -61,6 +70,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand"
 	"runtime"
 	"slices"
 	"strings"
@@ -120,6 +130,12 @@ type Options struct {
 	// NoTimingRange skips the extra replays of a history with cross-stream frees:
 	// Run.TimingRange stays nil (Run.CrossStreamFrees is still counted).
 	NoTimingRange bool
+	// NoAddressRange skips the extra replays of a run that guessed device addresses:
+	// Run.AddressRange stays nil (Run.Guessed is still counted).
+	NoAddressRange bool
+	// placement, when not 0, seeds random places for guessed device allocations
+	// (the extra replays of Run.AddressRange).
+	placement int64
 	// ContinueAfterOOM goes on replaying after an allocation fails that the recorded
 	// run made. By default the replay stops there, as the program would have: PyTorch
 	// raised torch.OutOfMemoryError at that call, and what the program did next is not
@@ -210,11 +226,26 @@ type Run struct {
 	// TimingSchedules is how many timings the range was taken over (the replay's own
 	// among them); 0 without cross-stream frees or with Options.NoTimingRange.
 	TimingSchedules int
+	// AddressRange holds, for each memory_stats key whose figure differs when the
+	// device allocations the recorded run did not make (Guessed) are placed elsewhere
+	// — at random among the places the driver was seen to choose (the package doc says
+	// which) — the lowest and highest figure; nil when none differs. Where the driver
+	// puts them depends on device memory the snapshot does not show (cuBLAS and cuDNN
+	// workspaces, kernel modules), so such a figure is not fixed by the snapshot.
+	AddressRange map[string][2]int64
+	// AddressPlacements is how many placements the range was taken over (the
+	// replay's own among them); 0 when nothing was guessed, with
+	// Options.NoAddressRange, or for a history too long for the budget (addressBudget).
+	AddressPlacements int
 }
 
 // TimingDependent reports whether any figure of the run depends on GPU timing (when the
 // frees that waited for other streams completed).
 func (r *Run) TimingDependent() bool { return len(r.TimingRange) > 0 }
+
+// AddressDependent reports whether any figure of the run depends on where the driver
+// places the device allocations the recorded run did not make.
+func (r *Run) AddressDependent() bool { return len(r.AddressRange) > 0 }
 
 // Result is a snapshot replayed under several settings.
 type Result struct {
@@ -372,6 +403,9 @@ func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run,
 		total = H200Memory
 	}
 	mem := newDeviceMemory(uint64(total))
+	if opts.placement != 0 {
+		mem.placer = rand.New(rand.NewSource(opts.placement))
+	}
 	a, err := allocator.New(mem, st.Conf)
 	if err != nil {
 		return nil, err
