@@ -48,7 +48,8 @@ func (r *Result) devices() int {
 // Columns is the table of runs, one row per run: the setting (its
 // [Setting.ShortLabel]), the device when the runs span more than one, the peaks,
 // device allocations and frees, retries, OOMs and fragmentation; a figure that
-// depends on GPU timing carries its [Run.TimingRange] as "[low, high]". It is the one
+// depends on GPU timing carries its [Run.TimingRange] as "[low, high]", one that
+// depends on driver addresses its [Run.AddressRange] as "{low, high}". It is the one
 // layout of that table: [Result.WriteTable] prints it as text, and a notebook
 // shows it as HTML (memlab.TableOf).
 func (r *Result) Columns() (header []string, rows [][]string) {
@@ -69,12 +70,18 @@ func (r *Result) Columns() (header []string, rows [][]string) {
 			if lr, ok := run.TimingRange[key]; ok {
 				s += fmt.Sprintf(" [%s, %s]", allocator.FormatSize(lr[0]), allocator.FormatSize(lr[1]))
 			}
+			if la, ok := run.AddressRange[key]; ok {
+				s += fmt.Sprintf(" {%s, %s}", allocator.FormatSize(la[0]), allocator.FormatSize(la[1]))
+			}
 			return s
 		}
 		count := func(key string, v int64) string {
 			s := fmt.Sprint(v)
 			if lr, ok := run.TimingRange[key]; ok {
 				s += fmt.Sprintf(" [%d, %d]", lr[0], lr[1])
+			}
+			if la, ok := run.AddressRange[key]; ok {
+				s += fmt.Sprintf(" {%d, %d}", la[0], la[1])
 			}
 			return s
 		}
@@ -115,6 +122,12 @@ func (r *Result) WriteTable(w io.Writer) error {
 		if run.TimingDependent() {
 			fmt.Fprintf(w, "\n%s, device %d: depends on GPU timing of %d cross-stream frees (record_stream): a [low, high] beside a figure is its range over %d timings of completing them, from the earliest point (the next allocation) to the latest (the next synchronisation); the figure itself is with the snapshot's timing\n",
 				run.Setting.ShortLabel(), run.Device, run.CrossStreamFrees, run.TimingSchedules)
+		}
+	}
+	for _, run := range r.Runs {
+		if run.AddressDependent() {
+			fmt.Fprintf(w, "\n%s, device %d: depends on where the driver put %d device allocations your run did not make: a {low, high} beside a figure is its range over %d placements of them; the figure itself is with the driver model's\n",
+				run.Setting.ShortLabel(), run.Device, run.Guessed, run.AddressPlacements)
 		}
 	}
 	for _, run := range r.Runs {
@@ -163,6 +176,8 @@ type jsonRun struct {
 	CrossStreamFrees  int                 `json:"cross_stream_frees,omitempty"`
 	TimingRange       map[string][2]int64 `json:"timing_range,omitempty"`
 	TimingSchedules   int                 `json:"timing_schedules,omitempty"`
+	AddressRange      map[string][2]int64 `json:"address_range,omitempty"`
+	AddressPlacements int                 `json:"address_placements,omitempty"`
 	StoppedAt         *int                `json:"stopped_at_event"`
 }
 
@@ -173,7 +188,9 @@ type jsonRun struct {
 // waited for other streams also has "cross_stream_frees": N and, when some figure
 // depends on their GPU timing, "timing_range": {memory_stats key: [low, high]} (see
 // Run.TimingRange) and "timing_schedules", over how many timings; they are absent
-// otherwise. "stopped_at_event" is the trace index of the failed allocation that ended
+// otherwise. A figure that depends on where the driver placed device allocations the
+// recorded run did not make is in "address_range" (Run.AddressRange), with
+// "address_placements". "stopped_at_event" is the trace index of the failed allocation that ended
 // the replay (Run.Stopped), null when it ran to the end.
 func (r *Result) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
@@ -196,7 +213,8 @@ func (r *Result) jsonResult() jsonResult {
 	for _, run := range r.Runs {
 		j := jsonRun{Conf: run.Setting.Conf.String(), Device: run.Device, MaxAllocated: run.MaxAllocated,
 			MaxReserved: run.MaxReserved, LargestFreeAtPeak: run.LargestFreeAtPeak, GuessedAddresses: run.Guessed, Stats: run.Stats,
-			CrossStreamFrees: run.CrossStreamFrees, TimingRange: run.TimingRange, TimingSchedules: run.TimingSchedules}
+			CrossStreamFrees: run.CrossStreamFrees, TimingRange: run.TimingRange, TimingSchedules: run.TimingSchedules,
+			AddressRange: run.AddressRange, AddressPlacements: run.AddressPlacements}
 		if run.Stopped >= 0 {
 			at := run.Stopped
 			j.StoppedAt = &at
