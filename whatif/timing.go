@@ -66,10 +66,11 @@ func replayTimed(h *history, st Setting, opts Options) (*Run, error) {
 	return r, nil
 }
 
-// addressBudget bounds the work of an address range as timingBudget does a timing
-// range: the extra replays of one setting replay at most this many trace entries
-// together, at most maxPlacements and none when fewer than minPlacements fit.
-const addressBudget = 2_000_000
+// addressBudget bounds the work of an address range: the extra replays of one setting
+// replay at most this many trace entries together, at most maxPlacements, and none
+// when fewer than minPlacements fit (a history of more than half this many entries
+// gets no address range, so that long histories cost what they did without one).
+const addressBudget = 1_000_000
 
 // minPlacements and maxPlacements bound the number of extra replays of an address range.
 const (

@@ -40,10 +40,11 @@
 // with each guessed allocation placed at random among those places (a chunk tail or
 // small freed range that fits, either end of a large freed range or of a gap between
 // ranges, below or above every range, the recorded range of another size), up to a
-// budget of replayed events: Run.AddressRange holds every figure that differs between
-// these placements, Run.AddressPlacements over how many (reference/misses-2.11: every
-// figure PyTorch measured that the model's placement misses lies inside it, and the
-// default snapshot with that run's own addresses moved in gives every figure exactly).
+// budget of replayed events (none for histories of more than 500 000 entries):
+// Run.AddressRange holds every figure that differs between these placements,
+// Run.AddressPlacements over how many (reference/misses-2.11: every figure PyTorch
+// measured that the model's placement misses lies inside it, and the default snapshot
+// with that run's own addresses moved in gives every figure exactly).
 //
 // Segment entries are not replayed as such: the replayed policy makes its own device
 // allocations and frees. A run of segment_free (or segment_unmap) entries that is not
@@ -235,7 +236,8 @@ type Run struct {
 	AddressRange map[string][2]int64
 	// AddressPlacements is how many placements the range was taken over (the
 	// replay's own among them); 0 when nothing was guessed, with
-	// Options.NoAddressRange, or for a history too long for the budget (addressBudget).
+	// Options.NoAddressRange, or for a history of more than 500 000 trace entries
+	// (the budget of its extra replays).
 	AddressPlacements int
 }
 
