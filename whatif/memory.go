@@ -195,10 +195,10 @@ func (m *deviceMemory) below(size uint64) uint64 {
 }
 
 // placeAnywhere places a guessed allocation of size at a random one of the places the
-// driver was seen to choose: the recorded range of another size for the request, a
-// free chunk tail or small freed range that fits, the top or the bottom of a large
-// freed range, a chunk-aligned gap between ranges (either end), below every range or
-// above them all.
+// model could choose, its tie-breaks left open: the recorded range of another size for
+// the request, any free chunk tail or small freed range that fits (not only the
+// lowest), the top of any large freed range (not only the highest), or below every
+// range.
 func (m *deviceMemory) placeAnywhere(size uint64) uint64 {
 	chunk := chunkRound(size)
 	var cands []uint64
@@ -215,22 +215,8 @@ func (m *deviceMemory) placeAnywhere(size uint64) uint64 {
 		if top := (r.addr + r.size) / chunkSize * chunkSize; top >= chunk && top-chunk >= r.addr && !m.overlaps(top-chunk, chunk) {
 			cands = append(cands, top-chunk)
 		}
-		if b := (r.addr + chunkSize - 1) / chunkSize * chunkSize; b+chunk <= r.addr+r.size && !m.overlaps(b, chunk) {
-			cands = append(cands, b)
-		}
-	}
-	for i := 1; i < len(m.live); i++ {
-		lo := chunkRound(m.live[i-1].addr + m.live[i-1].size)
-		if lo+chunk <= m.live[i].addr {
-			cands = append(cands, lo, (m.live[i].addr-chunk)/chunkSize*chunkSize)
-		}
 	}
 	cands = append(cands, m.below(size))
-	if n := len(m.live); n > 0 {
-		if t := chunkRound(m.live[n-1].addr + m.live[n-1].size); t+chunk > t {
-			cands = append(cands, t)
-		}
-	}
 	k := m.placer.Intn(len(cands))
 	a := cands[k]
 	if k == 0 && hint >= 0 {

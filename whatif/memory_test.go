@@ -99,11 +99,12 @@ func TestDriverReusesFreedRanges(t *testing.T) {
 }
 
 // addressTrace is a history whose figures depend on where the driver put its two
-// segments: a 40 MiB segment split by a 10 MiB block leaves 30 MiB free beside a
-// free 30 MiB segment; a 30 MiB request takes the lower of the two, and the 40 MiB
-// request after the 10 MiB block is freed fits in the first segment only if the
-// request took the other. segs, when given, are the recorded segment_alloc entries
-// (addresses of the 40 and the 30 MiB segment, and of a third if the run made one).
+// segments: a 36 MiB segment split by a 10 MiB block leaves 26 MiB free beside a
+// free 26 MiB segment (in the first one's 32 MiB chunk tail, or below it); a 26 MiB
+// request takes the lower of the two, and the 36 MiB request after the 10 MiB block is
+// freed fits in the first segment only if the request took the other. segs, when
+// given, are the recorded segment_alloc entries (addresses of the 36 and the 26 MiB
+// segment, and of a third if the run made one).
 func addressTrace(segs ...uint64) *snapshot.Snapshot {
 	const p, q, r, s, u = 0x1000, 0x2000, 0x3000, 0x4000, 0x5000
 	var es []snapshot.TraceEntry
@@ -112,13 +113,13 @@ func addressTrace(segs ...uint64) *snapshot.Snapshot {
 			es = append(es, snapshot.TraceEntry{Action: "segment_alloc", Addr: segs[i], Size: size})
 		}
 	}
-	seg(0, 40*mib)
-	es = append(es, alloc(p, 40*mib))
-	seg(1, 30*mib)
-	es = append(es, alloc(q, 30*mib), freeReq(p, 40*mib), freeDone(p, 40*mib), alloc(r, 10*mib),
-		freeReq(q, 30*mib), freeDone(q, 30*mib), alloc(s, 30*mib), freeReq(r, 10*mib), freeDone(r, 10*mib))
-	seg(2, 40*mib)
-	es = append(es, alloc(u, 40*mib))
+	seg(0, 36*mib)
+	es = append(es, alloc(p, 36*mib))
+	seg(1, 26*mib)
+	es = append(es, alloc(q, 26*mib), freeReq(p, 36*mib), freeDone(p, 36*mib), alloc(r, 10*mib),
+		freeReq(q, 26*mib), freeDone(q, 26*mib), alloc(s, 26*mib), freeReq(r, 10*mib), freeDone(r, 10*mib))
+	seg(2, 36*mib)
+	es = append(es, alloc(u, 36*mib))
 	return trace(es...)
 }
 
@@ -132,10 +133,10 @@ func TestAddressRange(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := res.Runs[0]
-	if r.Guessed != 2 || r.AddressPlacements != 1+maxPlacements {
-		t.Errorf("guessed %d device allocations over %d placements, want 2 over %d", r.Guessed, r.AddressPlacements, 1+maxPlacements)
+	if r.Guessed != 3 || r.AddressPlacements != 1+maxPlacements {
+		t.Errorf("guessed %d device allocations over %d placements, want 3 over %d", r.Guessed, r.AddressPlacements, 1+maxPlacements)
 	}
-	want := map[string][2]int64{"num_device_alloc": {2, 3}, "segment.all.peak": {2, 3}, "reserved_bytes.all.peak": {70 * mib, 110 * mib}}
+	want := map[string][2]int64{"num_device_alloc": {2, 3}, "segment.all.peak": {2, 3}, "reserved_bytes.all.peak": {62 * mib, 98 * mib}}
 	for k, w := range want {
 		if got, ok := r.AddressRange[k]; !ok || got != w {
 			t.Errorf("%s: address range %v (flagged %v), want %v", k, got, ok, w)
@@ -145,8 +146,8 @@ func TestAddressRange(t *testing.T) {
 		segs          []uint64
 		allocs, resvd int64
 	}{
-		{[]uint64{0x7f0000000000, 0x7f0004000000, 0x7f0008000000}, 3, 110 * mib}, // the 30 MiB segment above: the request takes the split piece
-		{[]uint64{0x7f0004000000, 0x7f0000000000}, 2, 70 * mib},                  // below: it takes the segment
+		{[]uint64{0x7f0000000000, 0x7f0002400000, 0x7f0008000000}, 3, 98 * mib}, // the 26 MiB segment in the tail: the request takes the split piece
+		{[]uint64{0x7f0004000000, 0x7f0000000000}, 2, 62 * mib},                 // below: it takes the segment
 	} {
 		res, err := Replay(addressTrace(c.segs...), nil, Options{})
 		if err != nil {

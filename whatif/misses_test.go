@@ -77,6 +77,7 @@ func TestAddressDependentMisses(t *testing.T) {
 					t.Errorf("%s: %s = %d (address range %v), PyTorch measured %d", what, k, got, lr, w)
 				}
 			}
+			checkRange(t, what, "address", r.AddressRange, r, f)
 			logRow(t, prog, name, "", r, f)
 			other, err := snapshot.ReadFile(strings.TrimSuffix(ff, ".facts.json") + ".pickle")
 			if err != nil {

@@ -71,7 +71,7 @@ func TestReportAddressRange(t *testing.T) {
 	if err := res.WriteJSON(&js); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"2 {2, 3}", "70.00 MiB {70.00 MiB, 110.00 MiB}", "depends on where the driver put 2 device allocations", "over 25 placements"} {
+	for _, want := range []string{"3 {2, 3}", "98.00 MiB {62.00 MiB, 98.00 MiB}", "depends on where the driver put 3 device allocations", "over 25 placements"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}

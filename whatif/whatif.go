@@ -37,9 +37,9 @@
 // to place them (experiments/driver-va, and the runs of reference/workloads-2.11).
 // Where the driver puts them depends on device memory the snapshot does not show
 // (cuBLAS and cuDNN workspaces, kernel modules), so a run that guessed is also replayed
-// with each guessed allocation placed at random among those places (a chunk tail or
-// small freed range that fits, either end of a large freed range or of a gap between
-// ranges, below or above every range, the recorded range of another size), up to a
+// with each guessed allocation placed at random among those places, the model's
+// tie-breaks left open (any chunk tail or small freed range that fits, the top of any
+// large freed range, below every range, the recorded range of another size), up to a
 // budget of replayed events (none for histories of more than 500 000 entries):
 // Run.AddressRange holds every figure that differs between these placements,
 // Run.AddressPlacements over how many (reference/misses-2.11: every figure PyTorch
@@ -229,7 +229,7 @@ type Run struct {
 	TimingSchedules int
 	// AddressRange holds, for each memory_stats key whose figure differs when the
 	// device allocations the recorded run did not make (Guessed) are placed elsewhere
-	// — at random among the places the driver was seen to choose (the package doc says
+	// — at random among the places the driver model could choose (the package doc says
 	// which) — the lowest and highest figure; nil when none differs. Where the driver
 	// puts them depends on device memory the snapshot does not show (cuBLAS and cuDNN
 	// workspaces, kernel modules), so such a figure is not fixed by the snapshot.
