@@ -37,10 +37,11 @@
 // to place them (experiments/driver-va, and the runs of reference/workloads-2.11).
 // Where the driver puts them depends on device memory the snapshot does not show
 // (cuBLAS and cuDNN workspaces, kernel modules), so a run that guessed is also replayed
-// with each guessed allocation placed at random among those places, the model's
-// tie-breaks left open (any chunk tail or small freed range that fits, the top of any
-// large freed range, below every range, the recorded range of another size), up to a
-// budget of replayed events (none for histories of more than 500 000 entries):
+// with each guessed allocation, and at random half of the others, placed at random
+// among those places, the model's tie-breaks left open (any chunk tail or small freed
+// range that fits, the top of any large freed range, below every range, the recorded
+// range of another size), up to a budget of replayed events (none for histories of
+// more than 500 000 entries):
 // Run.AddressRange holds every figure that differs between these placements,
 // Run.AddressPlacements over how many (reference/misses-2.11: every figure PyTorch
 // measured that the model's placement misses lies inside it, and the default snapshot
@@ -228,9 +229,10 @@ type Run struct {
 	// among them); 0 without cross-stream frees or with Options.NoTimingRange.
 	TimingSchedules int
 	// AddressRange holds, for each memory_stats key whose figure differs when the
-	// device allocations the recorded run did not make (Guessed) are placed elsewhere
-	// — at random among the places the driver model could choose (the package doc says
-	// which) — the lowest and highest figure; nil when none differs. Where the driver
+	// device allocations the recorded run did not make (Guessed), and some it made,
+	// are placed elsewhere — at random among the places the driver model could choose
+	// (the package doc says which) — the lowest and highest figure; nil when none
+	// differs or nothing was guessed. Where the driver
 	// puts them depends on device memory the snapshot does not show (cuBLAS and cuDNN
 	// workspaces, kernel modules), so such a figure is not fixed by the snapshot.
 	AddressRange map[string][2]int64
