@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Record PyTorch programs' GPU memory history under several allocator settings.
 
-memlab's own recorder (GPU machine; PyTorch with CUDA, transformers for gpt2_generate).
+memlab's own recorder (GPU machine; PyTorch with CUDA; transformers for the *_generate and
+bert_* programs, torchvision for vit_train_bf16).
 For each program and setting it starts a fresh Python process with
 PYTORCH_CUDA_ALLOC_CONF set before torch is imported, records the allocator's history
 from before the program's first CUDA allocation, runs the program and writes
@@ -15,6 +16,7 @@ what-if replay, the others are what the replay must predict. The capped setting 
 under set_per_process_memory_fraction(1.15 x the default run's peak allocated / total).
 
   python3 record_programs.py --out DIR [--programs a,b] [--stacks-all] [--rerun] [--jobs N]
+                                  [--repeats N] [--timeout S]
                                         every program (or those), every setting
   python3 record_programs.py --list
 
@@ -23,9 +25,12 @@ persistent compile cache (TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR under --c
 one folder a program); every recorded setting then runs in a fresh process on that warm
 cache, so that no setting compiles or autotunes and all see the same requests. --rerun
 records the default setting a second time into OUT/rerun/ and prints which figures
-differ from the first (none, for a program whose requests do not depend on GPU timing).
+differ from the first (none, for a program that makes the same requests in every run).
 --jobs N records N programs at once (each in its own processes; the settings of one
-program one after another).
+program one after another). --repeats N then records every setting N times more into
+OUT/repeats/1..N/ (without frames; a program whose default facts are in OUT already is
+not recorded first, and its capped runs use that default's fraction). Where the programs
+are recorded is reference/workloads-2.11/, modern-2.11/ and misses-2.11/ (their READMEs).
 
 Besides PyTorch's figures, each facts file holds what PyTorch reports about memory
 pools: `segments` (every segment of the snapshot at the end, with its
@@ -565,9 +570,11 @@ def run(name, conf, frac, out, stacks):
 RERUN_KEYS = ["max_memory_allocated", "max_memory_reserved", "memory_allocated", "memory_reserved"]
 
 
-def record_program(name, out, stacks_all, rerun, cache, timeout):
+def record_program(name, out, stacks_all, rerun, cache, timeout, repeat=0):
     """Record one program under every setting (the default first, with Python frames),
-    each in a fresh process; a compiled program on a warm compile cache. Returns its log."""
+    each in a fresh process; a compiled program on a warm compile cache. Returns its log.
+    repeat K > 0 records every setting again, without frames, into OUT/repeats/K/, the
+    capped one under the fraction of OUT's default run."""
     log = []
     env = dict(os.environ)
     if name in COMPILED:
@@ -587,7 +594,7 @@ def record_program(name, out, stacks_all, rerun, cache, timeout):
         except subprocess.TimeoutExpired:
             log.append(f"{name} [{conf or 'default'}]: TIMEOUT after {timeout}s")
             return False
-        warm = "warm-up, unrecorded: " if where != out and "rerun" not in where else ""
+        warm = "warm-up, unrecorded: " if where.startswith(os.path.join(cache, name)) else ""
         log.append(warm + p.stdout.strip() if p.returncode == 0 else
                    f"{name} [{conf or 'default'}]: FAILED rc {p.returncode}\n{p.stderr.strip()[-4000:]}")
         if p.returncode == 0 and p.stderr.strip():
@@ -595,6 +602,16 @@ def record_program(name, out, stacks_all, rerun, cache, timeout):
                 f.write(p.stderr[-20000:])
         return p.returncode == 0
 
+    if repeat:
+        with open(os.path.join(out, f"{name}__default.facts.json")) as f:
+            d = json.load(f)
+        for conf in SETTINGS:
+            frac = None
+            if conf in CAPPED:
+                frac = round(CAPPED[conf] * d["max_memory_allocated"] / d["total_memory"], 6)
+            sub(conf, frac, False, os.path.join(out, "repeats", str(repeat)))
+        log[:] = [f"repeat {repeat}: {line}" for line in log]
+        return log
     if name in COMPILED and not sub("", None, False, os.path.join(cache, name, "warm-run")):
         return log
     if not sub("", None, True, out):
@@ -619,9 +636,16 @@ def record_program(name, out, stacks_all, rerun, cache, timeout):
     return log
 
 
-def record_all(out, names, stacks_all, rerun=False, cache="compile-cache", jobs=1, timeout=None):
+def record_all(out, names, stacks_all, rerun=False, cache="compile-cache", jobs=1, timeout=None, repeats=0):
+    """Record the programs (those whose default facts are in OUT already only when
+    repeats > 0), then each program's settings `repeats` times again."""
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
-        futs = [ex.submit(record_program, n, out, stacks_all, rerun, cache, timeout) for n in names]
+        futs = [ex.submit(record_program, n, out, stacks_all, rerun, cache, timeout) for n in names
+                if not (repeats and os.path.exists(os.path.join(out, f"{n}__default.facts.json")))]
+        for fu in futs:
+            print("\n".join(fu.result()), flush=True)
+        futs = [ex.submit(record_program, n, out, stacks_all, False, cache, timeout, k)
+                for k in range(1, repeats + 1) for n in names]
         for fu in futs:
             print("\n".join(fu.result()), flush=True)
 
@@ -643,6 +667,9 @@ if __name__ == "__main__":
                     help="folder of the compiled programs' persistent compile caches")
     ap.add_argument("--jobs", type=int, default=1, help="programs recorded at once")
     ap.add_argument("--timeout", type=float, help="seconds one recording process may run")
+    ap.add_argument("--repeats", type=int, default=0,
+                    help="record every setting N times more into OUT/repeats/1..N (programs whose "
+                         "default facts are in OUT already are not recorded again first)")
     a = ap.parse_args()
     if a.list:
         print("\n".join(PROGRAMS))
@@ -652,4 +679,4 @@ if __name__ == "__main__":
         run(a.program, a.conf, a.frac, a.out, a.stacks)
     else:
         record_all(a.out, a.programs.split(",") if a.programs else list(PROGRAMS), a.stacks_all,
-                   a.rerun, a.cache, a.jobs, a.timeout)
+                   a.rerun, a.cache, a.jobs, a.timeout, a.repeats)
