@@ -101,10 +101,9 @@ func (m *deviceMemory) place(size uint64, mapped bool) uint64 {
 		m.taken[i] = true
 		if m.placer != nil && !mapped && m.placer.Intn(2) == 1 {
 			// Even the device allocation the recorded run made for the request may
-			// land elsewhere once the replay's allocations differ from that run's: the
-			// runs of one program under two settings put some of the same allocations
-			// in the other order (reference/misses-2.11's bert_encode_base: 27 of 210
-			// pairs under max_split_size_mb:128, with the same cudaMalloc calls).
+			// land elsewhere in another run: reference/misses-2.11's bert_encode_base
+			// under max_split_size_mb:128 made its default run's cudaMalloc calls,
+			// and two of its 20 MiB segments swapped places.
 			return m.placeAnywhere(size)
 		}
 		return h.addr
