@@ -65,6 +65,7 @@ func TestPredictsRecordedSettings(t *testing.T) {
 		t.Fatal("no workload snapshots")
 	}
 	checked, exact, inRange, inAddr := 0, 0, 0, 0
+	widest, widestAt := 0.0, "none"
 	for _, def := range files {
 		prog := strings.TrimSuffix(filepath.Base(def), "__default.pickle")
 		s, err := snapshot.ReadFile(def)
@@ -81,6 +82,11 @@ func TestPredictsRecordedSettings(t *testing.T) {
 			for _, k := range acceptanceKeys {
 				lr, timed := r.TimingRange[k]
 				la, placed := r.AddressRange[k]
+				if placed && la[1] > 0 {
+					if wd := float64(la[1]-la[0]) / float64(la[1]); wd > widest {
+						widest, widestAt = wd, fmt.Sprintf("%s under %s, %s", prog, strings.TrimSuffix(strings.TrimPrefix(filepath.Base(ff), prog+"__"), ".facts.json"), k)
+					}
+				}
 				switch w := f.Stats[k]; {
 				case r.Stats[k] == w:
 					exact++
@@ -95,6 +101,7 @@ func TestPredictsRecordedSettings(t *testing.T) {
 	summary := fmt.Sprintf("%d programs × settings, %d figures: %d equal to PyTorch's; %d others depend on GPU timing and lie inside their range; %d others depend on driver addresses and lie inside their range; %d known misses",
 		checked, checked*len(acceptanceKeys), exact, inRange, inAddr, checked*len(acceptanceKeys)-exact-inRange-inAddr)
 	t.Log(summary)
+	t.Logf("widest address range: %.2f of its top (%s)", widest, widestAt)
 	// BENCHMARKS.md quotes this line: it must say what the test measures now.
 	root, err := reference.Root()
 	if err != nil {

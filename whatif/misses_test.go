@@ -3,6 +3,7 @@ package whatif
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,6 +29,7 @@ func TestAddressDependentMisses(t *testing.T) {
 		t.Fatalf("%d programs in %s, want the 2 shipped", len(defs), reference.Misses211)
 	}
 	pairs, exact, placed, withAddrs := 0, 0, 0, 0
+	widest, widestAt := 0.0, "none"
 	for _, def := range defs {
 		prog := strings.TrimSuffix(filepath.Base(def), "__default.pickle")
 		s, err := snapshot.ReadFile(def)
@@ -66,6 +68,11 @@ func TestAddressDependentMisses(t *testing.T) {
 			for _, k := range acceptanceKeys {
 				got, w := r.Stats[k], f.Stats[k]
 				lr, ok := r.AddressRange[k]
+				if ok && lr[1] > 0 {
+					if wd := float64(lr[1]-lr[0]) / float64(lr[1]); wd > widest {
+						widest, widestAt = wd, what+", "+k
+					}
+				}
 				switch {
 				case got == w:
 					exact++
@@ -106,6 +113,7 @@ func TestAddressDependentMisses(t *testing.T) {
 	}
 	t.Log(fmt.Sprintf("%d programs × settings, %d figures: %d equal to PyTorch's; %d others depend on driver addresses and lie inside their range; %d settings exact in every figure with their own run's addresses",
 		pairs, pairs*len(acceptanceKeys), exact, placed, withAddrs))
+	t.Logf("widest address range: %.2f of its top (%s)", widest, widestAt)
 	if withAddrs == 0 {
 		t.Error("no recorded run's addresses tried")
 	}
@@ -136,4 +144,60 @@ func withAddresses(h, other *history) (*history, error) {
 		k++
 	}
 	return &c, nil
+}
+
+// TestDriverPlacementNotFromCalls: where the driver puts a device allocation is not a
+// function of the allocator's calls, which are all a snapshot records: two runs of
+// bert_encode_base (default, max_split_size_mb:128) made the same requests and the same
+// cudaMalloc calls, yet not every segment lies at the same offset from the first.
+func TestDriverPlacementNotFromCalls(t *testing.T) {
+	var runs [2][]snapshot.TraceEntry
+	for i, name := range []string{"bert_encode_base__default.pickle", "bert_encode_base__max_split_size_mb_128.pickle"} {
+		p, err := reference.File(reference.Misses211, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := snapshot.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs[i] = s.Traces[0]
+	}
+	type call struct {
+		request int
+		size    int64
+		addr    uint64
+	}
+	calls := func(tr []snapshot.TraceEntry) (reqs []int64, out []call) {
+		for _, e := range tr {
+			switch e.Action {
+			case "alloc":
+				reqs = append(reqs, e.Size)
+			case "segment_alloc", "segment_free":
+				out = append(out, call{len(reqs), e.Size, e.Addr})
+			}
+		}
+		return reqs, out
+	}
+	ra, ca := calls(runs[0])
+	rb, cb := calls(runs[1])
+	if !slices.Equal(ra, rb) || len(ca) != len(cb) || len(ca) == 0 {
+		t.Fatalf("the two runs made different requests (%d, %d) or device calls (%d, %d)", len(ra), len(rb), len(ca), len(cb))
+	}
+	moved := 0
+	for i := range ca {
+		if ca[i].request != cb[i].request || ca[i].size != cb[i].size {
+			t.Fatalf("device call %d: request %d, %d bytes vs request %d, %d bytes", i, ca[i].request, ca[i].size, cb[i].request, cb[i].size)
+		}
+		oa, ob := int64(ca[i].addr-ca[0].addr), int64(cb[i].addr-cb[0].addr)
+		if oa != ob {
+			moved++
+			t.Logf("request %d, %d MiB segment: %+d MiB from the first segment in the default run, %+d MiB under max_split_size_mb:128",
+				ca[i].request, ca[i].size>>20, oa>>20, ob>>20)
+		}
+	}
+	t.Logf("%d requests, %d device calls, the same in both runs; %d placed elsewhere", len(ra), len(ca), moved)
+	if moved == 0 {
+		t.Error("every segment at the same offset: the placement could be a function of the calls")
+	}
 }
