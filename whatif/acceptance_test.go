@@ -55,7 +55,9 @@ var acceptanceKeys = []string{
 // range, and the range must be narrow (at most rangeWidth of the figure); and when the
 // GPU let those frees complete at other points in that run than in the default one,
 // the prediction with the other run's timing moved into the default snapshot must be
-// exact in every figure.
+// exact in every figure. A figure flagged as depending on where the driver placed
+// device allocations the default run did not make (Run.AddressRange) is held to its
+// address range the same way.
 func TestPredictsRecordedSettings(t *testing.T) {
 	files, err := reference.Glob(reference.Workloads211, "*__default.pickle")
 	if err != nil {
