@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"fmt"
+	"math/rand"
 	"sort"
 
 	"memlab.dev/memlab/allocator"
@@ -32,9 +33,14 @@ type deviceMemory struct {
 	hints   []hint
 	taken   []bool
 	low     uint64     // lowest address handed out so far
-	holes   []liveSpan // freed segments' ranges, by address (the driver can reuse them)
+	holes   []liveSpan // free chunk tails and small freed segments' ranges, by address
+	freed   []liveSpan // large freed segments' ranges, by address (releasedRange)
 	guessed int
 	frees   int // cudaFree calls so far (each synchronises the device)
+	// placer, when set, places each guessed allocation at a random one of the places
+	// the driver could have chosen (for Run.AddressRange) instead of the model's, and
+	// half of the recorded ones too.
+	placer *rand.Rand
 }
 
 type liveSpan struct {
@@ -93,13 +99,35 @@ func (m *deviceMemory) place(size uint64, mapped bool) uint64 {
 			continue
 		}
 		m.taken[i] = true
+		if m.placer != nil && !mapped && m.placer.Intn(2) == 1 {
+			// Even the device allocation the recorded run made for the request may
+			// land elsewhere in another run: reference/misses-2.11's bert_encode_base
+			// under max_split_size_mb:128 made its default run's cudaMalloc calls,
+			// and two of its 20 MiB segments swapped places.
+			return m.placeAnywhere(size)
+		}
 		return h.addr
 	}
+	if m.placer != nil && !mapped {
+		m.guessed++
+		return m.placeAnywhere(size)
+	}
+	if !mapped {
+		// The recorded run made a device allocation of another size for this request:
+		// the driver carves a range top-down, so a range of other size ends where the
+		// recorded one's chunks end (experiments/driver-va: the runs of one program
+		// under other settings agree there).
+		if i, a, ok := m.resized(size); ok {
+			m.taken[i] = true
+			m.guessed++
+			return a
+		}
+	}
 	m.guessed++
-	// The driver fills free address space it handed out before first-fit, lowest
-	// address first, and carves new ranges top-down (experiments/driver-va): a guess
-	// takes the lowest hole left by a freed segment that fits, else goes below every
-	// range so far.
+	// The driver fills the free tails of its chunks, and the ranges of small freed
+	// segments, first-fit, lowest address first; else it carves a new range from the
+	// top of the highest range a large freed segment gave back; else below every range
+	// so far (experiments/driver-va).
 	for i, hole := range m.holes {
 		if hole.size < size {
 			continue
@@ -114,11 +142,59 @@ func (m *deviceMemory) place(size uint64, mapped bool) uint64 {
 		}
 		return hole.addr
 	}
+	for i := len(m.freed) - 1; i >= 0; i-- {
+		if a, ok := m.carve(i, size); ok {
+			return a
+		}
+	}
+	return m.below(size)
+}
+
+// resized returns the place of a device allocation of size for which the recorded run
+// made one of another size (hint i): the range ending where the recorded one's chunks
+// end.
+func (m *deviceMemory) resized(size uint64) (int, uint64, bool) {
+	chunk := chunkRound(size)
+	for i, h := range m.hints {
+		if m.taken[i] || h.mapped {
+			continue
+		}
+		top := h.addr + chunkRound(uint64(h.size))
+		if top < chunk || m.overlaps(top-chunk, size) {
+			continue
+		}
+		return i, top - chunk, true
+	}
+	return 0, 0, false
+}
+
+// carve takes the top chunks of the freed range i for an allocation of size, if they
+// are free.
+func (m *deviceMemory) carve(i int, size uint64) (uint64, bool) {
+	chunk := chunkRound(size)
+	r := m.freed[i]
+	top := (r.addr + r.size) / chunkSize * chunkSize
+	if top < chunk || top-chunk < r.addr || m.overlaps(top-chunk, chunk) {
+		return 0, false
+	}
+	a := top - chunk
+	m.freed = append(m.freed[:i], m.freed[i+1:]...)
+	if a > r.addr {
+		m.addRange(&m.freed, r.addr, a-r.addr)
+	}
+	if end := r.addr + r.size; end > top {
+		m.addRange(&m.freed, top, end-top)
+	}
+	return a, true
+}
+
+// below returns a new range under every range so far.
+func (m *deviceMemory) below(size uint64) uint64 {
+	chunk := chunkRound(size)
 	low := m.low
 	if low == 0 {
 		low = 0x7f0000000000
 	}
-	chunk := (size + chunkSize - 1) / chunkSize * chunkSize
 	a := (low - chunk) / chunkSize * chunkSize
 	for m.overlaps(a, chunk) {
 		a -= chunkSize
@@ -126,8 +202,70 @@ func (m *deviceMemory) place(size uint64, mapped bool) uint64 {
 	return a
 }
 
+// placeAnywhere places a guessed allocation of size at a random one of the places the
+// model could choose, its tie-breaks left open: the recorded range of another size for
+// the request, any free chunk tail or small freed range that fits (not only the
+// lowest), the top of any large freed range (not only the highest), or below every
+// range.
+func (m *deviceMemory) placeAnywhere(size uint64) uint64 {
+	chunk := chunkRound(size)
+	var cands []uint64
+	hint := -1
+	if i, a, ok := m.resized(size); ok {
+		cands, hint = append(cands, a), i
+	}
+	for _, h := range m.holes {
+		if h.size >= size && !m.overlaps(h.addr, size) {
+			cands = append(cands, h.addr)
+		}
+	}
+	for _, r := range m.freed {
+		if top := (r.addr + r.size) / chunkSize * chunkSize; top >= chunk && top-chunk >= r.addr && !m.overlaps(top-chunk, chunk) {
+			cands = append(cands, top-chunk)
+		}
+	}
+	cands = append(cands, m.below(size))
+	k := m.placer.Intn(len(cands))
+	a := cands[k]
+	if k == 0 && hint >= 0 {
+		m.taken[hint] = true
+	}
+	m.holes = cut(m.holes, a, size)
+	m.freed = cut(m.freed, a, chunk)
+	return a
+}
+
+// cut removes [addr, addr+size) from a list of ranges.
+func cut(list []liveSpan, addr, size uint64) []liveSpan {
+	var out []liveSpan
+	for _, r := range list {
+		end := r.addr + r.size
+		if end <= addr || r.addr >= addr+size {
+			out = append(out, r)
+			continue
+		}
+		if r.addr < addr {
+			out = append(out, liveSpan{addr: r.addr, size: addr - r.addr})
+		}
+		if end > addr+size {
+			out = append(out, liveSpan{addr: addr + size, size: end - addr - size})
+		}
+	}
+	return out
+}
+
 // chunkSize is the granularity of the driver's new address ranges (experiments/driver-va).
 const chunkSize = 32 << 20
+
+// chunkRound rounds size up to whole chunks.
+func chunkRound(size uint64) uint64 { return (size + chunkSize - 1) / chunkSize * chunkSize }
+
+// releasedRange is the size from which a freed segment's address range goes back to the
+// driver's free space, where new ranges are carved from the top down; a smaller one
+// leaves a hole that later allocations fill first-fit. Every shipped program under
+// every setting is predicted exactly with any value from 64 MiB to 600 MiB
+// (whatif's acceptance); outside it, some are not.
+const releasedRange = 64 << 20
 
 // Malloc is cudaMalloc.
 func (m *deviceMemory) Malloc(size uint64) (uint64, error) {
@@ -139,27 +277,32 @@ func (m *deviceMemory) Malloc(size uint64) (uint64, error) {
 	m.used += size
 	if a%chunkSize == 0 {
 		// a new chunk of the driver: the rest of it takes later allocations that fit
-		if end := (size + chunkSize - 1) / chunkSize * chunkSize; end > size && !m.overlaps(a+size, end-size) {
+		if end := chunkRound(size); end > size && !m.overlaps(a+size, end-size) {
 			m.addHole(a+size, end-size)
 		}
 	}
 	return a, nil
 }
 
-// addHole records a freed range, merged with adjacent holes.
-func (m *deviceMemory) addHole(addr, size uint64) {
-	i := sort.Search(len(m.holes), func(i int) bool { return m.holes[i].addr > addr })
-	m.holes = append(m.holes, liveSpan{})
-	copy(m.holes[i+1:], m.holes[i:])
-	m.holes[i] = liveSpan{addr: addr, size: size}
-	if i+1 < len(m.holes) && m.holes[i].addr+m.holes[i].size == m.holes[i+1].addr {
-		m.holes[i].size += m.holes[i+1].size
-		m.holes = append(m.holes[:i+1], m.holes[i+2:]...)
+// addHole records a free chunk tail, merged with adjacent ones.
+func (m *deviceMemory) addHole(addr, size uint64) { m.addRange(&m.holes, addr, size) }
+
+// addRange adds a range to a list by address, merged with adjacent ranges.
+func (m *deviceMemory) addRange(list *[]liveSpan, addr, size uint64) {
+	l := *list
+	i := sort.Search(len(l), func(i int) bool { return l[i].addr > addr })
+	l = append(l, liveSpan{})
+	copy(l[i+1:], l[i:])
+	l[i] = liveSpan{addr: addr, size: size}
+	if i+1 < len(l) && l[i].addr+l[i].size == l[i+1].addr {
+		l[i].size += l[i+1].size
+		l = append(l[:i+1], l[i+2:]...)
 	}
-	if i > 0 && m.holes[i-1].addr+m.holes[i-1].size == m.holes[i].addr {
-		m.holes[i-1].size += m.holes[i].size
-		m.holes = append(m.holes[:i], m.holes[i+1:]...)
+	if i > 0 && l[i-1].addr+l[i-1].size == l[i].addr {
+		l[i-1].size += l[i].size
+		l = append(l[:i], l[i+1:]...)
 	}
+	*list = l
 }
 
 // Free is cudaFree.
@@ -169,7 +312,11 @@ func (m *deviceMemory) Free(addr uint64) error {
 		return fmt.Errorf("whatif: simulated device: free of unknown segment %#x", addr)
 	}
 	m.used -= size
-	m.addHole(addr, size)
+	if size >= releasedRange {
+		m.addRange(&m.freed, addr, size)
+	} else {
+		m.addHole(addr, size)
+	}
 	m.frees++
 	return nil
 }

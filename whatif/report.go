@@ -63,7 +63,8 @@ func (r *Result) devices() int {
 // Columns is the table of runs, one row per run: the setting (its
 // [Setting.ShortLabel]), the device when the runs span more than one, the peaks,
 // device allocations and frees, retries, OOMs and fragmentation; a figure that
-// depends on GPU timing carries its [Run.TimingRange] as "[low, high]". It is the one
+// depends on GPU timing carries its [Run.TimingRange] as "[low, high]", one that
+// depends on driver addresses its [Run.AddressRange] as "{low, high}". It is the one
 // layout of that table: [Result.WriteTable] prints it as text, and a notebook
 // shows it as HTML (memlab.TableOf).
 func (r *Result) Columns() (header []string, rows [][]string) {
@@ -86,12 +87,18 @@ func (r *Result) Columns() (header []string, rows [][]string) {
 			if lr, ok := run.TimingRange[key]; ok {
 				s += fmt.Sprintf(" [%s, %s]", allocator.FormatSize(lr[0]), allocator.FormatSize(lr[1]))
 			}
+			if la, ok := run.AddressRange[key]; ok {
+				s += fmt.Sprintf(" {%s, %s}", allocator.FormatSize(la[0]), allocator.FormatSize(la[1]))
+			}
 			return s
 		}
 		count := func(key string, v int64) string {
 			s := fmt.Sprint(v)
 			if lr, ok := run.TimingRange[key]; ok {
 				s += fmt.Sprintf(" [%d, %d]", lr[0], lr[1])
+			}
+			if la, ok := run.AddressRange[key]; ok {
+				s += fmt.Sprintf(" {%d, %d}", la[0], la[1])
 			}
 			return s
 		}
@@ -174,6 +181,12 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 	}
 	for _, run := range r.Runs {
+		if run.AddressDependent() {
+			fmt.Fprintf(w, "\n%s, device %d: depends on where the driver put %d device allocations your run did not make: a {low, high} beside a figure is its range over %d placements of them; the figure itself is with the driver model's\n",
+				run.Setting.ShortLabel(), run.Device, run.Guessed, run.AddressPlacements)
+		}
+	}
+	for _, run := range r.Runs {
 		if o := run.FirstOOM; o != nil {
 			fmt.Fprintf(w, "\n%s, device %d: first OOM at event %d (%d bytes on stream %#x):\n  %s\n", run.Setting.Label(), run.Device, o.Event, o.Size, o.Stream, o.Message)
 			if run.Stopped >= 0 {
@@ -226,6 +239,8 @@ type jsonRun struct {
 	CrossStreamFrees  int                 `json:"cross_stream_frees,omitempty"`
 	TimingRange       map[string][2]int64 `json:"timing_range,omitempty"`
 	TimingSchedules   int                 `json:"timing_schedules,omitempty"`
+	AddressRange      map[string][2]int64 `json:"address_range,omitempty"`
+	AddressPlacements int                 `json:"address_placements,omitempty"`
 	StoppedAt         *int                `json:"stopped_at_event"`
 	Allowed           int64               `json:"allowed,omitempty"`
 	CapRefusals       int64               `json:"cap_refusals"`
@@ -242,7 +257,9 @@ type jsonRun struct {
 // depends on their GPU timing, "timing_range": {memory_stats key: [low, high]} (see
 // Run.TimingRange) and "timing_schedules", over how many timings; they are absent
 // otherwise. "stopped_at_event" is the trace index of the failed allocation that ended
-// the replay (Run.Stopped), null when it ran to the end. "allowed" is the cap in bytes
+// the replay (Run.Stopped), null when it ran to the end. A figure that depends on where the driver
+// placed device allocations the recorded run did not make is in "address_range"
+// (Run.AddressRange), with "address_placements". "allowed" is the cap in bytes
 // (absent without one), "cap_refusals", "gc_passes" and "gc_released_segments" count
 // what the cap and garbage_collection_threshold did (Run.Limits), and "notes" say when
 // they never engaged (Run.LimitNotes). "about" is Result.About, "pools" Result.Pools. A
@@ -276,7 +293,8 @@ func (r *Result) jsonResult() jsonResult {
 			MaxReserved: run.MaxReserved, LargestFreeAtPeak: run.LargestFreeAtPeak, GuessedAddresses: run.Guessed, Stats: run.Stats,
 			CrossStreamFrees: run.CrossStreamFrees, TimingRange: run.TimingRange, TimingSchedules: run.TimingSchedules,
 			Allowed: run.Allowed, CapRefusals: run.Limits.CapRefusals, GCPasses: run.Limits.GCPasses, GCReleased: run.Limits.GCReleased,
-			Notes: run.LimitNotes(r.About.TotalMemory)}
+			Notes:        run.LimitNotes(r.About.TotalMemory),
+			AddressRange: run.AddressRange, AddressPlacements: run.AddressPlacements}
 		if run.Stopped >= 0 {
 			at := run.Stopped
 			j.StoppedAt = &at

@@ -149,3 +149,30 @@ func TestPlotSharedCap(t *testing.T) {
 		t.Errorf("title %q with two fractions, want it unchanged", f.Title.Text)
 	}
 }
+
+// TestReportAddressRange: a figure that depends on driver addresses shows its range as
+// "{low, high}" in the table, with a note saying how many allocations were guessed
+// over how many placements, and as "address_range" in the JSON.
+func TestReportAddressRange(t *testing.T) {
+	res, err := Replay(addressTrace(), nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table, js strings.Builder
+	if err := res.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"3 {2, 3}", "98.00 MiB {62.00 MiB, 98.00 MiB}", "depends on where the driver put 3 device allocations", "over 25 placements"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, table.String())
+		}
+	}
+	for _, want := range []string{`"address_range": {`, `"num_device_alloc": [`, `"address_placements": 25`} {
+		if !strings.Contains(js.String(), want) {
+			t.Errorf("JSON lacks %q:\n%s", want, js.String())
+		}
+	}
+}

@@ -41,8 +41,11 @@ func SweepSettings(base Setting) []Setting {
 // Sweep replays s under every setting of SweepSettings(base) and returns the runs that
 // did not run out of memory, lowest peak reserved first (ties: fewer cudaMallocs, then
 // the order of SweepSettings). Several devices: the peaks are summed per setting.
+// The runs carry no address ranges (Options.NoAddressRange): with dozens of settings
+// their extra replays would cost more than the sweep.
 func Sweep(s *snapshot.Snapshot, base Setting, opts Options) ([]Run, error) {
 	settings := SweepSettings(base)
+	opts.NoAddressRange = true
 	res, err := Replay(s, settings, opts)
 	if err != nil {
 		return nil, err
@@ -91,6 +94,7 @@ func Sweep(s *snapshot.Snapshot, base Setting, opts Options) ([]Run, error) {
 func MinCap(s *snapshot.Snapshot, st Setting, opts Options) (int64, error) {
 	st.Fraction, st.Cap = 0, 0
 	opts.NoTimingRange = true
+	opts.NoAddressRange = true
 	free, err := Replay(s, []Setting{st}, opts)
 	if err != nil {
 		return 0, err

@@ -43,6 +43,43 @@ func replay(h *history, st Setting, opts Options, c Completion) (*Run, error) {
 // when the history has frees that waited for other streams, under the timings of
 // h.schedules too, for the timing range.
 func replayTimed(h *history, st Setting, opts Options) (*Run, error) {
+	r, err := replayTimings(h, st, opts)
+	if err != nil || r.Guessed == 0 || opts.NoAddressRange {
+		return r, err
+	}
+	n := min(addressBudget/max(h.events, 1), maxPlacements)
+	if n < minPlacements {
+		return r, nil
+	}
+	runs := []*Run{r}
+	for seed := range n {
+		o := opts
+		o.placement = int64(seed) + 1
+		x, err := replay(h, st, o, opts.Completion)
+		if err != nil {
+			return nil, fmt.Errorf("placing guessed device allocations (placement %d): %w", o.placement, err)
+		}
+		runs = append(runs, x)
+	}
+	r.AddressRange = timingRange(runs...)
+	r.AddressPlacements = len(runs)
+	return r, nil
+}
+
+// addressBudget bounds the work of an address range: the extra replays of one setting
+// replay at most this many trace entries together, at most maxPlacements, and none
+// when fewer than minPlacements fit (a history of more than half this many entries
+// gets no address range, so that long histories cost what they did without one).
+const addressBudget = 1_000_000
+
+// minPlacements and maxPlacements bound the number of extra replays of an address range.
+const (
+	minPlacements = 2
+	maxPlacements = 24
+)
+
+// replayTimings is replayTimed without the address range.
+func replayTimings(h *history, st Setting, opts Options) (*Run, error) {
 	r, err := replay(h, st, opts, opts.Completion)
 	if err != nil || h.deferred == 0 {
 		return r, err

@@ -28,8 +28,24 @@
 // order the snapshot's own completions show them — and in the order they were made.
 //
 // Where the recorded run made a device allocation for a request, the replay places
-// the same allocation at the address the driver returned; other device allocations get guessed addresses (Run.Guessed counts
-// them), which matter only when free blocks of equal size compete.
+// the same allocation at the address the driver returned. Other device allocations get
+// guessed addresses (Run.Guessed counts them), which matter only when free blocks of
+// equal size compete: one of another size than the recorded run made for the request
+// ends where the recorded range's 32 MiB chunks end; one the recorded run did not make
+// fills a free chunk tail or a small freed segment's range first-fit, else the top of
+// a large freed segment's range, else goes below every range, as the driver was seen
+// to place them (experiments/driver-va, and the runs of reference/workloads-2.11).
+// Where the driver puts them depends on device memory the snapshot does not show
+// (cuBLAS and cuDNN workspaces, kernel modules), so a run that guessed is also replayed
+// with each guessed allocation, and at random half of the others, placed at random
+// among those places, the model's tie-breaks left open (any chunk tail or small freed
+// range that fits, the top of any large freed range, below every range, the recorded
+// range of another size), up to a budget of replayed events (none for histories of
+// more than 500 000 entries):
+// Run.AddressRange holds every figure that differs between these placements,
+// Run.AddressPlacements over how many (reference/misses-2.11: every figure PyTorch
+// measured that the model's placement misses lies inside it, and the default snapshot
+// with that run's own addresses moved in gives every figure exactly).
 //
 // Segment entries are not replayed as such: the replayed policy makes its own device
 // allocations and frees. A run of segment_free (or segment_unmap) entries that is not
@@ -64,6 +80,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand"
 	"runtime"
 	"slices"
 	"strings"
@@ -123,6 +140,12 @@ type Options struct {
 	// NoTimingRange skips the extra replays of a history with cross-stream frees:
 	// Run.TimingRange stays nil (Run.CrossStreamFrees is still counted).
 	NoTimingRange bool
+	// NoAddressRange skips the extra replays of a run that guessed device addresses:
+	// Run.AddressRange stays nil (Run.Guessed is still counted).
+	NoAddressRange bool
+	// placement, when not 0, seeds random places for guessed device allocations
+	// (the extra replays of Run.AddressRange).
+	placement int64
 	// ContinueAfterOOM goes on replaying after an allocation fails that the recorded
 	// run made. By default the replay stops there, as the program would have: PyTorch
 	// raised torch.OutOfMemoryError at that call, and what the program did next is not
@@ -220,11 +243,28 @@ type Run struct {
 	// replay: a cap that refused no device allocation and a collection that never
 	// ran changed nothing (see [Run.LimitNotes]).
 	Limits allocator.Limits
+	// AddressRange holds, for each memory_stats key whose figure differs when the
+	// device allocations the recorded run did not make (Guessed), and some it made,
+	// are placed elsewhere — at random among the places the driver model could choose
+	// (the package doc says which) — the lowest and highest figure; nil when none
+	// differs or nothing was guessed. Where the driver
+	// puts them depends on device memory the snapshot does not show (cuBLAS and cuDNN
+	// workspaces, kernel modules), so such a figure is not fixed by the snapshot.
+	AddressRange map[string][2]int64
+	// AddressPlacements is how many placements the range was taken over (the
+	// replay's own among them); 0 when nothing was guessed, with
+	// Options.NoAddressRange, or for a history of more than 500 000 trace entries
+	// (the budget of its extra replays).
+	AddressPlacements int
 }
 
 // TimingDependent reports whether any figure of the run depends on GPU timing (when the
 // frees that waited for other streams completed).
 func (r *Run) TimingDependent() bool { return len(r.TimingRange) > 0 }
+
+// AddressDependent reports whether any figure of the run depends on where the driver
+// places the device allocations the recorded run did not make.
+func (r *Run) AddressDependent() bool { return len(r.AddressRange) > 0 }
 
 // Result is a snapshot replayed under several settings.
 type Result struct {
@@ -396,6 +436,9 @@ func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run,
 		total = H200Memory
 	}
 	mem := newDeviceMemory(uint64(total))
+	if opts.placement != 0 {
+		mem.placer = rand.New(rand.NewSource(opts.placement))
+	}
 	a, err := allocator.New(mem, st.Conf)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,162 @@
+package whatif
+
+import (
+	"testing"
+
+	"memlab.dev/memlab/snapshot"
+)
+
+const mib = 1 << 20
+
+// TestDriverPlacesResizedAllocation: where the replay makes a device allocation of
+// another size than the recorded run made for the same request, the guess ends where
+// the recorded range's 32 MiB chunks end, as the driver carves top-down (the
+// roundup_power2_divisions:4 run of phases_empty_cache put its 1280 MiB segment 64 MiB
+// below the default run's 1200 MiB one, and its 32 MiB segment where the default run's
+// 30 MiB one was).
+func TestDriverPlacesResizedAllocation(t *testing.T) {
+	const top = 0x7fdf00000000
+	for _, c := range []struct {
+		recorded, size, want uint64
+	}{
+		{30 * mib, 32 * mib, top - 32*mib},       // same chunk: same address
+		{1200 * mib, 1280 * mib, top - 1280*mib}, // 1216 MiB of chunks end at top
+		{48 * mib, 36 * mib, top - 64*mib + 0},   // both in 64 MiB: same address
+		{100 * mib, 20 * mib, top - 32*mib},      // smaller: the top chunk
+	} {
+		m := newDeviceMemory(1 << 40)
+		rec := top - chunkRound(c.recorded)
+		m.step([]hint{{addr: rec, size: int64(c.recorded)}})
+		a, err := m.Malloc(c.size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a != c.want || m.guessed != 1 {
+			t.Errorf("recorded %d MiB at top−%d MiB, replay %d MiB: placed at top−%d MiB (guessed %d), want top−%d MiB, one guess",
+				c.recorded/mib, (top-rec)/mib, c.size/mib, (top-a)/mib, m.guessed, (top-c.want)/mib)
+		}
+	}
+}
+
+// TestDriverReusesFreedRanges: a new range the recorded run did not make fills a chunk's
+// free tail first-fit; a small freed segment's range is such a hole; the range of a
+// large freed segment (releasedRange) is carved from its top down, as the driver did
+// after phases_empty_cache's empty_cache() released 2.6 GB.
+func TestDriverReusesFreedRanges(t *testing.T) {
+	const base = 0x7f0000000000
+	var m *deviceMemory
+	place := func(addr, size uint64) {
+		t.Helper()
+		m.step([]hint{{addr: addr, size: int64(size)}})
+		if a, err := m.Malloc(size); err != nil || a != addr {
+			t.Fatalf("hinted allocation of %d MiB at %#x: got %#x, %v", size/mib, addr, a, err)
+		}
+	}
+	guess := func(size uint64) int64 {
+		t.Helper()
+		m.step(nil)
+		a, err := m.Malloc(size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int64(a-base) / mib
+	}
+	free := func(addr uint64) {
+		t.Helper()
+		if err := m.Free(addr); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	m = newDeviceMemory(1 << 40)
+	place(base, 1200*mib) // chunks to +1216: a 16 MiB tail
+	if a := guess(8 * mib); a != 1200 {
+		t.Errorf("8 MiB: placed at base%+d MiB, want the chunk tail, +1200", a)
+	}
+
+	m = newDeviceMemory(1 << 40)
+	place(base, 20*mib)
+	place(base+20*mib, 12*mib) // fills the tail
+	free(base)
+	if a := guess(20 * mib); a != 0 {
+		t.Errorf("20 MiB after a 20 MiB segment was freed: placed at base%+d MiB, want its range, +0", a)
+	}
+
+	m = newDeviceMemory(1 << 40)
+	place(base, 1216*mib)
+	place(base-800*mib, 800*mib)
+	free(base)
+	free(base - 800*mib)
+	if a := guess(14 * mib); a != 1184 {
+		t.Errorf("14 MiB after 2016 MiB were freed: placed at base%+d MiB, want the top chunk of the freed range, +1184", a)
+	}
+	if a := guess(40 * mib); a != 1120 {
+		t.Errorf("40 MiB next: placed at base%+d MiB, want the next 64 MiB down, +1120", a)
+	}
+	if a := guess(10 * mib); a != 1160 {
+		t.Errorf("10 MiB next: placed at base%+d MiB, want the 40 MiB range's chunk tail, +1160", a)
+	}
+}
+
+// addressTrace is a history whose figures depend on where the driver put its two
+// segments: a 36 MiB segment split by a 10 MiB block leaves 26 MiB free beside a
+// free 26 MiB segment (in the first one's 32 MiB chunk tail, or below it); a 26 MiB
+// request takes the lower of the two, and the 36 MiB request after the 10 MiB block is
+// freed fits in the first segment only if the request took the other. segs, when
+// given, are the recorded segment_alloc entries (addresses of the 36 and the 26 MiB
+// segment, and of a third if the run made one).
+func addressTrace(segs ...uint64) *snapshot.Snapshot {
+	const p, q, r, s, u = 0x1000, 0x2000, 0x3000, 0x4000, 0x5000
+	var es []snapshot.TraceEntry
+	seg := func(i int, size int64) {
+		if i < len(segs) {
+			es = append(es, snapshot.TraceEntry{Action: "segment_alloc", Addr: segs[i], Size: size})
+		}
+	}
+	seg(0, 36*mib)
+	es = append(es, alloc(p, 36*mib))
+	seg(1, 26*mib)
+	es = append(es, alloc(q, 26*mib), freeReq(p, 36*mib), freeDone(p, 36*mib), alloc(r, 10*mib),
+		freeReq(q, 26*mib), freeDone(q, 26*mib), alloc(s, 26*mib), freeReq(r, 10*mib), freeDone(r, 10*mib))
+	seg(2, 36*mib)
+	es = append(es, alloc(u, 36*mib))
+	return trace(es...)
+}
+
+// TestAddressRange: a figure that depends on where the driver places a device
+// allocation the recorded run did not make carries the range over other placements,
+// with the figure under every placement inside it; given the recorded addresses, it
+// is fixed and carries none.
+func TestAddressRange(t *testing.T) {
+	res, err := Replay(addressTrace(), nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Runs[0]
+	if r.Guessed != 3 || r.AddressPlacements != 1+maxPlacements {
+		t.Errorf("guessed %d device allocations over %d placements, want 3 over %d", r.Guessed, r.AddressPlacements, 1+maxPlacements)
+	}
+	want := map[string][2]int64{"num_device_alloc": {2, 3}, "segment.all.peak": {2, 3}, "reserved_bytes.all.peak": {62 * mib, 98 * mib}}
+	for k, w := range want {
+		if got, ok := r.AddressRange[k]; !ok || got != w {
+			t.Errorf("%s: address range %v (flagged %v), want %v", k, got, ok, w)
+		}
+	}
+	for _, c := range []struct {
+		segs          []uint64
+		allocs, resvd int64
+	}{
+		{[]uint64{0x7f0000000000, 0x7f0002400000, 0x7f0008000000}, 3, 98 * mib}, // the 26 MiB segment in the tail: the request takes the split piece
+		{[]uint64{0x7f0004000000, 0x7f0000000000}, 2, 62 * mib},                 // below: it takes the segment
+	} {
+		res, err := Replay(addressTrace(c.segs...), nil, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := res.Runs[0]
+		if r.Guessed != 0 || r.AddressDependent() || r.DeviceAllocs != c.allocs || r.MaxReserved != c.resvd {
+			t.Errorf("segments at %#x: %d device allocations, peak reserved %d MiB, guessed %d, address range %v; want %d, %d MiB, none guessed, no range",
+				c.segs, r.DeviceAllocs, r.MaxReserved/mib, r.Guessed, r.AddressRange, c.allocs, c.resvd/mib)
+		}
+	}
+}
