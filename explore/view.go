@@ -1,0 +1,231 @@
+package explore
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"html"
+	"strings"
+	"sync"
+
+	"github.com/janpfeifer/gonb/gonbui"
+	"gonum.org/v1/plot/vg"
+
+	"memlab.dev/memlab/memlab"
+	"memlab.dev/memlab/memplot"
+	"memlab.dev/memlab/snapshot"
+)
+
+// FromLab is the history the lab's allocator recorded, as [FromSnapshot] reads
+// it. Recording must have been switched on before the workload allocated:
+// l.Allocator().RecordHistory(allocator.HistoryOptions{Enabled: true}), as
+// torch.cuda.memory._record_memory_history() in PyTorch.
+func FromLab(title string, l *memlab.Lab) (*History, error) {
+	if l == nil {
+		return nil, errors.New("explore: nil lab")
+	}
+	s := l.Snapshot()
+	if len(s.Trace) == 0 {
+		return nil, errors.New("explore: the lab's allocator recorded no history: call l.Allocator().RecordHistory(allocator.HistoryOptions{Enabled: true}) before the workload")
+	}
+	return FromSnapshot(title, snapshot.FromAllocator(s))
+}
+
+// Sizes of the two pictures, side by side in a notebook.
+const (
+	mapWidth    = 6 * vg.Inch
+	curveWidth  = 6 * vg.Inch
+	curveHeight = 3.2 * vg.Inch
+)
+
+// Map draws the segments after event i (one of [History.Frames]).
+func (h *History) Map(i int) (*memplot.Figure, error) {
+	segs, err := h.Segments(i)
+	if err != nil {
+		return nil, err
+	}
+	if len(segs) == 0 {
+		return nil, fmt.Errorf("explore: no segments after event %d: the allocator holds no memory there", i)
+	}
+	f, err := memplot.SegmentMap(fmt.Sprintf("segments after event %d", i), segs)
+	if err != nil {
+		return nil, fmt.Errorf("explore: %w", err)
+	}
+	f.Width = mapWidth
+	return f, nil
+}
+
+// Curve draws allocated and reserved memory over the events, with a dashed
+// line at event at (−1: none).
+func (h *History) Curve(at int) (*memplot.Figure, error) {
+	tl := h.Timeline()
+	if at >= 0 {
+		tl.Marks = append(tl.Marks, memplot.Mark{X: float64(at), Label: fmt.Sprintf("event %d", at)})
+	}
+	title := h.Title
+	if title == "" {
+		title = "allocator history"
+	}
+	f, err := memplot.MemoryCurve(title, tl)
+	if err != nil {
+		return nil, fmt.Errorf("explore: %w", err)
+	}
+	f.Width, f.Height = curveWidth, curveHeight
+	return f, nil
+}
+
+// Describe says what event i did and the memory after it, in one line.
+func (h *History) Describe(i int) string {
+	e := h.trace[i]
+	what := e.Action
+	switch e.Action {
+	case snapshot.ActionAlloc, snapshot.ActionFreeRequested, snapshot.ActionFreeCompleted,
+		snapshot.ActionSegmentAlloc, snapshot.ActionSegmentFree, snapshot.ActionSegmentMap, snapshot.ActionSegmentUnmap, snapshot.ActionOOM:
+		what += " " + memlab.FormatBytes(e.Size)
+	}
+	return fmt.Sprintf("event %d of %d: %s; allocated %s, reserved %s, inactive split %s",
+		i, h.Len()-1, what, memlab.FormatBytes(h.Allocated(i)), memlab.FormatBytes(h.Reserved(i)), memlab.FormatBytes(h.InactiveSplit(i)))
+}
+
+// Show displays the history. In a notebook it is an explorable view: a slider
+// over the kept events ([History.Frames]) shows the segment map after each,
+// beside the memory curve with a cursor at that event. The view is drawn
+// once, when the cell runs, and moves in the browser alone, so the cell ends
+// at once and the slider works after it. Where no script runs (a notebook
+// rendered to a page, or a run without Jupyter) it shows a static frame: the
+// fragmentation peak, with a caption saying so.
+func Show(h *History, err error) {
+	memlab.Check(err)
+	if h == nil {
+		panic("explore: Show(nil history)")
+	}
+	at := h.FragmentationPeak()
+	caption := fmt.Sprintf("A static frame of the slider over this history's %d events: the state after event %d, the fragmentation peak (the most memory free in segments that also hold live blocks).", h.Len(), at)
+	if !gonbui.IsNotebook {
+		memlab.Show(h.Map(at))
+		memlab.Show(h.Curve(at))
+		memlab.ShowText(caption + "\n" + h.Describe(at) + "\n")
+		return
+	}
+	page, err := h.HTML(at, caption)
+	memlab.Check(err)
+	gonbui.DisplayHTML(page)
+	gonbui.Sync()
+}
+
+// HTML is the explorable view as one HTML fragment, its script included:
+// the static frame at event at with its caption, which the script turns into
+// the slider.
+func (h *History) HTML(at int, caption string) (string, error) {
+	frames := h.Frames()
+	start := -1
+	for k, ev := range frames {
+		if ev == at {
+			start = k
+		}
+	}
+	if start < 0 {
+		return "", fmt.Errorf("explore: event %d is not a kept frame", at)
+	}
+	curve, err := h.Curve(-1)
+	if err != nil {
+		return "", err
+	}
+	box, err := curve.DataBox()
+	if err != nil {
+		return "", err
+	}
+	curvePNG, err := curve.PNG()
+	if err != nil {
+		return "", err
+	}
+	maps := make([]string, len(frames))
+	errs := make([]error, len(frames))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4)
+	for k, ev := range frames {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			f, err := h.Map(ev)
+			if err == nil {
+				var png []byte
+				if png, err = f.PNG(); err == nil {
+					png, err = smallPNG(png)
+				}
+				if err == nil {
+					maps[k] = "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)
+				}
+			}
+			errs[k] = err
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<div class="memlab-explore" style="font-size:13px">`)
+	b.WriteString(`<div style="display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start">`)
+	fmt.Fprintf(&b, `<div style="position:relative;flex:none"><img class="memlab-explore-curve" alt="memory curve" src="data:image/png;base64,%s" style="display:block;width:%.0fpx">`,
+		base64.StdEncoding.EncodeToString(curvePNG), float64(curve.Width.Dots(96)))
+	fmt.Fprintf(&b, `<div class="memlab-explore-cursor" style="position:absolute;left:%.3f%%;top:%.3f%%;height:%.3f%%;border-left:2px solid #d62728"></div></div>`,
+		100*box.X(float64(at)), 100*box.Top, 100*(box.Bottom-box.Top))
+	fmt.Fprintf(&b, `<img class="memlab-explore-map" alt="segment map" src="%s" style="display:block;flex:none;width:%.0fpx">`, maps[start], float64(mapWidth.Dots(96)))
+	b.WriteString(`</div>`)
+	fmt.Fprintf(&b, `<div class="memlab-explore-controls" style="display:none;margin:6px 0"><input class="memlab-explore-slider" type="range" min="0" max="%d" value="%d" style="width:560px;vertical-align:middle"> </div>`, len(frames)-1, start)
+	fmt.Fprintf(&b, `<div class="memlab-explore-label" style="font-family:monospace">%s</div>`, html.EscapeString(h.Describe(at)))
+	fmt.Fprintf(&b, `<div class="memlab-explore-caption" style="font-style:italic">%s</div>`, html.EscapeString(caption))
+	// The script finds its view as the element before it, so that two views
+	// in one page never mix.
+	b.WriteString(`<script>(function(){`)
+	b.WriteString(`var s=document.currentScript,v=s&&s.parentElement;if(!v)return;`)
+	fmt.Fprintf(&b, `var maps=[%s];`, quoteAll(maps))
+	xs := make([]string, len(frames))
+	labels := make([]string, len(frames))
+	for k, ev := range frames {
+		xs[k] = fmt.Sprintf("%.3f", 100*box.X(float64(ev)))
+		labels[k] = h.Describe(ev)
+	}
+	fmt.Fprintf(&b, `var xs=[%s];var labels=[%s];`, strings.Join(xs, ","), quoteAll(labels))
+	fmt.Fprintf(&b, `var moving=%q;`, fmt.Sprintf("Move the slider through %d of the %d events (the peaks and out-of-memory events among them): the segment map shows the segments after the event, and the red line marks it on the memory curve.", len(frames), h.Len()))
+	b.WriteString(`var q=function(c){return v.querySelector('.memlab-explore-'+c)};`)
+	b.WriteString(`var sl=q('slider'),img=q('map'),cur=q('cursor'),lab=q('label');`)
+	b.WriteString(`q('controls').style.display='block';q('caption').textContent=moving;`)
+	b.WriteString(`sl.addEventListener('input',function(){var k=+sl.value;img.src=maps[k];cur.style.left=xs[k]+'%';lab.textContent=labels[k];});`)
+	b.WriteString(`})();</script></div>`)
+	return b.String(), nil
+}
+
+// quoteAll writes strings as a JavaScript array's items.
+func quoteAll(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = jsString(s)
+	}
+	return strings.Join(q, ",")
+}
+
+// jsString quotes s for a script inside HTML: no quote, backslash, line break
+// or "</" can end the string or the script early.
+func jsString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"', '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '\n':
+			b.WriteString(`\n`)
+		case '<', '>', '&', '\r', '\u2028', '\u2029':
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
