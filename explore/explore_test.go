@@ -258,7 +258,7 @@ func TestHTML(t *testing.T) {
 	if strings.Count(page, "</script>") != 1 {
 		t.Errorf("the script is ended more than once")
 	}
-	if !strings.Contains(page, fmt.Sprintf("event %d of %d", at, h.Len()-1)) {
+	if !strings.Contains(page, fmt.Sprintf("event %d of %d", at, h.Len())) {
 		t.Errorf("the view does not start at the static frame's event %d", at)
 	}
 	if _, err := h.HTML(-5, ""); err == nil {

@@ -31,9 +31,13 @@ type frame struct {
 	segs  []memplot.Segment
 }
 
-// MaxFrames is the most states a History keeps for its slider: a longer trace
-// is sampled evenly, with its peaks and out-of-memory events always kept.
+// MaxFrames is how many states a History of more than [AllFrames] events
+// keeps for its slider, sampled evenly; its peaks and out-of-memory events
+// are kept too.
 const MaxFrames = 40
+
+// AllFrames is the longest history whose every event the view keeps.
+const AllFrames = 64
 
 // FromSnapshot replays the trace of the first device that has one (PyTorch
 // writes one trace per device) into per-event states. The trace must cover the
@@ -414,13 +418,13 @@ func (st *state) segments() []memplot.Segment {
 	return out
 }
 
-// pickFrames chooses the events whose state is kept: every event of a short
-// trace; of a longer one, MaxFrames spread evenly, always including the last
+// pickFrames chooses the events whose state is kept: every event of a trace
+// of AllFrames events or fewer; of a longer one, MaxFrames spread evenly, always including the last
 // event and every out-of-memory event.
 func (h *History) pickFrames() []bool {
 	n := len(h.trace)
 	keep := make([]bool, n)
-	if n <= MaxFrames {
+	if n <= AllFrames {
 		for i := range keep {
 			keep[i] = true
 		}

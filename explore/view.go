@@ -11,6 +11,7 @@ import (
 	"github.com/janpfeifer/gonb/gonbui"
 	"gonum.org/v1/plot/vg"
 
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/snapshot"
@@ -83,11 +84,12 @@ func (h *History) Describe(i int) string {
 		snapshot.ActionSegmentAlloc, snapshot.ActionSegmentFree, snapshot.ActionSegmentMap, snapshot.ActionSegmentUnmap, snapshot.ActionOOM:
 		what += " " + memlab.FormatBytes(e.Size)
 	}
-	return fmt.Sprintf("event %d of %d: %s; allocated %s, reserved %s, inactive split %s",
-		i, h.Len()-1, what, memlab.FormatBytes(h.Allocated(i)), memlab.FormatBytes(h.Reserved(i)), memlab.FormatBytes(h.InactiveSplit(i)))
+	return fmt.Sprintf(lang.Text("event %d of %d: %s; allocated %s, reserved %s, inactive split %s"),
+		i, h.Len(), what, memlab.FormatBytes(h.Allocated(i)), memlab.FormatBytes(h.Reserved(i)), memlab.FormatBytes(h.InactiveSplit(i)))
 }
 
-// Show displays the history. In a notebook it is an explorable view: a slider
+// Show displays a history, taking its constructor's results directly:
+// explore.Show(explore.FromSnapshot(title, s)). In a notebook it is an explorable view: a slider
 // over the kept events ([History.Frames]) shows the segment map after each,
 // beside the memory curve with a cursor at that event. The view is drawn
 // once, when the cell runs, and moves in the browser alone, so the cell ends
@@ -99,8 +101,16 @@ func Show(h *History, err error) {
 	if h == nil {
 		panic("explore: Show(nil history)")
 	}
+	h.Show()
+}
+
+// Show displays the history; see the function [Show].
+func (h *History) Show() {
 	at := h.FragmentationPeak()
-	caption := fmt.Sprintf("A static frame of the slider over this history's %d events: the state after event %d, the fragmentation peak (the most memory free in segments that also hold live blocks).", h.Len(), at)
+	caption := fmt.Sprintf(lang.Text("A static frame of the slider over this history's %d events: the state after event %d, the fragmentation peak (the most memory free in segments that also hold live blocks)."), h.Len(), at)
+	if h.InactiveSplit(at) == 0 {
+		caption = fmt.Sprintf(lang.Text("A static frame of the slider over this history's %d events: the state after event %d, the reserved peak (no memory is ever free in a segment that also holds live blocks)."), h.Len(), at)
+	}
 	if !gonbui.IsNotebook {
 		memlab.Show(h.Map(at))
 		memlab.Show(h.Curve(at))
@@ -190,7 +200,7 @@ func (h *History) HTML(at int, caption string) (string, error) {
 		labels[k] = h.Describe(ev)
 	}
 	fmt.Fprintf(&b, `var xs=[%s];var labels=[%s];`, strings.Join(xs, ","), quoteAll(labels))
-	fmt.Fprintf(&b, `var moving=%q;`, fmt.Sprintf("Move the slider through %d of the %d events (the peaks and out-of-memory events among them): the segment map shows the segments after the event, and the red line marks it on the memory curve.", len(frames), h.Len()))
+	fmt.Fprintf(&b, `var moving=%q;`, fmt.Sprintf(lang.Text("Move the slider through %d of the %d events (the peaks and out-of-memory events among them): the segment map shows the segments after the event, and the red line marks it on the memory curve."), len(frames), h.Len()))
 	b.WriteString(`var q=function(c){return v.querySelector('.memlab-explore-'+c)};`)
 	b.WriteString(`var sl=q('slider'),img=q('map'),cur=q('cursor'),lab=q('label');`)
 	b.WriteString(`q('controls').style.display='block';q('caption').textContent=moving;`)
