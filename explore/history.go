@@ -34,7 +34,7 @@ type frame struct {
 // MaxFrames is how many states a History of more than [AllFrames] events
 // keeps for its slider, sampled evenly; its peaks and out-of-memory events
 // are kept too.
-const MaxFrames = 40
+const MaxFrames = 24
 
 // AllFrames is the longest history whose every event the view keeps.
 const AllFrames = 64

@@ -1,7 +1,9 @@
 package explore
 
 import (
+	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"html"
@@ -177,7 +179,8 @@ func (h *History) HTML(at int, caption string) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, `<div class="memlab-explore" style="font-size:13px">`)
+	id := viewID()
+	fmt.Fprintf(&b, `<div class="memlab-explore" id="%s" style="font-size:13px">`, id)
 	b.WriteString(`<div style="display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start">`)
 	fmt.Fprintf(&b, `<div style="position:relative;flex:none"><img class="memlab-explore-curve" alt="memory curve" src="data:image/png;base64,%s" style="display:block;width:%.0fpx">`,
 		base64.StdEncoding.EncodeToString(curvePNG), float64(curve.Width.Dots(96)))
@@ -188,11 +191,16 @@ func (h *History) HTML(at int, caption string) (string, error) {
 	fmt.Fprintf(&b, `<div class="memlab-explore-controls" style="display:none;margin:6px 0"><input class="memlab-explore-slider" type="range" min="0" max="%d" value="%d" style="width:560px;vertical-align:middle"> </div>`, len(frames)-1, start)
 	fmt.Fprintf(&b, `<div class="memlab-explore-label" style="font-family:monospace">%s</div>`, html.EscapeString(h.Describe(at)))
 	fmt.Fprintf(&b, `<div class="memlab-explore-caption" style="font-style:italic">%s</div>`, html.EscapeString(caption))
-	// The script finds its view as the element before it, so that two views
-	// in one page never mix.
+	// The script finds its view by its id, so that two views in one page
+	// never mix.
 	b.WriteString(`<script>(function(){`)
-	b.WriteString(`var s=document.currentScript,v=s&&s.parentElement;if(!v)return;`)
+	fmt.Fprintf(&b, `var v=document.getElementById(%s);if(!v)return;`, jsString(id))
+	// The static frame's map is in the page once: the script takes it from
+	// the image.
+	inPage := maps[start]
+	maps[start] = ""
 	fmt.Fprintf(&b, `var maps=[%s];`, quoteAll(maps))
+	maps[start] = inPage
 	xs := make([]string, len(frames))
 	labels := make([]string, len(frames))
 	for k, ev := range frames {
@@ -203,10 +211,19 @@ func (h *History) HTML(at int, caption string) (string, error) {
 	fmt.Fprintf(&b, `var moving=%q;`, fmt.Sprintf(lang.Text("Move the slider through %d of the %d events (the peaks and out-of-memory events among them): the segment map shows the segments after the event, and the red line marks it on the memory curve."), len(frames), h.Len()))
 	b.WriteString(`var q=function(c){return v.querySelector('.memlab-explore-'+c)};`)
 	b.WriteString(`var sl=q('slider'),img=q('map'),cur=q('cursor'),lab=q('label');`)
+	fmt.Fprintf(&b, `maps[%d]=img.src;`, start)
 	b.WriteString(`q('controls').style.display='block';q('caption').textContent=moving;`)
 	b.WriteString(`sl.addEventListener('input',function(){var k=+sl.value;img.src=maps[k];cur.style.left=xs[k]+'%';lab.textContent=labels[k];});`)
 	b.WriteString(`})();</script></div>`)
 	return b.String(), nil
+}
+
+// viewID is a page-unique id for a view: random, since views made by
+// different cell runs (different processes) share one page.
+func viewID() string {
+	var r [8]byte
+	rand.Read(r[:])
+	return "memlab-explore-" + hex.EncodeToString(r[:])
 }
 
 // quoteAll writes strings as a JavaScript array's items.
