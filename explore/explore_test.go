@@ -288,3 +288,14 @@ func TestShowOutsideNotebook(t *testing.T) {
 		t.Errorf("Show's caption %q does not say it is a static frame at the peak", text)
 	}
 }
+
+// jsString's quoting cannot end the string or the script early.
+func TestJSString(t *testing.T) {
+	got := jsString("a\"b\\c\n</script><!--&\u2028")
+	if strings.ContainsAny(got[1:len(got)-1], "<>&\n\u2028") || strings.Contains(got, `a"b`) {
+		t.Errorf("jsString left a quote, a tag or a line break: %s", got)
+	}
+	if want := `"a\"b\\c\n\u003c/script\u003e\u003c!--\u0026\u2028"`; got != want {
+		t.Errorf("jsString = %s, want %s", got, want)
+	}
+}

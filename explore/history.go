@@ -95,10 +95,15 @@ func (h *History) Len() int { return len(h.trace) }
 // Event returns the i-th trace entry.
 func (h *History) Event(i int) snapshot.TraceEntry { return h.trace[i] }
 
-// Allocated, Reserved and InactiveSplit are the bytes in live blocks, in
-// segments, and free in segments that also hold live blocks, after event i.
-func (h *History) Allocated(i int) int64     { return h.samples[i].Allocated }
-func (h *History) Reserved(i int) int64      { return h.samples[i].Reserved }
+// Allocated is memory_allocated after event i: the bytes in live blocks.
+func (h *History) Allocated(i int) int64 { return h.samples[i].Allocated }
+
+// Reserved is memory_reserved after event i: the bytes in segments.
+func (h *History) Reserved(i int) int64 { return h.samples[i].Reserved }
+
+// InactiveSplit is inactive_split_bytes after event i: the bytes free in
+// segments that also hold live blocks (none under expandable segments, whose
+// free pages can be unmapped).
 func (h *History) InactiveSplit(i int) int64 { return h.split[i] }
 
 // Frames lists the events whose state the view keeps, in order.
