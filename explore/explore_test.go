@@ -299,3 +299,38 @@ func TestJSString(t *testing.T) {
 		t.Errorf("jsString = %s, want %s", got, want)
 	}
 }
+
+// A history whose allocator ends holding nothing (empty_cache released every
+// segment) still makes a view: the empty frame says there is no segment.
+func TestEmptyFrame(t *testing.T) {
+	l, err := memlab.Open(memlab.Budget(1 << 30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.Allocator().RecordHistory(allocator.HistoryOptions{Enabled: true})
+	x, err := tensor.Empty(l, tensor.Uint8, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.EmptyCache(); err != nil {
+		t.Fatal(err)
+	}
+	h, err := FromLab("", l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if segs, err := h.Segments(h.Len() - 1); err != nil || len(segs) != 0 {
+		t.Fatalf("after empty_cache: %d segments, %v; want none", len(segs), err)
+	}
+	page, err := h.HTML(h.FragmentationPeak(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page, "data:image/svg+xml;base64,") {
+		t.Error("the view has no frame for the empty state")
+	}
+}

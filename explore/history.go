@@ -424,8 +424,8 @@ func (st *state) segments() []memplot.Segment {
 }
 
 // pickFrames chooses the events whose state is kept: every event of a trace
-// of AllFrames events or fewer; of a longer one, MaxFrames spread evenly, always including the last
-// event and every out-of-memory event.
+// of AllFrames events or fewer; of a longer one, MaxFrames spread evenly from
+// the first event to the last, and every out-of-memory event.
 func (h *History) pickFrames() []bool {
 	n := len(h.trace)
 	keep := make([]bool, n)
@@ -435,8 +435,8 @@ func (h *History) pickFrames() []bool {
 		}
 		return keep
 	}
-	for k := 0; k < MaxFrames; k++ {
-		keep[(k+1)*n/MaxFrames-1] = true
+	for k := 0; k < MaxFrames; k++ { // the first and the last event among them
+		keep[k*(n-1)/(MaxFrames-1)] = true
 	}
 	for i, e := range h.trace {
 		if e.Action == snapshot.ActionOOM {

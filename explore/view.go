@@ -161,6 +161,10 @@ func (h *History) HTML(at int, caption string) (string, error) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			if segs, _ := h.Segments(ev); len(segs) == 0 {
+				maps[k] = emptyMap(ev)
+				return
+			}
 			f, err := h.Map(ev)
 			if err == nil {
 				var png []byte
@@ -208,7 +212,11 @@ func (h *History) HTML(at int, caption string) (string, error) {
 		labels[k] = h.Describe(ev)
 	}
 	fmt.Fprintf(&b, `var xs=[%s];var labels=[%s];`, strings.Join(xs, ","), quoteAll(labels))
-	fmt.Fprintf(&b, `var moving=%q;`, fmt.Sprintf(lang.Text("Move the slider through %d of the %d events (the peaks and out-of-memory events among them): the segment map shows the segments after the event, and the red line marks it on the memory curve."), len(frames), h.Len()))
+	moving := fmt.Sprintf(lang.Text("Move the slider through %d of the %d events (the peaks and out-of-memory events among them): the segment map shows the segments after the event, and the red line marks it on the memory curve."), len(frames), h.Len())
+	if len(frames) == h.Len() {
+		moving = fmt.Sprintf(lang.Text("Move the slider through the %d events: the segment map shows the segments after the event, and the red line marks it on the memory curve."), h.Len())
+	}
+	fmt.Fprintf(&b, `var moving=%s;`, jsString(moving))
 	b.WriteString(`var q=function(c){return v.querySelector('.memlab-explore-'+c)};`)
 	b.WriteString(`var sl=q('slider'),img=q('map'),cur=q('cursor'),lab=q('label');`)
 	fmt.Fprintf(&b, `maps[%d]=img.src;`, start)
@@ -216,6 +224,15 @@ func (h *History) HTML(at int, caption string) (string, error) {
 	b.WriteString(`sl.addEventListener('input',function(){var k=+sl.value;img.src=maps[k];cur.style.left=xs[k]+'%';lab.textContent=labels[k];});`)
 	b.WriteString(`})();</script></div>`)
 	return b.String(), nil
+}
+
+// emptyMap is the frame of an event after which the allocator holds no
+// segment (an empty_cache that released them all): a line of text, as an
+// SVG image.
+func emptyMap(event int) string {
+	svg := fmt.Sprintf(`<svg xmlns="http://www.w3.org/2000/svg" width="576" height="60"><text x="10" y="35" font-family="serif" font-size="16">%s</text></svg>`,
+		html.EscapeString(fmt.Sprintf(lang.Text("no segments after event %d: the allocator holds no memory"), event)))
+	return "data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString([]byte(svg))
 }
 
 // viewID is a page-unique id for a view: random, since views made by
