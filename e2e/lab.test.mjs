@@ -376,7 +376,17 @@ async function checkExplore(page, name) {
       if (after[part] === before[part]) fail(where, `moving the slider from ${before.value} to ${after.value} left the ${part} as it was (${String(before[part]).slice(0, 60)})`);
     }
     log(`${where}: slider ${before.value} → ${after.value}: "${before.label}" → "${after.label}"`);
-    if (k === 0) await view.screenshot({ path: path.join(OUT, `${name}-explore.png`) });
+    if (k === 0) {
+      // A view taller than the window is cut by the notebook's scroller: make
+      // the window tall enough for it first.
+      const vp = page.viewportSize();
+      const box = await view.boundingBox();
+      if (box && box.height + 250 > vp.height) await page.setViewportSize({ width: vp.width, height: Math.ceil(box.height) + 250 });
+      await view.scrollIntoViewIfNeeded();
+      await page.waitForTimeout(300);
+      await view.screenshot({ path: path.join(OUT, `${name}-explore.png`) });
+      await page.setViewportSize(vp);
+    }
   }
 }
 

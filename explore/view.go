@@ -39,6 +39,8 @@ const (
 	mapWidth    = 6 * vg.Inch
 	curveWidth  = 6 * vg.Inch
 	curveHeight = 3.2 * vg.Inch
+	// mapMaxHeight bounds the segment map's height.
+	mapMaxHeight = 8.5 * vg.Inch
 )
 
 // Map draws the segments after event i (one of [History.Frames]).
@@ -55,6 +57,9 @@ func (h *History) Map(i int) (*memplot.Figure, error) {
 		return nil, fmt.Errorf("explore: %w", err)
 	}
 	f.Width = mapWidth
+	// At most as tall as a screen, so that the slider, the curve and the map
+	// are seen together: forty segments get rows of a fifth of an inch.
+	f.Height = min(f.Height, mapMaxHeight)
 	return f, nil
 }
 
@@ -185,6 +190,9 @@ func (h *History) HTML(at int, caption string) (string, error) {
 	var b strings.Builder
 	id := viewID()
 	fmt.Fprintf(&b, `<div class="memlab-explore" id="%s" style="font-size:13px">`, id)
+	fmt.Fprintf(&b, `<div class="memlab-explore-controls" style="display:none;margin:6px 0"><input class="memlab-explore-slider" type="range" min="0" max="%d" value="%d" style="width:560px;vertical-align:middle"> </div>`, len(frames)-1, start)
+	fmt.Fprintf(&b, `<div class="memlab-explore-label" style="font-family:monospace">%s</div>`, html.EscapeString(h.Describe(at)))
+	fmt.Fprintf(&b, `<div class="memlab-explore-caption" style="font-style:italic">%s</div>`, html.EscapeString(caption))
 	b.WriteString(`<div style="display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start">`)
 	fmt.Fprintf(&b, `<div style="position:relative;flex:none"><img class="memlab-explore-curve" alt="memory curve" src="data:image/png;base64,%s" style="display:block;width:%.0fpx">`,
 		base64.StdEncoding.EncodeToString(curvePNG), float64(curve.Width.Dots(96)))
@@ -192,9 +200,6 @@ func (h *History) HTML(at int, caption string) (string, error) {
 		100*box.X(float64(at)), 100*box.Top, 100*(box.Bottom-box.Top))
 	fmt.Fprintf(&b, `<img class="memlab-explore-map" alt="segment map" src="%s" style="display:block;flex:none;width:%.0fpx">`, maps[start], float64(mapWidth.Dots(96)))
 	b.WriteString(`</div>`)
-	fmt.Fprintf(&b, `<div class="memlab-explore-controls" style="display:none;margin:6px 0"><input class="memlab-explore-slider" type="range" min="0" max="%d" value="%d" style="width:560px;vertical-align:middle"> </div>`, len(frames)-1, start)
-	fmt.Fprintf(&b, `<div class="memlab-explore-label" style="font-family:monospace">%s</div>`, html.EscapeString(h.Describe(at)))
-	fmt.Fprintf(&b, `<div class="memlab-explore-caption" style="font-style:italic">%s</div>`, html.EscapeString(caption))
 	// The script finds its view by its id, so that two views in one page
 	// never mix.
 	b.WriteString(`<script>(function(){`)
