@@ -336,9 +336,58 @@ async function runNotebook(page, cdp, base, token, file, probeCompletion, names)
   if (path.basename(path.dirname(file)) === "zh-CN" && cjk.runs === 0) fail(name, "the Chinese edition shows no Chinese text");
 
   if (probeCompletion) await checkCompletion(page, name, names);
+  await checkExplore(page, name);
   await solveExercise(page, name, nb, st);
 
   await screenshot(page, name);
+}
+
+// checkExplore moves the slider of each explorable allocator history (package
+// explore) the notebook shows, as a user would — focus it, press Home — and
+// checks that the view follows: its script ran (the slider shows), and the
+// event line, the segment map and the curve's cursor all change. It
+// screenshots the first view after the move to build/e2e/NAME-explore.png.
+async function checkExplore(page, name) {
+  const views = page.locator(".jp-OutputArea-output .memlab-explore");
+  const n = await views.count();
+  for (let k = 0; k < n; k++) {
+    const where = `${name} explorable view ${k}`;
+    const view = views.nth(k);
+    const slider = view.locator(".memlab-explore-slider");
+    if (!(await slider.isVisible())) {
+      fail(where, "its slider is not shown (the view's script did not run)");
+      continue;
+    }
+    const state = () =>
+      view.evaluate((v) => ({
+        value: v.querySelector(".memlab-explore-slider").value,
+        label: v.querySelector(".memlab-explore-label").textContent,
+        map: v.querySelector(".memlab-explore-map").src,
+        cursor: v.querySelector(".memlab-explore-cursor").style.left,
+      }));
+    const before = await state();
+    await slider.scrollIntoViewIfNeeded();
+    await slider.focus();
+    await page.keyboard.press(before.value === "0" ? "End" : "Home");
+    await page.waitForTimeout(200);
+    const after = await state();
+    if (after.value === before.value) fail(where, `the slider did not move from ${before.value}`);
+    for (const part of ["label", "map", "cursor"]) {
+      if (after[part] === before[part]) fail(where, `moving the slider from ${before.value} to ${after.value} left the ${part} as it was (${String(before[part]).slice(0, 60)})`);
+    }
+    log(`${where}: slider ${before.value} → ${after.value}: "${before.label}" → "${after.label}"`);
+    if (k === 0) {
+      // A view taller than the window is cut by the notebook's scroller: make
+      // the window tall enough for it first.
+      const vp = page.viewportSize();
+      const box = await view.boundingBox();
+      if (box && box.height + 250 > vp.height) await page.setViewportSize({ width: vp.width, height: Math.ceil(box.height) + 250 });
+      await view.scrollIntoViewIfNeeded();
+      await page.waitForTimeout(300);
+      await view.screenshot({ path: path.join(OUT, `${name}-explore.png`) });
+      await page.setViewportSize(vp);
+    }
+  }
 }
 
 // solveExercise checks a notebook's exercise cells (a "%%writefile

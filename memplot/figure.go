@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/recorder"
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
@@ -114,21 +115,65 @@ func (f *Figure) AddKey(name string, thumbs ...plot.Thumbnailer) {
 	f.keySize++
 }
 
+// plotArea is the part of c the plot (without the key) is drawn in, and the
+// key column's width (0 without a key).
+func (f *Figure) plotArea(c draw.Canvas) (draw.Canvas, vg.Length) {
+	if f.keySize == 0 {
+		return c, 0
+	}
+	kw := f.key.Rectangle(c).Size().X + 2*keyPad
+	return draw.Crop(c, 0, -kw, 0, 0), kw
+}
+
+const keyPad = vg.Length(8)
+
 // draw draws the plot with the key in a column at the right.
 func (f *Figure) draw(c draw.Canvas) {
-	if f.keySize == 0 {
-		f.Plot.Draw(c)
+	pc, kw := f.plotArea(c)
+	f.Plot.Draw(pc)
+	if kw == 0 {
 		return
 	}
-	pad := vg.Points(8)
-	kw := f.key.Rectangle(c).Size().X + 2*pad
-	f.Plot.Draw(draw.Crop(c, 0, -kw, 0, 0))
+	pad := keyPad
 	kc := c
 	kc.Min.X = c.Max.X - kw + pad
 	if f.Title.Text != "" {
 		kc.Max.Y -= f.Title.TextStyle.Rectangle(f.Title.Text).Size().Y + f.Title.Padding
 	}
 	f.key.Draw(kc)
+}
+
+// DataBox says where f's data area lies in its image, for drawing over the
+// image (a cursor): X maps a data x to a share of the image's width from its
+// left edge; Top and Bottom are the data area's top and bottom edges as shares
+// of the image's height from its top edge.
+type DataBox struct {
+	Top, Bottom float64
+	x           func(float64) vg.Length
+	width       vg.Length
+}
+
+// X is the horizontal position of data x, as a share of the image's width.
+func (b DataBox) X(x float64) float64 { return float64(b.x(x)) / float64(b.width) }
+
+// DataBox lays f out at its size, as Encode draws it, and says where its data
+// area is.
+func (f *Figure) DataBox() (DataBox, error) {
+	if f == nil || f.Plot == nil {
+		return DataBox{}, errors.New("memplot: nil figure")
+	}
+	if f.Width <= 0 || f.Height <= 0 {
+		return DataBox{}, fmt.Errorf("memplot: figure %q has size %v×%v; both must be positive", f.Name, f.Width, f.Height)
+	}
+	c := draw.Canvas{Canvas: &recorder.Canvas{}, Rectangle: vg.Rectangle{Max: vg.Point{X: f.Width, Y: f.Height}}}
+	pc, _ := f.plotArea(c)
+	dc := f.Plot.DataCanvas(pc)
+	trX, _ := f.Plot.Transforms(&dc)
+	h := float64(f.Height)
+	return DataBox{
+		Top: (h - float64(dc.Max.Y)) / h, Bottom: (h - float64(dc.Min.Y)) / h,
+		x: trX, width: f.Width,
+	}, nil
 }
 
 // LabelX replaces the x axis' ticks with one label at each of 0, 1, 2, …,

@@ -3,7 +3,9 @@ package nb02
 import (
 	"fmt"
 
+	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/experiments/ch2"
+	"memlab.dev/memlab/explore"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
@@ -182,6 +184,80 @@ Yes. Each 16 MiB leftover now holds two kept tensors, best fit packs them in pai
 of the six segments are left with no kept tensor — whole and releasable — and the request
 is served. Fragmentation depends on exactly how the sizes interlock.
 </details>
+*/
+
+/*md:zh-CN
+段分布图上有六个段，每个段里都有一个橙色的洞（非活跃分割块：空闲却被钉住），旁边是钉住它的蓝色 16 MiB 张量。折线图展示了它是怎么形成的：批次运行期间没有任何空闲（每个小张量正好填满所在段的剩余空间）；激活值一释放，洞就出现了——空闲总量远大于申请，最大的空闲块却远小于申请。报错信息就是 PyTorch 的原话，连同它给的建议。所以教材描述的现象是真实的，只要有存活张量钉住段；它举的例子恰恰缺了这一点。
+
+**动手试试——先预测：** 把留下的张量从 16 MiB 改成 8 MiB：把 `Run` 那一行换成 `w := ch2.Fragmenting; w.Kept = 8 << 20; keep := memlab.Must(w.Run(l, rec))`。申请能满足吗？
+
+<details><summary>答案</summary>
+
+能。每块 16 MiB 的剩余空间现在能放两个留存张量，最佳适配把它们两两挤在一起，六个段中有三个没有留下任何张量——整段空闲、可以释放——申请得到满足。碎片化取决于各个尺寸如何咬合。
+</details>
+*/
+
+/*md
+### The same history, event by event
+
+PyTorch's viewer of a dumped snapshot (https://pytorch.org/memory_viz, *Allocator State
+History*) replays the recorded history into the state after every event. `explore.Show`
+does the same for the lab's allocator: the memory curve, with a red line at one event,
+beside the segment map after that event. Move the slider to walk through the six batches;
+the view opens at the fragmentation peak, the event after which the most memory is free
+in segments that also hold live blocks.
+
+```python
+torch.cuda.memory._record_memory_history()          # before the six batches
+# ... the loop and the 1536 MiB request above ...
+torch.cuda.memory._dump_snapshot("fragment.pickle") # drag it into https://pytorch.org/memory_viz
+```
+*/
+
+/*md:zh-CN
+### 同一段历史，逐个事件地看
+
+PyTorch 自带的快照查看器（https://pytorch.org/memory_viz 的 *Allocator State History* 视图）会把录下的历史逐个事件重放，画出每个事件之后的状态。`explore.Show` 对 lab 的分配器做同样的事：左边是显存曲线，红线标出某一个事件；右边是这个事件之后的段分布图。拖动滑块，就能把六个批次一步步走一遍；视图打开时停在碎片峰值，也就是“仍有存活块的段里空闲显存最多”的那个事件之后。
+
+```python
+torch.cuda.memory._record_memory_history()          # 在六个批次之前开始记录
+# ……上面的循环和 1536 MiB 的申请……
+torch.cuda.memory._dump_snapshot("fragment.pickle") # 拖进 https://pytorch.org/memory_viz 查看
+```
+*/
+
+//nb:cell plot
+func fragmentHistory() {
+	l := memlab.MustOpen(memlab.Budget(4 << 30))
+	defer l.Close()
+	l.Allocator().RecordHistory(allocator.HistoryOptions{Enabled: true}) // _record_memory_history()
+	keep := memlab.Must(ch2.Fragmenting.Run(l, nil))                     // the six batches
+	_, err := tensor.Empty(l, tensor.Uint8, ch2.Request)                 // the 1.5 GiB request
+	h := memlab.Must(explore.FromLab("2.3 the fragmenting loop, event by event", l))
+	h.Show()
+	at := h.FragmentationPeak()
+	memlab.Measured("the fragmentation peak is event %d of %d (%s): %s free in segments that also hold live blocks, %s allocated; the 1.5 GiB request: %s",
+		at, h.Len(), h.Event(at).Action, memlab.FormatBytes(h.InactiveSplit(at)), memlab.FormatBytes(h.Allocated(at)), memlab.Outcome(err))
+	memlab.Check(tensor.ReleaseAll(keep...))
+}
+
+/*md
+**Try it — predict first:** before you move the slider: does orange (inactive split)
+appear while the six batches run, or only after them? Then open the lab with
+`memlab.AllocConf("expandable_segments:True")` as a second option of `MustOpen`: at which
+event does the view open now, and is the request served?
+
+<details><summary>Answer</summary>
+
+Both. In each batch the 496 MiB activation splits the cached 512 MiB segment and leaves a
+16 MiB orange sliver for one event, until the kept tensor fills it. The large holes open
+only after the batches, one per freed activation: six `free_completed` events, the orange
+growing by 496 MiB at each while reserved memory stays flat, and then the request fails.
+With expandable segments nothing is ever inactive split — a free block of an expandable
+segment is not pinned, its pages can be unmapped — so the view opens at the reserved
+peak (the caption says so); at the end six `segment_unmap` events give the activations'
+pages back, and the request is served.
+</details>
 
 ### "Why is 200 MB free, yet 100 MB cannot be allocated?"
 
@@ -212,13 +288,11 @@ print(torch.cuda.memory_reserved(), torch.cuda.memory_allocated(), torch.cuda.me
 */
 
 /*md:zh-CN
-段分布图上有六个段，每个段里都有一个橙色的洞（非活跃分割块：空闲却被钉住），旁边是钉住它的蓝色 16 MiB 张量。折线图展示了它是怎么形成的：批次运行期间没有任何空闲（每个小张量正好填满所在段的剩余空间）；激活值一释放，洞就出现了——空闲总量远大于申请，最大的空闲块却远小于申请。报错信息就是 PyTorch 的原话，连同它给的建议。所以教材描述的现象是真实的，只要有存活张量钉住段；它举的例子恰恰缺了这一点。
-
-**动手试试——先预测：** 把留下的张量从 16 MiB 改成 8 MiB：把 `Run` 那一行换成 `w := ch2.Fragmenting; w.Kept = 8 << 20; keep := memlab.Must(w.Run(l, rec))`。申请能满足吗？
+**动手试试——先预测：** 先别拖滑块：橙色（非活跃分割块）是在六个批次运行期间就出现，还是批次结束之后才出现？然后给 `MustOpen` 加上第二个选项 `memlab.AllocConf("expandable_segments:True")` 再运行：这回视图停在哪个事件？申请能满足吗？
 
 <details><summary>答案</summary>
 
-能。每块 16 MiB 的剩余空间现在能放两个留存张量，最佳适配把它们两两挤在一起，六个段中有三个没有留下任何张量——整段空闲、可以释放——申请得到满足。碎片化取决于各个尺寸如何咬合。
+两者都有。每个批次里，496 MiB 的激活值分割缓存中的 512 MiB 段，留下一条 16 MiB 的橙色窄条，只存在一个事件，随后就被留存的张量填满。大洞要到批次结束之后才出现，每释放一个激活值出现一个：六个 `free_completed` 事件，橙色每次增加 496 MiB，已预留显存却纹丝不动，接着申请失败。用可扩展段时，任何时刻都没有非活跃分割块——可扩展段里的空闲块并没有被钉住，它的页可以解除映射——所以视图停在已预留峰值（说明文字会写明）；最后六个 `segment_unmap` 事件把激活值的页还回去，申请得到满足。
 </details>
 
 ### “为什么显存还有 200MB，却申请不了 100MB？”

@@ -20,6 +20,7 @@ var Cells = []memlab.Cell{
 	{Notebook: "02-memory-mechanics", Section: "2.2 The caching allocator (缓存分配器)", Name: "allocConfTooLate", Plot: false, Func: allocConfTooLate},
 	{Notebook: "02-memory-mechanics", Section: "2.3 Fragmentation (内存碎片)", Name: "chapterSequenceNoOOM", Plot: true, Func: chapterSequenceNoOOM},
 	{Notebook: "02-memory-mechanics", Section: "2.3 Fragmentation (内存碎片)", Name: "fragment", Plot: true, Func: fragment},
+	{Notebook: "02-memory-mechanics", Section: "2.3 Fragmentation (内存碎片)", Name: "fragmentHistory", Plot: true, Func: fragmentHistory},
 	{Notebook: "02-memory-mechanics", Section: "2.3 Fragmentation (内存碎片)", Name: "freeButFails", Plot: false, Func: freeButFails},
 	{Notebook: "02-memory-mechanics", Section: "2.3 Fragmentation (内存碎片)", Name: "fragmentedSummary", Plot: false, Func: fragmentedSummary},
 	{Notebook: "02-memory-mechanics", Section: "2.3 Fragmentation (内存碎片)", Name: "preAllocation", Plot: true, Func: preAllocation},

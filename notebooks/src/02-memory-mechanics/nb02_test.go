@@ -132,6 +132,19 @@ func TestFragment(t *testing.T) {
 	}
 }
 
+// The explorable history opens at the last activation's free, the six holes
+// open; outside a notebook it shows that static frame and says so.
+func TestFragmentHistory(t *testing.T) {
+	res := nbtest.Exec(t, Cells, "fragmentHistory")
+	nbtest.Want(t, res.Output,
+		`A static frame of the slider over this history's 49 events: the state after event 47, the fragmentation peak`,
+		`event 47 of 49: free_completed 496\.00 MiB; allocated 96\.00 MiB, reserved 3\.00 GiB, inactive split 2\.91 GiB`,
+		`Measured: the fragmentation peak is event 47 of 49 \(free_completed\): 2\.91 GiB free in segments that also hold live blocks, 96\.00 MiB allocated; the 1\.5 GiB request: out of memory`)
+	if len(res.Figures) != 2 {
+		t.Errorf("%d figures, want the segment map and the memory curve", len(res.Figures))
+	}
+}
+
 func TestFragmentedSummary(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "fragmentedSummary"),
 		`\| Non-releasable memory \|   2976 MiB \|`,
@@ -210,7 +223,7 @@ func TestTwoTenants(t *testing.T) {
 func TestEveryCellTested(t *testing.T) {
 	tested := map[string]bool{"storageVsViews": true, "metadataOnHost": true, "sliceKeepsBase": true, "transposeStrides": true,
 		"viewNonContiguous": true, "savedTensors": true, "allocatedVsReserved": true, "fiveAllocations": true, "splitAndMerge": true,
-		"maxSplitSize": true, "chapterSequenceNoOOM": true, "fragment": true, "fragmentedSummary": true, "remedies": true,
+		"maxSplitSize": true, "chapterSequenceNoOOM": true, "fragment": true, "fragmentHistory": true, "fragmentedSummary": true, "remedies": true,
 		"preAllocation": true, "uniformSizes": true, "maxSplitRemedy": true, "expandableRemedy": true,
 		"allocConfTooLate": true, "freeButFails": true, "multiScale": true, "perEpochCost": true,
 		"apiTour": true, "leakCheck": true, "perEpoch": true, "twoTenants": true,

@@ -1,11 +1,70 @@
 package nb05
 
+import (
+	"memlab.dev/memlab/explore"
+	"memlab.dev/memlab/memlab"
+	"memlab.dev/memlab/whatif"
+)
+
 /*md
 **Try it — predict first:** load `resnet_multiscale_train__default.pickle` instead. More trace entries and allocations than GPT-2's, or fewer?
 
 <details><summary>Answer</summary>
 
 More — about three times as many of each: the ResNet trains on images of several sizes, and every step allocates its own feature maps.
+</details>
+*/
+
+/*md:zh-CN
+**动手试试——先预测：** 改为加载 `resnet_multiscale_train__default.pickle`。它的轨迹记录和分配次数比 GPT-2 多还是少？
+
+<details><summary>答案</summary>
+
+更多——每一项都大约是 GPT-2 的三倍：这个 ResNet 用多种尺寸的图像训练，每一步都要分配自己的特征图。
+</details>
+*/
+
+/*md
+### The history, event by event
+
+PyTorch's viewer (https://pytorch.org/memory_viz, *Allocator State History*) replays a
+snapshot's trace into the allocator's state after every event. `explore` does the same
+here: move the slider, and the segment map beside the memory curve shows every segment
+and its blocks after the event that the red line marks. The slider steps through a sample
+of the events, evenly spaced, with the peaks among them; the view opens at the
+fragmentation peak. It is the history the replays below start from: each of them
+re-runs these events under another setting.
+*/
+
+/*md:zh-CN
+### 逐个事件地看这段历史
+
+PyTorch 的查看器（https://pytorch.org/memory_viz 的 *Allocator State History* 视图）会把快照里的轨迹逐个事件重放，画出每个事件之后分配器的状态。`explore` 在这里做同样的事：拖动滑块，显存曲线旁边的段分布图就显示红线所标事件之后的每个段和其中的块。滑块走过的是均匀抽取的一部分事件，几个峰值都在其中；视图打开时停在碎片峰值。下面的各次重放都从这段历史出发：它们在别的设置下把这些事件重新跑一遍。
+*/
+
+//nb:cell plot
+func snapshotHistory() {
+	s := load("gpt2_train__default.pickle")
+	h := memlab.Must(explore.FromSnapshot("GPT-2 training: the allocator's history", s))
+	h.Show()
+	at := h.FragmentationPeak()
+	memlab.Measured("the fragmentation peak is event %d of %d (%s): %s inactive split in %d segments, %s allocated, %s reserved",
+		at, h.Len(), h.Event(at).Action, memlab.FormatBytes(h.InactiveSplit(at)), len(memlab.Must(h.Segments(at))),
+		memlab.FormatBytes(h.Allocated(at)), memlab.FormatBytes(h.Reserved(at)))
+}
+
+/*md
+**Try it — predict first:** show `gpt2_train__expandable_segments_True.pickle` instead,
+the same program recorded under `expandable_segments:True`. How many segments does the
+map hold where the view opens, and at which peak does it open?
+
+<details><summary>Answer</summary>
+
+Two, one per pool: each expandable segment is one mapped range that grows as the program
+asks for more, and the map draws a contiguous mapped range as one segment. Nothing is
+ever inactive split — a free block of an expandable segment is not pinned, its pages can
+be unmapped; PyTorch measured a peak of zero in that run — so the view opens at the
+reserved peak, and its caption says so.
 </details>
 
 ## 1 Compare settings
@@ -37,11 +96,11 @@ print(s["allocated_bytes.all.peak"], s["reserved_bytes.all.peak"],
 */
 
 /*md:zh-CN
-**动手试试——先预测：** 改为加载 `resnet_multiscale_train__default.pickle`。它的轨迹记录和分配次数比 GPT-2 多还是少？
+**动手试试——先预测：** 改为显示 `gpt2_train__expandable_segments_True.pickle`，也就是同一个程序在 `expandable_segments:True` 下录的快照。视图打开的那一帧里，段分布图上有几个段？视图停在哪个峰值？
 
 <details><summary>答案</summary>
 
-更多——每一项都大约是 GPT-2 的三倍：这个 ResNet 用多种尺寸的图像训练，每一步都要分配自己的特征图。
+两个，每个内存池一个：每个可扩展段都是一段映射区间，程序要得越多它就长得越大，而段分布图把一段连续的映射区间画成一个段。任何时刻都没有空闲拆分块——可扩展段里的空闲块没有被钉住，它的页可以解除映射；PyTorch 在那次运行中测得的峰值也是零——所以视图停在已预留峰值，说明文字也会写明。
 </details>
 
 ## 1 比较几种设置
@@ -60,11 +119,6 @@ print(s["allocated_bytes.all.peak"], s["reserved_bytes.all.peak"],
       s["num_device_alloc"], s["inactive_split_bytes.all.peak"])
 ```
 */
-
-import (
-	"memlab.dev/memlab/memlab"
-	"memlab.dev/memlab/whatif"
-)
 
 //nb:cell plot
 func compareSettings() {

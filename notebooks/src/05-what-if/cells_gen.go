@@ -8,6 +8,7 @@ import "memlab.dev/memlab/memlab"
 // the tests look them up by name.
 var Cells = []memlab.Cell{
 	{Notebook: "05-what-if", Section: "A shipped training snapshot", Name: "loadSnapshot", Plot: false, Func: loadSnapshot},
+	{Notebook: "05-what-if", Section: "A shipped training snapshot", Name: "snapshotHistory", Plot: true, Func: snapshotHistory},
 	{Notebook: "05-what-if", Section: "1 Compare settings", Name: "compareSettings", Plot: true, Func: compareSettings},
 	{Notebook: "05-what-if", Section: "2 Is the prediction right? Check it against PyTorch", Name: "checkAgainstPyTorch", Plot: true, Func: checkAgainstPyTorch},
 	{Notebook: "05-what-if", Section: "3 Under a cap: would it run out of memory?", Name: "underCap", Plot: true, Func: underCap},

@@ -16,6 +16,19 @@ func TestLoadSnapshot(t *testing.T) {
 		`Measured: the snapshot holds 5768 trace entries on device 0 \(1891 allocations\), recorded under PYTORCH_CUDA_ALLOC_CONF=""`)
 }
 
+// The explorable history of the GPT-2 snapshot opens at its fragmentation
+// peak, whose inactive split is the peak PyTorch measured (compareSettings'
+// default row); outside a notebook it shows that static frame.
+func TestSnapshotHistory(t *testing.T) {
+	res := nbtest.Exec(t, Cells, "snapshotHistory")
+	nbtest.Want(t, res.Output,
+		`A static frame of the slider over this history's 5768 events: the state after event 3204, the fragmentation peak`,
+		`Measured: the fragmentation peak is event 3204 of 5768 \(free_completed\): 1\.04 GiB inactive split in 99 segments, 1\.33 GiB allocated, 4\.47 GiB reserved`)
+	if len(res.Figures) != 2 {
+		t.Errorf("%d figures, want the segment map and the memory curve", len(res.Figures))
+	}
+}
+
 func TestCompareSettings(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "compareSettings"),
 		`(?m)^default +4\.95 GiB +5\.44 GiB +101 +0 +0 +0 +1\.04 GiB +344\.00 MiB$`,
