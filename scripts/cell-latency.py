@@ -165,8 +165,10 @@ class Kernel:
             if left <= 0:
                 die("a cell ran past %ds: %s" % (timeout, label(code)))
             try:
-                m = self.kc.get_iopub_msg(timeout=left)
+                m = self.kc.get_iopub_msg(timeout=min(left, 5))
             except Exception:  # queue.Empty
+                if not self.km.is_alive():
+                    die("the kernel died running: %s" % label(code))
                 continue
             if m["parent_header"].get("msg_id") != msg_id:
                 continue
