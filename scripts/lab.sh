@@ -23,7 +23,9 @@
 #                             and the build caches warmed (warm)
 #   scripts/lab.sh deps-lab   deps, and fail unless JupyterLab itself is installed (make e2e)
 #   scripts/lab.sh start      deps, the working copies, then JupyterLab on workbook/ in the
-#                             foreground in the edition's language, printing its URL (make lab)
+#                             foreground in the edition's language, printing its URL (make lab);
+#                             its log in build/lab/jupyter.log (warnings and errors also on the
+#                             terminal), GoNB's in build/lab/gonb.log
 #   scripts/lab.sh warm       compile what the notebooks import, for Go's and gopls' caches (part of deps)
 #   scripts/lab.sh sync       create the missing working copies, refresh the unedited ones
 #   scripts/lab.sh restore [--edition en|zh-CN] [NAME...]
