@@ -514,6 +514,8 @@ server_output() {
 		# 30 s timeout would close healthy connections (a pong answers the previous
 		# ping). Hidden here with its second line, kept in the log.
 		'[W '*'The websocket_ping_timeout ('*') cannot be longer than the websocket_ping_interval'*) show=0 ;;
+		# The slideshow (RISE) looks for optional style sheets beside the notebook.
+		'[W '*' 404 GET /files/'*'.css ('*) show=0 ;;
 		'['[DI]' '*) show=0 ;;
 		'['[WEC]' '* | 'Traceback '*) show=1 ;;
 		F[0-9][0-9][0-9][0-9]' '*) show=1 ;;
