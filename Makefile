@@ -13,6 +13,8 @@
 #                   exercises: a static site in build/book/ (scripts/book.sh, Jupyter Book 1)
 #   make e2e        the browser test: every notebook run in JupyterLab through headless
 #                   Chromium, screenshots in build/e2e/ (e2e/run.sh)
+#   make cell-latency  how long notebook cells take in a real GoNB kernel (scripts/cell-latency.py;
+#                   ARGS=--phases splits each into GoNB's steps): BENCHMARKS.md's figures
 #   make test       gofmt check, go vet, go test, exercise and GPU-fragment checks, notebooks, e2e
 #
 # Makefile.gpu and Makefile.exercises are fragments other parts of the project own;
@@ -41,7 +43,7 @@ define optional
 	else echo "== $(1): not defined (fragment missing), skipped"; fi
 endef
 
-.PHONY: lab lab-deps restore notebooks book e2e test fmt-check vet go-test grader-deps race fragments ci fidelity-record
+.PHONY: lab lab-deps restore notebooks book e2e cell-latency test fmt-check vet go-test grader-deps race fragments ci fidelity-record
 
 lab:
 	@scripts/lab.sh start
@@ -57,6 +59,10 @@ notebooks: lab-deps
 
 book: lab-deps
 	$(call timed,book,scripts/book.sh)
+
+cell-latency: lab-deps
+	@py=$${MEMLAB_VENV:-$(REPO)/.venv}/bin/python; [ -x "$$py" ] || py=/usr/bin/python3; \
+		"$$py" scripts/cell-latency.py $(ARGS)
 
 e2e:
 	$(call timed,e2e,E2E_NOTEBOOKS="$(NOTEBOOKS)" e2e/run.sh)

@@ -14,7 +14,8 @@
 //   - its Chinese text is drawn with a CJK font's glyphs, not boxes (the fonts
 //     Chromium used for it, as CSS.getPlatformFontsForNode reports them);
 // and, in the first notebook that imports memlab.dev/memlab/memlab, that Tab
-// completion on `memlab.` offers memlab's exported names (gopls works). For each
+// completion on `memlab.` offers memlab's exported names and Shift-Tab on
+// `memlab.MustOpen` shows its documentation, in a plain cell (gopls works). For each
 // edition it also checks JupyterLab's own language (the zh-CN edition's menus are
 // Chinese: 文件, with CJK glyphs; the en edition's are English) and, as a learner
 // would, edits a cell of a working copy and saves it with Ctrl+S: the working copy
@@ -432,6 +433,39 @@ async function solveExercise(page, name, nb, st) {
   await page.screenshot({ path: path.join(OUT, `${name}-exercise-17.png`) });
 }
 
+// checkNoNews: the lab's settings (scripts/lab.sh lab_settings, as make lab ships
+// them) turn JupyterLab's news pop-up and update check off.
+async function checkNoNews(base, token, edition) {
+  const s = await api(base, token, "GET", "/lab/api/settings/@jupyterlab/apputils-extension:notification");
+  // Overrides change the schema's defaults; a learner's own settings would win.
+  const value = (k) => (s.settings && k in s.settings ? s.settings[k] : s.schema?.properties?.[k]?.default);
+  const c = { fetchNews: value("fetchNews"), checkForUpdates: value("checkForUpdates") };
+  if (c.fetchNews !== "false" || c.checkForUpdates !== false)
+    fail(`${edition} settings`, `JupyterLab's news pop-up is not off: fetchNews ${JSON.stringify(c.fetchNews)}, checkForUpdates ${JSON.stringify(c.checkForUpdates)}`);
+  else log(`${edition}: JupyterLab's news pop-up and update check are off`);
+}
+
+// checkTooltip types `memlab.MustOpen` into the probe cell (a plain `%%` cell) and
+// presses Shift-Tab: GoNB asks gopls, and the tooltip must show MustOpen's signature.
+async function checkTooltip(page, name) {
+  let tip = "";
+  for (let attempt = 1; attempt <= 4 && !tip; attempt++) {
+    await page.click(".jp-NotebookPanel .jp-Cell:last-child .cm-content");
+    await page.keyboard.press("Control+A");
+    await page.keyboard.insertText("%%\nl := memlab.MustOpen");
+    await page.keyboard.press("Shift+Tab");
+    try {
+      await page.waitForSelector(".jp-Tooltip", { timeout: 20_000 });
+      tip = await page.$eval(".jp-Tooltip", (e) => e.textContent.trim());
+    } catch {
+      log(`${name}: no Shift-Tab tooltip yet (attempt ${attempt}); asking again`);
+    }
+    await page.keyboard.press("Escape");
+  }
+  if (!/MustOpen/.test(tip)) fail(`${name} Shift-Tab`, `Shift-Tab on \`memlab.MustOpen\` showed ${tip ? `"${tip.slice(0, 80)}"` : "no tooltip"}`);
+  else log(`${name}: Shift-Tab on \`memlab.MustOpen\` shows "${tip.split("\n")[0].slice(0, 70)}"`);
+}
+
 // checkCompletion adds a cell below the last one, types `memlab.` and presses Tab:
 // GoNB asks gopls, and the completer must list memlab's exported names.
 async function checkCompletion(page, name, names) {
@@ -475,6 +509,7 @@ async function checkCompletion(page, name, names) {
   log(`${name}: Tab on \`memlab.\` offered ${items.length} names, e.g. ${items.slice(0, 6).join(", ")}`);
   if (items.length < 3) fail(where, `only ${items.length} completions: ${items.join(", ")}`);
   if (foreign.length > 0) fail(where, `completions that are not memlab's exported names: ${foreign.join(", ")}`);
+  await checkTooltip(page, name);
   // Leave the probe cell out of the screenshot.
   await page.keyboard.press("Escape");
   await page.keyboard.press("d");
@@ -736,6 +771,7 @@ async function main() {
       const mine = files.filter((f) => path.basename(path.dirname(f)) === edition);
       if (mine.length === 0) continue;
       lab = await startLab(edition, await freePort(), token, settings, workspaces);
+      await checkNoNews(lab.base, token, edition);
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
       page.on("pageerror", (e) => log(`page error: ${e.message}`));
       const cdp = await page.context().newCDPSession(page);

@@ -19,10 +19,14 @@
 # workbook/ in the checkout; the browser test uses its own).
 #
 # Usage:
-#   scripts/lab.sh deps       everything `make notebooks` needs (Jupyter, GoNB, goimports, gopls, kernel)
+#   scripts/lab.sh deps       everything `make notebooks` needs (Jupyter, GoNB, goimports, gopls, kernel),
+#                             and the build caches warmed (warm)
 #   scripts/lab.sh deps-lab   deps, and fail unless JupyterLab itself is installed (make e2e)
 #   scripts/lab.sh start      deps, the working copies, then JupyterLab on workbook/ in the
-#                             foreground in the edition's language, printing its URL (make lab)
+#                             foreground in the edition's language, printing its URL (make lab);
+#                             its log in build/lab/jupyter.log (warnings and errors also on the
+#                             terminal), GoNB's in build/lab/gonb.log
+#   scripts/lab.sh warm       compile what the notebooks import, for Go's and gopls' caches (part of deps)
 #   scripts/lab.sh sync       create the missing working copies, refresh the unedited ones
 #   scripts/lab.sh restore [--edition en|zh-CN] [NAME...]
 #                             replace working copies with their pristine notebooks (all of the
@@ -40,6 +44,9 @@ set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LOGDIR="$REPO/build/setup"
+# GoNB's log, of every kernel (scripts/gonb-kernel), and the Jupyter server's of make lab.
+KERNEL_LOG="$REPO/build/lab/gonb.log"
+SERVER_LOG="$REPO/build/lab/jupyter.log"
 VENV=${MEMLAB_VENV:-$REPO/.venv}
 WORKBOOK=${MEMLAB_WORKBOOK:-$REPO/workbook}
 # The kernels Jupyter starts from here inherit both: notebook 06's cells save the
@@ -225,7 +232,8 @@ install_go_tools() {
 # notebook's kernel starts with a go.work that uses this checkout (so
 # `import "memlab.dev/memlab/..."` works with no manual step), and the kernel's
 # PATH finds go, goimports and gopls even when Jupyter is started from a shell
-# that lacks them.
+# that lacks them. The kernel starts through scripts/gonb-kernel, which links
+# cells without DWARF and sends GoNB's log to KERNEL_LOG.
 register_kernel() {
 	local spec="$JUPYTER_DATA_DIR/kernels/gonb/kernel.json"
 	step gonb-install "$TOOLS_BIN/gonb" --install --logtostderr=false "--go_work=$REPO"
@@ -233,22 +241,56 @@ register_kernel() {
 		say "gonb --install wrote no $spec"
 		exit 1
 	}
-	python3 - "$spec" "$PATH" <<-'EOF'
+	python3 - "$spec" "$PATH" "$REPO/scripts/gonb-kernel" "$KERNEL_LOG" <<-'EOF'
 		import json, sys
-		spec, path = sys.argv[1], sys.argv[2]
+		spec, path, wrapper, log = sys.argv[1:]
 		with open(spec) as f:
 		    k = json.load(f)
-		k.setdefault("env", {})["PATH"] = path
+		# The wrapper adds the log flags; the ones gonb --install copied would only mislead.
+		k["argv"] = [wrapper] + [a for a in k["argv"][1:] if not a.split("=")[0] in ("-log_file", "-log_dir", "-extra_log", "-stderrthreshold")]
+		k.setdefault("env", {}).update({"PATH": path, "MEMLAB_KERNEL_LOG": log})
 		with open(spec, "w") as f:
 		    json.dump(k, f, indent=1)
 	EOF
-	say "GoNB kernel registered: $spec (go.work uses $REPO)"
+	say "GoNB kernel registered: $spec (go.work uses $REPO; log: ${KERNEL_LOG#"$REPO"/})"
+}
+
+# warm compiles what the notebooks import into Go's build cache and lets gopls
+# load it into its own cache, as a GoNB kernel does for its first cell (a module
+# of its own in a go.work that uses this checkout), so that the first cell after
+# `make lab` compiles one small file instead of the lab and its dependencies.
+# It takes seconds when nothing changed (BENCHMARKS.md, "Notebook cell latency").
+warm() {
+	local dir="$REPO/build/lab/warm" p
+	mkdir -p "$dir"
+	printf 'module memlab_warm\n\ngo 1.26\n' >"$dir/go.mod"
+	printf 'go 1.26\n\nuse (\n\t.\n\t%s\n)\n' "$REPO" >"$dir/go.work"
+	{
+		printf '// Written by scripts/lab.sh warm: every package the notebooks import.\npackage main\n\nimport (\n'
+		for p in $(cat "$REPO"/notebooks/*/*.ipynb | grep -o 'memlab\.dev/memlab/[a-z0-9/]*[a-z0-9]' | sort -u); do
+			printf '\t_ "%s"\n' "$p"
+		done
+		printf ')\n\nfunc main() {}\n'
+	} >"$dir/main.go"
+	# Nothing to do when the sources, the tools, the caches and the packages are as at the last
+	# warm-up (a checkout that is no git repository is warmed every time).
+	local key
+	key=$( (go version && go env GOCACHE && echo "${XDG_CACHE_HOME:-}" && gopls version && cat "$dir/main.go" && git -C "$REPO" ls-files -s -- '*.go' go.mod go.sum &&
+		git -C "$REPO" diff HEAD -- '*.go' go.mod go.sum) 2>/dev/null | sha256sum | cut -d' ' -f1)
+	if git -C "$REPO" rev-parse HEAD >/dev/null 2>&1 && [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$key" ]; then
+		echo "warm already: nothing changed since the last warm-up"
+		return 0
+	fi
+	rm -f "$dir/.stamp"
+	(cd "$dir" && GOFLAGS="-ldflags=-w${GOFLAGS:+ $GOFLAGS}" go build -o /dev/null . && gopls check main.go)
+	echo "$key" >"$dir/.stamp"
 }
 
 deps() {
 	install_jupyter
 	install_go_tools
 	register_kernel
+	step warm warm
 }
 
 # pick_edition sets ED to the edition make lab opens and ED_WHY to why: EDITION
@@ -332,7 +374,8 @@ restore() {
 # of the environment's own (.venv/share/jupyter/lab/settings, where an extension
 # may have put a page_config.json or overrides), whose overrides.json also sets
 # JupyterLab's language, Chinese (the pinned language pack) for zh-CN, English for
-# en. A learner's own choice in Settings > Language still wins.
+# en, and turns JupyterLab's news pop-up and update check off. A learner's own
+# choice in Settings still wins.
 lab_settings() {
 	local base="$VENV/share/jupyter/lab" dir locale=en
 	dir="$base/memlab-settings-$1"
@@ -350,6 +393,8 @@ lab_settings() {
 		        with open(os.path.join(src, "overrides.json"), encoding="utf-8") as f:
 		            o = json.load(f)
 		o.setdefault("@jupyterlab/translation-extension:plugin", {})["locale"] = locale
+		# No news pop-up and no update check: the lab is pinned, and offline often.
+		o.setdefault("@jupyterlab/apputils-extension:notification", {}).update({"fetchNews": "false", "checkForUpdates": False})
 		tmp = os.path.join(dst, ".overrides.json.%d" % os.getpid())
 		with open(tmp, "w", encoding="utf-8") as f:
 		    json.dump(o, f, indent=1)
@@ -432,6 +477,54 @@ server() {
 	exec "$j" "${args[@]}" "$@"
 }
 
+# trust_pristine JUPYTER: signs the working copies that are exactly as their
+# notebooks ship (in this environment's notary, beside the kernel), once each, so
+# that the server does not warn that they are "not trusted" when they open. A
+# copy the learner has edited is left as it is (JupyterLab signs what it saves).
+trust_pristine() {
+	local j=$1 done="$JUPYTER_DATA_DIR/memlab-trusted.txt" nb copy sum todo=() sums=()
+	for nb in "$REPO"/notebooks/*/*.ipynb; do
+		copy="$WORKBOOK/${nb#"$REPO"/notebooks/}"
+		[ -f "$copy" ] && cmp -s "$nb" "$copy" || continue
+		sum=$(sha256sum <"$copy" | cut -d' ' -f1)
+		grep -qsx "$sum ${copy#"$WORKBOOK"/}" "$done" && continue
+		todo+=("$copy")
+		sums+=("$sum ${copy#"$WORKBOOK"/}")
+	done
+	[ ${#todo[@]} -gt 0 ] || return 0
+	if "$j" trust "${todo[@]}" >"$LOGDIR/trust.log" 2>&1; then
+		printf '%s\n' "${sums[@]}" >>"$done"
+	else
+		say "could not sign the working copies (log: ${LOGDIR#"$REPO"/}/trust.log); JupyterLab will call them not trusted"
+	fi
+}
+
+# server_output copies the Jupyter server's output, and its kernels', into
+# SERVER_LOG, and shows on the terminal only warnings, errors (with the traceback
+# that follows one) and a kernel's fatal error: the rest is the server's routine
+# (extensions loaded, kernels started and stopped, files saved).
+server_output() {
+	local line show=0
+	while IFS= read -r line; do
+		printf '%s\n' "$line" >>"$SERVER_LOG"
+		case $line in
+		# Jupyter Server's kernel websockets keep their own pings (every 30 s, a
+		# 90 s timeout); Tornado, whose pings they replace, warns once that a timeout
+		# longer than the interval is cut to it: nothing a learner can act on, and a
+		# 30 s timeout would close healthy connections (a pong answers the previous
+		# ping). Hidden here with its second line, kept in the log.
+		'[W '*'The websocket_ping_timeout ('*') cannot be longer than the websocket_ping_interval'*) show=0 ;;
+		# The slideshow (RISE) looks for optional style sheets beside the notebook.
+		'[W '*' 404 GET /files/'*'.css ('*) show=0 ;;
+		'['[DI]' '*) show=0 ;;
+		'['[WEC]' '* | 'Traceback '*) show=1 ;;
+		F[0-9][0-9][0-9][0-9]' '*) show=1 ;;
+		[IWE][0-9][0-9][0-9][0-9]' '*) show=0 ;;
+		esac
+		if [ $show = 1 ]; then printf '%s\n' "$line"; fi
+	done
+}
+
 start() {
 	local j ip port token pid url sub from host
 	from=$(lab_port) || exit 2
@@ -481,7 +574,10 @@ start() {
 	fi
 	say "JupyterLab's root: the working copies in ${WORKBOOK#"$REPO"/}/"
 	say "starting jupyter $sub $version ($j) on $ip:$port"
-	server "$port" "$token" &
+	trust_pristine "$j"
+	mkdir -p "$(dirname "$SERVER_LOG")"
+	: >"$SERVER_LOG"
+	server "$port" "$token" > >(server_output) 2>&1 &
 	pid=$!
 	trap 'kill -TERM "$pid" 2>/dev/null; wait "$pid"; exit 130' INT TERM
 	# Wait until the server answers, then print the URL with its token.
@@ -489,7 +585,9 @@ start() {
 	for i in $(seq 1 120); do
 		kill -0 "$pid" 2>/dev/null || {
 			wait "$pid" || true
-			say "Jupyter exited before it answered"
+			sleep 0.2 # the last lines through server_output
+			say "Jupyter exited before it answered (log: ${SERVER_LOG#"$REPO"/}); its last lines:"
+			tail -n 25 "$SERVER_LOG" >&2
 			exit 1
 		}
 		python3 -c 'import socket,sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 1)' "$ip" "$port" 2>/dev/null && break
@@ -505,6 +603,7 @@ start() {
 		echo "    scripts/lab.sh restore --edition ${open%%/*} NAME puts a notebook back as it was. Stop with Ctrl-C"
 	fi
 	echo
+	say "Jupyter's log: ${SERVER_LOG#"$REPO"/}, the Go kernels': ${KERNEL_LOG#"$REPO"/} (warnings and errors show here too)"
 	wait "$pid"
 }
 
@@ -533,6 +632,7 @@ deps-lab)
 	}
 	;;
 start) start ;;
+warm) warm ;;
 sync) workbook sync ;;
 restore)
 	shift

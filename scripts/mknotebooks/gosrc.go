@@ -337,8 +337,12 @@ func readGoNotebook(dir string) (*goNotebook, error) {
 	}
 	nb.editions = map[string][]cell{}
 	for _, ed := range editions {
-		// Each edition's first code cell sets the language its cells print in.
-		first := append([]string{"%env MEMLAB_LANG=" + ed}, imp...)
+		// Each edition's first code cell sets the language its cells print in,
+		// and turns off GoNB's `go get` before every cell: every package the
+		// notebooks import is in the checkout's go.work already, and the `go get`
+		// asks the module proxy about every dependency, each cell (BENCHMARKS.md,
+		// "Notebook cell latency").
+		first := append([]string{"%env MEMLAB_LANG=" + ed, "%noautoget"}, imp...)
 		var cells []cell
 		imported := false
 		for _, c := range nb.pending {

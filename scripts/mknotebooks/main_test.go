@@ -40,7 +40,7 @@ func TestReadGoNotebook(t *testing.T) {
 	}
 	want := []string{
 		"markdown:# Title\n\n## 7.1 First",
-		"code:%env MEMLAB_LANG=en\nimport (\n\t\"fmt\"\n)",
+		"code:%env MEMLAB_LANG=en\n%noautoget\nimport (\n\t\"fmt\"\n)",
 		"code:// helper says hi.\nfunc helper() { fmt.Println(\"hi\") }\n\nfunc joined() {}",
 		"code:%%\nhelper()\njoined()",
 	}
