@@ -340,8 +340,9 @@ func (d *decoder) intern(items []value) []value {
 // unpickle decodes one pickle holding plain values.
 func unpickle(data []byte) (*tree, error) { return unpickleWith(data, nil, nil) }
 
-// releaseEvery is how far the decoder reads between calls of its release hook.
-const releaseEvery = 16 << 20
+// releaseEvery is how far the decoder reads between calls of its release hook: the
+// mapped pages it keeps resident (4 MiB, not a share of the file).
+const releaseEvery = 4 << 20
 
 // unpickleWith is unpickle, calling release (when not nil) every releaseEvery
 // bytes with the range of the input read since the last call, which is not read

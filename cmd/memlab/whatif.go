@@ -249,7 +249,7 @@ func whatifRanks(paths []string, confs []string, base whatif.Setting, opts whati
 }
 
 // memoryLimit is the Go runtime's soft memory limit for replaying the snapshots at
-// paths: 2.5× their size, at least 256 MiB; ok is false when GOMEMLIMIT sets one.
+// paths: 2.25× their size, at least 128 MiB; ok is false when GOMEMLIMIT sets one.
 // What is live at the peak (the converted trace beside what the decoder still
 // holds, then beside the replay's prepared history) is about 1.6× the file for a
 // snapshot with stack frames; without a limit the collector lets the heap grow to
@@ -264,7 +264,7 @@ func memoryLimit(paths []string) (limit int64, ok bool) {
 			total += fi.Size()
 		}
 	}
-	return max(total*5/2, 256<<20), true
+	return max(total*9/4, 128<<20), true
 }
 
 // raiseMemoryLimit raises the soft memory limit, once a snapshot is read, to 1.75×
