@@ -16,7 +16,7 @@ func decode(data []byte) (*Snapshot, error) { return decodeWith(data, nil) }
 // decodeWith is decode, calling release (when not nil) now and then with a range
 // of the input that is no longer read.
 //
-// It first decodes as it streams (see sealing): each trace entry is converted as
+// It first decodes as it streams (see converter.seal): each trace entry is converted as
 // soon as its dict is complete, so that the decoded form of a trace never sits in
 // memory beside the converted one. Whenever that cannot be shown to give what
 // decoding first and converting after gives (an entry's dict referenced twice or
@@ -37,7 +37,7 @@ func decodeWith(data []byte, release func(from, upTo int)) (*Snapshot, error) {
 // decodeStreaming decodes data converting trace entries while it reads (sealing
 // them). Any error means "decode the plain way".
 func decodeStreaming(data []byte, release func(from, upTo int)) (*Snapshot, error) {
-	c := &converter{sealing: true}
+	c := &converter{}
 	if n := countDicts(data, release); n > 0 {
 		c.store = make([]TraceEntry, 0, n)
 		c.sealedAt = make([]uint32, 0, n)
@@ -81,7 +81,6 @@ type converter struct {
 	// and the frames it names are frozen: changing one, or referencing a sealed
 	// dict a second time, stops the streaming decode (errFallback), and so does
 	// reading a sealed dict other than as a trace entry (fallback).
-	sealing     bool
 	store       []TraceEntry
 	sealedAt    []uint32 // by dict index: 1 + its entry's index in store (0: not sealed)
 	used        []uint64 // bit per dict: a sealed entry taken into a trace
