@@ -2,24 +2,60 @@ package snapshot
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 )
 
 // decode unpickles data and converts it to the typed model.
 func decode(data []byte) (*Snapshot, error) { return decodeWith(data, nil) }
 
-// decodeWith is decode, calling release (when not nil) now and then with an
-// offset below which the input is no longer read.
-func decodeWith(data []byte, release func(upTo int)) (*Snapshot, error) {
-	t, err := unpickleWith(data, release)
+// decodeWith is decode, calling release (when not nil) now and then with a range
+// of the input that is no longer read.
+//
+// It first decodes as it streams (see converter.seal): each trace entry is converted as
+// soon as its dict is complete, so that the decoded form of a trace never sits in
+// memory beside the converted one. Whenever that cannot be shown to give what
+// decoding first and converting after gives (an entry's dict referenced twice or
+// changed after it was complete, or any error at all), the input is decoded again
+// the plain way, which is the reference: errors and unusual pickles take that path.
+func decodeWith(data []byte, release func(from, upTo int)) (*Snapshot, error) {
+	if s, err := decodeStreaming(data, release); err == nil {
+		return s, nil
+	}
+	t, err := unpickleWith(data, release, nil)
 	if err != nil {
 		return nil, err
 	}
 	c := converter{tree: t}
 	return c.snapshot(t.root)
 }
+
+// decodeStreaming decodes data converting trace entries while it reads (sealing
+// them). Any error means "decode the plain way".
+func decodeStreaming(data []byte, release func(from, upTo int)) (*Snapshot, error) {
+	c := &converter{}
+	if n := countDicts(data, release); n > 0 {
+		c.store = make([]TraceEntry, 0, n)
+		c.sealedAt = make([]uint32, 0, n)
+	}
+	t, err := unpickleWith(data, release, c)
+	if err != nil {
+		return nil, err
+	}
+	c.tree = t
+	s, err := c.snapshot(t.root)
+	if err == nil && c.fallback {
+		err = errFallback
+	}
+	return s, err
+}
+
+// errFallback stops a streaming decode that cannot be shown to agree with the
+// plain one.
+var errFallback = errors.New("snapshot: streaming decode gives way to the plain one")
 
 // converter turns decoded values into the typed model. Frames lists and frame dicts
 // are shared in PyTorch's pickles (memo references), so their conversions are
@@ -37,6 +73,112 @@ type converter struct {
 	tripleIdx  map[frameTriple]uint32
 	tripleOf   []uint32
 	codes      []uint8 // per string: 1 + its field code, 0 when not looked up yet
+
+	// Sealing (decodeStreaming): the decoder hands each dict that looks like a
+	// trace entry to seal as soon as its items are set; a dict that converts is
+	// sealed: its entry goes to store and the dict keeps no items. A sealed dict
+	// and the frames it names are frozen: changing one, or referencing a sealed
+	// dict a second time, stops the streaming decode (errFallback), and so does
+	// reading a sealed dict other than as a trace entry (fallback).
+	store       []TraceEntry
+	sealedAt    []uint32 // by dict index: 1 + its entry's index in store (0: not sealed)
+	used        []uint64 // bit per dict: a sealed entry taken into a trace
+	frozenDicts []uint64 // bit per dict: sealed, or a frame of a sealed entry
+	frozenLists []uint64 // bit per list: the frames of a sealed entry
+	fallback    bool     // a sealed dict was read as something else
+	// multiRef has a bit per list that has more than one reference (memoized or
+	// duplicated); a frozen list without one is only its sealed entry's, so it is
+	// dead. Chunks of the tables whose dicts are all sealed, or whose lists are all
+	// dead, are let go (sealedIn and deadIn count them per chunk).
+	multiRef []uint64
+	sealedIn []uint16
+	deadIn   []uint16
+}
+
+// release counts one more sealed dict or dead list in the chunk of index n of
+// table t and lets the chunk go when all its slots are: none is read again.
+func release[T any](t *table[T], counts *[]uint16, n uint32) {
+	ci := int(n / tableChunk)
+	for ci >= len(*counts) {
+		*counts = append(*counts, 0)
+	}
+	(*counts)[ci]++
+	if (*counts)[ci] == tableChunk {
+		t.chunks[ci] = nil
+	}
+}
+
+// bitAt reports bit i of a bit set.
+func bitAt(set []uint64, i uint32) bool {
+	return int(i/64) < len(set) && set[i/64]&(1<<(i%64)) != 0
+}
+
+// setBit sets bit i of a bit set, growing it as needed.
+func setBit(set *[]uint64, i uint32) {
+	for int(i/64) >= len(*set) {
+		*set = append(*set, 0)
+	}
+	(*set)[i/64] |= 1 << (i % 64)
+}
+
+// sealed returns 1 + the store index of dict n's entry, 0 when not sealed.
+func (c *converter) sealed(n uint32) uint32 {
+	if int(n) < len(c.sealedAt) {
+		return c.sealedAt[n]
+	}
+	return 0
+}
+
+// dict is tree.dict, but a sealed dict read here (as anything but a trace entry)
+// makes the streaming decode give way.
+func (c *converter) dict(v value) *dictObj {
+	if c.sealed(v.n) != 0 {
+		c.fallback = true
+		return &dictObj{}
+	}
+	return c.tree.dict(v)
+}
+
+// seal converts the items of dict n (key, value, … with distinct string keys) as
+// a trace entry when they are one, and reports whether it did: then the dict is
+// sealed and its items need not be kept.
+func (c *converter) seal(n uint32, kv []value) bool {
+	isEntry := false
+	var frames value
+	for i := 0; i < len(kv); i += 2 {
+		switch c.code(kv[i]) {
+		case fAction:
+			isEntry = true
+		case fFrames:
+			frames = kv[i+1]
+		}
+	}
+	if !isEntry {
+		return false
+	}
+	var e TraceEntry
+	if err := c.entryKV(&e, at{format: "entry"}, kv); err != nil {
+		return false
+	}
+	if frames.k == kList && !bitAt(c.frozenLists, frames.n) {
+		setBit(&c.frozenLists, frames.n)
+		for _, f := range c.items(frames) {
+			if f.k == kDict {
+				setBit(&c.frozenDicts, f.n)
+			}
+		}
+		if !bitAt(c.multiRef, frames.n) {
+			release(&c.lists, &c.deadIn, frames.n)
+		}
+	}
+	setBit(&c.frozenDicts, n)
+	release(&c.dicts, &c.sealedIn, n)
+	if int(n) >= len(c.sealedAt) {
+		c.sealedAt = slices.Grow(c.sealedAt, int(n)+1-len(c.sealedAt))[:n+1]
+	}
+	c.store = append(c.store, e)
+	c.sealedAt[n] = uint32(len(c.store))
+	return true
 }
 
 // Field codes of the keys of the hot dicts (trace entries and frames), so that
@@ -81,8 +223,8 @@ func (c *converter) code(k value) uint8 {
 	if k.k != kStr {
 		return fUnknown
 	}
-	if c.codes == nil {
-		c.codes = make([]uint8, len(c.strs))
+	if int(k.n) >= len(c.codes) {
+		c.codes = append(c.codes, make([]uint8, len(c.strs)-len(c.codes))...)
 	}
 	if x := c.codes[k.n]; x != 0 {
 		return x - 1
@@ -147,13 +289,10 @@ func (c *converter) claim(a at, v value) (*dictObj, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.claimed == nil {
-		c.claimed = make([]uint64, (c.dicts.n+63)/64)
-	}
-	if c.claimed[v.n/64]&(1<<(v.n%64)) != 0 {
+	if bitAt(c.claimed, v.n) {
 		return nil, fmt.Errorf("snapshot: %s: the same dict as an earlier entry (a memo reference); each entry of a snapshot is its own dict", a)
 	}
-	c.claimed[v.n/64] |= 1 << (v.n % 64)
+	setBit(&c.claimed, v.n)
 	return d, nil
 }
 
@@ -534,16 +673,13 @@ func (c *converter) frameList(a at, key string, v value) ([]Frame, error) {
 	}
 	// A list met again (shared by memo references) is converted a second time
 	// and then kept, so no list costs more than twice its length.
-	if c.seenList == nil {
-		c.seenList = make([]uint64, (c.lists.n+63)/64)
-	}
-	seen := c.seenList[v.n/64]&(1<<(v.n%64)) != 0
+	seen := bitAt(c.seenList, v.n)
 	if seen {
 		if fs, ok := c.sharedList[v.n]; ok {
 			return fs, nil
 		}
 	}
-	c.seenList[v.n/64] |= 1 << (v.n % 64)
+	setBit(&c.seenList, v.n)
 	// Lists with the same frames (one call stack recorded many times) share one
 	// []Frame. The key of a list is the sequence of its frames' indices in
 	// c.triples, where a frame is its name's and filename's string indices and its
@@ -584,9 +720,11 @@ func (c *converter) frameOf(a at, key string, i int, v value) (uint32, error) {
 	if v.k != kDict {
 		return 0, fmt.Errorf("snapshot: %s.%s[%d]: want dict, got %s", a, key, i, c.typeName(v))
 	}
-	if c.tripleOf == nil {
-		c.tripleOf = make([]uint32, c.dicts.n)
+	if c.tripleIdx == nil {
 		c.tripleIdx = map[frameTriple]uint32{}
+	}
+	if int(v.n) >= len(c.tripleOf) {
+		c.tripleOf = append(c.tripleOf, make([]uint32, int(c.dicts.n)-len(c.tripleOf))...)
 	}
 	if j := c.tripleOf[v.n]; j > 0 {
 		return j - 1, nil
@@ -677,16 +815,22 @@ func (c *converter) traces(s *Snapshot, v value) error {
 			return fmt.Errorf("snapshot: device_traces[%d]: %d is not a device index (PyTorch's are 0–%d)", dev, dev, maxDevice)
 		}
 		items := c.items(dv)
-		tr := make([]TraceEntry, len(items))
-		var last int64 // the last time stamp (0: none yet)
-		for i, it := range items {
-			a := at{format: "device_traces[%d][%d]", args: [3]int{dev, i}, n: 2}
-			if err := c.entry(&tr[i], a, it); err != nil {
-				return err
+		tr, ok := c.sealedRun(items)
+		if !ok {
+			tr = make([]TraceEntry, len(items))
+			for i, it := range items {
+				a := at{format: "device_traces[%d][%d]", args: [3]int{dev, i}, n: 2}
+				if err := c.entry(&tr[i], a, it); err != nil {
+					return err
+				}
 			}
+		}
+		var last int64 // the last time stamp (0: none yet)
+		for i := range tr {
 			// Entries are recorded in order under the allocator's lock.
 			if t := tr[i].TimeUS; t != 0 {
 				if t < last {
+					a := at{format: "device_traces[%d][%d]", args: [3]int{dev, i}, n: 2}
 					return fmt.Errorf("snapshot: %s.time_us: %d is before the previous entry's %d (time runs backwards)", a, t, last)
 				}
 				last = t
@@ -697,16 +841,61 @@ func (c *converter) traces(s *Snapshot, v value) error {
 	return nil
 }
 
+// sealedRun returns the entries of items when they are sealed dicts whose entries
+// follow each other in the store, taken once: the trace is then that part of the
+// store, not a copy.
+func (c *converter) sealedRun(items []value) ([]TraceEntry, bool) {
+	if len(items) == 0 || items[0].k != kDict {
+		return nil, false
+	}
+	first := c.sealed(items[0].n)
+	if first == 0 {
+		return nil, false
+	}
+	for i, it := range items {
+		if it.k != kDict || c.sealed(it.n) != first+uint32(i) || bitAt(c.used, it.n) {
+			return nil, false
+		}
+	}
+	for _, it := range items {
+		setBit(&c.used, it.n)
+	}
+	return c.store[first-1 : int(first-1)+len(items) : int(first-1)+len(items)], true
+}
+
 func (c *converter) entry(e *TraceEntry, a at, v value) error {
+	if v.k == kDict {
+		if k := c.sealed(v.n); k != 0 {
+			// converted while decoding: taken once, as claim would
+			if bitAt(c.used, v.n) {
+				return errFallback
+			}
+			setBit(&c.used, v.n)
+			*e = c.store[k-1]
+			return nil
+		}
+	}
 	d, err := c.claim(a, v)
 	if err != nil {
 		return err
 	}
+	if err := c.entryKV(e, a, d.kv); err != nil {
+		return err
+	}
+	// The entry's dict is not read again (claim refuses it a second time): its
+	// items are let go, so that the decoded tree shrinks as the trace converts.
+	d.kv = nil
+	return nil
+}
+
+// entryKV converts the items of a trace entry's dict (key, value, …).
+func (c *converter) entryKV(e *TraceEntry, a at, kv []value) error {
+	var err error
 	var haveAction, haveAddr, haveSize, haveFree bool
-	for i := 0; i < len(d.kv); i += 2 {
-		code := c.code(d.kv[i])
+	for i := 0; i < len(kv); i += 2 {
+		code := c.code(kv[i])
 		k := fieldNames[code]
-		val := d.kv[i+1]
+		val := kv[i+1]
 		switch code {
 		case fAction:
 			haveAction = true
@@ -733,8 +922,9 @@ func (c *converter) entry(e *TraceEntry, a at, v value) error {
 		case fUserMetadata:
 			e.UserMetadata, err = c.asStr(a, k, val)
 		case fPoolID:
-			e.HasPoolID = true
-			e.PoolID, err = c.poolID(a, k, val)
+			var id [2]uint64
+			id, err = c.poolID(a, k, val)
+			e.PoolID = &id
 		}
 		if err != nil {
 			return err
@@ -750,9 +940,6 @@ func (c *converter) entry(e *TraceEntry, a at, v value) error {
 	case e.Action != ActionOOM && !haveAddr:
 		return missing(a, "addr")
 	}
-	// The entry's dict is not read again (claim refuses it a second time): its
-	// items are let go, so that the decoded tree shrinks as the trace converts.
-	d.kv = nil
 	// An oom entry's address is its device_free; other entries have no device_free.
 	if e.Action == ActionOOM {
 		e.Addr = 0

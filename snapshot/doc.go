@@ -36,12 +36,18 @@
 // more than 4096 values counted through their nested tuples (tuples shared by memo
 // references can double at each level), nesting deeper than 64.
 //
-// Memory: a decoded value is 8 bytes without pointers, lists with the same items
-// (one call stack's frames, recorded a million times) share them, a trace entry's
-// decoded dict is let go once converted, and [ReadFile] maps a big file (Linux)
-// and hands its pages back to the kernel as the decoder passes them, so that the
-// file is not held in memory beside the decoded tree, which itself shrinks as the
-// trace converts.
+// Memory: trace entries are converted as the decoder reads them (a streaming
+// decode), into one array sized by a first pass over the opcodes, so that the
+// decoded form of a trace (a dict per entry) never sits in memory beside the
+// converted one; the streaming decode gives way to the plain one (decode all,
+// then convert), which is the reference, wherever it could not be shown to
+// agree: a trace entry's dict referenced twice or changed after it was complete,
+// or any error. A decoded value is 8 bytes without pointers, lists with the same
+// items (one call stack's frames, recorded a million times) share them, and
+// [ReadFile] maps a big file (Linux) and hands its pages back to the kernel as
+// the decoder passes them, so that the file is not held in memory beside what is
+// decoded. Reading allocates about 2.5 bytes per byte of pickle in all, most of
+// it the [TraceEntry] array.
 //
 // The converter refuses values no PyTorch snapshot holds, naming the field and
 // the entry: negative sizes, device indices beyond PyTorch's (0–127), a trace

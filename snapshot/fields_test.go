@@ -74,7 +74,7 @@ func TestFrameLineErrors(t *testing.T) {
 }
 
 // TestPoolIDs: segments' segment_pool_id, and trace entries' pool_id (written by
-// PyTorch versions after 2.11), are read; an entry without one has HasPoolID false.
+// PyTorch versions after 2.11), are read; an entry without one has a nil PoolID.
 func TestPoolIDs(t *testing.T) {
 	root := edit(baseSnapshot(), "segments.0.segment_pool_id", tup{0, 3}, false)
 	s, err := Read(bytes.NewReader(pk(root)))
@@ -85,8 +85,8 @@ func TestPoolIDs(t *testing.T) {
 		t.Errorf("segment_pool_id read as %v, want [0 3]", got)
 	}
 	for i, e := range s.Traces[0] {
-		if e.HasPoolID || e.PoolID != [2]uint64{} {
-			t.Errorf("entry %d without pool_id: HasPoolID %v, PoolID %v", i, e.HasPoolID, e.PoolID)
+		if e.PoolID != nil {
+			t.Errorf("entry %d without pool_id: PoolID %v", i, *e.PoolID)
 		}
 	}
 	withPool := kvs{{"action", "alloc"}, {"addr", 1 << 21}, {"size", 500}, {"stream", 0}, {"time_us", 101},
@@ -95,8 +95,8 @@ func TestPoolIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := s.Traces[0][1]; !e.HasPoolID || e.PoolID != [2]uint64{2, 0} {
-		t.Errorf("pool_id read as %v (HasPoolID %v), want [2 0]", e.PoolID, e.HasPoolID)
+	if e := s.Traces[0][1]; e.PoolID == nil || *e.PoolID != [2]uint64{2, 0} {
+		t.Errorf("pool_id read as %v, want &[2 0]", e.PoolID)
 	}
 	var buf bytes.Buffer
 	if err := s.Write(&buf); err != nil {
@@ -106,10 +106,10 @@ func TestPoolIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := back.Traces[0][1]; !e.HasPoolID || e.PoolID != [2]uint64{2, 0} {
-		t.Errorf("pool_id written and read back as %v (HasPoolID %v)", e.PoolID, e.HasPoolID)
+	if e := back.Traces[0][1]; e.PoolID == nil || *e.PoolID != [2]uint64{2, 0} {
+		t.Errorf("pool_id written and read back as %v", e.PoolID)
 	}
-	if e := back.Traces[0][0]; e.HasPoolID {
+	if e := back.Traces[0][0]; e.PoolID != nil {
 		t.Errorf("Write added a pool_id to an entry without one")
 	}
 	if back.Segments[0].PoolID != [2]uint64{0, 3} {

@@ -10,8 +10,9 @@ import (
 	"memlab.dev/memlab/reference"
 )
 
-// FuzzRead feeds arbitrary bytes to Read. It must never panic, and whatever it
-// accepts, Write must write and Read read back equal.
+// FuzzRead feeds arbitrary bytes to Read. It must never panic, whatever it
+// accepts Write must write and Read read back equal, and the streaming decode
+// must agree with the plain one wherever it does not give way.
 func FuzzRead(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join("testdata", "*.pickle"))
 	for _, name := range []string{"multistream_branches__default.pickle", "multistream_branches__expandable_segments_True.pickle"} {
@@ -35,6 +36,13 @@ func FuzzRead(f *testing.F) {
 	f.Add(buf.Bytes())
 	f.Add(pk(baseSnapshot()))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// The streaming decode, where it does not give way, agrees with the plain one.
+		if st, err := decodeStreaming(data, nil); err == nil {
+			plain, perr := decodePlain(data)
+			if perr != nil || !reflect.DeepEqual(st, plain) {
+				t.Fatalf("the streaming decode reads %+v, the plain one %+v, %v", st, plain, perr)
+			}
+		}
 		s, err := Read(bytes.NewReader(data))
 		if err != nil {
 			if s != nil {

@@ -27,12 +27,11 @@ func readFileMapped(path string) (s *Snapshot, ok bool, err error) {
 	}
 	defer syscall.Munmap(data)
 	page := os.Getpagesize()
-	done := 0
-	release := func(upTo int) {
+	release := func(from, upTo int) {
+		from &^= page - 1
 		upTo &^= page - 1
-		if upTo > done {
-			syscall.Madvise(data[done:upTo], syscall.MADV_DONTNEED)
-			done = upTo
+		if upTo > from {
+			syscall.Madvise(data[from:upTo], syscall.MADV_DONTNEED)
 		}
 	}
 	s, err = decodeWith(data, release)

@@ -110,10 +110,19 @@ type TraceEntry struct {
 	CompileContext string
 	UserMetadata   string
 	// PoolID is the entry's "pool_id", the memory pool of the block or segment
-	// ((0, 0): the default pool), when HasPoolID: PyTorch 2.11 does not write it
-	// (newer versions do), and a replay must then infer it (whatif does).
-	PoolID    [2]uint64
-	HasPoolID bool
+	// ((0, 0): the default pool); nil when absent: PyTorch 2.11 does not write it
+	// (newer versions do), and a replay must then infer it (whatif does). A pointer
+	// keeps an entry of a 2.11 snapshot small (big snapshots, issue 21).
+	PoolID *[2]uint64
+}
+
+// Pool returns the entry's pool id, (0, 0) (the default pool) when the entry
+// names none.
+func (e *TraceEntry) Pool() [2]uint64 {
+	if e.PoolID == nil {
+		return [2]uint64{}
+	}
+	return *e.PoolID
 }
 
 // UnknownLine is the line of a frame whose line is not known: PyTorch writes
@@ -241,7 +250,7 @@ func ReadFile(path string) (*Snapshot, error) {
 func (s *Snapshot) VersionHint() string {
 	for _, t := range s.Traces {
 		for i := range t {
-			if t[i].HasPoolID {
+			if t[i].PoolID != nil {
 				return "later than 2.11"
 			}
 		}

@@ -253,12 +253,19 @@ const maxProtocol = 5
 // than the input can back: every length is checked against the bytes that remain.
 type decoder struct {
 	tree
-	data     []byte
-	pos      int // next byte to read
-	op       int // offset of the opcode being executed
-	code     byte
-	stack    []value
-	marks    []int
+	data  []byte
+	pos   int // next byte to read
+	op    int // offset of the opcode being executed
+	code  byte
+	stack []value
+	marks []int
+	// markWide holds, per open MARK, the length of the wide table when it was
+	// pushed, and poppedWide that of the last MARK popped (see trimWide).
+	markWide   []int
+	poppedWide int
+	// wideKeep is 1 + the highest wide-table index stored in the memo or
+	// duplicated (DUP): values at or above it are referenced once.
+	wideKeep int
 	memo     []value
 	memoMap  map[uint64]value          // sparse BINPUT/PUT indices
 	arena    []value                   // carved into containers' first batches of items
@@ -275,7 +282,11 @@ type decoder struct {
 	shared map[uint64][]value
 	seed   maphash.Seed
 	// release, when set, is called every releaseEvery bytes (see unpickleWith).
-	release func(upTo int)
+	release func(from, upTo int)
+	// conv, when set, seals trace entries as their dicts are completed (see
+	// decodeStreaming); the decoder gives way (errFallback) when a sealed dict is
+	// referenced again or a frozen container changed.
+	conv *converter
 }
 
 // arenaChunk is how many values the arena allocates at a time.
@@ -327,15 +338,17 @@ func (d *decoder) intern(items []value) []value {
 }
 
 // unpickle decodes one pickle holding plain values.
-func unpickle(data []byte) (*tree, error) { return unpickleWith(data, nil) }
+func unpickle(data []byte) (*tree, error) { return unpickleWith(data, nil, nil) }
 
-// releaseEvery is how far the decoder reads between calls of its release hook.
-const releaseEvery = 16 << 20
+// releaseEvery is how far the decoder reads between calls of its release hook: the
+// mapped pages it keeps resident (4 MiB, not a share of the file).
+const releaseEvery = 4 << 20
 
 // unpickleWith is unpickle, calling release (when not nil) every releaseEvery
-// bytes with the offset below which the input is no longer read: every value
-// the decoder keeps is a copy.
-func unpickleWith(data []byte, release func(upTo int)) (*tree, error) {
+// bytes with the range of the input read since the last call, which is not read
+// again: every value the decoder keeps is a copy. conv, when not nil, seals trace
+// entries as they are read (decodeStreaming).
+func unpickleWith(data []byte, release func(from, upTo int), conv *converter) (*tree, error) {
 	if len(data) == 0 {
 		return nil, errors.New("snapshot: pickle: empty input (not a pickle)")
 	}
@@ -347,7 +360,10 @@ func unpickleWith(data []byte, release func(upTo int)) (*tree, error) {
 	}
 	// The memo and the string table grow as needed: sized from the input, they
 	// would hold tens of MB unused for a pickle that memoizes only its strings.
-	d := &decoder{data: data, stack: make([]value, 0, 64), memo: make([]value, 0, 1024), release: release}
+	d := &decoder{data: data, stack: make([]value, 0, 64), memo: make([]value, 0, 1024), release: release, conv: conv}
+	if conv != nil {
+		conv.tree = &d.tree
+	}
 	root, err := d.run()
 	if err != nil {
 		return nil, err
@@ -480,6 +496,8 @@ func (d *decoder) popMark() ([]value, error) {
 	}
 	m := d.marks[len(d.marks)-1]
 	d.marks = d.marks[:len(d.marks)-1]
+	d.poppedWide = d.markWide[len(d.markWide)-1]
+	d.markWide = d.markWide[:len(d.markWide)-1]
 	items := d.stack[m:]
 	d.stack = d.stack[:m]
 	return items, nil
@@ -494,6 +512,12 @@ func (d *decoder) newDict(kv []value) value {
 }
 
 func (d *decoder) memoPut(idx uint64, v value) {
+	if d.conv != nil && v.k == kList {
+		setBit(&d.conv.multiRef, v.n)
+	}
+	if v.wide {
+		d.wideKeep = max(d.wideKeep, int(v.n)+1)
+	}
 	switch {
 	case idx < uint64(len(d.memo)):
 		d.memo[idx] = v
@@ -511,23 +535,27 @@ func (d *decoder) memoPut(idx uint64, v value) {
 }
 
 func (d *decoder) memoGet(idx uint64) error {
+	var v value
 	if idx < uint64(len(d.memo)) {
-		d.push(d.memo[idx])
-		return nil
+		v = d.memo[idx]
+	} else if w, ok := d.memoMap[idx]; ok {
+		v = w
+	} else {
+		return d.fail("memo index %d was never stored", idx)
 	}
-	if v, ok := d.memoMap[idx]; ok {
-		d.push(v)
-		return nil
+	if d.conv != nil && v.k == kDict && d.conv.sealed(v.n) != 0 {
+		return errFallback // a sealed entry referenced a second time
 	}
-	return d.fail("memo index %d was never stored", idx)
+	d.push(v)
+	return nil
 }
 
 func (d *decoder) run() (value, error) {
-	next := releaseEvery
+	next, released := releaseEvery, 0
 	for d.pos < len(d.data) {
 		if d.release != nil && d.pos >= next {
-			d.release(d.pos)
-			next = d.pos + releaseEvery
+			d.release(released, d.pos)
+			released, next = d.pos, d.pos+releaseEvery
 		}
 		if d.frameEnd > 0 && d.pos >= d.frameEnd {
 			d.frameEnd = 0
@@ -585,6 +613,7 @@ func (d *decoder) step() error {
 		d.memoPut(uint64(len(d.memo)+len(d.memoMap)), v)
 	case opMark:
 		d.marks = append(d.marks, len(d.stack))
+		d.markWide = append(d.markWide, len(d.wide))
 	case opEmptyDict:
 		d.push(d.newDict(nil))
 	case opSetItems:
@@ -595,7 +624,7 @@ func (d *decoder) step() error {
 		if len(items)%2 != 0 {
 			return d.fail("odd number of values (%d) for key/value pairs", len(items))
 		}
-		return d.setItems(items)
+		return d.setItems(items, d.poppedWide)
 	case opBinInt1:
 		v, err := d.u8("BININT1 argument")
 		if err != nil {
@@ -644,6 +673,7 @@ func (d *decoder) step() error {
 	case opPop:
 		if len(d.marks) > 0 && d.marks[len(d.marks)-1] == len(d.stack) {
 			d.marks = d.marks[:len(d.marks)-1] // POP of a MARK, as CPython does
+			d.markWide = d.markWide[:len(d.markWide)-1]
 			return nil
 		}
 		_, err := d.pop()
@@ -655,6 +685,17 @@ func (d *decoder) step() error {
 		v, err := d.top()
 		if err != nil {
 			return err
+		}
+		if d.conv != nil {
+			if v.k == kDict && d.conv.sealed(v.n) != 0 {
+				return errFallback
+			}
+			if v.k == kList {
+				setBit(&d.conv.multiRef, v.n)
+			}
+		}
+		if v.wide {
+			d.wideKeep = max(d.wideKeep, int(v.n)+1)
 		}
 		d.push(v)
 
@@ -781,7 +822,7 @@ func (d *decoder) step() error {
 		}
 		kv := append([]value(nil), items...)
 		d.push(d.newDict(nil))
-		return d.setItems(kv)
+		return d.setItems(kv, d.poppedWide)
 	case opList, opTuple, opFrozenSet:
 		items, err := d.popMark()
 		if err != nil {
@@ -826,7 +867,7 @@ func (d *decoder) step() error {
 		if err != nil {
 			return err
 		}
-		return d.setItems([]value{k, v})
+		return d.setItems([]value{k, v}, -1)
 	case opAddItems:
 		items, err := d.popMark()
 		if err != nil {
@@ -1001,6 +1042,9 @@ func (d *decoder) appendTo(want kind, items []value) error {
 	if t.k != want {
 		return d.fail("adds items to a %s, want a %s", d.typeName(t), kindName[want])
 	}
+	if d.conv != nil && bitAt(d.conv.frozenLists, t.n) {
+		return errFallback // the frames of a sealed entry change after it
+	}
 	l := d.lists.at(t.n)
 	if want == kSet {
 		return d.addToSet(l, items)
@@ -1034,7 +1078,9 @@ func (d *decoder) addToSet(l *listObj, items []value) error {
 	return nil
 }
 
-func (d *decoder) setItems(items []value) error {
+// setItems sets items (key, value, …) in the dict on top of the stack. markWide
+// is the length of the wide table when the items' MARK was pushed (−1: no MARK).
+func (d *decoder) setItems(items []value, markWide int) error {
 	t, err := d.top()
 	if err != nil {
 		return err
@@ -1047,8 +1093,15 @@ func (d *decoder) setItems(items []value) error {
 			return d.fail("dict key %s", why)
 		}
 	}
+	if d.conv != nil && bitAt(d.conv.frozenDicts, t.n) {
+		return errFallback // a sealed entry, or one of its frames, changes after it
+	}
 	dict := d.dicts.at(t.n)
 	if len(dict.kv) == 0 && d.distinctStrKeys(items) {
+		if d.conv != nil && d.conv.seal(t.n, items) {
+			d.trimWide(items, markWide)
+			return nil
+		}
 		dict.kv = d.carve(items)
 		return nil
 	}
@@ -1084,6 +1137,45 @@ func (d *decoder) setItems(items []value) error {
 		dict.kv = append(dict.kv, items[i], items[i+1])
 	}
 	return nil
+}
+
+// trimWide drops the wide values of a sealed entry's items from the end of the
+// wide table, when nothing else can refer to them: they are the table's last
+// values, made after the items' MARK (so nothing below it on the stack holds
+// them), never stored in the memo nor duplicated (wideKeep), and every value from
+// the first of them on is one of the items (no container made among the items
+// holds one). A snapshot's addresses and time stamps are wide: without this, the
+// table would keep 16 bytes for each trace entry.
+func (d *decoder) trimWide(items []value, markWide int) {
+	if markWide < 0 {
+		return
+	}
+	floor := max(markWide, d.wideKeep)
+	var idx [32]int
+	n := 0
+	for _, v := range items {
+		if v.wide && int(v.n) >= floor {
+			if n == len(idx) {
+				return
+			}
+			idx[n] = int(v.n)
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	slices.Sort(idx[:n])
+	lo := idx[0]
+	for i := 1; i < n; i++ {
+		if idx[i] == idx[i-1] {
+			return
+		}
+	}
+	if len(d.wide)-lo != n {
+		return
+	}
+	d.wide = d.wide[:lo]
 }
 
 // smallDict is the number of keys up to which a dict's keys are searched.

@@ -346,7 +346,7 @@ func (p *pickler) segment(seg *Segment) {
 
 func (p *pickler) entry(e *TraceEntry) {
 	n := 8
-	if e.HasPoolID {
+	if e.PoolID != nil {
 		n++
 	}
 	p.open(dict, n)
@@ -369,7 +369,7 @@ func (p *pickler) entry(e *TraceEntry) {
 	p.str(e.CompileContext)
 	p.str("user_metadata")
 	p.str(e.UserMetadata)
-	if e.HasPoolID {
+	if e.PoolID != nil {
 		p.str("pool_id")
 		p.raw('(')
 		p.uint(e.PoolID[0])

@@ -25,21 +25,31 @@ const (
 )
 
 // op is one replay step, made from one trace entry (or a run of them, for empty_cache).
+// A history holds one for most trace entries, so it is kept small (40 bytes): a
+// snapshot of a GB has tens of millions.
 type op struct {
 	kind     opKind
-	deferred bool  // opFree: the free waited for other streams in the recorded run
-	order    int64 // opFree, deferred: its place when frees complete together (completionOrder)
+	deferred bool // opFree: the free waited for other streams in the recorded run
 	// opFree, deferred: requests (alloc and oom entries) before the free; once the
 	// free completes, the requests between the free and its completion (the
 	// recorded lag); -1 when it never completed.
-	lag    int32
-	id     int32
-	event  int32 // index of the trace entry
+	lag   int32
+	id    int32
+	event int32 // index of the trace entry
+	// rank is, for a deferred opFree, its stream's place when frees complete
+	// together (completionOrder; see order).
+	rank int32
+	// hints is 1 + the index in history.hints of the device allocations the
+	// recorded run made for this request (0: none).
+	hints  int32
 	stream uint64
 	size   int64
-	hints  []hint // device allocations the recorded run made for this request
 	pool   uint16 // opAlloc, opReleasePool, opEmptyCachePool: index in history.pools.ids (0: the default pool)
 }
+
+// order is a deferred free's place when frees complete together: stream by
+// stream (completionOrder), then in the order they were made.
+func (o *op) order() int64 { return int64(o.rank)<<32 | int64(o.event) }
 
 // hint is a device allocation (segment_alloc) or mapped range (segment_map) that the
 // recorded run made while serving the next request: where the driver placed it.
@@ -53,7 +63,12 @@ type hint struct {
 type history struct {
 	device int
 	ops    []op
-	frames [][]snapshot.Frame // by trace entry index, for OOM reports (nil entries when absent)
+	hints  [][]hint // the ops' device allocations (op.hints)
+	// stacks are the trace's distinct stack frames, and stackOf, by trace entry
+	// index, 1 + the index of an entry's in stacks (0: none), for OOM reports; nil
+	// when the trace has no frames.
+	stacks  [][]snapshot.Frame
+	stackOf []uint32
 	// initial are blocks that were live before the trace's first event (a history
 	// that started late, or a ring buffer that wrapped): re-made first, by address.
 	initial  []initialBlock
@@ -124,6 +139,31 @@ func newSpanIndex(list []span) spanIndex {
 func (x spanIndex) contains(a uint64) bool {
 	i := sort.Search(len(x.spans), func(i int) bool { return x.spans[i].addr > a }) - 1
 	return i >= 0 && x.maxEnd[i] > a
+}
+
+// hintsOf returns the device allocations the recorded run made for op o's request.
+func (h *history) hintsOf(o *op) []hint {
+	if o.hints == 0 {
+		return nil
+	}
+	return h.hints[o.hints-1]
+}
+
+// addHints stores the hints of one request and returns its op.hints.
+func (h *history) addHints(hs []hint) int32 {
+	if len(hs) == 0 {
+		return 0
+	}
+	h.hints = append(h.hints, hs)
+	return int32(len(h.hints))
+}
+
+// frames returns the stack frames of trace entry i (nil when not recorded).
+func (h *history) frames(i int32) []snapshot.Frame {
+	if h.stackOf == nil || h.stackOf[i] == 0 {
+		return nil
+	}
+	return h.stacks[h.stackOf[i]-1]
 }
 
 // liveBlock is what the preparation knows of a block the snapshot shows allocated.
@@ -206,14 +246,12 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 	// The recorded run's reserved memory before each entry, and its peak: a release
 	// inside a malloc (the retry path) means a device allocation had just failed, which
 	// cannot be where the run later reserved more.
-	reservedBefore := make([]int64, len(trace))
-	var reserved, maxReserved int64
+	var initialReserved, reserved, maxReserved int64
 	for _, sp := range before {
-		reserved += sp.size
+		initialReserved += sp.size
 	}
-	maxReserved = reserved
-	for i, e := range trace {
-		reservedBefore[i] = reserved
+	reserved, maxReserved = initialReserved, initialReserved
+	for _, e := range trace {
 		switch e.Action {
 		case "segment_alloc", "segment_map":
 			reserved += e.Size
@@ -221,6 +259,20 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 		case "segment_free", "segment_unmap":
 			reserved -= e.Size
 		}
+	}
+	// reservedBefore(i) is the recorded run's reserved memory before entry i, for
+	// i that never decrease (kept as a running sum, not an array of the trace's length).
+	reservedAt, reservedNext := initialReserved, 0
+	reservedBefore := func(i int) int64 {
+		for ; reservedNext < i; reservedNext++ {
+			switch e := &trace[reservedNext]; e.Action {
+			case "segment_alloc", "segment_map":
+				reservedAt += e.Size
+			case "segment_free", "segment_unmap":
+				reservedAt -= e.Size
+			}
+		}
+		return reservedAt
 	}
 	gc := s.Settings.GarbageCollectionThreshold > 0
 
@@ -245,7 +297,6 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 	}
 	h.ops = make([]op, 0, len(trace)*2/3+1)
 	var hints []hint
-	var frames [][]snapshot.Frame
 	// Frees completed by the synchronisation of the recorded run's own retry path (the
 	// free_completed entries inside a release run that precedes a new segment) are
 	// completed right after that request instead: the replayed allocator synchronises
@@ -274,7 +325,7 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			if h.pools != nil {
 				pool = h.pools.alloc[i]
 			}
-			h.ops = append(h.ops, op{kind: opAlloc, id: id, event: int32(i), stream: e.Stream, size: e.Size, hints: hints, pool: pool})
+			h.ops = append(h.ops, op{kind: opAlloc, id: id, event: int32(i), stream: e.Stream, size: e.Size, hints: h.addHints(hints), pool: pool})
 			h.ops = append(h.ops, postponed...)
 			hints, postponed = nil, nil
 		case "free_requested":
@@ -373,7 +424,7 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			case !inMalloc || next == "oom":
 			case cachedBlockServes(trace, i, j, s.Settings.MaxSplitSize, &nextAlloc):
 				inMalloc = false // the malloc would have taken that block, releasing nothing
-			case !gc && reservedBefore[i]+trace[j].Size <= maxReserved:
+			case !gc && reservedBefore(i)+trace[j].Size <= maxReserved:
 				inMalloc = false
 			default:
 				ambiguous++
@@ -394,7 +445,7 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 			}
 		case "oom":
 			requests++
-			h.ops = append(h.ops, op{kind: opOOM, event: int32(i), stream: e.Stream, size: e.Size, hints: hints})
+			h.ops = append(h.ops, op{kind: opOOM, event: int32(i), stream: e.Stream, size: e.Size, hints: h.addHints(hints)})
 			h.ops = append(h.ops, postponed...)
 			hints, postponed = nil, nil
 		case "snapshot", "user_defined":
@@ -418,12 +469,29 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 	}
 	completionOrder(trace, h.ops)
 	if hasFrames {
-		frames = make([][]snapshot.Frame, len(trace))
+		// One call stack is recorded many times, as one shared slice (snapshot.Read)
+		// or as equal slices: each distinct slice is kept once.
+		type sliceKey struct {
+			first *snapshot.Frame
+			n     int
+		}
+		at := map[sliceKey]uint32{}
+		h.stackOf = make([]uint32, len(trace))
 		for i := range trace {
-			frames[i] = trace[i].Frames
+			fs := trace[i].Frames
+			if len(fs) == 0 {
+				continue
+			}
+			k := sliceKey{&fs[0], len(fs)}
+			j, ok := at[k]
+			if !ok {
+				h.stacks = append(h.stacks, fs)
+				j = uint32(len(h.stacks))
+				at[k] = j
+			}
+			h.stackOf[i] = j
 		}
 	}
-	h.frames = frames
 
 	// Blocks allocated before the trace and still allocated at its end.
 	var restBytes int64
@@ -578,7 +646,7 @@ func completionOrder(trace []snapshot.TraceEntry, ops []op) {
 	}
 	for k := range ops {
 		if o := &ops[k]; o.kind == opFree && o.deferred {
-			o.order = pos[o.stream]<<32 | int64(o.event)
+			o.rank = int32(pos[o.stream])
 		}
 	}
 }

@@ -126,12 +126,13 @@ func withAddresses(h, other *history) (*history, error) {
 	var sizes []int64
 	for _, o := range other.ops {
 		if o.kind == opAlloc || o.kind == opOOM {
-			hints = append(hints, o.hints)
+			hints = append(hints, other.hintsOf(&o))
 			sizes = append(sizes, o.size)
 		}
 	}
 	c := *h
 	c.ops = append([]op(nil), h.ops...)
+	c.hints = append([][]hint(nil), h.hints...)
 	k := 0
 	for i, o := range c.ops {
 		if o.kind != opAlloc && o.kind != opOOM {
@@ -140,7 +141,7 @@ func withAddresses(h, other *history) (*history, error) {
 		if k >= len(hints) || sizes[k] != o.size {
 			return nil, fmt.Errorf("request %d (event %d): the other run's requests differ", k, o.event)
 		}
-		c.ops[i].hints = hints[k]
+		c.ops[i].hints = c.addHints(hints[k])
 		k++
 	}
 	return &c, nil

@@ -79,7 +79,7 @@ func inferPools(s *snapshot.Snapshot, device int, trace []snapshot.TraceEntry) *
 	// PyTorch after 2.11: the entries name their pools.
 	named := false
 	for i := range trace {
-		if trace[i].HasPoolID {
+		if trace[i].PoolID != nil {
 			named = true
 			break
 		}
@@ -102,10 +102,10 @@ func inferPools(s *snapshot.Snapshot, device int, trace []snapshot.TraceEntry) *
 		p.alloc = make([]uint16, len(trace))
 		for i, e := range trace {
 			if e.Action == snapshot.ActionAlloc {
-				p.alloc[i] = uint16(poolIndex(e.PoolID))
+				p.alloc[i] = uint16(poolIndex(e.Pool()))
 			}
-			if (e.Action == snapshot.ActionSegmentFree || e.Action == snapshot.ActionSegmentUnmap) && e.HasPoolID {
-				p.freeOf[i] = uint16(poolIndex(e.PoolID))
+			if (e.Action == snapshot.ActionSegmentFree || e.Action == snapshot.ActionSegmentUnmap) && e.PoolID != nil {
+				p.freeOf[i] = uint16(poolIndex(*e.PoolID))
 			}
 		}
 		p.initial = func(a uint64) uint16 { k, _ := dumpPool(a); return uint16(k) }

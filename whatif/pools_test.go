@@ -129,9 +129,9 @@ func TestPoolFromCaptureStream(t *testing.T) {
 // routed by it, and the output says it was read, not inferred.
 func TestPoolFromEntries(t *testing.T) {
 	b := alloc(segB, 1024)
-	b.PoolID, b.HasPoolID = [2]uint64{0, 4}, true
+	b.PoolID = &[2]uint64{0, 4}
 	s := trace(segAlloc(segA, twoM, 0), alloc(segA, 512), segAlloc(segB, twoM, 0), b)
-	s.Traces[0][1].HasPoolID = true
+	s.Traces[0][1].PoolID = &[2]uint64{}
 	s.Segments = []snapshot.Segment{dumpSeg(segA, 0, [2]uint64{}, 512), dumpSeg(segB, 0, [2]uint64{}, 1024)}
 	res := replayOwn(t, s)
 	if got := res.Runs[0].DeviceAllocs; got != 2 {

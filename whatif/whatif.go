@@ -567,9 +567,7 @@ func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run,
 		}
 		if run.FirstOOM == nil {
 			run.FirstOOM = &OOM{Message: oom.Error(), Event: int(o.event), Size: o.size, Stream: o.stream}
-			if h.frames != nil {
-				run.FirstOOM.Frames = h.frames[o.event]
-			}
+			run.FirstOOM.Frames = h.frames(o.event)
 		}
 		return nil
 	}
@@ -580,7 +578,7 @@ func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run,
 		if err := process(); err != nil {
 			return 0, false, fmt.Errorf("event %d: %w", o.event, err)
 		}
-		mem.step(o.hints)
+		mem.step(h.hintsOf(&o))
 		p, err = mallocIn(o.size, o.stream, o.pool)
 		synced()
 		if err != nil {
@@ -641,7 +639,7 @@ ops:
 				addrs[o.id] = p
 				pending[o.id] = true
 				npending++
-				rank[p] = o.order
+				rank[p] = o.order()
 				pendList = append(pendList, o.id)
 				freedAt[o.id] = mem.frees
 				if sched != nil && sched[o.id] != never {

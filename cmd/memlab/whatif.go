@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 
@@ -137,7 +138,8 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	if err := checkOutputs(pos, output{"--json", *jsonOut}, output{"--plot", *plot}); err != nil {
 		return fail("%v", err)
 	}
-	if lim, ok := memoryLimit(pos); ok {
+	lim, limited := memoryLimit(pos)
+	if limited {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(lim))
 	}
 	if len(pos) > 1 {
@@ -153,6 +155,9 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
 		return 1
+	}
+	if limited {
+		raiseMemoryLimit()
 	}
 	settings, err := whatif.ParseSettings(confs...)
 	if err != nil {
@@ -286,11 +291,11 @@ func whatifRanks(paths []string, confs []string, base whatif.Setting, opts whati
 }
 
 // memoryLimit is the Go runtime's soft memory limit for replaying the snapshots at
-// paths: 4.5× their size, at least 256 MiB; ok is false when GOMEMLIMIT sets one.
-// What is live at the peak (the decoded snapshot and the replay's state) is about
-// 3.5× the file, and without a limit the collector lets the heap grow to twice what
-// is live; a limit closer to the live peak makes the collector run without end
-// (BENCHMARKS.md, "Big snapshots", has the figures).
+// paths: 2.25× their size, at least 128 MiB; ok is false when GOMEMLIMIT sets one.
+// What is live at the peak (the converted trace beside what the decoder still
+// holds, then beside the replay's prepared history) is about 1.6× the file for a
+// snapshot with stack frames; without a limit the collector lets the heap grow to
+// twice what is live (BENCHMARKS.md, "Big snapshots", has the figures).
 func memoryLimit(paths []string) (limit int64, ok bool) {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
 		return 0, false
@@ -301,5 +306,20 @@ func memoryLimit(paths []string) (limit int64, ok bool) {
 			total += fi.Size()
 		}
 	}
-	return max(total*9/2, 256<<20), true
+	return max(total*9/4, 128<<20), true
+}
+
+// raiseMemoryLimit raises the soft memory limit, once a snapshot is read, to 1.75×
+// the heap live at the last collection when that is above it: a snapshot whose
+// entries take fewer bytes of pickle (no stack frames) holds more per byte of file,
+// and a limit near what is live would make the collector run without end.
+func raiseMemoryLimit() {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	if want := int64(sample[0].Value.Uint64()) * 7 / 4; want > debug.SetMemoryLimit(-1) {
+		debug.SetMemoryLimit(want)
+	}
 }
