@@ -11,6 +11,7 @@ import (
 
 	"memlab.dev/memlab/internal/workbook"
 	"memlab.dev/memlab/internal/workbook/workbooktest"
+	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/progress"
 	"memlab.dev/memlab/reference"
 )
@@ -52,7 +53,7 @@ func TestOfAndText(t *testing.T) {
 		"12  A fixed-shape tensor pool",
 		"passing",
 		"2/",
-		"1 of 3 exercises pass. Next: exercise 13 — read exercises/13-kv-block-table/README.md, then go run ./cmd/memlab exercises check 13",
+		"1 of 3 exercises pass. Next: exercise 13 — read exercises/13-kv-block-table/README.md,\nthen go run ./cmd/memlab exercises check 13\n",
 	} {
 		if !strings.Contains(text, w) {
 			t.Errorf("Text(\"04\") lacks %q:\n%s", w, text)
@@ -63,9 +64,22 @@ func TestOfAndText(t *testing.T) {
 		t.Errorf("Text(\"05\"):\n%s", text)
 	}
 
+	fits(t, text)
+	fits(t, progress.Text("05"))
+
 	t.Setenv("MEMLAB_LANG", "zh-CN")
 	if text := progress.Text("04"); !strings.Contains(text, "已通过") || !strings.Contains(text, "3 道练习中已通过 1 道。下一道：练习 13") {
 		t.Errorf("Text(\"04\") in Chinese:\n%s", text)
+	}
+	fits(t, progress.Text("04"))
+	fits(t, progress.Text("05"))
+}
+
+// fits fails unless every line of text fits a notebook's output.
+func fits(t *testing.T, text string) {
+	t.Helper()
+	if w := (memlab.Display{Text: text}).Width(); w > memlab.OutputWidth {
+		t.Errorf("%d columns, more than a notebook's output holds (%d):\n%s", w, memlab.OutputWidth, text)
 	}
 }
 

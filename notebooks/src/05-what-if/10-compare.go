@@ -62,13 +62,14 @@ print(s["allocated_bytes.all.peak"], s["reserved_bytes.all.peak"],
 */
 
 import (
+	"memlab.dev/memlab/experiments/workloads"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/whatif"
 )
 
 //nb:cell plot
 func compareSettings() {
-	s := load("gpt2_train__default.pickle")
+	s := memlab.Must(workloads.Load("gpt2_train__default.pickle"))
 	settings := memlab.Must(whatif.ParseSettings("", "expandable_segments:True",
 		"max_split_size_mb:128", "roundup_power2_divisions:4"))
 	res := memlab.Must(whatif.Replay(s, settings, whatif.Options{}))
