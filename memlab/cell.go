@@ -135,18 +135,29 @@ func wrapWords(s string, width int) string {
 // between: words, except that a figure and its unit stay together
 // ("5.44 GiB", "-7.4 %"), and so does what stands in square brackets (a
 // shape, "[1024, 1024]"; a range, "[57.97 MiB, 103.00 MiB]").
-func unbreakable(s string) []string {
+func unbreakable(s string) []string { return pieces(s, "[]") }
+
+// cellPieces are a table cell's unbreakable pieces: as [unbreakable], and
+// what stands in parentheses stays together too (a call, "x.view(512, 2048)").
+func cellPieces(s string) []string { return pieces(s, "[]()") }
+
+// pieces splits s at its spaces, keeping a figure with its unit and what
+// stands between each pair of brackets (open, close) of pairs together.
+func pieces(s, pairs string) []string {
 	var words []string
-	open := false // inside [ ]
+	depth := 0
 	for _, w := range strings.Split(s, " ") {
 		n := len(words)
-		if n > 0 && (open || startsWithUnit(w) && words[n-1] != "" &&
+		if n > 0 && (depth > 0 || startsWithUnit(w) && words[n-1] != "" &&
 			strings.ContainsAny(words[n-1][len(words[n-1])-1:], "0123456789")) {
 			words[n-1] += " " + w
 		} else {
 			words = append(words, w)
 		}
-		open = strings.Count(words[len(words)-1], "[") > strings.Count(words[len(words)-1], "]")
+		for i := 0; i+1 < len(pairs); i += 2 {
+			depth += strings.Count(w, pairs[i:i+1]) - strings.Count(w, pairs[i+1:i+2])
+		}
+		depth = max(depth, 0)
 	}
 	return words
 }
@@ -298,14 +309,15 @@ func (t *Table) check() error {
 	return nil
 }
 
-// String renders the table as aligned plain text. A table wider than
+// String renders the table as aligned plain text, its caption wrapped between
+// words to OutputWidth. A table wider than
 // [OutputWidth] wraps, as the notebook's HTML table does: its widest columns
 // narrow, down to their longest word (a figure and its unit stay together),
 // and their headers and cells break between words onto several lines.
 func (t *Table) String() string {
 	var b strings.Builder
 	if t.Caption != "" {
-		b.WriteString(t.Caption + "\n")
+		b.WriteString(wrapWords(t.Caption, OutputWidth) + "\n")
 	}
 	widths := t.widths()
 	for _, r := range append([][]string{t.Header}, t.Rows...) {
@@ -334,7 +346,7 @@ func (t *Table) widths() []int {
 	for k, r := range append([][]string{t.Header}, t.Rows...) {
 		for i, c := range r[:min(len(r), n)] {
 			widths[i] = max(widths[i], displayWidth(c))
-			for _, w := range unbreakable(c) {
+			for _, w := range cellPieces(c) {
 				least[i] = max(least[i], displayWidth(w))
 			}
 			if k > 0 {
@@ -375,7 +387,7 @@ func wrapRow(r []string, widths []int) [][]string {
 	lines := [][]string{make([]string, len(widths))}
 	for i, c := range r[:min(len(r), len(widths))] {
 		row := 0
-		for _, w := range unbreakable(c) {
+		for _, w := range cellPieces(c) {
 			switch cur := lines[row][i]; {
 			case cur == "":
 				lines[row][i] = w
@@ -418,7 +430,7 @@ func (t *Table) HTML() string {
 	// Where the output is too narrow for the table its headers and cells wrap
 	// between words, a figure and its unit kept together (as String does).
 	cell := func(tag, c string) {
-		pieces := unbreakable(c)
+		pieces := cellPieces(c)
 		for i, p := range pieces {
 			pieces[i] = strings.ReplaceAll(htmlEscape(p), " ", "&nbsp;")
 		}

@@ -337,9 +337,12 @@ func TestTableWithout(t *testing.T) {
 }
 
 func TestUnbreakable(t *testing.T) {
-	got := unbreakable("292.00 MiB [280.00 MiB, 316.00 MiB] x[:, ::2] and 7 %")
-	want := []string{"292.00 MiB", "[280.00 MiB, 316.00 MiB]", "x[:, ::2]", "and", "7 %"}
+	got := unbreakable("292.00 MiB [280.00 MiB, 316.00 MiB] x[:, ::2] and 7 % (a b)")
+	want := []string{"292.00 MiB", "[280.00 MiB, 316.00 MiB]", "x[:, ::2]", "and", "7 %", "(a", "b)"}
 	if !slices.Equal(got, want) {
 		t.Errorf("unbreakable = %q, want %q", got, want)
+	}
+	if got := cellPieces("x[:, ::2].view(1024, 256, 2) (a b"); !slices.Equal(got, []string{"x[:, ::2].view(1024, 256, 2)", "(a b"}) {
+		t.Errorf("cellPieces = %q", got)
 	}
 }
