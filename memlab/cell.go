@@ -103,8 +103,10 @@ func Measured(format string, args ...any) {
 // notebooks show fits in (their tests check it, see [Display.Width]).
 // Measured in JupyterLab 4.6 at 100 %, a 1280-px window with the file browser
 // open (250 px) leaves an output area of 848 px: 107 columns of the 13-px
-// monospace font; an HTML table takes up to 8.1 px a column (its cell
-// padding included), so 96 columns (778 px) keep the widest inside.
+// monospace font. An HTML table of nine columns 94 wide took 828 px with
+// 10-px cell padding, 8.8 px a column; with the 8-px padding of [Table.HTML],
+// 8.4 px, so 96 columns (about 810 px) keep the widest inside. The browser
+// test (e2e/lab.test.mjs) checks every table in that window.
 const OutputWidth = 96
 
 // wrapWords breaks s between words into lines of at most width columns (a
@@ -435,7 +437,7 @@ func (t *Table) HTML() string {
 			pieces[i] = strings.ReplaceAll(htmlEscape(p), " ", "&nbsp;")
 		}
 		align := map[string]string{"th": "bottom", "td": "top"}[tag]
-		b.WriteString("<" + tag + ` style="text-align:left;vertical-align:` + align + `;padding:2px 10px;border-bottom:1px solid #ddd">` + strings.Join(pieces, " ") + "</" + tag + ">")
+		b.WriteString("<" + tag + ` style="text-align:left;vertical-align:` + align + `;padding:2px 8px;border-bottom:1px solid #ddd">` + strings.Join(pieces, " ") + "</" + tag + ">")
 	}
 	b.WriteString("<thead><tr>")
 	for _, h := range t.Header {

@@ -256,7 +256,7 @@ func TestTableOf(t *testing.T) {
 	if got := tab.String(); got != want {
 		t.Errorf("String:\n%q\nwant\n%q", got, want)
 	}
-	if h := tab.HTML(); strings.Count(h, "<tr>") != 3 || !strings.Contains(h, "<td style=\"text-align:left;vertical-align:top;padding:2px 10px;border-bottom:1px solid #ddd\">expandable</td>") {
+	if h := tab.HTML(); strings.Count(h, "<tr>") != 3 || !strings.Contains(h, "<td style=\"text-align:left;vertical-align:top;padding:2px 8px;border-bottom:1px solid #ddd\">expandable</td>") {
 		t.Errorf("HTML: %s", h)
 	}
 }
