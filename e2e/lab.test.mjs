@@ -359,7 +359,9 @@ async function checkTablesFit(page, name) {
     const cells = [...document.querySelectorAll(".jp-NotebookPanel .jp-Notebook .jp-Cell")];
     const shown = [];
     cells.forEach((c, i) => {
-      for (const t of c.querySelectorAll(".jp-OutputArea-output .jp-RenderedHTMLCommon :is(table, pre)")) {
+      // HTML outputs (an output element is itself .jp-RenderedHTMLCommon); not the
+      // <pre> of printed text, which wraps
+      for (const t of c.querySelectorAll(".jp-OutputArea-output:is(.jp-RenderedHTMLCommon, :has(> .jp-RenderedHTMLCommon)) :is(table, pre)")) {
         const area = t.closest(".jp-OutputArea-output").getBoundingClientRect();
         const b = t.getBoundingClientRect();
         shown.push({ cell: i, tag: t.tagName.toLowerCase(), width: Math.round(Math.max(b.width, t.scrollWidth)), room: Math.round(area.right - b.left), columns: t.rows?.[0]?.cells.length || 0 });
@@ -369,6 +371,10 @@ async function checkTablesFit(page, name) {
     return { browser: left && !left.classList.contains("lm-mod-hidden") ? Math.round(left.getBoundingClientRect().width) : 0, shown };
   });
   if (r.browser === 0) fail(name, "the file browser did not open beside the notebook");
+  // Every table the outputs hold is measured (no selector missed them).
+  const inModel = (await page.evaluate(panelState)).cells.flatMap((c) => c.outputs).map((o) => [].concat(o.data?.["text/html"] ?? "").join("")).join("").split("<table").length - 1;
+  const measured = r.shown.filter((t) => t.tag === "table").length;
+  if (measured !== inModel) fail(name, `${inModel} HTML tables in the outputs, ${measured} measured on the page`);
   for (const t of r.shown) if (t.width > t.room) fail(`${name} cell ${t.cell}`, `a ${t.tag} ${t.width} px wide in an output area of ${t.room} px (1280-px window, file browser open)`);
   const widest = r.shown.filter((t) => t.tag === "table").sort((a, b) => b.columns - a.columns)[0];
   if (widest) {

@@ -427,7 +427,7 @@ func (t *Table) HTML() string {
 	var b strings.Builder
 	b.WriteString(`<table style="border-collapse:collapse;font-size:13px">`)
 	if t.Caption != "" {
-		b.WriteString(`<caption style="text-align:left;font-weight:bold;padding:4px 0">` + htmlEscape(t.Caption) + `</caption>`)
+		b.WriteString(`<caption style="text-align:left;font-weight:bold;padding:4px 0">` + strings.ReplaceAll(htmlEscape(t.Caption), "\n", "<br>") + `</caption>`)
 	}
 	// Where the output is too narrow for the table its headers and cells wrap
 	// between words, a figure and its unit kept together (as String does).

@@ -346,3 +346,15 @@ func TestUnbreakable(t *testing.T) {
 		t.Errorf("cellPieces = %q", got)
 	}
 }
+
+// A caption's lines stay lines in the notebook's HTML, and wrap to fit in text.
+func TestTableCaptionLines(t *testing.T) {
+	tab := NewTable("a").Row("1")
+	tab.Caption = "first line\n" + strings.Repeat("word ", 30)
+	if h := tab.HTML(); !strings.Contains(h, "first line<br>word") {
+		t.Errorf("HTML caption: %s", h)
+	}
+	if w := (Display{Text: tab.String()}).Width(); w > OutputWidth {
+		t.Errorf("caption is %d columns:\n%s", w, tab.String())
+	}
+}
