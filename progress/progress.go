@@ -119,7 +119,7 @@ func NotebookOf(section string) string {
 }
 
 // Show shows the learner's progress on the exercises of notebook nn ("02"): a
-// table of them with their state, hints seen and instructions, then how many
+// table of them (folder, title) with their state and hints seen, then how many
 // pass and the next one to do with the command that checks it. A notebook with
 // no exercises of its own (00, 05) shows all the course's. In a notebook the
 // table is HTML (memlab.Table); elsewhere it prints. What stops it (no
@@ -169,9 +169,12 @@ func Report(nn string) (*memlab.Table, string) {
 	case len(exs) == 0:
 		return nil, "No exercises found."
 	}
-	t := memlab.NewTable("#", "Exercise", "Status", "Hints", "Instructions")
+	// An exercise by its folder in exercises/, which holds its number and its
+	// README.md (the Next line names the README's path): the table fits a
+	// notebook's output.
+	t := memlab.NewTable("Exercise", "Title", "Status", "Hints")
 	if zh {
-		t = memlab.NewTable("#", "练习", "状态", "提示", "说明")
+		t = memlab.NewTable("练习", "标题", "状态", "提示")
 	}
 	t.Caption = caption
 	passing := 0
@@ -186,7 +189,7 @@ func Report(nn string) (*memlab.Table, string) {
 		if zh {
 			state = stateZh(state)
 		}
-		t.Row(ex.Number, strings.ReplaceAll(ex.Title, "`", ""), state, fmt.Sprintf("%d/%d", ex.HintsSeen, ex.Hints), ex.Readme)
+		t.Row(ex.Slug, strings.ReplaceAll(ex.Title, "`", ""), state, fmt.Sprintf("%d/%d", ex.HintsSeen, ex.Hints))
 	}
 	switch {
 	case zh && next == nil:

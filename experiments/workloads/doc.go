@@ -10,7 +10,8 @@
 //   - [Load] reads a shipped snapshot, [ReadRun] what PyTorch measured in a
 //     recorded run (its .facts.json), [Settings] the settings every program
 //     was recorded under;
-//   - [Predict] replays a snapshot under a recorded run's setting and cap;
+//   - [Predict] replays a snapshot under a recorded run's setting and cap,
+//     [Agree] counts the figures it got exactly;
 //   - [Figures] are the memory_stats keys a prediction is compared on,
 //     [Format] prints one;
 //   - [Repeats] reads the runs repeated under one setting, [Values] the

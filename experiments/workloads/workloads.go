@@ -108,6 +108,18 @@ func Tag(conf string) string {
 var Figures = []string{"allocated_bytes.all.peak", "reserved_bytes.all.peak", "num_device_alloc", "num_device_free",
 	"num_alloc_retries", "num_ooms", "segment.all.peak", "inactive_split_bytes.all.peak"}
 
+// Agree counts the Figures a prediction p got exactly as PyTorch measured
+// them in the run r.
+func Agree(p whatif.Run, r Run) int {
+	n := 0
+	for _, k := range Figures {
+		if p.Stats[k] == r.Stats[k] {
+			n++
+		}
+	}
+	return n
+}
+
 // Format prints the value v of memory_stats key k: a size in PyTorch's units
 // for byte counts ("5.44 GiB"), the number otherwise.
 func Format(k string, v int64) string {

@@ -32,6 +32,13 @@ func TestPredictsRecordedRuns(t *testing.T) {
 				t.Errorf("%s: %s predicted %s, PyTorch measured %s", tag, k, Format(k, p.Stats[k]), Format(k, r.Stats[k]))
 			}
 		}
+		if n := Agree(p, r); n != len(Figures) {
+			t.Errorf("%s: Agree = %d, want all %d", tag, n, len(Figures))
+		}
+		r.Stats["num_ooms"]++
+		if n := Agree(p, r); n != len(Figures)-1 {
+			t.Errorf("%s: Agree with one figure off = %d, want %d", tag, n, len(Figures)-1)
+		}
 	}
 }
 

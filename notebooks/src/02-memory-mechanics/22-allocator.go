@@ -195,7 +195,7 @@ func fiveAllocations() {
 	l := memlab.MustOpen()
 	defer l.Close()
 	tab := memlab.NewTable("request", "block", "pool", "its segment", "allocated_bytes", "reserved_bytes",
-		"segments (small pool)", "segments (large pool)")
+		"small segments", "large segments")
 	var ts []*tensor.Tensor
 	for _, r := range []struct {
 		name string

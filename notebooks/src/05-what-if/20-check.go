@@ -56,10 +56,8 @@ func checkAgainstPyTorch() {
 	equal := 0
 	for _, tag := range workloads.Settings {
 		f := memlab.Must(workloads.ReadRun("gpt2_train__" + tag)) // PyTorch's figures of that run
-		r, n := memlab.Must(workloads.Predict(s, f)), 0           // the replay under its setting
-		for _, k := range workloads.Figures {
-			n += map[bool]int{true: 1}[r.Stats[k] == f.Stats[k]]
-		}
+		r := memlab.Must(workloads.Predict(s, f))                 // the replay under its setting
+		n := workloads.Agree(r, f)                                // how many figures equal PyTorch's
 		equal += n
 		tab.Row(r.Setting.ShortLabel(), memlab.FormatBytes(r.MaxReserved), memlab.FormatBytes(f.Stats["reserved_bytes.all.peak"]),
 			r.DeviceAllocs, f.Stats["num_device_alloc"], fmt.Sprintf("%d of %d", n, len(workloads.Figures)))
