@@ -20,7 +20,9 @@
 // Chinese: 文件, with CJK glyphs; the en edition's are English) and, as a learner
 // would, edits a cell of a working copy and saves it with Ctrl+S: the working copy
 // changes on disk, a second sync keeps the edit, and `git status --porcelain` is
-// what it was before the test. A full-page screenshot of each executed notebook
+// what it was before the test. Every table a notebook shows fits its output area
+// with the file browser open in a 1280-px window (build/e2e/EDITION-NAME-tables.png
+// shows the widest). A full-page screenshot of each executed notebook
 // goes to build/e2e/EDITION-NAME.png, JupyterLab's File menu to
 // build/e2e/EDITION-menu.png. The pristine notebooks are never written: autosave
 // is off, and their bytes are compared before and after.
@@ -339,6 +341,7 @@ async function runNotebook(page, cdp, base, token, file, probeCompletion, names)
   if (probeCompletion) await checkCompletion(page, name, names);
   await checkExplore(page, name);
   await solveExercise(page, name, nb, st);
+  await checkTablesFit(page, name);
 
   await screenshot(page, name);
 }
@@ -389,6 +392,49 @@ async function checkExplore(page, name) {
       await page.setViewportSize(vp);
     }
   }
+}
+
+// checkTablesFit opens the file browser beside the notebook, as a learner works,
+// in a window 1280 px wide (the narrow end of a laptop's screen), and fails for
+// every table or preformatted block a cell shows as HTML that is wider than its
+// output area (memlab.OutputWidth is what the notebooks promise to fit). The
+// view with the file browser open, scrolled to the cell with the most table
+// columns, goes to build/e2e/NAME-tables.png.
+async function checkTablesFit(page, name) {
+  const vp = page.viewportSize();
+  await page.setViewportSize({ width: 1280, height: vp.height });
+  await page.evaluate(() => window.jupyterapp.commands.execute("filebrowser:activate"));
+  await page.waitForTimeout(1000); // the layout settles
+  const r = await page.evaluate(() => {
+    const cells = [...document.querySelectorAll(".jp-NotebookPanel .jp-Notebook .jp-Cell")];
+    const shown = [];
+    cells.forEach((c, i) => {
+      // HTML outputs (an output element is itself .jp-RenderedHTMLCommon); not the
+      // <pre> of printed text, which wraps
+      for (const t of c.querySelectorAll(".jp-OutputArea-output:is(.jp-RenderedHTMLCommon, :has(> .jp-RenderedHTMLCommon)) :is(table, pre)")) {
+        const area = t.closest(".jp-OutputArea-output").getBoundingClientRect();
+        const b = t.getBoundingClientRect();
+        shown.push({ cell: i, tag: t.tagName.toLowerCase(), width: Math.round(Math.max(b.width, t.scrollWidth)), room: Math.round(area.right - b.left), columns: t.rows?.[0]?.cells.length || 0 });
+      }
+    });
+    const left = document.querySelector("#jp-left-stack");
+    return { browser: left && !left.classList.contains("lm-mod-hidden") ? Math.round(left.getBoundingClientRect().width) : 0, shown };
+  });
+  if (r.browser === 0) fail(name, "the file browser did not open beside the notebook");
+  // Every table the outputs hold is measured (no selector missed them).
+  const inModel = (await page.evaluate(panelState)).cells.flatMap((c) => c.outputs).map((o) => [].concat(o.data?.["text/html"] ?? "").join("")).join("").split("<table").length - 1;
+  const measured = r.shown.filter((t) => t.tag === "table").length;
+  if (measured !== inModel) fail(name, `${inModel} HTML tables in the outputs, ${measured} measured on the page`);
+  for (const t of r.shown) if (t.width > t.room) fail(`${name} cell ${t.cell}`, `a ${t.tag} ${t.width} px wide in an output area of ${t.room} px (1280-px window, file browser open)`);
+  const widest = r.shown.filter((t) => t.tag === "table").sort((a, b) => b.columns - a.columns)[0];
+  if (widest) {
+    await page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").nth(widest.cell).evaluate((el) => el.scrollIntoView({ block: "start" }));
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: path.join(OUT, `${name}-tables.png`) });
+  }
+  log(`${name}: ${r.shown.length} tables and preformatted blocks fit beside the file browser (${r.browser} px) in a 1280-px window${widest ? `; build/e2e/${name}-tables.png shows cell ${widest.cell}` : ""}`);
+  await page.evaluate(() => window.jupyterapp.shell.collapseLeft());
+  await page.setViewportSize(vp);
 }
 
 // solveExercise checks a notebook's exercise cells (a "%%writefile

@@ -121,7 +121,7 @@ func (h *History) Show() {
 	if !gonbui.IsNotebook {
 		memlab.Show(h.Map(at))
 		memlab.Show(h.Curve(at))
-		memlab.ShowText(caption + "\n" + h.Describe(at) + "\n")
+		memlab.ShowText(memlab.WrapText(caption+"\n"+h.Describe(at)) + "\n")
 		return
 	}
 	page, err := h.HTML(at, caption)

@@ -3,6 +3,7 @@ package memlab
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -91,34 +92,41 @@ func Measured(format string, args ...any) {
 	if gonbui.IsNotebook {
 		// JupyterLab breaks printed text anywhere (word-break: break-all),
 		// even mid-word; lines that fit the output area are never broken.
-		line = wrapWords(line, measuredWidth)
+		line = wrapWords(line, OutputWidth)
 	}
 	fmt.Fprintln(output(), line)
 }
 
-// measuredWidth is the width, in columns, a Measured line is wrapped to in a
-// notebook: what a JupyterLab output area holds at 100 % beside the file
-// browser.
-const measuredWidth = 96
+// OutputWidth is how many columns a notebook's output holds: the width, in
+// characters of a monospace font (a wide East Asian character counting two),
+// that a Measured line is wrapped to in a notebook and that every table the
+// notebooks show fits in (their tests check it, see [Display.Width]).
+// Measured in JupyterLab 4.6 at 100 %, a 1280-px window with the file browser
+// open (250 px) leaves an output area of 848 px: 107 columns of the 13-px
+// monospace font. An HTML table of nine columns 94 wide took 828 px with
+// 10-px cell padding, 8.8 px a column; with the 8-px padding of [Table.HTML],
+// 8.4 px, so 96 columns (about 810 px) keep the widest inside. The browser
+// test (e2e/lab.test.mjs) checks every table in that window.
+const OutputWidth = 96
+
+// WrapText breaks each line of s between words to [OutputWidth] columns, as
+// Measured lines are: for a caption or description a cell prints beside a figure.
+func WrapText(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = wrapWords(l, OutputWidth)
+	}
+	return strings.Join(lines, "\n")
+}
 
 // wrapWords breaks s between words into lines of at most width columns (a
 // wide East Asian character counts two), continuation lines indented by two
 // spaces; a word longer than a line stays whole, and text without spaces
 // (Chinese) is left to the browser, which breaks it between characters.
 func wrapWords(s string, width int) string {
-	var words []string
-	for _, w := range strings.Split(s, " ") {
-		// a figure and its unit stay on one line: "5.44 GiB", "-7.4 %"
-		if n := len(words); n > 0 && startsWithUnit(w) && words[n-1] != "" &&
-			strings.ContainsAny(words[n-1][len(words[n-1])-1:], "0123456789") {
-			words[n-1] += " " + w
-			continue
-		}
-		words = append(words, w)
-	}
 	var out strings.Builder
 	col := 0
-	for i, w := range words {
+	for i, w := range unbreakable(s) {
 		n := displayWidth(w)
 		switch {
 		case i == 0:
@@ -133,6 +141,37 @@ func wrapWords(s string, width int) string {
 		col += n
 	}
 	return out.String()
+}
+
+// unbreakable splits s at its spaces into the pieces a line may break
+// between: words, except that a figure and its unit stay together
+// ("5.44 GiB", "-7.4 %"), and so does what stands in square brackets (a
+// shape, "[1024, 1024]"; a range, "[57.97 MiB, 103.00 MiB]").
+func unbreakable(s string) []string { return pieces(s, "[]") }
+
+// cellPieces are a table cell's unbreakable pieces: as [unbreakable], and
+// what stands in parentheses stays together too (a call, "x.view(512, 2048)").
+func cellPieces(s string) []string { return pieces(s, "[]()") }
+
+// pieces splits s at its spaces, keeping a figure with its unit and what
+// stands between each pair of brackets (open, close) of pairs together.
+func pieces(s, pairs string) []string {
+	var words []string
+	depth := 0
+	for _, w := range strings.Split(s, " ") {
+		n := len(words)
+		if n > 0 && (depth > 0 || startsWithUnit(w) && words[n-1] != "" &&
+			strings.ContainsAny(words[n-1][len(words[n-1])-1:], "0123456789")) {
+			words[n-1] += " " + w
+		} else {
+			words = append(words, w)
+		}
+		for i := 0; i+1 < len(pairs); i += 2 {
+			depth += strings.Count(w, pairs[i:i+1]) - strings.Count(w, pairs[i+1:i+2])
+		}
+		depth = max(depth, 0)
+	}
+	return words
 }
 
 // unitWords are the words [wrapWords] keeps beside the figure before them.
@@ -209,6 +248,8 @@ type Table struct {
 	Rows   [][]string
 	// Caption, if set, is shown above the table.
 	Caption string
+
+	err error // what Without found wrong, reported at Show
 }
 
 // NewTable starts a table with the given column headers.
@@ -227,6 +268,35 @@ func TableOf(c Columner) *Table {
 	return &Table{Header: header, Rows: rows}
 }
 
+// Without is the table without the named columns (those that say nothing in
+// a table shown, such as counts that are zero in every row); a name that is
+// not a column's header is an error at Show.
+func (t *Table) Without(headers ...string) *Table {
+	out := &Table{Caption: t.Caption, err: t.err}
+	var keep []int
+	for i, h := range t.Header {
+		if !slices.Contains(headers, h) {
+			keep = append(keep, i)
+			out.Header = append(out.Header, h)
+		}
+	}
+	for _, h := range headers {
+		if !slices.Contains(t.Header, h) && out.err == nil {
+			out.err = fmt.Errorf("memlab: table %q: Without(%q): no such column (the columns are %q)", t.Caption, h, t.Header)
+		}
+	}
+	for _, r := range t.Rows {
+		var row []string
+		for _, i := range keep {
+			if i < len(r) {
+				row = append(row, r[i])
+			}
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	return out
+}
+
 // Row appends a row; each value is printed with fmt.Sprint (format byte
 // counts with [FormatBytes] first). A row shorter than the header is padded,
 // a longer one is an error at Show.
@@ -240,6 +310,9 @@ func (t *Table) Row(values ...any) *Table {
 }
 
 func (t *Table) check() error {
+	if t.err != nil {
+		return t.err
+	}
 	for i, r := range t.Rows {
 		if len(r) > len(t.Header) {
 			return fmt.Errorf("memlab: table %q: row %d has %d cells for %d columns", t.Caption, i, len(r), len(t.Header))
@@ -248,36 +321,99 @@ func (t *Table) check() error {
 	return nil
 }
 
-// String renders the table as aligned plain text.
+// String renders the table as aligned plain text, its caption wrapped between
+// words to OutputWidth. A table wider than
+// [OutputWidth] wraps, as the notebook's HTML table does: its widest columns
+// narrow, down to their longest word (a figure and its unit stay together),
+// and their headers and cells break between words onto several lines.
 func (t *Table) String() string {
 	var b strings.Builder
 	if t.Caption != "" {
-		b.WriteString(t.Caption + "\n")
+		b.WriteString(wrapWords(t.Caption, OutputWidth) + "\n")
 	}
-	widths := make([]int, len(t.Header))
-	rows := append([][]string{t.Header}, t.Rows...)
-	for _, r := range rows {
-		for i, c := range r {
-			if i < len(widths) {
-				widths[i] = max(widths[i], displayWidth(c))
+	widths := t.widths()
+	for _, r := range append([][]string{t.Header}, t.Rows...) {
+		for _, l := range wrapRow(r, widths) {
+			var line strings.Builder
+			for i, c := range l {
+				line.WriteString(c)
+				if i < len(widths)-1 {
+					line.WriteString(strings.Repeat(" ", widths[i]-displayWidth(c)+2))
+				}
 			}
+			b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
 		}
-	}
-	for _, r := range rows {
-		var line strings.Builder
-		for i := range widths {
-			c := ""
-			if i < len(r) {
-				c = r[i]
-			}
-			line.WriteString(c)
-			if i < len(widths)-1 {
-				line.WriteString(strings.Repeat(" ", widths[i]-displayWidth(c)+2))
-			}
-		}
-		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
 	}
 	return b.String()
+}
+
+// widths are the columns' widths in String: each its widest cell, header
+// included. A table wider than OutputWidth narrows its columns as a browser
+// lays out an HTML table too wide for its page, each in proportion to how
+// far it can narrow: first only down to its widest cell below the header
+// (headers wrap first), then down to its longest unbreakable piece.
+func (t *Table) widths() []int {
+	n := len(t.Header)
+	widths, cells, least := make([]int, n), make([]int, n), make([]int, n)
+	for k, r := range append([][]string{t.Header}, t.Rows...) {
+		for i, c := range r[:min(len(r), n)] {
+			widths[i] = max(widths[i], displayWidth(c))
+			for _, w := range cellPieces(c) {
+				least[i] = max(least[i], displayWidth(w))
+			}
+			if k > 0 {
+				cells[i] = max(cells[i], displayWidth(c))
+			}
+		}
+	}
+	for i := range cells {
+		cells[i] = max(cells[i], least[i])
+	}
+	for _, floor := range [][]int{cells, least} {
+		over, slack := 2*(n-1)-OutputWidth, 0
+		for i, w := range widths {
+			over += w
+			slack += w - floor[i]
+		}
+		if over <= 0 {
+			break
+		}
+		if over >= slack {
+			copy(widths, floor)
+			continue
+		}
+		cut := 0
+		for i, w := range widths {
+			c := (over*(w-floor[i]) + slack - 1) / slack // rounded up: the cuts cover over
+			c = min(c, w-floor[i], over-cut)
+			widths[i] -= c
+			cut += c
+		}
+	}
+	return widths
+}
+
+// wrapRow lays a row out in lines, each cell's unbreakable pieces packed
+// into its column's width.
+func wrapRow(r []string, widths []int) [][]string {
+	lines := [][]string{make([]string, len(widths))}
+	for i, c := range r[:min(len(r), len(widths))] {
+		row := 0
+		for _, w := range cellPieces(c) {
+			switch cur := lines[row][i]; {
+			case cur == "":
+				lines[row][i] = w
+			case displayWidth(cur)+1+displayWidth(w) <= widths[i]:
+				lines[row][i] = cur + " " + w
+			default:
+				if row++; row == len(lines) {
+					lines = append(lines, make([]string, len(widths)))
+				}
+				lines[row][i] = w
+			}
+		}
+	}
+	return lines
 }
 
 // displayWidth is how many columns s takes in a terminal: two for each wide
@@ -301,10 +437,17 @@ func (t *Table) HTML() string {
 	var b strings.Builder
 	b.WriteString(`<table style="border-collapse:collapse;font-size:13px">`)
 	if t.Caption != "" {
-		b.WriteString(`<caption style="text-align:left;font-weight:bold;padding:4px 0">` + htmlEscape(t.Caption) + `</caption>`)
+		b.WriteString(`<caption style="text-align:left;font-weight:bold;padding:4px 0">` + strings.ReplaceAll(htmlEscape(t.Caption), "\n", "<br>") + `</caption>`)
 	}
+	// Where the output is too narrow for the table its headers and cells wrap
+	// between words, a figure and its unit kept together (as String does).
 	cell := func(tag, c string) {
-		b.WriteString("<" + tag + ` style="text-align:left;padding:2px 10px;border-bottom:1px solid #ddd;white-space:nowrap">` + htmlEscape(c) + "</" + tag + ">")
+		pieces := cellPieces(c)
+		for i, p := range pieces {
+			pieces[i] = strings.ReplaceAll(htmlEscape(p), " ", "&nbsp;")
+		}
+		align := map[string]string{"th": "bottom", "td": "top"}[tag]
+		b.WriteString("<" + tag + ` style="text-align:left;vertical-align:` + align + `;padding:2px 8px;border-bottom:1px solid #ddd">` + strings.Join(pieces, " ") + "</" + tag + ">")
 	}
 	b.WriteString("<thead><tr>")
 	for _, h := range t.Header {
@@ -347,6 +490,17 @@ func (t *Table) Show() {
 type Display struct {
 	HTML string
 	Text string
+}
+
+// Width is the columns the display takes: its Text's widest line, a wide East
+// Asian character counting two. A notebook's table fits when it is at most
+// [OutputWidth].
+func (d Display) Width() int {
+	w := 0
+	for _, l := range strings.Split(d.Text, "\n") {
+		w = max(w, displayWidth(l))
+	}
+	return w
 }
 
 var (

@@ -3,6 +3,7 @@ package memlab
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -255,7 +256,7 @@ func TestTableOf(t *testing.T) {
 	if got := tab.String(); got != want {
 		t.Errorf("String:\n%q\nwant\n%q", got, want)
 	}
-	if h := tab.HTML(); strings.Count(h, "<tr>") != 3 || !strings.Contains(h, "<td style=\"text-align:left;padding:2px 10px;border-bottom:1px solid #ddd;white-space:nowrap\">expandable</td>") {
+	if h := tab.HTML(); strings.Count(h, "<tr>") != 3 || !strings.Contains(h, "<td style=\"text-align:left;vertical-align:top;padding:2px 8px;border-bottom:1px solid #ddd\">expandable</td>") {
 		t.Errorf("HTML: %s", h)
 	}
 }
@@ -285,5 +286,93 @@ func TestDisplaySink(t *testing.T) {
 	SetDisplaySink(func(Display) error { return errors.New("sink full") })
 	if msg := panicOf(func() { ShowText("x") }); msg != "sink full" {
 		t.Errorf("a failing sink: panic %q, want the sink's error", msg)
+	}
+}
+
+// A table wider than OutputWidth wraps between words, as the notebook's HTML
+// table does, and then fits, a figure and its unit kept together; a narrow
+// one keeps its headers on one line.
+func TestTableWrapsHeadersToFit(t *testing.T) {
+	narrow := NewTable("setting", "peak reserved").Row("default", "5.44 GiB")
+	if got := narrow.String(); got != "setting  peak reserved\ndefault  5.44 GiB\n" {
+		t.Errorf("narrow table:\n%s", got)
+	}
+	h := []string{"setting"}
+	row := []any{"expandable"}
+	for range 7 {
+		h = append(h, "peak allocated memory at the end")
+		row = append(row, "5.44 GiB")
+	}
+	wide := NewTable(h...).Row(row...)
+	got := wide.String()
+	d := Display{Text: got}
+	if d.Width() > OutputWidth {
+		t.Errorf("wide table is %d columns, more than %d:\n%s", d.Width(), OutputWidth, got)
+	}
+	lines := strings.Split(strings.TrimRight(got, "\n"), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "setting     peak        peak") ||
+		!strings.HasPrefix(lines[3], "            the end     the end") || !strings.HasPrefix(lines[4], "expandable  5.44 GiB    5.44 GiB") {
+		t.Errorf("wide table's headers not wrapped to its columns:\n%s", got)
+	}
+	if h := wide.HTML(); !strings.Contains(h, `>peak allocated memory at the end</th>`) || !strings.Contains(h, `>5.44&nbsp;GiB</td>`) {
+		t.Errorf("HTML: words must break, a figure and its unit not: %s", h)
+	}
+	long := NewTable("#", "exercise").Row("17", strings.Repeat("in-place block, ", 8)).String()
+	if w := (Display{Text: long}).Width(); w > OutputWidth || strings.Count(long, "\n") != 3 {
+		t.Errorf("a long cell is not wrapped to fit (%d columns):\n%s", w, long)
+	}
+	if w := (Display{Text: "实测：ab\nabc"}).Width(); w != 8 {
+		t.Errorf("Display.Width = %d, want 8", w)
+	}
+}
+
+func TestTableWithout(t *testing.T) {
+	tab := NewTable("setting", "retries", "peak").Row("default", 0, "5.44 GiB").Row("short")
+	if got := tab.Without("retries").String(); got != "setting  peak\ndefault  5.44 GiB\nshort\n" {
+		t.Errorf("Without:\n%q", got)
+	}
+	if err := tab.Without("OOMs").check(); err == nil || !strings.Contains(err.Error(), `Without("OOMs"): no such column`) {
+		t.Errorf("Without of a missing column: %v", err)
+	}
+}
+
+func TestUnbreakable(t *testing.T) {
+	got := unbreakable("292.00 MiB [280.00 MiB, 316.00 MiB] x[:, ::2] and 7 % (a b)")
+	want := []string{"292.00 MiB", "[280.00 MiB, 316.00 MiB]", "x[:, ::2]", "and", "7 %", "(a", "b)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("unbreakable = %q, want %q", got, want)
+	}
+	if got := cellPieces("x[:, ::2].view(1024, 256, 2) (a b"); !slices.Equal(got, []string{"x[:, ::2].view(1024, 256, 2)", "(a b"}) {
+		t.Errorf("cellPieces = %q", got)
+	}
+}
+
+// A caption's lines stay lines in the notebook's HTML, and wrap to fit in text.
+func TestTableCaptionLines(t *testing.T) {
+	tab := NewTable("a").Row("1")
+	tab.Caption = "first line\n" + strings.Repeat("word ", 30)
+	if h := tab.HTML(); !strings.Contains(h, "first line<br>word") {
+		t.Errorf("HTML caption: %s", h)
+	}
+	if w := (Display{Text: tab.String()}).Width(); w > OutputWidth {
+		t.Errorf("caption is %d columns:\n%s", w, tab.String())
+	}
+}
+
+// TestWrapText: every line of a caption is wrapped to OutputWidth, line breaks kept.
+func TestWrapText(t *testing.T) {
+	long := strings.Repeat("word ", 40)
+	got := WrapText(long + "\nshort")
+	lines := strings.Split(got, "\n")
+	if lines[len(lines)-1] != "short" {
+		t.Errorf("the second line was not kept: %q", got)
+	}
+	for _, l := range lines {
+		if displayWidth(l) > OutputWidth {
+			t.Errorf("line %q is %d columns, want at most %d", l, displayWidth(l), OutputWidth)
+		}
+	}
+	if len(lines) < 3 {
+		t.Errorf("a %d-column line was not wrapped: %q", len(long), got)
 	}
 }

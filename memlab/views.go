@@ -34,15 +34,14 @@ func (v *Views) Add(expr string, t *tensor.Tensor) *tensor.Tensor {
 	return t
 }
 
-// Table is one row a tensor: shape, strides, offset, its own and its
-// storage's size, its data pointer past the base's, whether it is contiguous
-// and whether it shares the base's storage.
+// Table is one row a tensor: shape, strides, offset (in elements: where its
+// data starts in the storage), its own and its storage's size, whether it is
+// contiguous and whether it shares the base's storage.
 func (v *Views) Table() *Table {
-	tab := NewTable("tensor", "shape", "stride", "offset", "nbytes", "storage nbytes",
-		"data_ptr − x.data_ptr", "contiguous", "shares x's storage")
+	tab := NewTable("tensor", "shape", "stride", "offset", "nbytes", "storage nbytes", "contiguous", "shares x's storage")
 	for i, t := range v.List {
-		tab.Row(v.Exprs[i], t.Shape(), t.Strides(), t.StorageOffset(), FormatBytes(t.Nbytes()), FormatBytes(t.StorageNbytes()),
-			int64(t.DataPtr())-int64(v.base.DataPtr()), t.IsContiguous(), t.SharesStorage(v.base))
+		tab.Row(v.Exprs[i], t.Shape(), tensor.Shape(t.Strides()), t.StorageOffset(), FormatBytes(t.Nbytes()),
+			FormatBytes(t.StorageNbytes()), t.IsContiguous(), t.SharesStorage(v.base))
 	}
 	return tab
 }

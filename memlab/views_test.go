@@ -14,7 +14,7 @@ func TestViewsBlockOfBlocks(t *testing.T) {
 	vs := NewViews(x)
 	vs.Add("x[512]", Must(x.Select(0, 512)))
 	tab := vs.Table().String()
-	if !strings.Contains(tab, "x[512]") || !strings.Contains(tab, "2097152") {
+	if !strings.Contains(tab, "x[512]") || !strings.Contains(tab, "524288") {
 		t.Errorf("table:\n%s", tab)
 	}
 	if _, err := vs.Plot("v"); err != nil {

@@ -119,7 +119,7 @@ func NotebookOf(section string) string {
 }
 
 // Show shows the learner's progress on the exercises of notebook nn ("02"): a
-// table of them with their state, hints seen and instructions, then how many
+// table of them (folder, title) with their state and hints seen, then how many
 // pass and the next one to do with the command that checks it. A notebook with
 // no exercises of its own (00, 05) shows all the course's. In a notebook the
 // table is HTML (memlab.Table); elsewhere it prints. What stops it (no
@@ -141,8 +141,9 @@ func Text(nn string) string {
 	return t.String() + "\n" + summary + "\n"
 }
 
-// Report is Show's table (nil when there is nothing to tabulate) and the line
-// after it, in the current edition's language.
+// Report is Show's table (nil when there is nothing to tabulate) and the text
+// after it, in the current edition's language, in lines that fit a notebook's
+// output (memlab.OutputWidth).
 func Report(nn string) (*memlab.Table, string) {
 	zh := lang.Current() == lang.Chinese
 	caption := ""
@@ -156,9 +157,9 @@ func Report(nn string) (*memlab.Table, string) {
 	}
 	switch {
 	case errors.Is(err, exec.ErrNotFound) && zh:
-		return nil, "这台机器上没有 Go 工具链，无法运行练习的测试；在你自己的仓库副本里运行这个单元格，即可看到你的练习进度。"
+		return nil, "这台机器上没有 Go 工具链，无法运行练习的测试；\n在你自己的仓库副本里运行这个单元格，即可看到你的练习进度。"
 	case errors.Is(err, exec.ErrNotFound):
-		return nil, "This machine has no Go toolchain to run the exercises' tests: run this cell in your own checkout to see your progress on them."
+		return nil, "This machine has no Go toolchain to run the exercises' tests:\nrun this cell in your own checkout to see your progress on them."
 	case err != nil && zh:
 		return nil, "无法显示练习进度：" + err.Error()
 	case err != nil:
@@ -168,9 +169,12 @@ func Report(nn string) (*memlab.Table, string) {
 	case len(exs) == 0:
 		return nil, "No exercises found."
 	}
-	t := memlab.NewTable("#", "Exercise", "Status", "Hints", "Instructions")
+	// An exercise by its folder in exercises/, which holds its number and its
+	// README.md (the Next line names the README's path): the table fits a
+	// notebook's output.
+	t := memlab.NewTable("Exercise", "Title", "Status", "Hints")
 	if zh {
-		t = memlab.NewTable("#", "练习", "状态", "提示", "说明")
+		t = memlab.NewTable("练习", "标题", "状态", "提示")
 	}
 	t.Caption = caption
 	passing := 0
@@ -185,18 +189,18 @@ func Report(nn string) (*memlab.Table, string) {
 		if zh {
 			state = stateZh(state)
 		}
-		t.Row(ex.Number, strings.ReplaceAll(ex.Title, "`", ""), state, fmt.Sprintf("%d/%d", ex.HintsSeen, ex.Hints), ex.Readme)
+		t.Row(ex.Slug, strings.ReplaceAll(ex.Title, "`", ""), state, fmt.Sprintf("%d/%d", ex.HintsSeen, ex.Hints))
 	}
 	switch {
 	case zh && next == nil:
 		return t, fmt.Sprintf("%d 道练习全部通过。", len(exs))
 	case zh:
-		return t, fmt.Sprintf("%d 道练习中已通过 %d 道。下一道：练习 %d —— 先读 %s，再运行 go run ./cmd/memlab exercises check %d（卡住了就运行 go run ./cmd/memlab exercises hint %d）。",
+		return t, fmt.Sprintf("%d 道练习中已通过 %d 道。下一道：练习 %d —— 先读 %s，\n再运行 go run ./cmd/memlab exercises check %d；\n卡住了就运行 go run ./cmd/memlab exercises hint %d。",
 			len(exs), passing, next.Number, next.Readme, next.Number, next.Number)
 	case next == nil:
 		return t, fmt.Sprintf("All %d exercises pass.", len(exs))
 	}
-	return t, fmt.Sprintf("%d of %d exercises pass. Next: exercise %d — read %s, then go run ./cmd/memlab exercises check %d (go run ./cmd/memlab exercises hint %d if stuck).",
+	return t, fmt.Sprintf("%d of %d exercises pass. Next: exercise %d — read %s,\nthen go run ./cmd/memlab exercises check %d\n(go run ./cmd/memlab exercises hint %d if stuck).",
 		passing, len(exs), next.Number, next.Readme, next.Number, next.Number)
 }
 

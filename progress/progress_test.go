@@ -11,6 +11,7 @@ import (
 
 	"memlab.dev/memlab/internal/workbook"
 	"memlab.dev/memlab/internal/workbook/workbooktest"
+	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/progress"
 	"memlab.dev/memlab/reference"
 )
@@ -49,23 +50,38 @@ func TestOfAndText(t *testing.T) {
 
 	text := progress.Text("04")
 	for _, w := range []string{
-		"12  A fixed-shape tensor pool",
 		"passing",
 		"2/",
-		"1 of 3 exercises pass. Next: exercise 13 — read exercises/13-kv-block-table/README.md, then go run ./cmd/memlab exercises check 13",
+		"1 of 3 exercises pass. Next: exercise 13 — read exercises/13-kv-block-table/README.md,\nthen go run ./cmd/memlab exercises check 13\n",
 	} {
 		if !strings.Contains(text, w) {
 			t.Errorf("Text(\"04\") lacks %q:\n%s", w, text)
 		}
 	}
 	// A notebook without exercises of its own shows all of them.
-	if text := progress.Text("05"); !strings.Contains(text, "Notebook 05 has no exercises of its own") || strings.Count(text, "README.md") < 3 {
+	if !regexp.MustCompile(`(?m)^12-tensor-pool +A fixed-shape tensor pool +passing`).MatchString(text) {
+		t.Errorf("Text(\"04\") lacks exercise 12's row:\n%s", text)
+	}
+	if text := progress.Text("05"); !strings.Contains(text, "Notebook 05 has no exercises of its own") || !strings.Contains(text, "14-version-counter") {
 		t.Errorf("Text(\"05\"):\n%s", text)
 	}
+
+	fits(t, text)
+	fits(t, progress.Text("05"))
 
 	t.Setenv("MEMLAB_LANG", "zh-CN")
 	if text := progress.Text("04"); !strings.Contains(text, "已通过") || !strings.Contains(text, "3 道练习中已通过 1 道。下一道：练习 13") {
 		t.Errorf("Text(\"04\") in Chinese:\n%s", text)
+	}
+	fits(t, progress.Text("04"))
+	fits(t, progress.Text("05"))
+}
+
+// fits fails unless every line of text fits a notebook's output.
+func fits(t *testing.T, text string) {
+	t.Helper()
+	if w := (memlab.Display{Text: text}).Width(); w > memlab.OutputWidth {
+		t.Errorf("%d columns, more than a notebook's output holds (%d):\n%s", w, memlab.OutputWidth, text)
 	}
 }
 

@@ -109,7 +109,7 @@ var Remedies = []Remedy{
 	{Name: "pre-allocation", Prealloc: true},
 	{Name: "uniform sizes", Short: 512 << 20},
 	{Name: "max_split_size_mb:256", Conf: "max_split_size_mb:256"},
-	{Name: "max_split_size_mb:32 (the chapter's)", Conf: "max_split_size_mb:32"},
+	{Name: "max_split_size_mb:32", Conf: "max_split_size_mb:32"},
 	{Name: "expandable_segments", Conf: "expandable_segments:True"},
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"memlab.dev/memlab/experiments/ch4"
+	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/model"
 	"memlab.dev/memlab/reference"
@@ -325,14 +326,14 @@ func TestTablesSplitChapterFromExtras(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, run := range runs {
-		modes := func(tab interface{ String() string }) []string {
+		modes := func(tab *memlab.Table) []string {
 			var names []string
-			for _, line := range strings.Split(tab.String(), "\n") {
-				if f := strings.Fields(line); len(f) > 0 {
-					if _, err := model.ParseMode(f[0]); err == nil {
-						names = append(names, f[0])
-					}
+			for _, r := range tab.Rows {
+				name := strings.ReplaceAll(r[0], " ", "") // "views + kv-cache" in the table
+				if _, err := model.ParseMode(name); err != nil {
+					t.Errorf("%s: a row of mode %q: %v", run.Result.Size.Name, r[0], err)
 				}
+				names = append(names, name)
 			}
 			return names
 		}

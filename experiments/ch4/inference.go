@@ -258,7 +258,8 @@ func (r InferenceResult) String() string {
 var ChapterModes = []model.Mode{model.Baseline, model.InPlace, model.Views, model.KVCache, model.Chapter}
 
 // Table returns the figures of the modes in ChapterModes that ran, as a
-// notebook table (HTML in GoNB) with the same columns as String's; the
+// notebook table (HTML in GoNB) with String's columns but the median
+// prefill and the token time saved; the
 // other modes, memlab's own extras, are in ExtrasTable.
 func (r InferenceResult) Table() *memlab.Table {
 	cfg := r.Size.Config
@@ -274,16 +275,21 @@ func (r InferenceResult) ExtrasTable() *memlab.Table {
 	return r.table(false, fmt.Sprintf("%s model: memlab's own extras, not the chapter's (saved: against the %v)", r.Size.Name, r.Rows[0].Mode))
 }
 
+// table is String's columns but the median prefill (which the notebook does
+// not discuss) and the token time saved (which Findings and the notebook's
+// spread over runs say), so that it fits a notebook's output
+// (memlab.OutputWidth).
 func (r InferenceResult) table(chapter bool, caption string) *memlab.Table {
-	t := memlab.NewTable("mode", "peak allocated", "above weights", "saved", "peak reserved", "allocator calls", "cudaMalloc", "median token", "saved", "median prefill")
+	t := memlab.NewTable("mode", "peak allocated", "above weights", "saved", "peak reserved", "allocator calls", "cudaMalloc", "median token")
 	t.Caption = caption
 	for _, row := range r.Rows {
 		if slices.Contains(ChapterModes, row.Mode) != chapter {
 			continue
 		}
-		mem, tok := r.Savings(row)
-		t.Row(row.Mode, mib(row.PeakAllocated), mib(row.Working), fmt.Sprintf("%.1f%%", mem), mib(row.PeakReserved),
-			row.AllocCalls, row.DeviceMallocs, us(row.Token), fmt.Sprintf("%.1f%%", tok), us(row.Prefill))
+		mem, _ := r.Savings(row)
+		// "views + kv-cache + last-logits": a long mode may wrap between its parts
+		t.Row(strings.ReplaceAll(row.Mode.String(), "+", " + "), mib(row.PeakAllocated), mib(row.Working), fmt.Sprintf("%.1f%%", mem),
+			mib(row.PeakReserved), row.AllocCalls, row.DeviceMallocs, us(row.Token))
 	}
 	return t
 }

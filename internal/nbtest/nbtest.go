@@ -1,8 +1,10 @@
 // Package nbtest runs the cells of a notebook written as Go
 // (notebooks/src/NAME) inside `go test`: each cell's printed output is
 // captured for the test to assert on, every figure it shows is drawn (to
-// PNG, in memory), and a failing cell, a "plot" cell without a figure or a
-// tensor the cell dropped without releasing fails the test.
+// PNG, in memory), and a failing cell, a "plot" cell without a figure, a
+// table or preformatted text wider than a notebook's output
+// (memlab.OutputWidth) or a tensor the cell dropped without releasing fails
+// the test.
 //
 //	func TestStorage(t *testing.T) {
 //		out := nbtest.Run(t, Cells, "storageVsViews")
@@ -12,6 +14,7 @@ package nbtest
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"regexp"
@@ -36,7 +39,8 @@ type Result struct {
 }
 
 // Run runs the named cell and returns its output. The test fails if the cell
-// is not in cells, panics, shows no figure although tagged "plot", or leaks a
+// is not in cells, panics, shows no figure although tagged "plot", shows a
+// table (or preformatted text) wider than memlab.OutputWidth, or leaks a
 // tensor (collected by Go without Release).
 func Run(t testing.TB, cells []memlab.Cell, name string) string {
 	t.Helper()
@@ -70,6 +74,17 @@ func exec(t testing.TB, c memlab.Cell) (res Result) {
 		return nil
 	})
 	defer memlab.SetFigureSink(prevSink)
+	// Tables and preformatted text print as they would without the sink; each
+	// must fit the notebook's output with the file browser open.
+	var wide []string
+	prevDisplay := memlab.SetDisplaySink(func(d memlab.Display) error {
+		if w := d.Width(); w > memlab.OutputWidth {
+			wide = append(wide, fmt.Sprintf("%d columns:\n%s", w, d.Text))
+		}
+		_, err := io.WriteString(memlab.Output, d.Text)
+		return err
+	})
+	defer memlab.SetDisplaySink(prevDisplay)
 
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -91,6 +106,9 @@ func exec(t testing.TB, c memlab.Cell) (res Result) {
 	res.Output = out.String()
 	if runErr != nil {
 		t.Fatalf("cell %s failed: %v\noutput:\n%s", c.Name, runErr, res.Output)
+	}
+	for _, w := range wide {
+		t.Errorf("cell %s shows a table wider than a notebook's output (%d columns) by %s", c.Name, memlab.OutputWidth, w)
 	}
 	// A tensor the cell dropped without Release is reported when Go collects it.
 	for range 3 {

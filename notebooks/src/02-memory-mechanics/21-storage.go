@@ -30,7 +30,7 @@ views = [x.view(256, 4096), x.t(), x[0:1], x[512], x[:, 100:110]]
 print(torch.cuda.memory_allocated())                # the views added nothing
 for v in views:
     print(v.shape, v.stride(), v.storage_offset(), v.nbytes,
-          v.untyped_storage().nbytes(), v.data_ptr() - x.data_ptr(), v.is_contiguous(),
+          v.untyped_storage().nbytes(), v.is_contiguous(),
           v.untyped_storage().data_ptr() == x.untyped_storage().data_ptr())
 c = x.t().contiguous()                              # the one copy
 print(torch.cuda.memory_allocated())
@@ -52,7 +52,7 @@ views = [x.view(256, 4096), x.t(), x[0:1], x[512], x[:, 100:110]]
 print(torch.cuda.memory_allocated())                # 视图没有增加任何显存
 for v in views:
     print(v.shape, v.stride(), v.storage_offset(), v.nbytes,
-          v.untyped_storage().nbytes(), v.data_ptr() - x.data_ptr(), v.is_contiguous(),
+          v.untyped_storage().nbytes(), v.is_contiguous(),
           v.untyped_storage().data_ptr() == x.untyped_storage().data_ptr())
 c = x.t().contiguous()                              # 唯一的一次拷贝
 print(torch.cuda.memory_allocated())

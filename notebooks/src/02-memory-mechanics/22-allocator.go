@@ -194,7 +194,8 @@ for seg in torch.cuda.memory_snapshot():            # 每个段及其中的块
 func fiveAllocations() {
 	l := memlab.MustOpen()
 	defer l.Close()
-	tab := memlab.NewTable("request", "block", "pool", "its segment", "allocated_bytes", "reserved_bytes", "segment.small_pool", "segment.large_pool")
+	tab := memlab.NewTable("request", "block", "pool", "its segment", "allocated_bytes", "reserved_bytes",
+		"small segments", "large segments")
 	var ts []*tensor.Tensor
 	for _, r := range []struct {
 		name string
@@ -294,15 +295,15 @@ func splitAndMerge() {
 	defer l.Close()
 	a := memlab.Must(tensor.Empty(l, tensor.Uint8, 4<<20)) // a new 20 MiB segment, split
 	c := memlab.Must(tensor.Empty(l, tensor.Uint8, 8<<20)) // cut from its free rest
-	fmt.Println("a = empty(4 MiB); c = empty(8 MiB):  " + memlab.Blocks(l.Snapshot()))
+	fmt.Println("a = empty(4 MiB); c = empty(8 MiB):\n  " + memlab.Blocks(l.Snapshot()))
 	hole := a.DataPtr()
 	memlab.Check(a.Release())
-	fmt.Println("del a:                               " + memlab.Blocks(l.Snapshot()))
+	fmt.Println("del a:\n  " + memlab.Blocks(l.Snapshot()))
 	b := memlab.Must(tensor.Empty(l, tensor.Uint8, 2<<20))
-	fmt.Println("b = empty(2 MiB):                    " + memlab.Blocks(l.Snapshot()))
+	fmt.Println("b = empty(2 MiB):\n  " + memlab.Blocks(l.Snapshot()))
 	split := l.MemoryStats()["inactive_split_bytes.all.current"]
 	memlab.Check(tensor.ReleaseAll(b, c))
-	fmt.Println("del b, c (the blocks merge):         " + memlab.Blocks(l.Snapshot()))
+	fmt.Println("del b, c (the blocks merge):\n  " + memlab.Blocks(l.Snapshot()))
 	snap := l.Snapshot()
 	memlab.Measured("b took a's 4 MiB hole (same address: %v); %s sat free in split blocks before del b, c; "+
 		"afterwards free blocks: %d, segments: %d, cudaMalloc calls: %d", b.DataPtr() == hole, memlab.FormatBytes(split),

@@ -83,7 +83,7 @@ func apiTour() {
 	st := l.MemoryStats()
 	tab := memlab.NewTable("torch.cuda", "memlab", "result")
 	tab.Row("memory_allocated()", "l.MemoryAllocated()", memlab.FormatBytes(l.MemoryAllocated()))
-	tab.Row("memory_allocated()", "memlab.MemoryAllocated() (the current lab)", memlab.FormatBytes(memlab.MemoryAllocated()))
+	tab.Row("memory_allocated()", "memlab.MemoryAllocated()", memlab.FormatBytes(memlab.MemoryAllocated())) // the current lab's
 	tab.Row("memory_reserved()", "l.MemoryReserved()", memlab.FormatBytes(l.MemoryReserved()))
 	tab.Row("max_memory_allocated()", "l.MaxMemoryAllocated()", memlab.FormatBytes(l.MaxMemoryAllocated()))
 	tab.Row("mem_get_info()", "l.MemGetInfo()", fmt.Sprintf("free %s of %s", memlab.FormatBytes(int64(free)), memlab.FormatBytes(int64(total))))
@@ -94,8 +94,8 @@ func apiTour() {
 	tab.Row("reset_peak_memory_stats()", "l.ResetPeakMemoryStats()", "max_memory_allocated() is now "+memlab.FormatBytes(l.MaxMemoryAllocated()))
 	memlab.Check(l.EmptyCache())
 	tab.Row("empty_cache()", "l.EmptyCache()", "memory_reserved() is now "+memlab.FormatBytes(l.MemoryReserved()))
-	tab.Row("set_per_process_memory_fraction(1.5)", "l.SetPerProcessMemoryFraction(1.5)", fmt.Sprint(l.SetPerProcessMemoryFraction(1.5)))
 	tab.Show()
+	fmt.Println("set_per_process_memory_fraction(1.5), l.SetPerProcessMemoryFraction(1.5):", l.SetPerProcessMemoryFraction(1.5))
 	l.ShowSummary() // memory_summary(), PyTorch's table byte for byte
 	memlab.Check(x.Release())
 }

@@ -10,7 +10,7 @@ import (
 // its exercises (package progress), read from the repository's exercises/.
 func TestExerciseProgress(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "exerciseProgress"),
-		`(?m)^1 +Row-major strides +`,
-		`(?m)^9 +memory_allocated vs memory_reserved +`,
+		`(?m)^01-strides +Row-major strides +`,
+		`(?m)^09-stats +memory_allocated vs memory_reserved +`,
 		`of 13 exercises pass`)
 }

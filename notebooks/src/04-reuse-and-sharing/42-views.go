@@ -3,6 +3,7 @@ package nb04
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
@@ -174,7 +175,7 @@ func viewCopies() {
 	defer l.Close()
 	x := memlab.Must(tensor.Randn(l, 1, tensor.Float32, 1024, 1024))
 	tab := memlab.NewTable("operation", "allocated", "shares x's storage", "contiguous", "error")
-	var names []string
+	var names, refused []string
 	copied := memplot.BarSeries{Name: "allocated"}
 	for _, op := range viewOps {
 		s := tensor.NewScope()
@@ -184,7 +185,8 @@ func viewCopies() {
 		var te *tensor.Error
 		switch {
 		case errors.As(err, &te):
-			tab.Row(op.expr, memlab.FormatBytes(grew), "", "", te.Msg)
+			tab.Row(op.expr, memlab.FormatBytes(grew), "", "", "refused (below)")
+			refused = append(refused, op.expr+": "+te.Msg)
 		case err != nil:
 			panic(err)
 		default:
@@ -195,6 +197,7 @@ func viewCopies() {
 		names, copied.Values = append(names, op.expr), append(copied.Values, float64(grew)/(1<<20))
 	}
 	tab.Show()
+	fmt.Println(strings.Join(refused, "\n"))
 	memlab.Show(memplot.Bars("4.2 memory each operation allocates (x is 4 MiB)", "MiB", names, copied))
 	memlab.Check(x.Release())
 }

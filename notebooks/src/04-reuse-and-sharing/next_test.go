@@ -10,6 +10,6 @@ import (
 // its exercises (package progress), read from the repository's exercises/.
 func TestExerciseProgress(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "exerciseProgress"),
-		`(?m)^12 +A fixed-shape tensor pool +`,
+		`(?m)^12-tensor-pool +A fixed-shape tensor pool +`,
 		`of 6 exercises pass`)
 }

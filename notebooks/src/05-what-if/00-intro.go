@@ -31,7 +31,8 @@ Start recording before the program allocates: a history that begins later (or a 
 buffer of `max_entries` that wrapped) still replays, but `whatif` warns that the blocks
 alive before its first event were re-made in address order. The pickle is read by a
 decoder that accepts only the plain values PyTorch writes; it never runs code from the
-file. To use yours, put its path in `snapshot.ReadFile(...)` below.
+file. To use yours, read it with `snapshot.ReadFile("my_snapshot.pickle")` in place of
+`workloads.Load(...)`, which reads the snapshots that ship with memlab.
 
 ## A shipped training snapshot
 
@@ -67,7 +68,7 @@ torch.cuda.memory._record_memory_history(max_entries=1_000_000)   # 放在第一
 torch.cuda.memory._dump_snapshot("my_snapshot.pickle")
 ```
 
-要在程序分配显存之前就开始记录：开始得晚的历史（或者 `max_entries` 大小的环形缓冲区已经绕回）照样可以重放，但 `whatif` 会警告：第一个事件之前就存活的块，是按地址顺序重新造出来的。读 pickle 的解码器只接受 PyTorch 写入的那些普通值，绝不执行文件里的代码。要换成你自己的快照，把它的路径填进下面的 `snapshot.ReadFile(...)`。
+要在程序分配显存之前就开始记录：开始得晚的历史（或者 `max_entries` 大小的环形缓冲区已经绕回）照样可以重放，但 `whatif` 会警告：第一个事件之前就存活的块，是按地址顺序重新造出来的。读 pickle 的解码器只接受 PyTorch 写入的那些普通值，绝不执行文件里的代码。要换成你自己的快照，把下面的 `workloads.Load(...)`（它读取随 memlab 附带的快照）换成 `snapshot.ReadFile("my_snapshot.pickle")`。
 
 ## 随 memlab 附带的训练快照
 
@@ -86,22 +87,15 @@ print(snap["allocator_settings"])
 import (
 	"fmt"
 
+	"memlab.dev/memlab/experiments/workloads"
 	"memlab.dev/memlab/memlab"
-	"memlab.dev/memlab/reference"
 	"memlab.dev/memlab/snapshot"
 	"memlab.dev/memlab/whatif"
 )
 
-// load reads a snapshot shipped in reference/workloads-2.11.
-//
-//nb:decl
-func load(name string) *snapshot.Snapshot {
-	return memlab.Must(snapshot.ReadFile(memlab.Must(reference.File(reference.Workloads211, name))))
-}
-
 //nb:cell
 func loadSnapshot() {
-	s := load("gpt2_train__default.pickle")
+	s := memlab.Must(workloads.Load("gpt2_train__default.pickle")) // yours: snapshot.ReadFile("my_snapshot.pickle")
 	own := memlab.Must(whatif.SnapshotSetting(s))
 	allocs := 0
 	for _, e := range s.Traces[0] {

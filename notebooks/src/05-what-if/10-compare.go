@@ -1,6 +1,7 @@
 package nb05
 
 import (
+	"memlab.dev/memlab/experiments/workloads"
 	"memlab.dev/memlab/explore"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/whatif"
@@ -44,7 +45,7 @@ PyTorch 的查看器（https://pytorch.org/memory_viz 的 *Allocator State Histo
 
 //nb:cell plot
 func snapshotHistory() {
-	s := load("gpt2_train__default.pickle")
+	s := memlab.Must(workloads.Load("gpt2_train__default.pickle"))
 	h := memlab.Must(explore.FromSnapshot("GPT-2 training: the allocator's history", s))
 	h.Show()
 	at := h.FragmentationPeak()
@@ -122,7 +123,7 @@ print(s["allocated_bytes.all.peak"], s["reserved_bytes.all.peak"],
 
 //nb:cell plot
 func compareSettings() {
-	s := load("gpt2_train__default.pickle")
+	s := memlab.Must(workloads.Load("gpt2_train__default.pickle"))
 	settings := memlab.Must(whatif.ParseSettings("", "expandable_segments:True",
 		"max_split_size_mb:128", "roundup_power2_divisions:4"))
 	res := memlab.Must(whatif.Replay(s, settings, whatif.Options{}))

@@ -3,6 +3,7 @@ package nb05
 import (
 	"fmt"
 
+	"memlab.dev/memlab/experiments/workloads"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/whatif"
 )
@@ -58,7 +59,7 @@ except torch.OutOfMemoryError as e:
 
 //nb:cell plot
 func underCap() {
-	s := load("gpt2_train__default.pickle")
+	s := memlab.Must(workloads.Load("gpt2_train__default.pickle"))
 	var below []whatif.Setting
 	for _, st := range memlab.Must(whatif.ParseSettings("", "expandable_segments:True")) {
 		c := memlab.Must(whatif.MinCap(s, st, whatif.Options{}))

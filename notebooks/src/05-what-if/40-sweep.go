@@ -2,6 +2,7 @@ package nb05
 
 import (
 	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/experiments/workloads"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/whatif"
@@ -43,12 +44,12 @@ for ms, rd, ex in itertools.product(["", "max_split_size_mb:128,"], ["", "roundu
 
 //nb:cell plot
 func sweepSettings() {
-	s := load("gpt2_train__default.pickle")
+	s := memlab.Must(workloads.Load("gpt2_train__default.pickle"))
 	base := whatif.Setting{Conf: allocator.DefaultConfig()}
 	runs := memlab.Must(whatif.Sweep(s, base, whatif.Options{}))
 	tried := len(whatif.SweepSettings(base))
 	top := runs[:min(8, len(runs))]
-	memlab.TableOf(&whatif.Result{Runs: top}).Show()
+	memlab.TableOf(&whatif.Result{Runs: top}).Without("cudaFree", "retries").Show() // 0 in every run
 	var names []string
 	reserved := memplot.BarSeries{Name: "peak reserved"}
 	allocated := memplot.BarSeries{Name: "peak allocated"}

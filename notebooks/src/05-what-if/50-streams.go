@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"memlab.dev/memlab/experiments/workloads"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/snapshot"
 	"memlab.dev/memlab/whatif"
@@ -56,25 +57,9 @@ y = a + b
 ```
 */
 
-// deferredFrees counts the frees in trace that completed later than they were
-// requested (blocks used on another stream): free_completed not right after its
-// free_requested.
-//
-//nb:decl
-func deferredFrees(trace []snapshot.TraceEntry) int {
-	n := 0
-	for i, e := range trace {
-		if e.Action == snapshot.ActionFreeCompleted &&
-			(i == 0 || trace[i-1].Action != snapshot.ActionFreeRequested || trace[i-1].Addr != e.Addr) {
-			n++
-		}
-	}
-	return n
-}
-
 //nb:cell plot
 func severalStreams() {
-	s := load("multistream_branches__default.pickle")
+	s := memlab.Must(workloads.Load("multistream_branches__default.pickle"))
 	streams := map[uint64]int{}
 	for _, e := range s.Traces[0] {
 		if e.Action == snapshot.ActionAlloc {
@@ -88,8 +73,8 @@ func severalStreams() {
 	perStream.Show()
 	settings := memlab.Must(whatif.ParseSettings("", "expandable_segments:True", "max_split_size_mb:128"))
 	res := memlab.Must(whatif.Replay(s, settings, whatif.Options{}))
-	memlab.TableOf(res).Show()
-	memlab.Measured("%d streams allocate; %d frees completed later than requested (cross-stream)", len(streams), deferredFrees(s.Traces[0]))
+	memlab.TableOf(res).Without("cudaFree", "retries", "OOMs").Show() // 0 in every run
+	memlab.Measured("%d streams allocate; %d frees completed later than requested (cross-stream)", len(streams), workloads.DeferredFrees(s.Traces[0]))
 	memlab.Measured("peak reserved %s by default, %s with expandable segments",
 		memlab.FormatBytes(res.Runs[0].MaxReserved), memlab.FormatBytes(res.Runs[1].MaxReserved))
 	memlab.Show(res.Plot("multistream_branches: reserved and allocated under three settings"))
@@ -152,28 +137,31 @@ print(f["memory_stats"]["inactive_split_bytes.all.peak"])
 
 //nb:cell
 func streamsVsPyTorch() {
-	s := load("multistream_branches__default.pickle")
-	tab := memlab.NewTable("recorded under", "figure", "replay", "range", "PyTorch")
-	equal, inside := 0, 0
-	for _, tag := range recorded {
-		f := readFacts("multistream_branches__" + tag)
-		r := predict(s, f)
-		for _, k := range figures {
+	s := memlab.Must(workloads.Load("multistream_branches__default.pickle"))
+	tab := memlab.NewTable("recorded under, figure", "replay", "range", "PyTorch")
+	equal, differ, inside := 0, 0, 0
+	for _, tag := range workloads.Settings {
+		f := memlab.Must(workloads.ReadRun("multistream_branches__" + tag))
+		r := memlab.Must(workloads.Predict(s, f))
+		label := r.Setting.ShortLabel() + ":"
+		for _, k := range workloads.Figures {
 			if r.Stats[k] == f.Stats[k] {
 				equal++
 				continue
 			}
-			lr, flagged := r.TimingRange[k]
-			if flagged && lr[0] <= f.Stats[k] && f.Stats[k] <= lr[1] {
-				inside++
+			if differ++; label != "" {
+				tab.Row(label) // the setting, then its figures that differ
+				label = ""
 			}
-			tab.Row(r.Setting.ShortLabel(), k, figure(k, r.Stats[k]),
-				"["+figure(k, lr[0])+", "+figure(k, lr[1])+"]", figure(k, f.Stats[k]))
+			lr, flagged := r.TimingRange[k]
+			inside += map[bool]int{true: 1}[flagged && lr[0] <= f.Stats[k] && f.Stats[k] <= lr[1]]
+			tab.Row(k, workloads.Format(k, r.Stats[k]), "["+workloads.Format(k, lr[0])+", "+workloads.Format(k, lr[1])+"]",
+				workloads.Format(k, f.Stats[k]))
 		}
 	}
 	tab.Show()
 	memlab.Measured("%d of %d figures equal what PyTorch measured; of the %d that differ, %d lie inside the replay's timing range",
-		equal, len(figures)*len(recorded), len(tab.Rows), inside)
+		equal, len(workloads.Figures)*len(workloads.Settings), differ, inside)
 }
 
 /*md
@@ -218,42 +206,26 @@ for run in range(8):   # 同一个程序、同一种设置，一次一个全新�
 
 //nb:cell
 func repeatedRuns() {
-	s := load("multistream_branches__default.pickle")
-	tab := memlab.NewTable("setting", "figure", "PyTorch, 8 runs", "replay range")
+	s := memlab.Must(workloads.Load("multistream_branches__default.pickle"))
+	tab := memlab.NewTable("setting, figure", "PyTorch measured", "runs of 8", "replay range")
 	varying, values, inside, flaggedN := 0, 0, 0, 0
-	for _, tag := range recorded {
-		seen := map[string]map[int64]int{} // figure → value → runs
-		var r whatif.Run
-		for run := 1; run <= 8; run++ {
-			f := readFacts(fmt.Sprintf("repeats/%d/multistream_branches__%s", run, tag))
-			if run == 1 {
-				r = predict(s, f)
-			}
-			for _, k := range figures {
-				if seen[k] == nil {
-					seen[k] = map[int64]int{}
-				}
-				seen[k][f.Stats[k]]++
-			}
-		}
-		for _, k := range figures {
-			if len(seen[k]) < 2 {
+	for _, tag := range workloads.Settings {
+		runs := memlab.Must(workloads.Repeats("multistream_branches", tag)) // eight runs of one setting
+		r := memlab.Must(workloads.Predict(s, runs[0]))
+		tab.Row(r.Setting.ShortLabel() + ":") // the setting; below it, each figure that varied
+		for _, k := range workloads.Figures {
+			seen := workloads.Values(runs, k) // value → how many runs measured it
+			if len(seen) < 2 {
 				continue
 			}
-			varying++
 			lr, flagged := r.TimingRange[k]
-			if flagged {
-				flaggedN++
+			varying, flaggedN = varying+1, flaggedN+map[bool]int{true: 1}[flagged]
+			name, span := k, "["+workloads.Format(k, lr[0])+", "+workloads.Format(k, lr[1])+"]"
+			for _, v := range slices.Sorted(maps.Keys(seen)) {
+				values, inside = values+1, inside+map[bool]int{true: 1}[flagged && lr[0] <= v && v <= lr[1]]
+				tab.Row(name, workloads.Format(k, v), seen[v], span)
+				name, span = "", "" // once a figure
 			}
-			measured := ""
-			for _, v := range slices.Sorted(maps.Keys(seen[k])) {
-				values++
-				if flagged && lr[0] <= v && v <= lr[1] {
-					inside++
-				}
-				measured += fmt.Sprintf("%s (%d×) ", figure(k, v), seen[k][v])
-			}
-			tab.Row(r.Setting.ShortLabel(), k, measured, "["+figure(k, lr[0])+", "+figure(k, lr[1])+"]")
 		}
 	}
 	tab.Show()
@@ -274,7 +246,7 @@ equal, so the policy is not what differs; see [BENCHMARKS.md](../../BENCHMARKS.m
 own multi-stream job: trust the figures without brackets, and read a bracketed one as a
 range.
 
-**Try it — predict first:** keep only the first two runs (`run <= 2` in the loop). Fewer figures varying than in eight runs, or none? And which figure never varies?
+**Try it — predict first:** keep only the first two runs (`workloads.Values(runs[:2], k)`). Fewer figures varying than in eight runs, or none? And which figure never varies?
 
 <details><summary>Answer</summary>
 
@@ -286,7 +258,7 @@ Fewer, but not none: two runs of one program under one setting already disagree.
 /*md:zh-CN
 所以对多流程序来说，某个设置下的确切数字并不是「程序 + 设置」本身的属性：同一次运行重复一遍，已预留显存的峰值、设备分配次数和碎片都会不同，取决于每次 `malloc` 检查时 GPU 落后 CPU 多远。重放能给出的——也确实给出了——是：每个不取决于时序的数字都精确；每个取决于时序的数字，都附上它所尝试过的时序下的范围；给定某次运行自己的完成时刻，就能精确给出那次运行的所有数字。memlab 的测试（`go test -run 'TestPredictsRecordedSettings|TestRepeatedRuns' ./whatif`）把每次录制运行的完成时刻移进默认设置的快照，之后每个数字都相等，可见不同的并不是策略；详见 [BENCHMARKS.md](../../BENCHMARKS.md)。对你自己的多流作业：不带方括号的数字可以放心用，带方括号的数字要当作一个范围来读。
 
-**动手试试——先预测：** 只保留前两次运行（把循环改成 `run <= 2`）。变化的数字会比八次运行时少，还是一个都没有？哪个数字从不变化？
+**动手试试——先预测：** 只保留前两次运行（改成 `workloads.Values(runs[:2], k)`）。变化的数字会比八次运行时少，还是一个都没有？哪个数字从不变化？
 
 <details><summary>答案</summary>
 
