@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"memlab.dev/memlab/device"
+
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
 )
@@ -374,5 +376,39 @@ func TestWrapText(t *testing.T) {
 	}
 	if len(lines) < 3 {
 		t.Errorf("a %d-column line was not wrapped: %q", len(long), got)
+	}
+}
+
+// TestBudgetCapOnAGPU: on a real GPU the lab opened, Budget(n) caps reserved
+// memory at what a simulated device of n bytes leaves after its context, so an
+// experiment runs out of memory at the same request on both; shared devices and
+// the simulator keep n.
+func TestBudgetCapOnAGPU(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		owns bool
+		kind string
+		want int64
+	}{
+		{1 << 30, true, device.CUDA, 1<<30 - 128<<20},
+		{8 << 30, true, device.CUDA, 8<<30 - 512<<20},
+		{1 << 30, false, device.CUDA, 1 << 30},
+		{1 << 30, true, device.Simulated, 1 << 30},
+	} {
+		if got := budgetCap(c.n, c.owns, c.kind); got != c.want {
+			t.Errorf("budgetCap(%d, owns %v, %s) = %d, want %d", c.n, c.owns, c.kind, got, c.want)
+		}
+	}
+	l, err := Open(Sim("8GiB"), Budget(1<<30), AllocConf(""), NotCurrent())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	free, total, err := l.MemGetInfo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := uint64(1<<30 - budgetCap(1<<30, true, device.CUDA)); total-free != want {
+		t.Errorf("a simulated Budget(1 GiB) device holds %d bytes before any allocation, want the cap's difference %d", total-free, want)
 	}
 }

@@ -104,9 +104,11 @@ func WithLatency() Option {
 // Budget makes the lab behave like a device of n bytes, on any card, for
 // experiments about running out of memory: a simulated device is opened with
 // exactly n bytes (its CUDA context included), and on a real GPU the lab's
-// reserved memory is capped at n with [Lab.SetPerProcessMemoryFraction]. n
-// must be at least 1 MiB; on a shared device ([SharedWith], [OnDevice]) only
-// the cap applies.
+// reserved memory is capped with [Lab.SetPerProcessMemoryFraction] at what such
+// a device leaves after its context (n less the simulator's context for n
+// bytes, sim.ContextFor), so that an experiment runs out of memory at the same
+// request on both. n must be at least 1 MiB; on a shared device ([SharedWith],
+// [OnDevice]) the cap is n itself.
 func Budget(n int64) Option {
 	return func(o *options) error {
 		if n < 1<<20 {
@@ -189,7 +191,7 @@ func Open(opts ...Option) (*Lab, error) {
 		return nil, fmt.Errorf("memlab: %s: %w", l.dev, err)
 	}
 	if o.budget > 0 {
-		if err := l.capAt(o.budget); err != nil {
+		if err := l.capAt(budgetCap(o.budget, l.owns, l.dev.Kind())); err != nil {
 			return nil, errors.Join(err, l.Close())
 		}
 	}
@@ -197,6 +199,15 @@ func Open(opts ...Option) (*Lab, error) {
 		SetCurrent(l)
 	}
 	return l, nil
+}
+
+// budgetCap is the cap on reserved memory Budget(n) sets: on a real GPU the
+// lab opened itself, n less the context a simulated device of n bytes holds.
+func budgetCap(n int64, owns bool, kind string) int64 {
+	if owns && kind != device.Simulated {
+		return n - int64(sim.ContextFor(uint64(n)))
+	}
+	return n
 }
 
 // capAt caps reserved memory at n bytes when the device is larger.

@@ -8,6 +8,11 @@ import (
 	"memlab.dev/memlab/units"
 )
 
+// ContextFor is the context overhead of a device of capacity bytes when
+// Config.ContextOverhead is 0: DefaultContextOverhead, or an eighth of the
+// capacity on a device smaller than 4 GiB.
+func ContextFor(capacity uint64) uint64 { return min(DefaultContextOverhead, capacity/8) }
+
 // Sizes and addresses of the simulated device.
 const (
 	// DefaultCapacity is the memory of a default device: 80 GiB, an A100/H100.
@@ -85,7 +90,7 @@ func (c Config) withDefaults() (Config, error) {
 	case c.NoContext:
 		c.ContextOverhead = 0
 	case c.ContextOverhead == 0:
-		c.ContextOverhead = min(DefaultContextOverhead, c.Capacity/8)
+		c.ContextOverhead = ContextFor(c.Capacity)
 	case c.ContextOverhead >= c.Capacity:
 		return c, fmt.Errorf("sim: context overhead %s leaves nothing of capacity %s", units.FormatBytes(c.ContextOverhead), units.FormatBytes(c.Capacity))
 	}

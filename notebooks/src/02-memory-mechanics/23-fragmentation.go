@@ -320,13 +320,13 @@ func freeButFails() {
 	weights := memlab.Must(tensor.Empty(l, tensor.Uint8, 600<<20))
 	w := ch2.Workload{Batches: 5, Long: 50 << 20, Short: 40 << 20, Kept: 10 << 20} // the loop above, smaller
 	keep := memlab.Must(w.Run(l, nil))
-	_, err := tensor.Empty(l, tensor.Uint8, 100<<20)
+	req, err := tensor.Empty(l, tensor.Uint8, 100<<20)
 	fmt.Println(err)
 	free, _ := memlab.Must2(l.MemGetInfo())
 	memlab.Measured("the 100 MiB request: %s; memory_reserved() %s, memory_allocated() %s: %s free in the cache, its largest block %s; mem_get_info() free: %s",
 		memlab.Outcome(err), memlab.FormatBytes(l.MemoryReserved()), memlab.FormatBytes(l.MemoryAllocated()),
 		memlab.FormatBytes(l.MemoryReserved()-l.MemoryAllocated()), memlab.FormatBytes(l.Snapshot().LargestFreeBlock()), memlab.FormatBytes(int64(free)))
-	memlab.Check(tensor.ReleaseAll(append(keep, weights)...))
+	memlab.Check(tensor.ReleaseLive(append(keep, weights, req)...))
 }
 
 /*md
