@@ -456,6 +456,22 @@ def gpt2_generate_padded(torch):
             del ids, lengths, mask, out
 
 
+def gpt2_generate_large(torch):
+    """transformers' GPT-2 (12 layers, d 768, vocab 50257, random weights), greedy `generate`
+    of 16 tokens for prompts batch x length 8x512, 2x1000, 16x128: the prefill's logits
+    (up to 823 MB) are blocks above max_split_size_mb's 128 MiB."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024)
+    model = GPT2LMHeadModel(cfg).cuda().eval()
+    with torch.no_grad():
+        for bs, n in [(8, 512), (2, 1000), (16, 128)]:
+            ids = torch.randint(0, cfg.vocab_size, (bs, n), device="cuda")
+            out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=16,
+                                 min_new_tokens=16, do_sample=False, pad_token_id=0)
+            del ids, out
+
+
 def bert_encode_base(torch):
     """transformers' BERT encoder (4 layers, d 768, 12 heads, random weights), inference on
     padded batches (batch x length 32x256, 8x512, 64x128, 16x384, 48x200) with masks."""
@@ -513,7 +529,8 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     compile_train, compile_reduce_overhead_infer, graph_shared_pool,
                                     mempool_kv_cache, fsdp2_train,
                                     llama_generate, bert_encode, vit_train_bf16,
-                                    opt_generate, gpt2_generate_padded, bert_encode_base)}
+                                    opt_generate, gpt2_generate_padded, bert_encode_base,
+                                    gpt2_generate_large)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer"}
 
