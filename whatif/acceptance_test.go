@@ -66,7 +66,7 @@ func TestPredictsRecordedSettings(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no workload snapshots")
 	}
-	checked, exact, inRange, inAddr := 0, 0, 0, 0
+	var c tally
 	widest, widestAt := 0.0, "none"
 	for _, def := range files {
 		prog := strings.TrimSuffix(filepath.Base(def), "__default.pickle")
@@ -80,28 +80,17 @@ func TestPredictsRecordedSettings(t *testing.T) {
 		}
 		for _, ff := range factFiles {
 			r, f := checkPair(t, s, prog, ff, "")
-			checked++
+			c.add(r, f)
 			for _, k := range acceptanceKeys {
-				lr, timed := r.TimingRange[k]
-				la, placed := r.AddressRange[k]
-				if placed && la[1] > 0 {
+				if la, placed := r.AddressRange[k]; placed && la[1] > 0 {
 					if wd := float64(la[1]-la[0]) / float64(la[1]); wd > widest {
 						widest, widestAt = wd, fmt.Sprintf("%s under %s, %s", prog, strings.TrimSuffix(strings.TrimPrefix(filepath.Base(ff), prog+"__"), ".facts.json"), k)
 					}
 				}
-				switch w := f.Stats[k]; {
-				case r.Stats[k] == w:
-					exact++
-				case timed && lr[0] <= w && w <= lr[1]:
-					inRange++
-				case placed && la[0] <= w && w <= la[1]:
-					inAddr++
-				}
 			}
 		}
 	}
-	summary := fmt.Sprintf("%d programs × settings, %d figures: %d equal to PyTorch's; %d others depend on GPU timing and lie inside their range; %d others depend on driver addresses and lie inside their range; %d known misses",
-		checked, checked*len(acceptanceKeys), exact, inRange, inAddr, checked*len(acceptanceKeys)-exact-inRange-inAddr)
+	summary := c.String()
 	t.Log(summary)
 	t.Logf("widest address range: %.2f of its top (%s)", widest, widestAt)
 	// BENCHMARKS.md quotes this line: it must say what the test measures now.
@@ -116,8 +105,8 @@ func TestPredictsRecordedSettings(t *testing.T) {
 	if !strings.Contains(string(doc), "\n"+summary+"\n") {
 		t.Errorf("BENCHMARKS.md does not quote the acceptance's summary line %q: update its what-if section", summary)
 	}
-	if checked < 5*len(files) || len(files) < 9 {
-		t.Fatalf("checked %d program × setting pairs of %d programs, want 5 settings of each of the 9 shipped", checked, len(files))
+	if c.checked < 5*len(files) || len(files) < 9 {
+		t.Fatalf("checked %d program × setting pairs of %d programs, want 5 settings of each of the 9 shipped", c.checked, len(files))
 	}
 }
 
@@ -133,7 +122,7 @@ func TestPredictsModernPrograms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checked, exact, inRange := 0, 0, 0
+	var c tally
 	pooled := map[string]bool{}
 	for _, def := range files {
 		prog := strings.TrimSuffix(filepath.Base(def), "__default.pickle")
@@ -147,16 +136,7 @@ func TestPredictsModernPrograms(t *testing.T) {
 		}
 		for _, ff := range factFiles {
 			r, f := checkPair(t, s, prog, ff, "")
-			checked++
-			for _, k := range acceptanceKeys {
-				lr, timed := r.TimingRange[k]
-				switch w := f.Stats[k]; {
-				case r.Stats[k] == w:
-					exact++
-				case timed && lr[0] <= w && w <= lr[1]:
-					inRange++
-				}
-			}
+			c.add(r, f)
 		}
 		res, err := Replay(s, nil, Options{})
 		if err != nil {
@@ -170,8 +150,7 @@ func TestPredictsModernPrograms(t *testing.T) {
 			t.Errorf("%s: the replay found no private pool", prog)
 		}
 	}
-	summary := fmt.Sprintf("modern programs: %d programs × settings, %d figures: %d equal to PyTorch's; %d others depend on GPU timing and lie inside their range; %d known misses",
-		checked, checked*len(acceptanceKeys), exact, inRange, checked*len(acceptanceKeys)-exact-inRange)
+	summary := "modern programs: " + c.String()
 	t.Log(summary)
 	root, err := reference.Root()
 	if err != nil {
@@ -184,8 +163,8 @@ func TestPredictsModernPrograms(t *testing.T) {
 	if !strings.Contains(string(doc), "\n"+summary+"\n") {
 		t.Errorf("BENCHMARKS.md does not quote the modern programs' summary line %q: update its what-if section", summary)
 	}
-	if checked < 25 || len(files) < 5 {
-		t.Fatalf("checked %d program × setting pairs of %d programs, want 5 settings of each of the 5 shipped", checked, len(files))
+	if c.checked < 25 || len(files) < 5 {
+		t.Fatalf("checked %d program × setting pairs of %d programs, want 5 settings of each of the 5 shipped", c.checked, len(files))
 	}
 }
 
@@ -254,6 +233,35 @@ func checkPair(t *testing.T, s *snapshot.Snapshot, prog, ff, note string) (Run, 
 		logRow(t, prog, name+note, " (its timing)", res.Runs[0], f)
 	}
 	return r, f
+}
+
+// tally counts the figures of replayed program × setting pairs against
+// PyTorch's: equal, inside a GPU-timing range, inside a driver-address range;
+// the rest are known misses (checkPair fails any other).
+type tally struct{ checked, exact, inRange, inAddr int }
+
+// add counts run r's acceptance figures against the recorded facts f.
+func (c *tally) add(r Run, f facts) {
+	c.checked++
+	for _, k := range acceptanceKeys {
+		lr, timed := r.TimingRange[k]
+		la, placed := r.AddressRange[k]
+		switch w := f.Stats[k]; {
+		case r.Stats[k] == w:
+			c.exact++
+		case timed && lr[0] <= w && w <= lr[1]:
+			c.inRange++
+		case placed && la[0] <= w && w <= la[1]:
+			c.inAddr++
+		}
+	}
+}
+
+// String is the summary line BENCHMARKS.md quotes.
+func (c tally) String() string {
+	n := c.checked * len(acceptanceKeys)
+	return fmt.Sprintf("%d programs × settings, %d figures: %d equal to PyTorch's; %d others depend on GPU timing and lie inside their range; %d others depend on driver addresses and lie inside their range; %d known misses",
+		c.checked, n, c.exact, c.inRange, c.inAddr, n-c.exact-c.inRange-c.inAddr)
 }
 
 // knownMisses are the predictions, beyond the three programs, known to differ
