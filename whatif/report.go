@@ -64,7 +64,8 @@ func (r *Result) devices() int {
 // [Setting.ShortLabel]), the device when the runs span more than one, the peaks,
 // device allocations and frees, retries, OOMs and fragmentation; a figure that
 // depends on GPU timing carries its [Run.TimingRange] as "[low, high]", one that
-// depends on driver addresses its [Run.AddressRange] as "{low, high}". It is the one
+// depends on driver addresses its [Run.AddressRange] as "{low, high}", one that frees
+// after a predicted OOM could change its [Run.AfterOOMRange] as "<low, high>". It is the one
 // layout of that table: [Result.WriteTable] prints it as text, and a notebook
 // shows it as HTML (memlab.TableOf).
 func (r *Result) Columns() (header []string, rows [][]string) {
@@ -90,6 +91,9 @@ func (r *Result) Columns() (header []string, rows [][]string) {
 			if la, ok := run.AddressRange[key]; ok {
 				s += fmt.Sprintf(" {%s, %s}", allocator.FormatSize(la[0]), allocator.FormatSize(la[1]))
 			}
+			if lo, ok := run.AfterOOMRange[key]; ok {
+				s += fmt.Sprintf(" <%s, %s>", allocator.FormatSize(lo[0]), allocator.FormatSize(lo[1]))
+			}
 			return s
 		}
 		count := func(key string, v int64) string {
@@ -99,6 +103,9 @@ func (r *Result) Columns() (header []string, rows [][]string) {
 			}
 			if la, ok := run.AddressRange[key]; ok {
 				s += fmt.Sprintf(" {%d, %d}", la[0], la[1])
+			}
+			if lo, ok := run.AfterOOMRange[key]; ok {
+				s += fmt.Sprintf(" <%d, %d>", lo[0], lo[1])
 			}
 			return s
 		}
@@ -199,6 +206,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 				}
 				fmt.Fprintf(w, "    %s:%s %s\n", f.Filename, line, f.Name)
 			}
+			if n := run.afterOOMNote(); n != "" {
+				fmt.Fprintf(w, "  %s\n", n)
+			}
 		}
 	}
 	for _, n := range r.Pools {
@@ -241,6 +251,7 @@ type jsonRun struct {
 	TimingSchedules   int                 `json:"timing_schedules,omitempty"`
 	AddressRange      map[string][2]int64 `json:"address_range,omitempty"`
 	AddressPlacements int                 `json:"address_placements,omitempty"`
+	AfterOOMRange     map[string][2]int64 `json:"after_oom_range,omitempty"`
 	StoppedAt         *int                `json:"stopped_at_event"`
 	Allowed           int64               `json:"allowed,omitempty"`
 	CapRefusals       int64               `json:"cap_refusals"`
@@ -259,7 +270,8 @@ type jsonRun struct {
 // otherwise. "stopped_at_event" is the trace index of the failed allocation that ended
 // the replay (Run.Stopped), null when it ran to the end. A figure that depends on where the driver
 // placed device allocations the recorded run did not make is in "address_range"
-// (Run.AddressRange), with "address_placements". "allowed" is the cap in bytes
+// (Run.AddressRange), with "address_placements"; one that frees after a predicted OOM
+// could change is in "after_oom_range" (Run.AfterOOMRange), and "notes" says why. "allowed" is the cap in bytes
 // (absent without one), "cap_refusals", "gc_passes" and "gc_released_segments" count
 // what the cap and garbage_collection_threshold did (Run.Limits), and "notes" say when
 // they never engaged (Run.LimitNotes). "about" is Result.About, "pools" Result.Pools. A
@@ -294,7 +306,10 @@ func (r *Result) jsonResult() jsonResult {
 			CrossStreamFrees: run.CrossStreamFrees, TimingRange: run.TimingRange, TimingSchedules: run.TimingSchedules,
 			Allowed: run.Allowed, CapRefusals: run.Limits.CapRefusals, GCPasses: run.Limits.GCPasses, GCReleased: run.Limits.GCReleased,
 			Notes:        run.LimitNotes(r.About.TotalMemory),
-			AddressRange: run.AddressRange, AddressPlacements: run.AddressPlacements}
+			AddressRange: run.AddressRange, AddressPlacements: run.AddressPlacements, AfterOOMRange: run.AfterOOMRange}
+		if n := run.afterOOMNote(); n != "" {
+			j.Notes = append(j.Notes, n)
+		}
 		if run.Stopped >= 0 {
 			at := run.Stopped
 			j.StoppedAt = &at

@@ -176,3 +176,73 @@ func TestReportAddressRange(t *testing.T) {
 		}
 	}
 }
+
+// TestReportAfterOOMRange: a replay that stops at a predicted OOM shows, beside the
+// fragmentation peak that frees after the OOM could still raise, its range as
+// "<low, high>" in the table, with one note saying why and what it assumes, and as
+// "after_oom_range" (and the note) in the JSON; the figures frees cannot change carry
+// none, and a run that did not stop carries none.
+func TestReportAfterOOMRange(t *testing.T) {
+	const a, b = 0x7f0000000000, 0x7f0010000000
+	// a 20 MiB segment filled by 8 + 8 + 4 MiB (fragmentation peak 12 MiB, after the
+	// first), then a 30 MiB request that a 40 MiB cap refuses
+	s := trace(alloc(a, 8<<20), alloc(a+8<<20, 8<<20), alloc(a+16<<20, 4<<20), alloc(b, 30<<20))
+	res, err := Replay(s, []Setting{{Conf: allocator.DefaultConfig(), Cap: 40 << 20}, {Conf: allocator.DefaultConfig()}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	capped, free := res.Runs[0], res.Runs[1]
+	if capped.Stopped != 3 || free.Stopped != -1 {
+		t.Fatalf("stopped at %d and %d, want 3 (the 30 MiB request) and -1", capped.Stopped, free.Stopped)
+	}
+	// freeing the two 8 MiB blocks leaves 16 MiB split beside the 4 MiB one
+	want := map[string][2]int64{
+		"inactive_split_bytes.all.peak": {12 << 20, 16 << 20}, "inactive_split_bytes.large_pool.peak": {12 << 20, 16 << 20},
+		"inactive_split.all.peak": {1, 2}, "inactive_split.large_pool.peak": {1, 2},
+	}
+	if len(capped.AfterOOMRange) != len(want) {
+		t.Errorf("after-OOM range %v, want %v", capped.AfterOOMRange, want)
+	}
+	for k, w := range want {
+		if got := capped.AfterOOMRange[k]; got != w {
+			t.Errorf("%s: after-OOM range %v, want %v", k, got, w)
+		}
+	}
+	if free.AfterOOMRange != nil {
+		t.Errorf("a run that did not stop has an after-OOM range %v", free.AfterOOMRange)
+	}
+	var table, js strings.Builder
+	if err := res.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	text := table.String()
+	for _, want := range []string{"12.00 MiB <12.00 MiB, 16.00 MiB>",
+		"peak inactive split depends on what the program did after its OOM: the replay stops at the OOM, and after it the program's own exception handling frees tensors",
+		"it assumes the program only frees after the OOM, as an exception unwinding does"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("table lacks %q:\n%s", want, text)
+		}
+	}
+	if n := strings.Count(text, "depends on what the program did after its OOM"); n != 1 {
+		t.Errorf("the after-OOM note appears %d times, want once (the capped run's):\n%s", n, text)
+	}
+	header, rows := res.Columns()
+	for i, row := range rows {
+		for j, cell := range row {
+			if ranged := strings.Contains(cell, "<"); ranged != (i == 0 && header[j] == "peak inactive split") {
+				t.Errorf("row %d, %s: %q", i, header[j], cell)
+			}
+		}
+	}
+	for _, want := range []string{`"after_oom_range": {`, `"inactive_split_bytes.all.peak": [`, `depends on what the program did after its OOM`} {
+		if !strings.Contains(js.String(), want) {
+			t.Errorf("JSON lacks %q:\n%s", want, js.String())
+		}
+	}
+	if strings.Count(js.String(), `"after_oom_range"`) != 1 {
+		t.Errorf("JSON: an after_oom_range on the run that did not stop:\n%s", js.String())
+	}
+}

@@ -256,6 +256,13 @@ type Run struct {
 	// Options.NoAddressRange, or for a history of more than 500 000 trace entries
 	// (the budget of its extra replays).
 	AddressPlacements int
+	// AfterOOMRange holds, for a replay that stopped at a predicted OOM (Stopped ≥ 0),
+	// each memory_stats key that frees after the OOM could still change — the
+	// fragmentation peaks, inactive_split_bytes and inactive_split — with its figure
+	// at the stop and the most it can reach if the program, after the OOM, only frees
+	// blocks, in any order (afteroom.go derives it from PyTorch's rules); nil when no
+	// figure can move.
+	AfterOOMRange map[string][2]int64
 }
 
 // TimingDependent reports whether any figure of the run depends on GPU timing (when the
@@ -701,6 +708,9 @@ ops:
 	run.Guessed = mem.guessed
 	run.Final = a.Snapshot()
 	run.Limits = a.Limits()
+	if run.Stopped >= 0 {
+		run.AfterOOMRange = afterOOMRange(run.Final, run.Stats)
+	}
 	switch {
 	case st.Cap > 0 && st.Cap < total:
 		run.Allowed = st.Cap
