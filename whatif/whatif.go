@@ -47,6 +47,13 @@
 // measured that the model's placement misses lies inside it, and the default snapshot
 // with that run's own addresses moved in gives every figure exactly).
 //
+// A replay that predicts an out-of-memory error the recorded run did not have stops
+// at that allocation, as the program did (Options.ContinueAfterOOM goes on). What the
+// program did next is not in the snapshot; frees as its exception unwinds can still
+// raise the fragmentation peaks, so Run.AfterOOMRange holds those figures from their
+// value at the stop to the most that freeing the live blocks in any order can reach,
+// assuming the program only frees after the OOM (afteroom.go).
+//
 // Segment entries are not replayed as such: the replayed policy makes its own device
 // allocations and frees. A run of segment_free (or segment_unmap) entries that is not
 // followed by a new segment is taken for a torch.cuda.empty_cache() call of the program
