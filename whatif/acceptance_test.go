@@ -216,7 +216,7 @@ func checkPair(t *testing.T, s *snapshot.Snapshot, prog, ff, note string) (Run, 
 	checkRange(t, what, "after-OOM", r.AfterOOMRange, r, f)
 	for k, lr := range r.AfterOOMRange { // every figure it covers, beyond the acceptance's
 		if w, ok := f.Stats[k]; !ok || w < lr[0] || w > lr[1] {
-			t.Errorf("%s: %s: PyTorch measured %d, outside the after-OOM range [%d, %d]", what, k, w, lr[0], lr[1])
+			t.Errorf("%s: %s: PyTorch measured %d, outside the after-OOM range <%d, %d>", what, k, w, lr[0], lr[1])
 		}
 	}
 	logRow(t, prog, name+note, "", r, f)

@@ -65,8 +65,8 @@ func (r *Result) devices() int {
 // device allocations and frees, retries, OOMs and fragmentation; a figure that
 // depends on GPU timing carries its [Run.TimingRange] as "[low, high]", one that
 // depends on driver addresses its [Run.AddressRange] as "{low, high}", one that frees
-// after a predicted OOM could change its [Run.AfterOOMRange] as "<low, high>". It is the one
-// layout of that table: [Result.WriteTable] prints it as text, and a notebook
+// after a predicted OOM could change its [Run.AfterOOMRange] as "<low, high>". It is
+// the one layout of that table: [Result.WriteTable] prints it as text, and a notebook
 // shows it as HTML (memlab.TableOf).
 func (r *Result) Columns() (header []string, rows [][]string) {
 	multi := r.devices() > 1
@@ -271,10 +271,10 @@ type jsonRun struct {
 // the replay (Run.Stopped), null when it ran to the end. A figure that depends on where the driver
 // placed device allocations the recorded run did not make is in "address_range"
 // (Run.AddressRange), with "address_placements"; one that frees after a predicted OOM
-// could change is in "after_oom_range" (Run.AfterOOMRange), and "notes" says why. "allowed" is the cap in bytes
-// (absent without one), "cap_refusals", "gc_passes" and "gc_released_segments" count
-// what the cap and garbage_collection_threshold did (Run.Limits), and "notes" say when
-// they never engaged (Run.LimitNotes). "about" is Result.About, "pools" Result.Pools. A
+// could change is in "after_oom_range" (Run.AfterOOMRange), and "notes" says why.
+// "allowed" is the cap in bytes (absent without one), "cap_refusals", "gc_passes" and
+// "gc_released_segments" count what the cap and garbage_collection_threshold did
+// (Run.Limits), and "notes" say when they never engaged (Run.LimitNotes). "about" is Result.About, "pools" Result.Pools. A
 // frame's line is -1 where PyTorch wrote 2^64 − 1 (unknown, snapshot.UnknownLine).
 func (r *Result) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
