@@ -33,8 +33,11 @@ const whatifUsage = `usage: memlab whatif SNAPSHOT.pickle... [--conf CONF]... [-
        memlab whatif SNAPSHOT.pickle --min-cap [--conf CONF]...
 
 SNAPSHOT.pickle is written by torch.cuda.memory._dump_snapshot() after
-torch.cuda.memory._record_memory_history(). Its allocation history is replayed, on the
-recorded streams, under each --conf (PYTORCH_CUDA_ALLOC_CONF syntax; "" is PyTorch's
+torch.cuda.memory._record_memory_history(); a gzip-compressed one (snapshot.pickle.gz,
+recognised by its first bytes, not its name) is read too, decompressed in memory: one
+whose pickle is larger than --max-snapshot-size (default 4GiB, the largest pickle
+memlab reads) is refused at that size (a small .gz can expand to gigabytes). Its
+allocation history is replayed, on the recorded streams, under each --conf (PYTORCH_CUDA_ALLOC_CONF syntax; "" is PyTorch's
 defaults; none: the snapshot's own settings), and one row per configuration is printed.
 --sweep tries max_split_size_mb, roundup_power2_divisions, expandable_segments (and,
 under a cap, garbage_collection_threshold) and lists the settings with the lowest peak
