@@ -288,7 +288,9 @@ func ReadFileMax(path string, maxBytes int64) (*Trace, error) {
 func Read(r io.Reader) (*Trace, error) { return ReadMax(r, DefaultMaxBytes) }
 
 // ReadMax is Read with a bound on the trace's decompressed size (≤ 0:
-// DefaultMaxBytes): a larger trace is an error that names the bound.
+// DefaultMaxBytes): a larger trace is an error that names the bound. Gzip is
+// known by its magic bytes and read as internal/gunzip reads it: one member,
+// nothing after it.
 func ReadMax(r io.Reader, maxBytes int64) (*Trace, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes

@@ -274,6 +274,7 @@ func TestWhatifGzip(t *testing.T) {
 		{"truncated", []string{truncated}, 1, "", "truncated"},
 		{"bad bound", []string{zipped, "--max-snapshot-size", "lots"}, 2, "", "--max-snapshot-size"},
 		{"zero bound", []string{zipped, "--max-snapshot-size", "0"}, 2, "", "--max-snapshot-size"},
+		{"bound beyond what memlab reads", []string{zipped, "--max-snapshot-size", "5GiB"}, 2, "", "at most 4GiB"},
 	}
 	runCLICases(t, "whatif", cases)
 	t.Setenv("GOMEMLIMIT", "off") // the read, not memoryLimit, refuses it

@@ -104,10 +104,10 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 		return fail("give one snapshot file, or one per rank")
 	}
 	opts := whatif.Options{ContinueAfterOOM: *keepGoing}
-	if n, err := parseBytes(*maxSize); err != nil || n == 0 {
-		return fail("--max-snapshot-size %q: want a size in bytes or with a unit (2GiB)", *maxSize)
+	if n, err := parseBytes(*maxSize); err != nil || n == 0 || n > snapshot.DefaultMaxSize+1 {
+		return fail("--max-snapshot-size %q: want a size in bytes or with a unit, at most 4GiB (the largest pickle memlab reads)", *maxSize)
 	} else {
-		opts.MaxSnapshotSize = int64(min(n, uint64(snapshot.DefaultMaxSize)))
+		opts.MaxSnapshotSize = int64(min(n, snapshot.DefaultMaxSize))
 	}
 	if *total != "" {
 		n, err := parseBytes(*total)
@@ -336,11 +336,11 @@ func memoryLimit(paths []string, maxSize int64) (limit int64, ok bool, err error
 	return max(total, 128<<20), true, nil
 }
 
-// sizeHint adds to the error of a gzip-compressed snapshot larger than the bound
-// the flag that raises it.
+// sizeHint adds to the error of a gzip-compressed snapshot larger than a bound
+// below the largest the flag that raises it.
 func sizeHint(err error) error {
 	var tl *gunzip.TooLargeError
-	if errors.As(err, &tl) {
+	if errors.As(err, &tl) && tl.Limit < snapshot.DefaultMaxSize {
 		return fmt.Errorf("%w; --max-snapshot-size raises the bound", err)
 	}
 	return err
