@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # bench-big-snapshot.sh [SIZE...]: memlab whatif under four settings beside CPython's
 # pickle.load on big snapshots (default 80MiB 300MiB), made by scripts/bigsnapshot from
-# a real H200 snapshot by repeating its history. Prints a Markdown table of wall time
-# and peak resident memory (/usr/bin/time -v) for BENCHMARKS.md, with the command,
-# date and machine. The snapshots go to a temporary folder, removed at the end.
+# a real H200 snapshot by repeating its history, and memlab whatif on the same snapshot
+# gzipped (gzip -6; its "file" and "resident / file" are the pickle's, decompressed).
+# Prints a Markdown table of wall time and peak resident memory (/usr/bin/time -v) for
+# BENCHMARKS.md, with the command, date and machine. The snapshots go to a temporary
+# folder, removed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
@@ -38,5 +40,7 @@ for size in "${sizes[@]}"; do
 	measure "\`memlab whatif\`, four settings" "$f" "$tmp/memlab" whatif "$f" "${confs[@]}"
 	measure "\`memlab whatif\`, four settings, \`GOMEMLIMIT=off\`" "$f" env GOMEMLIMIT=off "$tmp/memlab" whatif "$f" "${confs[@]}"
 	measure "\`pickle.load\` alone" "$f" python3 -c 'import pickle, sys; pickle.load(open(sys.argv[1], "rb"))' "$f"
-	rm -f "$f"
+	gzip -6 -k "$f"
+	measure "\`memlab whatif\`, four settings, the file gzipped ($(awk -v n="$(stat -c %s "$f.gz")" 'BEGIN { printf "%.1f MiB", n / 1048576 }') \`.pickle.gz\`)" "$f" "$tmp/memlab" whatif "$f.gz" "${confs[@]}"
+	rm -f "$f" "$f.gz"
 done

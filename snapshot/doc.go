@@ -16,6 +16,13 @@
 // carry their "segment_pool_id". A frame whose line is 2^64 − 1 (torch.compile's
 // generated code: the line is not known) reads as [UnknownLine].
 //
+// A gzip-compressed snapshot (snapshot.pickle.gz) is read too: gzip is known by
+// its magic bytes, not the file's name, and its pickle is decompressed in memory,
+// at most [DefaultMaxSize] bytes ([ReadFileMax] takes a smaller bound), so that a
+// gzip bomb is an error naming the bound. The file must be one gzip member with
+// nothing after it; truncated, corrupt and empty streams are errors naming the
+// file. [PickleSize] counts what a gzip file decompresses to.
+//
 // A pickle can run code when Python unpickles it. This package never does: its
 // decoder knows only the opcodes of plain values (dicts, lists, tuples, sets,
 // strings, bytes, integers, floats, booleans, None, and the memo and framing
