@@ -38,10 +38,12 @@
 // Where the driver puts them depends on device memory the snapshot does not show
 // (cuBLAS and cuDNN workspaces, kernel modules), so a run that guessed is also replayed
 // with each guessed allocation, and at random half of the others, placed at random
-// among those places, the model's tie-breaks left open (any chunk tail or small freed
-// range that fits, the top of any large freed range, below every range, the recorded
-// range of another size), up to a budget of replayed events (none for histories of
-// more than 500 000 entries):
+// among those places, the model's tie-breaks left open (any free part of a chunk tail
+// or small freed range that fits, the top of any large freed range, below every range,
+// the recorded range of another size), and places the driver was seen to choose that the
+// model does not (a 32 MiB chunk boundary, or the top free chunk, inside such a free
+// part: memory.go's candidates says which run showed each), up to a budget of replayed
+// events (none for histories of more than 500 000 entries):
 // Run.AddressRange holds every figure that differs between these placements,
 // Run.AddressPlacements over how many (reference/misses-2.11: every figure PyTorch
 // measured that the model's placement misses lies inside it, and the default snapshot
