@@ -38,9 +38,10 @@ type deviceMemory struct {
 	guessed int
 	frees   int // cudaFree calls so far (each synchronises the device)
 	// placer, when set, places each guessed allocation at a random one of the places
-	// the driver could have chosen (for Run.AddressRange) instead of the model's, and
-	// half of the recorded ones too.
-	placer *rand.Rand
+	// the driver could have chosen (for Run.AddressRange) instead of the model's, and,
+	// with moveRecorded, half of the recorded ones too.
+	placer       *rand.Rand
+	moveRecorded bool
 }
 
 type liveSpan struct {
@@ -99,7 +100,7 @@ func (m *deviceMemory) place(size uint64, mapped bool) uint64 {
 			continue
 		}
 		m.taken[i] = true
-		if m.placer != nil && !mapped && m.placer.Intn(2) == 1 {
+		if m.placer != nil && !mapped && m.moveRecorded && m.placer.Intn(2) == 1 {
 			// Even the device allocation the recorded run made for the request may
 			// land elsewhere in another run: reference/misses-2.11's bert_encode_base
 			// under max_split_size_mb:128 made its default run's cudaMalloc calls,
