@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 )
 
@@ -142,4 +143,72 @@ func Glob(folder, pattern string) ([]string, error) {
 		return nil, fmt.Errorf("reference: no files match %s in %s", pattern, dir)
 	}
 	return files, nil
+}
+
+// Gz is the suffix of a gzip-compressed snapshot: a snapshot P__S.pickle may ship
+// as P__S.pickle.gz, the same file gzipped (snapshot.ReadFile reads either).
+const Gz = ".gz"
+
+// Pickle returns the absolute path of the snapshot name ("P__S.pickle") in folder,
+// whichever of name and name.gz ships; neither, or both (two copies that could
+// differ), is an error.
+func Pickle(folder, name string) (string, error) {
+	dir, err := Dir(folder)
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, name)
+	_, errPlain := os.Stat(p)
+	_, errGz := os.Stat(p + Gz)
+	switch {
+	case errPlain == nil && errGz == nil:
+		return "", fmt.Errorf("reference: both %s and %s%s ship; keep one", p, name, Gz)
+	case errPlain == nil:
+		return p, nil
+	case errGz == nil:
+		return p + Gz, nil
+	}
+	return "", fmt.Errorf("reference: PyTorch ground truth missing: %w (nor %s%s)", errPlain, name, Gz)
+}
+
+// GlobPickles is Glob for snapshots: the files of folder that match pattern
+// ("*__default.pickle") or pattern.gz, sorted by the name they share (a file and
+// its gzipped form in one folder is an error, as in Pickle); matching nothing is
+// an error.
+func GlobPickles(folder, pattern string) ([]string, error) {
+	dir, err := Dir(folder)
+	if err != nil {
+		return nil, err
+	}
+	plain, err := filepath.Glob(filepath.Join(dir, pattern))
+	if err != nil {
+		return nil, fmt.Errorf("reference: %w", err)
+	}
+	gz, err := filepath.Glob(filepath.Join(dir, pattern+Gz))
+	if err != nil {
+		return nil, fmt.Errorf("reference: %w", err)
+	}
+	seen := map[string]bool{}
+	for _, p := range plain {
+		seen[p] = true
+	}
+	files := plain
+	for _, p := range gz {
+		if seen[strings.TrimSuffix(p, Gz)] {
+			return nil, fmt.Errorf("reference: both %s and %s ship; keep one", strings.TrimSuffix(p, Gz), filepath.Base(p))
+		}
+		files = append(files, p)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("reference: no files match %s or %s%s in %s", pattern, pattern, Gz, dir)
+	}
+	slices.SortFunc(files, func(a, b string) int { return strings.Compare(TrimPickle(a), TrimPickle(b)) })
+	return files, nil
+}
+
+// TrimPickle returns path without its snapshot suffix, .pickle or .pickle.gz
+// ("dir/P__S.pickle.gz" → "dir/P__S"): the stem its .facts.json and its other
+// settings' snapshots share.
+func TrimPickle(path string) string {
+	return strings.TrimSuffix(strings.TrimSuffix(path, Gz), ".pickle")
 }

@@ -25,7 +25,6 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +32,8 @@ import (
 	"os"
 	"slices"
 	"strconv"
+
+	"memlab.dev/memlab/internal/gunzip"
 )
 
 // Op kinds.
@@ -293,20 +294,17 @@ func ReadMax(r io.Reader, maxBytes int64) (*Trace, error) {
 		maxBytes = DefaultMaxBytes
 	}
 	br := bufio.NewReaderSize(r, 1<<16)
-	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
-		gz, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("gzip: %w", err)
-		}
-		defer gz.Close()
-		br = bufio.NewReaderSize(gz, 1<<16)
-	}
-	data, err := io.ReadAll(io.LimitReader(br, maxBytes+1))
+	var in io.Reader = br
+	zr, gz, err := gunzip.NewReader(br)
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > maxBytes {
-		return nil, fmt.Errorf("the trace is larger than %d bytes decompressed (the limit on a trace's size; a gzip bomb?)", maxBytes)
+	if gz {
+		in = zr
+	}
+	data, err := gunzip.ReadAll(in, maxBytes, 0, "the trace", "the limit on a trace's size")
+	if err != nil {
+		return nil, err
 	}
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {

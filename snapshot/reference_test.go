@@ -47,11 +47,11 @@ func loadFacts(t *testing.T) map[string]referenceFacts {
 // referencePickles returns every snapshot pickle shipped under reference/.
 func referencePickles(t *testing.T) []string {
 	t.Helper()
-	a, err := reference.Glob(reference.Torch211, "snapshot_*.pickle")
+	a, err := reference.GlobPickles(reference.Torch211, "snapshot_*.pickle")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := reference.Glob(reference.Workloads211, "*.pickle")
+	b, err := reference.GlobPickles(reference.Workloads211, "*.pickle")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestReadReference(t *testing.T) {
 // TestSettingsConfig: each workload's settings give the allocator.Config its name
 // says it was recorded under (workload__max_split_size_mb_128.pickle: max_split_size_mb:128).
 func TestSettingsConfig(t *testing.T) {
-	files, err := reference.Glob(reference.Workloads211, "*.pickle")
+	files, err := reference.GlobPickles(reference.Workloads211, "*.pickle")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestSettingsConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, setting, _ := strings.Cut(strings.TrimSuffix(filepath.Base(path), ".pickle"), "__")
+		_, setting, _ := strings.Cut(filepath.Base(reference.TrimPickle(path)), "__")
 		conf := ""
 		if setting != "default" {
 			// max_split_size_mb_64__garbage_collection_threshold_0p6 -> max_split_size_mb:64,garbage_collection_threshold:0.6
@@ -176,7 +176,7 @@ func TestRewriteReference(t *testing.T) {
 // TestCoverageReference: the workload snapshots were recorded from the start of
 // each program, so their traces are complete; dropping the start of one shows.
 func TestCoverageReference(t *testing.T) {
-	files, err := reference.Glob(reference.Workloads211, "*__default.pickle")
+	files, err := reference.GlobPickles(reference.Workloads211, "*__default.pickle")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"memlab.dev/memlab/internal/gunzip"
 )
 
 // Trace entry actions, as PyTorch names them in device_traces.
@@ -208,20 +210,55 @@ func (s *Snapshot) DeviceSegments(device int) []Segment {
 // anything is allocated. Unknown keys are ignored; a missing key or a value of the
 // wrong type is an error naming the key and the entry, such as
 // "snapshot: device_traces[0][1234].size: want int, got str". Read reads all of r
-// before decoding; the decoded snapshot holds no reference to the input.
+// before decoding; the decoded snapshot holds no reference to the input. Input
+// that starts with gzip's magic bytes is decompressed first, at most
+// [DefaultMaxSize] bytes (see [ReadFileMax]).
 func Read(r io.Reader) (*Snapshot, error) {
+	var magic [2]byte
+	n, err := io.ReadFull(r, magic[:])
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, fmt.Errorf("snapshot: reading: %w", err)
+	}
+	if gunzip.Magic(magic[:n]) {
+		data, err := gunzipAll(io.MultiReader(bytes.NewReader(magic[:n]), r), DefaultMaxSize, 0)
+		if err != nil {
+			return nil, fmt.Errorf("snapshot: %w", err)
+		}
+		return decode(data)
+	}
 	var buf bytes.Buffer
 	if l, ok := r.(interface{ Len() int }); ok {
-		buf.Grow(l.Len() + bytes.MinRead)
+		buf.Grow(n + l.Len() + bytes.MinRead)
 	}
+	buf.Write(magic[:n])
 	if _, err := buf.ReadFrom(r); err != nil {
 		return nil, fmt.Errorf("snapshot: reading: %w", err)
 	}
 	return decode(buf.Bytes())
 }
 
-// ReadFile reads the snapshot pickle at path (see [Read]).
-func ReadFile(path string) (*Snapshot, error) {
+// ReadFile reads the snapshot at path, a pickle or a gzip-compressed pickle of at
+// most [DefaultMaxSize] bytes decompressed (see [Read] and [ReadFileMax]).
+func ReadFile(path string) (*Snapshot, error) { return ReadFileMax(path, 0) }
+
+// ReadFileMax reads the snapshot at path (see [Read]). A file that starts with
+// gzip's magic bytes (1f 8b), whatever its name (snapshot.pickle.gz), is
+// decompressed in memory first, and its pickle may be at most maxSize bytes
+// (≤ 0, or more than [DefaultMaxSize]: DefaultMaxSize): a larger one is an error
+// wrapping a *gunzip.TooLargeError that names the bound, not an exhausted memory.
+// The file must be one gzip member with nothing after it; a truncated or corrupt
+// stream, an empty one, a second member or trailing bytes are errors naming the
+// file. A plain pickle is read as it always was, whatever maxSize: on Linux a big
+// one is mapped and its pages handed back as the decoder passes them; the
+// decompressed pickle of a gzip file is held in memory until it is decoded.
+func ReadFileMax(path string, maxSize int64) (*Snapshot, error) {
+	gz, err := isGzipFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	if gz {
+		return readGzipFile(path, maxSize)
+	}
 	if s, ok, err := readFileMapped(path); ok {
 		if err != nil {
 			if _, isPath := err.(*os.PathError); isPath {

@@ -59,7 +59,7 @@ var acceptanceKeys = []string{
 // device allocations the default run did not make (Run.AddressRange) is held to its
 // address range the same way.
 func TestPredictsRecordedSettings(t *testing.T) {
-	files, err := reference.Glob(reference.Workloads211, "*__default.pickle")
+	files, err := reference.GlobPickles(reference.Workloads211, "*__default.pickle")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestPredictsRecordedSettings(t *testing.T) {
 	var c tally
 	widest, widestAt := 0.0, "none"
 	for _, def := range files {
-		prog := strings.TrimSuffix(filepath.Base(def), "__default.pickle")
+		prog := strings.TrimSuffix(filepath.Base(reference.TrimPickle(def)), "__default")
 		s, err := snapshot.ReadFile(def)
 		if err != nil {
 			t.Fatal(err)
@@ -118,14 +118,14 @@ func TestPredictsRecordedSettings(t *testing.T) {
 // the program was also recorded under, against what PyTorch measured, as
 // [TestPredictsRecordedSettings] does. BENCHMARKS.md quotes the count.
 func TestPredictsModernPrograms(t *testing.T) {
-	files, err := reference.Glob(reference.Modern211, "*__default.pickle")
+	files, err := reference.GlobPickles(reference.Modern211, "*__default.pickle")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var c tally
 	pooled := map[string]bool{}
 	for _, def := range files {
-		prog := strings.TrimSuffix(filepath.Base(def), "__default.pickle")
+		prog := strings.TrimSuffix(filepath.Base(reference.TrimPickle(def)), "__default")
 		s, err := snapshot.ReadFile(def)
 		if err != nil {
 			t.Fatal(err)

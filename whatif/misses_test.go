@@ -1,7 +1,9 @@
 package whatif
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,7 +23,7 @@ import (
 // (the segment_alloc entries of each request moved in) gives every figure exactly —
 // the policy is right, and the address is the only thing the default snapshot lacks.
 func TestAddressDependentMisses(t *testing.T) {
-	defs, err := reference.Glob(reference.Misses211, "*__default.pickle")
+	defs, err := reference.GlobPickles(reference.Misses211, "*__default.pickle")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +33,7 @@ func TestAddressDependentMisses(t *testing.T) {
 	pairs, exact, placed, withAddrs := 0, 0, 0, 0
 	widest, widestAt := 0.0, "none"
 	for _, def := range defs {
-		prog := strings.TrimSuffix(filepath.Base(def), "__default.pickle")
+		prog := strings.TrimSuffix(filepath.Base(reference.TrimPickle(def)), "__default")
 		s, err := snapshot.ReadFile(def)
 		if err != nil {
 			t.Fatal(err)
@@ -86,9 +88,16 @@ func TestAddressDependentMisses(t *testing.T) {
 			}
 			checkRange(t, what, "address", r.AddressRange, r, f)
 			logRow(t, prog, name, "", r, f)
-			other, err := snapshot.ReadFile(strings.TrimSuffix(ff, ".facts.json") + ".pickle")
-			if err != nil {
+			otherPath, err := reference.Pickle(reference.Misses211, strings.TrimSuffix(filepath.Base(ff), ".facts.json")+".pickle")
+			if errors.Is(err, fs.ErrNotExist) {
 				continue // only the missed settings' pickles are shipped
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			other, err := snapshot.ReadFile(otherPath)
+			if err != nil {
+				t.Fatal(err)
 			}
 			hS, err := prepare(other, 0)
 			if err != nil {

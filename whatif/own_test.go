@@ -14,13 +14,13 @@ import (
 // under each setting) under the setting it was recorded with: the figures equal that
 // run's facts and the final segments equal the snapshot's own, block by block.
 func TestOwnSnapshotsReproduceThemselves(t *testing.T) {
-	files, err := reference.Glob(reference.Workloads211, "*.pickle")
+	files, err := reference.GlobPickles(reference.Workloads211, "*.pickle")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range files {
-		name := strings.TrimSuffix(filepath.Base(p), ".pickle")
-		f := readFacts(t, strings.TrimSuffix(p, ".pickle")+".facts.json")
+		name := filepath.Base(reference.TrimPickle(p))
+		f := readFacts(t, reference.TrimPickle(p)+".facts.json")
 		s, err := snapshot.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
@@ -63,7 +63,7 @@ func TestOwnSnapshotsReproduceThemselves(t *testing.T) {
 // found; the shipped programs that never call empty_cache show none without frames,
 // and a release left undecided is warned about.
 func TestEmptyCacheWithoutFrames(t *testing.T) {
-	files, err := reference.Glob(reference.Workloads211, "*.pickle")
+	files, err := reference.GlobPickles(reference.Workloads211, "*.pickle")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestEmptyCacheWithoutFrames(t *testing.T) {
 	}
 	found := 0
 	for _, p := range files {
-		name := strings.TrimSuffix(filepath.Base(p), ".pickle")
+		name := filepath.Base(reference.TrimPickle(p))
 		s, err := snapshot.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)

@@ -23,7 +23,7 @@ import (
 // replay's range must hold all of them (checkPair).
 func TestRepeatedRuns(t *testing.T) {
 	const prog = "multistream_branches"
-	shippedPath, err := reference.File(reference.Workloads211, prog+"__default.pickle")
+	shippedPath, err := reference.Pickle(reference.Workloads211, prog+"__default.pickle")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -135,6 +135,10 @@ type Options struct {
 	// CurvePoints bounds each curve (0: 2048); longer histories keep the maximum of
 	// each bucket of events.
 	CurvePoints int
+	// MaxSnapshotSize bounds the pickle of a gzip-compressed snapshot that File and
+	// Files read, once decompressed (0: snapshot.DefaultMaxSize; see
+	// snapshot.ReadFileMax).
+	MaxSnapshotSize int64
 	// Completion is when the frees that waited for other streams complete in the
 	// replay whose figures Run reports (the zero value: where the snapshot completed
 	// them). The timing range is computed whatever it is.
@@ -303,9 +307,10 @@ func SnapshotSetting(s *snapshot.Snapshot) (Setting, error) {
 	return Setting{Conf: c}, nil
 }
 
-// File reads the snapshot at path and replays it (see Replay).
+// File reads the snapshot at path, a pickle or a gzip-compressed one (see
+// snapshot.ReadFileMax and Options.MaxSnapshotSize), and replays it (see Replay).
 func File(path string, settings []Setting, opts Options) (*Result, error) {
-	s, err := snapshot.ReadFile(path)
+	s, err := snapshot.ReadFileMax(path, opts.MaxSnapshotSize)
 	if err != nil {
 		return nil, fmt.Errorf("whatif: %w", err)
 	}

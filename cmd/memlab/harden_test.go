@@ -207,3 +207,111 @@ func TestWhatifRanks(t *testing.T) {
 		{"a bad rank is named", append(append([]string{}, paths...), "/nonexistent.pickle"), 1, "", "rank 2 (/nonexistent.pickle)"},
 	})
 }
+
+// gzipFile writes data gzipped to dir/name and returns its path.
+func gzipFile(t *testing.T, dir, name string, data []byte) string {
+	t.Helper()
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	w.Write(data)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestWhatifGzip: `memlab whatif snap.pickle.gz` prints what the plain file gives
+// (its name aside), alone and as a rank; a gzip bomb is refused at
+// --max-snapshot-size, naming the flag, with or without GOMEMLIMIT; a truncated
+// gzip file is an error naming the file.
+func TestWhatifGzip(t *testing.T) {
+	snap, err := reference.File(reference.Workloads211, "multistream_branches__default.pickle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	zipped := gzipFile(t, dir, "snap.pickle.gz", data)
+	whatif := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"whatif"}, args...), &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	for _, args := range [][]string{
+		{"--conf", "", "--conf", "expandable_segments:True", "--cap", "1GiB"},
+		{"--conf", "", "--json", "-"},
+	} {
+		pc, pout, perr := whatif(append([]string{snap}, args...)...)
+		zc, zout, zerr := whatif(append([]string{zipped}, args...)...)
+		if pc != zc || strings.ReplaceAll(zout, zipped, snap) != pout || zerr != perr {
+			t.Errorf("%q: the .pickle.gz gives exit %d\n%s%s\nthe plain file exit %d\n%s%s", args, zc, zout, zerr, pc, pout, perr)
+		}
+	}
+	pc, pout, _ := whatif(snap, snap, "--conf", "")
+	zc, zout, _ := whatif(snap, zipped, "--conf", "")
+	if pc != 0 || zc != 0 || strings.ReplaceAll(zout, zipped, snap) != pout {
+		t.Errorf("as a rank: the .pickle.gz gives exit %d\n%s\nthe plain file exit %d\n%s", zc, zout, pc, pout)
+	}
+
+	bomb := gzipFile(t, dir, "bomb.pickle.gz", append([]byte("\x80\x04"), make([]byte, 8<<20)...))
+	truncated := filepath.Join(dir, "cut.pickle.gz")
+	whole, _ := os.ReadFile(zipped)
+	if err := os.WriteFile(truncated, whole[:len(whole)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []cliCase{
+		{"bomb", []string{bomb, "--max-snapshot-size", "4MiB"}, 1, "", "larger than 4194304 bytes decompressed"},
+		{"bomb names the flag", []string{bomb, "--max-snapshot-size", "4MiB"}, 1, "", "--max-snapshot-size"},
+		{"bomb as a rank", []string{snap, bomb, "--conf", "", "--max-snapshot-size", "4MiB"}, 1, "", "larger than 4194304 bytes decompressed"},
+		{"bomb under the bound is a bad pickle", []string{bomb}, 1, "", bomb},
+		{"truncated", []string{truncated}, 1, "", "truncated"},
+		{"bad bound", []string{zipped, "--max-snapshot-size", "lots"}, 2, "", "--max-snapshot-size"},
+		{"zero bound", []string{zipped, "--max-snapshot-size", "0"}, 2, "", "--max-snapshot-size"},
+	}
+	runCLICases(t, "whatif", cases)
+	t.Setenv("GOMEMLIMIT", "off") // the read, not memoryLimit, refuses it
+	runCLICases(t, "whatif", cases[:3])
+}
+
+// TestMemoryLimitGzip: the soft memory limit of a gzip-compressed snapshot is
+// sized by the bytes it decompresses to (counted, not its trailer's claim), plus
+// those bytes, held while they are decoded: 3.25× its pickle, where a plain file
+// of that pickle's size gets 2.25×.
+func TestMemoryLimitGzip(t *testing.T) {
+	dir := t.TempDir()
+	const n = 64 << 20
+	zipped := gzipFile(t, dir, "big.pickle.gz", make([]byte, n))
+	// A lying trailer: ISIZE 1 (the CRC then fails, but only after counting).
+	raw, _ := os.ReadFile(zipped)
+	copy(raw[len(raw)-4:], []byte{1, 0, 0, 0})
+	liar := filepath.Join(dir, "liar.pickle.gz")
+	if err := os.WriteFile(liar, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(dir, "big.pickle")
+	if err := os.WriteFile(plain, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(plain, n); err != nil { // sparse: no disk
+		t.Fatal(err)
+	}
+	if lim, ok, err := memoryLimit([]string{plain}, 0); err != nil || !ok || lim != n*9/4 {
+		t.Errorf("plain: limit %d, %v, %v; want %d", lim, ok, err, n*9/4)
+	}
+	if lim, ok, err := memoryLimit([]string{zipped}, 0); err != nil || !ok || lim != n*13/4 {
+		t.Errorf("gzip: limit %d, %v, %v; want %d", lim, ok, err, n*13/4)
+	}
+	if _, _, err := memoryLimit([]string{liar}, 0); err == nil || !strings.Contains(err.Error(), "checksum") {
+		t.Errorf("lying trailer: %v, want the checksum error", err)
+	}
+	if _, _, err := memoryLimit([]string{zipped}, n-1); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("over the bound: %v, want an error", err)
+	}
+}

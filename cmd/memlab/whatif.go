@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/internal/gunzip"
 	"memlab.dev/memlab/snapshot"
 	"memlab.dev/memlab/whatif"
 
@@ -81,6 +82,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	minCap := fs.Bool("min-cap", false, "find the smallest cap on reserved memory that does not OOM, per configuration")
 	total := fs.String("total", "", "the device's memory (default the H200's 150109880320 bytes)")
 	top := fs.Int("top", 10, "rows --sweep prints")
+	maxSize := fs.String("max-snapshot-size", "4GiB", "refuse a gzip-compressed snapshot (.pickle.gz) whose pickle is larger than this once decompressed (a gzip bomb); 4GiB is the largest pickle memlab reads")
 	keepGoing := fs.Bool("keep-going", false, "replay on after an allocation fails that the recorded run made (by default a replay stops there, as the program would have)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, whatifUsage)
@@ -99,6 +101,11 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 		return fail("give one snapshot file, or one per rank")
 	}
 	opts := whatif.Options{ContinueAfterOOM: *keepGoing}
+	if n, err := parseBytes(*maxSize); err != nil || n == 0 {
+		return fail("--max-snapshot-size %q: want a size in bytes or with a unit (2GiB)", *maxSize)
+	} else {
+		opts.MaxSnapshotSize = int64(min(n, uint64(snapshot.DefaultMaxSize)))
+	}
 	if *total != "" {
 		n, err := parseBytes(*total)
 		if err != nil {
@@ -138,7 +145,11 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	if err := checkOutputs(pos, output{"--json", *jsonOut}, output{"--plot", *plot}); err != nil {
 		return fail("%v", err)
 	}
-	lim, limited := memoryLimit(pos)
+	lim, limited, err := memoryLimit(pos, opts.MaxSnapshotSize)
+	if err != nil {
+		fmt.Fprintf(stderr, "memlab whatif: %v\n", sizeHint(err))
+		return 1
+	}
 	if limited {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(lim))
 	}
@@ -151,9 +162,9 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 		}
 		return whatifRanks(pos, confs, base, opts, *jsonOut, stdout, stderr)
 	}
-	s, err := snapshot.ReadFile(pos[0])
+	s, err := snapshot.ReadFileMax(pos[0], opts.MaxSnapshotSize)
 	if err != nil {
-		fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
+		fmt.Fprintf(stderr, "memlab whatif: %v\n", sizeHint(err))
 		return 1
 	}
 	if limited {
@@ -265,7 +276,7 @@ func whatifRanks(paths []string, confs []string, base whatif.Setting, opts whati
 	}
 	ranks, err := whatif.Files(paths, settings, opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
+		fmt.Fprintf(stderr, "memlab whatif: %v\n", sizeHint(err))
 		return 1
 	}
 	if err := ranks.WriteTable(stdout); err != nil {
@@ -291,22 +302,45 @@ func whatifRanks(paths []string, confs []string, base whatif.Setting, opts whati
 }
 
 // memoryLimit is the Go runtime's soft memory limit for replaying the snapshots at
-// paths: 2.25× their size, at least 128 MiB; ok is false when GOMEMLIMIT sets one.
-// What is live at the peak (the converted trace beside what the decoder still
-// holds, then beside the replay's prepared history) is about 1.6× the file for a
-// snapshot with stack frames; without a limit the collector lets the heap grow to
-// twice what is live (BENCHMARKS.md, "Big snapshots", has the figures).
-func memoryLimit(paths []string) (limit int64, ok bool) {
+// paths: 2.25× the size of their pickles, at least 128 MiB, plus the size of each
+// gzip-compressed one's pickle, which is held in memory while it is decoded; ok is
+// false when GOMEMLIMIT sets one. What is live at the peak (the converted trace
+// beside what the decoder still holds, then beside the replay's prepared history)
+// is about 1.6× the pickle for a snapshot with stack frames; without a limit the
+// collector lets the heap grow to twice what is live (BENCHMARKS.md, "Big
+// snapshots", has the figures). A gzip file's pickle is measured by decompressing
+// it once, counting (snapshot.PickleSize: its trailer's size is only a hint);
+// one larger than maxSize is the error reading it would give, found before any
+// of it is kept.
+func memoryLimit(paths []string, maxSize int64) (limit int64, ok bool, err error) {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
-		return 0, false
+		return 0, false, nil
 	}
 	var total int64
 	for _, p := range paths {
-		if fi, err := os.Stat(p); err == nil {
-			total += fi.Size()
+		n, gz, err := snapshot.PickleSize(p, maxSize)
+		if err != nil {
+			if gz {
+				return 0, false, err
+			}
+			continue // reading it says what is wrong
+		}
+		total += n * 9 / 4
+		if gz {
+			total += n
 		}
 	}
-	return max(total*9/4, 128<<20), true
+	return max(total, 128<<20), true, nil
+}
+
+// sizeHint adds to the error of a gzip-compressed snapshot larger than the bound
+// the flag that raises it.
+func sizeHint(err error) error {
+	var tl *gunzip.TooLargeError
+	if errors.As(err, &tl) {
+		return fmt.Errorf("%w; --max-snapshot-size raises the bound", err)
+	}
+	return err
 }
 
 // raiseMemoryLimit raises the soft memory limit, once a snapshot is read, to 1.75×

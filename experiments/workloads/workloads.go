@@ -14,9 +14,9 @@ import (
 )
 
 // Load reads a snapshot shipped in reference/workloads-2.11 by its file name
-// ("gpt2_train__default.pickle").
+// ("gpt2_train__default.pickle"; it may ship gzipped, as name.gz).
 func Load(name string) (*snapshot.Snapshot, error) {
-	path, err := reference.File(reference.Workloads211, name)
+	path, err := reference.Pickle(reference.Workloads211, name)
 	if err != nil {
 		return nil, fmt.Errorf("workloads: %w", err)
 	}

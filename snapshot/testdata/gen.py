@@ -6,6 +6,7 @@ are PyTorch's own, recorded for this repository.
 """
 import collections
 import glob
+import gzip
 import json
 import os
 import pickle
@@ -70,8 +71,9 @@ for proto in range(6):
 # Facts about the reference snapshots, counted by pickle.load for the tests.
 facts = {}
 for path in sorted(glob.glob("../../reference/torch-2.11/snapshot_*.pickle")
-                   + glob.glob("../../reference/workloads-2.11/*.pickle")):
-    with open(path, "rb") as f:
+                   + glob.glob("../../reference/workloads-2.11/*.pickle")
+                   + glob.glob("../../reference/workloads-2.11/*.pickle.gz")):
+    with (gzip.open if path.endswith(".gz") else open)(path, "rb") as f:
         s = pickle.load(f)
     streams = set()
     actions = collections.Counter()

@@ -21,7 +21,7 @@ func main() {
 }
 
 func run() error {
-	files, err := reference.Glob(reference.Workloads211, "*.pickle")
+	files, err := reference.GlobPickles(reference.Workloads211, "*.pickle")
 	if err != nil {
 		return err
 	}
@@ -41,7 +41,7 @@ func run() error {
 			}
 		}
 		if len(seq) > 0 {
-			out[filepath.Base(f)] = seq
+			out[filepath.Base(reference.TrimPickle(f))+".pickle"] = seq
 		}
 	}
 	return json.NewEncoder(os.Stdout).Encode(out)

@@ -1,0 +1,122 @@
+package snapshot
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+
+	"memlab.dev/memlab/internal/gunzip"
+)
+
+// DefaultMaxSize bounds the pickle of a gzip-compressed snapshot once
+// decompressed: 4 GiB − 1 bytes, the largest pickle the decoder reads, so that a
+// gzip file is refused for its size only where the same pickle uncompressed would
+// be too, and a gzip bomb costs at most what the largest plain snapshot costs.
+const DefaultMaxSize = maxInput - 1
+
+// maxSizeWhy names the bound in a *gunzip.TooLargeError.
+func maxSizeWhy(limit int64) string {
+	if limit == DefaultMaxSize {
+		return "snapshot.DefaultMaxSize, the largest pickle memlab reads"
+	}
+	return "the bound given on a snapshot's size"
+}
+
+// boundOf is the bound on a decompressed pickle for maxSize (see ReadFileMax).
+func boundOf(maxSize int64) int64 {
+	if maxSize <= 0 || maxSize > DefaultMaxSize {
+		return DefaultMaxSize
+	}
+	return maxSize
+}
+
+// isGzipFile reports whether the file at path starts with gzip's magic bytes.
+func isGzipFile(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	var magic [2]byte
+	n, _ := f.ReadAt(magic[:], 0) // pread: a short file is no error here
+	return gunzip.Magic(magic[:n]), nil
+}
+
+// gunzipAll decompresses the gzip stream r, at most limit bytes (boundOf); hint,
+// when positive, sizes the buffer first (see gunzip.ReadAll).
+func gunzipAll(r io.Reader, maxSize, hint int64) ([]byte, error) {
+	zr, _, err := gunzip.NewReader(bufio.NewReaderSize(r, 1<<16))
+	if err != nil {
+		return nil, err
+	}
+	limit := boundOf(maxSize)
+	return gunzip.ReadAll(zr, limit, hint, "the snapshot's pickle", maxSizeWhy(limit))
+}
+
+// readGzipFile reads the gzip-compressed snapshot at path (see ReadFileMax).
+func readGzipFile(path string, maxSize int64) (*Snapshot, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	defer f.Close()
+	data, err := gunzipAll(f, maxSize, trailerSize(f))
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: %s: %w", path, err)
+	}
+	s, err := decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w (in %s, decompressed)", err, path)
+	}
+	return s, nil
+}
+
+// trailerSize is the size gzip's trailer states (ISIZE: the size modulo 2^32, as the
+// compressor wrote it), 0 when the file is too short to hold one. It only sizes a
+// buffer: the bytes decompressed are counted, never this.
+func trailerSize(f *os.File) int64 {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() < 18 {
+		return 0
+	}
+	var b [4]byte
+	if _, err := f.ReadAt(b[:], fi.Size()-4); err != nil {
+		return 0
+	}
+	// A deflate stream expands at most 1032 times: a larger claim is a lie.
+	return min(int64(binary.LittleEndian.Uint32(b[:])), fi.Size()*1032)
+}
+
+// PickleSize returns the size of the pickle at path: the file's size, or for a
+// gzip-compressed file (detected by its magic bytes) the bytes it decompresses
+// to, counted by decompressing it without keeping them (gzip's trailer states the
+// size only modulo 2^32, and a file may lie). A gzip file that decompresses to
+// more than maxSize (≤ 0: [DefaultMaxSize]) is the error ReadFileMax gives, and so
+// are its other errors. It is what `memlab whatif` sizes its memory limit by.
+func PickleSize(path string, maxSize int64) (size int64, gzipped bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false, fmt.Errorf("snapshot: %w", err)
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<16)
+	zr, gz, err := gunzip.NewReader(br)
+	if err != nil {
+		return 0, true, fmt.Errorf("snapshot: %s: %w", path, err)
+	}
+	if !gz {
+		fi, err := f.Stat()
+		if err != nil {
+			return 0, false, fmt.Errorf("snapshot: %w", err)
+		}
+		return fi.Size(), false, nil
+	}
+	limit := boundOf(maxSize)
+	n, err := gunzip.Count(zr, limit, "the snapshot's pickle", maxSizeWhy(limit))
+	if err != nil {
+		return 0, true, fmt.Errorf("snapshot: %s: %w", path, err)
+	}
+	return n, true, nil
+}
