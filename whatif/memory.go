@@ -239,10 +239,11 @@ func (m *deviceMemory) placeAnywhere(size uint64) uint64 {
 //   - the top of any large freed range, not only the highest;
 //   - below every range.
 //
-// Given that run's own state before each of its 23 device allocations the default run
-// did not make, every address the driver returned is among these places (13 of them
-// were among the model's places without the second to fourth kinds; see
-// TestDriverPlacementsAmongCandidates).
+// Given that run's own segments before each device allocation its default run did not
+// make, every address the driver returned is among these places
+// (TestDriverPlacementsAmongCandidates); with only the model's own places (the starts
+// of whole holes, no chunk boundaries, no top chunks inside them), the first it placed
+// elsewhere was that 14 MiB segment after the 2 MiB one.
 func (m *deviceMemory) candidates(size uint64) (cands []uint64, hint int) {
 	chunk := chunkRound(size)
 	hint = -1
