@@ -217,9 +217,9 @@ func TestDriverPlacementNotFromCalls(t *testing.T) {
 // gpt2_generate_large's run under max_split_size_mb:64 with GC, for the device
 // allocations its default run did not make, given that run's own segments before each
 // (its cudaMalloc and cudaFree calls, replayed in order). The other shipped runs are
-// logged: there some places lie where memory the snapshot does not show (cuBLAS and
-// cuDNN workspaces, kernel modules) decided, outside any model of the snapshot's own
-// segments.
+// logged, not held to it: device memory the snapshot does not show (cuBLAS and cuDNN
+// workspaces, kernel modules; experiments/driver-va) also takes address space, which a
+// list built from the snapshot's own segments cannot follow.
 func TestDriverPlacementsAmongCandidates(t *testing.T) {
 	others, err := reference.GlobPickles(reference.Misses211, "*__*.pickle")
 	if err != nil {
