@@ -243,7 +243,10 @@ func (m *deviceMemory) placeAnywhere(size uint64) uint64 {
 // make, every address the driver returned is among these places
 // (TestDriverPlacementsAmongCandidates); with only the model's own places (the starts
 // of whole holes, no chunk boundaries, no top chunks inside them), the first it placed
-// elsewhere was that 14 MiB segment after the 2 MiB one.
+// elsewhere was that 14 MiB segment after the 2 MiB one. A range the holes list twice
+// (a freed segment's range inside a chunk tail already listed) offers its places twice;
+// listing each place once took vit_train_bf16's fragmentation range under
+// roundup_power2_divisions:4 close to the acceptance's width limit (rangeWidth).
 func (m *deviceMemory) candidates(size uint64) (cands []uint64, hint int) {
 	chunk := chunkRound(size)
 	hint = -1
