@@ -100,6 +100,49 @@ func TestDriverReusesFreedRanges(t *testing.T) {
 	}
 }
 
+// TestCandidatesWhereTheDriverPlaced: the places a random placement chooses from take
+// in the kinds the driver was seen to use in gpt2_generate_large's capped run
+// (candidates): the rest of a chunk tail a recorded allocation took part of, the chunk
+// boundary inside a free range (free space does not merge across the driver's chunks),
+// and the top chunk of a freed segment's range too small for releasedRange.
+func TestCandidatesWhereTheDriverPlaced(t *testing.T) {
+	const base = 0x7f0000000000
+	m := newDeviceMemory(1 << 40)
+	place := func(addr, size uint64) {
+		t.Helper()
+		m.step([]hint{{addr: addr, size: int64(size)}})
+		if a, err := m.Malloc(size); err != nil || a != addr {
+			t.Fatalf("hinted allocation of %d MiB at %#x: got %#x, %v", size/mib, addr, a, err)
+		}
+	}
+	place(base, 48*mib)        // its chunks to +64: a 16 MiB tail
+	place(base+48*mib, 14*mib) // takes the tail but 2 MiB
+	place(base+64*mib, 48*mib)
+	place(base+128*mib, 48*mib)
+	place(base+176*mib, 2*mib) // the third one's tail: 14 MiB left
+	if err := m.Free(base + 64*mib); err != nil {
+		t.Fatal(err)
+	}
+	m.step(nil)
+	has := func(size uint64, want ...int64) {
+		t.Helper()
+		cands, _ := m.candidates(size)
+		got := map[int64]bool{}
+		for _, c := range cands {
+			got[int64(c-base)/mib] = true
+		}
+		for _, w := range want {
+			if !got[w] {
+				t.Errorf("%d MiB: candidates %v at base + MiB, want %+d among them", size/mib, got, w)
+			}
+		}
+	}
+	has(14*mib, 178)    // the rest of the tail after the recorded 2 MiB segment
+	has(24*mib, 62, 64) // the free 2 MiB + the freed segment's range, and its chunk boundary
+	has(24*mib, 96)     // the freed 48 MiB segment's range, carved from its top chunk
+	has(14*mib, 96)
+}
+
 // addressTrace is a history whose figures depend on where the driver put its two
 // segments: a 36 MiB segment split by a 10 MiB block leaves 26 MiB free beside a
 // free 26 MiB segment (in the first one's 32 MiB chunk tail, or below it); a 26 MiB
