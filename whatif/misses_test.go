@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,15 +23,19 @@ import (
 // pickle is shipped, the default snapshot replayed with that run's device addresses
 // (the segment_alloc entries of each request moved in) gives every figure exactly —
 // the policy is right, and the address is the only thing the default snapshot lacks.
+// A figure outside its address range (or with none) passes only when outsideRange
+// lists it and that run's pickle is shipped, so that its own addresses are tried; the
+// values PyTorch measured for it in every recorded run of that setting are logged.
 func TestAddressDependentMisses(t *testing.T) {
 	defs, err := reference.GlobPickles(reference.Misses211, "*__default.pickle")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(defs) < 3 {
-		t.Fatalf("%d programs in %s, want the 3 shipped", len(defs), reference.Misses211)
+	if len(defs) < 6 {
+		t.Fatalf("%d programs in %s, want the 6 shipped", len(defs), reference.Misses211)
 	}
-	pairs, exact, placed, withAddrs := 0, 0, 0, 0
+	pairs, exact, placed, outside, withAddrs := 0, 0, 0, 0, 0
+	seen := map[string]bool{}
 	widest, widestAt := 0.0, "none"
 	for _, def := range defs {
 		prog := strings.TrimSuffix(filepath.Base(reference.TrimPickle(def)), "__default")
@@ -67,29 +72,53 @@ func TestAddressDependentMisses(t *testing.T) {
 			if r.CrossStreamFrees != 0 {
 				t.Errorf("%s: %d cross-stream frees in a single-stream program", what, r.CrossStreamFrees)
 			}
+			inRange := maps.Clone(r.AddressRange)
+			needAddrs := false
 			for _, k := range acceptanceKeys {
 				got, w := r.Stats[k], f.Stats[k]
 				lr, ok := r.AddressRange[k]
+				why := outsideRange[what+": "+k]
+				if why != "" {
+					seen[what+": "+k] = true
+				}
 				if ok && lr[1] > 0 {
 					if wd := float64(lr[1]-lr[0]) / float64(lr[1]); wd > widest {
 						widest, widestAt = wd, what+", "+k
 					}
 				}
 				switch {
-				case got == w:
-					exact++
-				case ok && lr[0] <= w && w <= lr[1]:
+				case got == w || ok && lr[0] <= w && w <= lr[1]:
+					if why != "" {
+						t.Errorf("%s: %s = %d (address range %v), PyTorch measured %d: take it off outsideRange", what, k, got, lr, w)
+					}
+					if got == w {
+						exact++
+						break
+					}
 					placed++
 					t.Logf("%s: %s = %d, PyTorch measured %d, inside its address range [%d, %d] over %d placements (%d device allocations guessed)",
 						what, k, got, w, lr[0], lr[1], r.AddressPlacements, r.Guessed)
+				case why != "":
+					outside++
+					needAddrs = true
+					delete(inRange, k)
+					rg := "no address range"
+					if ok {
+						rg = fmt.Sprintf("address range %v", lr)
+					}
+					t.Logf("%s: %s = %d (%s, %d device allocations guessed), PyTorch measured %d; in each recorded run of this setting %v: outside the range (%s)",
+						what, k, got, rg, r.Guessed, w, measuredRuns(t, prog, name, k), why)
 				default:
 					t.Errorf("%s: %s = %d (address range %v), PyTorch measured %d", what, k, got, lr, w)
 				}
 			}
-			checkRange(t, what, "address", r.AddressRange, r, f)
+			checkRange(t, what, "address", inRange, r, f)
 			logRow(t, prog, name, "", r, f)
 			otherPath, err := reference.Pickle(reference.Misses211, strings.TrimSuffix(filepath.Base(ff), ".facts.json")+".pickle")
 			if errors.Is(err, fs.ErrNotExist) {
+				if needAddrs {
+					t.Errorf("%s: a figure outside its address range, and that run's pickle is not shipped", what)
+				}
 				continue // only the missed settings' pickles are shipped
 			}
 			if err != nil {
@@ -120,12 +149,49 @@ func TestAddressDependentMisses(t *testing.T) {
 			withAddrs++
 		}
 	}
-	t.Log(fmt.Sprintf("%d programs × settings, %d figures: %d equal to PyTorch's; %d others depend on driver addresses and lie inside their range; %d settings exact in every figure with their own run's addresses",
-		pairs, pairs*len(acceptanceKeys), exact, placed, withAddrs))
+	t.Log(fmt.Sprintf("%d programs × settings, %d figures: %d equal to PyTorch's; %d others depend on driver addresses and lie inside their range; %d outside it (outsideRange); %d settings exact in every figure with their own run's addresses",
+		pairs, pairs*len(acceptanceKeys), exact, placed, outside, withAddrs))
+	for k := range outsideRange {
+		if !seen[k] {
+			t.Errorf("outsideRange lists %q, which no shipped program and setting has", k)
+		}
+	}
 	t.Logf("widest address range: %.2f of its top (%s)", widest, widestAt)
 	if withAddrs == 0 {
 		t.Error("no recorded run's addresses tried")
 	}
+}
+
+// outsideRange are the figures of reference/misses-2.11 that PyTorch measured outside
+// the replay's address range, or where the replay reports none, each with what the
+// recordings show. Each is exact with that run's own device addresses moved in (its
+// pickle ships), so the driver's placement is the cause; the range does not yet take
+// in the placements the driver chose. A listed figure that comes out exact or inside
+// its range fails the test, so the list cannot outlive its reason.
+var outsideRange = map[string]string{
+	"gpt2_generate_12l under max_split_size_mb_128: inactive_split_bytes.all.peak":                                  "PyTorch's own figure varies from run to run: the default setting's runs (rerun/, repeats/) measured this run's figure as well as the default snapshot's, and so did this setting's; no range, as the driver placed segments the default run also made (none guessed) elsewhere",
+	"gpt2_generate_12l under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak": "as under max_split_size_mb:128: the default setting's own runs measured this figure in three of four; none guessed, so no range",
+	"gpt2_generate_beam under roundup_power2_divisions_4: inactive_split_bytes.all.peak":                            "the same in every run of this setting; the range's placements of the guessed segments do not reach it",
+	"opt_generate_125m under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak": "the same in every run of this setting, and every default run measured the same figures; the driver placed the weights' 20 MiB segments (the same requests and device calls as the default run's) in another order, which no range varies (none guessed)",
+}
+
+// measuredRuns returns what PyTorch measured for key k in every recorded run of prog
+// under setting name in reference/misses-2.11: the shipped run, rerun/ (the default
+// setting) and repeats/*/.
+func measuredRuns(t *testing.T, prog, name, k string) []int64 {
+	t.Helper()
+	base := prog + "__" + name + ".facts.json"
+	var vals []int64
+	for _, pat := range []string{base, "rerun/" + base, "repeats/*/" + base} {
+		files, err := reference.Glob(reference.Misses211, pat)
+		if err != nil {
+			continue // no rerun or repeats of this setting
+		}
+		for _, ff := range files {
+			vals = append(vals, readFacts(t, ff).Stats[k])
+		}
+	}
+	return vals
 }
 
 // withAddresses returns h with the device allocations (hints) that another run of the
@@ -209,6 +275,109 @@ func TestDriverPlacementNotFromCalls(t *testing.T) {
 	t.Logf("%d requests, %d device calls, the same in both runs; %d placed elsewhere", len(ra), len(ca), moved)
 	if moved == 0 {
 		t.Error("every segment at the same offset: the placement could be a function of the calls")
+	}
+}
+
+// withSomeAddresses is withAddresses for part of the requests: with same, only those
+// for which the default run h made the same device calls (as many, of the same sizes)
+// as other did; without, only the others (where the replay has to guess). The rest
+// keep h's own.
+func withSomeAddresses(h, other *history, same bool) (*history, error) {
+	var hints [][]hint
+	for _, o := range other.ops {
+		if o.kind == opAlloc || o.kind == opOOM {
+			hints = append(hints, other.hintsOf(&o))
+		}
+	}
+	c := *h
+	c.ops = append([]op(nil), h.ops...)
+	c.hints = append([][]hint(nil), h.hints...)
+	k := 0
+	for i, o := range c.ops {
+		if o.kind != opAlloc && o.kind != opOOM {
+			continue
+		}
+		if k >= len(hints) {
+			return nil, fmt.Errorf("request %d (event %d): the other run made fewer requests", k, o.event)
+		}
+		mine := h.hintsOf(&o)
+		sameCalls := len(mine) == len(hints[k])
+		for j := 0; sameCalls && j < len(mine); j++ {
+			sameCalls = mine[j].size == hints[k][j].size
+		}
+		if sameCalls == same {
+			c.ops[i].hints = c.addHints(hints[k])
+		}
+		k++
+	}
+	return &c, nil
+}
+
+// TestSameCallsPlacedElsewhere: in some of outsideRange's runs the driver put device
+// allocations the default run also made — the same request, the same cudaMalloc
+// sizes — at other addresses, and that alone makes the difference: with only those
+// requests' addresses moved into the default snapshot every figure is exact, and with
+// only the others' (the allocations the replay guesses, which the address range
+// varies) it is not. So an address range that moves only guessed allocations cannot
+// reach these figures.
+func TestSameCallsPlacedElsewhere(t *testing.T) {
+	for _, c := range []struct{ prog, setting string }{
+		{"gpt2_generate_12l", "max_split_size_mb_128"},
+		{"opt_generate_125m", "max_split_size_mb_64__garbage_collection_threshold_0p6"},
+	} {
+		what := c.prog + " under " + c.setting
+		read := func(name string) *history {
+			t.Helper()
+			p, err := reference.Pickle(reference.Misses211, c.prog+"__"+name+".pickle")
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := snapshot.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := prepare(s, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return h
+		}
+		hD, hS := read("default"), read(c.setting)
+		ff, err := reference.File(reference.Misses211, c.prog+"__"+c.setting+".facts.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := readFacts(t, ff)
+		cfg, err := allocator.ParseConfig(f.Conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := Setting{Conf: cfg}
+		if f.Frac != nil {
+			st.Fraction = *f.Frac
+		}
+		for _, same := range []bool{true, false} {
+			moved, err := withSomeAddresses(hD, hS, same)
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			r, err := replayTimed(moved, st, Options{TotalMemory: f.TotalMemory, NoAddressRange: true})
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			note := " (addresses of the same device calls moved in)"
+			if !same {
+				note = " (addresses of the other device calls moved in)"
+			}
+			logRow(t, c.prog, c.setting, note, *r, f)
+			differ := slices.ContainsFunc(acceptanceKeys, func(k string) bool { return r.Stats[k] != f.Stats[k] })
+			if same && differ {
+				t.Errorf("%s%s: not exact", what, note)
+			}
+			if !same && !differ {
+				t.Errorf("%s%s: exact, so the guessed allocations alone explain it: take it off this test", what, note)
+			}
+		}
 	}
 }
 

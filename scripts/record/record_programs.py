@@ -524,13 +524,235 @@ def vit_train_bf16(torch):
         del x, y, loss
 
 
+# ---- decoder `generate` programs for issue 20's held-back cases (helper rec): a decoder's
+# generate under max_split_size_mb:128 (one small-pool segment more in the replay), under
+# 64 + GC (capped), and its fragmentation peak under roundup_power2_divisions:4.
+
+def _generate(torch, model, vocab, shapes, pad, lo=0, **kw):
+    """generate() for each (batch, prompt length, new tokens) in shapes: random prompts in
+    [lo, vocab), all-ones masks, exactly `new` tokens (min_new_tokens = max_new_tokens)."""
+    with torch.no_grad():
+        for bs, n, new in shapes:
+            ids = torch.randint(lo, vocab, (bs, n), device="cuda")
+            out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=new,
+                                 min_new_tokens=new, pad_token_id=pad, **kw)
+            del ids, out
+
+
+def gpt2_generate_12l(torch):
+    """transformers' GPT-2 small (12 layers, d 768, vocab 50257, random weights), greedy
+    `generate` of 12 tokens for prompts batch x length 1x32, 4x200, 1x700, 2x64 (the 4x200
+    and 1x700 prefill logits are blocks above 128 MiB)."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024)
+    model = GPT2LMHeadModel(cfg).cuda().eval()
+    _generate(torch, model, cfg.vocab_size, [(1, 32, 12), (4, 200, 12), (1, 700, 12), (2, 64, 12)], 0,
+              do_sample=False)
+
+
+def gpt2_generate_sample(torch):
+    """transformers' GPT-2 (6 layers, d 768, random weights), sampling `generate` (top-k 50,
+    top-p 0.95, temperature 0.7: sort, cumsum, softmax, multinomial each step) of 10 tokens
+    for prompts batch x length 8x128, 1x500, 16x24."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=6, n_embd=768, n_head=12, n_positions=1024)
+    model = GPT2LMHeadModel(cfg).cuda().eval()
+    _generate(torch, model, cfg.vocab_size, [(8, 128, 10), (1, 500, 10), (16, 24, 10)], 0,
+              do_sample=True, top_k=50, top_p=0.95, temperature=0.7)
+
+
+def gpt2_generate_beam(torch):
+    """transformers' GPT-2 (6 layers, d 768, random weights), beam search (4 beams: the KV
+    cache reordered each step) of 8 tokens for prompts batch x length 2x160, 1x300, 4x48."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=6, n_embd=768, n_head=12, n_positions=1024)
+    model = GPT2LMHeadModel(cfg).cuda().eval()
+    _generate(torch, model, cfg.vocab_size, [(2, 160, 8), (1, 300, 8), (4, 48, 8)], 0,
+              do_sample=False, num_beams=4)
+
+
+def gpt2_generate_fp16(torch):
+    """transformers' GPT-2 small (12 layers, d 768, random weights) in fp16, greedy
+    `generate` of 16 tokens for one prompt at a time of length 48, 900, 16, 400 (a KV cache
+    in the small pool for the short ones)."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024)
+    model = GPT2LMHeadModel(cfg).cuda().half().eval()
+    _generate(torch, model, cfg.vocab_size, [(1, 48, 16), (1, 900, 16), (1, 16, 16), (1, 400, 16)], 0,
+              do_sample=False)
+
+
+def gpt2_generate_batches(torch):
+    """transformers' GPT-2 (4 layers, d 768, random weights), six greedy `generate` calls of
+    6 tokens with growing batches and prompts (1x20, 3x60, 5x100, 7x140, 9x180, 11x220):
+    logits from 4 MB to 486 MB."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=4, n_embd=768, n_head=12, n_positions=1024)
+    model = GPT2LMHeadModel(cfg).cuda().eval()
+    _generate(torch, model, cfg.vocab_size, [(b, 20 * b, 6) for b in (1, 3, 5, 7, 9, 11)], 0,
+              do_sample=False)
+
+
+def llama_generate_gqa_fp16(torch):
+    """transformers' Llama (6 layers, d 1024, 16 heads, 4 KV heads: GQA; vocab 32000, random
+    weights) in fp16, top-p sampling `generate` of 10 tokens for prompts batch x length
+    8x300, 2x640, 1x40."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(0)
+    cfg = LlamaConfig(hidden_size=1024, intermediate_size=2816, num_hidden_layers=6,
+                      num_attention_heads=16, num_key_value_heads=4, vocab_size=32000,
+                      max_position_embeddings=2048)
+    model = LlamaForCausalLM(cfg).cuda().half().eval()
+    _generate(torch, model, cfg.vocab_size, [(8, 300, 10), (2, 640, 10), (1, 40, 10)], 0,
+              do_sample=True, top_p=0.9)
+
+
+def qwen2_generate_bf16(torch):
+    """transformers' Qwen2 (4 layers, d 896, 14 heads, 2 KV heads, vocab 151936, tied
+    embeddings, random weights) in bf16, greedy `generate` of 10 tokens for prompts
+    batch x length 4x160, 1x700, 8x32."""
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+    torch.manual_seed(0)
+    cfg = Qwen2Config(hidden_size=896, intermediate_size=4864, num_hidden_layers=4,
+                      num_attention_heads=14, num_key_value_heads=2, vocab_size=151936,
+                      max_position_embeddings=4096, tie_word_embeddings=True)
+    model = Qwen2ForCausalLM(cfg).cuda().to(torch.bfloat16).eval()
+    _generate(torch, model, cfg.vocab_size, [(4, 160, 10), (1, 700, 10), (8, 32, 10)], 0,
+              do_sample=False)
+
+
+def mistral_generate_bf16(torch):
+    """transformers' Mistral (4 layers, d 1024, 16 heads, 4 KV heads, vocab 32000, random
+    weights) in bf16, four greedy `generate` calls of different shapes (batch x length x
+    new tokens 1x64x24, 6x256x6, 3x500x8, 12x40x12)."""
+    from transformers import MistralConfig, MistralForCausalLM
+    torch.manual_seed(0)
+    cfg = MistralConfig(hidden_size=1024, intermediate_size=3584, num_hidden_layers=4,
+                        num_attention_heads=16, num_key_value_heads=4, vocab_size=32000,
+                        max_position_embeddings=4096, sliding_window=None)
+    model = MistralForCausalLM(cfg).cuda().to(torch.bfloat16).eval()
+    _generate(torch, model, cfg.vocab_size, [(1, 64, 24), (6, 256, 6), (3, 500, 8), (12, 40, 12)], 0,
+              do_sample=False)
+
+
+def opt_generate_fp16(torch):
+    """transformers' OPT (6 layers, d 1024, 16 heads, vocab 50272, random weights) in fp16,
+    greedy `generate` of 10 tokens for prompts batch x length 16x128, 4x400, 1x30."""
+    from transformers import OPTConfig, OPTForCausalLM
+    torch.manual_seed(0)
+    cfg = OPTConfig(hidden_size=1024, ffn_dim=4096, num_hidden_layers=6, num_attention_heads=16,
+                    word_embed_proj_dim=1024, max_position_embeddings=2048)
+    model = OPTForCausalLM(cfg).cuda().half().eval()
+    _generate(torch, model, cfg.vocab_size, [(16, 128, 10), (4, 400, 10), (1, 30, 10)], 1, lo=4,
+              do_sample=False)
+
+
+def distilgpt2_generate_long(torch):
+    """transformers' GPT-2 with distilgpt2's shape (6 layers, d 768, random weights), greedy
+    `generate`: one 1x700 prompt (prefill logits above 128 MiB), then 64 and 48 tokens for
+    short prompts 1x24 and 2x40, whose KV caches grow in the small pool."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=6, n_embd=768, n_head=12, n_positions=1024)
+    model = GPT2LMHeadModel(cfg).cuda().eval()
+    _generate(torch, model, cfg.vocab_size, [(1, 700, 8), (1, 24, 64), (2, 40, 48)], 0,
+              do_sample=False)
+
+
+def gpt2_generate_12l_long(torch):
+    """transformers' GPT-2 small (12 layers, d 768, random weights), greedy `generate` of
+    48, 6 and 32 tokens for prompts 1x24, 1x700, 3x32: small-pool KV caches around one
+    prefill whose logits are above 128 MiB."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024)
+    model = GPT2LMHeadModel(cfg).cuda().eval()
+    _generate(torch, model, cfg.vocab_size, [(1, 24, 48), (1, 700, 6), (3, 32, 32)], 0,
+              do_sample=False)
+
+
+def gpt2_generate_sample_bs1(torch):
+    """transformers' GPT-2 small (12 layers, d 768, random weights), top-k/top-p sampling
+    `generate` for one prompt at a time: 40, 8 and 40 tokens for lengths 16, 680, 64."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024)
+    model = GPT2LMHeadModel(cfg).cuda().eval()
+    _generate(torch, model, cfg.vocab_size, [(1, 16, 40), (1, 680, 8), (1, 64, 40)], 0,
+              do_sample=True, top_k=50, top_p=0.95)
+
+
+def llama_generate_small(torch):
+    """transformers' Llama (4 layers, d 512, 8 heads, 2 KV heads, vocab 32000, random
+    weights), greedy `generate`: 8 tokens for 2x600 (logits above 128 MiB), then 64 and 32
+    tokens for 1x20 and 4x30 (small-pool KV caches)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(0)
+    cfg = LlamaConfig(hidden_size=512, intermediate_size=1376, num_hidden_layers=4,
+                      num_attention_heads=8, num_key_value_heads=2, vocab_size=32000,
+                      max_position_embeddings=2048)
+    model = LlamaForCausalLM(cfg).cuda().eval()
+    _generate(torch, model, cfg.vocab_size, [(2, 600, 8), (1, 20, 64), (4, 30, 32)], 0,
+              do_sample=False)
+
+
+def opt_generate_125m(torch):
+    """transformers' OPT with opt-125m's shape (12 layers, d 768, 12 heads, vocab 50272,
+    random weights), greedy `generate` of 48, 8 and 32 tokens for prompts 1x20, 2x400,
+    1x100."""
+    from transformers import OPTConfig, OPTForCausalLM
+    torch.manual_seed(0)
+    cfg = OPTConfig(hidden_size=768, ffn_dim=3072, num_hidden_layers=12, num_attention_heads=12,
+                    word_embed_proj_dim=768, max_position_embeddings=2048)
+    model = OPTForCausalLM(cfg).cuda().eval()
+    _generate(torch, model, cfg.vocab_size, [(1, 20, 48), (2, 400, 8), (1, 100, 32)], 1, lo=4,
+              do_sample=False)
+
+
+def gpt2_medium_generate_fp16(torch):
+    """transformers' GPT-2 with gpt2-medium's shape (24 layers, d 1024, 16 heads, random
+    weights) in fp16, greedy `generate` for one prompt at a time: 40, 4 and 40 tokens for
+    lengths 200, 700, 32 (48 KV tensors growing in the small pool)."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=24, n_embd=1024, n_head=16, n_positions=1024)
+    model = GPT2LMHeadModel(cfg).cuda().half().eval()
+    _generate(torch, model, cfg.vocab_size, [(1, 200, 40), (1, 700, 4), (1, 32, 40)], 0,
+              do_sample=False)
+
+
+def llama_generate_deep_fp16(torch):
+    """transformers' Llama (16 layers, d 512, 8 heads, 2 KV heads, vocab 32000, random
+    weights) in fp16, greedy `generate`: 4 tokens for 1x1200, then 48 and 32 tokens for
+    1x40 and 2x64 (32 small KV tensors growing in the small pool)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(0)
+    cfg = LlamaConfig(hidden_size=512, intermediate_size=1376, num_hidden_layers=16,
+                      num_attention_heads=8, num_key_value_heads=2, vocab_size=32000,
+                      max_position_embeddings=2048)
+    model = LlamaForCausalLM(cfg).cuda().half().eval()
+    _generate(torch, model, cfg.vocab_size, [(1, 1200, 4), (1, 40, 48), (2, 64, 32)], 0,
+              do_sample=False)
+
+
 PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_train_bf16,
                                     gpt2_generate, phases_empty_cache, prefetch_side_stream,
                                     compile_train, compile_reduce_overhead_infer, graph_shared_pool,
                                     mempool_kv_cache, fsdp2_train,
                                     llama_generate, bert_encode, vit_train_bf16,
                                     opt_generate, gpt2_generate_padded, bert_encode_base,
-                                    gpt2_generate_large)}
+                                    gpt2_generate_large, gpt2_generate_12l, gpt2_generate_sample,
+                                    gpt2_generate_beam, gpt2_generate_fp16, gpt2_generate_batches,
+                                    llama_generate_gqa_fp16, qwen2_generate_bf16,
+                                    mistral_generate_bf16, opt_generate_fp16,
+                                    distilgpt2_generate_long, gpt2_generate_12l_long,
+                                    gpt2_generate_sample_bs1, llama_generate_small, opt_generate_125m,
+                                    gpt2_medium_generate_fp16, llama_generate_deep_fp16)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer"}
 
