@@ -58,8 +58,10 @@ func referencePickles(t *testing.T) []string {
 	return append(a, b...)
 }
 
+// factsKey names a shipped pickle in testdata/reference_facts.json: its folder and
+// its name as a plain pickle (a P__S.pickle.gz has P__S.pickle's facts).
 func factsKey(path string) string {
-	return filepath.Base(filepath.Dir(path)) + "/" + filepath.Base(path)
+	return filepath.Base(filepath.Dir(path)) + "/" + filepath.Base(reference.TrimPickle(path)) + ".pickle"
 }
 
 // TestReadReference reads every PyTorch 2.11 snapshot in reference/ and checks

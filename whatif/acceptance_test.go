@@ -186,7 +186,11 @@ func checkPair(t *testing.T, s *snapshot.Snapshot, prog, ff, note string) (Run, 
 	if f.Frac != nil {
 		st.Fraction = *f.Frac
 	}
-	other, err := snapshot.ReadFile(strings.TrimSuffix(ff, ".facts.json") + ".pickle")
+	otherPath, err := reference.Pickle(filepath.Base(filepath.Dir(ff)), strings.TrimSuffix(filepath.Base(ff), ".facts.json")+".pickle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := snapshot.ReadFile(otherPath)
 	if err != nil {
 		t.Fatal(err)
 	}
