@@ -160,6 +160,10 @@ type Options struct {
 	// placement, when not 0, seeds random places for guessed device allocations
 	// (the extra replays of Run.AddressRange).
 	placement int64
+	// permute, with placement, places each device allocation the recorded run made
+	// for the request at a random free one of the addresses it gave allocations of
+	// that size (deviceMemory.swapped).
+	permute bool
 	// ContinueAfterOOM goes on replaying after an allocation fails that the recorded
 	// run made. By default the replay stops there, as the program would have: PyTorch
 	// raised torch.OutOfMemoryError at that call, and what the program did next is not
@@ -466,6 +470,9 @@ func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run,
 		// reach PyTorch's num_device_free more often than those that move recorded
 		// ones too).
 		mem.moveRecorded = opts.placement%2 == 1
+		if opts.permute {
+			mem.recorded = h.recordedAddresses()
+		}
 	}
 	a, err := allocator.New(mem, st.Conf)
 	if err != nil {
