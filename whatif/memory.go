@@ -39,7 +39,8 @@ type deviceMemory struct {
 	frees   int // cudaFree calls so far (each synchronises the device)
 	// placer, when set, places each guessed allocation at a random one of the places
 	// the driver could have chosen (for Run.AddressRange) instead of the model's, and,
-	// with moveRecorded, half of the recorded ones too.
+	// with moveRecorded, half of the recorded ones too; with recorded, it swaps the
+	// recorded ones among the recorded addresses of their size.
 	placer       *rand.Rand
 	moveRecorded bool
 	// recorded, when set, holds by size the addresses of every device allocation the
@@ -98,8 +99,13 @@ func (m *deviceMemory) place(size uint64, mapped bool) uint64 {
 			continue
 		}
 		if m.recorded != nil && !mapped {
-			// this request's own address, or another the recorded run gave a device
-			// allocation of this size, if one is free
+			// This request's own address, or another the recorded run gave a device
+			// allocation of this size, if one is free: under another setting the
+			// driver put the same cudaMalloc calls of reference/misses-2.11's
+			// gpt2_generate_12l (max_split_size_mb:128) at the default run's
+			// addresses with 20 MiB segments swapped in pairs, and
+			// opt_generate_125m's (capped GC) in another order; with their addresses
+			// moved in, every figure is exact (TestSameCallsPlacedElsewhere).
 			if a, ok := m.swapped(size); ok {
 				m.taken[i] = true
 				return a
