@@ -51,9 +51,9 @@
 // (reference/misses-2.11: gpt2_generate_12l's runs under max_split_size_mb:128 and the
 // capped GC setting swapped 20 MiB segments of its default run; opt_generate_125m's
 // capped one put its weights' 20 MiB segments in another order), so such a replay gets
-// the range even when it guessed nothing: half its placements put each recorded
-// allocation at a random free one of the addresses the recorded run gave allocations of
-// its size, the other half move half of them at random among the places above. Under
+// the range even when it guessed nothing, and a quarter of its placements (half when
+// it guessed nothing; the others as above) put each recorded allocation at a random
+// free one of the addresses the recorded run gave allocations of its size. Under
 // the snapshot's own setting the replay is the recorded run, at the driver's addresses
 // of that run, and a replay that guessed nothing gets no range (a rerun of it can
 // still measure other figures: misses-2.11's rerun/ shows it).
