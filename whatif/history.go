@@ -86,6 +86,9 @@ type history struct {
 	largestAt int
 	// pools are the private pools of the trace (nil: none), see inferPools
 	pools *poolPlan
+	// own is the setting the snapshot was recorded under (SnapshotSetting); nil when
+	// its allocator_settings cannot be read.
+	own *Setting
 }
 
 type initialBlock struct {
@@ -149,6 +152,24 @@ func (h *history) hintsOf(o *op) []hint {
 	return h.hints[o.hints-1]
 }
 
+// recordedAddresses returns, by size, the distinct addresses of the device allocations
+// (segment_alloc, not segment_map) the recorded run made.
+func (h *history) recordedAddresses() map[uint64][]uint64 {
+	out := map[uint64][]uint64{}
+	for _, hs := range h.hints {
+		for _, x := range hs {
+			if !x.mapped {
+				out[uint64(x.size)] = append(out[uint64(x.size)], x.addr)
+			}
+		}
+	}
+	for k, v := range out {
+		slices.Sort(v)
+		out[k] = slices.Compact(v)
+	}
+	return out
+}
+
 // addHints stores the hints of one request and returns its op.hints.
 func (h *history) addHints(hs []hint) int32 {
 	if len(hs) == 0 {
@@ -183,6 +204,9 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 		trace = s.Traces[device]
 	}
 	h := &history{device: device, events: len(trace), pools: inferPools(s, device, trace)}
+	if own, err := SnapshotSetting(s); err == nil {
+		h.own = &own
+	}
 	released := map[uint16]bool{}
 	// release appends the release of the private pools whose segments trace[i:j]
 	// gives back, unless the trace allocates into them later

@@ -119,3 +119,47 @@ func TestEmptyCacheWithoutFrames(t *testing.T) {
 		t.Error("phases_empty_cache__default without frames: its first empty_cache() call (a released 600 MB block could serve the next request) not found")
 	}
 }
+
+// TestOwnSettingHasNoAddressRange: replayed under the setting it was recorded with, a
+// snapshot whose replay guesses no device address is that run, at the driver's own
+// addresses, and carries no address range; under another setting the same device
+// calls can land elsewhere (the range permutes them), so gpt2_generate_12l's default
+// snapshot under max_split_size_mb:128, which guesses none, carries one that holds
+// what PyTorch measured there.
+func TestOwnSettingHasNoAddressRange(t *testing.T) {
+	p, err := reference.Pickle(reference.Misses211, "gpt2_generate_12l__default.pickle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := snapshot.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := Replay(s, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := own.Runs[0]; r.Guessed != 0 || r.AddressPlacements != 0 || r.AddressRange != nil {
+		t.Errorf("own setting: %d guessed, address range %v over %d placements; want none", r.Guessed, r.AddressRange, r.AddressPlacements)
+	}
+	ff, err := reference.File(reference.Misses211, "gpt2_generate_12l__max_split_size_mb_128.facts.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := readFacts(t, ff)
+	cfg, err := allocator.ParseConfig(f.Conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := Replay(s, []Setting{{Conf: cfg}}, Options{TotalMemory: f.TotalMemory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const k = "inactive_split_bytes.all.peak"
+	r := other.Runs[0]
+	lr, ok := r.AddressRange[k]
+	if r.Guessed != 0 || r.AddressPlacements < 1+minPlacements || !ok || f.Stats[k] < lr[0] || f.Stats[k] > lr[1] {
+		t.Errorf("max_split_size_mb:128: %d guessed, %s range %v (flagged %v) over %d placements; want none guessed, PyTorch's %d inside a range over at least %d",
+			r.Guessed, k, lr, ok, r.AddressPlacements, f.Stats[k], 1+minPlacements)
+	}
+}

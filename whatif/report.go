@@ -188,9 +188,13 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 	}
 	for _, run := range r.Runs {
-		if run.AddressDependent() {
-			fmt.Fprintf(w, "\n%s, device %d: depends on where the driver put %d device allocations your run did not make: a {low, high} beside a figure is its range over %d placements of them; the figure itself is with the driver model's\n",
+		switch {
+		case run.AddressDependent() && run.Guessed > 0:
+			fmt.Fprintf(w, "\n%s, device %d: depends on where the driver put %d device allocations your run did not make, and some it made: a {low, high} beside a figure is its range over %d placements of them; the figure itself is with the driver model's\n",
 				run.Setting.ShortLabel(), run.Device, run.Guessed, run.AddressPlacements)
+		case run.AddressDependent():
+			fmt.Fprintf(w, "\n%s, device %d: depends on where the driver puts the device allocations your run made, which under another setting it can place elsewhere or in another order: a {low, high} beside a figure is its range over %d placements of them; the figure itself is with your run's addresses\n",
+				run.Setting.ShortLabel(), run.Device, run.AddressPlacements)
 		}
 	}
 	for _, run := range r.Runs {
@@ -269,7 +273,8 @@ type jsonRun struct {
 // Run.TimingRange) and "timing_schedules", over how many timings; they are absent
 // otherwise. "stopped_at_event" is the trace index of the failed allocation that ended
 // the replay (Run.Stopped), null when it ran to the end. A figure that depends on where the driver
-// placed device allocations the recorded run did not make is in "address_range"
+// placed device allocations (those the recorded run did not make, or under another
+// setting than the snapshot's those it made) is in "address_range"
 // (Run.AddressRange), with "address_placements"; one that frees after a predicted OOM
 // could change is in "after_oom_range" (Run.AfterOOMRange), and "notes" says why.
 // "allowed" is the cap in bytes (absent without one), "cap_refusals", "gc_passes" and

@@ -44,7 +44,7 @@ func replay(h *history, st Setting, opts Options, c Completion) (*Run, error) {
 // h.schedules too, for the timing range.
 func replayTimed(h *history, st Setting, opts Options) (*Run, error) {
 	r, err := replayTimings(h, st, opts)
-	if err != nil || r.Guessed == 0 || opts.NoAddressRange {
+	if err != nil || opts.NoAddressRange || r.Guessed == 0 && h.isOwn(st) {
 		return r, err
 	}
 	n := min(addressBudget/max(h.events, 1), maxPlacements)
@@ -55,6 +55,14 @@ func replayTimed(h *history, st Setting, opts Options) (*Run, error) {
 	for seed := range n {
 		o := opts
 		o.placement = int64(seed) + 1
+		// Under another setting than the snapshot's own, the driver may also swap the
+		// recorded allocations of a size (the package doc says where it did): every
+		// fourth placement permutes them, and with nothing guessed every placement
+		// that would move only guessed allocations permutes them instead
+		// (gpt2_generate_fp16's capped run, not shipped, guessed one and was outside
+		// the range in two figures that swapping the recorded ones reaches;
+		// reference/misses-2.11/README.md).
+		o.permute = !h.isOwn(st) && (r.Guessed == 0 && o.placement%2 == 0 || o.placement%4 == 0)
 		x, err := replay(h, st, o, opts.Completion)
 		if err != nil {
 			return nil, fmt.Errorf("placing guessed device allocations (placement %d): %w", o.placement, err)
@@ -64,6 +72,14 @@ func replayTimed(h *history, st Setting, opts Options) (*Run, error) {
 	r.AddressRange = timingRange(runs...)
 	r.AddressPlacements = len(runs)
 	return r, nil
+}
+
+// isOwn reports whether st is the setting the snapshot was recorded under, with no cap
+// on reserved memory: replayed under it, every device allocation is the recorded run's
+// own, at the address the driver gave it in that run.
+func (h *history) isOwn(st Setting) bool {
+	return h.own != nil && st.Conf.String() == h.own.Conf.String() &&
+		st.Cap == 0 && (st.Fraction == 0 || st.Fraction == 1)
 }
 
 // addressBudget bounds the work of an address range: the extra replays of one setting

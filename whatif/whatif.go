@@ -44,7 +44,19 @@
 // driver was seen to choose that the model does not (a 32 MiB chunk boundary, or the
 // top free chunk, inside such a free part: memory.go's candidates says which run showed
 // each), up to a budget of replayed events (none for histories of more than 500 000
-// entries):
+// entries). Under a setting other than the snapshot's own (its allocator_settings, with
+// no cap: a snapshot does not record a memory fraction, so a capped replay is taken for
+// another run), the driver may also place the device allocations the recorded run made
+// for the same request elsewhere, or the same-size ones in another order
+// (reference/misses-2.11: gpt2_generate_12l's runs under max_split_size_mb:128 and the
+// capped GC setting swapped 20 MiB segments of its default run; opt_generate_125m's
+// capped one put its weights' 20 MiB segments in another order), so such a replay gets
+// the range even when it guessed nothing, and a quarter of its placements (half when
+// it guessed nothing; the others as above) put each recorded allocation at a random
+// free one of the addresses the recorded run gave allocations of its size. Under
+// the snapshot's own setting the replay is the recorded run, at the driver's addresses
+// of that run, and a replay that guessed nothing gets no range (a rerun of it can
+// still measure other figures: misses-2.11's rerun/ shows it).
 // Run.AddressRange holds every figure that differs between these placements,
 // Run.AddressPlacements over how many (reference/misses-2.11: every figure PyTorch
 // measured that the model's placement misses lies inside it, and the default snapshot
@@ -154,12 +166,17 @@ type Options struct {
 	// NoTimingRange skips the extra replays of a history with cross-stream frees:
 	// Run.TimingRange stays nil (Run.CrossStreamFrees is still counted).
 	NoTimingRange bool
-	// NoAddressRange skips the extra replays of a run that guessed device addresses:
-	// Run.AddressRange stays nil (Run.Guessed is still counted).
+	// NoAddressRange skips the extra replays of Run.AddressRange (a run that guessed
+	// device addresses, or under another setting than the snapshot's own): it stays
+	// nil (Run.Guessed is still counted).
 	NoAddressRange bool
 	// placement, when not 0, seeds random places for guessed device allocations
 	// (the extra replays of Run.AddressRange).
 	placement int64
+	// permute, with placement, places each device allocation the recorded run made
+	// for the request at a random free one of the addresses it gave allocations of
+	// that size (deviceMemory.swapped).
+	permute bool
 	// ContinueAfterOOM goes on replaying after an allocation fails that the recorded
 	// run made. By default the replay stops there, as the program would have: PyTorch
 	// raised torch.OutOfMemoryError at that call, and what the program did next is not
@@ -259,16 +276,18 @@ type Run struct {
 	Limits allocator.Limits
 	// AddressRange holds, for each memory_stats key whose figure differs when the
 	// device allocations the recorded run did not make (Guessed), and some it made,
-	// are placed elsewhere — at random among the places the driver model could choose
-	// (the package doc says which) — the lowest and highest figure; nil when none
-	// differs or nothing was guessed. Where the driver
-	// puts them depends on device memory the snapshot does not show (cuBLAS and cuDNN
-	// workspaces, kernel modules), so such a figure is not fixed by the snapshot.
+	// are placed elsewhere — at random among the places the driver model could choose,
+	// or, under a setting other than the snapshot's own, the recorded ones swapped
+	// among the recorded addresses of their size (the package doc says which) — the
+	// lowest and highest figure; nil when none differs, or under the snapshot's own
+	// setting when nothing was guessed. Where the driver puts them depends on device
+	// memory the snapshot does not show (cuBLAS and cuDNN workspaces, kernel modules),
+	// and on the run, so such a figure is not fixed by the snapshot.
 	AddressRange map[string][2]int64
 	// AddressPlacements is how many placements the range was taken over (the
-	// replay's own among them); 0 when nothing was guessed, with
-	// Options.NoAddressRange, or for a history of more than 500 000 trace entries
-	// (the budget of its extra replays).
+	// replay's own among them); 0 under the snapshot's own setting when nothing was
+	// guessed, with Options.NoAddressRange, or for a history of more than 500 000
+	// trace entries (the budget of its extra replays).
 	AddressPlacements int
 	// AfterOOMRange holds, for a replay that stopped at a predicted OOM (Stopped ≥ 0),
 	// each memory_stats key that frees after the OOM could still change — the
@@ -284,7 +303,8 @@ type Run struct {
 func (r *Run) TimingDependent() bool { return len(r.TimingRange) > 0 }
 
 // AddressDependent reports whether any figure of the run depends on where the driver
-// places the device allocations the recorded run did not make.
+// places device allocations: those the recorded run did not make, or, under another
+// setting than the snapshot's, those it made (Run.AddressRange).
 func (r *Run) AddressDependent() bool { return len(r.AddressRange) > 0 }
 
 // Result is a snapshot replayed under several settings.
@@ -466,6 +486,9 @@ func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run,
 		// reach PyTorch's num_device_free more often than those that move recorded
 		// ones too).
 		mem.moveRecorded = opts.placement%2 == 1
+		if opts.permute {
+			mem.recorded = h.recordedAddresses()
+		}
 	}
 	a, err := allocator.New(mem, st.Conf)
 	if err != nil {
