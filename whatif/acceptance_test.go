@@ -186,7 +186,7 @@ func checkPair(t *testing.T, s *snapshot.Snapshot, prog, ff, note string) (Run, 
 	if f.Frac != nil {
 		st.Fraction = *f.Frac
 	}
-	otherPath, err := reference.Pickle(filepath.Base(filepath.Dir(ff)), strings.TrimSuffix(filepath.Base(ff), ".facts.json")+".pickle")
+	otherPath, err := pickleBeside(ff)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,4 +441,18 @@ func withTiming(tr []snapshot.TraceEntry, when map[int]int) []snapshot.TraceEntr
 	}
 	flush()
 	return out
+}
+
+// pickleBeside returns the snapshot recorded with the facts file ff (a path under the
+// repository's reference/): P__S.pickle or P__S.pickle.gz beside it.
+func pickleBeside(ff string) (string, error) {
+	root, err := reference.Root()
+	if err != nil {
+		return "", err
+	}
+	folder, err := filepath.Rel(filepath.Join(root, "reference"), filepath.Dir(ff))
+	if err != nil {
+		return "", err
+	}
+	return reference.Pickle(folder, strings.TrimSuffix(filepath.Base(ff), ".facts.json")+".pickle")
 }
