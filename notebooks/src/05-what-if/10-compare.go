@@ -146,11 +146,12 @@ split` is PyTorch's measure of fragmentation: free pieces of segments that also 
 blocks, which cannot be given back. Expandable segments grow one mapped range instead of
 making a segment per request, so that gap closes; `max_split_size_mb:128` keeps large
 blocks from being split, which here costs more segments and a higher reserved peak. A
-`{low, high}` beside a figure says that it depends on where the CUDA driver would have
-put device allocations the default run never made: the snapshot cannot say (the driver's
-choice also depends on memory outside PyTorch's allocator), so the replay tried other
-placements and prints the figure's range over them; the figure itself is the one with
-memlab's model of the driver.
+`{low, high}` beside a figure says that it depends on where the CUDA driver would put
+device allocations — those the default run never made, and under another setting even
+the ones it did make, which a run can get at other addresses or in another order: the
+snapshot cannot say (the driver's choice also depends on memory outside PyTorch's
+allocator), so the replay tried other placements and prints the figure's range over
+them; the figure itself is the one with memlab's model of the driver.
 
 Against the chapter's advice: `max_split_size_mb:128` does bring the peak inactive split
 below the defaults' (the table's `default` row) — less fragmentation, as the chapter
@@ -169,7 +170,7 @@ The 512 row equals the defaults': no block this program allocates is as large as
 */
 
 /*md:zh-CN
-从左往右读这张表：已分配峰值是张量真正需要的显存（只随取整变化：`roundup_power2_divisions` 会把请求向上取整），已预留峰值是进程从 GPU 持有的显存，两者之差就是缓存。`peak inactive split`（空闲拆分块峰值）是 PyTorch 衡量碎片化的指标：那些同时还装着存活块的段里，被拆分出来的空闲小块——段里还有块在用，这部分显存就还不回去。可扩展段（expandable segments）让同一段映射区间不断增长，而不是每个请求新建一个段，于是这个差距就消失了；`max_split_size_mb:128` 不让大块被拆分，在这里的代价是更多的段和更高的已预留峰值。数字旁边的 `{low, high}` 表示这个数字取决于 CUDA 驱动会把默认运行里从未有过的那些设备分配放在哪个地址：快照回答不了这个问题（驱动的选择还取决于 PyTorch 分配器之外的显存），所以重放试了别的放法，花括号里是这个数字在这些放法下的范围；数字本身是按 memlab 的驱动模型得到的那个。
+从左往右读这张表：已分配峰值是张量真正需要的显存（只随取整变化：`roundup_power2_divisions` 会把请求向上取整），已预留峰值是进程从 GPU 持有的显存，两者之差就是缓存。`peak inactive split`（空闲拆分块峰值）是 PyTorch 衡量碎片化的指标：那些同时还装着存活块的段里，被拆分出来的空闲小块——段里还有块在用，这部分显存就还不回去。可扩展段（expandable segments）让同一段映射区间不断增长，而不是每个请求新建一个段，于是这个差距就消失了；`max_split_size_mb:128` 不让大块被拆分，在这里的代价是更多的段和更高的已预留峰值。数字旁边的 `{low, high}` 表示这个数字取决于 CUDA 驱动把设备分配放在哪个地址——不光是默认运行里从未有过的那些，换了设置以后，连默认运行做过的同一批分配也可能落在别的地址、或者换了先后次序：快照回答不了这个问题（驱动的选择还取决于 PyTorch 分配器之外的显存），所以重放试了别的放法，花括号里是这个数字在这些放法下的范围；数字本身是按 memlab 的驱动模型得到的那个。
 
 对照教材的建议：`max_split_size_mb:128` 确实让空闲拆分块峰值低于默认设置（表中 `default` 一行）——碎片少了，和教材说的一样——但已预留峰值反而升高：进程从 GPU 占住的显存更多了，而不是更少。可扩展段则把空闲拆分块峰值降到零，已预留峰值也跟着下降；PyTorch 自己的显存不足（OOM）报错信息推荐的也正是它（见第 3 节）。
 
