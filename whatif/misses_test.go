@@ -31,8 +31,8 @@ func TestAddressDependentMisses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(defs) < 6 {
-		t.Fatalf("%d programs in %s, want the 6 shipped", len(defs), reference.Misses211)
+	if len(defs) < 7 {
+		t.Fatalf("%d programs in %s, want the 7 shipped", len(defs), reference.Misses211)
 	}
 	pairs, exact, placed, outside, withAddrs := 0, 0, 0, 0, 0
 	seen := map[string]bool{}
@@ -169,12 +169,20 @@ func TestAddressDependentMisses(t *testing.T) {
 // in the placements the driver chose. A listed figure that comes out exact or inside
 // its range fails the test, so the list cannot outlive its reason.
 var outsideRange = map[string]string{
-	// None since the range also permutes the recorded allocations under settings other
+	// Taken off since the range also permutes the recorded allocations under settings other
 	// than the snapshot's own (deviceMemory.swapped): gpt2_generate_12l's
 	// inactive_split_bytes.all.peak under max_split_size_mb:128 and under the capped
 	// setting, and opt_generate_125m's under the capped setting, were listed here with
 	// no range, as nothing was guessed (TestSameCallsPlacedElsewhere says why).
+	"gpt2_generate_fp16 under max_split_size_mb_128: inactive_split_bytes.all.peak":                                  fp16Order,
+	"gpt2_generate_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak": fp16Order,
 }
+
+// fp16Order is why gpt2_generate_fp16's fragmentation peaks lie outside the range.
+const fp16Order = "the driver put the default run's own cudaMalloc calls in another address order; " +
+	"that order on the default run's addresses gives it exactly, a permutation of the kind the swapping " +
+	"placements draw, but few random orders reach it, and the budget gives this history few swapping " +
+	"placements (TestOrderOfSameSizeSegments logs both); PyTorch's own default runs differ in this figure (rerun/)"
 
 // measuredRuns returns what PyTorch measured for key k in every recorded run of prog
 // under setting name in reference/misses-2.11: the shipped run, rerun/ (the default
@@ -326,6 +334,8 @@ func TestSameCallsPlacedElsewhere(t *testing.T) {
 	for _, c := range []struct{ prog, setting string }{
 		{"gpt2_generate_12l", "max_split_size_mb_128"},
 		{"opt_generate_125m", "max_split_size_mb_64__garbage_collection_threshold_0p6"},
+		{"gpt2_generate_fp16", "max_split_size_mb_128"},
+		{"gpt2_generate_fp16", "max_split_size_mb_64__garbage_collection_threshold_0p6"},
 	} {
 		what := c.prog + " under " + c.setting
 		read := func(name string) *history {
