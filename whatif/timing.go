@@ -59,8 +59,8 @@ func replayTimed(h *history, st Setting, opts Options) (*Run, error) {
 		// recorded allocations of a size (the package doc says where it did): every
 		// fourth placement permutes them, and with nothing guessed every placement
 		// that would move only guessed allocations permutes them instead
-		// (gpt2_generate_fp16's capped run, not shipped, guessed one and was outside
-		// the range in two figures that swapping the recorded ones reaches;
+		// (gpt2_generate_fp16's capped run guessed one and was outside the range in
+		// two figures that swapping the recorded ones reaches;
 		// reference/misses-2.11/README.md).
 		o.permute = !h.isOwn(st) && (r.Guessed == 0 && o.placement%2 == 0 || o.placement%4 == 0)
 		x, err := replay(h, st, o, opts.Completion)
