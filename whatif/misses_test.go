@@ -527,3 +527,140 @@ func TestAddressPlacementKinds(t *testing.T) {
 		t.Errorf("placements moving only the guessed allocations reach PyTorch's figure %d times, those moving recorded ones too %d times", hits[0], hits[1])
 	}
 }
+
+// withSwappedSegments returns h with the device allocations of size that the recorded
+// run made at addresses a and b swapped (every hint at a moved to b, and b's to a),
+// everything else as recorded.
+func withSwappedSegments(h *history, size int64, a, b uint64) *history {
+	c := *h
+	c.hints = make([][]hint, len(h.hints))
+	for i, hs := range h.hints {
+		c.hints[i] = slices.Clone(hs)
+		for j, x := range c.hints[i] {
+			if x.mapped || x.size != size {
+				continue
+			}
+			switch x.addr {
+			case a:
+				c.hints[i][j].addr = b
+			case b:
+				c.hints[i][j].addr = a
+			}
+		}
+	}
+	return &c
+}
+
+// TestSmallPoolSegmentOrder is issue 20's held-back case (a) — a decoder's generate
+// replayed under max_split_size_mb:128 with one 2 MiB segment more than PyTorch made
+// (cudaMalloc 49 vs 48, reserved + 2 MiB) — on a shipped decoder program: with nothing
+// moved but two of its small-pool segments (requests of 1 MiB or less, in 2 MiB
+// segments) swapped in the default snapshot, the small pool needs one segment more. The
+// allocator picks among free small blocks of equal size by address (PyTorch's
+// BlockComparatorSize: stream, size, then pointer), so where the driver put the 2 MiB
+// segments, relative to each other, decides which blocks are reused and how the pool
+// fragments. max_split_size_mb changes nothing in the small pool (it bounds the large
+// pool's splitting; small blocks are never oversize), so under every swap the small
+// pool's figures are the same under the default setting as under max_split_size_mb:128:
+// a run under that setting needs one 2 MiB segment more or less than the default run only
+// where the driver ordered the small segments differently — as it may, since the large
+// segments before them differ. The replay's address range under max_split_size_mb:128,
+// which permutes recorded segments of a size (deviceMemory.swapped), holds that figure.
+func TestSmallPoolSegmentOrder(t *testing.T) {
+	const prog, small = "gpt2_generate_12l", 2 << 20
+	p, err := reference.Pickle(reference.Misses211, prog+"__default.pickle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := snapshot.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := prepare(s, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setting := func(name string) (Setting, facts) {
+		ff, err := reference.File(reference.Misses211, prog+"__"+name+".facts.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := readFacts(t, ff)
+		cfg, err := allocator.ParseConfig(f.Conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := Setting{Conf: cfg}
+		if f.Frac != nil {
+			st.Fraction = *f.Frac
+		}
+		return st, f
+	}
+	def, fD := setting("default")
+	ms, fM := setting("max_split_size_mb_128")
+	replay := func(h *history, st Setting, f facts) *Run {
+		t.Helper()
+		r, err := replayTimed(h, st, Options{TotalMemory: f.TotalMemory, NoAddressRange: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	base := replay(h, ms, fM)
+	// as recorded, the counts are PyTorch's (its fragmentation peak lies in its range:
+	// TestAddressDependentMisses)
+	for _, k := range []string{"num_device_alloc", "segment.all.peak", "reserved_bytes.all.peak"} {
+		if base.Stats[k] != fM.Stats[k] {
+			t.Errorf("%s under max_split_size_mb:128: %s = %d, PyTorch measured %d", prog, k, base.Stats[k], fM.Stats[k])
+		}
+	}
+	addrs := h.recordedAddresses()[small]
+	if len(addrs) < 4 {
+		t.Fatalf("%d small-pool segments in %s's default run, want several", len(addrs), prog)
+	}
+	smallKeys := []string{"segment.small_pool.peak", "reserved_bytes.small_pool.peak", "num_device_alloc",
+		"allocated_bytes.small_pool.peak", "inactive_split_bytes.small_pool.peak"}
+	oneMore := 0
+	for i := range addrs {
+		for j := i + 1; j < len(addrs); j++ {
+			sw := withSwappedSegments(h, small, addrs[i], addrs[j])
+			rM, rD := replay(sw, ms, fM), replay(sw, def, fD)
+			for _, k := range smallKeys {
+				if rM.Stats[k] != rD.Stats[k] {
+					t.Errorf("small-pool segments %d and %d swapped: %s = %d under max_split_size_mb:128, %d under the default setting",
+						i, j, k, rM.Stats[k], rD.Stats[k])
+				}
+			}
+			d := func(k string) int64 { return rM.Stats[k] - base.Stats[k] }
+			if d("num_device_alloc") == 0 {
+				continue
+			}
+			t.Logf("small-pool segments %d and %d (of %d, by address) swapped: under max_split_size_mb:128 num_device_alloc %+d, segment.all.peak %+d, reserved_bytes.all.peak %+d MiB, segment.small_pool.peak %+d, segment.large_pool.peak %+d",
+				i, j, len(addrs), d("num_device_alloc"), d("segment.all.peak"), d("reserved_bytes.all.peak")>>20,
+				d("segment.small_pool.peak"), d("segment.large_pool.peak"))
+			if d("num_device_alloc") == 1 && d("segment.all.peak") == 1 && d("reserved_bytes.all.peak") == small &&
+				d("segment.small_pool.peak") == 1 && d("segment.large_pool.peak") == 0 {
+				oneMore++
+			}
+		}
+	}
+	if oneMore == 0 {
+		t.Fatalf("no swap of two of %s's %d small-pool segments gives one 2 MiB segment more under max_split_size_mb:128", prog, len(addrs))
+	}
+	res, err := Replay(s, []Setting{ms}, Options{TotalMemory: fM.TotalMemory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Runs[0]
+	for k, want := range map[string]int64{
+		"num_device_alloc":        base.Stats["num_device_alloc"] + 1,
+		"segment.all.peak":        base.Stats["segment.all.peak"] + 1,
+		"reserved_bytes.all.peak": base.Stats["reserved_bytes.all.peak"] + small,
+	} {
+		if lr, ok := r.AddressRange[k]; !ok || want < lr[0] || want > lr[1] {
+			t.Errorf("%s under max_split_size_mb:128: %s address range %v (present %v) does not hold %d, one 2 MiB segment more", prog, k, lr, ok, want)
+		}
+	}
+	t.Logf("%d of %d swaps of two small-pool segments give one 2 MiB segment more under max_split_size_mb:128 (and the same small pool under the default setting); the address range holds it: num_device_alloc %v, reserved_bytes.all.peak %v",
+		oneMore, len(addrs)*(len(addrs)-1)/2, r.AddressRange["num_device_alloc"], r.AddressRange["reserved_bytes.all.peak"])
+}
