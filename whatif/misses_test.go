@@ -31,8 +31,8 @@ func TestAddressDependentMisses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(defs) < 6 {
-		t.Fatalf("%d programs in %s, want the 6 shipped", len(defs), reference.Misses211)
+	if len(defs) < 7 {
+		t.Fatalf("%d programs in %s, want the 7 shipped", len(defs), reference.Misses211)
 	}
 	pairs, exact, placed, outside, withAddrs := 0, 0, 0, 0, 0
 	seen := map[string]bool{}
@@ -174,7 +174,22 @@ var outsideRange = map[string]string{
 	// inactive_split_bytes.all.peak under max_split_size_mb:128 and under the capped
 	// setting, and opt_generate_125m's under the capped setting, were listed here with
 	// no range, as nothing was guessed (TestSameCallsPlacedElsewhere says why).
+	//
+	// opt125m_score_generate_bs1 under roundup_power2_divisions:4: PyTorch's small pool
+	// took one 2 MiB segment more than the replay's (6 against 5), because of where the
+	// driver put them (issue 20's case (a), one small-pool segment, here under roundup
+	// and one fewer in the replay): with that run's own addresses moved in every figure
+	// is exact; with only its large segments' addresses the replay still makes 5 small
+	// segments, and the range's placements of the small segments it guesses (the
+	// roundup run made them for other requests than the default run) never give 6.
+	"opt125m_score_generate_bs1 under roundup_power2_divisions_4: reserved_bytes.all.peak": smallOrder,
+	"opt125m_score_generate_bs1 under roundup_power2_divisions_4: num_device_alloc":        smallOrder,
+	"opt125m_score_generate_bs1 under roundup_power2_divisions_4: segment.all.peak":        smallOrder,
 }
+
+// smallOrder is outsideRange's reason for a figure that one small-pool segment more or
+// less makes, with the small segments' order from the driver (TestSmallPoolSegmentOrder).
+const smallOrder = "one 2 MiB small-pool segment more in PyTorch's run, from where the driver put the small segments"
 
 // measuredRuns returns what PyTorch measured for key k in every recorded run of prog
 // under setting name in reference/misses-2.11: the shipped run, rerun/ (the default
