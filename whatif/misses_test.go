@@ -176,12 +176,13 @@ var outsideRange = map[string]string{
 	// no range, as nothing was guessed (TestSameCallsPlacedElsewhere says why).
 	//
 	// opt125m_score_generate_bs1 under roundup_power2_divisions:4: PyTorch's small pool
-	// took one 2 MiB segment more than the replay's (6 against 5), because of where the
-	// driver put them (issue 20's case (a), one small-pool segment, here under roundup
-	// and one fewer in the replay): with that run's own addresses moved in every figure
-	// is exact; with only its large segments' addresses the replay still makes 5 small
-	// segments, and the range's placements of the small segments it guesses (the
-	// roundup run made them for other requests than the default run) never give 6.
+	// took one 2 MiB segment more than the replay's (6 against 5) in the shipped run,
+	// and as many as the replay's in four more runs (repeats/), with the same requests:
+	// where the driver put the small segments decides it (issue 20's case (a), here
+	// under roundup; TestSmallPoolSegmentOrderRecorded). With that run's own addresses
+	// moved in every figure is exact; the range's placements of the small segments the
+	// replay guesses (the roundup run made them for other requests than the default
+	// run) never give 6.
 	"opt125m_score_generate_bs1 under roundup_power2_divisions_4: reserved_bytes.all.peak": smallOrder,
 	"opt125m_score_generate_bs1 under roundup_power2_divisions_4: num_device_alloc":        smallOrder,
 	"opt125m_score_generate_bs1 under roundup_power2_divisions_4: segment.all.peak":        smallOrder,
@@ -678,4 +679,111 @@ func TestSmallPoolSegmentOrder(t *testing.T) {
 	}
 	t.Logf("%d of %d swaps of two small-pool segments give one 2 MiB segment more under max_split_size_mb:128 (and the same small pool under the default setting); the address range holds it: num_device_alloc %v, reserved_bytes.all.peak %v",
 		oneMore, len(addrs)*(len(addrs)-1)/2, r.AddressRange["num_device_alloc"], r.AddressRange["reserved_bytes.all.peak"])
+}
+
+// TestSmallPoolSegmentOrderRecorded is case (a) in PyTorch's own runs:
+// opt125m_score_generate_bs1 under roundup_power2_divisions:4, recorded five times (the
+// shipped run and repeats/1-4 of reference/misses-2.11), made the same requests each
+// time, yet the shipped run's small pool took one 2 MiB segment more than the other
+// four (num_device_alloc and segment.all.peak + 1, reserved + 2 MiB, the large pool's
+// figures equal), and the small segments lie in another order (each one's offset from
+// the first). The default snapshot replayed with either run's own device addresses
+// gives that run's figures, and replayed as it is gives the four repeats'.
+func TestSmallPoolSegmentOrderRecorded(t *testing.T) {
+	const prog, setting, small = "opt125m_score_generate_bs1", "roundup_power2_divisions_4", 2 << 20
+	name := prog + "__" + setting
+	read := func(rel string) (*snapshot.Snapshot, *history) {
+		t.Helper()
+		p, err := reference.Pickle(reference.Misses211, rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := snapshot.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := prepare(s, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, h
+	}
+	sD, hD := read(prog + "__default.pickle")
+	sA, hA := read(name + ".pickle")
+	sB, hB := read("repeats/1/" + name + ".pickle")
+	ffA, err := reference.File(reference.Misses211, name+".facts.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fA := readFacts(t, ffA)
+	reps, err := reference.Glob(reference.Misses211, "repeats/*/"+name+".facts.json")
+	if err != nil || len(reps) < 2 {
+		t.Fatalf("repeats of %s: %d (%v), want several", name, len(reps), err)
+	}
+	fB := readFacts(t, reps[0])
+	for _, ff := range reps[1:] {
+		f := readFacts(t, ff)
+		for _, k := range acceptanceKeys {
+			if f.Stats[k] != fB.Stats[k] {
+				t.Errorf("%s: %s = %d, in %s %d: the repeats differ", ff, k, f.Stats[k], reps[0], fB.Stats[k])
+			}
+		}
+	}
+	for k, d := range map[string]int64{
+		"num_device_alloc": 1, "segment.all.peak": 1, "reserved_bytes.all.peak": small,
+		"segment.small_pool.peak": 1, "reserved_bytes.small_pool.peak": small,
+		"segment.large_pool.peak": 0, "reserved_bytes.large_pool.peak": 0, "allocated_bytes.all.peak": 0,
+	} {
+		if got := fA.Stats[k] - fB.Stats[k]; got != d {
+			t.Errorf("%s: the shipped run's minus the repeats' = %d, want %d", k, got, d)
+		}
+	}
+	requests := func(s *snapshot.Snapshot) (sizes []int64, offsets []int64) {
+		var first uint64
+		for _, e := range s.Traces[0] {
+			switch {
+			case e.Action == "alloc":
+				sizes = append(sizes, e.Size)
+			case e.Action == "segment_alloc" && e.Size == small:
+				if first == 0 {
+					first = e.Addr
+				}
+				offsets = append(offsets, int64(e.Addr-first)/small)
+			}
+		}
+		return sizes, offsets
+	}
+	reqA, offA := requests(sA)
+	reqB, offB := requests(sB)
+	if !slices.Equal(reqA, reqB) {
+		t.Fatalf("the two runs made different requests (%d, %d)", len(reqA), len(reqB))
+	}
+	t.Logf("%d requests, the same in both runs; small-pool segments' offsets from the first, in 2 MiB: %v in the shipped run, %v in repeat 1", len(reqA), offA, offB)
+	cfg, err := allocator.ParseConfig(fA.Conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := Setting{Conf: cfg}
+	for _, c := range []struct {
+		what  string
+		other *history
+		f     facts
+	}{{"the shipped run", hA, fA}, {"repeat 1", hB, fB}} {
+		moved, err := withAddresses(hD, c.other)
+		if err != nil {
+			t.Fatalf("%s: %v", c.what, err)
+		}
+		r, err := replayTimed(moved, st, Options{TotalMemory: c.f.TotalMemory, NoAddressRange: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, name+" with "+c.what+"'s device addresses", *r, c.f, acceptanceKeys)
+		logRow(t, prog, setting, " ("+c.what+"'s addresses)", *r, c.f)
+	}
+	res, err := Replay(sD, []Setting{st}, Options{TotalMemory: fB.TotalMemory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, name+" as the default snapshot has it, against the repeats", res.Runs[0], fB, acceptanceKeys)
+	logRow(t, prog, setting, " (against repeat 1)", res.Runs[0], fB)
 }
