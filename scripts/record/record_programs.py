@@ -527,6 +527,11 @@ def vit_train_bf16(torch):
 # ---- decoder `generate` programs for issue 20's held-back cases (helper rec): a decoder's
 # generate under max_split_size_mb:128 (one small-pool segment more in the replay), under
 # 64 + GC (capped), and its fragmentation peak under roundup_power2_divisions:4.
+# transformers 5.17's generate() computes only the last position's logits (logits_to_keep=1),
+# so the prefill logits above 128 MiB that these docstrings and gpt2_generate_large's name
+# are not made: in their recordings the only blocks above 128 MiB are weights moved by
+# .cuda() (reference/misses-2.11/README.md, "Case (a) measured"); the score-then-generate
+# programs below make such blocks.
 
 def _generate(torch, model, vocab, shapes, pad, lo=0, **kw):
     """generate() for each (batch, prompt length, new tokens) in shapes: random prompts in
