@@ -59,9 +59,10 @@
 // still measure other figures: misses-2.11's rerun/ shows it).
 // Run.AddressRange holds every figure that differs between these placements,
 // Run.AddressPlacements over how many (reference/misses-2.11: every figure PyTorch
-// measured that the model's placement misses lies inside it but gpt2_generate_fp16's
-// two fragmentation peaks, which few of the swapped orders reach, and the default
-// snapshot with that run's own addresses moved in gives every figure exactly).
+// measured that the model's placement misses lies inside it, but those its misses_test.go
+// lists in outsideRange, such as one small-pool segment more where the driver ordered the
+// 2 MiB segments otherwise; and the default snapshot with that run's own addresses moved
+// in gives every figure exactly).
 //
 // A replay that predicts an out-of-memory error the recorded run did not have stops
 // at that allocation, as the program did (Options.ContinueAfterOOM goes on). What the

@@ -527,6 +527,11 @@ def vit_train_bf16(torch):
 # ---- decoder `generate` programs for issue 20's held-back cases (helper rec): a decoder's
 # generate under max_split_size_mb:128 (one small-pool segment more in the replay), under
 # 64 + GC (capped), and its fragmentation peak under roundup_power2_divisions:4.
+# transformers 5.17's generate() computes only the last position's logits (logits_to_keep=1),
+# so the prefill logits above 128 MiB that these docstrings and gpt2_generate_large's name
+# are not made: in their recordings the only blocks above 128 MiB are weights moved by
+# .cuda() (reference/misses-2.11/README.md, "Case (a) measured"); the score-then-generate
+# programs below make such blocks.
 
 def _generate(torch, model, vocab, shapes, pad, lo=0, **kw):
     """generate() for each (batch, prompt length, new tokens) in shapes: random prompts in
@@ -740,6 +745,107 @@ def llama_generate_deep_fp16(torch):
               do_sample=False)
 
 
+# ---- score-then-generate programs for issue 20's held-back case (a) (helper small): a
+# decoder scoring a long text (full logits, a block above 128 MiB, freed after) before each
+# batch-1 `generate` of many tokens, whose KV caches, position ids, masks and per-step
+# logits are small-pool blocks (requests of 1 MiB or less, in 2 MiB segments). Under
+# max_split_size_mb:128 the freed logits block is not split for later requests, so the
+# large pool's segments, and where the driver puts the small pool's, differ from the
+# default run's. (`generate` itself keeps only the last position's logits.)
+
+def _score_generate(torch, model, vocab, rounds, pad, lo=0, **kw):
+    """For each (score length, prompt length, new tokens) in rounds: the full logits of one
+    random text of the score length (model(ids).logits, then freed), then generate() of
+    exactly `new` tokens for one random prompt (batch 1, all-ones mask)."""
+    with torch.no_grad():
+        for n_score, n, new in rounds:
+            ids = torch.randint(lo, vocab, (1, n_score), device="cuda")
+            logits = model(ids).logits
+            del ids, logits
+            _generate(torch, model, vocab, [(1, n, new)], pad, lo=lo, **kw)
+
+
+def gpt2_score_generate_bs1(torch):
+    """transformers' GPT-2 small (12 layers, d 768, vocab 50257, random weights): four rounds
+    of scoring a 700-820 token text (logits 134-157 MiB) and greedy `generate` of 32-56
+    tokens for a 16-40 token prompt (24 KV tensors growing in the small pool)."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024)
+    model = GPT2LMHeadModel(cfg).cuda().eval()
+    _score_generate(torch, model, cfg.vocab_size, [(700, 24, 40), (760, 16, 48), (820, 40, 32), (720, 20, 56)],
+                    0, do_sample=False)
+
+
+def distilgpt2_score_generate_bs1(torch):
+    """transformers' GPT-2 in distilgpt2's shape (6 layers, d 768, random weights): four
+    rounds of scoring a 680-1000 token text (logits above 128 MiB) and greedy `generate` of
+    40-64 tokens for a 16-48 token prompt."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=6, n_embd=768, n_head=12, n_positions=1024)
+    model = GPT2LMHeadModel(cfg).cuda().eval()
+    _score_generate(torch, model, cfg.vocab_size, [(680, 32, 60), (900, 20, 64), (700, 48, 40), (1000, 16, 48)],
+                    0, do_sample=False)
+
+
+def gpt2_sample_score_generate_bs1(torch):
+    """transformers' GPT-2 small (12 layers, random weights): three rounds of scoring a
+    700-900 token text (logits above 128 MiB) and top-k/top-p sampling `generate` of 40-48
+    tokens for a 16-36 token prompt (per-step sort, cumsum and softmax blocks in the small
+    pool too)."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024)
+    model = GPT2LMHeadModel(cfg).cuda().eval()
+    _score_generate(torch, model, cfg.vocab_size, [(900, 20, 48), (700, 36, 40), (800, 16, 44)],
+                    0, do_sample=True, top_k=50, top_p=0.95)
+
+
+def gpt2_fp16_score_generate(torch):
+    """transformers' GPT-2 small (12 layers, random weights) in fp16: three rounds of
+    scoring (batch 2 x 800-1000 tokens: fp16 logits above 128 MiB) and greedy `generate`
+    of 40-56 tokens for one 16-32 token prompt."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024)
+    model = GPT2LMHeadModel(cfg).cuda().half().eval()
+    with torch.no_grad():
+        for n_score, n, new in [(800, 16, 56), (1000, 32, 40), (900, 24, 48)]:
+            ids = torch.randint(0, cfg.vocab_size, (2, n_score), device="cuda")
+            logits = model(ids).logits
+            del ids, logits
+            _generate(torch, model, cfg.vocab_size, [(1, n, new)], 0, do_sample=False)
+
+
+def opt125m_score_generate_bs1(torch):
+    """transformers' OPT in opt-125m's shape (12 layers, d 768, vocab 50272, random
+    weights): three rounds of scoring a 700-880 token text (logits above 128 MiB) and
+    greedy `generate` of 40-56 tokens for a 16-30 token prompt."""
+    from transformers import OPTConfig, OPTForCausalLM
+    torch.manual_seed(0)
+    cfg = OPTConfig(hidden_size=768, ffn_dim=3072, num_hidden_layers=12, num_attention_heads=12,
+                    word_embed_proj_dim=768, max_position_embeddings=2048)
+    model = OPTForCausalLM(cfg).cuda().eval()
+    _score_generate(torch, model, cfg.vocab_size, [(700, 20, 48), (880, 30, 40), (760, 16, 56)],
+                    1, lo=4, do_sample=False)
+
+
+def llama2l_score_generate_bs1(torch):
+    """transformers' Llama (2 layers, d 512, 8 heads, 2 KV heads, vocab 32000, random
+    weights): three rounds of scoring a 1100-1400 token text (logits above 128 MiB) and
+    greedy `generate` of 40-64 tokens for a 16-40 token prompt (rotary position
+    embeddings, cache positions and masks in the small pool)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(0)
+    cfg = LlamaConfig(hidden_size=512, intermediate_size=1376, num_hidden_layers=2,
+                      num_attention_heads=8, num_key_value_heads=2, vocab_size=32000,
+                      max_position_embeddings=2048)
+    model = LlamaForCausalLM(cfg).cuda().eval()
+    _score_generate(torch, model, cfg.vocab_size, [(1100, 24, 64), (1400, 16, 48), (1200, 40, 40)],
+                    0, do_sample=False)
+
+
 PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_train_bf16,
                                     gpt2_generate, phases_empty_cache, prefetch_side_stream,
                                     compile_train, compile_reduce_overhead_infer, graph_shared_pool,
@@ -752,7 +858,10 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     mistral_generate_bf16, opt_generate_fp16,
                                     distilgpt2_generate_long, gpt2_generate_12l_long,
                                     gpt2_generate_sample_bs1, llama_generate_small, opt_generate_125m,
-                                    gpt2_medium_generate_fp16, llama_generate_deep_fp16)}
+                                    gpt2_medium_generate_fp16, llama_generate_deep_fp16,
+                                    gpt2_score_generate_bs1, distilgpt2_score_generate_bs1,
+                                    gpt2_sample_score_generate_bs1, gpt2_fp16_score_generate,
+                                    opt125m_score_generate_bs1, llama2l_score_generate_bs1)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer"}
 
