@@ -458,8 +458,9 @@ def gpt2_generate_padded(torch):
 
 def gpt2_generate_large(torch):
     """transformers' GPT-2 (12 layers, d 768, vocab 50257, random weights), greedy `generate`
-    of 16 tokens for prompts batch x length 8x512, 2x1000, 16x128: the prefill's logits
-    (up to 823 MB) are blocks above max_split_size_mb's 128 MiB."""
+    of 16 tokens for prompts batch x length 8x512, 2x1000, 16x128 (meant to make prefill
+    logits above 128 MiB, which generate() does not keep: see the note before
+    gpt2_generate_12l)."""
     from transformers import GPT2Config, GPT2LMHeadModel
     torch.manual_seed(0)
     cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024)
@@ -547,7 +548,7 @@ def _generate(torch, model, vocab, shapes, pad, lo=0, **kw):
 def gpt2_generate_12l(torch):
     """transformers' GPT-2 small (12 layers, d 768, vocab 50257, random weights), greedy
     `generate` of 12 tokens for prompts batch x length 1x32, 4x200, 1x700, 2x64 (the 4x200
-    and 1x700 prefill logits are blocks above 128 MiB)."""
+    and 1x700 prompts were meant to make prefill logits above 128 MiB: see the note above)."""
     from transformers import GPT2Config, GPT2LMHeadModel
     torch.manual_seed(0)
     cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024)
@@ -594,7 +595,7 @@ def gpt2_generate_fp16(torch):
 def gpt2_generate_batches(torch):
     """transformers' GPT-2 (4 layers, d 768, random weights), six greedy `generate` calls of
     6 tokens with growing batches and prompts (1x20, 3x60, 5x100, 7x140, 9x180, 11x220):
-    logits from 4 MB to 486 MB."""
+    full logits would be 4 MB to 486 MB, but generate() keeps only the last position's."""
     from transformers import GPT2Config, GPT2LMHeadModel
     torch.manual_seed(0)
     cfg = GPT2Config(n_layer=4, n_embd=768, n_head=12, n_positions=1024)
@@ -659,7 +660,7 @@ def opt_generate_fp16(torch):
 
 def distilgpt2_generate_long(torch):
     """transformers' GPT-2 with distilgpt2's shape (6 layers, d 768, random weights), greedy
-    `generate`: one 1x700 prompt (prefill logits above 128 MiB), then 64 and 48 tokens for
+    `generate`: one 1x700 prompt (meant for prefill logits above 128 MiB; see the note above), then 64 and 48 tokens for
     short prompts 1x24 and 2x40, whose KV caches grow in the small pool."""
     from transformers import GPT2Config, GPT2LMHeadModel
     torch.manual_seed(0)
@@ -672,7 +673,7 @@ def distilgpt2_generate_long(torch):
 def gpt2_generate_12l_long(torch):
     """transformers' GPT-2 small (12 layers, d 768, random weights), greedy `generate` of
     48, 6 and 32 tokens for prompts 1x24, 1x700, 3x32: small-pool KV caches around one
-    prefill whose logits are above 128 MiB."""
+    long prefill (its logits, kept for the last position only, are small)."""
     from transformers import GPT2Config, GPT2LMHeadModel
     torch.manual_seed(0)
     cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024)
@@ -694,7 +695,7 @@ def gpt2_generate_sample_bs1(torch):
 
 def llama_generate_small(torch):
     """transformers' Llama (4 layers, d 512, 8 heads, 2 KV heads, vocab 32000, random
-    weights), greedy `generate`: 8 tokens for 2x600 (logits above 128 MiB), then 64 and 32
+    weights), greedy `generate`: 8 tokens for 2x600 (meant for logits above 128 MiB; see the note above), then 64 and 32
     tokens for 1x20 and 4x30 (small-pool KV caches)."""
     from transformers import LlamaConfig, LlamaForCausalLM
     torch.manual_seed(0)
