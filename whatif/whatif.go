@@ -178,6 +178,8 @@ type Options struct {
 	// for the request at a random free one of the addresses it gave allocations of
 	// that size (deviceMemory.swapped).
 	permute bool
+	// order, with permute, lays them in a fixed order instead (regionOrder).
+	order regionOrder
 	// ContinueAfterOOM goes on replaying after an allocation fails that the recorded
 	// run made. By default the replay stops there, as the program would have: PyTorch
 	// raised torch.OutOfMemoryError at that call, and what the program did next is not
@@ -489,6 +491,7 @@ func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run,
 		mem.moveRecorded = opts.placement%2 == 1
 		if opts.permute {
 			mem.recorded = h.recordedAddresses()
+			mem.order = opts.order
 		}
 	}
 	a, err := allocator.New(mem, st.Conf)
