@@ -53,15 +53,18 @@
 // capped one put its weights' 20 MiB segments in another order), so such a replay gets
 // the range even when it guessed nothing, and a quarter of its placements (half when
 // it guessed nothing; the others as above) put each recorded allocation at a random
-// free one of the addresses the recorded run gave allocations of its size. Under
+// free one of the addresses the recorded run gave allocations of its size; the first
+// two lay them on those addresses in fixed orders instead (regionOrder: the driver's
+// two regions of same-size segments, below the first one first, or alternating). Under
 // the snapshot's own setting the replay is the recorded run, at the driver's addresses
 // of that run, and a replay that guessed nothing gets no range (a rerun of it can
 // still measure other figures: misses-2.11's rerun/ shows it).
 // Run.AddressRange holds every figure that differs between these placements,
 // Run.AddressPlacements over how many (reference/misses-2.11: every figure PyTorch
 // measured that the model's placement misses lies inside it but gpt2_generate_fp16's
-// two fragmentation peaks, which few of the swapped orders reach, and the default
-// snapshot with that run's own addresses moved in gives every figure exactly).
+// fragmentation peak under max_split_size_mb:128, which few of the swapped orders
+// reach, and the default snapshot with that run's own addresses moved in gives every
+// figure exactly).
 //
 // A replay that predicts an out-of-memory error the recorded run did not have stops
 // at that allocation, as the program did (Options.ContinueAfterOOM goes on). What the
