@@ -91,7 +91,7 @@ func TestOrderOfSameSizeSegments(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-		t.Logf("%s: the address range [%d, %d] is taken over %d placements (%d device allocations guessed: every fourth placement swaps the recorded ones) of a %d-event history",
+		t.Logf("%s: the address range [%d, %d] is taken over %d placements (%d device allocations guessed: the first two placements lay the recorded ones in fixed orders, every fourth swaps them) of a %d-event history",
 			what, rr.AddressRange[key][0], rr.AddressRange[key][1], rr.AddressPlacements, rr.Guessed, hD.events)
 		if below == 0 {
 			t.Errorf("%s: no random order of the 20 MiB segments reaches PyTorch's %s", what, key)

@@ -53,16 +53,19 @@
 // capped one put its weights' 20 MiB segments in another order), so such a replay gets
 // the range even when it guessed nothing, and a quarter of its placements (half when
 // it guessed nothing; the others as above) put each recorded allocation at a random
-// free one of the addresses the recorded run gave allocations of its size. Under
+// free one of the addresses the recorded run gave allocations of its size; the first
+// two lay them on those addresses in fixed orders instead (regionOrder: the driver's
+// two regions of same-size segments, below the first one first, or alternating). Under
 // the snapshot's own setting the replay is the recorded run, at the driver's addresses
 // of that run, and a replay that guessed nothing gets no range (a rerun of it can
 // still measure other figures: misses-2.11's rerun/ shows it).
 // Run.AddressRange holds every figure that differs between these placements,
 // Run.AddressPlacements over how many (reference/misses-2.11: every figure PyTorch
 // measured that the model's placement misses lies inside it, but those its misses_test.go
-// lists in outsideRange, such as one small-pool segment more where the driver ordered the
-// 2 MiB segments otherwise; and the default snapshot with that run's own addresses moved
-// in gives every figure exactly).
+// lists in outsideRange: gpt2_generate_fp16's fragmentation peak under
+// max_split_size_mb:128, which few of the swapped orders reach, and one small-pool
+// segment more where the driver ordered the 2 MiB segments otherwise; and the default
+// snapshot with that run's own addresses moved in gives every figure exactly).
 //
 // A replay that predicts an out-of-memory error the recorded run did not have stops
 // at that allocation, as the program did (Options.ContinueAfterOOM goes on). What the
@@ -179,6 +182,8 @@ type Options struct {
 	// for the request at a random free one of the addresses it gave allocations of
 	// that size (deviceMemory.swapped).
 	permute bool
+	// order, with permute, lays them in a fixed order instead (regionOrder).
+	order regionOrder
 	// ContinueAfterOOM goes on replaying after an allocation fails that the recorded
 	// run made. By default the replay stops there, as the program would have: PyTorch
 	// raised torch.OutOfMemoryError at that call, and what the program did next is not
@@ -490,6 +495,7 @@ func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run,
 		mem.moveRecorded = opts.placement%2 == 1
 		if opts.permute {
 			mem.recorded = h.recordedAddresses()
+			mem.order = opts.order
 		}
 	}
 	a, err := allocator.New(mem, st.Conf)
