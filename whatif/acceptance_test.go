@@ -27,6 +27,21 @@ type facts struct {
 	OOM         *string          `json:"oom"`
 }
 
+// setting is the allocator setting the recorded run ran under: its conf and, for the
+// capped setting, its memory fraction.
+func (f facts) setting(t *testing.T) Setting {
+	t.Helper()
+	cfg, err := allocator.ParseConfig(f.Conf)
+	if err != nil {
+		t.Fatalf("conf %q: %v", f.Conf, err)
+	}
+	st := Setting{Conf: cfg}
+	if f.Frac != nil {
+		st.Fraction = *f.Frac
+	}
+	return st
+}
+
 func readFacts(t *testing.T, path string) facts {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -178,14 +193,7 @@ func checkPair(t *testing.T, s *snapshot.Snapshot, prog, ff, note string) (Run, 
 	t.Helper()
 	name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(ff), prog+"__"), ".facts.json")
 	f := readFacts(t, ff)
-	cfg, err := allocator.ParseConfig(f.Conf)
-	if err != nil {
-		t.Fatalf("%s: conf %q: %v", ff, f.Conf, err)
-	}
-	st := Setting{Conf: cfg}
-	if f.Frac != nil {
-		st.Fraction = *f.Frac
-	}
+	st := f.setting(t)
 	otherPath, err := pickleBeside(ff)
 	if err != nil {
 		t.Fatal(err)

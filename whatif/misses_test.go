@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/reference"
 	"memlab.dev/memlab/snapshot"
 )
@@ -55,14 +54,7 @@ func TestAddressDependentMisses(t *testing.T) {
 			name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(ff), prog+"__"), ".facts.json")
 			what := prog + " under " + name
 			f := readFacts(t, ff)
-			cfg, err := allocator.ParseConfig(f.Conf)
-			if err != nil {
-				t.Fatalf("%s: %v", ff, err)
-			}
-			st := Setting{Conf: cfg}
-			if f.Frac != nil {
-				st.Fraction = *f.Frac
-			}
+			st := f.setting(t)
 			res, err := Replay(s, []Setting{st}, Options{TotalMemory: f.TotalMemory})
 			if err != nil {
 				t.Fatalf("%s: %v", what, err)
@@ -358,36 +350,8 @@ func TestSameCallsPlacedElsewhere(t *testing.T) {
 		{"gpt2_generate_fp16", "max_split_size_mb_64__garbage_collection_threshold_0p6"},
 	} {
 		what := c.prog + " under " + c.setting
-		read := func(name string) *history {
-			t.Helper()
-			p, err := reference.Pickle(reference.Misses211, c.prog+"__"+name+".pickle")
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := snapshot.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h, err := prepare(s, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return h
-		}
-		hD, hS := read("default"), read(c.setting)
-		ff, err := reference.File(reference.Misses211, c.prog+"__"+c.setting+".facts.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := readFacts(t, ff)
-		cfg, err := allocator.ParseConfig(f.Conf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st := Setting{Conf: cfg}
-		if f.Frac != nil {
-			st.Fraction = *f.Frac
-		}
+		hD, hS := missesHistory(t, c.prog+"__default"), missesHistory(t, c.prog+"__"+c.setting)
+		f, st := missesFacts(t, c.prog+"__"+c.setting)
 		for _, same := range []bool{true, false} {
 			moved, err := withSomeAddresses(hD, hS, same)
 			if err != nil {
@@ -519,28 +483,8 @@ func placementsAmongCandidates(def, other []snapshot.TraceEntry) (in, total int,
 // says how often each did.
 func TestAddressPlacementKinds(t *testing.T) {
 	const prog, setting, key, n = "gpt2_generate_large", "max_split_size_mb_64__garbage_collection_threshold_0p6", "num_device_free", 100
-	def, err := reference.Pickle(reference.Misses211, prog+"__default.pickle")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := snapshot.ReadFile(def)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := prepare(s, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ff, err := reference.File(reference.Misses211, prog+"__"+setting+".facts.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := readFacts(t, ff)
-	cfg, err := allocator.ParseConfig(f.Conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := Setting{Conf: cfg, Fraction: *f.Frac}
+	h := missesHistory(t, prog+"__default")
+	f, st := missesFacts(t, prog+"__"+setting)
 	var hits [2]int // by seed parity: 0 only guessed ones moved, 1 recorded ones too
 	for seed := int64(1); seed <= 2*n; seed++ {
 		r, err := replay(h, st, Options{TotalMemory: f.TotalMemory, placement: seed}, CompleteAsRecorded)
@@ -610,24 +554,8 @@ func TestSmallPoolSegmentOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	setting := func(name string) (Setting, facts) {
-		ff, err := reference.File(reference.Misses211, prog+"__"+name+".facts.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := readFacts(t, ff)
-		cfg, err := allocator.ParseConfig(f.Conf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st := Setting{Conf: cfg}
-		if f.Frac != nil {
-			st.Fraction = *f.Frac
-		}
-		return st, f
-	}
-	def, fD := setting("default")
-	ms, fM := setting("max_split_size_mb_128")
+	fD, def := missesFacts(t, prog+"__default")
+	fM, ms := missesFacts(t, prog+"__max_split_size_mb_128")
 	replay := func(h *history, st Setting, f facts) *Run {
 		t.Helper()
 		r, err := replayTimed(h, st, Options{TotalMemory: f.TotalMemory, NoAddressRange: true})
@@ -775,11 +703,7 @@ func TestSmallPoolSegmentOrderRecorded(t *testing.T) {
 		t.Fatalf("the two runs made different requests (%d, %d)", len(reqA), len(reqB))
 	}
 	t.Logf("%d requests, the same in both runs; small-pool segments' offsets from the first, in 2 MiB: %v in the shipped run, %v in repeat 1", len(reqA), offA, offB)
-	cfg, err := allocator.ParseConfig(fA.Conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := Setting{Conf: cfg}
+	st := fA.setting(t)
 	for _, c := range []struct {
 		what  string
 		other *history

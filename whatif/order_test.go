@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/reference"
 	"memlab.dev/memlab/snapshot"
 )
@@ -178,13 +177,6 @@ func missesFacts(t *testing.T, name string) (facts, Setting) {
 		t.Fatal(err)
 	}
 	f := readFacts(t, ff)
-	cfg, err := allocator.ParseConfig(f.Conf)
-	if err != nil {
-		t.Fatalf("%s: %v", ff, err)
-	}
-	st := Setting{Conf: cfg}
-	if f.Frac != nil {
-		st.Fraction = *f.Frac
-	}
+	st := f.setting(t)
 	return f, st
 }
