@@ -473,38 +473,33 @@ def gpt2_generate_large(torch):
             del ids, out
 
 
-def bert_encode_base(torch):
-    """transformers' BERT encoder (4 layers, d 768, 12 heads, random weights), inference on
-    padded batches (batch x length 32x256, 8x512, 64x128, 16x384, 48x200) with masks."""
+def _bert_encode(torch, hidden, heads, batches):
+    """transformers' BERT encoder (4 layers, random weights, intermediate 4 x hidden),
+    inference on padded batches (batch, length) with attention masks of random lengths."""
     from transformers import BertConfig, BertModel
     torch.manual_seed(0)
-    cfg = BertConfig(hidden_size=768, num_hidden_layers=4, num_attention_heads=12,
-                     intermediate_size=3072, max_position_embeddings=512)
+    cfg = BertConfig(hidden_size=hidden, num_hidden_layers=4, num_attention_heads=heads,
+                     intermediate_size=4 * hidden, max_position_embeddings=512)
     model = BertModel(cfg).cuda().eval()
     with torch.no_grad():
-        for bs, n in [(32, 256), (8, 512), (64, 128), (16, 384), (48, 200)]:
+        for bs, n in batches:
             ids = torch.randint(0, cfg.vocab_size, (bs, n), device="cuda")
             lengths = torch.randint(n // 2, n + 1, (bs,), device="cuda")
             mask = (torch.arange(n, device="cuda")[None] < lengths[:, None]).long()
             out = model(input_ids=ids, attention_mask=mask)
             del ids, lengths, mask, out
+
+
+def bert_encode_base(torch):
+    """transformers' BERT encoder (4 layers, d 768, 12 heads, random weights), inference on
+    padded batches (batch x length 32x256, 8x512, 64x128, 16x384, 48x200) with masks."""
+    _bert_encode(torch, 768, 12, [(32, 256), (8, 512), (64, 128), (16, 384), (48, 200)])
 
 
 def bert_encode(torch):
     """transformers' BERT encoder (4 layers, d 512, random weights), inference on padded
     batches (batch x length 8x128, 4x384, 16x64, 2x512, 12x200) with attention masks."""
-    from transformers import BertConfig, BertModel
-    torch.manual_seed(0)
-    cfg = BertConfig(hidden_size=512, num_hidden_layers=4, num_attention_heads=8,
-                     intermediate_size=2048, max_position_embeddings=512)
-    model = BertModel(cfg).cuda().eval()
-    with torch.no_grad():
-        for bs, n in [(8, 128), (4, 384), (16, 64), (2, 512), (12, 200)]:
-            ids = torch.randint(0, cfg.vocab_size, (bs, n), device="cuda")
-            lengths = torch.randint(n // 2, n + 1, (bs,), device="cuda")
-            mask = (torch.arange(n, device="cuda")[None] < lengths[:, None]).long()
-            out = model(input_ids=ids, attention_mask=mask)
-            del ids, lengths, mask, out
+    _bert_encode(torch, 512, 8, [(8, 128), (4, 384), (16, 64), (2, 512), (12, 200)])
 
 
 def vit_train_bf16(torch):
