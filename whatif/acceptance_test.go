@@ -108,18 +108,7 @@ func TestPredictsRecordedSettings(t *testing.T) {
 	summary := c.String()
 	t.Log(summary)
 	t.Logf("widest address range: %.2f of its top (%s)", widest, widestAt)
-	// BENCHMARKS.md quotes this line: it must say what the test measures now.
-	root, err := reference.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := os.ReadFile(filepath.Join(root, "BENCHMARKS.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(doc), "\n"+summary+"\n") {
-		t.Errorf("BENCHMARKS.md does not quote the acceptance's summary line %q: update its what-if section", summary)
-	}
+	quotedInBenchmarks(t, "the acceptance's summary line", summary)
 	if c.checked < 5*len(files) || len(files) < 9 {
 		t.Fatalf("checked %d program × setting pairs of %d programs, want 5 settings of each of the 9 shipped", c.checked, len(files))
 	}
@@ -167,6 +156,16 @@ func TestPredictsModernPrograms(t *testing.T) {
 	}
 	summary := "modern programs: " + c.String()
 	t.Log(summary)
+	quotedInBenchmarks(t, "the modern programs' summary line", summary)
+	if c.checked < 25 || len(files) < 5 {
+		t.Fatalf("checked %d program × setting pairs of %d programs, want 5 settings of each of the 5 shipped", c.checked, len(files))
+	}
+}
+
+// quotedInBenchmarks fails t unless BENCHMARKS.md quotes line, a summary the test
+// printed, on a line of its own: the file must say what the test measures now.
+func quotedInBenchmarks(t *testing.T, what, line string) {
+	t.Helper()
 	root, err := reference.Root()
 	if err != nil {
 		t.Fatal(err)
@@ -175,11 +174,8 @@ func TestPredictsModernPrograms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(doc), "\n"+summary+"\n") {
-		t.Errorf("BENCHMARKS.md does not quote the modern programs' summary line %q: update its what-if section", summary)
-	}
-	if c.checked < 25 || len(files) < 5 {
-		t.Fatalf("checked %d program × setting pairs of %d programs, want 5 settings of each of the 5 shipped", c.checked, len(files))
+	if !strings.Contains(string(doc), "\n"+line+"\n") {
+		t.Errorf("BENCHMARKS.md does not quote %s %q: update its what-if section", what, line)
 	}
 }
 
