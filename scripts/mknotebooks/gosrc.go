@@ -69,7 +69,7 @@ type goNotebook struct {
 	meta     map[string]any
 	runs     []runCell  // the //nb:cell functions, in order
 	imports  []string   // import specs as written: `"fmt"`, `nb "x/y"`
-	measured []measured // the memlab.Measured formats
+	measured []measured // the memlab.Measured formats, memlab.Judge's claims and formats
 }
 
 // rawCell is a cell as lines without newlines; a markdown cell's Chinese
@@ -330,7 +330,7 @@ func readGoNotebook(dir string) (*goNotebook, error) {
 	if missing == 0 {
 		for _, m := range nb.measured {
 			if !lang.Has(lang.Chinese, m.format) {
-				return nil, fmt.Errorf("%s: memlab.Measured format %q has no zh-CN translation in lang/zh-CN/*.txt", m.at, m.format)
+				return nil, fmt.Errorf("%s: memlab.Measured or memlab.Judge text %q has no zh-CN translation in lang/zh-CN/*.txt", m.at, m.format)
 			}
 		}
 		editions = append(editions, lang.Chinese)
@@ -373,13 +373,30 @@ func (nb *goNotebook) readMeasured(d ast.Decl, fset *token.FileSet) error {
 			return err == nil
 		}
 		sel, ok := call.Fun.(*ast.SelectorExpr)
-		if !ok || sel.Sel.Name != "Measured" {
+		if !ok || (sel.Sel.Name != "Measured" && sel.Sel.Name != "Judge") {
 			return true
 		}
 		if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "memlab" {
 			return true
 		}
 		at := fset.Position(call.Pos()).String()
+		if sel.Sel.Name == "Judge" {
+			// memlab.Judge(claim, verdict, format, args...): the claim and the
+			// format are both printed in the edition's language.
+			if len(call.Args) < 3 {
+				err = fmt.Errorf("%s: memlab.Judge needs a claim, a verdict and a format", at)
+				return false
+			}
+			for _, a := range []ast.Expr{call.Args[0], call.Args[2]} {
+				s, ok := constString(a)
+				if !ok || strings.Contains(strings.TrimRight(s, "\n"), "\n") {
+					err = fmt.Errorf("%s: memlab.Judge's claim and format must be one-line string constants (literals joined by +), so that they can be translated", at)
+					return false
+				}
+				nb.measured = append(nb.measured, measured{strings.TrimRight(s, "\n"), at})
+			}
+			return true
+		}
 		if len(call.Args) == 0 {
 			err = fmt.Errorf("%s: memlab.Measured without a format", at)
 			return false
