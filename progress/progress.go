@@ -37,6 +37,7 @@ type Exercise struct {
 	Title     string // the README's title
 	Section   string // the notebook section, such as "Notebook 02, §2.2 The caching allocator"
 	Readme    string // the README's path from the repository root: exercises/04-round-size/README.md
+	Work      string // the learner's copy of it (absolute), whose code is tested; "" when there is no working copy
 	Passed    bool   // every test passes
 	State     string // "passing", "not started", "in progress (3/7)" or "does not build"
 	HintsSeen int    // hints revealed with `memlab exercises hint N`
@@ -76,17 +77,29 @@ func Of(nn string) ([]Exercise, error) {
 	if len(exs) == 0 {
 		return nil, nil
 	}
-	hints, err := workbook.LoadProgress(root)
+	// The learner's working copy when there is one; else the exercises
+	// folder itself (an instructor's checkout).
+	work := workbook.WorkingCopy(root)
+	hintsDir := root
+	if work != "" {
+		hintsDir = work
+	}
+	hints, err := workbook.LoadProgress(hintsDir)
 	if err != nil {
 		return nil, fmt.Errorf("progress: %w", err)
 	}
-	pkgs := make([]string, len(exs))
-	for i, ex := range exs {
-		pkgs[i] = "./" + ex.Slug
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
-	reports, err := workbook.RunTests(ctx, root, pkgs, workbook.RunOptions{})
+	var reports map[string]*workbook.Report
+	if work != "" {
+		reports, err = workbook.RunWorking(ctx, root, work, exs, workbook.RunOptions{})
+	} else {
+		pkgs := make([]string, len(exs))
+		for i, ex := range exs {
+			pkgs[i] = "./" + ex.Slug
+		}
+		reports, err = workbook.RunTests(ctx, root, pkgs, workbook.RunOptions{})
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("progress: the exercises' tests took longer than %v: %w", Timeout, err)
@@ -103,6 +116,9 @@ func Of(nn string) ([]Exercise, error) {
 			State:     workbook.State(r),
 			HintsSeen: hints.HintsRevealed[ex.Slug],
 			Hints:     len(ex.Hints),
+		}
+		if work != "" {
+			out[i].Work = filepath.Join(work, ex.Slug)
 		}
 	}
 	return out, nil
@@ -185,38 +201,40 @@ func Report(nn string) (*memlab.Table, string) {
 		} else if next == nil {
 			next = &exs[i]
 		}
-		state := ex.State
-		if zh {
-			state = stateZh(state)
-		}
+		state := workbook.StateText(ex.State)
 		t.Row(ex.Slug, strings.ReplaceAll(ex.Title, "`", ""), state, fmt.Sprintf("%d/%d", ex.HintsSeen, ex.Hints))
 	}
 	switch {
 	case zh && next == nil:
 		return t, fmt.Sprintf("%d 道练习全部通过。", len(exs))
+	case zh && next.Work != "":
+		return t, fmt.Sprintf("%d 道练习中已通过 %d 道。下一道：练习 %d —— 先读 %s，\n在笔记本 06 里完成它（你的副本：%s），\n再运行 go run ./cmd/memlab exercises check %d（检查的就是你的副本）；\n卡住了就运行 go run ./cmd/memlab exercises hint %d。",
+			len(exs), passing, next.Number, next.Readme, shortPath(next.Work), next.Number, next.Number)
 	case zh:
 		return t, fmt.Sprintf("%d 道练习中已通过 %d 道。下一道：练习 %d —— 先读 %s，\n再运行 go run ./cmd/memlab exercises check %d；\n卡住了就运行 go run ./cmd/memlab exercises hint %d。",
 			len(exs), passing, next.Number, next.Readme, next.Number, next.Number)
 	case next == nil:
 		return t, fmt.Sprintf("All %d exercises pass.", len(exs))
+	case next.Work != "":
+		return t, fmt.Sprintf("%d of %d exercises pass. Next: exercise %d — read %s,\nwrite it in notebook 06 (your copy: %s),\nthen go run ./cmd/memlab exercises check %d (it checks your copy;\ngo run ./cmd/memlab exercises hint %d if stuck).",
+			passing, len(exs), next.Number, next.Readme, shortPath(next.Work), next.Number, next.Number)
 	}
 	return t, fmt.Sprintf("%d of %d exercises pass. Next: exercise %d — read %s,\nthen go run ./cmd/memlab exercises check %d\n(go run ./cmd/memlab exercises hint %d if stuck).",
 		passing, len(exs), next.Number, next.Readme, next.Number, next.Number)
 }
 
-// stateZh is workbook.State's word in Chinese.
-func stateZh(s string) string {
-	switch {
-	case s == "passing":
-		return "已通过"
-	case s == "not started":
-		return "未开始"
-	case s == "does not build":
-		return "无法编译"
-	case s == "no result":
-		return "无结果"
-	case strings.HasPrefix(s, "in progress "):
-		return "进行中 " + strings.TrimPrefix(s, "in progress ")
+// shortPath is path from the repository root (MEMLAB_REPO, else the folder
+// above the exercises) when it lies inside it, else path itself.
+func shortPath(path string) string {
+	repo := os.Getenv("MEMLAB_REPO")
+	if repo == "" {
+		cwd, _ := os.Getwd()
+		if root, err := workbook.FindRoot(cwd, ""); err == nil {
+			repo = filepath.Dir(root)
+		}
 	}
-	return s
+	if rel, err := filepath.Rel(repo, path); err == nil && repo != "" && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel) + "/"
+	}
+	return path + "/"
 }

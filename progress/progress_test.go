@@ -20,6 +20,7 @@ import (
 // of them solved and one with hints seen, as a learner's would be.
 func TestOfAndText(t *testing.T) {
 	root := workbooktest.Module(t, "12-tensor-pool", "13-kv-block-table", "14-version-counter")
+	t.Setenv("MEMLAB_WORKBOOK", t.TempDir()) // no working copy: the folder itself
 	workbooktest.SwapInSolution(t, filepath.Join(root, "12-tensor-pool"))
 	hints := workbook.Progress{HintsRevealed: map[string]int{"13-kv-block-table": 2}}
 	if err := hints.Save(root); err != nil {

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"memlab.dev/memlab/internal/workbook"
+	"memlab.dev/memlab/lang"
 )
 
 func init() {
@@ -23,18 +24,26 @@ func init() {
 	})
 }
 
-const exercisesUsage = `usage: memlab exercises [--dir DIR] <command> [arguments]
+const exercisesUsage = `usage: memlab exercises [--dir DIR] [--tracked] <command> [arguments]
+
+A learner solves the exercises in a working copy, workbook/exercises/ (made by
+make lab and by notebook 06, git-ignored; MEMLAB_WORKBOOK moves it): list,
+check and hint use it whenever it exists, so a notebook's progress table, this
+command and notebook 06 agree, and the repository's files never change. The
+tracked exercises/ folder is the instructor's: its stubs, official tests and
+reference solutions (--tracked works on it, as --solution does).
 
 commands:
   list                      every exercise with its notebook section, status and hints seen
   check N [--race] [--run REGEXP] [--solution] [--student DIR]
-                            run exercise N's tests and explain the failures; exit 0 iff it passes.
-                            --student checks a copy of the exercise (such as the one a notebook
-                            writes under workbook/exercises/) with the official tests
+                            run exercise N's official tests on your working copy of it (the
+                            stub while you have none) and explain the failures; exit 0 iff it
+                            passes. --student checks another copy of the exercise folder
   copy N... [--to DIR]      make a working copy of each exercise's stub in DIR/<folder>
-                            (default: workbook/exercises beside the exercises folder, which git
-                            ignores); an existing copy is kept as it is
-  hint N                    show the next hint of exercise N (remembered in DIR/.progress.json)
+                            (default: the working copy, workbook/exercises beside the
+                            exercises folder); an existing copy is kept as it is
+  hint N                    show the next hint of exercise N (remembered in the working
+                            copy's .progress.json)
   grade --student PATH [--exercise N] [--json] [--race] [--timeout D] [--max-output BYTES]
         [--sandbox bwrap|none]
                             instructors: run the official, unmodified tests against a student's
@@ -47,13 +56,15 @@ commands:
 
 N is a number (4), a folder (04-round-size) or a name (round-size). DIR is the
 exercises folder; by default it is found from the current directory upward.
-Everything runs offline with the local Go toolchain.
+--tracked (instructors) lists, checks and hints the exercises folder itself
+instead of the working copy. Everything runs offline with the local Go toolchain.
 `
 
 func runExercises(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("exercises", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dir := fs.String("dir", "", "the exercises folder (default: found from the current directory upward)")
+	tracked := fs.Bool("tracked", false, "instructors: list, check and hint the exercises folder itself, not the learner's working copy")
 	fs.Usage = func() { fmt.Fprint(stderr, exercisesUsage) }
 	if err := fs.Parse(args); err != nil {
 		return helpOr2(err)
@@ -97,13 +108,18 @@ func runExercises(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	ctx := context.Background()
+	// The learner's working copy, where one exists: list, check and hint read it.
+	work := ""
+	if !*tracked {
+		work = workbook.WorkingCopy(root)
+	}
 	switch sub {
 	case "list":
-		return exercisesList(ctx, root, exs, rest, stdout, stderr)
+		return exercisesList(ctx, root, work, exs, rest, stdout, stderr)
 	case "check":
-		return exercisesCheck(ctx, root, exs, rest, stdout, stderr)
+		return exercisesCheck(ctx, root, work, exs, rest, stdout, stderr)
 	case "hint":
-		return exercisesHint(root, exs, rest, stdout, stderr)
+		return exercisesHint(root, work, exs, rest, stdout, stderr)
 	case "copy":
 		return exercisesCopy(root, exs, rest, stdout, stderr)
 	default: // "grade"
@@ -127,37 +143,51 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func exercisesList(ctx context.Context, root string, exs []workbook.Exercise, args []string, stdout, stderr io.Writer) int {
+func exercisesList(ctx context.Context, root, work string, exs []workbook.Exercise, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		fmt.Fprintf(stderr, "memlab exercises list: unexpected arguments %q\n", args)
 		return 2
 	}
-	progress, err := workbook.LoadProgress(root)
+	hintsDir := root
+	if work != "" {
+		hintsDir = work
+	}
+	progress, err := workbook.LoadProgress(hintsDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
 		return 1
 	}
-	pkgs := make([]string, len(exs))
-	for i, ex := range exs {
-		pkgs[i] = "./" + ex.Slug
+	var reports map[string]*workbook.Report
+	if work != "" {
+		reports, err = workbook.RunWorking(ctx, root, work, exs, workbook.RunOptions{})
+	} else {
+		pkgs := make([]string, len(exs))
+		for i, ex := range exs {
+			pkgs[i] = "./" + ex.Slug
+		}
+		reports, err = workbook.RunTests(ctx, root, pkgs, workbook.RunOptions{})
 	}
-	reports, err := workbook.RunTests(ctx, root, pkgs, workbook.RunOptions{})
 	if err != nil {
 		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "memlab exercises in %s\n\n", root)
+	if work != "" {
+		fmt.Fprintf(stdout, lang.Text("memlab exercises: your working copy %s (the official tests of %s)")+"\n\n", work, root)
+	} else {
+		fmt.Fprintf(stdout, lang.Text("memlab exercises in %s")+"\n\n", root)
+	}
 	workbook.WriteList(stdout, exs, reports, progress)
 	return 0
 }
 
-func exercisesCheck(ctx context.Context, root string, exs []workbook.Exercise, args []string, stdout, stderr io.Writer) int {
+func exercisesCheck(ctx context.Context, root, work string, exs []workbook.Exercise, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	race := fs.Bool("race", false, "run with the race detector (exercises 12 and 14 are about concurrency)")
 	run := fs.String("run", "", "run only the tests matching this regular expression, such as TestB for part B")
 	solution := fs.Bool("solution", false, "instructors: test the reference solution (build tag solution) instead of the stub")
-	student := fs.String("student", "", "check this copy of the exercise folder instead of the one in the exercises folder")
+	student := fs.String("student", "", "check this copy of the exercise folder instead of your working copy")
+	notStartedOK := fs.Bool("not-started-ok", false, "exit 0 when the exercise is not started (notebook 06's checks): only a started, failing exercise exits 1")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return helpOr2(err)
@@ -179,6 +209,10 @@ func exercisesCheck(ctx context.Context, root string, exs []workbook.Exercise, a
 			return 2
 		}
 		r, err = workbook.CheckCopy(ctx, root, ex, *student, opts)
+	} else if work != "" && !*solution {
+		var reports map[string]*workbook.Report
+		reports, err = workbook.RunWorking(ctx, root, work, []workbook.Exercise{ex}, opts)
+		r = reports[ex.Slug]
 	} else {
 		var reports map[string]*workbook.Report
 		reports, err = workbook.RunTests(ctx, root, []string{"./" + ex.Slug}, opts)
@@ -196,23 +230,38 @@ func exercisesCheck(ctx context.Context, root string, exs []workbook.Exercise, a
 		fmt.Fprintf(stderr, "memlab exercises: no test of exercise %d matches --run %q (its tests are named TestA_…, TestB_…: see exercises/%s/README.md)\n", ex.Number, *run, ex.Slug)
 		return 2
 	}
+	if work != "" && *student == "" && !*solution {
+		if workbook.Started(work, ex) {
+			fmt.Fprintf(stdout, lang.Text("Your copy: %s")+"\n", filepath.Join(work, ex.Slug))
+		} else {
+			fmt.Fprintf(stdout, lang.Text("You have no copy of exercise %d yet (notebook 06 writes it, or: %s copy %d): its stub is checked.")+"\n", ex.Number, workbook.Command, ex.Number)
+		}
+	}
 	workbook.WriteReport(stdout, ex, r)
+	if r.NotStarted() {
+		// Not started is no failure: a notebook that checks every exercise
+		// (06) shows it calmly, and a script sees it by the exit status.
+		if *notStartedOK {
+			return 0
+		}
+		return 1
+	}
 	if !r.Passed() {
 		if len(ex.Hints) > 0 {
-			fmt.Fprintf(stdout, "      Stuck? \"%s hint %d\" shows the next hint.\n", workbook.Command, ex.Number)
+			fmt.Fprintf(stdout, "      "+lang.Text("Stuck? \"%s hint %d\" shows the next hint.")+"\n", workbook.Command, ex.Number)
 		}
 		return 1
 	}
 	for _, next := range exs {
 		if next.Number > ex.Number {
-			fmt.Fprintf(stdout, "      Next: exercise %d · %s — exercises/%s/README.md\n", next.Number, next.Title, next.Slug)
+			fmt.Fprintf(stdout, "      "+lang.Text("Next: exercise %d · %s — exercises/%s/README.md")+"\n", next.Number, next.Title, next.Slug)
 			break
 		}
 	}
 	return 0
 }
 
-func exercisesHint(root string, exs []workbook.Exercise, args []string, stdout, stderr io.Writer) int {
+func exercisesHint(root, work string, exs []workbook.Exercise, args []string, stdout, stderr io.Writer) int {
 	if len(args) != 1 {
 		fmt.Fprintln(stderr, "usage: memlab exercises hint N")
 		return 2
@@ -222,7 +271,11 @@ func exercisesHint(root string, exs []workbook.Exercise, args []string, stdout, 
 		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
 		return 2
 	}
-	progress, err := workbook.LoadProgress(root)
+	hintsDir := root
+	if work != "" {
+		hintsDir = work
+	}
+	progress, err := workbook.LoadProgress(hintsDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
 		return 1
@@ -237,7 +290,7 @@ func exercisesHint(root string, exs []workbook.Exercise, args []string, stdout, 
 		}
 		return 0
 	}
-	if err := progress.Save(root); err != nil {
+	if err := progress.Save(hintsDir); err != nil {
 		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
 		return 1
 	}
@@ -373,7 +426,7 @@ func submissions(exs []workbook.Exercise, student, exercise string) ([]workbook.
 func exercisesCopy(root string, exs []workbook.Exercise, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("copy", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	to := fs.String("to", filepath.Join(filepath.Dir(root), "workbook", "exercises"), "the folder to make the copies in")
+	to := fs.String("to", workbook.WorkingCopyDir(root), "the folder to make the copies in")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return helpOr2(err)

@@ -2,13 +2,19 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"memlab.dev/memlab/internal/workbook/workbooktest"
+	"memlab.dev/memlab/progress"
 )
 
 // TestExercisesSession walks through the command as a new learner and an
@@ -19,6 +25,7 @@ func TestExercisesSession(t *testing.T) {
 		t.Skip("runs go test")
 	}
 	root := workbooktest.Module(t, "01-strides", "05-segment-size")
+	t.Setenv("MEMLAB_WORKBOOK", t.TempDir()) // no working copy: the tracked folder, as an instructor's
 	work := filepath.Join(t.TempDir(), "workbook", "exercises")
 	stubCopy := filepath.Join(t.TempDir(), "my-attempt")
 	if err := os.CopyFS(stubCopy, os.DirFS(filepath.Join(root, "05-segment-size"))); err != nil {
@@ -104,7 +111,125 @@ func TestExercisesSession(t *testing.T) {
 	}
 }
 
+// TestExercisesWorkingCopy is a learner's one path: exercise 1 solved in the
+// working copy (as notebook 06's %%writefile cell leaves it) passes in list and
+// check and in progress.Of, hints are remembered there, a not-started check is
+// calm with --not-started-ok, an unchanged copy is answered from the results
+// kept (no go run at all), and the tracked exercises folder never changes.
+func TestExercisesWorkingCopy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	root := workbooktest.Module(t, "01-strides", "05-segment-size")
+	before := treeSum(t, root)
+	wb := t.TempDir()
+	t.Setenv("MEMLAB_WORKBOOK", wb)
+	t.Setenv("MEMLAB_LANG", "en")
+	work := filepath.Join(wb, "exercises")
+	exercises := func(wantCode int, args ...string) string {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if code := run(append([]string{"exercises", "--dir", root}, args...), &stdout, &stderr); code != wantCode {
+			t.Fatalf("memlab exercises %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, wantCode, stdout.String(), stderr.String())
+		}
+		return stdout.String()
+	}
+	exercises(0, "copy", "1", "5") // as make lab and notebook 06 do
+	if out := exercises(0, "list"); !strings.Contains(out, "your working copy "+work) || !strings.Contains(out, "0 of 2 exercises pass") {
+		t.Errorf("list on a fresh working copy:\n%s", out)
+	}
+	exercises(0, "hint", "1")
+	if _, err := os.Stat(filepath.Join(work, ".progress.json")); err != nil {
+		t.Errorf("hint not remembered in the working copy: %v", err)
+	}
+	if out := exercises(1, "check", "1"); !strings.Contains(out, "Your copy: "+filepath.Join(work, "01-strides")) || !strings.Contains(out, "exercise 1 is not started") {
+		t.Errorf("check 1 of the copy as made:\n%s", out)
+	}
+	if out := exercises(0, "check", "1", "--not-started-ok"); !strings.Contains(out, "TODO  exercise 1 is not started") {
+		t.Errorf("check 1 --not-started-ok:\n%s", out)
+	}
+	// Solved in the copy: its stub replaced by the reference solution.
+	mine := filepath.Join(work, "01-strides")
+	sol, err := os.ReadFile(filepath.Join(root, "01-strides", "strides_solution.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mine, "strides_solution.go"), sol, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	workbooktest.SwapInSolution(t, mine)
+	if out := exercises(0, "check", "1"); !strings.Contains(out, "PASS  all 25 cases of exercise 1 pass") {
+		t.Errorf("check 1 after solving it in the working copy:\n%s", out)
+	}
+	if out := exercises(1, "--tracked", "check", "1"); !strings.Contains(out, "not started") {
+		t.Errorf("check 1 --tracked (the instructor's stub):\n%s", out)
+	}
+	if out := exercises(0, "list"); !strings.Contains(out, "1 of 2 exercises pass") || !strings.Contains(out, "passing") {
+		t.Errorf("list after solving exercise 1 in the working copy:\n%s", out)
+	}
+	t.Chdir(root)
+	exs, err := progress.Of("")
+	if err != nil || len(exs) != 2 || exs[0].State != "passing" || exs[0].HintsSeen != 1 || exs[1].State != "not started" || exs[0].Work != mine {
+		t.Errorf("progress.Of after solving exercise 1 in the working copy: %+v, %v", exs, err)
+	}
+	if text := progress.Text("02"); !strings.Contains(text, "passing") || !strings.Contains(text, "write it in notebook 06") {
+		t.Errorf("progress.Text(\"02\"):\n%s", text)
+	}
+	// Nothing changed since: the results kept answer, and go is not run (a
+	// go of the same version that only leaves a mark).
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goBin, _ = filepath.EvalSymlinks(goBin)
+	version, err := os.ReadFile(filepath.Join(filepath.Dir(goBin), "..", "VERSION"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := t.TempDir()
+	mark := filepath.Join(fake, "ran")
+	if err := os.Mkdir(filepath.Join(fake, "bin"), 0o755); err == nil {
+		err = os.WriteFile(filepath.Join(fake, "VERSION"), version, 0o644)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(fake, "bin", "go"), []byte("#!/bin/sh\ntouch "+mark+"\nexit 1\n"), 0o755)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", filepath.Join(fake, "bin"))
+	if out := exercises(0, "list"); !strings.Contains(out, "1 of 2 exercises pass") {
+		t.Errorf("list of an unchanged working copy:\n%s", out)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Error("list of an unchanged working copy ran go")
+	}
+	if treeSum(t, root) != before {
+		t.Error("the tracked exercises folder changed")
+	}
+}
+
+// treeSum is a digest of the names and contents of every file under dir.
+func treeSum(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		fmt.Fprintf(h, "%s\x00%d\x00", path, len(data))
+		h.Write(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 func TestExercisesFindsFolderFromWorkingDirectory(t *testing.T) {
+	t.Setenv("MEMLAB_WORKBOOK", t.TempDir())
 	root := workbooktest.Module(t, "05-segment-size")
 	t.Chdir(filepath.Join(root, "05-segment-size"))
 	var stdout, stderr bytes.Buffer

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"memlab.dev/memlab/lang"
 )
 
 // maxFailuresShown is how many failing cases of one test WriteReport details.
@@ -29,11 +31,21 @@ func State(r *Report) string {
 	return fmt.Sprintf("in progress (%d/%d)", pass, pass+fail+skip)
 }
 
+// StateText is a State in the current edition's language (lang.Current):
+// "not started" is 未开始 in Chinese.
+func StateText(state string) string {
+	var pass, total int
+	if n, _ := fmt.Sscanf(state, "in progress (%d/%d)", &pass, &total); n == 2 {
+		return fmt.Sprintf(lang.Text("in progress (%d/%d)"), pass, total)
+	}
+	return lang.Text(state)
+}
+
 // WriteReport writes a readable account of r, the test results of exercise ex, to
 // w: a heading, one line per test with its passing cases, the messages of failing
 // cases (the tests' explanations), and a closing summary line.
 func WriteReport(w io.Writer, ex Exercise, r *Report) {
-	fmt.Fprintf(w, "Exercise %d · %s", ex.Number, ex.Title)
+	fmt.Fprintf(w, lang.Text("Exercise %d · %s"), ex.Number, ex.Title)
 	if ex.Section != "" {
 		fmt.Fprintf(w, "  (%s)", ex.Section)
 	}
@@ -45,7 +57,7 @@ func WriteReport(w io.Writer, ex Exercise, r *Report) {
 		return
 	}
 	if r.BuildFailed {
-		fmt.Fprintln(w, "  Your code does not build (errors from the compiler or go vet):")
+		fmt.Fprintln(w, "  "+lang.Text("Your code does not build (errors from the compiler or go vet):"))
 		for _, l := range r.BuildOutput {
 			fmt.Fprintf(w, "    %s\n", l)
 		}
@@ -53,14 +65,14 @@ func WriteReport(w io.Writer, ex Exercise, r *Report) {
 			fmt.Fprintf(w, "    %s\n", l)
 		}
 		fmt.Fprintln(w)
-		fmt.Fprintf(w, "FAIL  exercise %d does not build — fix the errors above first.\n", ex.Number)
+		fmt.Fprintf(w, lang.Text("FAIL  exercise %d does not build — fix the errors above first.")+"\n", ex.Number)
 		return
 	}
 	for _, t := range r.Tests {
 		writeTest(w, ex.Slug, t)
 	}
 	if r.Status != Pass && !anyFailed(r) && len(r.Output) > 0 {
-		fmt.Fprintln(w, "  The test binary failed outside any test:")
+		fmt.Fprintln(w, "  "+lang.Text("The test binary failed outside any test:"))
 		for _, l := range r.Output {
 			fmt.Fprintf(w, "    %s\n", l)
 		}
@@ -70,11 +82,11 @@ func WriteReport(w io.Writer, ex Exercise, r *Report) {
 	fmt.Fprintln(w)
 	switch {
 	case r.Passed():
-		fmt.Fprintf(w, "PASS  all %d cases of exercise %d pass.\n", total, ex.Number)
+		fmt.Fprintf(w, lang.Text("PASS  all %d cases of exercise %d pass.")+"\n", total, ex.Number)
 	case r.NotStarted():
-		fmt.Fprintf(w, "TODO  exercise %d is not started: read exercises/%s/README.md and replace the panics.\n", ex.Number, ex.Slug)
+		fmt.Fprintf(w, lang.Text("TODO  exercise %d is not started: read exercises/%s/README.md and replace the panics.")+"\n", ex.Number, ex.Slug)
 	default:
-		fmt.Fprintf(w, "FAIL  %d of %d cases pass.\n", pass, total)
+		fmt.Fprintf(w, lang.Text("FAIL  %d of %d cases pass.")+"\n", pass, total)
 	}
 }
 
@@ -106,13 +118,13 @@ func writeTest(w io.Writer, slug string, t *Test) {
 	}
 	switch {
 	case t.Status == Pass && len(failed) == 0:
-		fmt.Fprintf(w, "  PASS  %s (%d/%d)\n", t.Name, pass, total)
+		fmt.Fprintf(w, "  "+lang.Text("PASS  %s (%d/%d)")+"\n", t.Name, pass, total)
 		return
 	case todo != "" && pass == 0:
-		fmt.Fprintf(w, "  TODO  %s — %s\n", t.Name, todo)
+		fmt.Fprintf(w, "  "+lang.Text("TODO  %s — %s")+"\n", t.Name, todo)
 		return
 	}
-	fmt.Fprintf(w, "  FAIL  %s (%d/%d)\n", t.Name, pass, total)
+	fmt.Fprintf(w, "  "+lang.Text("FAIL  %s (%d/%d)")+"\n", t.Name, pass, total)
 	for _, l := range t.Output {
 		fmt.Fprintf(w, "          %s\n", l)
 	}
@@ -150,7 +162,7 @@ func notImplemented(output []string) string {
 // followed by a progress summary and a suggestion of what to do next.
 func WriteList(w io.Writer, exs []Exercise, reports map[string]*Report, p Progress) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tExercise\tSection\tStatus\tHints")
+	fmt.Fprintln(tw, lang.Text("#\tExercise\tSection\tStatus\tHints"))
 	passing := 0
 	next := -1
 	for i, ex := range exs {
@@ -160,13 +172,13 @@ func WriteList(w io.Writer, exs []Exercise, reports map[string]*Report, p Progre
 		} else if next < 0 {
 			next = i
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\n", ex.Number, ex.Title, ex.Section, State(r), p.HintsRevealed[ex.Slug], len(ex.Hints))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\n", ex.Number, ex.Title, ex.Section, StateText(State(r)), p.HintsRevealed[ex.Slug], len(ex.Hints))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\n%d of %d exercises pass.", passing, len(exs))
+	fmt.Fprintf(w, "\n"+lang.Text("%d of %d exercises pass."), passing, len(exs))
 	if next >= 0 {
 		n := exs[next].Number
-		fmt.Fprintf(w, " Next: exercise %d — read exercises/%s/README.md, then \"%s check %d\" (\"%s hint %d\" if stuck).", n, exs[next].Slug, Command, n, Command, n)
+		fmt.Fprintf(w, " "+lang.Text("Next: exercise %d — read exercises/%s/README.md, then \"%s check %d\" (\"%s hint %d\" if stuck)."), n, exs[next].Slug, Command, n, Command, n)
 	}
 	fmt.Fprintln(w)
 }
