@@ -440,7 +440,7 @@ async function checkTablesFit(page, name) {
 // solveExercise checks a notebook's exercise cells (a "%%writefile
 // ${MEMLAB_WORKBOOK}/exercises/…" cell holding the learner's code, then a cell tagged
 // "exercise-check" running the official tests on it): after Run All each check
-// shows a verdict, the untouched stub's being TODO. Then it solves exercise 17 as
+// shows a verdict, the untouched stub's being TODO with no error beside it. Then it solves exercise 17 as
 // a learner would: the reference solution goes into the code cell's editor, the
 // two cells run, and the check must say PASS. The notebook on disk is not saved.
 async function solveExercise(page, name, nb, st) {
@@ -450,7 +450,9 @@ async function solveExercise(page, name, nb, st) {
   const text = (outputs) => outputs.map((o) => [].concat(o.text ?? "").join("") + Object.values(o.data || {}).map((v) => [].concat(v).join("")).join("")).join("");
   for (const i of checks) {
     const shown = text(st.cells[i]?.outputs || []);
-    if (!/^TODO  exercise \d+ is not started/m.test(shown)) fail(`${name} cell ${i}`, `the stub's check does not say TODO: ${shown.trim().split("\n").pop()}`);
+    if (!/^TODO  (exercise \d+ is not started|练习 \d+ 还没有开始)/m.test(shown)) fail(`${name} cell ${i}`, `the stub's check does not say TODO: ${shown.trim().split("\n").pop()}`);
+    // Not started is calm: no error box (exit status) beside the TODO.
+    if (/exit status/.test(shown) || (st.cells[i]?.outputs || []).some((o) => o.output_type === "error")) fail(`${name} cell ${i}`, "the stub's check shows an error (exit status) beside its TODO");
   }
   const code = nb.cells.findIndex((c) => src(c).startsWith("%%writefile ${MEMLAB_WORKBOOK}/exercises/17-inplace-block/block.go"));
   if (code < 0 || !checks.includes(code + 1)) return fail(name, "no code cell and check cell for exercise 17");
@@ -474,7 +476,7 @@ async function solveExercise(page, name, nb, st) {
   );
   const after = await page.evaluate(panelState);
   const verdict = text(after.cells[code + 1].outputs);
-  if (!/^PASS  all \d+ cases of exercise 17 pass/m.test(verdict)) fail(`${name} cell ${code + 1}`, `exercise 17 solved in the cell does not pass: ${verdict.trim().split("\n").slice(-3).join(" | ")}`);
+  if (!/^PASS  (all \d+ cases of exercise 17 pass|练习 17 的全部 \d+ 个用例通过)/m.test(verdict)) fail(`${name} cell ${code + 1}`, `exercise 17 solved in the cell does not pass: ${verdict.trim().split("\n").slice(-3).join(" | ")}`);
   else log(`${name}: exercise 17 solved in the notebook: ${verdict.match(/^PASS.*$/m)[0]}`);
   await page.screenshot({ path: path.join(OUT, `${name}-exercise-17.png`) });
 }

@@ -245,8 +245,9 @@ first, each tensor is too large for what is cached, and all four segments are ma
   KV cache) in a small transformer.
 - `05-what-if.ipynb`: for practitioners — your own PyTorch memory snapshot replayed under
   other allocator settings and caps, checked against what PyTorch measured.
-- The exercises are in `exercises/` (one folder each, with a README and hints); check one
-  from the repository root with `go run ./cmd/memlab exercises check 1`.
+- The exercises are in `exercises/` (one folder each, with a README and hints); you solve
+  them in your working copy, `workbook/exercises/`, in notebook `06-exercises.ipynb` or an
+  editor, and check one from the repository root with `go run ./cmd/memlab exercises check 1`.
 - On a machine without Jupyter, the same cells run as a program:
   `go run ./cmd/memlab lab` (add `-device cuda` on a GPU).
 */
@@ -259,6 +260,6 @@ first, each tensor is too large for what is cached, and all four segments are ma
 - `02-memory-mechanics.ipynb`：第 2 章，张量在显存里怎么存放，缓存分配器怎样分配显存、缓存显存，又怎样造成碎片化（fragmentation）。
 - `04-reuse-and-sharing.ipynb`：第 4 章，在一个小型 Transformer 里复用显存（原地操作、显存池、KV 缓存）。
 - `05-what-if.ipynb`：面向实践者——把你自己程序的 PyTorch 显存快照（memory snapshot）放到别的分配器设置和显存上限下重放，并与 PyTorch 的实测数字核对。
-- 练习在 `exercises/` 目录里（每个练习一个文件夹，附 README 和提示）；在仓库根目录检查其中一个：`go run ./cmd/memlab exercises check 1`。
+- 练习在 `exercises/` 目录里（每个练习一个文件夹，附 README 和提示）；你在自己的工作副本 `workbook/exercises/` 里完成它们（在笔记本 `06-exercises.ipynb` 或编辑器里），在仓库根目录检查其中一个：`go run ./cmd/memlab exercises check 1`。
 - 没有 Jupyter 的机器上，同样的单元格可以当作程序运行：`go run ./cmd/memlab lab`（在 GPU 上加 `-device cuda`）。
 */

@@ -14,11 +14,13 @@ stub; edit it in place) and saves it with GoNB's `%%writefile` to your copy of t
 `workbook/exercises/` (git ignores it: the repository's files never change); the second runs the
 exercise's **official tests** against that copy:
 
-    go run ./cmd/memlab exercises check N --student workbook/exercises/FOLDER
+    go run ./cmd/memlab exercises check N --not-started-ok --student workbook/exercises/FOLDER
 
-— the same command as in a terminal at the repository root (`go run ./cmd/memlab exercises check N`
-checks the copy in `exercises/`). Run the cell above it again after every edit. Hints, one at a time:
-`go run ./cmd/memlab exercises hint N`; progress: `go run ./cmd/memlab exercises list`.
+— in a terminal at the repository root, `go run ./cmd/memlab exercises check N` checks the same copy
+(your working copy; the tracked `exercises/` is the instructor's). An exercise you have not started
+says TODO, calmly; one you started says PASS, or FAIL with what is wrong. Run the cell above it again
+after every edit. Hints, one at a time: `go run ./cmd/memlab exercises hint N`; progress:
+`go run ./cmd/memlab exercises list`, and the last cell of every other notebook.
 
 The next cell makes your copies (an existing copy is kept), then the tests' card is opened once so
 you can see what they run on.
@@ -29,9 +31,9 @@ you can see what they run on.
 
 课程的全部练习都在这里，按顺序排列：1–14 各用普通的整数和切片重新实现第 2、4 章里的一条规则；15–19 用的是 memlab 自己的 API：张量、缓存分配器（caching allocator）以及仿照 `torch.cuda` 的那些函数。每个练习有两个单元格：第一个放**你的代码**（一开始是练习的桩代码，直接在单元格里改），用 GoNB 的 `%%writefile` 存到 `workbook/exercises/` 下你自己的那份练习里（git 不跟踪它，仓库里的文件永远不会被改动）；第二个用练习的**官方测试**检查这份代码：
 
-    go run ./cmd/memlab exercises check N --student workbook/exercises/FOLDER
+    go run ./cmd/memlab exercises check N --not-started-ok --student workbook/exercises/FOLDER
 
-——和在仓库根目录的终端里用的是同一条命令（`go run ./cmd/memlab exercises check N` 检查的是 `exercises/` 里的那份）。每次改完代码，先重新运行上面那个单元格，再运行检查。提示一次给一条：`go run ./cmd/memlab exercises hint N`；查看进度：`go run ./cmd/memlab exercises list`。
+——在仓库根目录的终端里，`go run ./cmd/memlab exercises check N` 检查的也是这一份（你的工作副本；仓库里的 `exercises/` 是讲师用的）。还没开始的练习只平静地显示 TODO；开始了的显示 PASS，或者 FAIL 并说明哪里不对。每次改完代码，先重新运行上面那个单元格，再运行检查。提示一次给一条：`go run ./cmd/memlab exercises hint N`；查看进度：`go run ./cmd/memlab exercises list`，以及其他每个笔记本的最后一个单元格。
 
 下一个单元格生成你的副本（已有的副本保持不动），然后打开一次测试所用的那张卡，让你看看测试在什么上面跑。
 */
@@ -91,7 +93,7 @@ func Offset(shape, strides, index []int) (int, error) {
 */
 
 /*nb:raw exercise-check
-!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 1 --student "$MEMLAB_WORKBOOK/exercises/01-strides"
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 1 --not-started-ok --student "$MEMLAB_WORKBOOK/exercises/01-strides"
 */
 
 /*md
@@ -136,7 +138,7 @@ func Transpose(shape, strides []int, dim0, dim1 int) (newShape, newStrides []int
 */
 
 /*nb:raw exercise-check
-!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 2 --student "$MEMLAB_WORKBOOK/exercises/02-contiguous"
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 2 --not-started-ok --student "$MEMLAB_WORKBOOK/exercises/02-contiguous"
 */
 
 /*md
@@ -195,7 +197,7 @@ func ViewStrides(shape, strides, newShape []int) ([]int, error) {
 */
 
 /*nb:raw exercise-check
-!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 3 --student "$MEMLAB_WORKBOOK/exercises/03-view"
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 3 --not-started-ok --student "$MEMLAB_WORKBOOK/exercises/03-view"
 */
 
 /*md
@@ -251,7 +253,7 @@ func RoundSizeTable(size uint64, table [16]uint64) (uint64, error) {
 */
 
 /*nb:raw exercise-check
-!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 4 --student "$MEMLAB_WORKBOOK/exercises/04-round-size"
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 4 --not-started-ok --student "$MEMLAB_WORKBOOK/exercises/04-round-size"
 */
 
 /*md
@@ -290,7 +292,7 @@ func SegmentSize(size uint64) (uint64, error) {
 */
 
 /*nb:raw exercise-check
-!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 5 --student "$MEMLAB_WORKBOOK/exercises/05-segment-size"
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 5 --not-started-ok --student "$MEMLAB_WORKBOOK/exercises/05-segment-size"
 */
 
 /*md
@@ -325,7 +327,7 @@ func BestFit(free []Block, size uint64, cfg Config) int {
 */
 
 /*nb:raw exercise-check
-!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 6 --student "$MEMLAB_WORKBOOK/exercises/06-best-fit"
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 6 --not-started-ok --student "$MEMLAB_WORKBOOK/exercises/06-best-fit"
 */
 
 /*md
@@ -366,7 +368,7 @@ func Allocate(segment []Block, i int, size uint64, pool Pool, cfg Config) ([]Blo
 */
 
 /*nb:raw exercise-check
-!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 7 --student "$MEMLAB_WORKBOOK/exercises/07-split"
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 7 --not-started-ok --student "$MEMLAB_WORKBOOK/exercises/07-split"
 */
 
 /*md
@@ -402,7 +404,7 @@ func Releasable(segment []Block) bool {
 */
 
 /*nb:raw exercise-check
-!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 8 --student "$MEMLAB_WORKBOOK/exercises/08-merge"
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 8 --not-started-ok --student "$MEMLAB_WORKBOOK/exercises/08-merge"
 */
 
 /*md
@@ -451,7 +453,7 @@ func (t *Tracker) Apply(e Event) error {
 */
 
 /*nb:raw exercise-check
-!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 9 --student "$MEMLAB_WORKBOOK/exercises/09-stats"
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 9 --not-started-ok --student "$MEMLAB_WORKBOOK/exercises/09-stats"
 */
 
 /*md
@@ -486,7 +488,7 @@ func Breakdown(segments [][]Block) Split {
 */
 
 /*nb:raw exercise-check
-!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 10 --student "$MEMLAB_WORKBOOK/exercises/10-fragmentation"
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 10 --not-started-ok --student "$MEMLAB_WORKBOOK/exercises/10-fragmentation"
 */
 
 /*md
@@ -527,7 +529,7 @@ func KeptAlive(storageBytes, elemSize int, views []View) (Report, error) {
 */
 
 /*nb:raw exercise-check
-!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 11 --student "$MEMLAB_WORKBOOK/exercises/11-views-keep-alive"
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 11 --not-started-ok --student "$MEMLAB_WORKBOOK/exercises/11-views-keep-alive"
 */
 
 /*md
@@ -590,7 +592,7 @@ func (p *Pool) Stats() Stats {
 */
 
 /*nb:raw exercise-check
-!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 12 --student "$MEMLAB_WORKBOOK/exercises/12-tensor-pool"
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 12 --not-started-ok --student "$MEMLAB_WORKBOOK/exercises/12-tensor-pool"
 */
 
 /*md
@@ -675,7 +677,7 @@ func (bt *BlockTable) Free(seq int) error {
 */
 
 /*nb:raw exercise-check
-!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 13 --student "$MEMLAB_WORKBOOK/exercises/13-kv-block-table"
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 13 --not-started-ok --student "$MEMLAB_WORKBOOK/exercises/13-kv-block-table"
 */
 
 /*md
@@ -760,7 +762,7 @@ func (s Saved) Unpack() (*Tensor, error) {
 */
 
 /*nb:raw exercise-check
-!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 14 --student "$MEMLAB_WORKBOOK/exercises/14-version-counter"
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 14 --not-started-ok --student "$MEMLAB_WORKBOOK/exercises/14-version-counter"
 */
 
 /*md
@@ -805,7 +807,7 @@ func RunSteps(dev tensor.Device, sizes []int, step func(i int, featureMap *tenso
 */
 
 /*nb:raw exercise-check
-!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 15 --student "$MEMLAB_WORKBOOK/exercises/15-fit-the-budget"
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 15 --not-started-ok --student "$MEMLAB_WORKBOOK/exercises/15-fit-the-budget"
 */
 
 /*md
@@ -860,7 +862,7 @@ func CapTenants(a, b *allocator.Allocator) error {
 */
 
 /*nb:raw exercise-check
-!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 16 --student "$MEMLAB_WORKBOOK/exercises/16-leak-check"
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 16 --not-started-ok --student "$MEMLAB_WORKBOOK/exercises/16-leak-check"
 */
 
 /*md
@@ -910,7 +912,7 @@ func Saving(a *allocator.Allocator, x, b *tensor.Tensor, s float64) (naive, mine
 */
 
 /*nb:raw exercise-check
-!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 17 --student "$MEMLAB_WORKBOOK/exercises/17-inplace-block"
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 17 --not-started-ok --student "$MEMLAB_WORKBOOK/exercises/17-inplace-block"
 */
 
 /*md
@@ -965,7 +967,7 @@ func (p *Pool) Close() error {
 */
 
 /*nb:raw exercise-check
-!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 18 --student "$MEMLAB_WORKBOOK/exercises/18-my-pool"
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 18 --not-started-ok --student "$MEMLAB_WORKBOOK/exercises/18-my-pool"
 */
 
 /*md
@@ -1004,5 +1006,5 @@ func ForwardInto(out, x, w, bias *tensor.Tensor) error {
 */
 
 /*nb:raw exercise-check
-!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 19 --student "$MEMLAB_WORKBOOK/exercises/19-lower-the-peak"
+!cd "$MEMLAB_REPO" && go run ./cmd/memlab exercises check 19 --not-started-ok --student "$MEMLAB_WORKBOOK/exercises/19-lower-the-peak"
 */
