@@ -11,7 +11,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // WorkbookEnv names the environment variable that moves the learner's working
@@ -105,6 +108,11 @@ func RunWorking(ctx context.Context, root, work string, exs []Exercise, opts Run
 	if err := os.MkdirAll(scratch, 0o755); err != nil {
 		return nil, fmt.Errorf("workbook: %w", err)
 	}
+	unlock, err := lockScratch(ctx, scratch)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	shared, err := sharedKey(root, opts)
 	if err != nil {
 		return nil, err
@@ -166,6 +174,64 @@ func RunWorking(ctx context.Context, root, work string, exs []Exercise, opts Run
 		}
 	}
 	return reports, nil
+}
+
+// staleLock is the age after which a lock of the scratch folder is taken to be
+// left by a process that died.
+const staleLock = 10 * time.Minute
+
+// lockScratch waits until no other RunWorking uses the scratch folder (two
+// notebooks' progress cells at once, a terminal's check), then holds it until
+// the returned function is called.
+func lockScratch(ctx context.Context, scratch string) (func(), error) {
+	lock := filepath.Join(scratch, ".lock")
+	for {
+		f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err == nil {
+			fmt.Fprintf(f, "%d\n", os.Getpid())
+			f.Close()
+			return func() { os.Remove(lock) }, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("workbook: %w", err)
+		}
+		if lockAbandoned(lock) {
+			os.Remove(lock)
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("workbook: waiting for %s (another check of the working copy): %w", lock, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// lockAbandoned reports whether the lock file was left by a process that is
+// gone (a notebook cell interrupted), or is older than staleLock.
+func lockAbandoned(lock string) bool {
+	st, err := os.Stat(lock)
+	if err != nil {
+		return false // removed meanwhile: try again
+	}
+	if time.Since(st.ModTime()) > staleLock {
+		return true
+	}
+	data, err := os.ReadFile(lock)
+	if err != nil {
+		return false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		// Being written: give it a moment.
+		return time.Since(st.ModTime()) > time.Second
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return true
+	}
+	err = p.Signal(syscall.Signal(0))
+	return errors.Is(err, os.ErrProcessDone) || (err != nil && strings.Contains(err.Error(), "no such process"))
 }
 
 // assemble puts exercise ex into the scratch module: the non-test .go files of
