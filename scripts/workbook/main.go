@@ -39,6 +39,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	exercises "memlab.dev/memlab/internal/workbook"
+	"memlab.dev/memlab/lang"
 )
 
 // Editions are the notebook editions, as named by their folders.
@@ -59,6 +62,7 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 	wb := &workbook{now: now}
 	fl.StringVar(&wb.notebooks, "notebooks", "notebooks", "the pristine notebooks: `DIR`/EDITION/NAME.ipynb")
 	fl.StringVar(&wb.dir, "workbook", "workbook", "the working copies: `DIR`/EDITION/NAME.ipynb")
+	fl.StringVar(&wb.exercises, "exercises", "", "sync also makes the missing working copies of the exercises of this `DIR` in the workbook's exercises/")
 	fl.Usage = func() { fmt.Fprintln(stderr, usage) }
 	if err := fl.Parse(args); err != nil {
 		return 2
@@ -105,6 +109,7 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 type workbook struct {
 	notebooks string // pristine notebooks: notebooks/EDITION/NAME.ipynb
 	dir       string // working copies: workbook/EDITION/NAME.ipynb
+	exercises string // the exercises module whose stubs sync copies into dir/exercises; "" for none
 	now       func() time.Time
 }
 
@@ -376,6 +381,38 @@ func (wb *workbook) sync(w io.Writer) error {
 		}
 		fmt.Fprintf(w, "workbook: %s: %d %s in %s%s\n", ed, len(es), copies, filepath.Join(wb.dir, ed), detail)
 	}
+	return wb.syncExercises(w)
+}
+
+// syncExercises makes the missing working copies of the exercises (their
+// stubs, as `memlab exercises copy` makes them) in the workbook's exercises/,
+// the one place a learner solves them: notebook 06 writes there, and
+// `memlab exercises` and every progress cell read it. A copy that exists is
+// never touched.
+func (wb *workbook) syncExercises(w io.Writer) error {
+	if wb.exercises == "" {
+		return nil
+	}
+	exs, err := exercises.Load(wb.exercises)
+	if err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+	dir := filepath.Join(wb.dir, "exercises")
+	made := 0
+	for _, ex := range exs {
+		_, ok, err := exercises.CopyStub(ex, dir)
+		if err != nil {
+			return fmt.Errorf("sync: %w", err)
+		}
+		if ok {
+			made++
+		}
+	}
+	detail := ""
+	if made > 0 {
+		detail = fmt.Sprintf(" (%d created)", made)
+	}
+	fmt.Fprintf(w, "workbook: exercises: %d working copies in %s%s\n", len(exs), dir, detail)
 	return nil
 }
 
@@ -485,7 +522,7 @@ func (wb *workbook) restore(w io.Writer, ed string, args []string) error {
 			return fmt.Errorf("restore: %w", err)
 		}
 	}
-	replaced := false
+	var replaced []string
 	for _, n := range todo {
 		e := byName[n]
 		cp, pp := wb.copyPath(ed, n), wb.pristinePath(ed, n)
@@ -494,18 +531,18 @@ func (wb *workbook) restore(w io.Writer, ed string, args []string) error {
 			if err := wb.copyPristine(e); err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "workbook: created %s from %s\n", cp, pp)
+			fmt.Fprintf(w, lang.TextIn(ed, "workbook: created %s from %s")+"\n", cp, pp)
 		case pristine:
 			if err := wb.writeRecord(e); err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "workbook: %s is already the same as %s: nothing to restore\n", cp, pp)
+			fmt.Fprintf(w, lang.TextIn(ed, "workbook: %s is already the same as %s: nothing to restore")+"\n", cp, pp)
 		case stale:
 			if err := wb.copyPristine(e); err != nil {
 				return err
 			}
-			replaced = true
-			fmt.Fprintf(w, "workbook: replaced %s (not edited by you) with the changed %s\n", cp, pp)
+			replaced = append(replaced, n)
+			fmt.Fprintf(w, lang.TextIn(ed, "workbook: replaced %s (not edited by you) with the changed %s")+"\n", cp, pp)
 		default: // edited
 			bak, err := wb.backupPath(ed, n)
 			if err != nil {
@@ -517,12 +554,16 @@ func (wb *workbook) restore(w io.Writer, ed string, args []string) error {
 			if err := wb.copyPristine(e); err != nil {
 				return fmt.Errorf("%w (your copy is %s)", err, bak)
 			}
-			replaced = true
-			fmt.Fprintf(w, "workbook: replaced %s with %s; your copy is kept as %s\n", cp, pp, bak)
+			replaced = append(replaced, n)
+			fmt.Fprintf(w, lang.TextIn(ed, "workbook: replaced %s with %s; your copy is kept as %s")+"\n", cp, pp, bak)
 		}
 	}
-	if replaced {
-		fmt.Fprintln(w, "workbook: a notebook open in JupyterLab still shows the old copy: reload it there (File > Reload Notebook from Disk) before you save")
+	if len(replaced) > 0 {
+		// JupyterLab does not reload a file changed under it, and saving it then
+		// asks "File Changed": what to click, in the edition's words (its
+		// language pack's, for zh-CN).
+		fmt.Fprintf(w, lang.TextIn(ed, "workbook: JupyterLab still shows the old %s if it is open there: before you save, click File ▸ Reload Notebook from Disk in its tab. If a save asks \"File Changed\", click Revert (Overwrite would save the old notebook over the restored one).")+"\n",
+			strings.Join(replaced, ", "))
 	}
 	return nil
 }

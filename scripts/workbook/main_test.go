@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"memlab.dev/memlab/internal/workbook/workbooktest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -221,6 +222,18 @@ func TestRestoreAllOfAnEdition(t *testing.T) {
 	if f.read(f.copy("zh-CN", "00-setup-and-tour")) != "edit zh" {
 		t.Error("restore -edition en touched the zh-CN copy")
 	}
+	// What to click in JupyterLab, naming the notebooks replaced, in the
+	// edition's language (its language pack's words for zh-CN).
+	if !strings.Contains(out, "JupyterLab still shows the old 00-setup-and-tour, 04-reuse-and-sharing if it is open there") ||
+		!strings.Contains(out, "File ▸ Reload Notebook from Disk") || !strings.Contains(out, "click Revert") {
+		t.Errorf("restore -edition en does not say how to reload: %q", out)
+	}
+	out = f.mustRun("restore", "-edition", "zh-CN")
+	for _, w := range []string{"你的那份保存为", "如果 00-setup-and-tour 正在 JupyterLab 里打开", "文件 ▸ 从磁盘重新加载 笔记本", "“文件已更改”，点“撤回”"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("restore -edition zh-CN lacks %q: %q", w, out)
+		}
+	}
 }
 
 func TestRestoreRefusesBadInput(t *testing.T) {
@@ -314,5 +327,26 @@ func TestTheWorkbookIsAModuleOfItsOwn(t *testing.T) {
 	}
 	if got := f.read(filepath.Join(f.wb, "go.mod")); got != goMod {
 		t.Errorf("workbook/go.mod holds %q", got)
+	}
+}
+
+// TestSyncMakesExerciseCopies: with -exercises, sync makes the working copy of
+// every exercise that has none (the stub, no tests, no solution) and keeps one
+// the learner wrote.
+func TestSyncMakesExerciseCopies(t *testing.T) {
+	f := newFixture(t)
+	root := workbooktest.Module(t, "01-strides", "05-segment-size")
+	out := f.mustRun("-exercises", root, "sync")
+	if !strings.Contains(out, "workbook: exercises: 2 working copies in "+filepath.Join(f.wb, "exercises")+" (2 created)") {
+		t.Errorf("sync -exercises: %q", out)
+	}
+	mine := filepath.Join(f.wb, "exercises", "01-strides", "strides.go")
+	if _, err := os.Stat(filepath.Join(f.wb, "exercises", "01-strides", "strides_test.go")); err == nil {
+		t.Error("the working copy holds the official tests")
+	}
+	f.write(mine, "package strides // mine\n")
+	out = f.mustRun("-exercises", root, "sync")
+	if !strings.Contains(out, "2 working copies") || strings.Contains(out, "created)") || f.read(mine) != "package strides // mine\n" {
+		t.Errorf("second sync: %q; the learner's copy: %q", out, f.read(mine))
 	}
 }
