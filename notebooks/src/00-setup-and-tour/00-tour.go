@@ -26,7 +26,9 @@ puts a notebook back as it shipped.
 compiled into a fresh Go program and run: *declarations* (imports, functions, types)
 persist from cell to cell, *runtime state does not*. So every experiment cell opens its
 own lab in one line (`l := memlab.MustOpen()`), runs, and closes it (`defer l.Close()`).
-Lines after `%%` are the body of `main`. `memlab.Must(x, err)` returns `x` or stops the
+Lines after `%%` are the body of `main`: a statement such as `fmt.Println(1)` needs it, and
+a cell of statements without `%%` answers `expected declaration, found fmt` (with the path
+of GoNB's temporary `main.go`) — put `%%` on the cell's first line. `memlab.Must(x, err)` returns `x` or stops the
 cell with `err`; `memlab.Check(err)` stops it on an error; `memlab.Show` draws a figure.
 The first cell imports the packages every later cell uses; its `%noautoget` spares every
 cell GoNB's `go get` (all of memlab is in the checkout already: a package from elsewhere
@@ -59,7 +61,7 @@ print(f"{free} bytes free of {total}: {total - free} in use before any tensor (t
 
 **两个版本。** 每个笔记本都有两个版本，出自同一份源码：JupyterLab 文件浏览器里的 `zh-CN/` 文件夹是简体中文版（就是你正在读的这一版，用的是课程教材里的术语），旁边的 `en/` 是英文版。两版的代码单元格一模一样，跑出的数字也一样；不同的只是说明文字，以及单元格打印的「实测：」行——第一个单元格里的 `%env MEMLAB_LANG=zh-CN` 让它们用中文打印。想对照英文说法时，打开英文版的同名笔记本即可。你打开的是自己的工作副本（在 git 忽略的 `workbook/` 目录下），可以随意修改；想恢复成发布时的样子，运行 `make restore NB=00 EDITION=zh-CN`。
 
-**单元格是怎么运行的。** 内核是 [GoNB](https://github.com/janpfeifer/gonb)。每个单元格都会被编译成一个全新的 Go 程序再运行：*声明*（import、函数、类型）在单元格之间保留，*运行时状态不保留*。所以每个实验单元格都用一行代码打开自己的实验环境（`l := memlab.MustOpen()`），跑完再关掉（`defer l.Close()`）。`%%` 之后的各行就是 `main` 函数的函数体。`memlab.Must(x, err)` 返回 `x`，出错时用 `err` 终止本单元格；`memlab.Check(err)` 遇到错误就终止本单元格；`memlab.Show` 负责画图。第一个单元格导入后面所有单元格都要用的包；其中的 `%noautoget` 让 GoNB 不必在每个单元格之前都跑一遍 `go get`（memlab 的包都已在仓库里；要用别处的包，先运行一次 `!*go get 包路径`）。在任何代码单元格里，按 Tab 补全名字，按 Shift-Tab 查看它的文档（由 gopls 提供，内核启动几秒后即可使用）。
+**单元格是怎么运行的。** 内核是 [GoNB](https://github.com/janpfeifer/gonb)。每个单元格都会被编译成一个全新的 Go 程序再运行：*声明*（import、函数、类型）在单元格之间保留，*运行时状态不保留*。所以每个实验单元格都用一行代码打开自己的实验环境（`l := memlab.MustOpen()`），跑完再关掉（`defer l.Close()`）。`%%` 之后的各行就是 `main` 函数的函数体：像 `fmt.Println(1)` 这样的语句需要它；一个只有语句、没有 `%%` 的单元格会报 `expected declaration, found fmt`（附带 GoNB 临时 `main.go` 的路径）——在单元格第一行加上 `%%` 即可。`memlab.Must(x, err)` 返回 `x`，出错时用 `err` 终止本单元格；`memlab.Check(err)` 遇到错误就终止本单元格；`memlab.Show` 负责画图。第一个单元格导入后面所有单元格都要用的包；其中的 `%noautoget` 让 GoNB 不必在每个单元格之前都跑一遍 `go get`（memlab 的包都已在仓库里；要用别处的包，先运行一次 `!*go get 包路径`）。在任何代码单元格里，按 Tab 补全名字，按 Shift-Tab 查看它的文档（由 gopls 提供，内核启动几秒后即可使用）。
 
 ## 用的是哪个设备？
 
