@@ -54,7 +54,7 @@ WORKBOOK=${MEMLAB_WORKBOOK:-$REPO/workbook}
 export MEMLAB_REPO=$REPO MEMLAB_WORKBOOK=$WORKBOOK
 REQS="$REPO/scripts/requirements-lab.txt"
 STAMP="$VENV/.memlab-requirements.sha256"
-JUPYTERLAB_VERSION=4.6.6 # keep in step with scripts/requirements-lab.in
+JUPYTERLAB_VERSION=4.5.11 # keep in step with scripts/requirements-lab.in (its minor is the zh-CN language pack's)
 GONB_VERSION=v0.11.4
 GOIMPORTS_VERSION=v0.52.0 # golang.org/x/tools; builds with Go 1.26
 GOPLS_VERSION=v0.23.0     # golang.org/x/tools/gopls; the newest that builds with Go 1.26
@@ -65,22 +65,133 @@ export PATH="$TOOLS_BIN:$GOROOT_BIN:$PATH"
 # (connection files) go there too, never to ~/.local/share/jupyter.
 export JUPYTER_DATA_DIR="$VENV/share/jupyter"
 
-say() { printf 'lab: %s\n' "$*"; }
+# The terminal's messages are in the edition's language (LAB_LANG, set by
+# pick_edition): every say format has its Chinese in lang/zh-CN/lab.txt, the
+# catalog of package lang (en:/zh: pairs; cmd/memlab's tests check that each
+# format is there, its verbs in the English order that printf needs).
+CATALOG="$REPO/lang/zh-CN/lab.txt"
+LAB_LANG=en
 
-# step NAME CMD...: runs CMD with its output in build/setup/NAME.log; on failure
-# prints the log's tail and exits.
+# tr_fmt FORMAT: FORMAT in LAB_LANG (FORMAT itself in English, or when the
+# catalog lacks it).
+tr_fmt() {
+	if [ "$LAB_LANG" = zh-CN ] && [ -f "$CATALOG" ]; then
+		awk -v en="$1" 'substr($0, 1, 4) == "en: " { cur = substr($0, 5); next }
+			substr($0, 1, 4) == "zh: " && cur == en { print substr($0, 5); found = 1; exit }
+			END { if (!found) print en }' "$CATALOG"
+	else
+		printf '%s\n' "$1"
+	fi
+}
+
+# say FORMAT ARGS...: prints "lab: " and FORMAT (printf's, in LAB_LANG) with ARGS.
+say() {
+	local f
+	f=$(tr_fmt "$1")
+	shift
+	# shellcheck disable=SC2059 # the format is the catalog's
+	printf "lab: $f\n" "$@"
+}
+
+# descendants PID: the processes PID started, and theirs, one per line.
+descendants() {
+	ps -e -o pid=,ppid= | awk -v root="$1" '{ parent[$1] = $2 }
+		END {
+			seen[root] = 1
+			for (changed = 1; changed;) {
+				changed = 0
+				for (c in parent) if (!(c in seen) && (parent[c] in seen)) { seen[c] = 1; changed = 1 }
+			}
+			for (c in seen) if (c != root) print c
+		}'
+}
+
+# stop_tree PID: stops PID (TERM, KILL after 10 s), then every process it had
+# started that still runs — Jupyter starts each kernel in a session of its own,
+# so a GoNB kernel, its gopls and a cell's program would outlive the server,
+# reparented to PID 1. Sets STOPPED_LEFT to how many it had to stop that way.
+stop_tree() {
+	local root=$1 procs p i left=()
+	procs=$(descendants "$root")
+	kill -TERM "$root" 2>/dev/null || true
+	for i in $(seq 1 50); do
+		kill -0 "$root" 2>/dev/null || break
+		sleep 0.2
+	done
+	kill -KILL "$root" 2>/dev/null || true
+	for p in $procs; do
+		kill -0 "$p" 2>/dev/null && left+=("$p")
+	done
+	STOPPED_LEFT=${#left[@]}
+	[ ${#left[@]} -gt 0 ] || return 0
+	kill -TERM "${left[@]}" 2>/dev/null || true
+	for i in $(seq 1 10); do
+		p=0
+		for i in "${left[@]}"; do kill -0 "$i" 2>/dev/null && p=1; done
+		[ $p = 1 ] || return 0
+		sleep 0.2
+	done
+	kill -KILL "${left[@]}" 2>/dev/null || true
+}
+
+# on_signal SIG: Ctrl-C (or a TERM) stops what runs — the Jupyter server with
+# its kernels, or the install step under way — and exits: 0 after Ctrl-C, so
+# that make prints no "Error 130" for the usual way to stop the lab.
+STEP_PID=
+SERVER_PID=
+on_signal() {
+	trap '' INT TERM
+	printf '\n'
+	if [ -n "$SERVER_PID" ]; then
+		say "stopping JupyterLab and its kernels…"
+		stop_tree "$SERVER_PID"
+		wait "$SERVER_PID" 2>/dev/null || true
+		say "stopped (JupyterLab, and %s processes of its kernels)" "$STOPPED_LEFT"
+	elif [ -n "$STEP_PID" ]; then
+		stop_tree "$STEP_PID"
+		wait "$STEP_PID" 2>/dev/null || true
+		say "interrupted: the next make lab starts this step again"
+	fi
+	[ "$1" = INT ] && exit 0
+	exit 143
+}
+
+# step NAME CMD...: runs CMD with its output in build/setup/NAME.log, showing
+# while it runs the seconds so far and the log's last line (the package pip
+# fetches, the one go builds): on one line rewritten in place on a terminal,
+# a line every 15 s otherwise. STEP_COUNT (a grep pattern) and STEP_TOTAL add
+# how many lines of the log match, of how many (pip's "Collecting" lines). On
+# failure it prints the log's tail and exits.
 step() {
 	local name=$1
 	shift
-	local log="$LOGDIR/$name.log"
-	local t0=$SECONDS
+	local log="$LOGDIR/$name.log" t0=$SECONDS shown=$SECONDS tty=0 rc=0 last n
 	mkdir -p "$LOGDIR"
-	if ! "$@" >"$log" 2>&1; then
-		say "$name FAILED (log: $log); last lines:"
+	[ -t 1 ] && tty=1
+	"$@" >"$log" 2>&1 &
+	STEP_PID=$!
+	while kill -0 "$STEP_PID" 2>/dev/null; do
+		sleep 0.5
+		[ $tty = 1 ] || [ $((SECONDS - shown)) -ge 15 ] || continue
+		shown=$SECONDS
+		last=$(tail -n 1 "$log" 2>/dev/null | tr -d '\r' | cut -c1-64)
+		n=""
+		[ -n "${STEP_COUNT:-}" ] && n="$(grep -c -- "$STEP_COUNT" "$log") / ${STEP_TOTAL:-?}, "
+		if [ $tty = 1 ]; then
+			printf '\r\033[K%s' "$(say "%s: %ss, %s%s" "$name" "$((SECONDS - t0))" "$n" "$last")"
+		else
+			say "%s: %ss, %s%s" "$name" "$((SECONDS - t0))" "$n" "$last"
+		fi
+	done
+	wait "$STEP_PID" || rc=$?
+	STEP_PID=
+	[ $tty = 1 ] && printf '\r\033[K'
+	if [ $rc != 0 ]; then
+		say "%s FAILED (log: %s); last lines:" "$name" "$log"
 		tail -n 25 "$log" >&2
 		exit 1
 	fi
-	say "$name done in $((SECONDS - t0))s (log: $log)"
+	say "%s done in %ss (log: %s)" "$name" "$((SECONDS - t0))" "$log"
 }
 
 # as_root CMD...: runs CMD as root (directly, or through sudo -n).
@@ -139,7 +250,7 @@ pip_venv() {
 # returns 1 (saying why) when pip cannot: no python3 venv module, no index.
 install_venv() {
 	if venv_ok; then
-		say "JupyterLab $JUPYTERLAB_VERSION present ($VENV)"
+		say "JupyterLab %s present (%s)" "$JUPYTERLAB_VERSION" "$VENV"
 		return 0
 	fi
 	if [ "${LAB_NO_PIP:-0}" = 1 ]; then
@@ -154,12 +265,13 @@ install_venv() {
 	# A quick probe: does the configured package index answer at all?
 	if ! python3 -m pip download --disable-pip-version-check --no-deps --retries 0 --timeout 10 \
 		-d "$LOGDIR/pip-probe" "jupyterlab==$JUPYTERLAB_VERSION" >"$LOGDIR/pip-probe.log" 2>&1; then
-		say "pip cannot reach a package index (log: $LOGDIR/pip-probe.log)"
+		say "pip cannot reach a package index (log: %s)" "$LOGDIR/pip-probe.log"
 		return 1
 	fi
 	rm -rf "$LOGDIR/pip-probe"
-	step pip-jupyterlab pip_venv
-	say "installed JupyterLab $JUPYTERLAB_VERSION and its pinned dependencies into $VENV"
+	say "installing JupyterLab %s and %s pinned packages into %s (first run only)" "$JUPYTERLAB_VERSION" "$(grep -c '^[A-Za-z0-9].*==' "$REQS")" "$VENV"
+	STEP_COUNT='^Collecting ' STEP_TOTAL=$(grep -c '^[A-Za-z0-9].*==' "$REQS") step pip-jupyterlab pip_venv
+	say "installed JupyterLab %s and its pinned dependencies into %s" "$JUPYTERLAB_VERSION" "$VENV"
 }
 
 apt_install() {
@@ -177,7 +289,7 @@ install_jupyter() {
 	say "FALLING BACK to the distribution's Jupyter (Debian's Jupyter Notebook 6.4, classic UI; no JupyterLab)"
 	if [ -x /usr/bin/jupyter ] && /usr/bin/jupyter nbconvert --version >/dev/null 2>&1 &&
 		/usr/bin/jupyter notebook --version >/dev/null 2>&1; then
-		say "distribution's Jupyter present (/usr/bin/jupyter)"
+		say "distribution's Jupyter present (%s)" /usr/bin/jupyter
 	else
 		step apt-jupyter apt_install jupyter-nbconvert jupyter-client jupyter-notebook
 	fi
@@ -201,7 +313,7 @@ build_gonb() {
 	local tmp rc=0
 	tmp=$(mktemp -d)
 	(cd "$tmp" && go mod init tools && go get "github.com/janpfeifer/gonb@$GONB_VERSION" &&
-		GOBIN="$TOOLS_BIN" go install github.com/janpfeifer/gonb) || rc=$?
+		GOBIN="$TOOLS_BIN" go install -v github.com/janpfeifer/gonb) || rc=$?
 	rm -rf "$tmp"
 	return $rc
 }
@@ -212,10 +324,10 @@ go_tool() {
 	local name=$1 module=$2 version=$3
 	shift 3
 	if [ "$(go_tool_version "$TOOLS_BIN/$name" "$module")" = "$version" ]; then
-		say "$name $version present ($TOOLS_BIN/$name)"
+		say "%s %s present (%s)" "$name" "$version" "$TOOLS_BIN/$name"
 		return 0
 	fi
-	say "building $name $version into $TOOLS_BIN (first run only)"
+	say "building %s %s into %s (first run only)" "$name" "$version" "$TOOLS_BIN"
 	step "$name" "$@"
 }
 
@@ -223,9 +335,9 @@ install_go_tools() {
 	mkdir -p "$TOOLS_BIN"
 	go_tool gonb github.com/janpfeifer/gonb "$GONB_VERSION" build_gonb
 	go_tool goimports golang.org/x/tools "$GOIMPORTS_VERSION" \
-		env GOBIN="$TOOLS_BIN" go install "golang.org/x/tools/cmd/goimports@$GOIMPORTS_VERSION"
+		env GOBIN="$TOOLS_BIN" go install -v "golang.org/x/tools/cmd/goimports@$GOIMPORTS_VERSION"
 	go_tool gopls golang.org/x/tools/gopls "$GOPLS_VERSION" \
-		env GOBIN="$TOOLS_BIN" go install "golang.org/x/tools/gopls@$GOPLS_VERSION"
+		env GOBIN="$TOOLS_BIN" go install -v "golang.org/x/tools/gopls@$GOPLS_VERSION"
 }
 
 # register_kernel writes the gonb kernelspec into the environment: every
@@ -238,7 +350,7 @@ register_kernel() {
 	local spec="$JUPYTER_DATA_DIR/kernels/gonb/kernel.json"
 	step gonb-install "$TOOLS_BIN/gonb" --install --logtostderr=false "--go_work=$REPO"
 	[ -f "$spec" ] || {
-		say "gonb --install wrote no $spec"
+		say "gonb --install wrote no %s" "$spec"
 		exit 1
 	}
 	python3 - "$spec" "$PATH" "$REPO/scripts/gonb-kernel" "$KERNEL_LOG" <<-'EOF'
@@ -252,7 +364,7 @@ register_kernel() {
 		with open(spec, "w") as f:
 		    json.dump(k, f, indent=1)
 	EOF
-	say "GoNB kernel registered: $spec (go.work uses $REPO; log: ${KERNEL_LOG#"$REPO"/})"
+	say "GoNB kernel registered: %s (go.work uses %s; log: %s)" "$spec" "$REPO" "${KERNEL_LOG#"$REPO"/}"
 }
 
 # warm compiles what the notebooks import into Go's build cache and lets gopls
@@ -282,7 +394,7 @@ warm() {
 		return 0
 	fi
 	rm -f "$dir/.stamp"
-	(cd "$dir" && GOFLAGS="-ldflags=-w${GOFLAGS:+ $GOFLAGS}" go build -o /dev/null . && gopls check main.go)
+	(cd "$dir" && GOFLAGS="-ldflags=-w${GOFLAGS:+ $GOFLAGS}" go build -v -o /dev/null . && gopls check main.go)
 	echo "$key" >"$dir/.stamp"
 }
 
@@ -301,11 +413,11 @@ pick_edition() {
 		case $EDITION in
 		en | zh-CN) ;;
 		*)
-			say "EDITION=$EDITION is not an edition: use EDITION=en or EDITION=zh-CN"
+			say "EDITION=%s is not an edition: use EDITION=en or EDITION=zh-CN" "$EDITION"
 			exit 2
 			;;
 		esac
-		ED=$EDITION
+		ED=$EDITION LAB_LANG=$EDITION
 		ED_WHY="EDITION=$EDITION"
 		return 0
 	fi
@@ -317,11 +429,13 @@ pick_edition() {
 		zh*) ED=zh-CN ;;
 		*) ED=en ;;
 		esac
-		ED_WHY="from the locale, $n=$v"
+		LAB_LANG=$ED
+		# shellcheck disable=SC2059 # the format is the catalog's
+		ED_WHY=$(printf "$(tr_fmt "from the locale, %s")" "$n=$v")
 		return 0
 	done
-	ED=en
-	ED_WHY="no EDITION and no locale set"
+	ED=en LAB_LANG=en
+	ED_WHY=$(tr_fmt "no EDITION and no locale set")
 }
 
 # workbook CMD ARGS...: runs scripts/workbook (the working copies) from the
@@ -330,7 +444,7 @@ workbook() {
 	local wb=$WORKBOOK
 	case $wb in "$REPO"/*) wb=${wb#"$REPO"/} ;; esac
 	(cd "$REPO" && go build -o build/bin/workbook ./scripts/workbook &&
-		build/bin/workbook -notebooks notebooks -workbook "$wb" "$@")
+		MEMLAB_LANG=$LAB_LANG build/bin/workbook -notebooks notebooks -workbook "$wb" "$@")
 }
 
 # restore [--edition ED] [NAME...]: the working copies back to pristine.
@@ -340,7 +454,7 @@ restore() {
 		case $1 in
 		--edition)
 			[ $# -ge 2 ] || {
-				say "--edition needs a value: en or zh-CN"
+				say "restore: --edition needs a value: en or zh-CN"
 				exit 2
 			}
 			ed=$2
@@ -355,16 +469,18 @@ restore() {
 			break
 			;;
 		-*)
-			say "restore: unknown option $1 (usage: scripts/lab.sh restore [--edition en|zh-CN] [NAME...])"
+			say "restore: unknown option %s (usage: scripts/lab.sh restore [--edition en|zh-CN] [NAME...])" "$1"
 			exit 2
 			;;
 		*) break ;;
 		esac
 	done
-	if [ -z "$ed" ]; then
+	if [ -n "$ed" ]; then
+		case $ed in en | zh-CN) LAB_LANG=$ed ;; esac
+	else
 		pick_edition
 		ed=$ED
-		say "edition $ed ($ED_WHY; --edition picks another)"
+		say "edition %s (%s; --edition picks another)" "$ed" "$ED_WHY"
 	fi
 	workbook restore -edition "$ed" "$@"
 }
@@ -415,7 +531,7 @@ lab_port() {
 		fi
 		;;
 	esac
-	say "LAB_PORT=$p: want a port number from 1 to 65535" >&2
+	say "LAB_PORT=%s: want a port number from 1 to 65535" "$p" >&2
 	return 1
 }
 
@@ -468,6 +584,11 @@ server() {
 			debug_event input_request input_reply)
 		args=(lab "--IdentityProvider.token=$token" "--ServerApp.root_dir=$WORKBOOK" --ServerApp.port_retries=0)
 		args+=("--LabApp.app_settings_dir=$(lab_settings "$ED")")
+		# One workspace (the tabs JupyterLab reopens) and one set of user
+		# settings per edition, with the working copies: EDITION=zh-CN make lab
+		# after an English session opens no English tabs, starts no kernels of
+		# theirs, and a language chosen in Settings stays with its edition.
+		args+=("--LabApp.workspaces_dir=$WORKBOOK/.jupyter/$ED/workspaces" "--LabApp.user_settings_dir=$WORKBOOK/.jupyter/$ED/user-settings")
 		for t in "${untracked[@]}"; do args+=("--MappingKernelManager.untracked_message_types=$t"); done
 	else
 		args=(notebook "--NotebookApp.token=$token" "--notebook-dir=$WORKBOOK" --NotebookApp.port_retries=0)
@@ -495,7 +616,7 @@ trust_pristine() {
 	if "$j" trust "${todo[@]}" >"$LOGDIR/trust.log" 2>&1; then
 		printf '%s\n' "${sums[@]}" >>"$done"
 	else
-		say "could not sign the working copies (log: ${LOGDIR#"$REPO"/}/trust.log); JupyterLab will call them not trusted"
+		say "could not sign the working copies (log: %s); JupyterLab will call them not trusted" "${LOGDIR#"$REPO"/}/trust.log"
 	fi
 }
 
@@ -528,18 +649,21 @@ server_output() {
 start() {
 	local j ip port token pid url sub from host
 	from=$(lab_port) || exit 2
-	deps
-	# The edition, and the working copies of both editions (a learner may switch).
+	# The edition first: the terminal speaks its language from the first step on.
 	pick_edition
+	trap 'on_signal INT' INT
+	trap 'on_signal TERM' TERM
+	deps
+	# The working copies of both editions (a learner may switch), and of the exercises.
 	if [ "$ED" = zh-CN ]; then
-		say "edition zh-CN, 中文版 ($ED_WHY); English edition: EDITION=en make lab"
+		say "edition zh-CN (%s); English edition: EDITION=en make lab" "$ED_WHY"
 	else
-		say "edition en ($ED_WHY); 中文版: EDITION=zh-CN make lab"
+		say "edition en (%s); 中文版: EDITION=zh-CN make lab" "$ED_WHY"
 	fi
-	workbook sync | sed 's/^workbook: /lab: /'
+	workbook -exercises exercises sync | sed 's/^workbook[:：] */lab: /'
 	local open=$ED first=00-setup-and-tour.ipynb
 	if [ ! -d "$WORKBOOK/$ED" ]; then
-		say "the $ED edition has no notebooks yet: opening the English ones"
+		say "the %s edition has no notebooks yet: opening the English ones" "$ED"
 		open=en
 	fi
 	[ -f "$WORKBOOK/$open/$first" ] && open="$open/$first"
@@ -547,7 +671,7 @@ start() {
 	ip=${LAB_IP:-127.0.0.1}
 	port=$(free_port "$from")
 	[ -n "$port" ] || {
-		say "no free port from $from on"
+		say "no free port from %s on" "$from"
 		exit 1
 	}
 	host=$ip
@@ -572,21 +696,21 @@ start() {
 	else
 		url=${url/\/tree\?/\/tree\/$open?}
 	fi
-	say "JupyterLab's root: the working copies in ${WORKBOOK#"$REPO"/}/"
-	say "starting jupyter $sub $version ($j) on $ip:$port"
+	say "JupyterLab's root: the working copies in %s/" "${WORKBOOK#"$REPO"/}"
+	say "starting jupyter %s %s (%s) on %s" "$sub" "$version" "$j" "$ip:$port"
 	trust_pristine "$j"
 	mkdir -p "$(dirname "$SERVER_LOG")"
 	: >"$SERVER_LOG"
 	server "$port" "$token" > >(server_output) 2>&1 &
 	pid=$!
-	trap 'kill -TERM "$pid" 2>/dev/null; wait "$pid"; exit 130' INT TERM
+	SERVER_PID=$pid
 	# Wait until the server answers, then print the URL with its token.
 	local i
 	for i in $(seq 1 120); do
 		kill -0 "$pid" 2>/dev/null || {
 			wait "$pid" || true
 			sleep 0.2 # the last lines through server_output
-			say "Jupyter exited before it answered (log: ${SERVER_LOG#"$REPO"/}); its last lines:"
+			say "Jupyter exited before it answered (log: %s); its last lines:" "${SERVER_LOG#"$REPO"/}"
 			tail -n 25 "$SERVER_LOG" >&2
 			exit 1
 		}
@@ -603,7 +727,7 @@ start() {
 		echo "    scripts/lab.sh restore --edition ${open%%/*} NAME puts a notebook back as it was. Stop with Ctrl-C"
 	fi
 	echo
-	say "Jupyter's log: ${SERVER_LOG#"$REPO"/}, the Go kernels': ${KERNEL_LOG#"$REPO"/} (warnings and errors show here too)"
+	say "Jupyter's log: %s, the Go kernels': %s (warnings and errors show here too)" "${SERVER_LOG#"$REPO"/}" "${KERNEL_LOG#"$REPO"/}"
 	wait "$pid"
 }
 
@@ -623,11 +747,17 @@ status() {
 }
 
 case "${1:-}" in
-deps) deps ;;
+deps)
+	pick_edition
+	trap 'on_signal INT' INT
+	trap 'on_signal TERM' TERM
+	deps
+	;;
 deps-lab)
+	pick_edition
 	deps
 	has_sub lab || {
-		say "JupyterLab is not installed in $VENV (pip could not install it: see above)"
+		say "JupyterLab is not installed in %s (pip could not install it: see above)" "$VENV"
 		exit 1
 	}
 	;;

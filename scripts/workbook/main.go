@@ -355,7 +355,7 @@ func (wb *workbook) sync(w io.Writer) error {
 				editedN++
 			case editedChanged:
 				editedN++
-				fmt.Fprintf(w, "workbook: %s keeps your edits, but %s has changed since it was copied; to take the new one (yours is kept as a backup): %s\n",
+				fmt.Fprintf(w, lang.Text("workbook: %s keeps your edits, but %s has changed since it was copied; to take the new one (yours is kept as a backup): %s")+"\n",
 					wb.copyPath(ed, e.name), wb.pristinePath(ed, e.name), restoreCommand(ed, e.name))
 			}
 			if err != nil {
@@ -366,20 +366,16 @@ func (wb *workbook) sync(w io.Writer) error {
 		for _, p := range []struct {
 			n    int
 			what string
-		}{{created, "created"}, {refreshed, "refreshed from changed notebooks"}, {editedN, "edited by you"}} {
+		}{{created, "%d created"}, {refreshed, "%d refreshed from changed notebooks"}, {editedN, "%d edited by you"}} {
 			if p.n > 0 {
-				parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
+				parts = append(parts, fmt.Sprintf(lang.Text(p.what), p.n))
 			}
 		}
-		detail := ""
-		if len(parts) > 0 {
-			detail = " (" + strings.Join(parts, ", ") + ")"
-		}
-		copies := "working copies"
+		format := "workbook: %s: %d working copies in %s%s"
 		if len(es) == 1 {
-			copies = "working copy"
+			format = "workbook: %s: %d working copy in %s%s"
 		}
-		fmt.Fprintf(w, "workbook: %s: %d %s in %s%s\n", ed, len(es), copies, filepath.Join(wb.dir, ed), detail)
+		fmt.Fprintf(w, lang.Text(format)+"\n", ed, len(es), filepath.Join(wb.dir, ed), detail(parts))
 	}
 	return wb.syncExercises(w)
 }
@@ -408,12 +404,24 @@ func (wb *workbook) syncExercises(w io.Writer) error {
 			made++
 		}
 	}
-	detail := ""
+	var parts []string
 	if made > 0 {
-		detail = fmt.Sprintf(" (%d created)", made)
+		parts = append(parts, fmt.Sprintf(lang.Text("%d created"), made))
 	}
-	fmt.Fprintf(w, "workbook: exercises: %d working copies in %s%s\n", len(exs), dir, detail)
+	fmt.Fprintf(w, lang.Text("workbook: exercises: %d working copies in %s%s")+"\n", len(exs), dir, detail(parts))
 	return nil
+}
+
+// detail is parts in parentheses after a space (in Chinese, full-width ones),
+// or "" when there are none.
+func detail(parts []string) string {
+	switch {
+	case len(parts) == 0:
+		return ""
+	case lang.Current() == lang.Chinese:
+		return "（" + strings.Join(parts, "，") + "）"
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // status lists every working copy of every edition and its state.
