@@ -18,7 +18,10 @@
 //	<!-- timings NN: begin (go run ./scripts/instructor-timings) -->
 //	<!-- timings NN: end -->
 //
-// and says the machine and the date. Run it from the repository's root after
+// and says the machine and the date. It also writes the figures the guides
+// quote about the exercises, from the exercises folder, between
+// <!-- exercises KEY --> and <!-- /exercises --> (KEY: count, count NN,
+// numbers NN). Run it from the repository's root after
 // make notebooks:
 //
 //	go run ./scripts/instructor-timings
@@ -93,6 +96,10 @@ func run(executed, gpuPath, simLog, keptDir string, docs []string) error {
 		}
 		byNotebook[c.Notebook] = append(byNotebook[c.Notebook], c)
 	}
+	facts, err := exerciseFacts("exercises")
+	if err != nil {
+		return err
+	}
 	host := hostLine()
 	gpuHead := firstLine(string(gpuText))
 	tables := map[string]map[string]string{} // doc language → notebook number → table
@@ -123,6 +130,9 @@ func run(executed, gpuPath, simLog, keptDir string, docs []string) error {
 		}
 		out, err := replaceBlocks(string(text), tables[ed])
 		if err != nil {
+			return fmt.Errorf("%s: %w", doc, err)
+		}
+		if out, err = replaceFacts(out, facts); err != nil {
 			return fmt.Errorf("%s: %w", doc, err)
 		}
 		if err := os.WriteFile(doc, []byte(out), 0o644); err != nil {

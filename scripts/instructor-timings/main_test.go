@@ -256,3 +256,38 @@ func TestKeptTimes(t *testing.T) {
 		t.Errorf("a copy without its stamp: %v", err)
 	}
 }
+
+// TestGuideExerciseFacts: every figure the guides quote about the exercises
+// (how many, which) is the exercises folder's, as instructor-timings writes
+// it, and no count is typed outside its markers.
+func TestGuideExerciseFacts(t *testing.T) {
+	facts, err := exerciseFacts(filepath.Join("..", "..", "exercises"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runs([]int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 15, 16}); got != "1–11, 15, 16" {
+		t.Errorf("runs = %q", got)
+	}
+	typed := regexp.MustCompile(`(?i)\ball [0-9]+ exercises|全部 [0-9]+ 道练习|table of (?:six|[0-9]+) exercises|[0-9一二三四五六七八九十]+道练习的表格`)
+	for _, doc := range []string{"en.md", "zh-CN.md"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "docs", "instructor", doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		want, err := replaceFacts(text, facts)
+		if err != nil {
+			t.Errorf("%s: %v", doc, err)
+			continue
+		}
+		if want != text {
+			t.Errorf("%s: the exercises' figures differ from the exercises folder (%v): run go run ./scripts/instructor-timings", doc, facts)
+		}
+		if n := len(fact.FindAllString(text, -1)); n < 5 {
+			t.Errorf("%s: %d exercise figures between markers, want at least 5", doc, n)
+		}
+		if m := typed.FindString(fact.ReplaceAllString(text, "")); m != "" {
+			t.Errorf("%s: a count typed outside the markers: %q", doc, m)
+		}
+	}
+}
