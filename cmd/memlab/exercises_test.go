@@ -167,6 +167,16 @@ func TestExercisesWorkingCopy(t *testing.T) {
 	if out := exercises(0, "list"); !strings.Contains(out, "1 of 2 exercises pass") || !strings.Contains(out, "passing") {
 		t.Errorf("list after solving exercise 1 in the working copy:\n%s", out)
 	}
+	// The checker speaks the edition's language (MEMLAB_LANG, as notebook 06's
+	// Chinese edition sets it).
+	t.Setenv("MEMLAB_LANG", "zh-CN")
+	if out := exercises(0, "check", "1"); !strings.Contains(out, "你的副本：") || !strings.Contains(out, "PASS  练习 1 的全部 25 个用例通过") || !strings.Contains(out, "下一道：练习 5") {
+		t.Errorf("check 1 in Chinese:\n%s", out)
+	}
+	if out := exercises(0, "list"); !strings.Contains(out, "2 道练习中已通过 1 道") || !strings.Contains(out, "未开始") {
+		t.Errorf("list in Chinese:\n%s", out)
+	}
+	t.Setenv("MEMLAB_LANG", "en")
 	t.Chdir(root)
 	exs, err := progress.Of("")
 	if err != nil || len(exs) != 2 || exs[0].State != "passing" || exs[0].HintsSeen != 1 || exs[1].State != "not started" || exs[0].Work != mine {
