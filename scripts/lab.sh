@@ -140,7 +140,9 @@ stop_tree() {
 STEP_PID=
 SERVER_PID=
 on_signal() {
-	trap '' INT TERM
+	# A terminal pipe (make lab | tee) that the same Ctrl-C closed must not stop
+	# the clean-up half-way.
+	trap '' INT TERM PIPE
 	printf '\n'
 	if [ -n "$SERVER_PID" ]; then
 		say "stopping JupyterLab and its kernels…"
