@@ -143,6 +143,7 @@ on_signal() {
 	# A terminal pipe (make lab | tee) that the same Ctrl-C closed must not stop
 	# the clean-up half-way.
 	trap '' INT TERM PIPE
+	set +e
 	printf '\n'
 	if [ -n "$SERVER_PID" ]; then
 		say "stopping JupyterLab and its kernels…"
