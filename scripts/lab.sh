@@ -139,6 +139,7 @@ stop_tree() {
 # that make prints no "Error 130" for the usual way to stop the lab.
 STEP_PID=
 SERVER_PID=
+WARM_PID=
 on_signal() {
 	# A terminal pipe (make lab | tee) that the same Ctrl-C closed must not stop
 	# the clean-up half-way.
@@ -150,6 +151,7 @@ on_signal() {
 		stop_tree "$SERVER_PID"
 		wait "$SERVER_PID" 2>/dev/null || true
 		say "stopped (JupyterLab, and %s processes of its kernels)" "$STOPPED_LEFT"
+		[ -n "$WARM_PID" ] && kill -0 "$WARM_PID" 2>/dev/null && stop_tree "$WARM_PID"
 	elif [ -n "$STEP_PID" ]; then
 		stop_tree "$STEP_PID"
 		wait "$STEP_PID" 2>/dev/null || true
@@ -731,7 +733,17 @@ start() {
 	fi
 	echo
 	say "Jupyter's log: %s, the Go kernels': %s (warnings and errors show here too)" "${SERVER_LOG#"$REPO"/}" "${KERNEL_LOG#"$REPO"/}"
-	wait "$pid"
+	# The exercises' results on the working copy, kept for the progress cells'
+	# first look (afterwards only what the learner changes runs again); niced,
+	# so the learner's cells come first. Stopped with the server.
+	(cd "$REPO" && MEMLAB_LANG=en nice -n 19 go run ./cmd/memlab exercises list) >"$LOGDIR/exercises-results.log" 2>&1 &
+	WARM_PID=$!
+	local rc=0
+	wait "$pid" || rc=$?
+	# Jupyter stopped on its own (File ▸ Shut Down): so does the rest.
+	SERVER_PID=
+	kill -0 "$WARM_PID" 2>/dev/null && stop_tree "$WARM_PID"
+	return $rc
 }
 
 status() {
