@@ -48,7 +48,7 @@ fresh() {
 # lab_until_url DIR LOGFILE: seconds from `make lab` to its URL line; stops it.
 lab_until_url() {
 	local t0=$SECONDS pid
-	(cd "$1" && LAB_PORT=18888 exec setsid make lab) >"$2" 2>&1 &
+	(cd "$1" && EDITION=en LAB_PORT=18888 exec setsid make lab) >"$2" 2>&1 &
 	pid=$!
 	pids+=("$pid")
 	until grep -q 'memlab lab: http' "$2"; do
