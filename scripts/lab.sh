@@ -181,7 +181,8 @@ step() {
 		shown=$SECONDS
 		last=$(tail -n 1 "$log" 2>/dev/null | tr -d '\r' | cut -c1-64)
 		n=""
-		[ -n "${STEP_COUNT:-}" ] && n="$(grep -c -- "$STEP_COUNT" "$log") / ${STEP_TOTAL:-?}, "
+		# shellcheck disable=SC2059 # the format is the catalog's
+		[ -n "${STEP_COUNT:-}" ] && n=$(printf "$(tr_fmt "%s of %s, ")" "$(grep -c -- "$STEP_COUNT" "$log")" "${STEP_TOTAL:-?}")
 		if [ $tty = 1 ]; then
 			printf '\r\033[K%s' "$(say "%s: %ss, %s%s" "$name" "$((SECONDS - t0))" "$n" "$last")"
 		else
