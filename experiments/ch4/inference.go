@@ -95,6 +95,9 @@ func Inference(s Setup, sizeName string, modes ...model.Mode) (res InferenceResu
 				return res, fmt.Errorf("ch4: Inference: %v: request %d: %w", r.row.Mode, i, err)
 			}
 		}
+		if s.Progress != nil {
+			s.Progress(i+1, len(res.Requests))
+		}
 	}
 	for _, r := range runs {
 		res.Rows = append(res.Rows, r.finish())

@@ -3,6 +3,7 @@ package nb04
 import (
 	"fmt"
 
+	"memlab.dev/memlab/experiments/ch4"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/tensor"
 )
@@ -84,6 +85,8 @@ func reluVsReluInPlace() {
 	memlab.Show(steps.PlotAllocator("4.1 y = x.relu() vs x.relu_()"))
 	memlab.Measured("y = x.relu() peaks at %s, x.relu_() at %s: %.0f %% less, exactly the output's size",
 		memlab.FormatBytes(outOfPlace), memlab.FormatBytes(inPlace), 100*float64(outOfPlace-inPlace)/float64(outOfPlace))
+	memlab.Judge("an in-place activation allocates no output", memlab.HoldsIf(outOfPlace-inPlace == x.Nbytes()),
+		"x.relu_() peaks %s below x.relu(), the output's size", memlab.FormatBytes(outOfPlace-inPlace))
 }
 
 /*md
@@ -155,18 +158,6 @@ print(a.data_ptr() == ptr, a._version, torch.cuda.max_memory_allocated() - base)
 ```
 */
 
-// first returns t's first element.
-//
-//nb:decl
-func first(t *tensor.Tensor) float32 { return memlab.Must(t.Float32s())[0] }
-
-// values returns t's elements and releases t.
-func values(t *tensor.Tensor) []float32 {
-	v := memlab.Must(t.Float32s())
-	memlab.Check(t.Release())
-	return v
-}
-
 //nb:cell
 func rebindVsAddInPlace() {
 	l := memlab.MustOpen()
@@ -180,14 +171,18 @@ func rebindVsAddInPlace() {
 	memlab.Check(a.Release())    // a = …: the old tensor's last reference goes
 	a = b
 	rebind := l.MaxMemoryAllocated() - base
-	fmt.Printf("a = a + 1: same storage %v, version %d\n", a.DataPtr() == ptr, a.Version())
+	rebindSame := a.DataPtr() == ptr
+	fmt.Printf("a = a + 1: same storage %v, version %d\n", rebindSame, a.Version())
 
 	l.ResetPeakMemoryStats()
 	ptr = a.DataPtr()
 	memlab.Check(a.Add_(one)) // a += 1
 	inPlace := l.MaxMemoryAllocated() - base
-	fmt.Printf("a += 1:    same storage %v, version %d, a[0, 0] = %v\n", a.DataPtr() == ptr, a.Version(), first(a))
+	inPlaceSame := a.DataPtr() == ptr
+	fmt.Printf("a += 1:    same storage %v, version %d, a[0, 0] = %v\n", inPlaceSame, a.Version(), ch4.First(a))
 	memlab.Measured("a = a + 1 needs %s beyond a at its peak, a += 1 needs %s", memlab.FormatBytes(rebind), memlab.FormatBytes(inPlace))
+	memlab.Judge("a = a + 1 creates a new tensor, a += 1 adds at the original address", memlab.HoldsIf(!rebindSame && inPlaceSame && inPlace == 0),
+		"new storage for a + 1: %v; the same address for a += 1: %v", !rebindSame, inPlaceSame)
 	memlab.Check(tensor.ReleaseAll(a, one))
 }
 
@@ -261,13 +256,13 @@ func sharedBranch() {
 	data := []float32{1, -2, 3, -4, 0.5, -0.5}
 	x := memlab.Must(tensor.FromFloat32(l, data))
 	a, b := memlab.Must(x.Relu()), memlab.Must(x.Scale(2)) // relu(x), 2·x
-	right := values(memlab.Must(a.Add(b)))
+	right := ch4.Values(memlab.Must(a.Add(b)))
 	memlab.Check(tensor.ReleaseAll(a, b))
 
 	before := x.Version()
 	memlab.Check(x.Relu_())     // branch A in place: a is x itself now
 	b = memlab.Must(x.Scale(2)) // branch B reads the rewritten x
-	wrong := values(memlab.Must(x.Add(b)))
+	wrong := ch4.Values(memlab.Must(x.Add(b)))
 	tab := memlab.NewTable("x", "relu(x) + 2x", "x.relu_(); x + 2x", "")
 	bad := 0
 	for i := range data {
@@ -279,6 +274,8 @@ func sharedBranch() {
 	}
 	tab.Show()
 	memlab.Measured("%d of %d results wrong and no error; x._version went %d → %d", bad, len(data), before, x.Version())
+	memlab.Judge("in place on a tensor several branches read corrupts the branches downstream", memlab.HoldsIf(bad > 0),
+		"%d of %d results wrong, with no error", bad, len(data))
 	memlab.Check(tensor.ReleaseAll(b, x))
 }
 
@@ -345,6 +342,7 @@ y.sum().backward()              # RuntimeError: … modified by an inplace opera
 func savedTensorError() {
 	l := memlab.MustOpen()
 	defer l.Close()
+	refused := map[bool]bool{}
 	for _, inPlace := range []bool{true, false} {
 		tape := tensor.NewTape()
 		x := memlab.Must(tensor.Randn(l, 3, tensor.Float32, 256, 256))
@@ -359,12 +357,15 @@ func savedTensorError() {
 		fmt.Printf("in place %v: tape %v, saved %s; backward: ", inPlace, tape.Nodes(), memlab.FormatBytes(tape.SavedBytes()))
 		if err := tape.Backward(); err != nil {
 			fmt.Println(err)
+			refused[inPlace] = true
 		} else {
 			fmt.Println("ok")
 		}
 		memlab.Check(tensor.ReleaseLive(z, y, x))
 		memlab.Check(tape.Release())
 	}
+	memlab.Judge("in place on a tensor autograd saved breaks backward", memlab.HoldsIf(refused[true] && !refused[false]),
+		"backward refused after the in-place change: %v; after the out-of-place one: %v", refused[true], refused[false])
 }
 
 /*md

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"memlab.dev/memlab/experiments/ch4"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
@@ -63,7 +64,10 @@ func viewWriteThrough() {
 	memlab.Check(y00.CopyFrom(v))        // y[0, 0] = 999
 	fmt.Println("x =", memlab.Must(x.Float32s()))
 	fmt.Printf("y shares x's storage: %v; x._version %d, y._version %d\n", y.SharesStorage(x), x.Version(), y.Version())
-	memlab.Measured("writing y[0, 0] changed x[0] to %v; the views allocated %s", first(x), memlab.FormatBytes(l.MemoryAllocated()-base))
+	x0, grew := ch4.First(x), l.MemoryAllocated()-base
+	memlab.Measured("writing y[0, 0] changed x[0] to %v; the views allocated %s", x0, memlab.FormatBytes(grew))
+	memlab.Judge("view() and reshape() change only metadata; the data pointer stays", memlab.HoldsIf(x0 == 999 && grew == 0),
+		"the views allocated %s and write through to x: %v", memlab.FormatBytes(grew), x0 == 999)
 	memlab.Check(tensor.ReleaseAll(v, y00, row, y, x))
 }
 
@@ -132,51 +136,46 @@ for op in (lambda x: x.view(512, 2048), lambda x: x.t().reshape(-1),
 ```
 */
 
-// viewOp is one operation of the table: PyTorch's spelling and the calls.
-//
-//nb:decl
-type viewOp struct {
-	expr string
-	f    func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error)
-}
-
-// viewOps are the operations 4.2 compares, on x of shape [n, n], n = 1024.
-var viewOps = []viewOp{
-	{"x.view(512, 2048)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.View(512, 2048) }},
-	{"x.reshape(2048, 512)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.Reshape(2048, 512) }},
-	{"x.flatten()", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.Flatten(0, -1) }},
-	{"x[:256]", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.Narrow(0, 0, 256) }},
-	{"x.t()", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.T() }},
-	{"x.t().view(-1)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
-		return memlab.Must(s.Track(x.T())).View(-1)
-	}},
-	{"x.t().reshape(-1)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
-		return memlab.Must(s.Track(x.T())).Reshape(-1)
-	}},
-	{"x.t().contiguous()", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
-		return memlab.Must(s.Track(x.T())).Contiguous()
-	}},
-	{"x[:, ::2]", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.Slice(1, 0, 1024, 2) }},
-	{"x[:, ::2].view(1024, 256, 2)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
-		return memlab.Must(s.Track(x.Slice(1, 0, 1024, 2))).View(1024, 256, 2)
-	}},
-	{"x[:, ::2].contiguous()", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
-		return memlab.Must(s.Track(x.Slice(1, 0, 1024, 2))).Contiguous()
-	}},
-	{"x.expand(4, n, n)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.Expand(4, 1024, 1024) }},
-	{"x.expand(4, n, n).contiguous()", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
-		return memlab.Must(s.Track(x.Expand(4, 1024, 1024))).Contiguous()
-	}},
-}
-
 //nb:cell plot
 func viewCopies() {
+	// 4.2 which operations copy: x is 1024 × 1024 float32, n = 1024
+	viewOps := []struct {
+		expr string
+		f    func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error)
+	}{
+		{"x.view(512, 2048)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.View(512, 2048) }},
+		{"x.reshape(2048, 512)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.Reshape(2048, 512) }},
+		{"x.flatten()", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.Flatten(0, -1) }},
+		{"x[:256]", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.Narrow(0, 0, 256) }},
+		{"x.t()", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.T() }},
+		{"x.t().view(-1)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
+			return memlab.Must(s.Track(x.T())).View(-1)
+		}},
+		{"x.t().reshape(-1)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
+			return memlab.Must(s.Track(x.T())).Reshape(-1)
+		}},
+		{"x.t().contiguous()", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
+			return memlab.Must(s.Track(x.T())).Contiguous()
+		}},
+		{"x[:, ::2]", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.Slice(1, 0, 1024, 2) }},
+		{"x[:, ::2].view(1024, 256, 2)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
+			return memlab.Must(s.Track(x.Slice(1, 0, 1024, 2))).View(1024, 256, 2)
+		}},
+		{"x[:, ::2].contiguous()", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
+			return memlab.Must(s.Track(x.Slice(1, 0, 1024, 2))).Contiguous()
+		}},
+		{"x.expand(4, n, n)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.Expand(4, 1024, 1024) }},
+		{"x.expand(4, n, n).contiguous()", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
+			return memlab.Must(s.Track(x.Expand(4, 1024, 1024))).Contiguous()
+		}},
+	}
 	l := memlab.MustOpen()
 	defer l.Close()
 	x := memlab.Must(tensor.Randn(l, 1, tensor.Float32, 1024, 1024))
 	tab := memlab.NewTable("operation", "allocated", "shares x's storage", "contiguous", "error")
 	var names, refused []string
 	copied := memplot.BarSeries{Name: "allocated"}
+	grewBy := map[string]int64{}
 	for _, op := range viewOps {
 		s := tensor.NewScope()
 		before := l.MemoryAllocated()
@@ -194,12 +193,14 @@ func viewCopies() {
 			memlab.Check(y.Release())
 		}
 		memlab.Check(s.Release())
-		names, copied.Values = append(names, op.expr), append(copied.Values, float64(grew)/(1<<20))
+		names, copied.Values, grewBy[op.expr] = append(names, op.expr), append(copied.Values, float64(grew)/(1<<20)), grew
 	}
 	tab.Show()
 	fmt.Println(strings.Join(refused, "\n"))
 	memlab.Show(memplot.Bars("4.2 memory each operation allocates (x is 4 MiB)", "MiB", names, copied))
 	memlab.Check(x.Release())
+	memlab.Judge("reshape() copies silently when it cannot return a view", memlab.HoldsIf(grewBy["x.t().reshape(-1)"] > 0),
+		"x.t().reshape(-1) allocated %s with no error; x.reshape(2048, 512) %s", memlab.FormatBytes(grewBy["x.t().reshape(-1)"]), memlab.FormatBytes(grewBy["x.reshape(2048, 512)"]))
 }
 
 /*md
@@ -279,6 +280,12 @@ func viewNonContiguous() {
 	t := memlab.Must(x.T())
 	_, err = t.View(-1)
 	memlab.Measured("view of the non-contiguous x[:, ::2] succeeded: %v; x.t().view(-1) refused: %v", v.SharesStorage(x), err != nil)
+	verdict := memlab.HoldsIf(err != nil)
+	if err != nil && v.SharesStorage(x) {
+		verdict = memlab.PartlyHolds // refused after the transpose, not after the slice
+	}
+	memlab.Judge("view() fails on a tensor made non-contiguous by transposing or slicing", verdict,
+		"refused after a transpose: %v; refused after a strided slice: %v", err != nil, !v.SharesStorage(x))
 	fmt.Println("x.t().view(-1):", err)
 	memlab.Check(tensor.ReleaseAll(t, v, half, x))
 }
@@ -363,8 +370,15 @@ func contiguousNoCopy() {
 	copied := l.MemoryAllocated() - before
 	t := memlab.Must(x.T())
 	z := memlab.Must(t.Contiguous()) // the transpose is not
+	tCopied := l.MemoryAllocated() - before - copied
 	memlab.Measured("x.contiguous() on a contiguous x: %s allocated, same data pointer %v; x.t().contiguous(): %s allocated",
-		memlab.FormatBytes(copied), y.DataPtr() == x.DataPtr(), memlab.FormatBytes(l.MemoryAllocated()-before-copied))
+		memlab.FormatBytes(copied), y.DataPtr() == x.DataPtr(), memlab.FormatBytes(tCopied))
+	verdict := memlab.HoldsIf(copied > 0)
+	if copied == 0 && tCopied > 0 {
+		verdict = memlab.PartlyHolds // only a non-contiguous tensor is copied
+	}
+	memlab.Judge("calling contiguous() triggers an implicit copy", verdict,
+		"on a contiguous tensor %s, on its transpose %s", memlab.FormatBytes(copied), memlab.FormatBytes(tCopied))
 	memlab.Check(tensor.ReleaseAll(z, t, y, x))
 }
 

@@ -2,11 +2,11 @@ package nb04
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
 	"memlab.dev/memlab/experiments/ch4"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/model"
 	"memlab.dev/memlab/tensor"
@@ -60,10 +60,10 @@ func oneRequestByMode() {
 		l := memlab.MustOpen()
 		m := memlab.Must(model.New(l, size.Config))
 		e := memlab.Must(m.NewEngine(mode, model.EngineOptions{MaxLen: size.Workload.MaxLen()}))
-		weights, calls := l.MemoryAllocated(), allocCalls(l)
+		weights, calls := l.MemoryAllocated(), ch4.AllocCalls(l)
 		l.ResetPeakMemoryStats()
 		g := memlab.Must(e.Generate(req))
-		tab.Row(mode, memlab.FormatBytes(weights), memlab.FormatBytes(l.MaxMemoryAllocated()-weights), allocCalls(l)-calls, fmt.Sprint(g.Tokens[:6], "…"))
+		tab.Row(mode, memlab.FormatBytes(weights), memlab.FormatBytes(l.MaxMemoryAllocated()-weights), ch4.AllocCalls(l)-calls, fmt.Sprint(g.Tokens[:6], "…"))
 		memlab.Check(e.Release())
 		memlab.Check(m.Release())
 		memlab.Check(l.Close())
@@ -146,12 +146,17 @@ print(peak, torch.cuda.max_memory_reserved(), stats["allocation.all.allocated"],
 
 //nb:cell plot
 func inferenceSmall() {
-	r := memlab.Must(ch4.Inference(ch4.Setup{}, "small"))
+	// 4.4 the whole workload: 10 modes × 8 requests — about 15 s on the simulator on 2 cores (its CPU kernels compute every value), a second on a GPU
+	progress := func(done, total int) { fmt.Printf(lang.Text("request %d of %d done in every mode\n"), done, total) }
+	r := memlab.Must(ch4.Inference(ch4.Setup{Progress: progress}, "small"))
 	r.Table().Show()
 	r.ExtrasTable().Show()
 	fmt.Print(r.Findings())
 	memlab.Show(r.Plot())
 	memlab.Show(r.PlotCurves())
+	saved, _ := r.Compare(model.Chapter, model.Baseline, ch4.Working)
+	memlab.Judge("the three techniques together cut memory use by 20–30 percent", memlab.HoldsIf(saved >= 20 && saved <= 30),
+		"the small model's workload: %.1f %% of the peak above the weights saved", saved)
 }
 
 /*md
@@ -229,23 +234,27 @@ print(sorted(speedups)[1], min(speedups), max(speedups))
 
 //nb:cell
 func tokenLatencySpread() {
+	// 4.3's 5–10 %: three live runs (about 9 s on the simulator on 2 cores, a second on a GPU), then the H200 recording
 	var faster []float64
 	var r ch4.InferenceResult
-	for range 3 {
+	for run := range 3 {
 		r = memlab.Must(ch4.Inference(ch4.Setup{}, "small", model.Baseline, model.KVCache))
 		v, _ := r.Compare(model.KVCache, model.Baseline, ch4.TokenLatency)
 		faster = append(faster, v)
+		fmt.Printf(lang.Text("live run %d of 3: kv-cache %.1f %% faster\n"), run+1, v)
 	}
 	slices.Sort(faster)
-	memlab.Measured("kv-cache's median token time against the baseline's over %d runs here: %.1f %% saved (median), from %.1f %% to %.1f %% (negative: slower)",
-		len(faster), faster[1], faster[0], faster[2])
-	runs := memlab.Must(ch4.LoadRecorded())
-	for _, res := range []ch4.InferenceResult{r, runs[0].Result, runs[1].Result} {
+	memlab.Measured("live, on %s: kv-cache's median token time against the baseline's over %d runs: %.1f %% saved (median), from %.1f %% to %.1f %% (negative: slower)",
+		r.Device, len(faster), faster[1], faster[0], faster[2])
+	rec := memlab.Must(ch4.LoadRecorded())
+	for i, res := range []ch4.InferenceResult{r, rec[0].Result, rec[1].Result} {
 		b, _ := res.Row(model.Baseline)
 		k, _ := res.Row(model.KVCache)
-		memlab.Measured("%s model on %s: baseline %d cudaMalloc and %d allocator calls, kv-cache %d and %d; median token %s → %s",
-			res.Size.Name, res.Device, b.DeviceMallocs, b.AllocCalls, k.DeviceMallocs, k.AllocCalls, b.Token.Round(time.Microsecond), k.Token.Round(time.Microsecond))
+		memlab.Measured("%s, %s model on %s: baseline %d cudaMalloc and %d allocator calls, kv-cache %d and %d; median token %s → %s",
+			ch4.LiveOrRecorded(i > 0), res.Size.Name, res.Device, b.DeviceMallocs, b.AllocCalls, k.DeviceMallocs, k.AllocCalls, b.Token.Round(time.Microsecond), k.Token.Round(time.Microsecond))
 	}
+	source, v := ch4.LatencyEvidence(r.Device, faster[1], rec)
+	memlab.Judge("pooling the KV cache cuts inference latency by 5–10 percent", memlab.HoldsIf(v >= 5), "%s: %.1f %% faster", source, v)
 }
 
 /*md
@@ -333,7 +342,7 @@ func attentionScores() {
 	K := memlab.Must(tensor.Randn(l, 2, tensor.Float32, heads, maxLen, headDim)) // a preallocated cache
 	buf := memlab.Must(tensor.Empty(l, tensor.Float32, heads, 1, maxLen))        // the pooled buffer
 	for _, way := range []string{"allocated by Matmul", "written by MatmulInto into the buffer"} {
-		calls, mallocs, addrs := allocCalls(l), l.MemoryStats()["num_device_alloc"], map[tensor.Ptr]bool{}
+		calls, mallocs, addrs := ch4.AllocCalls(l), l.MemoryStats()["num_device_alloc"], map[tensor.Ptr]bool{}
 		for n := 1; n <= maxLen; n++ {
 			k := memlab.Must(K.Narrow(1, 0, n))        // the first n positions, a view
 			kt := memlab.Must(k.Transpose(1, 2))       // k.T, a view
@@ -348,7 +357,7 @@ func attentionScores() {
 			memlab.Check(tensor.ReleaseAll(scores, kt, k))
 		}
 		memlab.Measured("scores %s: %d steps, %d allocator calls, %d cudaMalloc, distinct addresses: %d",
-			way, maxLen, allocCalls(l)-calls, l.MemoryStats()["num_device_alloc"]-mallocs, len(addrs))
+			way, maxLen, ch4.AllocCalls(l)-calls, l.MemoryStats()["num_device_alloc"]-mallocs, len(addrs))
 	}
 	memlab.Check(tensor.ReleaseAll(buf, K, q))
 }
@@ -388,17 +397,17 @@ func pooledScoresByMode() {
 	size := memlab.Must(model.SizeByName("small"))
 	req := memlab.Must(size.Workload.Make(size.Config.Vocab))[0]
 	tab := memlab.NewTable("mode", "peak above the weights", "allocator calls", "score-pool hits / misses")
-	logits, peak := map[model.Mode][]float32{}, map[model.Mode]int64{}
+	logits, peak, calls := map[model.Mode][]float32{}, map[model.Mode]int64{}, map[model.Mode]int64{}
 	for _, mode := range []model.Mode{model.Baseline, model.PooledScores, model.Chapter, model.Chapter | model.PooledScores} {
 		l := memlab.MustOpen()
 		m := memlab.Must(model.New(l, size.Config))
 		e := memlab.Must(m.NewEngine(mode, model.EngineOptions{MaxLen: size.Workload.MaxLen()}))
-		weights, calls := l.MemoryAllocated(), allocCalls(l)
+		weights, before := l.MemoryAllocated(), ch4.AllocCalls(l)
 		l.ResetPeakMemoryStats()
 		logits[mode] = memlab.Must(e.Generate(req)).LastLogits
 		st := e.ScorePoolStats()
-		peak[mode] = l.MaxMemoryAllocated() - weights
-		tab.Row(mode, memlab.FormatBytes(peak[mode]), allocCalls(l)-calls, fmt.Sprintf("%d / %d", st.Hits, st.Misses))
+		peak[mode], calls[mode] = l.MaxMemoryAllocated()-weights, ch4.AllocCalls(l)-before
+		tab.Row(mode, memlab.FormatBytes(peak[mode]), calls[mode], fmt.Sprintf("%d / %d", st.Hits, st.Misses))
 		memlab.Check(e.Release())
 		memlab.Check(m.Release())
 		memlab.Check(l.Close())
@@ -407,6 +416,8 @@ func pooledScoresByMode() {
 	memlab.Measured("pooled scores' last logits equal the unpooled ones exactly: %v, %v; the pooled chapter's peak is %s higher, its two buffers are %s",
 		slices.Equal(logits[model.Baseline], logits[model.PooledScores]), slices.Equal(logits[model.Chapter], logits[model.Chapter|model.PooledScores]),
 		memlab.FormatBytes(peak[model.Chapter|model.PooledScores]-peak[model.Chapter]), memlab.FormatBytes(int64(2*4*size.Config.Heads*size.Workload.MaxLen()*size.Workload.MaxLen())))
+	memlab.Judge("pooling the attention-score matrices avoids frequent allocation", memlab.HoldsIf(calls[model.PooledScores] < calls[model.Baseline]),
+		"allocator calls %d → %d with the score buffers pooled", calls[model.Baseline], calls[model.PooledScores])
 }
 
 /*md
@@ -497,18 +508,6 @@ print(torch.cuda.max_memory_allocated(), (h - h2).abs().max().item())
 ```
 */
 
-// maxDiff is the largest elementwise difference between a and b.
-//
-//nb:decl
-func maxDiff(a, b *tensor.Tensor) float64 {
-	x, y := memlab.Must(a.Float32s()), memlab.Must(b.Float32s())
-	d := 0.0
-	for i := range x {
-		d = math.Max(d, math.Abs(float64(x[i]-y[i])))
-	}
-	return d
-}
-
 //nb:cell
 func inPlaceLayerNorm() {
 	l := memlab.MustOpen()
@@ -535,7 +534,9 @@ func inPlaceLayerNorm() {
 	memlab.Check(h2.Add_(d)) // the residual add now reads ln(h), not h
 	inPeak := l.MaxMemoryAllocated() - base
 	memlab.Measured("out of place: %s above the inputs at the peak; \"in place\": %s, and the output differs by up to %.3g",
-		memlab.FormatBytes(outPeak), memlab.FormatBytes(inPeak), maxDiff(h, h2))
+		memlab.FormatBytes(outPeak), memlab.FormatBytes(inPeak), ch4.MaxDiff(h, h2))
+	memlab.Judge("use the in-place version of LayerNorm", memlab.HoldsIf(ch4.MaxDiff(h, h2) == 0),
+		"PyTorch has none; emulated, it saves %s and changes the output by up to %.3g", memlab.FormatBytes(outPeak-inPeak), ch4.MaxDiff(h, h2))
 	memlab.Check(tensor.ReleaseAll(d, h2, h, w, b, g))
 }
 
@@ -629,6 +630,13 @@ func recordedH200() {
 	if large, ok := runs.Size("large"); ok {
 		memlab.Show(large.Result.PlotLatency())
 		memlab.Show(large.Result.PlotCurves())
+		ll, _ := large.Result.Compare(model.LastLogits, model.Baseline, ch4.Working)
+		opt, _ := large.Result.Compare(model.Optimised, model.Baseline, ch4.Working)
+		memlab.Measured("large model: last-logits lowers the peak above the weights by only %.1f %% — the logits no longer make it — and optimised changes it by %+.1f %% (negative: higher)", ll, opt)
+		b, _ := large.Result.Row(model.Baseline)
+		c, _ := large.Result.Row(model.Chapter)
+		memlab.Judge("memory optimisation is shortening temporaries' lives and avoiding needless copies", ch4.Essence(c, b),
+			"the large model's chapter mode: allocator calls %d → %d, peak above the weights %s → %s", b.AllocCalls, c.AllocCalls, memlab.FormatBytes(b.Working), memlab.FormatBytes(c.Working))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"memlab.dev/memlab/experiments/ch4"
 	"memlab.dev/memlab/internal/nbtest"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/model"
@@ -180,7 +181,7 @@ func TestForwardMirrorsModel(t *testing.T) {
 		tricks Tricks
 		mode   model.Mode
 	}{{Tricks{}, model.Baseline}, {Tricks{InPlace: true}, model.InPlace}, {Tricks{View: true}, model.Views},
-		{Tricks{Pool: true}, model.KVCache}, {Tricks{true, true, true}, model.Chapter}} {
+		{Tricks{Pool: true}, model.KVCache}, {Tricks{View: true, InPlace: true, Pool: true}, model.Chapter}} {
 		// The model's engine, peaks taken around each forward pass.
 		l := memlab.MustOpen()
 		m := memlab.Must(model.New(l, size.Config))
@@ -191,9 +192,9 @@ func TestForwardMirrorsModel(t *testing.T) {
 			want = append(want, l.MaxMemoryAllocated())
 			return 0, err
 		}}))
-		calls := allocCalls(l)
+		calls := ch4.AllocCalls(l)
 		g := memlab.Must(e.Generate(req))
-		wantCalls := allocCalls(l) - calls
+		wantCalls := ch4.AllocCalls(l) - calls
 		if err := errors.Join(e.Release(), m.Release(), l.Close()); err != nil {
 			t.Fatal(err)
 		}
@@ -202,9 +203,9 @@ func TestForwardMirrorsModel(t *testing.T) {
 		m = memlab.Must(model.New(l, size.Config))
 		cfg := size.Config
 		arenas := memlab.Must(pool.NewTensorPool(l, tensor.Float32, []int{2 * cfg.Layers, 1, cfg.Heads, maxLen, cfg.HeadDim()}, 0))
-		calls = allocCalls(l)
-		got, tokens := generate(l, m.Weights(), c.tricks, arenas, [][]int64{req.Prompt}, req.Decode)
-		gotCalls := allocCalls(l) - calls
+		calls = ch4.AllocCalls(l)
+		got, tokens := generate(c.tricks)(l, m.Weights(), arenas, [][]int64{req.Prompt}, req.Decode)
+		gotCalls := ch4.AllocCalls(l) - calls
 		if err := errors.Join(arenas.Release(), m.Release(), l.Close()); err != nil {
 			t.Fatal(err)
 		}
