@@ -396,3 +396,37 @@ the new shape in it.
 tape 保存的字节数和 `x` 本身一样多（exp 的输出）——被保存的张量是一直占着、直到反向传播（或 tape 被释放）才归还的显存。报错不变，只是里面换成了新的形状。
 </details>
 */
+
+/*md
+#### Summary
+
+- An in-place operation writes its result over its input and allocates nothing; `a = a + 1`
+  holds two copies of `a` for a moment, `a += 1` none.
+- In-place writes are counted (the version counter), not forbidden: outside autograd a
+  tensor that another branch still reads is silently corrupted.
+- Autograd checks the counters of the tensors it saved and refuses backward when one
+  changed; in inference there is no tape, so in place is safe where nobody reads the input
+  again.
+
+#### Questions for discussion
+
+1. A tensor is read by two branches, and you want one of them in place. In which order
+   must the branches run, and what would a test need to catch the mistake?
+2. Why does autograd refuse a changed saved tensor rather than recompute it?
+3. Which in-place operations of your own models save memory at the *peak*, and which only
+   save allocator calls?
+*/
+
+/*md:zh-CN
+#### 小结
+
+- 原地操作把结果写在输入上，不分配任何显存；`a = a + 1` 有一瞬间同时持有两份 `a`，`a += 1` 一份也不多。
+- 原地写入只被计数（版本计数器），不被禁止：在自动求导之外，另一个分支还要读的张量会被悄无声息地改坏。
+- 自动求导检查它保存的张量的计数器，一旦变了就拒绝反向传播；推理时没有计算图，所以只要输入之后不再被读，原地操作就是安全的。
+
+#### 讨论题
+
+1. 一个张量被两个分支读取，你想让其中一个分支原地执行。两个分支必须按什么顺序执行？要抓住这个错误，测试需要什么？
+2. 为什么自动求导选择拒绝一个被改动的保存张量，而不是重新计算它？
+3. 在你自己的模型里，哪些原地操作能降低*峰值*，哪些只是省下了分配器调用？
+*/

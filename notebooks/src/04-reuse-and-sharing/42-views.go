@@ -409,3 +409,35 @@ half of every row — is not: a copy of its size.
 `x[:256]`——完整的若干行——是连续的：不拷贝，数据指针相同。`x[:, :512]`——每一行的一半——不连续：拷贝一份同样大小的数据。
 </details>
 */
+
+/*md
+#### Summary
+
+- A view is new metadata (shape, strides, offset) over the same storage: no allocation,
+  and writes go through to the base.
+- `view()` refuses a layout it cannot express with strides (`x.t().view(-1)`), though not
+  every non-contiguous tensor; `reshape()` then copies, silently.
+- `contiguous()` copies only a non-contiguous tensor; the cost is in calling it where the
+  layout is already fine for the next operation, or in a loop.
+
+#### Questions for discussion
+
+1. How would you find, in a real model, the `reshape` calls that copy?
+2. A view keeps its base's whole storage alive (exercise 11). When is that worse than a
+   copy?
+3. Why can `x[:, ::2].view(1024, 256, 2)` succeed although `x[:, ::2]` is not contiguous?
+*/
+
+/*md:zh-CN
+#### 小结
+
+- 视图是同一块存储上的一组新元数据（形状、步长、偏移）：不分配显存，写入会直达基张量。
+- `view()` 拒绝它无法用步长表达的布局（`x.t().view(-1)`），但并非所有不连续的张量都会被拒绝；这时 `reshape()` 会悄悄拷贝。
+- `contiguous()` 只拷贝不连续的张量；代价在于对本来已经适合下一个操作的布局调用它，或者在循环里反复调用。
+
+#### 讨论题
+
+1. 在一个真实的模型里，你会怎样找出那些会拷贝的 `reshape` 调用？
+2. 视图会保住基张量的整块存储（练习 11）。什么时候这比拷贝更糟？
+3. `x[:, ::2]` 不连续，为什么 `x[:, ::2].view(1024, 256, 2)` 却能成功？
+*/

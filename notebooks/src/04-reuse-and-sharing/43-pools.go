@@ -485,10 +485,29 @@ requests, whole), not whether freed neighbours *merge*: a freed block always joi
 free blocks beside it in its segment. What `max_split_size_mb` changes is how many
 segments the same requests take, and so how much stays cached — memory that grows after
 inferences and looks like a leak, which the chapter's smaller value cut.
+
+**Try it:** in the cell "does max_split_size_mb stop freed blocks from merging?", keep one
+of the three tensors (release only `xs[0]` and `xs[2]`) before counting. Predict: under the
+default setting, how many free blocks does the 100 MiB segment hold, and why not one?
+
+<details><summary>答案 / Answer</summary>
+
+Two: `xs[1]`, still allocated, sits between them, so the blocks freed on either side have
+no free neighbour to merge with (the one after `xs[2]` merges with the segment's
+remainder). Merging needs a free neighbour, not a setting — free `xs[1]` and the segment
+is one block again.
+</details>
 */
 
 /*md:zh-CN
 这个设置决定的是哪些缓存块可以被*拆分*（超过它的块只整块供应大请求），而不是释放后相邻的块能否*合并*：一个块释放后总会与段里紧挨着它的空闲块合并。`max_split_size_mb` 改变的，是同样的请求要占多少个段、因而有多少显存留在缓存里——这些显存会在一次次推理之后增长，看上去像泄漏，教材调小这个值，削减的正是它。
+
+**动手试试：** 在“does max_split_size_mb stop freed blocks from merging?”那个单元格里，留下三个张量中的一个（只释放 `xs[0]` 和 `xs[2]`）再计数。先预测：在默认设置下，那个 100 MiB 的段里有几个空闲块？为什么不是一个？
+
+<details><summary>答案 / Answer</summary>
+
+两个：仍被占用的 `xs[1]` 夹在中间，它两侧释放出来的块没有空闲的邻居可以合并（`xs[2]` 后面那块会和段里剩下的部分合并）。合并要的是一个空闲的邻居，而不是某个设置——把 `xs[1]` 也释放掉，这个段就又是一个块了。
+</details>
 */
 
 /*md
@@ -659,4 +678,40 @@ call: the arena.
 
 块更少、更大，浪费也更多：每个序列最多 63 个槽位，最大值达到了它的上界 4 × 63（对同时解码的 4 个序列求和）。分配器调用仍然只有一次：那个显存区。
 </details>
+*/
+
+/*md
+#### Summary
+
+- The caching allocator already is a pool: after the first step a request is served from
+  its cache, without `cudaMalloc`; a `TensorPool` adds no allocator call at all and a
+  bound on memory, at the price of memory held whether used or not.
+- The chapter's own pool class has no limit and no checks: a tensor of another shape, or
+  put twice, is handed out as if it were right.
+- `max_split_size_mb` decides which cached blocks may be split, not whether freed
+  neighbours merge; a KV cache grown with `torch.cat` allocates at every token, a
+  preallocated or paged one does not.
+
+#### Questions for discussion
+
+1. When is a preallocated KV cache worse than `torch.cat` growth, and when is a paged one
+   worth its block table?
+2. What should a pool do when it is asked for more tensors than its limit — wait, fail,
+   or allocate?
+3. Memory that grows after every request: how would you tell a leak from cached blocks
+   that the allocator keeps?
+*/
+
+/*md:zh-CN
+#### 小结
+
+- 缓存分配器本身就是一个池子：第一步之后，请求都由它的缓存供给，不再 `cudaMalloc`；`TensorPool` 多给的是完全不调用分配器，以及显存的上限，代价是不管用没用都占着显存。
+- 教材自己的池子类没有上限，也不做检查：形状不对的张量、被放回两次的张量，都会被当成正确的发出去。
+- `max_split_size_mb` 决定哪些缓存块可以被拆分，而不是释放后相邻的块能否合并；用 `torch.cat` 增长的 KV 缓存每生成一个 token 都要分配，预分配或分页的则不用。
+
+#### 讨论题
+
+1. 什么时候预分配的 KV 缓存比 `torch.cat` 增长更糟？分页缓存什么时候值得维护一张块表？
+2. 当池子被要求给出超过上限的张量时，它应该等待、报错，还是去分配？
+3. 每次请求之后显存都在涨：你怎样区分真正的泄漏和分配器留在缓存里的块？
 */

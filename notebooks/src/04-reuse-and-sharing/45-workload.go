@@ -663,18 +663,6 @@ None of the course's three figures is a constant: whether in-place, views and a 
 pool lower the peak depends on which tensors are alive at the peak, and a fixed-size cache
 trades peak memory for fewer allocations.
 
-## Exercises
-
-In `exercises/` (run one with `cd exercises && go test ./12-tensor-pool`; each folder has
-a README and hints):
-
-- 4.1: `14-version-counter` — the version counters behind the saved-tensor error above:
-  who shares a counter (views, `.data`, `clone`), and saving and unpacking;
-- 4.3: `12-tensor-pool` — write the fixed-shape pool of this chapter;
-- 4.3: `13-kv-block-table` — the paged KV cache's block table, with copy-on-write sharing
-  between sequences;
-- and from chapter 2, `11-views-keep-alive` — a view keeps its base's storage alive, which
-  is what raised the `views` peak in 4.4.
 */
 
 /*md:zh-CN
@@ -687,12 +675,39 @@ a README and hints):
 
 在 GPU 上，字节数和次数与模拟设备分毫不差——分配决策与设备无关——延迟则是 CUDA 事件计时。在 large 规模下，决定峰值的仍是上面那些效应，这些技术省下的是分配器调用、`cudaMalloc` 次数和已预留显存；省了多少，请看上面的结论。教材的三个数字没有一个是常数：原地操作、视图和 KV 缓存池能不能降低峰值，取决于峰值那一刻有哪些张量还活着；而固定大小的缓存是用峰值显存换更少的分配。
 
-## 练习 (exercises)
+*/
 
-在 `exercises/` 目录下（运行其中一个：`cd exercises && go test ./12-tensor-pool`；每个文件夹都有 README 和提示）：
+/*md
+#### Summary
 
-- 4.1：`14-version-counter`——上面那个“保存的张量被修改”报错背后的版本计数器：哪些张量共用一个计数器（视图、`.data`、`clone`），以及保存与取出 (saving and unpacking)；
-- 4.3：`12-tensor-pool`——实现本章的固定形状张量池；
-- 4.3：`13-kv-block-table`——分页 KV 缓存的块表，以及序列之间的写时复制 (copy-on-write) 共享；
-- 以及第 2 章的 `11-views-keep-alive`——视图会保住基张量的存储，这正是 4.4 节中 `views` 峰值升高的原因。
+- The peak is made by the tensors alive at one moment; a technique lowers it only if it
+  removes one of them. In the chapter's decoder that moment is the logits of every prompt
+  position, which none of the three techniques touches.
+- In place saves at the peak where an activation and its output make it (BERT-base's MLP,
+  or every length once attention is fused), nothing where the attention scores do.
+- What every technique does cut is allocator calls; a fixed-size cache or pool trades
+  peak memory for fewer allocations.
+
+#### Questions for discussion
+
+1. In your own model, which tensors are alive at the peak? How would you find out with
+   `torch.cuda.memory_snapshot()`?
+2. Fused attention removed the scores from the peak; what would you expect to make the
+   peak next, and which technique would then help?
+3. The chapter gives figures (12 %, 20–30 %, 5–10 %) without the model and sizes they were
+   measured on. What would you need to know to reproduce one?
+*/
+
+/*md:zh-CN
+#### 小结
+
+- 峰值由某一刻同时活着的张量构成；一招只有去掉其中之一，才能降低峰值。在教材的解码器里，那一刻是所有提示词位置的 logits，三招没有一招碰得到它。
+- 原地操作在激活值与它的输出构成峰值的地方才省（BERT-base 的 MLP，或者注意力融合之后的所有长度），在注意力分数构成峰值的地方一点不省。
+- 每一招都确实削减的是分配器调用；固定大小的缓存或池子，是用峰值显存换更少的分配。
+
+#### 讨论题
+
+1. 在你自己的模型里，峰值那一刻活着的是哪些张量？你会怎样用 `torch.cuda.memory_snapshot()` 找出来？
+2. 融合注意力把分数从峰值里拿掉之后，你预计接下来由什么构成峰值？那时哪一招会有用？
+3. 教材给出的数字（12%、20-30%、5-10%）没有说是在什么模型、什么规模上测的。要复现其中一个，你需要知道什么？
 */
