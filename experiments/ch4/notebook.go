@@ -318,3 +318,18 @@ func Essence(chapter, base InferenceRow) memlab.Verdict {
 	}
 	return memlab.DoesNotHold
 }
+
+// Say prints one line, format translated into the workbook's edition (lang's
+// catalog), as the notebook's cells print what is not a Measured line.
+func Say(format string, args ...any) {
+	fmt.Println(fmt.Sprintf(lang.Text(format), args...))
+}
+
+// T is words (a table's headers, a plot's labels) in the workbook's edition.
+func T(words ...string) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = lang.Text(w)
+	}
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"memlab.dev/memlab/experiments/ch4"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/tensor"
 )
@@ -99,7 +100,7 @@ not move: the caching allocator takes one 20 MiB segment for requests between 1 
 a 20 MiB segment). Predict: do the `cudaMalloc` count and reserved memory now show the
 difference too?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 Yes: `y` gets a segment of its own — a second `cudaMalloc`, and reserved memory grows by
 the output's size — while `relu_` makes none. Allocated memory falls by the same share as
@@ -134,7 +135,7 @@ print(a.data_ptr() == ptr, a._version, torch.cuda.max_memory_allocated() - base)
 
 **动手试试：** 把激活值改成 4096 × 4096（64 MiB，超过了可以合用一个 20 MiB 段的请求大小）。先预测：`cudaMalloc` 次数和已预留显存这回也会显出差别吗？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 会：`y` 要单独占一个段——多一次 `cudaMalloc`，已预留显存增加一个输出张量的大小——而 `relu_` 一次也不需要。已分配显存降低的比例和之前一样。
 </details>
@@ -172,14 +173,14 @@ func rebindVsAddInPlace() {
 	a = b
 	rebind := l.MaxMemoryAllocated() - base
 	rebindSame := a.DataPtr() == ptr
-	fmt.Printf("a = a + 1: same storage %v, version %d\n", rebindSame, a.Version())
+	ch4.Say("a = a + 1: same storage %v, version %d", rebindSame, a.Version())
 
 	l.ResetPeakMemoryStats()
 	ptr = a.DataPtr()
 	memlab.Check(a.Add_(one)) // a += 1
 	inPlace := l.MaxMemoryAllocated() - base
 	inPlaceSame := a.DataPtr() == ptr
-	fmt.Printf("a += 1:    same storage %v, version %d, a[0, 0] = %v\n", inPlaceSame, a.Version(), ch4.First(a))
+	ch4.Say("a += 1:    same storage %v, version %d, a[0, 0] = %v", inPlaceSame, a.Version(), ch4.First(a))
 	memlab.Measured("a = a + 1 needs %s beyond a at its peak, a += 1 needs %s", memlab.FormatBytes(rebind), memlab.FormatBytes(inPlace))
 	memlab.Judge("a = a + 1 creates a new tensor, a += 1 adds at the original address", memlab.HoldsIf(!rebindSame && inPlaceSame && inPlace == 0),
 		"new storage for a + 1: %v; the same address for a += 1: %v", !rebindSame, inPlaceSame)
@@ -196,7 +197,7 @@ recurs every iteration. The in-place one keeps the address and bumps the version
 how much beyond `a` does each need at its peak, and what is `a`'s version after the
 in-place pair?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 `a = a * 2 + 1` needs two tensors of `a`'s size beyond it: the temporary `a * 2` is still
 alive when `+ 1` allocates the result. The in-place pair needs nothing and bumps the
@@ -228,7 +229,7 @@ print((right != wrong).sum().item(), "wrong;", v, "→", x._version)
 
 **动手试试：** 写 `a = a * 2 + 1`（这里是 `t := a.Scale(2)`、`b := t.Add(one)`，再释放 `t`），以及它的原地写法 `a.mul_(2).add_(1)`（`Scale_(2)` 再 `Add_(one)`）。先预测：两种写法在峰值时各需要比 `a` 多出多少显存？原地那一对操作之后，`a` 的版本号是多少？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 `a = a * 2 + 1` 需要多出两个和 `a` 一样大的张量：`+ 1` 分配结果时，临时张量 `a * 2` 还活着。原地那一对操作一点也不多要，版本号加了两次，每个原地操作一次。
 </details>
@@ -268,7 +269,7 @@ func sharedBranch() {
 	for i := range data {
 		mark := ""
 		if right[i] != wrong[i] {
-			mark, bad = "← wrong", bad+1
+			mark, bad = lang.Text("← wrong"), bad+1
 		}
 		tab.Row(data[i], right[i], wrong[i], mark)
 	}
@@ -287,7 +288,7 @@ come with no error.
 **Try it:** make every input positive. Predict: how many results are wrong, and does
 `x._version` still move?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 None is wrong: `relu` leaves positive numbers alone, so the in-place version is right by
 luck — which is why such bugs survive tests. The version still goes up: autograd would
@@ -318,9 +319,9 @@ y.sum().backward()              # RuntimeError: … modified by an inplace opera
 
 **动手试试：** 把所有输入都改成正数。先预测：会有几个结果出错？`x._version` 还会变吗？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
-一个也不错：`relu` 不改变正数，所以原地版本碰巧算对了——这也正是这类 bug 能混过测试的原因。版本号照样增加：自动求导仍然会拒绝一个被保存的 `x`（见下一个单元格）。
+一个都没算错：`relu` 不改变正数，所以原地版本碰巧算对了——这也正是这类 bug 能混过测试的原因。版本号照样增加：自动求导仍然会拒绝一个被保存的 `x`（见下一个单元格）。
 </details>
 
 ### 陷阱：自动求导保存的张量
@@ -354,7 +355,7 @@ func savedTensorError() {
 		} else {
 			z = memlab.Must(y.Scale(2)) // z = y * 2
 		}
-		fmt.Printf("in place %v: tape %v, saved %s; backward: ", inPlace, tape.Nodes(), memlab.FormatBytes(tape.SavedBytes()))
+		fmt.Printf(lang.Text("in place %v: tape %v, saved %s; backward:")+" ", inPlace, tape.Nodes(), memlab.FormatBytes(tape.SavedBytes()))
 		if err := tape.Backward(); err != nil {
 			fmt.Println(err)
 			refused[inPlace] = true
@@ -378,7 +379,7 @@ inference, with care in training).
 **Try it:** make `x` 1024 × 1024. Predict: how many bytes does the tape save now, and
 does backward's error change?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 The tape saves as many bytes as `x` itself (exp's output) — saved tensors are memory that
 stays allocated until backward, or until the tape is released. The error is the same, with
@@ -391,7 +392,7 @@ the new shape in it.
 
 **动手试试：** 把 `x` 改成 1024 × 1024。先预测：tape 这回保存多少字节？反向传播的报错会变吗？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 tape 保存的字节数和 `x` 本身一样多（exp 的输出）——被保存的张量是一直占着、直到反向传播（或 tape 被释放）才归还的显存。报错不变，只是里面换成了新的形状。
 </details>

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"memlab.dev/memlab/experiments/ch4"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
@@ -63,7 +64,7 @@ func viewWriteThrough() {
 	y00 := memlab.Must(row.Select(0, 0)) // y[0, 0], a 0-d view
 	memlab.Check(y00.CopyFrom(v))        // y[0, 0] = 999
 	fmt.Println("x =", memlab.Must(x.Float32s()))
-	fmt.Printf("y shares x's storage: %v; x._version %d, y._version %d\n", y.SharesStorage(x), x.Version(), y.Version())
+	ch4.Say("y shares x's storage: %v; x._version %d, y._version %d", y.SharesStorage(x), x.Version(), y.Version())
 	x0, grew := ch4.First(x), l.MemoryAllocated()-base
 	memlab.Measured("writing y[0, 0] changed x[0] to %v; the views allocated %s", x0, memlab.FormatBytes(grew))
 	memlab.Judge("view() and reshape() change only metadata; the data pointer stays", memlab.HoldsIf(x0 == 999 && grew == 0),
@@ -80,7 +81,7 @@ view.
 `y[1] = 999` (`row := memlab.Must(y.Narrow(0, 1, 1))`, then `row.Select(0, 0)` as the
 element to write). Predict: which element of `x` changes?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 `x[3]`: `y`'s stride is 3, so its element 1 sits at offset 3 of the same storage.
 </details>
@@ -113,7 +114,7 @@ for op in (lambda x: x.view(512, 2048), lambda x: x.t().reshape(-1),
 
 **动手试试：** 取 `y := x.Slice(0, 0, 12, 3)`（即 `x[::3]`，四个元素），再写 `y[1] = 999`（`row := memlab.Must(y.Narrow(0, 1, 1))`，再以 `row.Select(0, 0)` 作为要写的元素）。先预测：`x` 的哪个元素会变？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 `x[3]`：`y` 的步长是 3，所以它的第 1 个元素位于同一块存储的偏移 3 处。
 </details>
@@ -172,9 +173,9 @@ func viewCopies() {
 	l := memlab.MustOpen()
 	defer l.Close()
 	x := memlab.Must(tensor.Randn(l, 1, tensor.Float32, 1024, 1024))
-	tab := memlab.NewTable("operation", "allocated", "shares x's storage", "contiguous", "error")
+	tab := memlab.NewTable(ch4.T("operation", "allocated", "shares x's storage", "contiguous", "error")...)
 	var names, refused []string
-	copied := memplot.BarSeries{Name: "allocated"}
+	copied := memplot.BarSeries{Name: lang.Text("allocated")}
 	grewBy := map[string]int64{}
 	for _, op := range viewOps {
 		s := tensor.NewScope()
@@ -184,7 +185,7 @@ func viewCopies() {
 		var te *tensor.Error
 		switch {
 		case errors.As(err, &te):
-			tab.Row(op.expr, memlab.FormatBytes(grew), "", "", "refused (below)")
+			tab.Row(op.expr, memlab.FormatBytes(grew), "", "", lang.Text("refused (below)"))
 			refused = append(refused, op.expr+": "+te.Msg)
 		case err != nil:
 			panic(err)
@@ -197,7 +198,7 @@ func viewCopies() {
 	}
 	tab.Show()
 	fmt.Println(strings.Join(refused, "\n"))
-	memlab.Show(memplot.Bars("4.2 memory each operation allocates (x is 4 MiB)", "MiB", names, copied))
+	memlab.Show(memplot.Bars(lang.Text("4.2 memory each operation allocates (x is 4 MiB)"), "MiB", names, copied))
 	memlab.Check(x.Release())
 	memlab.Judge("reshape() copies silently when it cannot return a view", memlab.HoldsIf(grewBy["x.t().reshape(-1)"] > 0),
 		"x.t().reshape(-1) allocated %s with no error; x.reshape(2048, 512) %s", memlab.FormatBytes(grewBy["x.t().reshape(-1)"]), memlab.FormatBytes(grewBy["x.reshape(2048, 512)"]))
@@ -213,7 +214,7 @@ PyTorch's message, and `reshape` copies instead — silently, as the chapter say
 `memlab.Must(s.Track(memlab.Must(s.Track(x.T())).T())).View(-1)`. Predict: refused like
 `x.t().view(-1)`, a copy, or a view?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 A view, no bytes: transposing twice gives back `x`'s own layout, which is contiguous —
 what decides is the layout, not the operations that made it.
@@ -246,7 +247,7 @@ x.t().view(-1)                  # RuntimeError: view size is not compatible with
 
 **动手试试：** 给 `viewOps` 加一行：`{"x.t().t().view(-1)", …}`，返回 `memlab.Must(s.Track(memlab.Must(s.Track(x.T())).T())).View(-1)`。先预测：会像 `x.t().view(-1)` 那样被拒绝、拷贝，还是一个视图？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 一个视图，不占字节：转置两次就回到了 `x` 自己的布局，它是连续的——决定结果的是布局，而不是产生这个布局的那些操作。
 </details>
@@ -275,8 +276,8 @@ func viewNonContiguous() {
 	half := memlab.Must(x.Slice(1, 0, 1024, 2)) // x[:, ::2]
 	v, err := half.View(1024, 256, 2)
 	memlab.Check(err)
-	fmt.Printf("x[:, ::2]: shape %v strides %v contiguous %v\n", half.Shape(), half.Strides(), half.IsContiguous())
-	fmt.Printf("x[:, ::2].view(1024, 256, 2): shape %v strides %v, shares storage %v\n", v.Shape(), v.Strides(), v.SharesStorage(x))
+	ch4.Say("x[:, ::2]: shape %v strides %v contiguous %v", half.Shape(), half.Strides(), half.IsContiguous())
+	ch4.Say("x[:, ::2].view(1024, 256, 2): shape %v strides %v, shares storage %v", v.Shape(), v.Strides(), v.SharesStorage(x))
 	t := memlab.Must(x.T())
 	_, err = t.View(-1)
 	memlab.Measured("view of the non-contiguous x[:, ::2] succeeded: %v; x.t().view(-1) refused: %v", v.SharesStorage(x), err != nil)
@@ -299,7 +300,7 @@ not line up —
 **Try it:** replace `View(1024, 256, 2)` by `View(-1)`. Predict: refused or not? Then
 take `half := memlab.Must(x.Narrow(1, 0, 512))` (`x[:, :512]`) instead and predict again.
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 `x[:, ::2].view(-1)` succeeds: the rows of `x[:, ::2]` lie exactly one row stride apart
 (1024 = 512 × 2), so the whole slice is one run of stride 2. `x[:, :512].view(-1)` is
@@ -313,7 +314,7 @@ one run.
 
 **动手试试：** 把 `View(1024, 256, 2)` 换成 `View(-1)`。先预测：会被拒绝吗？再把 `half` 换成 `half := memlab.Must(x.Narrow(1, 0, 512))`（即 `x[:, :512]`），再预测一次。
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 `x[:, ::2].view(-1)` 会成功：`x[:, ::2]` 的各行之间恰好相隔一个行步长（1024 = 512 × 2），整个切片是一段步长为 2 的连续序列。`x[:, :512].view(-1)` 会以上面那条消息被拒绝（单元格停在 `memlab.Check(err)`）：它的各行连不成一段。
 </details>
@@ -392,7 +393,7 @@ calls it on a transpose.
 **Try it:** call it on `x[:256]` (`x.Narrow(0, 0, 256)`), then on `x[:, :512]`
 (`x.Narrow(1, 0, 512)`). Predict for each: a copy or not?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 `x[:256]` — whole rows — is contiguous: no copy, the same data pointer. `x[:, :512]` —
 half of every row — is not: a copy of its size.
@@ -404,7 +405,7 @@ half of every row — is not: a copy of its size.
 
 **动手试试：** 对 `x[:256]`（`x.Narrow(0, 0, 256)`）调用一次，再对 `x[:, :512]`（`x.Narrow(1, 0, 512)`）调用一次。先分别预测：拷不拷贝？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 `x[:256]`——完整的若干行——是连续的：不拷贝，数据指针相同。`x[:, :512]`——每一行的一半——不连续：拷贝一份同样大小的数据。
 </details>

@@ -61,6 +61,7 @@ print(torch.cuda.memory_stats()["allocation.all.allocated"] - calls, torch.cuda.
 
 //nb:cell
 func chapterTensorPool() {
+	// 4.3 the chapter's pool, keyed by shape, then package pool's TensorPool
 	l := memlab.MustOpen()
 	defer l.Close()
 	p := ch4.NewChapterPool(l) // the chapter's class, keyed by shape
@@ -81,14 +82,14 @@ func chapterTensorPool() {
 	tp := memlab.Must(pool.NewTensorPool(l, tensor.Float32, []int{256, 1024}, 2)) // at most 2 tensors
 	a, b := memlab.Must(tp.Get()), memlab.Must(tp.Get())
 	_, err := tp.Get()
-	fmt.Println("pool.TensorPool, a third Get beyond its limit:", err)
+	ch4.Say("pool.TensorPool, a third Get beyond its limit: %v", err)
 	other := memlab.Must(tensor.Empty(l, tensor.Float32, 64, 1024))
-	fmt.Println("Put of a tensor of another shape:", tp.Put(other))
+	ch4.Say("Put of a tensor of another shape: %v", tp.Put(other))
 	memlab.Check(other.Release()) // refused, so still ours
 	memlab.Check(tp.Put(a))
-	fmt.Println("Put of the same tensor twice:", tp.Put(a))
+	ch4.Say("Put of the same tensor twice: %v", tp.Put(a))
 	memlab.Check(tp.Put(b))
-	fmt.Printf("pool.TensorPool stats: %+v\n", tp.Stats())
+	ch4.Say("pool.TensorPool stats: %+v", tp.Stats())
 	memlab.Check(tp.Release())
 }
 
@@ -120,6 +121,7 @@ print(attn.shape)
 
 //nb:cell
 func chapterPoolWrongShape() {
+	// 4.3 the chapter's class as printed, given a tensor of another shape
 	l := memlab.MustOpen()
 	defer l.Close()
 	p := &ch4.OnePool{Dev: l, Shape: []int{1024, 1024}} // TensorPool((1024, 1024))
@@ -135,12 +137,12 @@ func chapterPoolWrongShape() {
 limit, and an error for each of these: a tensor of another shape or put twice is refused
 (and stays the caller's to release), a `Get` beyond the limit fails.
 
-**Try it:** in `chapterTensorPool`, put `a` back twice in the chapter's pool
-(`p.Put(a); p.Put(a)`), then `get` two tensors. Predict: two buffers or one? And in
-`chapterPoolWrongShape`, use `attn` as the pool promises: `attn.View(1024, 1024)`. What
+**Try it:** in the cell "the chapter's pool, keyed by shape" (its first comment line), put
+`a` back twice in the chapter's pool (`p.Put(a); p.Put(a)`), then `get` two tensors.
+Predict: two buffers or one? And in the cell "the chapter's class as printed", use `attn` as the pool promises: `attn.View(1024, 1024)`. What
 happens?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 One buffer: both `get`s return the same storage (`DataPtr()` equal) — two users of one
 buffer, and no error (`pool.TensorPool` refuses the second put). `attn.View(1024, 1024)`
@@ -152,9 +154,9 @@ wrong-shaped tensor is found where it is used, far from the `put` that caused it
 /*md:zh-CN
 `pool.TensorPool`（第一个单元格的后半部分）是同一个思路，只管一种形状、有上限，并且对这几种情况都返回错误：形状不对或放回两次的张量会被拒收（仍归调用者释放），超过上限的 `Get` 会失败。
 
-**动手试试：** 在 `chapterTensorPool` 里把 `a` 往教材的池子里放回两次（`p.Put(a); p.Put(a)`），再 `get` 两个张量。先预测：是两个缓冲区还是一个？再在 `chapterPoolWrongShape` 里按池子承诺的形状使用 `attn`：`attn.View(1024, 1024)`。会怎样？
+**动手试试：** 在“the chapter's pool, keyed by shape”那个单元格（看它的第一行注释）里把 `a` 往教材的池子里放回两次（`p.Put(a); p.Put(a)`），再 `get` 两个张量。先预测：是两个缓冲区还是一个？再在“the chapter's class as printed”那个单元格里按池子承诺的形状使用 `attn`：`attn.View(1024, 1024)`。会怎样？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 一个缓冲区：两次 `get` 返回同一块存储（`DataPtr()` 相等）——一个缓冲区，两个使用者，而且没有任何报错（`pool.TensorPool` 会拒收第二次放回）。`attn.View(1024, 1024)` 会以 PyTorch 的 “shape '[1024, 1024]' is invalid for input of size …” 被拒绝：形状不对的张量要到被使用时才暴露，离造成它的那次 `put` 已经很远。
 </details>
@@ -224,7 +226,7 @@ func memPoolBesideTensorPool() {
 		return nil
 	}))
 	for _, s := range l.Snapshot().Segments {
-		fmt.Printf("segment_pool_id %v: %s %s segment, %s allocated\n", s.PoolID, memlab.FormatBytes(s.TotalSize), s.Pool, memlab.FormatBytes(s.AllocatedSize))
+		ch4.Say("segment_pool_id %v: %s %s segment, %s allocated", s.PoolID, memlab.FormatBytes(s.TotalSize), lang.Text(s.Pool), memlab.FormatBytes(s.AllocatedSize))
 	}
 	xSeg, _, _ := l.BlockOf(x)
 	poolFree := mp.Reserved() - kv.Nbytes() // the pool's segment less kv
@@ -234,7 +236,7 @@ func memPoolBesideTensorPool() {
 	memlab.Check(mp.Close()) // del pool
 	memlab.Check(g.Reset())  // del g
 	memlab.Check(l.EmptyCache())
-	fmt.Println("verdict: x was served from the pool's free memory:", xSeg.PoolID == mp.ID())
+	ch4.Say("verdict: x was served from the pool's free memory: %v", xSeg.PoolID == mp.ID())
 	memlab.Measured("x is in a %s segment of pool %v while the pool held %s free; with every tensor freed, empty_cache kept %s reserved (the private pools' segments) until the pool and the graph were deleted, then %s",
 		memlab.FormatBytes(xSeg.TotalSize), xSeg.PoolID, memlab.FormatBytes(poolFree), memlab.FormatBytes(kept), memlab.FormatBytes(l.MemoryReserved()))
 }
@@ -250,7 +252,7 @@ for as long as the pool lives.
 still get a segment of its own, and how much does `empty_cache` keep before the pool is
 deleted?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 No segment of its own: inside the pool the allocator caches and reuses as usual, so `x`
 takes the 4 MiB block the temporary freed, and the default pool holds nothing (the verdict
@@ -264,7 +266,7 @@ graph's segments; the default pool's segment it used to give back was never made
 
 **动手试试：** 把 `x` 放到 `mp.Use` 里面、在临时张量释放之后分配。先预测：`x` 还会有自己的段吗？删除池子之前，`empty_cache` 会留下多少？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 不会有自己的段：在池子里面，分配器照常缓存、照常复用，于是 `x` 拿到了临时张量释放的那块 4 MiB，默认池里什么也没有（结论那一行这次打印 `true`）。`empty_cache` 留下的字节数和原来一样——池子的段和图的段；原本会被它还回去的那个默认池的段，根本没有分配出来。
 </details>
@@ -344,9 +346,9 @@ for way in ("empty_cache", "caching allocator", "pool"):
 
 //nb:cell plot
 func poolLatency() {
-	ways := []string{"cudaMalloc every step (empty_cache)", "caching allocator", "TensorPool"}
-	tab := memlab.NewTable("way", "allocator calls", "cudaMalloc", "median step")
-	medians := memplot.BarSeries{Name: "median µs per step"}
+	ways := ch4.T("cudaMalloc every step (empty_cache)", "caching allocator", "TensorPool")
+	tab := memlab.NewTable(ch4.T("way", "allocator calls", "cudaMalloc", "median step")...)
+	medians := memplot.BarSeries{Name: lang.Text("median µs per step")}
 	var stranded uint64 // device memory the cudaMalloc-every-step loop left unusable
 	for w, way := range ways {
 		l := memlab.MustOpen(memlab.WithLatency())
@@ -375,7 +377,7 @@ func poolLatency() {
 		memlab.Check(l.Close())
 	}
 	tab.Show()
-	memlab.Show(memplot.BarsLog("4.3 getting a 1 MiB buffer: median time per step", "µs per step", ways, medians))
+	memlab.Show(memplot.BarsLog(lang.Text("4.3 getting a 1 MiB buffer: median time per step"), lang.Text("µs per step"), ways, medians))
 	memlab.Measured("median step: %.1f µs with a cudaMalloc each time, %.2f µs from the caching allocator, %.2f µs from the TensorPool (%.0f× and %.0f× faster)",
 		medians.Values[0], medians.Values[1], medians.Values[2], medians.Values[0]/medians.Values[1], medians.Values[0]/medians.Values[2])
 	memlab.Judge("frequent cudaMalloc and cudaFree are slow", memlab.HoldsIf(medians.Values[0] > 10*medians.Values[1]),
@@ -395,7 +397,7 @@ cached block that fits).
 **Try it:** make the buffer `[16, 1024]` (64 KiB, the small pool). Predict: does the
 `empty_cache` row still pay a `cudaMalloc` per step?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 Yes, one per step: `empty_cache` gives back the small pool's 2 MiB segment too, so every
 step allocates a new one. The other two rows still make one.
@@ -407,7 +409,7 @@ step allocates a new one. The other two rows still make one.
 
 **动手试试：** 把缓冲区改成 `[16, 1024]`（64 KiB，属于小块池）。先预测：`empty_cache` 那一行还会每步付一次 `cudaMalloc` 吗？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 会，每步一次：`empty_cache` 把小块池的 2 MiB 段也还了回去，于是每一步都要重新分配一个。另外两行仍然只有一次。
 </details>
@@ -461,7 +463,7 @@ for seg in torch.cuda.memory_snapshot():
 //nb:cell
 func maxSplitMerging() {
 	// 4.3 does max_split_size_mb stop freed blocks from merging?
-	tab := memlab.NewTable("PYTORCH_CUDA_ALLOC_CONF", lang.Text("segments"), lang.Text("blocks while in use"), lang.Text("free blocks after del"))
+	tab := memlab.NewTable(ch4.T("PYTORCH_CUDA_ALLOC_CONF", "segments", "blocks while in use", "free blocks after del")...)
 	merged := true // every segment one free block again
 	for _, conf := range []string{"", "max_split_size_mb:20", "max_split_size_mb:128"} {
 		l := memlab.MustOpen(memlab.AllocConf(conf), memlab.NotCurrent())
@@ -490,7 +492,7 @@ inferences and looks like a leak, which the chapter's smaller value cut.
 of the three tensors (release only `xs[0]` and `xs[2]`) before counting. Predict: under the
 default setting, how many free blocks does the 100 MiB segment hold, and why not one?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 Two: `xs[1]`, still allocated, sits between them, so the blocks freed on either side have
 no free neighbour to merge with (the one after `xs[2]` merges with the segment's
@@ -504,7 +506,7 @@ is one block again.
 
 **动手试试：** 在“does max_split_size_mb stop freed blocks from merging?”那个单元格里，留下三个张量中的一个（只释放 `xs[0]` 和 `xs[2]`）再计数。先预测：在默认设置下，那个 100 MiB 的段里有几个空闲块？为什么不是一个？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 两个：仍被占用的 `xs[1]` 夹在中间，它两侧释放出来的块没有空闲的邻居可以合并（`xs[2]` 后面那块会和段里剩下的部分合并）。合并要的是一个空闲的邻居，而不是某个设置——把 `xs[1]` 也释放掉，这个段就又是一个块了。
 </details>
@@ -552,11 +554,11 @@ func pagedCacheAPI() {
 		k := memlab.Must(tensor.Randn(l, uint64(seq), tensor.Float32, cfg.Heads, tokens, cfg.HeadDim))
 		memlab.Check(c.Append(seq, 0, k, k)) // keys and values, copied into blocks
 		memlab.Check(k.Release())
-		fmt.Printf("sequence %d: %d tokens in blocks %v\n", seq, tokens, memlab.Must(c.Blocks(seq)))
+		ch4.Say("sequence %d: %d tokens in blocks %v", seq, tokens, memlab.Must(c.Blocks(seq)))
 	}
 	fmt.Printf("%+v\n", c.Stats())
 	memlab.Check(c.Free(1))
-	fmt.Printf("after freeing sequence 1: %+v\n", c.Stats())
+	ch4.Say("after freeing sequence 1: %+v", c.Stats())
 	memlab.Measured("one arena of %s, allocated once: %s in use by the lab", memlab.FormatBytes(c.Nbytes()), memlab.FormatBytes(l.MemoryAllocated()))
 	memlab.Check(c.Release())
 }
@@ -569,7 +571,7 @@ any other: no external fragmentation.
 `c.Append(3, 0, k4, k4)` with `k4` of 60 tokens) and print the error; append it again
 after `c.Free(1)`. Predict: does it fit the first time? the second?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 The first append fails with `pool: KV cache full` — it needs 4 blocks and 2 are free —
 and changes nothing; once sequence 1 is freed, 4 blocks are free and it fits.
@@ -604,7 +606,7 @@ calls = torch.cuda.memory_stats()["allocation.all.allocated"]
 
 **动手试试：** 在循环之后加入第四个 60 token 的序列（`c.Allocate(3)`，再用 60 个 token 的 `k4` 调用 `c.Append(3, 0, k4, k4)`），打印返回的错误；在 `c.Free(1)` 之后再追加一次。先预测：第一次放得下吗？第二次呢？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 第一次追加以 `pool: KV cache full` 失败——它需要 4 个块，空闲的只有 2 个——并且什么也没改；序列 1 释放之后，空闲块有 4 个，就放得下了。
 </details>
@@ -659,7 +661,7 @@ Whether that buys 5–10% latency is a question for a GPU: 4.4's H200 runs measu
 **Try it:** pass `w := ch4.DefaultKVWorkload; w.BlockSize = 64` instead. Predict: what
 happens to the paged cache's "max unused slots", and to its allocator calls?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 Fewer, larger blocks waste more: up to 63 slots per sequence, and the maximum reaches
 its bound, 4 × 63 (summed over the 4 sequences decoded at once). Still one allocator
@@ -674,7 +676,7 @@ call: the arena.
 
 **动手试试：** 改为传入 `w := ch4.DefaultKVWorkload; w.BlockSize = 64`。先预测：分页缓存的“最大闲置槽位”会怎样？它的分配器调用次数呢？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 块更少、更大，浪费也更多：每个序列最多 63 个槽位，最大值达到了它的上界 4 × 63（对同时解码的 4 个序列求和）。分配器调用仍然只有一次：那个显存区。
 </details>

@@ -118,6 +118,7 @@ type Tricks struct {
 }
 
 // String names the tricks that are on: "baseline", "view", "in-place+pool", …
+// (in the workbook's edition)
 func (t Tricks) String() string {
 	var on []string
 	for _, f := range []struct {
@@ -125,11 +126,11 @@ func (t Tricks) String() string {
 		name string
 	}{{t.View, "view"}, {t.InPlace, "in-place"}, {t.Pool, "pool"}, {t.Fused, "fused"}} {
 		if f.on {
-			on = append(on, f.name)
+			on = append(on, lang.Text(f.name))
 		}
 	}
 	if len(on) == 0 {
-		return "baseline"
+		return lang.Text("baseline")
 	}
 	return strings.Join(on, "+")
 }
@@ -473,7 +474,7 @@ func flipATechnique() {
 **Try it:** set `InPlace: true`, then only `View`, then only `Pool`. Before each run,
 predict: does the peak fall, stay, or rise? and the allocator calls?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 `InPlace`: the peak stays where it was and the allocator calls fall — the in-place ops
 no longer allocate, but none of them is alive at the peak. `View`: the peak rises and the
@@ -487,7 +488,7 @@ them.
 /*md:zh-CN
 **动手试试：** 先设 `InPlace: true`，再只开 `View`，再只开 `Pool`。每次运行之前先预测：峰值会下降、不变还是上升？分配器调用次数呢？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 `InPlace`：峰值不变，分配器调用减少——原地操作不再分配，但峰值那一刻活着的张量里没有一个是它们产生的。`View`：峰值上升，调用减少——拆分注意力头不再拷贝，但作为视图留在缓存里的 `k` 和 `v` 让整个融合的 `qkv` 一直活着。`Pool`：峰值上升，调用减少——显存区从第一次前向传播起就装下了直到最长长度的所有位置。下面的表格把它们全都跑一遍。
 </details>
@@ -516,7 +517,7 @@ the chapter's claim is about:
 //nb:cell plot
 func chapterTechniques() {
 	// 4.4 the chapter's table: each technique alone, then the three together
-	tab := memlab.NewTable(lang.Text("tricks"), lang.Text("peak above the weights"), lang.Text("saved"), lang.Text("allocator calls"), "cudaMalloc")
+	tab := memlab.NewTable(ch4.T("tricks", "peak above the weights", "saved", "allocator calls", "cudaMalloc")...)
 	var runs []ch4.BatchRun
 	for _, t := range []Tricks{{}, {View: true}, {InPlace: true}, {Pool: true}, {View: true, InPlace: true, Pool: true}} {
 		runs = append(runs, memlab.Must(ch4.RunBatch(t.String(), generate(t), 4, 48, 16)))
@@ -547,7 +548,7 @@ for such a place.
 tokens instead of 48 (`ch4.RunBatch(t.String(), generate(t), 4, 8, 16)`). Predict: do the three together now lower the peak, or raise
 it by a larger or a smaller share than with 48 tokens?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 The three together now raise the peak by a larger share than with 48-token prompts: the
 prompts' logits shrink with the prompt, the arena (sized for the prompt and the generated
@@ -562,7 +563,7 @@ gives `[B, Vocab]` (release the view and `hf`, and pick the tokens from that). R
 cell "the chapter's table" again. Predict: does the baseline's peak fall, do the tokens
 change, and does in-place now save something?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 The peak falls — the `[batch·seq, vocab]` tensor is gone — and the tokens stay the same
 (the same last-position logits). With the logits off the peak, what the techniques
@@ -576,14 +577,14 @@ removes tensors alive there.
 
 **动手试试：** 在“教材的表格”那个单元格（看它的第一行注释）里，把提示词从 48 个 token 改成 8 个（`ch4.RunBatch(t.String(), generate(t), 4, 8, 16)`）。先预测：三招合用这回能压低峰值吗？还是会抬高它——抬高的比例比 48 个 token 时更大还是更小？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 三招合用这回让峰值升高的比例比 48 个 token 时更大：提示词的 logits 随提示词一起缩小，而显存区（按提示词加生成 token 的长度定大小）缩得少。分配器调用次数则一点没变：一次前向传播做多少个操作，与提示词多长无关。
 </details>
 
 **动手试试：** 峰值是所有提示词位置的 logits。在“前向传播之三”里，让 `logits` 只投影最后一个位置：先选出它再做投影——`last := memlab.Must(memlab.Must(hf.View(B, S, -1)).Select(1, S-1))`，然后 `last.Matmul(wt)` 得到 `[B, Vocab]`（释放那个视图和 `hf`，再从结果里挑 token）。再运行一遍“教材的表格”那个单元格。先预测：基线的峰值会下降吗？生成的 token 会变吗？原地操作这回能省下点什么吗？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 峰值下降了——`[batch·seq, vocab]` 那个张量没有了——生成的 token 不变（最后一个位置的 logits 还是同样的）。logits 离开峰值之后，各招改动的是新峰值那一刻活着的张量，所以表里各行的百分比都会变：原地操作这回去掉了在那里活着的张量。
 </details>
@@ -652,7 +653,7 @@ func inPlaceTwelvePercent() {
 	if ch4.MemoryOnly(l) { // the simulator computes no values here: the bytes are a GPU's
 		fmt.Println(lang.Text("simulated device: memory accounting only (no values computed; the bytes are those of a GPU run)"))
 	}
-	tab := memlab.NewTable(lang.Text("attention"), lang.Text("sequence"), "batch", lang.Text("out of place"), lang.Text("in place"), lang.Text("saved"), lang.Text("scores : MLP"))
+	tab := memlab.NewTable(ch4.T("attention", "sequence", "batch", "out of place", "in place", "saved", "scores : MLP")...)
 	saved := map[bool][]float64{}
 	for _, t := range []Tricks{{}, {Fused: true}} {
 		for _, seq := range []int{128, 512} {
@@ -686,7 +687,7 @@ in PyTorch the saving needs a custom or fused kernel.
 **Try it:** in the cell "4.1's 12 %" (its first comment line), add a sequence length of
 256. Predict: with eager attention, is 256 tokens on the MLP's side or the scores'?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 At 256 tokens one sequence's scores (12·256·256) equal one MLP activation (256·3072):
 the two peaks are of one size, and what in place saves lies between the 128- and the
@@ -699,7 +700,7 @@ the two peaks are of one size, and what in place saves lies between the 128- and
 
 **动手试试：** 在“4.1's 12 %”那个单元格（看它的第一行注释）里加一个序列长度 256。先预测：用 eager 注意力时，256 个 token 落在 MLP 一边，还是分数一边？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 在 256 个 token 时，一个序列的分数（12·256·256）正好等于一个 MLP 激活值（256·3072）：两个峰一样大，原地操作省下的比例落在 128 和 512 两行之间。
 </details>
@@ -750,19 +751,21 @@ func batch32Or64() {
 	_, r32, _ := ch4.OnDevice(0, bert(Tricks{}, 32))
 	_, r64, _ := ch4.OnDevice(0, bert(Tricks{}, 64))
 	capacity := (r32 + r64) / 2 &^ (2<<20 - 1) // between them, in whole 2 MiB pages
-	tab := memlab.NewTable("batch", lang.Text("tricks"), fmt.Sprintf(lang.Text("on a device of %s"), memlab.FormatBytes(capacity)))
-	fits := map[string]bool{}
+	tab := memlab.NewTable(lang.Text("batch"), lang.Text("tricks"), fmt.Sprintf(lang.Text("on a device of %s"), memlab.FormatBytes(capacity)))
+	fits := map[Tricks]bool{} // at batch 64
 	for _, run := range []struct {
 		batch int
 		t     Tricks
 	}{{32, Tricks{}}, {64, Tricks{}}, {64, Tricks{InPlace: true}}, {64, Tricks{View: true, InPlace: true}}, {64, Tricks{Fused: true}}} {
 		_, _, err := ch4.OnDevice(capacity, bert(run.t, run.batch))
-		fits[fmt.Sprint(run.batch, run.t)] = err == nil
+		if run.batch == 64 {
+			fits[run.t] = err == nil
+		}
 		tab.Row(run.batch, run.t, ch4.Fits(err))
 	}
 	tab.Show()
-	memlab.Judge("for long sequences, in-place's 12 percent can decide between batch 32 and 64", memlab.HoldsIf(fits["64 in-place"] && !fits["64 baseline"]),
-		"batch 64 fits in place: %v, without: %v; with fused attention: %v", fits["64 in-place"], fits["64 baseline"], fits["64 fused"])
+	memlab.Judge("for long sequences, in-place's 12 percent can decide between batch 32 and 64", memlab.HoldsIf(fits[Tricks{InPlace: true}] && !fits[Tricks{}]),
+		"batch 64 fits in place: %v, without: %v; with fused attention: %v", fits[Tricks{InPlace: true}], fits[Tricks{}], fits[Tricks{Fused: true}])
 }
 
 /*md
@@ -775,7 +778,7 @@ never hold the scores): not one of the chapter's three.
 **Try it:** in the cell "batch 32 or 64", make the sequences 128 tokens (both places),
 where in place did save a share of the peak. Predict: does in place now let batch 64 fit?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 No: at 128 tokens in place saves a share of the peak, but batch 64 needs about twice
 batch 32's — the device sits halfway between them, and a share of about a tenth does not
@@ -788,7 +791,7 @@ bridge a gap of a half.
 
 **动手试试：** 在“batch 32 or 64”那个单元格里把序列改成 128 个 token（两处都改）——在这个长度上原地操作确实省下了一部分峰值。先预测：原地操作这回能让 batch 64 跑下来吗？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 不能：在 128 个 token 时原地操作省下了一部分峰值，但 batch 64 需要的大约是 batch 32 的两倍——设备的容量在两者正中间，省下大约十分之一，填不上一半的差距。
 </details>

@@ -54,8 +54,8 @@ print(torch.cuda.max_memory_allocated() - weights,
 func oneRequestByMode() {
 	size := memlab.Must(model.SizeByName("small"))
 	req := memlab.Must(size.Workload.Make(size.Config.Vocab))[0]
-	tab := memlab.NewTable("mode", "weights", "peak above the weights", "allocator calls", "tokens")
-	tab.Caption = fmt.Sprintf("one request: %d prompt tokens, %d generated", len(req.Prompt), req.Decode)
+	tab := memlab.NewTable(ch4.T("mode", "weights", "peak above the weights", "allocator calls", "tokens")...)
+	tab.Caption = fmt.Sprintf(lang.Text("one request: %d prompt tokens, %d generated"), len(req.Prompt), req.Decode)
 	for _, mode := range []model.Mode{model.Baseline, model.InPlace, model.Views, model.KVCache, model.Chapter, model.Optimised} {
 		l := memlab.MustOpen()
 		m := memlab.Must(model.New(l, size.Config))
@@ -75,7 +75,7 @@ func oneRequestByMode() {
 **Try it:** take request `[3]` (a short prompt) instead of `[0]`. Predict: is the
 baseline's peak still above the optimised one's?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 No, below it: the preallocated cache is sized for the longest request whatever the
 request, and a short prompt's full logits are small.
@@ -86,7 +86,8 @@ request, and a short prompt's full logits are small.
 8 requests with prompts of 16–64 tokens and 8–32 generated tokens, each mode on a device
 of its own, the modes taking turns request by request. The run is
 [`ch4.Inference`](../../experiments/ch4/inference.go): the cell above, for every request,
-with CUDA-event timing on a GPU. The first table is what the chapter asks for: the
+with CUDA-event timing on a GPU. It takes about 15 s on the simulator on a 2-core machine (its CPU kernels compute every
+value; a second on a GPU) and prints a line as each request is done in every mode. The first table is what the chapter asks for: the
 baseline, each technique alone, the three together; the second, apart, holds memlab's own
 extras (pooled scores, last-logits and their combinations), which are not the chapter's.
 The notes under the tables are printed from the run, and they hold the chapter's figures
@@ -118,14 +119,14 @@ print(peak, torch.cuda.max_memory_reserved(), stats["allocation.all.allocated"],
 /*md:zh-CN
 **动手试试：** 把请求 `[0]` 换成 `[3]`（一个短提示词）。先预测：基线的峰值还高于 `optimised` 吗？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 不，反而更低：预分配的缓存不管请求长短都按最长请求来定大小，而短提示词的完整 logits 本来就小。
 </details>
 
 ### 完整的工作负载
 
-8 个请求，提示词长 16–64 个 token，各生成 8–32 个 token；每种模式各用一台自己的设备，各模式按请求轮流执行。这次运行就是 [`ch4.Inference`](../../experiments/ch4/inference.go)：把上面那个单元格对每个请求都做一遍，在 GPU 上用 CUDA 事件计时。第一张表是教材要的：基线、每招单独用、三招合用；第二张表单独列出 memlab 自己加的（池化的分数、last-logits 以及它们的组合），它们不是教材的内容。表格下方的结论由这次运行打印，并把教材的数字和实测放在一起对照——先是三招合用：
+8 个请求，提示词长 16–64 个 token，各生成 8–32 个 token；每种模式各用一台自己的设备，各模式按请求轮流执行。这次运行就是 [`ch4.Inference`](../../experiments/ch4/inference.go)：把上面那个单元格对每个请求都做一遍，在 GPU 上用 CUDA 事件计时。在 2 核机器的模拟设备上它要跑大约 15 秒（CPU 内核要算出每一个数值；在 GPU 上一秒左右），每个请求在所有模式下跑完时打印一行。第一张表是教材要的：基线、每招单独用、三招合用；第二张表单独列出 memlab 自己加的（池化的分数、last-logits 以及它们的组合），它们不是教材的内容。表格下方的结论由这次运行打印，并把教材的数字和实测放在一起对照——先是三招合用：
 
 > 教材原文：「这三步走下来，显存占用通常能降20-30%，而且推理速度还有提升——因为减少了内存分配和拷贝的开销。」
 
@@ -147,7 +148,7 @@ print(peak, torch.cuda.max_memory_reserved(), stats["allocation.all.allocated"],
 //nb:cell plot
 func inferenceSmall() {
 	// 4.4 the whole workload: 10 modes × 8 requests — about 15 s on the simulator on 2 cores (its CPU kernels compute every value), a second on a GPU
-	progress := func(done, total int) { fmt.Printf(lang.Text("request %d of %d done in every mode\n"), done, total) }
+	progress := func(done, total int) { ch4.Say("request %d of %d done in every mode", done, total) }
 	r := memlab.Must(ch4.Inference(ch4.Setup{Progress: progress}, "small"))
 	r.Table().Show()
 	r.ExtrasTable().Show()
@@ -175,7 +176,7 @@ they do remove, every time, is allocator calls.
 — the first mode is the reference. Predict: does in-place, which saved nothing alone,
 lower the peak now?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 Yes: once last-logits has taken the logits off the peak, in-place removes tensors alive
 at the new one; the notes print the share. (Both modes are memlab's extras, so their
@@ -193,8 +194,13 @@ figure for the KV-cache pool:
 > *Chapter 4:* "Because the KV cache's size is fixed during inference, pooling avoids
 > reallocating memory for every generated token, and cuts inference latency by 5–10%."
 
-Three runs of the baseline and `kv-cache` here, their spread, the `cudaMalloc` calls
-and allocator calls of the last run, and the H200 record beside them:
+Three **live** runs of the baseline and `kv-cache` on this machine's device (about 9 s on
+the simulator on 2 cores, each run printing its line as it ends; a second on a GPU), their
+spread, the `cudaMalloc` calls and allocator calls of the last one, and beside them the two
+runs **recorded** on an H200 (`memlab ch4 -record`): every line says which it is. The
+verdict rests on the live runs on a GPU; on the simulator, whose times are its CPU
+kernels', it rests on the recorded large run, and says so. Is the chapter's 5–10 % within
+the spread?
 
 ```python
 speedups = []
@@ -210,7 +216,7 @@ print(sorted(speedups)[1], min(speedups), max(speedups))
 
 **动手试试：** 运行 `ch4.Inference(ch4.Setup{}, "small", model.Optimised&^model.InPlace, model.Optimised)`——第一个模式是参照。先预测：单独使用时什么也没省下的原地操作，这回能压低峰值吗？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 能：last-logits 把 logits 从峰值里拿掉之后，原地操作去掉的正是新峰值那一刻活着的张量；结论里打印了比例。（这两个模式都是 memlab 自己加的，所以它们的行在第二张表里。）
 </details>
@@ -221,7 +227,7 @@ print(sorted(speedups)[1], min(speedups), max(speedups))
 
 > 教材原文：「因为KV Cache的大小在推理过程中是固定的，用池化可以避免每次生成token时都重新分配显存，推理延迟能降5-10%。」
 
-下面把基线和 `kv-cache` 各跑三次，给出它们的离散程度、最后一次运行的 `cudaMalloc` 次数和分配器调用次数，并把 H200 的录制结果放在旁边：
+下面在本机的设备上把基线和 `kv-cache` **实时**各跑三次（在 2 核机器的模拟设备上约 9 秒，每跑完一次打印一行；在 GPU 上一秒左右），给出它们的离散程度、最后一次运行的 `cudaMalloc` 次数和分配器调用次数，旁边是在 H200 上**录制**的两次运行（`memlab ch4 -record`）：每一行都标明了是哪一种。在 GPU 上，结论依据实时运行；在模拟设备上，时间是 CPU 内核的时间，结论改依据录制的 large 运行，并且会写明这一点。教材的 5-10% 落在离散范围之内吗？
 
 ```python
 speedups = []
@@ -241,7 +247,7 @@ func tokenLatencySpread() {
 		r = memlab.Must(ch4.Inference(ch4.Setup{}, "small", model.Baseline, model.KVCache))
 		v, _ := r.Compare(model.KVCache, model.Baseline, ch4.TokenLatency)
 		faster = append(faster, v)
-		fmt.Printf(lang.Text("live run %d of 3: kv-cache %.1f %% faster\n"), run+1, v)
+		ch4.Say("live run %d of 3: kv-cache %.1f %% faster", run+1, v)
 	}
 	slices.Sort(faster)
 	memlab.Measured("live, on %s: kv-cache's median token time against the baseline's over %d runs: %.1f %% saved (median), from %.1f %% to %.1f %% (negative: slower)",
@@ -258,9 +264,12 @@ func tokenLatencySpread() {
 }
 
 /*md
-On the simulated device the times are the CPU kernels', and the range says how far one
-run lands from the next: one run's percentage is no verdict. The H200 record holds one run
-per size (no repeats): read each of its figures as one sample, not as a range. Where the
+The live range says how far one run lands from the next: one run's percentage is no
+verdict, and on the simulator the live times are the CPU kernels', not a GPU's. The H200
+recording holds one run per size (no repeats): read each of its figures as one sample.
+The live H200 runs of the small model and the recorded ones need not agree: at this size
+a token takes a fraction of a millisecond, and the difference between the modes is of the
+order of the spread — which is why the verdict line says which figure it rests on. Where the
 speed-up comes from is not `cudaMalloc` — the lines above count them, and they are far
 too few to matter beside the allocator calls — but the two things a `torch.cat` cache
 does at every token in every layer: two allocator calls (a new keys tensor and a new
@@ -271,7 +280,7 @@ token's keys and values only.
 places). Predict before running: more or fewer allocator calls than `kv-cache`, and any
 `cudaMalloc`?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 Fewer allocator calls: in-place and views remove allocations of their own on top of the
 cache's; still no `cudaMalloc` on this model. The times move within the same spread.
@@ -305,11 +314,11 @@ for n in range(1, max_len + 1):
 */
 
 /*md:zh-CN
-在模拟设备上，这些时间是 CPU 内核的时间，范围说明了一次运行和下一次能差多远：一次运行得出的百分比算不上结论。H200 的录制结果每种规模只有一次运行（没有重复）：它的每个数字都只能当作一个样本，而不是一个范围。提速并不来自 `cudaMalloc`——上面几行数了它们的次数，和分配器调用比起来少得无足轻重——而是来自 `torch.cat` 缓存在每一层、每个 token 上都要做的两件事：两次分配器调用（一个新的键张量和一个新的值张量），以及把到目前为止的整个缓存拷贝一遍；池化的缓存只拷贝新 token 的键和值。
+实时运行的范围说明了一次运行和下一次能差多远：一次运行得出的百分比算不上结论；在模拟设备上，实时的时间是 CPU 内核的时间，而不是 GPU 的。H200 的录制结果每种规模只有一次运行（没有重复）：它的每个数字都只能当作一个样本。small 模型在 H200 上的实时运行和录制运行不一定一致：在这个规模上，一个 token 只要零点几毫秒，各模式之间的差别和离散范围同一个量级——所以结论那一行会写明它依据的是哪个数字。提速并不来自 `cudaMalloc`——上面几行数了它们的次数，和分配器调用比起来少得无足轻重——而是来自 `torch.cat` 缓存在每一层、每个 token 上都要做的两件事：两次分配器调用（一个新的键张量和一个新的值张量），以及把到目前为止的整个缓存拷贝一遍；池化的缓存只拷贝新 token 的键和值。
 
 **动手试试：** 把单元格里的 `model.KVCache` 换成 `model.Chapter`（两处都换）。运行之前先预测：分配器调用比 `kv-cache` 多还是少？会不会有 `cudaMalloc`？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 分配器调用更少：原地操作和视图在缓存之外又去掉了各自的分配；在这个模型上仍然没有 `cudaMalloc`。时间在同样的离散范围内浮动。
 </details>
@@ -335,6 +344,7 @@ for n in range(1, max_len + 1):
 
 //nb:cell
 func attentionScores() {
+	// 4.4 scores allocated at each step, or written into one pooled buffer
 	l := memlab.MustOpen()
 	defer l.Close()
 	const heads, headDim, maxLen = 4, 32, 96
@@ -394,9 +404,10 @@ pool.put(buf)                                    # 放回，留给下一层
 
 //nb:cell
 func pooledScoresByMode() {
+	// 4.4 pooled score buffers in the model, mode by mode
 	size := memlab.Must(model.SizeByName("small"))
 	req := memlab.Must(size.Workload.Make(size.Config.Vocab))[0]
-	tab := memlab.NewTable("mode", "peak above the weights", "allocator calls", "score-pool hits / misses")
+	tab := memlab.NewTable(ch4.T("mode", "peak above the weights", "allocator calls", "score-pool hits / misses")...)
 	logits, peak, calls := map[model.Mode][]float32{}, map[model.Mode]int64{}, map[model.Mode]int64{}
 	for _, mode := range []model.Mode{model.Baseline, model.PooledScores, model.Chapter, model.Chapter | model.PooledScores} {
 		l := memlab.MustOpen()
@@ -430,21 +441,22 @@ stays the three techniques with the KV-cache arenas as its pool** (also what "ch
 means in the H200 recordings, made before this mode), and `chapter+pooled-scores` is
 reported beside it, in the tables of `memlab ch4` and below.
 
-**Try it:** in the first cell, give `q` 1024 positions, as in a long prompt's pass
+**Try it:** in the cell "scores allocated at each step" (its first comment line), give `q` 1024 positions, as in a long prompt's pass
 (`tensor.Randn(l, 1, tensor.Float32, heads, 1024, headDim)`), and the buffer
 `[heads, 1024, maxLen]`: past 64 columns the allocated scores are larger than 1 MiB, the
 small pool's limit. Predict: how many `cudaMalloc` calls does the allocating loop make,
-and at how many addresses are its scores served? In the second cell, add
+and at how many addresses are its scores served? In the cell "pooled score buffers in the
+model", add
 `model.Optimised` and `model.Optimised | model.PooledScores` to the modes: once
 last-logits has taken the logits off the peak, do the buffers still raise it?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 No `cudaMalloc` at all: allocating the buffer (larger than 1 MiB) made a 20 MiB segment
 of the large pool — the 1–10 MiB rule of notebook 02 — and the large scores are carved
 from its free part; the scores are served at two addresses, one in the small pool while
 they fit there, one in that segment after. Still one allocator call a step, and none for
-the `out=` loop. In the second cell the buffers raise the optimised peak by their whole
+the `out=` loop. In the cell "pooled score buffers in the model" the buffers raise the optimised peak by their whole
 size as well: they sit in the pool for the whole request, whatever the peak is made of.
 </details>
 
@@ -479,11 +491,11 @@ print(torch.cuda.max_memory_allocated(), (h - h2).abs().max().item())
 /*md:zh-CN
 两个缓冲区供应了每次前向传播的每一层（两次未命中，其余全部命中），分配器调用也随之减少——教材建议的这一半成立。峰值却上升了，正好多出这两个缓冲区：它们按最长请求定大小，并且一直留在池子里，于是压在了 logits 造成的峰值之下，而那个峰值本来就不是分数张量造成的。只有在分数张量构成峰值的地方，池化才划算，而且还得最长请求与典型请求相差不大。**所以 `chapter` 仍然是以 KV 缓存显存区为池子的那三招**（这也是 H200 录制结果里“chapter”的含义，那些结果录制于这个模式出现之前），`chapter+pooled-scores` 则在 `memlab ch4` 的表格和下文中与它并列报告。
 
-**动手试试：** 在第一个单元格里，像处理一个长提示词那样给 `q` 1024 个位置（`tensor.Randn(l, 1, tensor.Float32, heads, 1024, headDim)`），缓冲区设为 `[heads, 1024, maxLen]`：超过 64 列之后，分配出来的分数张量就大于 1 MiB，即小块池的上限。先预测：分配式循环会调用几次 `cudaMalloc`？它的分数张量落在几个地址上？在第二个单元格里，给模式列表加上 `model.Optimised` 和 `model.Optimised | model.PooledScores`：等 last-logits 把 logits 从峰值里拿掉之后，缓冲区还会抬高峰值吗？
+**动手试试：** 在“scores allocated at each step”那个单元格（看它的第一行注释）里，像处理一个长提示词那样给 `q` 1024 个位置（`tensor.Randn(l, 1, tensor.Float32, heads, 1024, headDim)`），缓冲区设为 `[heads, 1024, maxLen]`：超过 64 列之后，分配出来的分数张量就大于 1 MiB，即小块池的上限。先预测：分配式循环会调用几次 `cudaMalloc`？它的分数张量落在几个地址上？在“pooled score buffers in the model”那个单元格里，给模式列表加上 `model.Optimised` 和 `model.Optimised | model.PooledScores`：等 last-logits 把 logits 从峰值里拿掉之后，缓冲区还会抬高峰值吗？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
-一次 `cudaMalloc` 都没有：分配那个缓冲区（大于 1 MiB）时建了一个大块池的 20 MiB 段——笔记本 02 里 1–10 MiB 的规则——大的分数张量就从这个段的空闲部分切出来；分数张量落在两个地址上，装得进小块池时一个，之后在那个段里一个。分配式循环仍然每步一次分配器调用，`out=` 循环一次都没有。在第二个单元格里，缓冲区同样把 optimised 的峰值整整抬高了它们自己的大小：不管峰值由什么构成，它们在整个请求期间都待在池子里。
+一次 `cudaMalloc` 都没有：分配那个缓冲区（大于 1 MiB）时建了一个大块池的 20 MiB 段——笔记本 02 里 1–10 MiB 的规则——大的分数张量就从这个段的空闲部分切出来；分数张量落在两个地址上，装得进小块池时一个，之后在那个段里一个。分配式循环仍然每步一次分配器调用，`out=` 循环一次都没有。在“pooled score buffers in the model”那个单元格里，缓冲区同样把 optimised 的峰值整整抬高了它们自己的大小：不管峰值由什么构成，它们在整个请求期间都待在池子里。
 </details>
 
 ### 原地 LayerNorm
@@ -553,7 +565,7 @@ before the `CopyFrom`, then, after `d` is computed, `memlab.Check(h2.CopyFrom(ke
 `h2.Add_(d)` (and release `keep`). Predict: is the output right again, and where is the
 peak?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 Right again (a difference of 0), and the peak is back at the out-of-place one: the clone
 costs what the "in-place" version saved.
@@ -588,7 +600,7 @@ step_ms = start.elapsed_time(end)
 
 **动手试试：** 为残差保留残差流的旧值：在 `CopyFrom` 之前写 `keep := memlab.Must(h2.Clone())`，算出 `d` 之后、`h2.Add_(d)` 之前写 `memlab.Check(h2.CopyFrom(keep))`（并释放 `keep`）。先预测：输出又对了吗？峰值在哪里？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 又对了（差值为 0），峰值也回到了非原地版本的水平：这次克隆花掉的，恰好是“原地”版本省下的。
 </details>
@@ -616,7 +628,7 @@ func recordedH200() {
 	for _, size := range []string{"small", "large"} {
 		run, ok := runs.Size(size)
 		if !ok {
-			fmt.Println("no recorded run of the", size, "size")
+			ch4.Say("no recorded run of the %s size", size)
 			continue
 		}
 		fmt.Println(run.Header())
@@ -647,7 +659,7 @@ which do not? (On a machine with an NVIDIA GPU,
 `go run ./cmd/memlab ch4 -device cuda -size small -record mine.json` records your card,
 and `ch4.ParseRecording` reads the file.)
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 Peak allocated, peak reserved, allocator calls and `cudaMalloc` agree to the byte in
 every mode — allocation decisions do not depend on the device (the test
@@ -668,7 +680,7 @@ trades peak memory for fewer allocations.
 /*md:zh-CN
 **动手试试：** 在一个新单元格里，在这里运行 `ch4.Inference(ch4.Setup{}, "small")`，把它的表格和录制的 small 运行并排比较。先预测：哪些列与 H200 一致，哪些不一致？（在一台有 NVIDIA GPU 的机器上，`go run ./cmd/memlab ch4 -device cuda -size small -record mine.json` 会录下你的显卡，`ch4.ParseRecording` 可以读取这个文件。）
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 峰值已分配、峰值已预留、分配器调用和 `cudaMalloc` 在每个模式下都分毫不差——分配决策与设备无关（测试 `TestSimulatedMatchesRecordedSmall` 检查了这一点）——时间则不一致：这里是 CPU 内核的时间。
 </details>

@@ -375,9 +375,9 @@ func TestEveryExperimentHasPredictFirstTryIt(t *testing.T) {
 			t.Errorf("%s: no Try it in both editions after it", name)
 			continue
 		}
-		for _, at := range []int{en, zh} {
+		for at, label := range map[int]string{en: "Answer", zh: "答案"} {
 			rest := after[at:]
-			d := strings.Index(rest, "<details><summary>答案 / Answer</summary>")
+			d := strings.Index(rest, "<details><summary>"+label+"</summary>")
 			q := strings.IndexAny(rest, "?？")
 			if d < 0 || q < 0 || q > d || !strings.Contains(rest[d:], "</details>") {
 				t.Errorf("%s: the Try it at %q does not ask before a collapsed answer", name, rest[:min(60, len(rest))])
