@@ -227,10 +227,9 @@ what decides is the layout, not the operations that made it.
 > *Chapter 4:* "If a tensor has become non-contiguous through a transpose, a slice or the
 > like, view() raises an error."
 
-**PyTorch does** something finer: `view` succeeds whenever the new shape can be expressed
-with strides over the old ones — `x[:, ::2]` is not contiguous, yet
-`x[:, ::2].view(1024, 256, 2)` succeeds in PyTorch 2.11, and memlab's view follows the
-same rule. The next cell prints the strides.
+Does `view` refuse every tensor that a transpose or a slice made non-contiguous? The next
+cell tries both — `x.t().view(-1)` and the strided slice `x[:, ::2]` viewed as
+`(1024, 256, 2)` — and prints the strides (memlab's view follows PyTorch 2.11's rule).
 
 ```python
 x = torch.randn(1024, 1024, device="cuda")
@@ -256,7 +255,7 @@ x.t().view(-1)                  # RuntimeError: view size is not compatible with
 
 > 教材原文：「如果张量经过转置、切片等操作变得不连续，view() 会报错。」
 
-**PyTorch 实际的规则**更精细：只要新形状能用旧步长 (stride) 表示出来，`view` 就会成功——`x[:, ::2]` 并不连续，但 `x[:, ::2].view(1024, 256, 2)` 在 PyTorch 2.11 中照样成功，memlab 的 view 遵循同一条规则。下一个单元格会打印出步长。
+凡是被转置或切片弄得不连续的张量，`view` 都会拒绝吗？下一个单元格把两种都试一试——`x.t().view(-1)`，以及把带步长的切片 `x[:, ::2]` 看作 `(1024, 256, 2)`——并打印出步长 (stride)（memlab 的 view 遵循 PyTorch 2.11 的规则）。
 
 ```python
 x = torch.randn(1024, 1024, device="cuda")
@@ -292,8 +291,9 @@ func viewNonContiguous() {
 }
 
 /*md
-So the chapter's rule is too broad: the transpose is refused, the strided slice is not. A
-view fails only when one new dimension would have to span old dimensions whose strides do
+So the chapter's rule is too broad: the transpose is refused, the strided slice is not.
+PyTorch's rule is finer: `view` succeeds whenever the new shape can be expressed with
+strides over the old ones. A view fails only when one new dimension would have to span old dimensions whose strides do
 not line up —
 `x.t()`'s elements in row order are not at one stride.
 
@@ -310,7 +310,7 @@ one run.
 */
 
 /*md:zh-CN
-所以教材的说法太宽泛了：转置确实被拒绝，带步长的切片却没有。只有当一个新维度必须跨越若干个步长对不齐的旧维度时，view 才会失败——`x.t()` 的元素按行序排列时，并不落在同一个步长上。
+所以教材的说法太宽泛了：转置确实被拒绝，带步长的切片却没有。PyTorch 的规则更精细：只要新形状能用旧步长表示出来，`view` 就会成功。只有当一个新维度必须跨越若干个步长对不齐的旧维度时，view 才会失败——`x.t()` 的元素按行序排列时，并不落在同一个步长上。
 
 **动手试试：** 把 `View(1024, 256, 2)` 换成 `View(-1)`。先预测：会被拒绝吗？再把 `half` 换成 `half := memlab.Must(x.Narrow(1, 0, 512))`（即 `x[:, :512]`），再预测一次。
 
