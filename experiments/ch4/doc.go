@@ -16,6 +16,15 @@
 //     ([LoadRecorded], written by `memlab ch4 -record`; [Recording.Note] names
 //     the modes a recording predates).
 //
+// Notebook 04's plumbing is here too (notebook.go, chapterpool.go): what its
+// cells call but do not teach — [RunBatch] runs the notebook's own forward
+// pass (a [Generate]) on a batch, [OnDevice] on a simulated device of a given
+// size, [MemoryOnly] makes the simulator account memory without computing
+// (BERT-base's sizes in milliseconds, the same peaks and allocator calls),
+// [BERTBase] is BERT-base's shapes, the chapter's pool classes
+// ([ChapterPool], [OnePool]), and [Say] and [T] print in the workbook's
+// edition.
+//
 // Experiments open their own devices from a [Setup]. On the simulated device
 // the driver calls are charged the latency measured on an H200, so that a
 // cudaMalloc costs time there as it does on a GPU.

@@ -95,6 +95,9 @@ func Inference(s Setup, sizeName string, modes ...model.Mode) (res InferenceResu
 				return res, fmt.Errorf("ch4: Inference: %v: request %d: %w", r.row.Mode, i, err)
 			}
 		}
+		if s.Progress != nil {
+			s.Progress(i+1, len(res.Requests))
+		}
 	}
 	for _, r := range runs {
 		res.Rows = append(res.Rows, r.finish())
@@ -263,7 +266,7 @@ var ChapterModes = []model.Mode{model.Baseline, model.InPlace, model.Views, mode
 // other modes, memlab's own extras, are in ExtrasTable.
 func (r InferenceResult) Table() *memlab.Table {
 	cfg := r.Size.Config
-	return r.table(true, fmt.Sprintf("%s model (%d layers, d_model %d, %s of weights) on %s: the chapter's techniques",
+	return r.table(true, fmt.Sprintf(lang.Text("%s model (%d layers, d_model %d, %s of weights) on %s: the chapter's techniques"),
 		r.Size.Name, cfg.Layers, cfg.Dim, mib(r.WeightBytes), r.Device))
 }
 
@@ -272,7 +275,7 @@ func (r InferenceResult) Table() *memlab.Table {
 // saved against the first mode as in Table. It has no rows when only
 // ChapterModes ran.
 func (r InferenceResult) ExtrasTable() *memlab.Table {
-	return r.table(false, fmt.Sprintf("%s model: memlab's own extras, not the chapter's (saved: against the %v)", r.Size.Name, r.Rows[0].Mode))
+	return r.table(false, fmt.Sprintf(lang.Text("%s model: memlab's own extras, not the chapter's (saved: against the %v)"), r.Size.Name, r.Rows[0].Mode))
 }
 
 // table is String's columns but the median prefill (which the notebook does
@@ -280,7 +283,7 @@ func (r InferenceResult) ExtrasTable() *memlab.Table {
 // spread over runs say), so that it fits a notebook's output
 // (memlab.OutputWidth).
 func (r InferenceResult) table(chapter bool, caption string) *memlab.Table {
-	t := memlab.NewTable("mode", "peak allocated", "above weights", "saved", "peak reserved", "allocator calls", "cudaMalloc", "median token")
+	t := memlab.NewTable(T("mode", "peak allocated", "above weights", "saved", "peak reserved", "allocator calls", "cudaMalloc", "median token")...)
 	t.Caption = caption
 	for _, row := range r.Rows {
 		if slices.Contains(ChapterModes, row.Mode) != chapter {
@@ -466,12 +469,12 @@ func (r InferenceResult) Findings() string {
 
 // Plot draws each mode's peak memory above the weights.
 func (r InferenceResult) Plot() (*memplot.Figure, error) {
-	return r.bars("peak memory above the weights", "MiB", func(row InferenceRow) float64 { return float64(row.Working) / MiB })
+	return r.bars(lang.Text("peak memory above the weights"), "MiB", func(row InferenceRow) float64 { return float64(row.Working) / MiB })
 }
 
 // PlotLatency draws each mode's median time per generated token.
 func (r InferenceResult) PlotLatency() (*memplot.Figure, error) {
-	return r.bars("median time per generated token", "µs per token", func(row InferenceRow) float64 {
+	return r.bars(lang.Text("median time per generated token"), lang.Text("µs per token"), func(row InferenceRow) float64 {
 		return float64(row.Token) / float64(time.Microsecond)
 	})
 }
@@ -484,7 +487,7 @@ func (r InferenceResult) bars(what, unit string, value func(InferenceRow) float6
 		groups[i] = row.Mode.String()
 		vals.Values = append(vals.Values, value(row))
 	}
-	return memplot.Bars(fmt.Sprintf("4.4 %s model: %s", r.Size.Name, what), unit, groups, vals)
+	return memplot.Bars(fmt.Sprintf(lang.Text("4.4 %s model: %s"), r.Size.Name, what), unit, groups, vals)
 }
 
 // PlotCurves draws the peak memory above the weights during each forward
@@ -506,6 +509,6 @@ func (r InferenceResult) PlotCurves() (*memplot.Figure, error) {
 		}
 		series = append(series, s)
 	}
-	return memplot.Lines(fmt.Sprintf("4.4 %s model: peak above the weights in each forward pass", r.Size.Name),
-		"forward pass, request after request (a prompt, then one per generated token)", series...)
+	return memplot.Lines(fmt.Sprintf(lang.Text("4.4 %s model: peak above the weights in each forward pass"), r.Size.Name),
+		lang.Text("forward pass, request after request (a prompt, then one per generated token)"), series...)
 }

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/pool"
@@ -336,16 +337,16 @@ func (r KVResult) String() string {
 // caption says what ran: the workload and the peak of live keys and values.
 func (r KVResult) caption() string {
 	w := r.Workload
-	return fmt.Sprintf("%d sequences of %d–%d tokens, %d at a time; %d heads × %d dims (%d bytes of K+V per token); paged blocks of %d tokens, arena %s\npeak of live keys and values: %s",
+	return fmt.Sprintf(lang.Text("%d sequences of %d–%d tokens, %d at a time; %d heads × %d dims (%d bytes of K+V per token); paged blocks of %d tokens, arena %s")+"\n"+lang.Text("peak of live keys and values: %s"),
 		w.Sequences, w.MinLen, w.MaxLen, w.Concurrent, w.Heads, w.HeadDim, r.TokenBytes, w.BlockSize, mib(r.ArenaBytes), mib(r.PeakUseful))
 }
 
 // Table returns String's table as a notebook table (HTML in GoNB).
 func (r KVResult) Table() *memlab.Table {
-	t := memlab.NewTable("strategy", "allocator calls", "cudaMalloc", "peak allocated", "peak reserved", "peak held for KV", "max unused slots", "median step")
+	t := memlab.NewTable(T("strategy", "allocator calls", "cudaMalloc", "peak allocated", "peak reserved", "peak held for KV", "max unused slots", "median step")...)
 	t.Caption = r.caption()
 	for _, row := range r.Rows {
-		t.Row(row.Strategy, row.AllocCalls, row.DeviceMallocs, mib(row.PeakAllocated), mib(row.PeakReserved), mib(row.PeakHeld), row.MaxWaste, us(row.Median))
+		t.Row(lang.Text(row.Strategy), row.AllocCalls, row.DeviceMallocs, mib(row.PeakAllocated), mib(row.PeakReserved), mib(row.PeakHeld), row.MaxWaste, us(row.Median))
 	}
 	return t
 }
@@ -353,9 +354,9 @@ func (r KVResult) Table() *memlab.Table {
 // Plot draws the bytes each strategy holds for keys and values after each
 // step, against the bytes of live keys and values.
 func (r KVResult) Plot() (*memplot.Figure, error) {
-	series := []memplot.Series{{Name: "live K/V (useful)", Y: r.Useful}}
+	series := []memplot.Series{{Name: lang.Text("live K/V (useful)"), Y: r.Useful}}
 	for _, row := range r.Rows {
-		series = append(series, memplot.Series{Name: row.Strategy, Y: row.Held})
+		series = append(series, memplot.Series{Name: lang.Text(row.Strategy), Y: row.Held})
 	}
 	for i := range series {
 		series[i].X = make([]float64, len(series[i].Y))
@@ -363,7 +364,7 @@ func (r KVResult) Plot() (*memplot.Figure, error) {
 			series[i].X[j] = float64(j)
 		}
 	}
-	return memplot.Lines("4.3 KV cache: bytes held for keys and values", "decoding step", series...)
+	return memplot.Lines(lang.Text("4.3 KV cache: bytes held for keys and values"), lang.Text("decoding step"), series...)
 }
 
 // PlotSegments draws the segment map of the strategy whose name starts with

@@ -18,6 +18,9 @@ type Setup struct {
 	// else a GPU if present, else the simulator), "sim", "sim:24GiB", "cuda",
 	// "cuda:1".
 	Device string
+	// Progress, if set, is called after each request of [Inference] with the
+	// requests done and their number, so that a long run shows it advancing.
+	Progress func(done, total int)
 }
 
 // Bench is one lab opened for an experiment, with the allocator's default

@@ -3,6 +3,8 @@ package nb04
 import (
 	"fmt"
 
+	"memlab.dev/memlab/experiments/ch4"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/tensor"
 )
@@ -84,6 +86,8 @@ func reluVsReluInPlace() {
 	memlab.Show(steps.PlotAllocator("4.1 y = x.relu() vs x.relu_()"))
 	memlab.Measured("y = x.relu() peaks at %s, x.relu_() at %s: %.0f %% less, exactly the output's size",
 		memlab.FormatBytes(outOfPlace), memlab.FormatBytes(inPlace), 100*float64(outOfPlace-inPlace)/float64(outOfPlace))
+	memlab.Judge("an in-place activation allocates no output", memlab.HoldsIf(outOfPlace-inPlace == x.Nbytes()),
+		"x.relu_() peaks %s below x.relu(), the output's size", memlab.FormatBytes(outOfPlace-inPlace))
 }
 
 /*md
@@ -96,7 +100,7 @@ not move: the caching allocator takes one 20 MiB segment for requests between 1 
 a 20 MiB segment). Predict: do the `cudaMalloc` count and reserved memory now show the
 difference too?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 Yes: `y` gets a segment of its own — a second `cudaMalloc`, and reserved memory grows by
 the output's size — while `relu_` makes none. Allocated memory falls by the same share as
@@ -131,7 +135,7 @@ print(a.data_ptr() == ptr, a._version, torch.cuda.max_memory_allocated() - base)
 
 **动手试试：** 把激活值改成 4096 × 4096（64 MiB，超过了可以合用一个 20 MiB 段的请求大小）。先预测：`cudaMalloc` 次数和已预留显存这回也会显出差别吗？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 会：`y` 要单独占一个段——多一次 `cudaMalloc`，已预留显存增加一个输出张量的大小——而 `relu_` 一次也不需要。已分配显存降低的比例和之前一样。
 </details>
@@ -155,18 +159,6 @@ print(a.data_ptr() == ptr, a._version, torch.cuda.max_memory_allocated() - base)
 ```
 */
 
-// first returns t's first element.
-//
-//nb:decl
-func first(t *tensor.Tensor) float32 { return memlab.Must(t.Float32s())[0] }
-
-// values returns t's elements and releases t.
-func values(t *tensor.Tensor) []float32 {
-	v := memlab.Must(t.Float32s())
-	memlab.Check(t.Release())
-	return v
-}
-
 //nb:cell
 func rebindVsAddInPlace() {
 	l := memlab.MustOpen()
@@ -180,14 +172,18 @@ func rebindVsAddInPlace() {
 	memlab.Check(a.Release())    // a = …: the old tensor's last reference goes
 	a = b
 	rebind := l.MaxMemoryAllocated() - base
-	fmt.Printf("a = a + 1: same storage %v, version %d\n", a.DataPtr() == ptr, a.Version())
+	rebindSame := a.DataPtr() == ptr
+	ch4.Say("a = a + 1: same storage %v, version %d", rebindSame, a.Version())
 
 	l.ResetPeakMemoryStats()
 	ptr = a.DataPtr()
 	memlab.Check(a.Add_(one)) // a += 1
 	inPlace := l.MaxMemoryAllocated() - base
-	fmt.Printf("a += 1:    same storage %v, version %d, a[0, 0] = %v\n", a.DataPtr() == ptr, a.Version(), first(a))
+	inPlaceSame := a.DataPtr() == ptr
+	ch4.Say("a += 1:    same storage %v, version %d, a[0, 0] = %v", inPlaceSame, a.Version(), ch4.First(a))
 	memlab.Measured("a = a + 1 needs %s beyond a at its peak, a += 1 needs %s", memlab.FormatBytes(rebind), memlab.FormatBytes(inPlace))
+	memlab.Judge("a = a + 1 creates a new tensor, a += 1 adds at the original address", memlab.HoldsIf(!rebindSame && inPlaceSame && inPlace == 0),
+		"new storage for a + 1: %v; the same address for a += 1: %v", !rebindSame, inPlaceSame)
 	memlab.Check(tensor.ReleaseAll(a, one))
 }
 
@@ -201,7 +197,7 @@ recurs every iteration. The in-place one keeps the address and bumps the version
 how much beyond `a` does each need at its peak, and what is `a`'s version after the
 in-place pair?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 `a = a * 2 + 1` needs two tensors of `a`'s size beyond it: the temporary `a * 2` is still
 alive when `+ 1` allocates the result. The in-place pair needs nothing and bumps the
@@ -233,7 +229,7 @@ print((right != wrong).sum().item(), "wrong;", v, "→", x._version)
 
 **动手试试：** 写 `a = a * 2 + 1`（这里是 `t := a.Scale(2)`、`b := t.Add(one)`，再释放 `t`），以及它的原地写法 `a.mul_(2).add_(1)`（`Scale_(2)` 再 `Add_(one)`）。先预测：两种写法在峰值时各需要比 `a` 多出多少显存？原地那一对操作之后，`a` 的版本号是多少？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 `a = a * 2 + 1` 需要多出两个和 `a` 一样大的张量：`+ 1` 分配结果时，临时张量 `a * 2` 还活着。原地那一对操作一点也不多要，版本号加了两次，每个原地操作一次。
 </details>
@@ -261,24 +257,26 @@ func sharedBranch() {
 	data := []float32{1, -2, 3, -4, 0.5, -0.5}
 	x := memlab.Must(tensor.FromFloat32(l, data))
 	a, b := memlab.Must(x.Relu()), memlab.Must(x.Scale(2)) // relu(x), 2·x
-	right := values(memlab.Must(a.Add(b)))
+	right := ch4.Values(memlab.Must(a.Add(b)))
 	memlab.Check(tensor.ReleaseAll(a, b))
 
 	before := x.Version()
 	memlab.Check(x.Relu_())     // branch A in place: a is x itself now
 	b = memlab.Must(x.Scale(2)) // branch B reads the rewritten x
-	wrong := values(memlab.Must(x.Add(b)))
+	wrong := ch4.Values(memlab.Must(x.Add(b)))
 	tab := memlab.NewTable("x", "relu(x) + 2x", "x.relu_(); x + 2x", "")
 	bad := 0
 	for i := range data {
 		mark := ""
 		if right[i] != wrong[i] {
-			mark, bad = "← wrong", bad+1
+			mark, bad = lang.Text("← wrong"), bad+1
 		}
 		tab.Row(data[i], right[i], wrong[i], mark)
 	}
 	tab.Show()
 	memlab.Measured("%d of %d results wrong and no error; x._version went %d → %d", bad, len(data), before, x.Version())
+	memlab.Judge("in place on a tensor several branches read corrupts the branches downstream", memlab.HoldsIf(bad > 0),
+		"%d of %d results wrong, with no error", bad, len(data))
 	memlab.Check(tensor.ReleaseAll(b, x))
 }
 
@@ -290,7 +288,7 @@ come with no error.
 **Try it:** make every input positive. Predict: how many results are wrong, and does
 `x._version` still move?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 None is wrong: `relu` leaves positive numbers alone, so the in-place version is right by
 luck — which is why such bugs survive tests. The version still goes up: autograd would
@@ -321,9 +319,9 @@ y.sum().backward()              # RuntimeError: … modified by an inplace opera
 
 **动手试试：** 把所有输入都改成正数。先预测：会有几个结果出错？`x._version` 还会变吗？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
-一个也不错：`relu` 不改变正数，所以原地版本碰巧算对了——这也正是这类 bug 能混过测试的原因。版本号照样增加：自动求导仍然会拒绝一个被保存的 `x`（见下一个单元格）。
+一个都没算错：`relu` 不改变正数，所以原地版本碰巧算对了——这也正是这类 bug 能混过测试的原因。版本号照样增加：自动求导仍然会拒绝一个被保存的 `x`（见下一个单元格）。
 </details>
 
 ### 陷阱：自动求导保存的张量
@@ -345,6 +343,7 @@ y.sum().backward()              # RuntimeError: … modified by an inplace opera
 func savedTensorError() {
 	l := memlab.MustOpen()
 	defer l.Close()
+	refused := map[bool]bool{}
 	for _, inPlace := range []bool{true, false} {
 		tape := tensor.NewTape()
 		x := memlab.Must(tensor.Randn(l, 3, tensor.Float32, 256, 256))
@@ -356,15 +355,18 @@ func savedTensorError() {
 		} else {
 			z = memlab.Must(y.Scale(2)) // z = y * 2
 		}
-		fmt.Printf("in place %v: tape %v, saved %s; backward: ", inPlace, tape.Nodes(), memlab.FormatBytes(tape.SavedBytes()))
+		fmt.Printf(lang.Text("in place %v: tape %v, saved %s; backward:")+" ", inPlace, tape.Nodes(), memlab.FormatBytes(tape.SavedBytes()))
 		if err := tape.Backward(); err != nil {
 			fmt.Println(err)
+			refused[inPlace] = true
 		} else {
 			fmt.Println("ok")
 		}
 		memlab.Check(tensor.ReleaseLive(z, y, x))
 		memlab.Check(tape.Release())
 	}
+	memlab.Judge("in place on a tensor autograd saved breaks backward", memlab.HoldsIf(refused[true] && !refused[false]),
+		"backward refused after the in-place change: %v; after the out-of-place one: %v", refused[true], refused[false])
 }
 
 /*md
@@ -377,7 +379,7 @@ inference, with care in training).
 **Try it:** make `x` 1024 × 1024. Predict: how many bytes does the tape save now, and
 does backward's error change?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 The tape saves as many bytes as `x` itself (exp's output) — saved tensors are memory that
 stays allocated until backward, or until the tape is released. The error is the same, with
@@ -390,8 +392,42 @@ the new shape in it.
 
 **动手试试：** 把 `x` 改成 1024 × 1024。先预测：tape 这回保存多少字节？反向传播的报错会变吗？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 tape 保存的字节数和 `x` 本身一样多（exp 的输出）——被保存的张量是一直占着、直到反向传播（或 tape 被释放）才归还的显存。报错不变，只是里面换成了新的形状。
 </details>
+*/
+
+/*md
+#### Summary
+
+- An in-place operation writes its result over its input and allocates nothing; `a = a + 1`
+  holds two copies of `a` for a moment, `a += 1` none.
+- In-place writes are counted (the version counter), not forbidden: outside autograd a
+  tensor that another branch still reads is silently corrupted.
+- Autograd checks the counters of the tensors it saved and refuses backward when one
+  changed; in inference there is no tape, so in place is safe where nobody reads the input
+  again.
+
+#### Questions for discussion
+
+1. A tensor is read by two branches, and you want one of them in place. In which order
+   must the branches run, and what would a test need to catch the mistake?
+2. Why does autograd refuse a changed saved tensor rather than recompute it?
+3. Which in-place operations of your own models save memory at the *peak*, and which only
+   save allocator calls?
+*/
+
+/*md:zh-CN
+#### 小结
+
+- 原地操作把结果写在输入上，不分配任何显存；`a = a + 1` 有一瞬间同时持有两份 `a`，`a += 1` 一份也不多。
+- 原地写入只被计数（版本计数器），不被禁止：在自动求导之外，另一个分支还要读的张量会被悄无声息地改坏。
+- 自动求导检查它保存的张量的计数器，一旦变了就拒绝反向传播；推理时没有计算图，所以只要输入之后不再被读，原地操作就是安全的。
+
+#### 讨论题
+
+1. 一个张量被两个分支读取，你想让其中一个分支原地执行。两个分支必须按什么顺序执行？要抓住这个错误，测试需要什么？
+2. 为什么自动求导选择拒绝一个被改动的保存张量，而不是重新计算它？
+3. 在你自己的模型里，哪些原地操作能降低*峰值*，哪些只是省下了分配器调用？
 */

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"memlab.dev/memlab/experiments/ch4"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
@@ -62,8 +64,11 @@ func viewWriteThrough() {
 	y00 := memlab.Must(row.Select(0, 0)) // y[0, 0], a 0-d view
 	memlab.Check(y00.CopyFrom(v))        // y[0, 0] = 999
 	fmt.Println("x =", memlab.Must(x.Float32s()))
-	fmt.Printf("y shares x's storage: %v; x._version %d, y._version %d\n", y.SharesStorage(x), x.Version(), y.Version())
-	memlab.Measured("writing y[0, 0] changed x[0] to %v; the views allocated %s", first(x), memlab.FormatBytes(l.MemoryAllocated()-base))
+	ch4.Say("y shares x's storage: %v; x._version %d, y._version %d", y.SharesStorage(x), x.Version(), y.Version())
+	x0, grew := ch4.First(x), l.MemoryAllocated()-base
+	memlab.Measured("writing y[0, 0] changed x[0] to %v; the views allocated %s", x0, memlab.FormatBytes(grew))
+	memlab.Judge("view() and reshape() change only metadata; the data pointer stays", memlab.HoldsIf(x0 == 999 && grew == 0),
+		"the views allocated %s and write through to x: %v", memlab.FormatBytes(grew), x0 == 999)
 	memlab.Check(tensor.ReleaseAll(v, y00, row, y, x))
 }
 
@@ -76,7 +81,7 @@ view.
 `y[1] = 999` (`row := memlab.Must(y.Narrow(0, 1, 1))`, then `row.Select(0, 0)` as the
 element to write). Predict: which element of `x` changes?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 `x[3]`: `y`'s stride is 3, so its element 1 sits at offset 3 of the same storage.
 </details>
@@ -109,7 +114,7 @@ for op in (lambda x: x.view(512, 2048), lambda x: x.t().reshape(-1),
 
 **动手试试：** 取 `y := x.Slice(0, 0, 12, 3)`（即 `x[::3]`，四个元素），再写 `y[1] = 999`（`row := memlab.Must(y.Narrow(0, 1, 1))`，再以 `row.Select(0, 0)` 作为要写的元素）。先预测：`x` 的哪个元素会变？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 `x[3]`：`y` 的步长是 3，所以它的第 1 个元素位于同一块存储的偏移 3 处。
 </details>
@@ -132,51 +137,46 @@ for op in (lambda x: x.view(512, 2048), lambda x: x.t().reshape(-1),
 ```
 */
 
-// viewOp is one operation of the table: PyTorch's spelling and the calls.
-//
-//nb:decl
-type viewOp struct {
-	expr string
-	f    func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error)
-}
-
-// viewOps are the operations 4.2 compares, on x of shape [n, n], n = 1024.
-var viewOps = []viewOp{
-	{"x.view(512, 2048)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.View(512, 2048) }},
-	{"x.reshape(2048, 512)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.Reshape(2048, 512) }},
-	{"x.flatten()", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.Flatten(0, -1) }},
-	{"x[:256]", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.Narrow(0, 0, 256) }},
-	{"x.t()", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.T() }},
-	{"x.t().view(-1)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
-		return memlab.Must(s.Track(x.T())).View(-1)
-	}},
-	{"x.t().reshape(-1)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
-		return memlab.Must(s.Track(x.T())).Reshape(-1)
-	}},
-	{"x.t().contiguous()", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
-		return memlab.Must(s.Track(x.T())).Contiguous()
-	}},
-	{"x[:, ::2]", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.Slice(1, 0, 1024, 2) }},
-	{"x[:, ::2].view(1024, 256, 2)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
-		return memlab.Must(s.Track(x.Slice(1, 0, 1024, 2))).View(1024, 256, 2)
-	}},
-	{"x[:, ::2].contiguous()", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
-		return memlab.Must(s.Track(x.Slice(1, 0, 1024, 2))).Contiguous()
-	}},
-	{"x.expand(4, n, n)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.Expand(4, 1024, 1024) }},
-	{"x.expand(4, n, n).contiguous()", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
-		return memlab.Must(s.Track(x.Expand(4, 1024, 1024))).Contiguous()
-	}},
-}
-
 //nb:cell plot
 func viewCopies() {
+	// 4.2 which operations copy: x is 1024 × 1024 float32, n = 1024
+	viewOps := []struct {
+		expr string
+		f    func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error)
+	}{
+		{"x.view(512, 2048)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.View(512, 2048) }},
+		{"x.reshape(2048, 512)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.Reshape(2048, 512) }},
+		{"x.flatten()", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.Flatten(0, -1) }},
+		{"x[:256]", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.Narrow(0, 0, 256) }},
+		{"x.t()", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.T() }},
+		{"x.t().view(-1)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
+			return memlab.Must(s.Track(x.T())).View(-1)
+		}},
+		{"x.t().reshape(-1)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
+			return memlab.Must(s.Track(x.T())).Reshape(-1)
+		}},
+		{"x.t().contiguous()", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
+			return memlab.Must(s.Track(x.T())).Contiguous()
+		}},
+		{"x[:, ::2]", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.Slice(1, 0, 1024, 2) }},
+		{"x[:, ::2].view(1024, 256, 2)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
+			return memlab.Must(s.Track(x.Slice(1, 0, 1024, 2))).View(1024, 256, 2)
+		}},
+		{"x[:, ::2].contiguous()", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
+			return memlab.Must(s.Track(x.Slice(1, 0, 1024, 2))).Contiguous()
+		}},
+		{"x.expand(4, n, n)", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) { return x.Expand(4, 1024, 1024) }},
+		{"x.expand(4, n, n).contiguous()", func(x *tensor.Tensor, s *tensor.Scope) (*tensor.Tensor, error) {
+			return memlab.Must(s.Track(x.Expand(4, 1024, 1024))).Contiguous()
+		}},
+	}
 	l := memlab.MustOpen()
 	defer l.Close()
 	x := memlab.Must(tensor.Randn(l, 1, tensor.Float32, 1024, 1024))
-	tab := memlab.NewTable("operation", "allocated", "shares x's storage", "contiguous", "error")
+	tab := memlab.NewTable(ch4.T("operation", "allocated", "shares x's storage", "contiguous", "error")...)
 	var names, refused []string
-	copied := memplot.BarSeries{Name: "allocated"}
+	copied := memplot.BarSeries{Name: lang.Text("allocated")}
+	grewBy := map[string]int64{}
 	for _, op := range viewOps {
 		s := tensor.NewScope()
 		before := l.MemoryAllocated()
@@ -185,7 +185,7 @@ func viewCopies() {
 		var te *tensor.Error
 		switch {
 		case errors.As(err, &te):
-			tab.Row(op.expr, memlab.FormatBytes(grew), "", "", "refused (below)")
+			tab.Row(op.expr, memlab.FormatBytes(grew), "", "", lang.Text("refused (below)"))
 			refused = append(refused, op.expr+": "+te.Msg)
 		case err != nil:
 			panic(err)
@@ -194,12 +194,14 @@ func viewCopies() {
 			memlab.Check(y.Release())
 		}
 		memlab.Check(s.Release())
-		names, copied.Values = append(names, op.expr), append(copied.Values, float64(grew)/(1<<20))
+		names, copied.Values, grewBy[op.expr] = append(names, op.expr), append(copied.Values, float64(grew)/(1<<20)), grew
 	}
 	tab.Show()
 	fmt.Println(strings.Join(refused, "\n"))
-	memlab.Show(memplot.Bars("4.2 memory each operation allocates (x is 4 MiB)", "MiB", names, copied))
+	memlab.Show(memplot.Bars(lang.Text("4.2 memory each operation allocates (x is 4 MiB)"), "MiB", names, copied))
 	memlab.Check(x.Release())
+	memlab.Judge("reshape() copies silently when it cannot return a view", memlab.HoldsIf(grewBy["x.t().reshape(-1)"] > 0),
+		"x.t().reshape(-1) allocated %s with no error; x.reshape(2048, 512) %s", memlab.FormatBytes(grewBy["x.t().reshape(-1)"]), memlab.FormatBytes(grewBy["x.reshape(2048, 512)"]))
 }
 
 /*md
@@ -212,7 +214,7 @@ PyTorch's message, and `reshape` copies instead — silently, as the chapter say
 `memlab.Must(s.Track(memlab.Must(s.Track(x.T())).T())).View(-1)`. Predict: refused like
 `x.t().view(-1)`, a copy, or a view?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 A view, no bytes: transposing twice gives back `x`'s own layout, which is contiguous —
 what decides is the layout, not the operations that made it.
@@ -225,10 +227,9 @@ what decides is the layout, not the operations that made it.
 > *Chapter 4:* "If a tensor has become non-contiguous through a transpose, a slice or the
 > like, view() raises an error."
 
-**PyTorch does** something finer: `view` succeeds whenever the new shape can be expressed
-with strides over the old ones — `x[:, ::2]` is not contiguous, yet
-`x[:, ::2].view(1024, 256, 2)` succeeds in PyTorch 2.11, and memlab's view follows the
-same rule. The next cell prints the strides.
+Does `view` refuse every tensor that a transpose or a slice made non-contiguous? The next
+cell tries both — `x.t().view(-1)` and the strided slice `x[:, ::2]` viewed as
+`(1024, 256, 2)` — and prints the strides (memlab's view follows PyTorch 2.11's rule).
 
 ```python
 x = torch.randn(1024, 1024, device="cuda")
@@ -245,7 +246,7 @@ x.t().view(-1)                  # RuntimeError: view size is not compatible with
 
 **动手试试：** 给 `viewOps` 加一行：`{"x.t().t().view(-1)", …}`，返回 `memlab.Must(s.Track(memlab.Must(s.Track(x.T())).T())).View(-1)`。先预测：会像 `x.t().view(-1)` 那样被拒绝、拷贝，还是一个视图？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 一个视图，不占字节：转置两次就回到了 `x` 自己的布局，它是连续的——决定结果的是布局，而不是产生这个布局的那些操作。
 </details>
@@ -254,7 +255,7 @@ x.t().view(-1)                  # RuntimeError: view size is not compatible with
 
 > 教材原文：「如果张量经过转置、切片等操作变得不连续，view() 会报错。」
 
-**PyTorch 实际的规则**更精细：只要新形状能用旧步长 (stride) 表示出来，`view` 就会成功——`x[:, ::2]` 并不连续，但 `x[:, ::2].view(1024, 256, 2)` 在 PyTorch 2.11 中照样成功，memlab 的 view 遵循同一条规则。下一个单元格会打印出步长。
+凡是被转置或切片弄得不连续的张量，`view` 都会拒绝吗？下一个单元格把两种都试一试——`x.t().view(-1)`，以及把带步长的切片 `x[:, ::2]` 看作 `(1024, 256, 2)`——并打印出步长 (stride)（memlab 的 view 遵循 PyTorch 2.11 的规则）。
 
 ```python
 x = torch.randn(1024, 1024, device="cuda")
@@ -274,25 +275,32 @@ func viewNonContiguous() {
 	half := memlab.Must(x.Slice(1, 0, 1024, 2)) // x[:, ::2]
 	v, err := half.View(1024, 256, 2)
 	memlab.Check(err)
-	fmt.Printf("x[:, ::2]: shape %v strides %v contiguous %v\n", half.Shape(), half.Strides(), half.IsContiguous())
-	fmt.Printf("x[:, ::2].view(1024, 256, 2): shape %v strides %v, shares storage %v\n", v.Shape(), v.Strides(), v.SharesStorage(x))
+	ch4.Say("x[:, ::2]: shape %v strides %v contiguous %v", half.Shape(), half.Strides(), half.IsContiguous())
+	ch4.Say("x[:, ::2].view(1024, 256, 2): shape %v strides %v, shares storage %v", v.Shape(), v.Strides(), v.SharesStorage(x))
 	t := memlab.Must(x.T())
 	_, err = t.View(-1)
 	memlab.Measured("view of the non-contiguous x[:, ::2] succeeded: %v; x.t().view(-1) refused: %v", v.SharesStorage(x), err != nil)
+	verdict := memlab.HoldsIf(err != nil)
+	if err != nil && v.SharesStorage(x) {
+		verdict = memlab.PartlyHolds // refused after the transpose, not after the slice
+	}
+	memlab.Judge("view() fails on a tensor made non-contiguous by transposing or slicing", verdict,
+		"refused after a transpose: %v; refused after a strided slice: %v", err != nil, !v.SharesStorage(x))
 	fmt.Println("x.t().view(-1):", err)
 	memlab.Check(tensor.ReleaseAll(t, v, half, x))
 }
 
 /*md
-So the chapter's rule is too broad: the transpose is refused, the strided slice is not. A
-view fails only when one new dimension would have to span old dimensions whose strides do
+So the chapter's rule is too broad: the transpose is refused, the strided slice is not.
+PyTorch's rule is finer: `view` succeeds whenever the new shape can be expressed with
+strides over the old ones. A view fails only when one new dimension would have to span old dimensions whose strides do
 not line up —
 `x.t()`'s elements in row order are not at one stride.
 
 **Try it:** replace `View(1024, 256, 2)` by `View(-1)`. Predict: refused or not? Then
 take `half := memlab.Must(x.Narrow(1, 0, 512))` (`x[:, :512]`) instead and predict again.
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 `x[:, ::2].view(-1)` succeeds: the rows of `x[:, ::2]` lie exactly one row stride apart
 (1024 = 512 × 2), so the whole slice is one run of stride 2. `x[:, :512].view(-1)` is
@@ -302,11 +310,11 @@ one run.
 */
 
 /*md:zh-CN
-所以教材的说法太宽泛了：转置确实被拒绝，带步长的切片却没有。只有当一个新维度必须跨越若干个步长对不齐的旧维度时，view 才会失败——`x.t()` 的元素按行序排列时，并不落在同一个步长上。
+所以教材的说法太宽泛了：转置确实被拒绝，带步长的切片却没有。PyTorch 的规则更精细：只要新形状能用旧步长表示出来，`view` 就会成功。只有当一个新维度必须跨越若干个步长对不齐的旧维度时，view 才会失败——`x.t()` 的元素按行序排列时，并不落在同一个步长上。
 
 **动手试试：** 把 `View(1024, 256, 2)` 换成 `View(-1)`。先预测：会被拒绝吗？再把 `half` 换成 `half := memlab.Must(x.Narrow(1, 0, 512))`（即 `x[:, :512]`），再预测一次。
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 `x[:, ::2].view(-1)` 会成功：`x[:, ::2]` 的各行之间恰好相隔一个行步长（1024 = 512 × 2），整个切片是一段步长为 2 的连续序列。`x[:, :512].view(-1)` 会以上面那条消息被拒绝（单元格停在 `memlab.Check(err)`）：它的各行连不成一段。
 </details>
@@ -363,8 +371,15 @@ func contiguousNoCopy() {
 	copied := l.MemoryAllocated() - before
 	t := memlab.Must(x.T())
 	z := memlab.Must(t.Contiguous()) // the transpose is not
+	tCopied := l.MemoryAllocated() - before - copied
 	memlab.Measured("x.contiguous() on a contiguous x: %s allocated, same data pointer %v; x.t().contiguous(): %s allocated",
-		memlab.FormatBytes(copied), y.DataPtr() == x.DataPtr(), memlab.FormatBytes(l.MemoryAllocated()-before-copied))
+		memlab.FormatBytes(copied), y.DataPtr() == x.DataPtr(), memlab.FormatBytes(tCopied))
+	verdict := memlab.HoldsIf(copied > 0)
+	if copied == 0 && tCopied > 0 {
+		verdict = memlab.PartlyHolds // only a non-contiguous tensor is copied
+	}
+	memlab.Judge("calling contiguous() triggers an implicit copy", verdict,
+		"on a contiguous tensor %s, on its transpose %s", memlab.FormatBytes(copied), memlab.FormatBytes(tCopied))
 	memlab.Check(tensor.ReleaseAll(z, t, y, x))
 }
 
@@ -378,7 +393,7 @@ calls it on a transpose.
 **Try it:** call it on `x[:256]` (`x.Narrow(0, 0, 256)`), then on `x[:, :512]`
 (`x.Narrow(1, 0, 512)`). Predict for each: a copy or not?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 `x[:256]` — whole rows — is contiguous: no copy, the same data pointer. `x[:, :512]` —
 half of every row — is not: a copy of its size.
@@ -390,8 +405,40 @@ half of every row — is not: a copy of its size.
 
 **动手试试：** 对 `x[:256]`（`x.Narrow(0, 0, 256)`）调用一次，再对 `x[:, :512]`（`x.Narrow(1, 0, 512)`）调用一次。先分别预测：拷不拷贝？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 `x[:256]`——完整的若干行——是连续的：不拷贝，数据指针相同。`x[:, :512]`——每一行的一半——不连续：拷贝一份同样大小的数据。
 </details>
+*/
+
+/*md
+#### Summary
+
+- A view is new metadata (shape, strides, offset) over the same storage: no allocation,
+  and writes go through to the base.
+- `view()` refuses a layout it cannot express with strides (`x.t().view(-1)`), though not
+  every non-contiguous tensor; `reshape()` then copies, silently.
+- `contiguous()` copies only a non-contiguous tensor; the cost is in calling it where the
+  layout is already fine for the next operation, or in a loop.
+
+#### Questions for discussion
+
+1. How would you find, in a real model, the `reshape` calls that copy?
+2. A view keeps its base's whole storage alive (exercise 11). When is that worse than a
+   copy?
+3. Why can `x[:, ::2].view(1024, 256, 2)` succeed although `x[:, ::2]` is not contiguous?
+*/
+
+/*md:zh-CN
+#### 小结
+
+- 视图是同一块存储上的一组新元数据（形状、步长、偏移）：不分配显存，写入会直达基张量。
+- `view()` 拒绝它无法用步长表达的布局（`x.t().view(-1)`），但并非所有不连续的张量都会被拒绝；这时 `reshape()` 会悄悄拷贝。
+- `contiguous()` 只拷贝不连续的张量；代价在于对本来已经适合下一个操作的布局调用它，或者在循环里反复调用。
+
+#### 讨论题
+
+1. 在一个真实的模型里，你会怎样找出那些会拷贝的 `reshape` 调用？
+2. 视图会保住基张量的整块存储（练习 11）。什么时候这比拷贝更糟？
+3. `x[:, ::2]` 不连续，为什么 `x[:, ::2].view(1024, 256, 2)` 却能成功？
 */

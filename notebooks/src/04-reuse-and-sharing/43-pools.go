@@ -2,10 +2,10 @@ package nb04
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"memlab.dev/memlab/experiments/ch4"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/pool"
@@ -59,76 +59,37 @@ print(torch.cuda.memory_stats()["allocation.all.allocated"] - calls, torch.cuda.
 ```
 */
 
-// chapterPool is the chapter's TensorPool keyed by (shape, dtype), so that
-// one pool serves several shapes: get pops one or allocates a new one, put
-// pushes it back.
-//
-//nb:decl
-type chapterPool struct {
-	dev          tensor.Device
-	free         map[string][]*tensor.Tensor
-	hits, misses int
-}
-
-func newChapterPool(dev tensor.Device) *chapterPool {
-	return &chapterPool{dev: dev, free: map[string][]*tensor.Tensor{}}
-}
-
-func (p *chapterPool) get(dtype tensor.DType, shape ...int) *tensor.Tensor {
-	key := fmt.Sprint(dtype, tensor.Shape(shape))
-	if n := len(p.free[key]); n > 0 {
-		t := p.free[key][n-1]
-		p.free[key] = p.free[key][:n-1]
-		p.hits++
-		return t
-	}
-	p.misses++
-	return memlab.Must(tensor.Empty(p.dev, dtype, shape...))
-}
-
-func (p *chapterPool) put(t *tensor.Tensor) {
-	key := fmt.Sprint(t.DType(), t.Shape())
-	p.free[key] = append(p.free[key], t)
-}
-
-func (p *chapterPool) release() {
-	for _, ts := range p.free {
-		memlab.Check(tensor.ReleaseAll(ts...))
-	}
-	clear(p.free)
-}
-
-// allocCalls is allocation.all.allocated: requests to the caching allocator.
-func allocCalls(l *memlab.Lab) int64 { return l.MemoryStats()["allocation.all.allocated"] }
-
 //nb:cell
 func chapterTensorPool() {
+	// 4.3 the chapter's pool, keyed by shape, then package pool's TensorPool
 	l := memlab.MustOpen()
 	defer l.Close()
-	p := newChapterPool(l)
-	calls := allocCalls(l)
+	p := ch4.NewChapterPool(l) // the chapter's class, keyed by shape
+	calls := ch4.AllocCalls(l)
 	for step := 0; step < 100; step++ { // each step needs two activations and a score buffer
-		a, b := p.get(tensor.Float32, 256, 1024), p.get(tensor.Float32, 256, 1024)
-		s := p.get(tensor.Float32, 64, 1024)
-		p.put(a)
-		p.put(b)
-		p.put(s)
+		a, b := p.Get(tensor.Float32, 256, 1024), p.Get(tensor.Float32, 256, 1024)
+		s := p.Get(tensor.Float32, 64, 1024)
+		p.Put(a)
+		p.Put(b)
+		p.Put(s)
 	}
 	memlab.Measured("the chapter's pool: %d hits, %d misses, %d allocator calls in 100 steps; it holds %s",
-		p.hits, p.misses, allocCalls(l)-calls, memlab.FormatBytes(l.MemoryAllocated()))
-	p.release()
+		p.Hits, p.Misses, ch4.AllocCalls(l)-calls, memlab.FormatBytes(l.MemoryAllocated()))
+	memlab.Judge("a pool of fixed-size tensors avoids the allocation overhead entirely", memlab.HoldsIf(ch4.AllocCalls(l)-calls == int64(p.Misses)),
+		"%d allocator calls in 100 steps, one per first-step miss", ch4.AllocCalls(l)-calls)
+	p.Release()
 
 	tp := memlab.Must(pool.NewTensorPool(l, tensor.Float32, []int{256, 1024}, 2)) // at most 2 tensors
 	a, b := memlab.Must(tp.Get()), memlab.Must(tp.Get())
 	_, err := tp.Get()
-	fmt.Println("pool.TensorPool, a third Get beyond its limit:", err)
+	ch4.Say("pool.TensorPool, a third Get beyond its limit: %v", err)
 	other := memlab.Must(tensor.Empty(l, tensor.Float32, 64, 1024))
-	fmt.Println("Put of a tensor of another shape:", tp.Put(other))
+	ch4.Say("Put of a tensor of another shape: %v", tp.Put(other))
 	memlab.Check(other.Release()) // refused, so still ours
 	memlab.Check(tp.Put(a))
-	fmt.Println("Put of the same tensor twice:", tp.Put(a))
+	ch4.Say("Put of the same tensor twice: %v", tp.Put(a))
 	memlab.Check(tp.Put(b))
-	fmt.Printf("pool.TensorPool stats: %+v\n", tp.Stats())
+	ch4.Say("pool.TensorPool stats: %+v", tp.Stats())
 	memlab.Check(tp.Release())
 }
 
@@ -158,36 +119,16 @@ print(attn.shape)
 ```
 */
 
-// onePool is the chapter's TensorPool as printed: one shape; get pops a
-// tensor or allocates one of that shape, put takes whatever it is given.
-//
-//nb:decl
-type onePool struct {
-	dev   tensor.Device
-	shape []int
-	pool  []*tensor.Tensor
-}
-
-func (p *onePool) get() *tensor.Tensor {
-	if n := len(p.pool); n > 0 {
-		t := p.pool[n-1]
-		p.pool = p.pool[:n-1]
-		return t
-	}
-	return memlab.Must(tensor.Empty(p.dev, tensor.Float32, p.shape...))
-}
-
-func (p *onePool) put(t *tensor.Tensor) { p.pool = append(p.pool, t) }
-
 //nb:cell
 func chapterPoolWrongShape() {
+	// 4.3 the chapter's class as printed, given a tensor of another shape
 	l := memlab.MustOpen()
 	defer l.Close()
-	p := &onePool{dev: l, shape: []int{1024, 1024}} // TensorPool((1024, 1024))
-	p.put(memlab.Must(tensor.Empty(l, tensor.Float32, 64, 1024)))
-	attn := p.get()
+	p := &ch4.OnePool{Dev: l, Shape: []int{1024, 1024}} // TensorPool((1024, 1024))
+	p.Put(memlab.Must(tensor.Empty(l, tensor.Float32, 64, 1024)))
+	attn := p.Get()
 	memlab.Measured("the chapter's TensorPool((1024, 1024)) took a [64, 1024] tensor and get() handed it out: shape %v, %s, where the pool promises %v",
-		attn.Shape(), memlab.FormatBytes(attn.Nbytes()), tensor.Shape(p.shape))
+		attn.Shape(), memlab.FormatBytes(attn.Nbytes()), tensor.Shape(p.Shape))
 	memlab.Check(attn.Release())
 }
 
@@ -196,12 +137,12 @@ func chapterPoolWrongShape() {
 limit, and an error for each of these: a tensor of another shape or put twice is refused
 (and stays the caller's to release), a `Get` beyond the limit fails.
 
-**Try it:** in `chapterTensorPool`, put `a` back twice in the chapter's pool
-(`p.put(a); p.put(a)`), then `get` two tensors. Predict: two buffers or one? And in
-`chapterPoolWrongShape`, use `attn` as the pool promises: `attn.View(1024, 1024)`. What
+**Try it:** in the cell "the chapter's pool, keyed by shape" (its first comment line), put
+`a` back twice in the chapter's pool (`p.Put(a); p.Put(a)`), then `get` two tensors.
+Predict: two buffers or one? And in the cell "the chapter's class as printed", use `attn` as the pool promises: `attn.View(1024, 1024)`. What
 happens?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 One buffer: both `get`s return the same storage (`DataPtr()` equal) — two users of one
 buffer, and no error (`pool.TensorPool` refuses the second put). `attn.View(1024, 1024)`
@@ -213,9 +154,9 @@ wrong-shaped tensor is found where it is used, far from the `put` that caused it
 /*md:zh-CN
 `pool.TensorPool`（第一个单元格的后半部分）是同一个思路，只管一种形状、有上限，并且对这几种情况都返回错误：形状不对或放回两次的张量会被拒收（仍归调用者释放），超过上限的 `Get` 会失败。
 
-**动手试试：** 在 `chapterTensorPool` 里把 `a` 往教材的池子里放回两次（`p.put(a); p.put(a)`），再 `get` 两个张量。先预测：是两个缓冲区还是一个？再在 `chapterPoolWrongShape` 里按池子承诺的形状使用 `attn`：`attn.View(1024, 1024)`。会怎样？
+**动手试试：** 在“the chapter's pool, keyed by shape”那个单元格（看它的第一行注释）里把 `a` 往教材的池子里放回两次（`p.Put(a); p.Put(a)`），再 `get` 两个张量。先预测：是两个缓冲区还是一个？再在“the chapter's class as printed”那个单元格里按池子承诺的形状使用 `attn`：`attn.View(1024, 1024)`。会怎样？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 一个缓冲区：两次 `get` 返回同一块存储（`DataPtr()` 相等）——一个缓冲区，两个使用者，而且没有任何报错（`pool.TensorPool` 会拒收第二次放回）。`attn.View(1024, 1024)` 会以 PyTorch 的 “shape '[1024, 1024]' is invalid for input of size …” 被拒绝：形状不对的张量要到被使用时才暴露，离造成它的那次 `put` 已经很远。
 </details>
@@ -285,7 +226,7 @@ func memPoolBesideTensorPool() {
 		return nil
 	}))
 	for _, s := range l.Snapshot().Segments {
-		fmt.Printf("segment_pool_id %v: %s %s segment, %s allocated\n", s.PoolID, memlab.FormatBytes(s.TotalSize), s.Pool, memlab.FormatBytes(s.AllocatedSize))
+		ch4.Say("segment_pool_id %v: %s %s segment, %s allocated", s.PoolID, memlab.FormatBytes(s.TotalSize), lang.Text(s.Pool), memlab.FormatBytes(s.AllocatedSize))
 	}
 	xSeg, _, _ := l.BlockOf(x)
 	poolFree := mp.Reserved() - kv.Nbytes() // the pool's segment less kv
@@ -295,7 +236,7 @@ func memPoolBesideTensorPool() {
 	memlab.Check(mp.Close()) // del pool
 	memlab.Check(g.Reset())  // del g
 	memlab.Check(l.EmptyCache())
-	fmt.Println("verdict: x was served from the pool's free memory:", xSeg.PoolID == mp.ID())
+	ch4.Say("verdict: x was served from the pool's free memory: %v", xSeg.PoolID == mp.ID())
 	memlab.Measured("x is in a %s segment of pool %v while the pool held %s free; with every tensor freed, empty_cache kept %s reserved (the private pools' segments) until the pool and the graph were deleted, then %s",
 		memlab.FormatBytes(xSeg.TotalSize), xSeg.PoolID, memlab.FormatBytes(poolFree), memlab.FormatBytes(kept), memlab.FormatBytes(l.MemoryReserved()))
 }
@@ -311,7 +252,7 @@ for as long as the pool lives.
 still get a segment of its own, and how much does `empty_cache` keep before the pool is
 deleted?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 No segment of its own: inside the pool the allocator caches and reuses as usual, so `x`
 takes the 4 MiB block the temporary freed, and the default pool holds nothing (the verdict
@@ -325,7 +266,7 @@ graph's segments; the default pool's segment it used to give back was never made
 
 **动手试试：** 把 `x` 放到 `mp.Use` 里面、在临时张量释放之后分配。先预测：`x` 还会有自己的段吗？删除池子之前，`empty_cache` 会留下多少？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 不会有自己的段：在池子里面，分配器照常缓存、照常复用，于是 `x` 拿到了临时张量释放的那块 4 MiB，默认池里什么也没有（结论那一行这次打印 `true`）。`empty_cache` 留下的字节数和原来一样——池子的段和图的段；原本会被它还回去的那个默认池的段，根本没有分配出来。
 </details>
@@ -403,24 +344,17 @@ for way in ("empty_cache", "caching allocator", "pool"):
 ```
 */
 
-// median returns the median of ds.
-//
-//nb:decl
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
 //nb:cell plot
 func poolLatency() {
-	ways := []string{"cudaMalloc every step (empty_cache)", "caching allocator", "TensorPool"}
-	tab := memlab.NewTable("way", "allocator calls", "cudaMalloc", "median step")
-	medians := memplot.BarSeries{Name: "median µs per step"}
+	ways := ch4.T("cudaMalloc every step (empty_cache)", "caching allocator", "TensorPool")
+	tab := memlab.NewTable(ch4.T("way", "allocator calls", "cudaMalloc", "median step")...)
+	medians := memplot.BarSeries{Name: lang.Text("median µs per step")}
+	var stranded uint64 // device memory the cudaMalloc-every-step loop left unusable
 	for w, way := range ways {
 		l := memlab.MustOpen(memlab.WithLatency())
 		tp := memlab.Must(pool.NewTensorPool(l, tensor.Float32, []int{256, 1024}, 0))
-		calls, mallocs := allocCalls(l), l.MemoryStats()["num_device_alloc"]
+		calls, mallocs := ch4.AllocCalls(l), l.MemoryStats()["num_device_alloc"]
+		free0, _, _ := l.MemGetInfo()
 		times := make([]time.Duration, 200)
 		for i := range times {
 			t0 := time.Now()
@@ -434,34 +368,151 @@ func poolLatency() {
 			}
 			times[i] = time.Since(t0)
 		}
-		medians.Values = append(medians.Values, float64(median(times))/float64(time.Microsecond))
-		tab.Row(way, allocCalls(l)-calls, l.MemoryStats()["num_device_alloc"]-mallocs, fmt.Sprintf("%.2f µs", medians.Values[w]))
+		if free, _, _ := l.MemGetInfo(); w == 0 && free < free0 {
+			stranded = free0 - free
+		}
+		medians.Values = append(medians.Values, float64(ch4.Median(times))/float64(time.Microsecond))
+		tab.Row(way, ch4.AllocCalls(l)-calls, l.MemoryStats()["num_device_alloc"]-mallocs, fmt.Sprintf("%.2f µs", medians.Values[w]))
 		memlab.Check(tp.Release())
 		memlab.Check(l.Close())
 	}
 	tab.Show()
-	memlab.Show(memplot.BarsLog("4.3 getting a 1 MiB buffer: median time per step", "µs per step", ways, medians))
+	memlab.Show(memplot.BarsLog(lang.Text("4.3 getting a 1 MiB buffer: median time per step"), lang.Text("µs per step"), ways, medians))
 	memlab.Measured("median step: %.1f µs with a cudaMalloc each time, %.2f µs from the caching allocator, %.2f µs from the TensorPool (%.0f× and %.0f× faster)",
 		medians.Values[0], medians.Values[1], medians.Values[2], medians.Values[0]/medians.Values[1], medians.Values[0]/medians.Values[2])
+	memlab.Judge("frequent cudaMalloc and cudaFree are slow", memlab.HoldsIf(medians.Values[0] > 10*medians.Values[1]),
+		"%.0f× the caching allocator's time per step", medians.Values[0]/medians.Values[1])
+	memlab.Judge("…and fragment device memory", memlab.HoldsIf(stranded > 0),
+		"after 200 cudaMalloc/cudaFree pairs the device's free memory is %s lower", memlab.FormatBytes(int64(stranded)))
 }
 
 /*md
 The value axis is logarithmic: a `cudaMalloc`/`cudaFree` pair is orders of magnitude slower
 than either pool. The caching allocator already *is* a pool — one `cudaMalloc` for all the
 steps — and its hit costs a small fraction of a `cudaMalloc`; what a `TensorPool` adds is no
-allocator call at all and a hard bound on memory, not much speed. Both sentences hold; the
+allocator call at all and a hard bound on memory, not much speed. The
 cost the chapter warns of is paid only where the cache is emptied (or a request finds no
 cached block that fits).
 
 **Try it:** make the buffer `[16, 1024]` (64 KiB, the small pool). Predict: does the
 `empty_cache` row still pay a `cudaMalloc` per step?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 Yes, one per step: `empty_cache` gives back the small pool's 2 MiB segment too, so every
 step allocates a new one. The other two rows still make one.
 </details>
+*/
 
+/*md:zh-CN
+纵轴是对数刻度：一对 `cudaMalloc`/`cudaFree` 比两种池子慢好几个数量级。缓存分配器本身*就是*一个池子——所有步骤只用了一次 `cudaMalloc`——而它的一次命中只花 `cudaMalloc` 的一小部分时间；`TensorPool` 多给的是完全不调用分配器，以及显存的硬上限，速度上并没有多出多少。它警告的那份开销，只在缓存被清空（或者请求找不到合适的缓存块）时才需要支付。
+
+**动手试试：** 把缓冲区改成 `[16, 1024]`（64 KiB，属于小块池）。先预测：`empty_cache` 那一行还会每步付一次 `cudaMalloc` 吗？
+
+<details><summary>答案</summary>
+
+会，每步一次：`empty_cache` 把小块池的 2 MiB 段也还了回去，于是每一步都要重新分配一个。另外两行仍然只有一次。
+</details>
+*/
+
+/*md
+### `max_split_size_mb` and merging
+
+The chapter's own pitfall, in 4.3:
+
+> 教材原文：「避坑指南：我曾经调试一个服务，发现每次推理后显存占用都在涨，以为是内存泄漏。查了两天，最后发现是缓存池的 max_split_size_mb 设置不合理，导致大量碎片无法合并。调小这个值后，问题解决。」
+>
+> *Chapter 4:* "Pitfall: I once debugged a service whose memory grew after every
+> inference; I thought it was a leak. After two days I found the cache's
+> `max_split_size_mb` was set badly, so that many fragments could not merge. Lowering it
+> solved the problem."
+
+Below, under three settings, a 100 MiB block is cached, then three 30 MiB tensors are
+taken and all freed again — with the same requests in each setting. Does the setting
+decide whether the freed neighbours merge back into one block?
+
+```python
+# one process per setting: PYTORCH_CUDA_ALLOC_CONF="" / "max_split_size_mb:20" / "max_split_size_mb:128"
+del torch.empty(25 * 2**20, device="cuda")           # a 100 MiB block, cached
+xs = [torch.empty(30 * 2**18, device="cuda") for _ in range(3)]
+del xs
+for seg in torch.cuda.memory_snapshot():
+    print(seg["total_size"], [b["state"] for b in seg["blocks"]])
+```
+*/
+
+/*md:zh-CN
+### `max_split_size_mb` 与合并
+
+教材在 4.3 节自己踩过的坑：
+
+> 教材原文：「避坑指南：我曾经调试一个服务，发现每次推理后显存占用都在涨，以为是内存泄漏。查了两天，最后发现是缓存池的 max_split_size_mb 设置不合理，导致大量碎片无法合并。调小这个值后，问题解决。」
+
+下面在三种设置下，先缓存一个 100 MiB 的块，再取三个 30 MiB 的张量，然后全部释放——每种设置下的请求完全相同。释放后相邻的空闲块能不能合并回一个块，是由这个设置决定的吗？
+
+```python
+# 每种设置一个进程：PYTORCH_CUDA_ALLOC_CONF="" / "max_split_size_mb:20" / "max_split_size_mb:128"
+del torch.empty(25 * 2**20, device="cuda")           # 一个 100 MiB 的块，留在缓存里
+xs = [torch.empty(30 * 2**18, device="cuda") for _ in range(3)]
+del xs
+for seg in torch.cuda.memory_snapshot():
+    print(seg["total_size"], [b["state"] for b in seg["blocks"]])
+```
+*/
+
+//nb:cell
+func maxSplitMerging() {
+	// 4.3 does max_split_size_mb stop freed blocks from merging?
+	tab := memlab.NewTable(ch4.T("PYTORCH_CUDA_ALLOC_CONF", "segments", "blocks while in use", "free blocks after del")...)
+	merged := true // every segment one free block again
+	for _, conf := range []string{"", "max_split_size_mb:20", "max_split_size_mb:128"} {
+		l := memlab.MustOpen(memlab.AllocConf(conf), memlab.NotCurrent())
+		memlab.Check(memlab.Must(tensor.Empty(l, tensor.Float32, 25<<20)).Release()) // 100 MiB, cached
+		xs := []*tensor.Tensor{memlab.Must(tensor.Empty(l, tensor.Float32, 30<<18)), memlab.Must(tensor.Empty(l, tensor.Float32, 30<<18)), memlab.Must(tensor.Empty(l, tensor.Float32, 30<<18))}
+		inUse := ch4.Blocks(l)
+		memlab.Check(tensor.ReleaseAll(xs...))
+		segs, free := len(l.Snapshot().Segments), ch4.Blocks(l)
+		merged = merged && free == segs
+		tab.Row(conf, segs, inUse, free)
+		memlab.Check(l.Close())
+	}
+	tab.Show()
+	memlab.Judge("a badly set max_split_size_mb leaves fragments that cannot merge", memlab.HoldsIf(!merged),
+		"after del, every segment is one free block again under all three settings: %v", merged)
+}
+
+/*md
+The setting decides which cached blocks may be *split* (blocks above it serve only large
+requests, whole), not whether freed neighbours *merge*: a freed block always joins the
+free blocks beside it in its segment. What `max_split_size_mb` changes is how many
+segments the same requests take, and so how much stays cached — memory that grows after
+inferences and looks like a leak, which the chapter's smaller value cut.
+
+**Try it:** in the cell "does max_split_size_mb stop freed blocks from merging?", keep one
+of the three tensors (release only `xs[0]` and `xs[2]`) before counting. Predict: under the
+default setting, how many free blocks does the 100 MiB segment hold, and why not one?
+
+<details><summary>Answer</summary>
+
+Two: `xs[1]`, still allocated, sits between them, so the blocks freed on either side have
+no free neighbour to merge with (the one after `xs[2]` merges with the segment's
+remainder). Merging needs a free neighbour, not a setting — free `xs[1]` and the segment
+is one block again.
+</details>
+*/
+
+/*md:zh-CN
+这个设置决定的是哪些缓存块可以被*拆分*（超过它的块只整块供应大请求），而不是释放后相邻的块能否*合并*：一个块释放后总会与段里紧挨着它的空闲块合并。`max_split_size_mb` 改变的，是同样的请求要占多少个段、因而有多少显存留在缓存里——这些显存会在一次次推理之后增长，看上去像泄漏，教材调小这个值，削减的正是它。
+
+**动手试试：** 在“does max_split_size_mb stop freed blocks from merging?”那个单元格里，留下三个张量中的一个（只释放 `xs[0]` 和 `xs[2]`）再计数。先预测：在默认设置下，那个 100 MiB 的段里有几个空闲块？为什么不是一个？
+
+<details><summary>答案</summary>
+
+两个：仍被占用的 `xs[1]` 夹在中间，它两侧释放出来的块没有空闲的邻居可以合并（`xs[2]` 后面那块会和段里剩下的部分合并）。合并要的是一个空闲的邻居，而不是某个设置——把 `xs[1]` 也释放掉，这个段就又是一个块了。
+</details>
+*/
+
+/*md
 ### KV caches: `torch.cat` growth, preallocated, paged
 
 A paged cache (vLLM's) keeps keys and values in fixed-size blocks of one arena; each
@@ -478,15 +529,6 @@ def free(seq):                                        # its blocks serve any oth
 */
 
 /*md:zh-CN
-纵轴是对数刻度：一对 `cudaMalloc`/`cudaFree` 比两种池子慢好几个数量级。缓存分配器本身*就是*一个池子——所有步骤只用了一次 `cudaMalloc`——而它的一次命中只花 `cudaMalloc` 的一小部分时间；`TensorPool` 多给的是完全不调用分配器，以及显存的硬上限，速度上并没有多出多少。教材的两句话都成立；它警告的那份开销，只在缓存被清空（或者请求找不到合适的缓存块）时才需要支付。
-
-**动手试试：** 把缓冲区改成 `[16, 1024]`（64 KiB，属于小块池）。先预测：`empty_cache` 那一行还会每步付一次 `cudaMalloc` 吗？
-
-<details><summary>答案 / Answer</summary>
-
-会，每步一次：`empty_cache` 把小块池的 2 MiB 段也还了回去，于是每一步都要重新分配一个。另外两行仍然只有一次。
-</details>
-
 ### KV 缓存：`torch.cat` 增长、预分配、分页
 
 分页缓存（vLLM 的做法）把键和值存放在同一块显存区 (arena) 里大小固定的块中；每个序列有一张块表 (block table)。先在三个短序列上看看它的 API：
@@ -512,11 +554,11 @@ func pagedCacheAPI() {
 		k := memlab.Must(tensor.Randn(l, uint64(seq), tensor.Float32, cfg.Heads, tokens, cfg.HeadDim))
 		memlab.Check(c.Append(seq, 0, k, k)) // keys and values, copied into blocks
 		memlab.Check(k.Release())
-		fmt.Printf("sequence %d: %d tokens in blocks %v\n", seq, tokens, memlab.Must(c.Blocks(seq)))
+		ch4.Say("sequence %d: %d tokens in blocks %v", seq, tokens, memlab.Must(c.Blocks(seq)))
 	}
 	fmt.Printf("%+v\n", c.Stats())
 	memlab.Check(c.Free(1))
-	fmt.Printf("after freeing sequence 1: %+v\n", c.Stats())
+	ch4.Say("after freeing sequence 1: %+v", c.Stats())
 	memlab.Measured("one arena of %s, allocated once: %s in use by the lab", memlab.FormatBytes(c.Nbytes()), memlab.FormatBytes(l.MemoryAllocated()))
 	memlab.Check(c.Release())
 }
@@ -529,7 +571,7 @@ any other: no external fragmentation.
 `c.Append(3, 0, k4, k4)` with `k4` of 60 tokens) and print the error; append it again
 after `c.Free(1)`. Predict: does it fit the first time? the second?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 The first append fails with `pool: KV cache full` — it needs 4 blocks and 2 are free —
 and changes nothing; once sequence 1 is freed, 4 blocks are free and it fits.
@@ -564,7 +606,7 @@ calls = torch.cuda.memory_stats()["allocation.all.allocated"]
 
 **动手试试：** 在循环之后加入第四个 60 token 的序列（`c.Allocate(3)`，再用 60 个 token 的 `k4` 调用 `c.Append(3, 0, k4, k4)`），打印返回的错误；在 `c.Free(1)` 之后再追加一次。先预测：第一次放得下吗？第二次呢？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 第一次追加以 `pool: KV cache full` 失败——它需要 4 个块，空闲的只有 2 个——并且什么也没改；序列 1 释放之后，空闲块有 4 个，就放得下了。
 </details>
@@ -597,6 +639,8 @@ func kvStrategies() {
 	paged, _ := r.Row("paged")
 	memlab.Measured("torch.cat: %d allocator calls, %d cudaMallocs, %s reserved at its peak; preallocated: %d calls, up to %d token slots unused; paged: %d call, at most %d slots unused, %s reserved",
 		cat.AllocCalls, cat.DeviceMallocs, memlab.FormatBytes(cat.PeakReserved), pre.AllocCalls, pre.MaxWaste, paged.AllocCalls, paged.MaxWaste, memlab.FormatBytes(paged.PeakReserved))
+	memlab.Judge("a fixed-size KV cache pool avoids reallocating memory for every token", memlab.HoldsIf(pre.AllocCalls < cat.AllocCalls),
+		"allocator calls %d with torch.cat, %d preallocated", cat.AllocCalls, pre.AllocCalls)
 }
 
 /*md
@@ -617,7 +661,7 @@ Whether that buys 5–10% latency is a question for a GPU: 4.4's H200 runs measu
 **Try it:** pass `w := ch4.DefaultKVWorkload; w.BlockSize = 64` instead. Predict: what
 happens to the paged cache's "max unused slots", and to its allocator calls?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 Fewer, larger blocks waste more: up to 63 slots per sequence, and the maximum reaches
 its bound, 4 × 63 (summed over the 4 sequences decoded at once). Still one allocator
@@ -632,8 +676,44 @@ call: the arena.
 
 **动手试试：** 改为传入 `w := ch4.DefaultKVWorkload; w.BlockSize = 64`。先预测：分页缓存的“最大闲置槽位”会怎样？它的分配器调用次数呢？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 块更少、更大，浪费也更多：每个序列最多 63 个槽位，最大值达到了它的上界 4 × 63（对同时解码的 4 个序列求和）。分配器调用仍然只有一次：那个显存区。
 </details>
+*/
+
+/*md
+#### Summary
+
+- The caching allocator already is a pool: after the first step a request is served from
+  its cache, without `cudaMalloc`; a `TensorPool` adds no allocator call at all and a
+  bound on memory, at the price of memory held whether used or not.
+- The chapter's own pool class has no limit and no checks: a tensor of another shape, or
+  put twice, is handed out as if it were right.
+- `max_split_size_mb` decides which cached blocks may be split, not whether freed
+  neighbours merge; a KV cache grown with `torch.cat` allocates at every token, a
+  preallocated or paged one does not.
+
+#### Questions for discussion
+
+1. When is a preallocated KV cache worse than `torch.cat` growth, and when is a paged one
+   worth its block table?
+2. What should a pool do when it is asked for more tensors than its limit — wait, fail,
+   or allocate?
+3. Memory that grows after every request: how would you tell a leak from cached blocks
+   that the allocator keeps?
+*/
+
+/*md:zh-CN
+#### 小结
+
+- 缓存分配器本身就是一个池子：第一步之后，请求都由它的缓存供给，不再 `cudaMalloc`；`TensorPool` 多给的是完全不调用分配器，以及显存的上限，代价是不管用没用都占着显存。
+- 教材自己的池子类没有上限，也不做检查：形状不对的张量、被放回两次的张量，都会被当成正确的发出去。
+- `max_split_size_mb` 决定哪些缓存块可以被拆分，而不是释放后相邻的块能否合并；用 `torch.cat` 增长的 KV 缓存每生成一个 token 都要分配，预分配或分页的则不用。
+
+#### 讨论题
+
+1. 什么时候预分配的 KV 缓存比 `torch.cat` 增长更糟？分页缓存什么时候值得维护一张块表？
+2. 当池子被要求给出超过上限的张量时，它应该等待、报错，还是去分配？
+3. 每次请求之后显存都在涨：你怎样区分真正的泄漏和分配器留在缓存里的块？
 */

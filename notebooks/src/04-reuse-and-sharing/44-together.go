@@ -6,7 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"memlab.dev/memlab/device/sim"
+	"memlab.dev/memlab/experiments/ch4"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/model"
@@ -59,7 +60,8 @@ The model package runs this same code in its modes (`model.Baseline`, `InPlace`,
 `Views`, `KVCache`, `Chapter`): a test (`TestForwardMirrorsModel`) runs both at batch 1
 and checks that every forward pass peaks at the same byte, with the same allocator calls
 (one a pass more here without `View`: the model has no batch dimension to flatten). The
-cells are declarations; the experiments follow them.
+three cells below are the forward pass; every experiment of 4.4, and the 4.1 in-place
+table, runs them — edit them, and what the tables measure changes with your code.
 */
 
 /*md:zh-CN
@@ -87,38 +89,53 @@ def attention(h, cache, pos, mask):            # h: (batch·seq, hidden)
 x = (wte[ids] + wpe[pos:pos + S]).view(B * S, D)   # View；否则先拷贝，再取视图
 ```
 
-`model` 包的各个模式（`model.Baseline`、`InPlace`、`Views`、`KVCache`、`Chapter`）跑的就是这同一段代码：一个测试（`TestForwardMirrorsModel`）在 batch 为 1 时把两者并排运行，检查每一次前向传播的峰值分毫不差、分配器调用次数相同（不开 `View` 时这里每次前向传播多一次调用：模型本身没有 batch 维度可展平）。下面这些单元格都是声明；实验在它们后面。
+`model` 包的各个模式（`model.Baseline`、`InPlace`、`Views`、`KVCache`、`Chapter`）跑的就是这同一段代码：一个测试（`TestForwardMirrorsModel`）在 batch 为 1 时把两者并排运行，检查每一次前向传播的峰值分毫不差、分配器调用次数相同（不开 `View` 时这里每次前向传播多一次调用：模型本身没有 batch 维度可展平）。下面三个单元格就是前向传播；4.4 节的每个实验，以及 4.1 节的原地操作表格，跑的都是它们——改动它们，表格测到的结果就随你的代码而变。
 */
 
-// Tricks are the chapter's three techniques; each is one change to the
-// forward pass below.
+/*md
+#### The forward pass, 1: the tricks, and the three small changes they make
+
+`Tricks` holds the switches; `flatten`, `add`, `scale` and `copyOf` are where `View` and
+`InPlace` change the code. `Fused` is not one of the chapter's techniques: it computes
+attention without ever holding the whole score matrix (below, for the 12 % question).
+*/
+
+/*md:zh-CN
+#### 前向传播之一：开关，以及它们带来的三处小改动
+
+`Tricks` 是开关；`flatten`、`add`、`scale` 和 `copyOf` 就是 `View` 与 `InPlace` 改动代码的地方。`Fused` 不是教材的招数：它计算注意力时从不持有完整的分数矩阵（下文回答 12% 的问题时用到）。
+*/
+
+// Tricks are the chapter's three techniques, and fused attention; each is
+// one change to the forward pass.
 //
 //nb:decl
 type Tricks struct {
 	View    bool // (batch, seq, hidden) → (batch·seq, hidden) and the head split as views, not copies
 	InPlace bool // the scale, the mask, GELU and the residual adds in place
 	Pool    bool // the KV cache in a preallocated arena from a TensorPool, not grown by torch.cat
+	Fused   bool // not the chapter's: attention a block of queries at a time, never the whole score matrix
 }
 
 // String names the tricks that are on: "baseline", "view", "in-place+pool", …
+// (in the workbook's edition)
 func (t Tricks) String() string {
 	var on []string
 	for _, f := range []struct {
 		on   bool
 		name string
-	}{{t.View, "view"}, {t.InPlace, "in-place"}, {t.Pool, "pool"}} {
+	}{{t.View, "view"}, {t.InPlace, "in-place"}, {t.Pool, "pool"}, {t.Fused, "fused"}} {
 		if f.on {
-			on = append(on, f.name)
+			on = append(on, lang.Text(f.name))
 		}
 	}
 	if len(on) == 0 {
-		return "baseline"
+		return lang.Text("baseline")
 	}
 	return strings.Join(on, "+")
 }
 
-// fwd is one batch's generation: the model's weights, the tricks, and the KV
-// cache kept between forward passes.
+// fwd is one batch's forward passes: the weights, the tricks, the KV cache.
 type fwd struct {
 	w     model.Weights
 	t     Tricks
@@ -131,13 +148,9 @@ type fwd struct {
 func (f *fwd) flatten(x *tensor.Tensor) *tensor.Tensor {
 	s := x.Shape()
 	if !f.t.View {
-		c := memlab.Must(x.Clone()) // the copy the chapter warns of: "显存直接翻倍"
-		memlab.Check(x.Release())
-		x = c
+		x = then(x, memlab.Must(x.Clone())) // the copy the chapter warns of: "显存直接翻倍"
 	}
-	y := memlab.Must(x.View(s[0]*s[1], s[2])) // x.view(-1, hidden): metadata only
-	memlab.Check(x.Release())
-	return y
+	return then(x, memlab.Must(x.View(s[0]*s[1], s[2]))) // x.view(-1, hidden): metadata only
 }
 
 // add is h + x, and scale h·alpha: in place with InPlace (technique 2).
@@ -146,9 +159,7 @@ func (f *fwd) add(h, x *tensor.Tensor) *tensor.Tensor {
 		memlab.Check(h.Add_(x)) // h += x
 		return h
 	}
-	y := memlab.Must(h.Add(x)) // y = h + x, then del h
-	memlab.Check(h.Release())
-	return y
+	return then(h, memlab.Must(h.Add(x))) // y = h + x, then del h
 }
 
 func (f *fwd) scale(h *tensor.Tensor, alpha float64) *tensor.Tensor {
@@ -156,9 +167,7 @@ func (f *fwd) scale(h *tensor.Tensor, alpha float64) *tensor.Tensor {
 		memlab.Check(h.Scale_(alpha)) // h *= alpha
 		return h
 	}
-	y := memlab.Must(h.Scale(alpha))
-	memlab.Check(h.Release())
-	return y
+	return then(h, memlab.Must(h.Scale(alpha)))
 }
 
 // then releases x and returns y, what Python's y = op(x); del x does.
@@ -175,6 +184,22 @@ func (f *fwd) copyOf(x *tensor.Tensor) *tensor.Tensor {
 	return then(x, memlab.Must(x.Contiguous()))
 }
 
+/*md
+#### The forward pass, 2: attention and the MLP
+
+`cache` is technique 3; `attention` computes the scores `[batch, heads, seq, keys]`,
+scales and masks them (in place or not), and either keeps them whole (eager, as
+`scores.softmax(-1) @ V` does) or, with `Fused`, takes 64 queries of one sequence at a time
+— what FlashAttention's kernels do in on-chip memory, here with the block in device
+memory (`F.scaled_dot_product_attention` in PyTorch). `mlp` is GELU's layer.
+*/
+
+/*md:zh-CN
+#### 前向传播之二：注意力和 MLP
+
+`cache` 是第三招；`attention` 算出分数 `[batch, heads, seq, keys]`，缩放并加上掩码（原地或非原地），然后要么整块保留（eager，即 `scores.softmax(-1) @ V` 的做法），要么在 `Fused` 时每次只取一个序列的 64 个查询——FlashAttention 的内核在片上内存里做的正是这件事，这里的分块放在设备显存里（PyTorch 里是 `F.scaled_dot_product_attention`）。`mlp` 是 GELU 所在的那一层。
+*/
+
 // heads is part i (0 q, 1 k, 2 v) of qkv [B·S, 3D] as [B, H, S, hd]: views,
 // or copied before and after the transpose (technique 1).
 //
@@ -183,29 +208,25 @@ func (f *fwd) heads(qkv *tensor.Tensor, i, B, S int) *tensor.Tensor {
 	c := f.w.Config
 	x := f.copyOf(memlab.Must(qkv.Narrow(1, i*c.Dim, c.Dim)))
 	x = then(x, memlab.Must(x.View(B, S, c.Heads, c.HeadDim())))
-	x = then(x, memlab.Must(x.Transpose(1, 2)))
-	return f.copyOf(x)
-}
-
-// slot is the arena's keys (kv 0) or values (kv 1) of layer l at positions
-// [from, from+n): a view [B, H, n, hd].
-func (f *fwd) slot(l, kv, from, n int) *tensor.Tensor {
-	a := memlab.Must(f.arena.Select(0, 2*l+kv))
-	return then(a, memlab.Must(a.Narrow(2, from, n)))
+	return f.copyOf(then(x, memlab.Must(x.Transpose(1, 2))))
 }
 
 // cache appends k and v [B, H, S, hd] to layer l's cache and returns all the
 // keys and values so far: copied into the pooled arena, or grown with
 // torch.cat (technique 3).
 func (f *fwd) cache(l int, k, v *tensor.Tensor, pos int) (K, V *tensor.Tensor) {
+	slot := func(kv, from, n int) *tensor.Tensor { // arena[2l+kv, :, :, from:from+n]: a view
+		a := memlab.Must(f.arena.Select(0, 2*l+kv))
+		return then(a, memlab.Must(a.Narrow(2, from, n)))
+	}
 	if f.t.Pool { // cache[:, :, pos:pos+S] = k, then a view of positions [0, pos+S)
 		S := k.Shape()[2]
 		for i, x := range []*tensor.Tensor{k, v} {
-			dst := f.slot(l, i, pos, S)
+			dst := slot(i, pos, S)
 			memlab.Check(dst.CopyFrom(x))
 			memlab.Check(tensor.ReleaseAll(dst, x))
 		}
-		return f.slot(l, 0, 0, pos+S), f.slot(l, 1, 0, pos+S)
+		return slot(0, 0, pos+S), slot(1, 0, pos+S)
 	}
 	if f.K[l] == nil {
 		f.K[l], f.V[l] = k, v
@@ -218,6 +239,20 @@ func (f *fwd) cache(l int, k, v *tensor.Tensor, pos int) (K, V *tensor.Tensor) {
 	return f.K[l], f.V[l]
 }
 
+// scores is softmax(q·Kᵀ/√hd + mask) @ V for q [.., n, hd], K and V [.., L, hd];
+// it releases q.
+func (f *fwd) scores(q, K, V, mask *tensor.Tensor) *tensor.Tensor {
+	Kt := memlab.Must(K.Transpose(-2, -1))
+	s := memlab.Must(q.Matmul(Kt)) // [.., n, L]: the score matrix
+	memlab.Check(tensor.ReleaseAll(q, Kt))
+	s = f.scale(s, 1/math.Sqrt(float64(f.w.Config.HeadDim())))
+	if mask != nil {
+		s = f.add(s, mask)
+	}
+	p := then(s, memlab.Must(s.Softmax(-1))) // softmax has no in-place form
+	return then(p, memlab.Must(p.Matmul(V)))
+}
+
 // attention is h + Wo·attn(layernorm(h)) for h [B·S, D].
 func (f *fwd) attention(l int, h, mask *tensor.Tensor, B, S, pos int) *tensor.Tensor {
 	w, c := f.w.Blocks[l], f.w.Config
@@ -226,15 +261,28 @@ func (f *fwd) attention(l int, h, mask *tensor.Tensor, B, S, pos int) *tensor.Te
 	q, k, v := f.heads(qkv, 0, B, S), f.heads(qkv, 1, B, S), f.heads(qkv, 2, B, S)
 	memlab.Check(qkv.Release())
 	K, V := f.cache(l, k, v, pos)
-	Kt := memlab.Must(K.Transpose(2, 3))
-	scores := memlab.Must(q.Matmul(Kt)) // [B, H, S, L]
-	memlab.Check(tensor.ReleaseAll(q, Kt))
-	scores = f.scale(scores, 1/math.Sqrt(float64(c.HeadDim())))
-	if mask != nil {
-		scores = f.add(scores, mask)
+	var o *tensor.Tensor // [B, H, S, hd]
+	if !f.t.Fused {
+		o = f.scores(q, K, V, mask) // eager: the whole [B, H, S, L] at once
+	} else { // fused: 64 queries of one sequence at a time
+		o = memlab.Must(tensor.Empty(h.Device(), h.DType(), B, c.Heads, S, c.HeadDim()))
+		for b := range B {
+			qb, Kb, Vb, ob := memlab.Must(q.Select(0, b)), memlab.Must(K.Select(0, b)), memlab.Must(V.Select(0, b)), memlab.Must(o.Select(0, b))
+			for i := 0; i < S; i += 64 {
+				n := min(64, S-i)
+				qi, oi := memlab.Must(qb.Narrow(1, i, n)), memlab.Must(ob.Narrow(1, i, n))
+				var mi *tensor.Tensor
+				if mask != nil {
+					mi = memlab.Must(mask.Narrow(0, i, n))
+				}
+				x := f.scores(qi, Kb, Vb, mi)
+				memlab.Check(oi.CopyFrom(x))
+				memlab.Check(tensor.ReleaseLive(x, mi, oi))
+			}
+			memlab.Check(tensor.ReleaseAll(qb, Kb, Vb, ob))
+		}
+		memlab.Check(q.Release())
 	}
-	probs := then(scores, memlab.Must(scores.Softmax(-1)))
-	o := then(probs, memlab.Must(probs.Matmul(V))) // [B, H, S, hd]
 	if f.t.Pool {
 		memlab.Check(tensor.ReleaseAll(K, V)) // views of the arena
 	}
@@ -258,6 +306,21 @@ func (f *fwd) mlp(l int, h *tensor.Tensor) *tensor.Tensor {
 	return then(d, f.add(h, d))
 }
 
+/*md
+#### The forward pass, 3: embeddings, the mask, the logits, generation
+
+`forward` runs the blocks for the decoder of 4.4 and returns each sequence's next token;
+`logits` projects every position onto the vocabulary, as a port returning the whole
+`[batch, seq, vocab]` does; `encode` is the same blocks as BERT runs them (no mask, no
+cache, no logits), for the 12 % question.
+*/
+
+/*md:zh-CN
+#### 前向传播之三：嵌入、掩码、logits 与生成
+
+`forward` 以 4.4 节解码器的方式运行这些块，返回每个序列的下一个 token；`logits` 把每个位置都投影到词表上，就像一个返回完整 `[batch, seq, vocab]` 的移植版本那样；`encode` 是 BERT 运行同样这些块的方式（没有掩码、没有缓存、没有 logits），用来回答 12% 的问题。
+*/
+
 // embed is the token and position embeddings of ids [B][S] at positions
 // pos…, flattened to [B·S, D].
 //
@@ -276,47 +339,37 @@ func (f *fwd) embed(dev tensor.Device, ids [][]int64, pos int) *tensor.Tensor {
 }
 
 // forward runs ids [B][S] at positions pos… and returns each sequence's next
-// token (greedy). The weights are on dev.
+// token (greedy).
 func (f *fwd) forward(dev tensor.Device, ids [][]int64, pos int) []int64 {
-	B, S, w := len(ids), len(ids[0]), f.w
+	B, S := len(ids), len(ids[0])
 	h := f.embed(dev, ids, pos) // [B·S, D]
 	var mask *tensor.Tensor
-	if S > 1 {
-		mask = causalMask(dev, S, pos)
+	if S > 1 { // causal: the token at pos+i sees keys 0 … pos+i
+		m := make([]float32, S*(pos+S))
+		for i := range S {
+			for j := pos + i + 1; j < pos+S; j++ {
+				m[i*(pos+S)+j] = float32(math.Inf(-1))
+			}
+		}
+		mask = memlab.Must(tensor.FromFloat32(dev, m, S, pos+S))
 	}
-	for l := range w.Blocks {
+	for l := range f.w.Blocks {
 		h = f.mlp(l, f.attention(l, h, mask, B, S, pos))
 	}
 	memlab.Check(tensor.ReleaseLive(mask))
 	return f.logits(h, B, S)
 }
 
-// causalMask is the [S, pos+S] additive mask that lets the token at position
-// pos+i see keys 0 … pos+i.
-func causalMask(dev tensor.Device, S, pos int) *tensor.Tensor {
-	L := pos + S
-	data := make([]float32, S*L)
-	for i := range S {
-		for j := pos + i + 1; j < L; j++ {
-			data[i*L+j] = float32(math.Inf(-1))
-		}
-	}
-	return memlab.Must(tensor.FromFloat32(dev, data, S, L))
-}
-
 // logits applies the final layernorm and the tied output projection to every
-// position, as a port returning the whole [B, S, Vocab] does, and picks each
-// sequence's next token from its last position.
+// position and picks each sequence's next token from its last position.
 func (f *fwd) logits(h *tensor.Tensor, B, S int) []int64 {
-	hf := then(h, memlab.Must(h.LayerNorm(f.w.LnfG, f.w.LnfB, model.Eps)))
+	hf := then(h, memlab.Must(h.LayerNorm(f.w.LnfG, f.w.LnfB, model.Eps))) // [B·S, D]
 	wt := memlab.Must(f.w.Wte.T())
-	lg := memlab.Must(hf.Matmul(wt)) // [B·S, Vocab]
-	memlab.Check(tensor.ReleaseAll(hf, wt))
-	V := f.w.Config.Vocab
-	lv := memlab.Must(lg.View(B, S, V))
+	lg := then(hf, memlab.Must(hf.Matmul(wt))) // [B·S, Vocab]: every position
+	memlab.Check(wt.Release())
+	lv := then(lg, memlab.Must(lg.View(B, S, -1)))
 	last := then(lv, memlab.Must(lv.Select(1, S-1))) // [B, Vocab]: each sequence's last position
-	x := memlab.Must(last.Float32s())
-	memlab.Check(tensor.ReleaseAll(last, lg))
+	x, V := ch4.Values(last), f.w.Config.Vocab
 	next := make([]int64, B)
 	for b := range next {
 		for i, v := range x[b*V : (b+1)*V] {
@@ -328,77 +381,50 @@ func (f *fwd) logits(h *tensor.Tensor, B, S int) []int64 {
 	return next
 }
 
-// generate runs the prompts [B][S] with tricks t and decode-1 more tokens
-// after them, the arena from arenas with Pool, and returns the peak in each
-// forward pass (max_memory_allocated) and the tokens generated.
-func generate(l *memlab.Lab, w model.Weights, t Tricks, arenas *pool.TensorPool, prompts [][]int64, decode int) (peaks []int64, tokens [][]int64) {
-	f := &fwd{w: w, t: t, K: make([]*tensor.Tensor, len(w.Blocks)), V: make([]*tensor.Tensor, len(w.Blocks))}
-	if t.Pool {
-		f.arena = memlab.Must(arenas.Get())
-		defer func() { memlab.Check(arenas.Put(f.arena)) }()
-	}
-	ids, pos := prompts, 0
-	for range decode {
-		l.ResetPeakMemoryStats()
-		next := f.forward(l, ids, pos)
-		peaks, tokens = append(peaks, l.MaxMemoryAllocated()), append(tokens, next)
-		pos += len(ids[0])
-		ids = make([][]int64, len(next))
-		for b, tok := range next {
-			ids[b] = []int64{tok}
+// generate runs the prompts [B][S] with tricks t, and decode-1 more tokens,
+// the arena from arenas with Pool; it returns each forward pass's peak
+// (max_memory_allocated) and the tokens.
+func generate(t Tricks) ch4.Generate {
+	return func(l *memlab.Lab, w model.Weights, arenas *pool.TensorPool, prompts [][]int64, decode int) (peaks []int64, tokens [][]int64) {
+		f := &fwd{w: w, t: t, K: make([]*tensor.Tensor, len(w.Blocks)), V: make([]*tensor.Tensor, len(w.Blocks))}
+		if t.Pool {
+			f.arena = memlab.Must(arenas.Get())
+			defer func() { memlab.Check(arenas.Put(f.arena)) }()
 		}
+		ids, pos := prompts, 0
+		for range decode {
+			l.ResetPeakMemoryStats()
+			next := f.forward(l, ids, pos)
+			peaks, tokens = append(peaks, l.MaxMemoryAllocated()), append(tokens, next)
+			pos += len(ids[0])
+			ids = make([][]int64, len(next))
+			for b, tok := range next {
+				ids[b] = []int64{tok}
+			}
+		}
+		memlab.Check(tensor.ReleaseLive(append(f.K, f.V...)...))
+		return peaks, tokens
 	}
-	memlab.Check(tensor.ReleaseLive(append(f.K, f.V...)...))
-	return peaks, tokens
 }
 
-// batchRun is what runBatch measured: the peak above the weights in each
-// forward pass and over all of them, the allocator calls and cudaMallocs.
-//
-//nb:decl
-type batchRun struct {
-	Tricks         Tricks
-	Passes         []int64
-	Peak           int64
-	Calls, Mallocs int64
-	Tokens         [][]int64
-}
-
-// runBatch opens a lab, loads the small model and generates decode tokens
-// for batch prompts of seq tokens each with tricks t.
-func runBatch(t Tricks, batch, seq, decode int) batchRun {
-	l := memlab.MustOpen()
-	defer l.Close()
-	cfg := memlab.Must(model.SizeByName("small")).Config
+// encode runs BERT's forward pass with tricks t over batch sequences of seq
+// tokens (token 0: the bytes do not depend on the tokens) on l, with the
+// model of cfg, and returns max_memory_allocated above the weights.
+func encode(l *memlab.Lab, cfg model.Config, t Tricks, batch, seq int) int64 {
 	m := memlab.Must(model.New(l, cfg))
 	defer m.Release()
-	arenas := memlab.Must(pool.NewTensorPool(l, tensor.Float32, []int{2 * cfg.Layers, batch, cfg.Heads, seq + decode, cfg.HeadDim()}, 0))
-	defer arenas.Release()
-	reqs := memlab.Must(model.Workload{Requests: batch, PromptMin: seq, PromptMax: seq, DecodeMin: 1, DecodeMax: 1, Seed: 1}.Make(cfg.Vocab))
-	prompts := make([][]int64, batch)
-	for i, r := range reqs {
-		prompts[i] = r.Prompt
+	f := &fwd{w: m.Weights(), t: t, K: make([]*tensor.Tensor, cfg.Layers), V: make([]*tensor.Tensor, cfg.Layers), scope: tensor.NewScope()}
+	defer f.scope.Release() // after an out-of-memory error, what the pass had made (as Python's unwinding frees it)
+	weights := l.MemoryAllocated()
+	l.ResetPeakMemoryStats()
+	h := f.embed(l, slices.Repeat([][]int64{make([]int64, seq)}, batch), 0)
+	for i := range f.w.Blocks {
+		h = f.attention(i, h, nil, batch, seq, 0)
+		memlab.Check(tensor.ReleaseAll(f.K[i], f.V[i])) // an encoder keeps no cache
+		h = f.mlp(i, h)
 	}
-	weights, stats := l.MemoryAllocated(), l.MemoryStats()
-	r := batchRun{Tricks: t}
-	peaks, tokens := generate(l, m.Weights(), t, arenas, prompts, decode)
-	for _, p := range peaks {
-		r.Passes = append(r.Passes, p-weights)
-		r.Peak = max(r.Peak, p-weights)
-	}
-	r.Calls = allocCalls(l) - stats["allocation.all.allocated"]
-	r.Mallocs = l.MemoryStats()["num_device_alloc"] - stats["num_device_alloc"]
-	r.Tokens = tokens
-	return r
-}
-
-// curve is r's peaks per pass as a plot series.
-func (r batchRun) curve() memplot.Series {
-	s := memplot.Series{Name: r.Tricks.String()}
-	for i, p := range r.Passes {
-		s.X, s.Y = append(s.X, float64(i)), append(s.Y, p)
-	}
-	return s
+	memlab.Check(h.Release())
+	return l.MaxMemoryAllocated() - weights
 }
 
 /*md
@@ -434,19 +460,21 @@ for t in (dict(view=False, in_place=False, pool=False), tricks):
 
 //nb:cell plot
 func flipATechnique() {
+	// 4.4 flip one technique
 	tricks := Tricks{View: false, InPlace: false, Pool: false} // flip one to true, run again
-	base, yours := runBatch(Tricks{}, 4, 48, 16), runBatch(tricks, 4, 48, 16)
-	memlab.Show(memplot.Lines("4.4 a batch of 4 prompts of 48 tokens: peak in each forward pass",
-		"forward pass (the prompts, then one per generated token)", base.curve(), yours.curve()))
+	base := memlab.Must(ch4.RunBatch("baseline", generate(Tricks{}), 4, 48, 16))
+	yours := memlab.Must(ch4.RunBatch(tricks.String(), generate(tricks), 4, 48, 16))
+	memlab.Show(memplot.Lines(lang.Text("4.4 a batch of 4 prompts of 48 tokens: peak in each forward pass"),
+		lang.Text("forward pass (the prompts, then one per generated token)"), base.Curve(), yours.Curve()))
 	memlab.Measured("peak above the weights: baseline %s, %v %s; allocator calls %d → %d; the same tokens: %v",
-		memlab.FormatBytes(base.Peak), tricks, memlab.FormatBytes(yours.Peak), base.Calls, yours.Calls, slices.EqualFunc(base.Tokens, yours.Tokens, slices.Equal))
+		memlab.FormatBytes(base.Peak), tricks, memlab.FormatBytes(yours.Peak), base.Calls, yours.Calls, base.SameTokens(yours))
 }
 
 /*md
 **Try it:** set `InPlace: true`, then only `View`, then only `Pool`. Before each run,
 predict: does the peak fall, stay, or rise? and the allocator calls?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 `InPlace`: the peak stays where it was and the allocator calls fall — the in-place ops
 no longer allocate, but none of them is alive at the peak. `View`: the peak rises and the
@@ -460,7 +488,7 @@ them.
 /*md:zh-CN
 **动手试试：** 先设 `InPlace: true`，再只开 `View`，再只开 `Pool`。每次运行之前先预测：峰值会下降、不变还是上升？分配器调用次数呢？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 `InPlace`：峰值不变，分配器调用减少——原地操作不再分配，但峰值那一刻活着的张量里没有一个是它们产生的。`View`：峰值上升，调用减少——拆分注意力头不再拷贝，但作为视图留在缓存里的 `k` 和 `v` 让整个融合的 `qkv` 一直活着。`Pool`：峰值上升，调用减少——显存区从第一次前向传播起就装下了直到最长长度的所有位置。下面的表格把它们全都跑一遍。
 </details>
@@ -488,23 +516,21 @@ the chapter's claim is about:
 
 //nb:cell plot
 func chapterTechniques() {
-	tab := memlab.NewTable("tricks", "peak above the weights", "saved", "allocator calls", "cudaMalloc")
-	var runs []batchRun
+	// 4.4 the chapter's table: each technique alone, then the three together
+	tab := memlab.NewTable(ch4.T("tricks", "peak above the weights", "saved", "allocator calls", "cudaMalloc")...)
+	var runs []ch4.BatchRun
 	for _, t := range []Tricks{{}, {View: true}, {InPlace: true}, {Pool: true}, {View: true, InPlace: true, Pool: true}} {
-		r := runBatch(t, 4, 48, 16)
-		runs = append(runs, r)
-		tab.Row(t, memlab.FormatBytes(r.Peak), fmt.Sprintf("%.1f %%", 100*(1-float64(r.Peak)/float64(runs[0].Peak))), r.Calls, r.Mallocs)
+		runs = append(runs, memlab.Must(ch4.RunBatch(t.String(), generate(t), 4, 48, 16)))
+		r := runs[len(runs)-1]
+		tab.Row(t, memlab.FormatBytes(r.Peak), fmt.Sprintf("%.1f %%", ch4.Percent(r.Peak, runs[0].Peak)), r.Calls, r.Mallocs)
 	}
 	tab.Show()
-	var curves []memplot.Series
-	for _, r := range runs {
-		curves = append(curves, r.curve())
-	}
-	memlab.Show(memplot.Lines("4.4 each technique alone and the three together", "forward pass", curves...))
-	all3 := runs[len(runs)-1]
-	memlab.Measured("the chapter's three together: peak above the weights %s → %s (%+.1f %%; the chapter says 20–30 %% less), allocator calls %d → %d, the same tokens: %v",
-		memlab.FormatBytes(runs[0].Peak), memlab.FormatBytes(all3.Peak), 100*(float64(all3.Peak)/float64(runs[0].Peak)-1),
-		runs[0].Calls, all3.Calls, slices.EqualFunc(runs[0].Tokens, all3.Tokens, slices.Equal))
+	memlab.Show(memplot.Lines(lang.Text("4.4 each technique alone and the three together"), lang.Text("forward pass"), ch4.Curves(runs)...))
+	base, all3 := runs[0], runs[len(runs)-1]
+	saved := ch4.Percent(all3.Peak, base.Peak)
+	memlab.Judge("the three techniques together cut memory use by 20–30 percent", memlab.HoldsIf(saved >= 20 && saved <= 30),
+		"peak above the weights %s → %s (%.1f %% saved), the same tokens: %v", memlab.FormatBytes(base.Peak), memlab.FormatBytes(all3.Peak), saved, base.SameTokens(all3))
+	memlab.Judge("…because there is less allocating", memlab.HoldsIf(all3.Calls < base.Calls), "allocator calls %d → %d", base.Calls, all3.Calls)
 }
 
 /*md
@@ -518,27 +544,49 @@ curves of runs with the same peak coincide. What every technique cuts is allocat
 only hold where the peak is made of what the techniques remove; the sections below look
 for such a place.
 
-**Try it:** in `chapterTechniques`, make the prompts 8 tokens instead of 48
-(`runBatch(t, 4, 8, 16)`). Predict: do the three together now lower the peak, or raise
+**Try it:** in the cell "the chapter's table" (its first comment line), make the prompts 8
+tokens instead of 48 (`ch4.RunBatch(t.String(), generate(t), 4, 8, 16)`). Predict: do the three together now lower the peak, or raise
 it by a larger or a smaller share than with 48 tokens?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
 The three together now raise the peak by a larger share than with 48-token prompts: the
 prompts' logits shrink with the prompt, the arena (sized for the prompt and the generated
 tokens) less. The allocator calls do not change at all: how many operations a pass makes
 does not depend on how long the prompt is.
 </details>
+
+**Try it:** the peak is the logits of every prompt position. In "The forward pass, 3",
+make `logits` project only the last position: select it before the projection —
+`last := memlab.Must(memlab.Must(hf.View(B, S, -1)).Select(1, S-1))`, then `last.Matmul(wt)`
+gives `[B, Vocab]` (release the view and `hf`, and pick the tokens from that). Run the
+cell "the chapter's table" again. Predict: does the baseline's peak fall, do the tokens
+change, and does in-place now save something?
+
+<details><summary>Answer</summary>
+
+The peak falls — the `[batch·seq, vocab]` tensor is gone — and the tokens stay the same
+(the same last-position logits). With the logits off the peak, what the techniques
+change is what is alive at the new peak, so their row's percentages move: in-place now
+removes tensors alive there.
+</details>
 */
 
 /*md:zh-CN
 每次运行的峰值都出现在处理提示词的那次前向传播里，就在 `logits` 为每个位置计算输出投影、得到 `[batch·seq, vocab]` 的那一刻：三招没有一招碰得到那时活着的张量。原地操作让峰值原地不动；视图让它升高（作为视图留在缓存里的 `k` 和 `v` 让融合的 `qkv` 一直活着：视图会保住基张量的存储，见练习 11）；池化也让它升高（显存区从第一次前向传播起就按最长序列定大小）。峰值相同的几次运行，曲线重合在一起。每一招都确实削减的，是分配器调用——也就是教材那句话的后半句“减少了内存分配”。教材的 20-30% 只有在峰值恰好由这些技术能去掉的东西构成时才可能成立；下面几节去找这样的地方。
 
-**动手试试：** 在 `chapterTechniques` 里把提示词从 48 个 token 改成 8 个（`runBatch(t, 4, 8, 16)`）。先预测：三招合用这回能压低峰值吗？还是会抬高它——抬高的比例比 48 个 token 时更大还是更小？
+**动手试试：** 在“教材的表格”那个单元格（看它的第一行注释）里，把提示词从 48 个 token 改成 8 个（`ch4.RunBatch(t.String(), generate(t), 4, 8, 16)`）。先预测：三招合用这回能压低峰值吗？还是会抬高它——抬高的比例比 48 个 token 时更大还是更小？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
 三招合用这回让峰值升高的比例比 48 个 token 时更大：提示词的 logits 随提示词一起缩小，而显存区（按提示词加生成 token 的长度定大小）缩得少。分配器调用次数则一点没变：一次前向传播做多少个操作，与提示词多长无关。
+</details>
+
+**动手试试：** 峰值是所有提示词位置的 logits。在“前向传播之三”里，让 `logits` 只投影最后一个位置：先选出它再做投影——`last := memlab.Must(memlab.Must(hf.View(B, S, -1)).Select(1, S-1))`，然后 `last.Matmul(wt)` 得到 `[B, Vocab]`（释放那个视图和 `hf`，再从结果里挑 token）。再运行一遍“教材的表格”那个单元格。先预测：基线的峰值会下降吗？生成的 token 会变吗？原地操作这回能省下点什么吗？
+
+<details><summary>答案</summary>
+
+峰值下降了——`[batch·seq, vocab]` 那个张量没有了——生成的 token 不变（最后一个位置的 logits 还是同样的）。logits 离开峰值之后，各招改动的是新峰值那一刻活着的张量，所以表里各行的百分比都会变：原地操作这回去掉了在那里活着的张量。
 </details>
 */
 
@@ -553,20 +601,28 @@ does not depend on how long the prompt is.
 > running batch size 32 and 64."
 
 BERT is an encoder: one forward pass over the whole sequence, no KV cache, no logits over
-a vocabulary. `encode`, below, runs the block above that way, on `bertLike` (BERT's shape scaled
-down to run on the CPU kernels: one block — an encoder's layers run one after another
-and keep nothing, so one block has the whole pass's peak). `InPlace` puts GELU, the scale
-and the residual adds in place — a superset of the chapter's "a few activation
-functions". One run per sequence length at batch 32, each run twice (the bytes of a run
-do not vary; the spread is over the lengths):
+a vocabulary. `encode` (in "The forward pass, 3") runs the blocks above that way, at
+BERT-base's shapes — hidden 768, 12 heads, MLP 3072 — at 128 and 512 tokens, batch 32
+and 64, once with eager attention (the whole score matrix `[batch, 12, seq, seq]`) and
+once fused (`F.scaled_dot_product_attention`: never the whole matrix). One layer: an
+encoder's layers run one after another and keep nothing, so one layer reaches the whole
+pass's peak above the weights (a test checks it against 12). `InPlace` puts GELU, the
+scale and the residual adds in place — a superset of the chapter's "a few activation
+functions". On the simulator the cell accounts memory without computing values, so these
+sizes run in a moment; on a GPU the kernels run.
 
 ```python
-for seq in (32, 64, 128):
-    for in_place in (False, True):
-        torch.cuda.reset_peak_memory_stats()
-        encoder(torch.zeros(32, seq, dtype=torch.long, device="cuda"), in_place=in_place)
-        print(seq, in_place, torch.cuda.max_memory_allocated() - weights)
+for attn in ("eager", "sdpa"):                      # BertModel(config, attn_implementation=attn)
+    for seq in (128, 512):
+        for batch in (32, 64):
+            for in_place in (False, True):
+                torch.cuda.reset_peak_memory_stats()
+                encoder(torch.zeros(batch, seq, dtype=torch.long, device="cuda"), in_place=in_place)
+                print(attn, seq, batch, in_place, torch.cuda.max_memory_allocated() - weights)
 ```
+
+What makes the peak of each run — and so, does in place save 12 % everywhere, somewhere,
+or nowhere?
 */
 
 /*md:zh-CN
@@ -574,143 +630,96 @@ for seq in (32, 64, 128):
 
 > 教材原文：「我的经验：有一次优化一个BERT推理管线，发现仅仅把几个激活函数改成in-place版本，显存占用就降了12%。别小看这点，对于长序列推理，12%可能就是能不能跑batch size=32和64的区别。」
 
-BERT 是编码器 (encoder)：对整个序列做一次前向传播，没有 KV 缓存，也不在词表上算 logits。下面的 `encode` 就这样运行上面那个块，用的是 `bertLike`（把 BERT 的形状按比例缩小，好让 CPU 内核跑得动：只有一个块——编码器的各层一层接一层地运行、什么也不保留，所以一个块的峰值就是整次前向传播的峰值）。`InPlace` 让 GELU、缩放和残差相加都原地进行——比教材说的“几个激活函数”还多。batch 为 32，每个序列长度跑一次，每次运行重复两遍（一次运行的字节数不会变；离散范围来自不同的长度）：
+BERT 是编码器 (encoder)：对整个序列做一次前向传播，没有 KV 缓存，也不在词表上算 logits。`encode`（在“前向传播之三”里）就这样运行上面的块，用的是 BERT-base 的形状——隐藏维 768、12 个头、MLP 3072——序列长 128 和 512，batch 32 和 64；一次用 eager 注意力（完整的分数矩阵 `[batch, 12, seq, seq]`），一次用融合注意力 (fused attention，即 `F.scaled_dot_product_attention`：从不持有完整矩阵)。只跑一层：编码器的各层一层接一层地运行、什么也不保留，所以一层就达到整次前向传播超出权重的峰值（有测试拿它和 12 层对照）。`InPlace` 让 GELU、缩放和残差相加都原地进行——比教材说的“几个激活函数”还多。在模拟设备上，这个单元格只记账显存、不计算数值，所以这样的规模也一瞬间跑完；在 GPU 上内核照常运行。
 
 ```python
-for seq in (32, 64, 128):
-    for in_place in (False, True):
-        torch.cuda.reset_peak_memory_stats()
-        encoder(torch.zeros(32, seq, dtype=torch.long, device="cuda"), in_place=in_place)
-        print(seq, in_place, torch.cuda.max_memory_allocated() - weights)
+for attn in ("eager", "sdpa"):                      # BertModel(config, attn_implementation=attn)
+    for seq in (128, 512):
+        for batch in (32, 64):
+            for in_place in (False, True):
+                torch.cuda.reset_peak_memory_stats()
+                encoder(torch.zeros(batch, seq, dtype=torch.long, device="cuda"), in_place=in_place)
+                print(attn, seq, batch, in_place, torch.cuda.max_memory_allocated() - weights)
 ```
+
+每次运行的峰值由什么构成？原地操作是处处省下 12%、有的地方省、还是哪里都不省？
 */
-
-// bertLike is a BERT-like encoder's sizes, scaled down to run on the
-// simulated device's CPU kernels: one block (an encoder's layers run one after
-// the other and keep nothing, so one block has the same peak), sequences of
-// up to 512 tokens.
-//
-//nb:decl
-var bertLike = model.Config{Vocab: 2048, Dim: 64, Heads: 4, Layers: 1, Hidden: 256, MaxLen: 512, Seed: 1}
-
-// encode runs a BERT-like forward pass with tricks t over batch sequences of
-// seq tokens on l — the blocks above without a mask, without a cache (each
-// layer's keys and values die with it) and without the output projection —
-// and returns max_memory_allocated above the weights.
-func encode(l *memlab.Lab, t Tricks, batch, seq int) int64 {
-	m := memlab.Must(model.New(l, bertLike))
-	defer m.Release()
-	f := &fwd{w: m.Weights(), t: t, K: make([]*tensor.Tensor, 1), V: make([]*tensor.Tensor, 1), scope: tensor.NewScope()}
-	defer f.scope.Release() // after an out-of-memory error, what the pass had made (as Python's unwinding frees it)
-	ids := make([][]int64, batch)
-	for b := range ids {
-		ids[b] = make([]int64, seq) // token 0 everywhere: the bytes do not depend on the tokens
-	}
-	weights := l.MemoryAllocated()
-	l.ResetPeakMemoryStats()
-	h := f.embed(l, ids, 0)
-	for i := range f.w.Blocks {
-		h = f.attention(i, h, nil, batch, seq, 0)
-		memlab.Check(tensor.ReleaseAll(f.K[i], f.V[i]))
-		h = f.mlp(i, h)
-	}
-	memlab.Check(h.Release())
-	return l.MaxMemoryAllocated() - weights
-}
-
-// verdict is "fits", or the operation that ran out of memory and what it
-// asked for.
-func verdict(err error) string {
-	if err == nil {
-		return "fits"
-	}
-	op, _, _ := strings.Cut(strings.TrimPrefix(err.Error(), "tensor: "), ":")
-	_, tried, _ := strings.Cut(err.Error(), "Tried to allocate ")
-	tried, _, _ = strings.Cut(tried, ". ")
-	return fmt.Sprintf("out of memory in %s, asking for %s", op, tried)
-}
-
-// onDevice runs encode on a fresh simulated device of the given capacity (no
-// CUDA context; 0: the default device) and returns the peak above the
-// weights, the peak reserved, and the out-of-memory error if the pass did not
-// fit.
-func onDevice(capacity int64, t Tricks, batch, seq int) (peak, reserved int64, err error) {
-	l := memlab.MustOpen(memlab.SimConfig(sim.Config{Capacity: uint64(capacity), NoContext: capacity > 0}))
-	defer l.Close()
-	defer func() {
-		if r := recover(); r != nil {
-			if e, ok := r.(error); ok && memlab.IsOutOfMemory(e) {
-				err = e
-				return
-			}
-			panic(r)
-		}
-	}()
-	peak = encode(l, t, batch, seq)
-	return peak, l.MaxMemoryReserved(), nil
-}
 
 //nb:cell
 func inPlaceTwelvePercent() {
-	const batch = 32
-	tab := memlab.NewTable("sequence", "out of place", "in place", "saved")
-	var saved []float64
-	repeats := true
-	for _, seq := range []int{32, 64, 128} {
-		out, _, _ := onDevice(0, Tricks{}, batch, seq)
-		in, _, _ := onDevice(0, Tricks{InPlace: true}, batch, seq)
-		again, _, _ := onDevice(0, Tricks{InPlace: true}, batch, seq)
-		repeats = repeats && again == in
-		saved = append(saved, 100*(1-float64(in)/float64(out)))
-		tab.Row(seq, memlab.FormatBytes(out), memlab.FormatBytes(in), fmt.Sprintf("%.1f %%", saved[len(saved)-1]))
+	// 4.1's 12 %, at BERT-base's shapes: eager and fused attention
+	l := memlab.MustOpen()
+	defer l.Close()
+	if ch4.MemoryOnly(l) { // the simulator computes no values here: the bytes are a GPU's
+		fmt.Println(lang.Text("simulated device: memory accounting only (no values computed; the bytes are those of a GPU run)"))
+	}
+	tab := memlab.NewTable(ch4.T("attention", "sequence", "batch", "out of place", "in place", "saved", "scores : MLP")...)
+	saved := map[bool][]float64{}
+	for _, t := range []Tricks{{}, {Fused: true}} {
+		for _, seq := range []int{128, 512} {
+			for _, batch := range []int{32, 64} {
+				out, in := encode(l, ch4.BERTBase(1), t, batch, seq), encode(l, ch4.BERTBase(1), Tricks{InPlace: true, Fused: t.Fused}, batch, seq)
+				saved[t.Fused] = append(saved[t.Fused], ch4.Percent(in, out))
+				tab.Row(ch4.AttentionName(t.Fused), seq, batch, memlab.FormatBytes(out), memlab.FormatBytes(in), fmt.Sprintf("%.1f %%", ch4.Percent(in, out)), ch4.ScoresToMLP(seq, t.Fused))
+			}
+		}
 	}
 	tab.Show()
-	memlab.Measured("in place saves %.1f %% to %.1f %% of the peak above the weights at batch %d (median %.1f %%; the chapter says 12 %%); a repeated run gives the same bytes: %v",
-		slices.Min(saved), slices.Max(saved), batch, saved[1], repeats)
+	e, f := saved[false], saved[true]
+	memlab.Judge("switching a few activations to in-place cut BERT inference memory by 12 percent", ch4.NearTwelve(append(e, f...)),
+		"in place saves %.1f %% at 128 tokens and %.1f %% at 512 with eager attention, %.1f–%.1f %% with fused attention",
+		e[0], e[2], slices.Min(f), slices.Max(f))
 }
 
 /*md
-In place saves only at the shortest length. There the peak is the MLP, where GELU's
-output sits beside its input — exactly what in place removes. From 64 tokens on, the peak
-is the attention: the scores and their softmax, two `[batch, heads, seq, seq]` tensors
-alive together. The scale is in place already, and the softmax still writes a new tensor
-beside its input (PyTorch's softmax has no in-place form), so in place leaves that peak
-alone. The chapter's 12 % is of the order of the shortest run, and none of it remains at
-the long sequences its next sentence is about.
+The last column is the score matrix of one sequence against one MLP activation. Where
+it is below one (128 tokens, eager), the peak is the MLP, where GELU's output sits beside
+its input — exactly what in place removes. At 512 tokens the peak is the attention: the
+scores and their softmax, two `[batch, 12, seq, seq]` tensors alive together; the scale
+is in place already, and softmax writes a new tensor beside its input (PyTorch's softmax
+has no in-place form), so in place leaves that peak alone. Fused attention never holds
+the matrix, and the MLP makes the peak at every length: in place saves about the same
+share everywhere. What dominates the activations at the peak decides the saving; the
+batch does not (every tensor at the peak scales with it). GELU itself has no in-place
+form in PyTorch's public API (`F.gelu` has no `inplace=` argument, unlike `F.relu`):
+in PyTorch the saving needs a custom or fused kernel.
 
-**Try it:** set `batch` to 8. Predict: do the percentages change?
+**Try it:** in the cell "4.1's 12 %" (its first comment line), add a sequence length of
+256. Predict: with eager attention, is 256 tokens on the MLP's side or the scores'?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
-No: every tensor alive at the peak has the batch as its first dimension, so the bytes
-scale with it and the shares stay the same.
+At 256 tokens one sequence's scores (12·256·256) equal one MLP activation (256·3072):
+the two peaks are of one size, and what in place saves lies between the 128- and the
+512-token rows.
 </details>
 */
 
 /*md:zh-CN
-原地操作只在最短的长度上省了显存。那时峰值在 MLP 里：GELU 的输出和它的输入同时存在——这正是原地操作去掉的东西。从 64 个 token 起，峰值落在注意力上：分数和它的 softmax，两个 `[batch, heads, seq, seq]` 张量同时活着。缩放本来就已经原地做了，而 softmax 仍要在输入旁边写一个新张量（PyTorch 的 softmax 没有原地版本），所以原地操作碰不到这个峰值。教材的 12% 与最短那次运行的量级相当，而到了它下一句话说的长序列上，一点也不剩。
+最后一列是一个序列的分数矩阵与一个 MLP 激活值之比。比值小于 1 时（128 个 token，eager），峰值在 MLP 里：GELU 的输出和它的输入同时存在——这正是原地操作去掉的东西。到了 512 个 token，峰值落在注意力上：分数和它的 softmax，两个 `[batch, 12, seq, seq]` 张量同时活着；缩放本来已经原地做了，而 softmax 要在输入旁边写一个新张量（PyTorch 的 softmax 没有原地版本），所以原地操作碰不到这个峰值。融合注意力从不持有整个矩阵，于是在每个长度上峰值都由 MLP 构成：原地操作处处省下差不多同样的比例。峰值那一刻主导激活值的是谁，决定了能省多少；batch 不决定（峰值时的每个张量都随它成比例变化）。另外，GELU 在 PyTorch 的公开 API 里根本没有原地版本（`F.gelu` 不像 `F.relu` 那样有 `inplace=` 参数）：在 PyTorch 里要省这一份，得靠自定义或融合的内核。
 
-**动手试试：** 把 `batch` 设为 8。先预测：这些百分比会变吗？
+**动手试试：** 在“4.1's 12 %”那个单元格（看它的第一行注释）里加一个序列长度 256。先预测：用 eager 注意力时，256 个 token 落在 MLP 一边，还是分数一边？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
-不会：峰值那一刻活着的每个张量，第一维都是 batch，所以字节数随 batch 成比例变化，所占的比例不变。
+在 256 个 token 时，一个序列的分数（12·256·256）正好等于一个 MLP 激活值（256·3072）：两个峰一样大，原地操作省下的比例落在 128 和 512 两行之间。
 </details>
 */
 
 /*md
 ### At the chapter's scale: batch 32 or 64?
 
-The chapter's second sentence, measured: the same encoder at a long sequence (256
-tokens), at batch 32 and 64. First each run's memory on an uncapped device; then a
-device sized between what the baseline reserves at batch 32 and at 64 — so the baseline
-serves 32 and not 64 — and the question: does in-place let 64 run there?
+The chapter's second sentence, measured: the same encoder at 512 tokens, at batch 32 and
+64, on a simulated device sized between what the baseline reserves at batch 32 and at 64
+— so the baseline serves 32 and not 64 (a simulated device on every machine: the question
+needs a device of exactly that size; on a GPU, `set_per_process_memory_fraction` would
+cap it). Does in place let 64 run there — and does fused attention?
 
 ```python
 # on a GPU of that size (or torch.cuda.set_per_process_memory_fraction to cap one)
 for batch, in_place in ((32, False), (64, False), (64, True)):
     try:
-        encoder(torch.zeros(batch, 256, dtype=torch.long, device="cuda"), in_place=in_place)
+        encoder(torch.zeros(batch, 512, dtype=torch.long, device="cuda"), in_place=in_place)
         print(batch, in_place, "fits")
     except torch.cuda.OutOfMemoryError as e:
         print(batch, in_place, e)
@@ -720,13 +729,13 @@ for batch, in_place in ((32, False), (64, False), (64, True)):
 /*md:zh-CN
 ### 按教材的规模：batch 32 还是 64？
 
-实测教材的第二句话：同一个编码器，长序列（256 个 token），batch 分别为 32 和 64。先在不设上限的设备上测每次运行的显存；再取一台容量介于基线在 batch 32 与 batch 64 时所预留显存之间的设备——基线在这台设备上能跑 32、跑不了 64——然后问：原地操作能让 64 在这里跑起来吗？
+实测教材的第二句话：同一个编码器，512 个 token，batch 分别为 32 和 64，放在一台模拟设备上，它的容量介于基线在 batch 32 与 batch 64 时所预留的显存之间——基线能跑 32、跑不了 64（每台机器上都用模拟设备：这个问题要的正是恰好这么大的设备；在 GPU 上得用 `set_per_process_memory_fraction` 设上限）。原地操作能让 64 在这里跑起来吗？融合注意力呢？
 
 ```python
 # 在这么大的一块 GPU 上（或者用 torch.cuda.set_per_process_memory_fraction 给一块 GPU 设上限）
 for batch, in_place in ((32, False), (64, False), (64, True)):
     try:
-        encoder(torch.zeros(batch, 256, dtype=torch.long, device="cuda"), in_place=in_place)
+        encoder(torch.zeros(batch, 512, dtype=torch.long, device="cuda"), in_place=in_place)
         print(batch, in_place, "fits")
     except torch.cuda.OutOfMemoryError as e:
         print(batch, in_place, e)
@@ -735,53 +744,55 @@ for batch, in_place in ((32, False), (64, False), (64, True)):
 
 //nb:cell
 func batch32Or64() {
-	const seq = 256
-	p32, r32, _ := onDevice(0, Tricks{}, 32, seq)
-	p64, r64, _ := onDevice(0, Tricks{}, 64, seq)
-	pin, _, _ := onDevice(0, Tricks{InPlace: true}, 64, seq)
+	// batch 32 or 64 at 512 tokens, on a device that fits the baseline's 32 and not its 64
+	bert := func(t Tricks, batch int) func(*memlab.Lab) int64 {
+		return func(l *memlab.Lab) int64 { return encode(l, ch4.BERTBase(1), t, batch, 512) }
+	}
+	_, r32, _ := ch4.OnDevice(0, bert(Tricks{}, 32))
+	_, r64, _ := ch4.OnDevice(0, bert(Tricks{}, 64))
 	capacity := (r32 + r64) / 2 &^ (2<<20 - 1) // between them, in whole 2 MiB pages
-	memlab.Measured("peak above the weights: batch 32 %s, batch 64 %s, batch 64 in place %s (%.1f %% saved); reserved: %s and %s, so the device gets %s",
-		memlab.FormatBytes(p32), memlab.FormatBytes(p64), memlab.FormatBytes(pin), 100*(1-float64(pin)/float64(p64)),
-		memlab.FormatBytes(r32), memlab.FormatBytes(r64), memlab.FormatBytes(capacity))
-	tab := memlab.NewTable("batch", "tricks", fmt.Sprintf("on a device of %s", memlab.FormatBytes(capacity)))
+	tab := memlab.NewTable(lang.Text("batch"), lang.Text("tricks"), fmt.Sprintf(lang.Text("on a device of %s"), memlab.FormatBytes(capacity)))
+	fits := map[Tricks]bool{} // at batch 64
 	for _, run := range []struct {
 		batch int
 		t     Tricks
-	}{{32, Tricks{}}, {64, Tricks{}}, {64, Tricks{InPlace: true}}, {64, Tricks{View: true, InPlace: true}}} {
-		_, _, err := onDevice(capacity, run.t, run.batch, seq)
-		tab.Row(run.batch, run.t, verdict(err))
+	}{{32, Tricks{}}, {64, Tricks{}}, {64, Tricks{InPlace: true}}, {64, Tricks{View: true, InPlace: true}}, {64, Tricks{Fused: true}}} {
+		_, _, err := ch4.OnDevice(capacity, bert(run.t, run.batch))
+		if run.batch == 64 {
+			fits[run.t] = err == nil
+		}
+		tab.Row(run.batch, run.t, ch4.Fits(err))
 	}
 	tab.Show()
+	memlab.Judge("for long sequences, in-place's 12 percent can decide between batch 32 and 64", memlab.HoldsIf(fits[Tricks{InPlace: true}] && !fits[Tricks{}]),
+		"batch 64 fits in place: %v, without: %v; with fused attention: %v", fits[Tricks{InPlace: true}], fits[Tricks{}], fits[Tricks{Fused: true}])
 }
 
 /*md
-At 256 tokens twice the batch needs twice the scores, and in place saves none of them
-(the line above prints it): on the device where the baseline serves 32 and not 64, in
-place does not serve 64 either, nor do views on top of it. For 64 to fit where only 32
-did, a technique would have to remove about half of the peak — the attention scores
-themselves. That is what fused attention does (`F.scaled_dot_product_attention`, which
-PyTorch runs with FlashAttention or memory-efficient kernels that never hold the scores):
-not one of the chapter's three.
+At 512 tokens twice the batch needs twice the scores, and in place saves none of them:
+for 64 to fit where only 32 did, a technique has to remove about half of the peak — the
+attention scores themselves. That is what fused attention does (PyTorch runs
+`F.scaled_dot_product_attention` with FlashAttention or memory-efficient kernels that
+never hold the scores): not one of the chapter's three.
 
-**Try it:** set `seq` to 32, where in place did save a share of the peak. Predict: does
-in place now let batch 64 fit on the device the cell picks?
+**Try it:** in the cell "batch 32 or 64", make the sequences 128 tokens (both places),
+where in place did save a share of the peak. Predict: does in place now let batch 64 fit?
 
-<details><summary>答案 / Answer</summary>
+<details><summary>Answer</summary>
 
-No. The device the cell picks is small there, and batch 64 fails on an allocation the
-saving does not touch: a request above 1 MiB gets a 20 MiB segment (notebook 02's rule),
-so the run asks for more than the whole device, with in place as without. At small sizes
-the allocator's rounding, not the tensors, decides what fits.
+No: at 128 tokens in place saves a share of the peak, but batch 64 needs about twice
+batch 32's — the device sits halfway between them, and a share of about a tenth does not
+bridge a gap of a half.
 </details>
 */
 
 /*md:zh-CN
-在 256 个 token 时，batch 翻倍，分数张量也要翻倍，而原地操作一个也省不下（上面那行实测打印了出来）：在基线能跑 32、跑不了 64 的设备上，原地操作也跑不了 64，再加上视图也不行。要想让只能跑 32 的地方跑得下 64，某种技术就得去掉大约一半的峰值——也就是注意力分数本身。这正是融合注意力 (fused attention) 做的事（`F.scaled_dot_product_attention`，PyTorch 用 FlashAttention 或省显存的内核来执行它，根本不保留分数）：它不在教材的三招之列。
+在 512 个 token 时，batch 翻倍，分数张量也要翻倍，而原地操作一个也省不下：要想让只能跑 32 的地方跑得下 64，某种技术就得去掉大约一半的峰值——也就是注意力分数本身。这正是融合注意力做的事（PyTorch 用 FlashAttention 或省显存的内核执行 `F.scaled_dot_product_attention`，根本不保留分数）：它不在教材的三招之列。
 
-**动手试试：** 把 `seq` 设为 32——在这个长度上原地操作确实省下了一部分峰值。先预测：在单元格选出的那台设备上，原地操作这回能让 batch 64 跑下来吗？
+**动手试试：** 在“batch 32 or 64”那个单元格里把序列改成 128 个 token（两处都改）——在这个长度上原地操作确实省下了一部分峰值。先预测：原地操作这回能让 batch 64 跑下来吗？
 
-<details><summary>答案 / Answer</summary>
+<details><summary>答案</summary>
 
-不能。这时单元格选出的设备很小，batch 64 失败在一次原地操作根本碰不到的分配上：超过 1 MiB 的请求会拿到一个 20 MiB 的段（笔记本 02 里的规则），于是这次运行要的比整台设备还多，开不开原地操作都一样。在小尺寸上，决定能不能装下的是分配器的取整，而不是张量本身。
+不能：在 128 个 token 时原地操作省下了一部分峰值，但 batch 64 需要的大约是 batch 32 的两倍——设备的容量在两者正中间，省下大约十分之一，填不上一半的差距。
 </details>
 */

@@ -17,6 +17,8 @@ the notebook's cells do.
   [13 · A paged KV-cache block table](../../exercises/13-kv-block-table/README.md),
   [18 · Serving from a pool of your own](../../exercises/18-my-pool/README.md)
 - §4.4 All together: [19 · Lowering a forward pass's peak](../../exercises/19-lower-the-peak/README.md)
+- and from chapter 2: [11 · A view keeps its base alive](../../exercises/11-views-keep-alive/README.md),
+  which is what raised the `views` peak in 4.4
 
 Edit the exercise's `.go` file, then check it from the repository's root (a terminal, or
 JupyterLab's File → New → Terminal) — exercise 12 here (12 and 14 are about concurrency:
@@ -45,6 +47,7 @@ memlab: the [glossary](../../notebooks/GLOSSARY.md). Next notebook: `05-what-if.
   [13 · 分页 KV 缓存的块表](../../exercises/13-kv-block-table/README.md)、
   [18 · 用你自己的池供给](../../exercises/18-my-pool/README.md)
 - §4.4 三者合用：[19 · 降低一次前向计算的峰值](../../exercises/19-lower-the-peak/README.md)
+- 以及第 2 章的 [11 · 视图会保住基张量](../../exercises/11-views-keep-alive/README.md)——这正是 4.4 节中 `views` 峰值升高的原因
 
 练习的说明目前是英文的。改好练习的 `.go` 文件后，在仓库根目录（终端，或 JupyterLab 的
 File → New → Terminal）检查它——以练习 12 为例（12 和 14 涉及并发，可加 `--race`）：

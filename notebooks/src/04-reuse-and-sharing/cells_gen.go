@@ -19,6 +19,7 @@ var Cells = []memlab.Cell{
 	{Notebook: "04-reuse-and-sharing", Section: "4.3 Memory pools (内存池)", Name: "chapterPoolWrongShape", Plot: false, Func: chapterPoolWrongShape},
 	{Notebook: "04-reuse-and-sharing", Section: "4.3 Memory pools (内存池)", Name: "memPoolBesideTensorPool", Plot: false, Func: memPoolBesideTensorPool},
 	{Notebook: "04-reuse-and-sharing", Section: "4.3 Memory pools (内存池)", Name: "poolLatency", Plot: true, Func: poolLatency},
+	{Notebook: "04-reuse-and-sharing", Section: "4.3 Memory pools (内存池)", Name: "maxSplitMerging", Plot: false, Func: maxSplitMerging},
 	{Notebook: "04-reuse-and-sharing", Section: "4.3 Memory pools (内存池)", Name: "pagedCacheAPI", Plot: false, Func: pagedCacheAPI},
 	{Notebook: "04-reuse-and-sharing", Section: "4.3 Memory pools (内存池)", Name: "kvStrategies", Plot: true, Func: kvStrategies},
 	{Notebook: "04-reuse-and-sharing", Section: "4.4 All together: a small transformer (综合应用)", Name: "flipATechnique", Plot: true, Func: flipATechnique},
