@@ -6,8 +6,8 @@ import (
 	"sync"
 	"unicode"
 
-	"gonum.org/v1/plot/font"
 	"golang.org/x/image/font/opentype"
+	"gonum.org/v1/plot/font"
 
 	"memlab.dev/memlab/lang"
 )
