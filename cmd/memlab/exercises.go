@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"memlab.dev/memlab/internal/workbook"
+	"memlab.dev/memlab/lang"
 )
 
 func init() {
@@ -222,6 +223,11 @@ func exercisesHint(root string, exs []workbook.Exercise, args []string, stdout, 
 		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
 		return 2
 	}
+	edition := lang.Current()
+	if ex, err = workbook.InEdition(ex, edition); err != nil {
+		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
+		return 1
+	}
 	progress, err := workbook.LoadProgress(root)
 	if err != nil {
 		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
@@ -229,11 +235,15 @@ func exercisesHint(root string, exs []workbook.Exercise, args []string, stdout, 
 	}
 	hint, n, ok := progress.NextHint(ex)
 	if !ok {
+		hints := "HINTS.md"
+		if edition == lang.Chinese {
+			hints = "HINTS" + workbook.ChineseSuffix
+		}
 		if len(ex.Hints) == 0 {
-			fmt.Fprintf(stdout, "Exercise %d has no hints.\n", ex.Number)
+			fmt.Fprintf(stdout, lang.TextIn(edition, "Exercise %d has no hints.")+"\n", ex.Number)
 		} else {
-			fmt.Fprintf(stdout, "All %d hints of exercise %d are shown; they are in %s.\n",
-				len(ex.Hints), ex.Number, filepath.Join(ex.Dir, "HINTS.md"))
+			fmt.Fprintf(stdout, lang.TextIn(edition, "All %d hints of exercise %d are shown; they are in %s.")+"\n",
+				len(ex.Hints), ex.Number, filepath.Join(ex.Dir, hints))
 		}
 		return 0
 	}
@@ -241,9 +251,9 @@ func exercisesHint(root string, exs []workbook.Exercise, args []string, stdout, 
 		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "Exercise %d · %s — hint %d of %d\n\n%s\n", ex.Number, ex.Title, n, len(ex.Hints), indent(hint))
+	fmt.Fprintf(stdout, lang.TextIn(edition, "Exercise %d · %s — hint %d of %d")+"\n\n%s\n", ex.Number, ex.Title, n, len(ex.Hints), indent(hint))
 	if n < len(ex.Hints) {
-		fmt.Fprintf(stdout, "\n(\"%s hint %d\" again for the next one.)\n", workbook.Command, ex.Number)
+		fmt.Fprintf(stdout, "\n"+lang.TextIn(edition, "(\"%s hint %d\" again for the next one.)")+"\n", workbook.Command, ex.Number)
 	}
 	return 0
 }

@@ -3,6 +3,7 @@ package budget
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"memlab.dev/memlab/allocator"
@@ -42,8 +43,9 @@ func fragment(lab *memlab.Lab) error {
 }
 
 func TestA_AllocConf(t *testing.T) {
-	if err := fragment(labtest.Open(t, "1GiB", "")); err == nil {
-		t.Fatal("the workload fits under the default settings; the exercise needs it not to")
+	if err := fragment(labtest.Open(t, "1GiB", "")); err == nil || !strings.HasPrefix(err.Error(), "round 9, the 100 MiB tensor:") {
+		t.Fatalf(exercisetest.Msg("under the default settings the workload gives %v; README.md says it runs out of memory in round 9 of 9, at the 100 MiB tensor",
+			"默认设置下这个负载的结果是 %v；README 说它在第 9 轮（共 9 轮）的 100 MiB 张量处显存不足"), err)
 	}
 	var conf string
 	if !exercisetest.Call(t, "AllocConf()", func() { conf = AllocConf() }) {
