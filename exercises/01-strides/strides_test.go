@@ -80,7 +80,7 @@ func TestB_Offset(t *testing.T) {
 		{"row-major matrix", []int{2, 3}, []int{3, 1}, []int{1, 2}, 5, msg("row 1 starts at 3, plus column 2", "第 1 行从 3 开始，再加第 2 列")},
 		{"transposed matrix", []int{2, 3}, []int{1, 2}, []int{1, 2}, 5, msg("1·1 + 2·2 = 5: strides need not be row-major", "1·1 + 2·2 = 5：步长不必是行优先的")},
 		{"first element", []int{4, 5}, []int{5, 1}, []int{0, 0}, 0, msg("index 0 in every dimension is the start", "每一维下标都为 0 就是起点")},
-		{"3-D", []int{2, 3, 4}, []int{12, 4, 1}, []int{1, 2, 3}, 23, msg("12 + 2·4 + 3 = 23", "12 + 2·4 + 3 = 23")},
+		{"3-D", []int{2, 3, 4}, []int{12, 4, 1}, []int{1, 2, 3}, 23, "12 + 2·4 + 3 = 23"},
 		{"broadcast dimension", []int{3, 4}, []int{0, 1}, []int{2, 3}, 3, msg("stride 0 repeats the same row: 2·0 + 3·1 = 3", "步长 0 重复同一行：2·0 + 3·1 = 3")},
 		{"scalar", []int{}, []int{}, []int{}, 0, msg("a scalar's only element is at offset 0", "标量唯一的元素在偏移 0 处")},
 		{"column of a wider tensor", []int{4, 1}, []int{10, 1}, []int{3, 0}, 30, msg("strides can skip elements: 3·10 = 30", "步长可以跳过元素：3·10 = 30")},

@@ -23,7 +23,7 @@ func TestA_PoolFor(t *testing.T) {
 		{mib, SmallPool, msg("exactly 1 MiB is still small (the test is ≤ 1 MiB)", "恰好 1 MiB 仍属于小块池（条件是 ≤ 1 MiB）")},
 		{mib + 512, LargePool, msg("one step above 1 MiB is large — 1048577 bytes rounds here", "比 1 MiB 多一步就属于大块池——1048577 字节取整后就落在这里")},
 		{20 * mib, LargePool, msg("anything above 1 MiB is large", "超过 1 MiB 的都属于大块池")},
-		{700 * 1024, SmallPool, msg("700 KiB ≤ 1 MiB", "700 KiB ≤ 1 MiB")},
+		{700 * 1024, SmallPool, "700 KiB ≤ 1 MiB"},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprint(tc.size), func(t *testing.T) {
