@@ -397,7 +397,7 @@ The task, in parts: [exercises/07-split/README.md](../../exercises/07-split/READ
 */
 
 /*md:zh-CN
-## 7 · 分割块（§2.2）
+## 7 · 分割一个块（§2.2）
 
 题目分几个部分，见 [exercises/07-split/README.md](../../exercises/07-split/README.md)；提示：`go run ./cmd/memlab exercises hint 7`。
 */
