@@ -37,6 +37,7 @@ type Figure struct {
 
 	key     plot.Legend // drawn outside the data area, to the right
 	keySize int
+	keyCJK  bool // a key entry or tick label has Chinese characters
 	// Name is the base file name Show uses outside a notebook; constructors
 	// derive it from the title.
 	Name string
@@ -61,12 +62,15 @@ func newFigure(title string) *Figure {
 	p.X.Label.TextStyle.Font.Size = TickFontSize
 	p.Y.Label.TextStyle.Font.Size = TickFontSize
 	key.ThumbnailWidth = vg.Points(18)
-	return &Figure{Plot: p, Width: DefaultWidth, Height: DefaultHeight, key: key, Name: slug(title)}
+	f := &Figure{Plot: p, Width: DefaultWidth, Height: DefaultHeight, key: key, Name: slug(title)}
+	f.fitFaces()
+	return f
 }
 
-var nonWord = regexp.MustCompile(`[^a-z0-9]+`)
+var nonWord = regexp.MustCompile(`[^\p{L}\p{N}]+`)
 
-// slug turns a title into a file name: lower case, words joined by dashes.
+// slug turns a title into a file name: lower case, words (in any script, so
+// that Chinese titles keep theirs) joined by dashes.
 func slug(title string) string {
 	s := strings.Trim(nonWord.ReplaceAllString(strings.ToLower(title), "-"), "-")
 	if s == "" {
@@ -90,6 +94,7 @@ func (f *Figure) Encode(format string) ([]byte, error) {
 	} else if w, err = draw.NewFormattedCanvas(f.Width, f.Height, format); err != nil {
 		return nil, fmt.Errorf("memplot: rendering %q as %s: %w", f.Name, format, err)
 	}
+	f.fitFaces()
 	f.draw(draw.New(w))
 	var buf bytes.Buffer
 	if _, err := w.WriteTo(&buf); err != nil {
@@ -112,6 +117,7 @@ var rasters = map[string]func(c *vgimg.Canvas) vg.CanvasWriterTo{
 // still drawn inside the data area, as gonum/plot does.)
 func (f *Figure) AddKey(name string, thumbs ...plot.Thumbnailer) {
 	f.key.Add(name, thumbs...)
+	f.keyCJK = f.keyCJK || needsCJK(name)
 	f.keySize++
 }
 
@@ -165,6 +171,7 @@ func (f *Figure) DataBox() (DataBox, error) {
 	if f.Width <= 0 || f.Height <= 0 {
 		return DataBox{}, fmt.Errorf("memplot: figure %q has size %v×%v; both must be positive", f.Name, f.Width, f.Height)
 	}
+	f.fitFaces()
 	c := draw.Canvas{Canvas: &recorder.Canvas{}, Rectangle: vg.Rectangle{Max: vg.Point{X: f.Width, Y: f.Height}}}
 	pc, _ := f.plotArea(c)
 	dc := f.Plot.DataCanvas(pc)
@@ -184,6 +191,7 @@ func (f *Figure) LabelX(labels ...string) {
 	longest := 0
 	for i, l := range labels {
 		ticks[i] = plot.Tick{Value: float64(i), Label: l}
+		f.keyCJK = f.keyCJK || needsCJK(l)
 		longest = max(longest, len(l))
 	}
 	f.X.Tick.Marker = plot.ConstantTicks(ticks)
