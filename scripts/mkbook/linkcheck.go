@@ -19,8 +19,8 @@ var htmlRef = regexp.MustCompile(`\s(href|src)\s*=\s*"([^"]*)"`)
 // htmlID matches the id and name attributes, the targets of #fragments.
 var htmlID = regexp.MustCompile(`\s(?:id|name)\s*=\s*"([^"]*)"`)
 
-// checkLinks checks every link of the built book in dir: every relative href or
-// src names a file of the book (a folder: its index.html), and every #fragment
+// checkLinks checks every link of the built book's pages in dir (every HTML file
+// but the theme's under _static/): every relative href or src names a file of the book (a folder: its index.html), and every #fragment
 // an id or name in the page it points to. Links with a scheme (https:,
 // mailto:…) are the reader's browser's business and not followed. It returns
 // the number of links checked and an error listing the dead ones.
@@ -30,6 +30,9 @@ func checkLinks(dir string) (int, error) {
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if d.IsDir() && d.Name() == "_static" && p != dir {
+			return filepath.SkipDir // the theme's assets and templates ({{ pathto(…) }}), not pages
 		}
 		if d.IsDir() || !strings.HasSuffix(p, ".html") {
 			return nil

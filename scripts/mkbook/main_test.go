@@ -277,6 +277,7 @@ func TestCheckLinks(t *testing.T) {
 		"notebooks/en/04.html":          `<h1 id="pools">Pools</h1><a class="reference download internal" href="../../_downloads/abc/doc.go">doc.go</a> <a href="../../index.html#top">home</a> <a href="#pools">here</a> <a href="../">up</a>`,
 		"_downloads/abc/doc.go":         "package pool\n",
 		"_static/logo.png":              "png",
+		"_static/webpack-macros.html":   `<link href="{{ pathto('_static/styles/theme.css', 1) }}">`,
 		"notebooks/zh-CN/04.html":       `<a href="#../../pool/doc.go">池</a> <a href="../../BENCHMARKS.md">基准</a> <a href="../../index.html#gone">x</a> <a href="/abs.html">abs</a> <img src="../../_static/missing.png"> <a href="../../../out.html">out</a>`,
 		"notebooks/en/sub/nothing.html": `<a href="mailto:a@b.c">mail</a> <script src="data:text/javascript,1"></script>`,
 	} {
