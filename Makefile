@@ -97,7 +97,7 @@ RACE_PACKAGES ?= ./allocator ./tensor ./device/sim ./kernels/cpu ./pool ./model 
 # Each name must match a test: the run fails when one no longer does.
 RACE_WHATIF ?= TestFilesRanks TestSeveralDevices TestSparseDeviceIDs TestInconsistentHistories TestNeutralSettings TestColumns TestRobustBadHistories TestRobustBadSettings
 race:
-	$(call timed,go test -race,$(GO) test -race $(RACE_PACKAGES) && \
+	$(call timed,go test -race,$(GO) test -race $(RACE_PACKAGES); \
 		out=$$($(GO) test -race -v -run '^($(subst $(eval) ,|,$(strip $(RACE_WHATIF))))$$' ./whatif) || { echo "$$out"; exit 1; }; \
 		echo "$$out" | tail -n 1; ran=$$(echo "$$out" | grep -c '^--- PASS'); \
 		[ "$$ran" = $(words $(RACE_WHATIF)) ] || { echo "race: $$ran of the $(words $(RACE_WHATIF)) whatif tests in RACE_WHATIF ran: one was renamed or removed"; exit 1; })
