@@ -78,8 +78,10 @@ func TestLabelXLayout(t *testing.T) {
 			if f.Height != h0 || !bytes.Equal(again, data) {
 				t.Errorf("a second drawing differs: height %v then %v", h0, f.Height)
 			}
-			if dir := os.Getenv("MEMPLOT_LABELX_OUT"); dir != "" {
-				os.WriteFile(dir+"/"+tc.name+".png", data, 0o644)
+			if dir := os.Getenv("MEMPLOT_LABELX_OUT"); dir != "" { // to look at them
+				if err := os.WriteFile(dir+"/"+tc.name+".png", data, 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 		})
 	}
