@@ -334,7 +334,8 @@ func whatifRanks(paths []string, confs []string, base whatif.Setting, opts whati
 // snapshots", has the figures). A gzip file's pickle is measured by decompressing
 // it once, counting (snapshot.PickleSize: its trailer's size is only a hint);
 // one larger than maxSize is the error reading it would give, found before any
-// of it is kept.
+// of it is kept. A path that is not a regular file (a FIFO, <(…)) has no size before it
+// is read: then no limit is set (ok false); reading it is bounded by maxSize.
 func memoryLimit(paths []string, maxSize int64) (limit int64, ok bool, err error) {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
 		return 0, false, nil
@@ -342,6 +343,9 @@ func memoryLimit(paths []string, maxSize int64) (limit int64, ok bool, err error
 	var total int64
 	for _, p := range paths {
 		n, gz, err := snapshot.PickleSize(p, maxSize)
+		if errors.Is(err, snapshot.ErrNotRegular) {
+			return 0, false, nil // a stream's size is unknown until it is read: no limit
+		}
 		if err != nil {
 			if gz {
 				return 0, false, err
