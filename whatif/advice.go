@@ -343,9 +343,10 @@ func (a *Advice) json(rank bool) *jsonAdvice {
 	return j
 }
 
-// expandableNote is memlab's line beside an OOM message whose PyTorch text advises
-// expandable_segments:True for a run that already uses it; "" otherwise.
-func (r *Run) expandableNote() string {
+// ExpandableNote is memlab's line beside an OOM message whose PyTorch text advises
+// expandable_segments:True for a run that already uses it ("" otherwise): PyTorch's
+// words are kept as it prints them, and this says where they do not apply.
+func (r *Run) ExpandableNote() string {
 	if r.FirstOOM == nil || !r.Setting.Conf.ExpandableSegments ||
 		!strings.Contains(r.FirstOOM.Message, "expandable_segments:True") {
 		return ""

@@ -152,8 +152,8 @@ func TestExpandableNote(t *testing.T) {
 		{Setting: st[0], Stopped: 7, FirstOOM: &OOM{Message: msg}},
 		{Setting: st[1], Stopped: 7, FirstOOM: &OOM{Message: msg}},
 	}}
-	if r.Runs[0].expandableNote() != "" || r.Runs[1].expandableNote() == "" {
-		t.Fatalf("notes %q, %q: want one beside the expandable run only", r.Runs[0].expandableNote(), r.Runs[1].expandableNote())
+	if r.Runs[0].ExpandableNote() != "" || r.Runs[1].ExpandableNote() == "" {
+		t.Fatalf("notes %q, %q: want one beside the expandable run only", r.Runs[0].ExpandableNote(), r.Runs[1].ExpandableNote())
 	}
 	var b bytes.Buffer
 	if err := r.WriteTable(&b); err != nil {

@@ -216,7 +216,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 			if n := run.afterOOMNote(); n != "" {
 				fmt.Fprintf(w, "  %s\n", n)
 			}
-			if n := run.expandableNote(); n != "" {
+			if n := run.ExpandableNote(); n != "" {
 				fmt.Fprintf(w, "  %s\n", n)
 			}
 		}
@@ -325,7 +325,7 @@ func (r *Result) jsonResult() jsonResult {
 		if n := run.afterOOMNote(); n != "" {
 			j.Notes = append(j.Notes, n)
 		}
-		if n := run.expandableNote(); n != "" {
+		if n := run.ExpandableNote(); n != "" {
 			j.Notes = append(j.Notes, n)
 		}
 		if run.Stopped >= 0 {
