@@ -44,6 +44,10 @@ const (
 	// Misses211 holds single-stream programs whose what-if replay differs
 	// from PyTorch in a figure, in Workloads211's file shapes.
 	Misses211 = "misses-2.11"
+	// Ranks211 holds per-rank snapshots of multi-GPU programs (FSDP2, DDP;
+	// issue 31), one snapshot and one facts file per rank and setting
+	// (PROGRAM__SETTING.rankR.pickle), recorded with world size 1 so far.
+	Ranks211 = "ranks-2.11"
 )
 
 // Root returns the repository root: the directory holding the go.mod of

@@ -17,8 +17,9 @@
 // it (the header's new_segs), so ties between equal-size free blocks break as they did
 // on the GPU. Bare op lists get addresses from a deterministic simulated device.
 //
-// A trace is read whole, so its decompressed size is bounded ([DefaultMaxBytes],
-// [ReadMax]): a gzip file that expands beyond it is an error, not an exhausted memory.
+// A trace's decompressed size is bounded ([DefaultMaxBytes], [ReadMax]) and so are
+// its ops ([MaxOps]), and it is read a line at a time: a gzip file that expands
+// beyond the bound is an error, not an exhausted memory.
 package replay
 
 import (
@@ -246,10 +247,12 @@ type Trace struct {
 // GroundTruth reports whether the trace carries PyTorch's recorded states.
 func (t *Trace) GroundTruth() bool { return t.Header != nil }
 
-// DefaultMaxBytes bounds a trace's size once decompressed (1 GiB; PyTorch's
+// DefaultMaxBytes bounds a trace's size once decompressed (256 MiB; PyTorch's
 // ground-truth files shipped with memlab are below 30 MB), so that a small gzip
-// file that expands to gigabytes (a gzip bomb) is an error, not an exhausted memory.
-const DefaultMaxBytes = 1 << 30
+// file that expands to gigabytes (a gzip bomb) is an error, not an exhausted memory:
+// what a trace decodes to takes a few times its text, and a trace at the bound
+// stays well under 4 GiB of address space.
+const DefaultMaxBytes = 256 << 20
 
 // ReadFile reads a ground-truth file (.jsonl or .jsonl.gz) or a bare JSON op list,
 // of at most DefaultMaxBytes once decompressed (see ReadFileMax).
@@ -290,7 +293,11 @@ func Read(r io.Reader) (*Trace, error) { return ReadMax(r, DefaultMaxBytes) }
 // ReadMax is Read with a bound on the trace's decompressed size (≤ 0:
 // DefaultMaxBytes): a larger trace is an error that names the bound. Gzip is
 // known by its magic bytes and read as internal/gunzip reads it: one member,
-// nothing after it.
+// nothing after it. The trace is read a line at a time, never whole, and a trace
+// of more than [MaxOps] ops (its header's list, its op lines, a bare list) is an
+// error before they are decoded, so that what a trace costs in memory is bounded
+// by a few times its bound, whatever it holds (a gzip bomb of tiny ops or of empty
+// lines included).
 func ReadMax(r io.Reader, maxBytes int64) (*Trace, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
@@ -304,15 +311,43 @@ func ReadMax(r io.Reader, maxBytes int64) (*Trace, error) {
 	if gz {
 		in = zr
 	}
-	data, err := gunzip.ReadAll(in, maxBytes, 0, "the trace", "the limit on a trace's size")
-	if err != nil {
-		return nil, err
+	lim := &io.LimitedReader{R: in, N: maxBytes + 1}
+	lr := bufio.NewReaderSize(lim, 1<<16)
+	tooLarge := func() error {
+		return &gunzip.TooLargeError{What: "the trace", Limit: maxBytes, Why: "the limit on a trace's size"}
 	}
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 {
-		return nil, errors.New("empty trace")
+	tooMany := func(where string) error {
+		return fmt.Errorf("%s: more than %d ops (replay.MaxOps, 1000 times PyTorch's largest shipped trace; a gzip bomb?)", where, MaxOps)
 	}
-	if data[0] == '[' {
+	// the first byte that is not space says which form the trace has
+	for {
+		b, err := lr.ReadByte()
+		if err == io.EOF {
+			if lim.N <= 0 {
+				return nil, tooLarge()
+			}
+			return nil, errors.New("empty trace")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if b == ' ' || b == '\t' || b == '\n' || b == '\r' {
+			continue
+		}
+		lr.UnreadByte()
+		break
+	}
+	if first, _ := lr.Peek(1); len(first) == 1 && first[0] == '[' {
+		data, err := io.ReadAll(lr)
+		if err != nil {
+			return nil, err
+		}
+		if lim.N <= 0 {
+			return nil, tooLarge()
+		}
+		if bytes.Count(data, []byte("[")) > MaxOps+1 {
+			return nil, tooMany("bare op list")
+		}
 		var ops []Op
 		if err := json.Unmarshal(data, &ops); err != nil {
 			return nil, fmt.Errorf("bare op list: %w", err)
@@ -320,48 +355,32 @@ func ReadMax(r io.Reader, maxBytes int64) (*Trace, error) {
 		return &Trace{Ops: ops}, nil
 	}
 	t := &Trace{}
-	for n, line := range bytes.Split(data, []byte("\n")) {
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
+	var line []byte
+	for n := 0; ; n++ {
+		line = line[:0]
+		var rerr error
+		for {
+			chunk, err := lr.ReadSlice('\n')
+			line = append(line, chunk...)
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			rerr = err
+			break
 		}
-		var kind struct {
-			Kind string `json:"kind"`
+		if rerr != nil && rerr != io.EOF {
+			return nil, rerr
 		}
-		if err := json.Unmarshal(line, &kind); err != nil {
-			return nil, fmt.Errorf("line %d: %w", n+1, err)
+		if lim.N <= 0 {
+			return nil, tooLarge()
 		}
-		switch kind.Kind {
-		case "header":
-			if t.Header != nil {
-				return nil, fmt.Errorf("line %d: a second header", n+1)
+		if l := bytes.TrimSpace(line); len(l) > 0 {
+			if err := t.parseLine(n, l, tooMany); err != nil {
+				return nil, err
 			}
-			var h Header
-			if err := json.Unmarshal(line, &h); err != nil {
-				return nil, fmt.Errorf("line %d (header): %w", n+1, err)
-			}
-			if err := h.check(); err != nil {
-				return nil, fmt.Errorf("line %d (header): %w", n+1, err)
-			}
-			t.Header = &h
-			t.Ops = h.Ops
-		case "baseline", "op":
-			var s State
-			if err := json.Unmarshal(line, &s); err != nil {
-				return nil, fmt.Errorf("line %d: %w", n+1, err)
-			}
-			s.hasSegSizes = bytes.Contains(line, []byte(`"seg_sizes"`))
-			if kind.Kind == "baseline" {
-				if t.Baseline != nil {
-					return nil, fmt.Errorf("line %d: a second baseline", n+1)
-				}
-				t.Baseline = &s
-			} else {
-				t.States = append(t.States, s)
-			}
-		case "footer":
-		default:
-			return nil, fmt.Errorf("line %d: unknown kind %q", n+1, kind.Kind)
+		}
+		if rerr == io.EOF {
+			break
 		}
 	}
 	if t.Header == nil {
@@ -446,4 +465,59 @@ func overlap(ranges [][2]uint64) (a, b [2]uint64, ok bool) {
 		}
 	}
 	return a, b, false
+}
+
+// MaxOps bounds the ops of a trace ([ReadMax]): 1000 times the 4000 of PyTorch's
+// largest shipped ground-truth trace.
+const MaxOps = 4_000_000
+
+// parseLine decodes line n (0-based, not empty) of a JSON-lines trace into t;
+// tooMany is the error of a trace of more than MaxOps ops.
+func (t *Trace) parseLine(n int, line []byte, tooMany func(string) error) error {
+	var kind struct {
+		Kind string `json:"kind"`
+	}
+	if err := json.Unmarshal(line, &kind); err != nil {
+		return fmt.Errorf("line %d: %w", n+1, err)
+	}
+	switch kind.Kind {
+	case "header":
+		if t.Header != nil {
+			return fmt.Errorf("line %d: a second header", n+1)
+		}
+		// every op is a list: count them before decoding any
+		if bytes.Count(line, []byte("[")) > MaxOps+2 {
+			return tooMany(fmt.Sprintf("line %d (header)", n+1))
+		}
+		var h Header
+		if err := json.Unmarshal(line, &h); err != nil {
+			return fmt.Errorf("line %d (header): %w", n+1, err)
+		}
+		if err := h.check(); err != nil {
+			return fmt.Errorf("line %d (header): %w", n+1, err)
+		}
+		t.Header = &h
+		t.Ops = h.Ops
+	case "baseline", "op":
+		if kind.Kind == "op" && len(t.States) >= MaxOps {
+			return tooMany(fmt.Sprintf("line %d", n+1))
+		}
+		var s State
+		if err := json.Unmarshal(line, &s); err != nil {
+			return fmt.Errorf("line %d: %w", n+1, err)
+		}
+		s.hasSegSizes = bytes.Contains(line, []byte(`"seg_sizes"`))
+		if kind.Kind == "baseline" {
+			if t.Baseline != nil {
+				return fmt.Errorf("line %d: a second baseline", n+1)
+			}
+			t.Baseline = &s
+		} else {
+			t.States = append(t.States, s)
+		}
+	case "footer":
+	default:
+		return fmt.Errorf("line %d: unknown kind %q", n+1, kind.Kind)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -31,6 +32,11 @@ func boundOf(maxSize int64) int64 {
 	}
 	return maxSize
 }
+
+// ErrNotRegular is wrapped by [PickleSize] for a path that is not a regular file
+// (a FIFO, a device, bash's <(…)): its size is known only by reading it, which
+// only the reader may do.
+var ErrNotRegular = errors.New("not a regular file: its size is known only as it is read")
 
 // isGzipFile reports whether the file at path starts with gzip's magic bytes.
 func isGzipFile(path string) (bool, error) {
@@ -94,8 +100,15 @@ func trailerSize(f *os.File) int64 {
 // to, counted by decompressing it without keeping them (gzip's trailer states the
 // size only modulo 2^32, and a file may lie). A gzip file that decompresses to
 // more than maxSize (≤ 0: [DefaultMaxSize]) is the error ReadFileMax gives, and so
-// are its other errors. It is what `memlab whatif` sizes its memory limit by.
+// are its other errors. It is what `memlab whatif` sizes its memory limit by. A path
+// that is not a regular file is not opened: the error wraps [ErrNotRegular].
 func PickleSize(path string, maxSize int64) (size int64, gzipped bool, err error) {
+	if reg, err := regular(path); err != nil {
+		return 0, false, fmt.Errorf("snapshot: %w", err)
+	} else if !reg {
+		// opened once, by the reader: reading it here would take its bytes
+		return 0, false, fmt.Errorf("snapshot: %s: %w", path, ErrNotRegular)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, false, fmt.Errorf("snapshot: %w", err)

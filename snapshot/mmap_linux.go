@@ -21,7 +21,16 @@ func readFileMapped(path string) (s *Snapshot, ok bool, err error) {
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() < mapMin || fi.Size() >= maxInput {
 		return nil, false, nil
 	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_PRIVATE)
+	return decodeMapped(f, fi.Size())
+}
+
+// decodeMapped decodes the first size bytes of the open file f from a mapping, as
+// readFileMapped does; ok is false when it cannot be mapped.
+func decodeMapped(f *os.File, size int64) (s *Snapshot, ok bool, err error) {
+	if size <= 0 || size >= maxInput {
+		return nil, false, nil
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_PRIVATE)
 	if err != nil {
 		return nil, false, nil
 	}

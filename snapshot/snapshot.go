@@ -250,8 +250,16 @@ func ReadFile(path string) (*Snapshot, error) { return ReadFileMax(path, 0) }
 // stream, an empty one, a second member or trailing bytes are errors naming the
 // file. A plain pickle is read as it always was, whatever maxSize: on Linux a big
 // one is mapped and its pages handed back as the decoder passes them; the
-// decompressed pickle of a gzip file is held in memory until it is decoded.
+// decompressed pickle of a gzip file is held in memory until it is decoded. A path
+// that is not a regular file (a FIFO, /dev/zero, bash's <(…)) is opened and read
+// once, through a bounded reader: its pickle, plain or decompressed, may be at
+// most maxSize bytes too.
 func ReadFileMax(path string, maxSize int64) (*Snapshot, error) {
+	if reg, err := regular(path); err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	} else if !reg {
+		return readStream(path, maxSize)
+	}
 	gz, err := isGzipFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)

@@ -80,6 +80,9 @@ func (r *Result) Columns() (header []string, rows [][]string) {
 	header = append(header, "largest free at peak")
 	for _, run := range r.Runs {
 		row := []string{run.Setting.ShortLabel()}
+		if a := r.Advice; a != nil && a.Recorded && run.Setting.Label() == a.Baseline.Label() {
+			row[0] += " (recorded run)"
+		}
 		if multi {
 			row = append(row, fmt.Sprint(run.Device))
 		}
@@ -213,6 +216,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 			if n := run.afterOOMNote(); n != "" {
 				fmt.Fprintf(w, "  %s\n", n)
 			}
+			if n := run.ExpandableNote(); n != "" {
+				fmt.Fprintf(w, "  %s\n", n)
+			}
 		}
 	}
 	for _, n := range r.Pools {
@@ -220,6 +226,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "\nwarning: %s\n", warn)
+	}
+	if r.Advice != nil {
+		fmt.Fprintf(w, "\n%s\n", r.Advice)
 	}
 	_, err := fmt.Fprintln(w)
 	return err
@@ -288,16 +297,17 @@ func (r *Result) WriteJSON(w io.Writer) error {
 }
 
 type jsonResult struct {
-	Runs     []jsonRun `json:"runs"`
-	Warnings []string  `json:"warnings"`
-	Events   int       `json:"events"`
-	About    *About    `json:"about,omitempty"`
-	Pools    []string  `json:"pools,omitempty"`
+	Runs     []jsonRun   `json:"runs"`
+	Warnings []string    `json:"warnings"`
+	Events   int         `json:"events"`
+	About    *About      `json:"about,omitempty"`
+	Pools    []string    `json:"pools,omitempty"`
+	Advice   *jsonAdvice `json:"advice,omitempty"`
 }
 
 // jsonResult is what WriteJSON writes.
 func (r *Result) jsonResult() jsonResult {
-	out := jsonResult{Runs: []jsonRun{}, Warnings: r.Warnings, Events: r.Events, Pools: r.Pools}
+	out := jsonResult{Runs: []jsonRun{}, Warnings: r.Warnings, Events: r.Events, Pools: r.Pools, Advice: r.Advice.json(false)}
 	if r.About.TotalMemory > 0 {
 		ab := r.About
 		out.About = &ab
@@ -313,6 +323,9 @@ func (r *Result) jsonResult() jsonResult {
 			Notes:        run.LimitNotes(r.About.TotalMemory),
 			AddressRange: run.AddressRange, AddressPlacements: run.AddressPlacements, AfterOOMRange: run.AfterOOMRange}
 		if n := run.afterOOMNote(); n != "" {
+			j.Notes = append(j.Notes, n)
+		}
+		if n := run.ExpandableNote(); n != "" {
 			j.Notes = append(j.Notes, n)
 		}
 		if run.Stopped >= 0 {

@@ -327,6 +327,9 @@ type Result struct {
 	// Pools say, per device and private pool, how its allocations were found: read
 	// from the trace entries, or inferred (PyTorch 2.11 writes no pool ids in them).
 	Pools []string
+	// Advice is what the runs recommend among several settings ([Result.Advise]);
+	// nil until Advise is called, or with one setting.
+	Advice *Advice
 }
 
 // ErrNoHistory is returned for a snapshot without trace entries (memory history was not

@@ -51,7 +51,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	conf := fs.String("conf", "", "allocator configuration in PYTORCH_CUDA_ALLOC_CONF syntax (overrides the trace's)")
 	viz := fs.String("viz", "", "write a memory_viz snapshot with the event history at the end (.pickle: PyTorch's pickle, else JSON); open it at pytorch.org/memory_viz")
 	capacity := fs.String("capacity", "", "simulated device size for bare op lists, in bytes or with a unit (80GiB); default the H200's 150109880320")
-	maxSize := fs.String("max-trace-size", "1GiB", "refuse a trace larger than this once decompressed (a gzip bomb)")
+	maxSize := fs.String("max-trace-size", "256MiB", "refuse a trace larger than this once decompressed (a gzip bomb)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, replayUsage)
 		fs.PrintDefaults()

@@ -28,7 +28,7 @@ func init() {
 	})
 }
 
-const whatifUsage = `usage: memlab whatif SNAPSHOT.pickle... [--conf CONF]... [--fraction F | --cap BYTES] [--json FILE] [--plot FILE.png|.svg]
+const whatifUsage = `usage: memlab whatif SNAPSHOT.pickle... [--conf CONF]... [--fraction F | --cap BYTES] [--json FILE|-] [--plot FILE.png|.svg]
        memlab whatif SNAPSHOT.pickle --sweep [--fraction F | --cap BYTES]
        memlab whatif SNAPSHOT.pickle --min-cap [--conf CONF]...
 
@@ -45,7 +45,15 @@ reserved; --min-cap finds, per configuration, the smallest cap that does not OOM
 Several snapshots (one per rank of a job on several GPUs) are replayed at once, on
 every core, each under the same settings: one table per rank, then the worst rank
 per configuration (--json writes them all; --plot, --sweep and --min-cap take one).
-No output overwrites a snapshot, and an output's folder must exist.
+No output overwrites a snapshot, and an output's folder must exist; --json - writes
+the JSON alone on stdout and the table on stderr.
+
+With several settings the output ends with advice (JSON: "advice"): the setting that
+lowers peak reserved most without an OOM, judged on the high end of each figure's
+range against the recorded run's setting (marked "(recorded run)" in the table), what
+it saves and what it costs in cudaMalloc calls and retries. Several ranks: each
+setting judged on its worst rank, ranked by the high end of its range; the summary
+names each rank's file and lists the files of the ranks that run out.
 
 The output starts with a header: the snapshot, the PyTorch its keys show, the device
 size assumed (--total), the events, streams and private pools. Under a cap (--cap,
@@ -94,6 +102,11 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return helpOr2(err)
+	}
+	// --json - writes JSON alone on stdout: the table goes to stderr.
+	table := stdout
+	if *jsonOut == "-" {
+		table = stderr
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "memlab whatif: "+format+"\n", a...)
@@ -163,7 +176,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 		case len(confs) == 0 && (base.Cap > 0 || base.Fraction > 0):
 			return fail(`with several snapshots, --cap and --fraction need --conf ("" for PyTorch's defaults)`)
 		}
-		return whatifRanks(pos, confs, base, opts, *jsonOut, stdout, stderr)
+		return whatifRanks(pos, confs, base, opts, *jsonOut, table, stdout, stderr)
 	}
 	s, err := snapshot.ReadFileMax(pos[0], opts.MaxSnapshotSize)
 	if err != nil {
@@ -195,7 +208,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
 				return 1
 			}
-			fmt.Fprintf(stdout, "%s: smallest cap without OOM %s (%d bytes)\n", st.Label(), allocator.FormatSize(c), c)
+			fmt.Fprintf(table, "%s: smallest cap without OOM %s (%d bytes)\n", st.Label(), allocator.FormatSize(c), c)
 		}
 		return 0
 	}
@@ -209,8 +222,8 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "%s: %s\n\n", pos[0], whatif.Describe(s, opts))
-		fmt.Fprintf(stdout, "%d settings without OOM; lowest peak reserved first:\n\n", len(runs))
+		fmt.Fprintf(table, "%s: %s\n\n", pos[0], whatif.Describe(s, opts))
+		fmt.Fprintf(table, "%d settings without OOM; lowest peak reserved first:\n\n", len(runs))
 		if len(runs) > *top && *top > 0 {
 			runs = runs[:*top]
 		}
@@ -221,9 +234,16 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "%s: %s\n\n", pos[0], res.About)
+		if len(settings) > 1 {
+			var own *whatif.Setting
+			if o, err := whatif.SnapshotSetting(s); err == nil {
+				own = &o
+			}
+			res.Advise(own)
+		}
+		fmt.Fprintf(table, "%s: %s\n\n", pos[0], res.About)
 	}
-	if err := res.WriteTable(stdout); err != nil {
+	if err := res.WriteTable(table); err != nil {
 		fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
 		return 1
 	}
@@ -248,7 +268,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "memlab whatif: --plot: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "wrote %s\n", *plot)
+		fmt.Fprintf(table, "wrote %s\n", *plot)
 	}
 	if !*sweep && predictsOOM(res.Runs) {
 		return exitOOM
@@ -267,8 +287,8 @@ func predictsOOM(runs []whatif.Run) bool {
 }
 
 // whatifRanks replays several ranks' snapshots (whatif.Files) and prints each and the
-// worst.
-func whatifRanks(paths []string, confs []string, base whatif.Setting, opts whatif.Options, jsonOut string, stdout, stderr io.Writer) int {
+// worst to table; --json - writes to stdout.
+func whatifRanks(paths []string, confs []string, base whatif.Setting, opts whatif.Options, jsonOut string, table, stdout, stderr io.Writer) int {
 	settings, err := whatif.ParseSettings(confs...)
 	if err != nil {
 		fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
@@ -282,7 +302,7 @@ func whatifRanks(paths []string, confs []string, base whatif.Setting, opts whati
 		fmt.Fprintf(stderr, "memlab whatif: %v\n", sizeHint(err))
 		return 1
 	}
-	if err := ranks.WriteTable(stdout); err != nil {
+	if err := ranks.WriteTable(table); err != nil {
 		fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
 		return 1
 	}
@@ -314,7 +334,8 @@ func whatifRanks(paths []string, confs []string, base whatif.Setting, opts whati
 // snapshots", has the figures). A gzip file's pickle is measured by decompressing
 // it once, counting (snapshot.PickleSize: its trailer's size is only a hint);
 // one larger than maxSize is the error reading it would give, found before any
-// of it is kept.
+// of it is kept. A path that is not a regular file (a FIFO, <(…)) has no size before it
+// is read: then no limit is set (ok false); reading it is bounded by maxSize.
 func memoryLimit(paths []string, maxSize int64) (limit int64, ok bool, err error) {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
 		return 0, false, nil
@@ -322,6 +343,9 @@ func memoryLimit(paths []string, maxSize int64) (limit int64, ok bool, err error
 	var total int64
 	for _, p := range paths {
 		n, gz, err := snapshot.PickleSize(p, maxSize)
+		if errors.Is(err, snapshot.ErrNotRegular) {
+			return 0, false, nil // a stream's size is unknown until it is read: no limit
+		}
 		if err != nil {
 			if gz {
 				return 0, false, err

@@ -6,6 +6,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"memlab.dev/memlab/reference"
@@ -140,5 +141,91 @@ func TestWhatifPlotPNG(t *testing.T) {
 	}
 	if cfg.Width != 2112 || cfg.Height != 960 {
 		t.Errorf("PNG of %d × %d pixels, want 2112 × 960", cfg.Width, cfg.Height)
+	}
+}
+
+// TestWhatifAdvice: with several settings the output ends with the advice and marks
+// the recorded run's row; --json - writes JSON alone on stdout (with "advice"), the
+// table on stderr; several ranks list the files of the ranks that run out.
+func TestWhatifAdvice(t *testing.T) {
+	snap, err := reference.File(reference.Workloads211, "bert_encode__default.pickle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	confs := []string{"--conf", "", "--conf", "expandable_segments:True", "--conf", "max_split_size_mb:128"}
+	runCLICases(t, "whatif", []cliCase{
+		{"advice", append([]string{snap}, confs...), 0, "advice: expandable lowers peak reserved most without an OOM", ""},
+		{"the recorded run's row", append([]string{snap}, confs...), 0, "default (recorded run)", ""},
+		{"the table on stderr under --json -", append([]string{snap, "--json", "-"}, confs...), 0, "", "advice: expandable lowers"},
+	})
+	var out, errb bytes.Buffer
+	if code := run(append([]string{"whatif", snap}, confs[:2]...), &out, &errb); code != 0 || strings.Contains(out.String(), "advice") {
+		t.Errorf("one setting: exit %d, advice printed: %q", code, out.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run(append([]string{"whatif", snap, "--json", "-"}, confs...), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var got struct {
+		Runs   []json.RawMessage `json:"runs"`
+		Advice struct {
+			Conf     *string  `json:"conf"`
+			Saves    [3]int64 `json:"saves_bytes"`
+			Recorded bool     `json:"baseline_is_recorded_run"`
+		} `json:"advice"`
+	}
+	dec := json.NewDecoder(&out)
+	if err := dec.Decode(&got); err != nil {
+		t.Fatalf("stdout is not JSON alone: %v\n%s", err, out.String())
+	}
+	if dec.More() {
+		t.Errorf("stdout holds more than one JSON value")
+	}
+	if len(got.Runs) != 3 || got.Advice.Conf == nil || *got.Advice.Conf != "expandable_segments:True" || got.Advice.Saves[0] <= 0 || !got.Advice.Recorded {
+		t.Errorf("JSON: %d runs, advice %+v", len(got.Runs), got.Advice)
+	}
+	if !strings.Contains(errb.String(), "peak reserved") {
+		t.Errorf("stderr lacks the table:\n%s", errb.String())
+	}
+
+	// several ranks: the files of those that run out are listed, JSON alone on stdout
+	lstm, err := reference.File(reference.Workloads211, "lstm_train__default.pickle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	errb.Reset()
+	code := run([]string{"whatif", snap, lstm, "--conf", "", "--conf", "expandable_segments:True", "--cap", "200MiB", "--json", "-"}, &out, &errb)
+	if code != exitOOM {
+		t.Fatalf("exit %d, want %d: %s", code, exitOOM, errb.String())
+	}
+	var ranks struct {
+		Worst []struct {
+			File     string   `json:"file"`
+			OOMFiles []string `json:"files_with_oom"`
+		} `json:"worst"`
+		Advice json.RawMessage `json:"advice"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &ranks); err != nil {
+		t.Fatalf("stdout is not JSON alone: %v", err)
+	}
+	if len(ranks.Worst) != 2 || len(ranks.Advice) == 0 {
+		t.Fatalf("worst %+v, advice %s", ranks.Worst, ranks.Advice)
+	}
+	listed := false
+	for _, w := range ranks.Worst {
+		for _, f := range w.OOMFiles {
+			listed = true
+			if f != snap && f != lstm {
+				t.Errorf("OOM file %q is no rank's", f)
+			}
+			if !strings.Contains(errb.String(), "out of memory on ") || !strings.Contains(errb.String(), f) {
+				t.Errorf("summary does not list %s:\n%s", f, errb.String())
+			}
+		}
+	}
+	if !listed {
+		t.Errorf("no rank ran out under a 200 MiB cap: %+v", ranks.Worst)
 	}
 }

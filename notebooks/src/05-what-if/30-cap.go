@@ -71,6 +71,9 @@ func underCap() {
 	for _, r := range res.Runs {
 		if o := r.FirstOOM; o != nil {
 			fmt.Printf("%s: %d OOMs; the first at event %d:\n  %s\n", r.Setting.Label(), r.OOMs, o.Event, o.Message)
+			if n := r.ExpandableNote(); n != "" {
+				fmt.Printf("  %s\n", n)
+			}
 			for _, fr := range o.Frames[:min(3, len(o.Frames))] {
 				fmt.Printf("    %s:%d %s\n", fr.Filename, fr.Line, fr.Name)
 			}

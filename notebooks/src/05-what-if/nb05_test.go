@@ -48,7 +48,7 @@ func TestUnderCap(t *testing.T) {
 		`Measured: default: the smallest cap without OOM is 5\.43 GiB`,
 		`Measured: expandable_segments:True: the smallest cap without OOM is 5\.00 GiB`,
 		`default cap=5\.43 GiB: 1 OOMs; the first at event 3935:\n  CUDA out of memory\. Tried to allocate 500\.00 MiB\. .* 5\.43 GiB allowed;`,
-		`expandable_segments:True cap=5\.00 GiB: 1 OOMs; the first at event 3935:`)
+		`expandable_segments:True cap=5\.00 GiB: 1 OOMs; the first at event 3935:\n  CUDA out of memory\. .*try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.*\n  memlab: this run already uses expandable_segments:True`)
 }
 
 func TestSweepSettings(t *testing.T) {

@@ -1,0 +1,204 @@
+package whatif
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"memlab.dev/memlab/reference"
+)
+
+// adviceRun is a run for the advice's tests: peak reserved figure, its address
+// range (none when lo == hi == figure), cudaMalloc calls and an OOM.
+func adviceRun(st Setting, figure, lo, hi, allocs int64, oom bool) Run {
+	r := Run{Setting: st, MaxReserved: figure, DeviceAllocs: allocs, Stopped: -1}
+	if lo != figure || hi != figure {
+		r.AddressRange = map[string][2]int64{"reserved_bytes.all.peak": {lo, hi}}
+		r.AddressPlacements = 8
+	}
+	if oom {
+		r.FirstOOM = &OOM{Message: "CUDA out of memory."}
+		r.OOMs = 1
+	}
+	return r
+}
+
+// TestAdviseJudgesOnTheHighEnd: the advised setting is the one whose peak reserved
+// has the lowest high end below the recorded run's figure, not the lowest figure; a
+// setting that runs out of memory is never advised; the saving carries its range.
+func TestAdviseJudgesOnTheHighEnd(t *testing.T) {
+	st := settings(t, "", "expandable_segments:True", "max_split_size_mb:128", "roundup_power2_divisions:4")
+	const mib = 1 << 20
+	r := &Result{Runs: []Run{
+		adviceRun(st[0], 1000*mib, 1000*mib, 1000*mib, 20, false),
+		adviceRun(st[1], 800*mib, 780*mib, 990*mib, 25, false),  // advised: high end 990 < 1000
+		adviceRun(st[2], 700*mib, 690*mib, 1100*mib, 18, false), // lowest figure, but its range reaches above
+		adviceRun(st[3], 500*mib, 500*mib, 500*mib, 10, true),   // lowest, but runs out
+	}}
+	own := st[0]
+	r.Advise(&own)
+	a := r.Advice
+	if a == nil || a.Best == nil {
+		t.Fatalf("advice %+v: want one", a)
+	}
+	if a.Best.Label() != st[1].Label() || !a.Recorded {
+		t.Errorf("advised %s (baseline recorded: %v), want %s against the recorded run", a.Best.Label(), a.Recorded, st[1].Label())
+	}
+	if want := [3]int64{200 * mib, 10 * mib, 220 * mib}; a.Saves != want {
+		t.Errorf("saves %v, want %v", a.Saves, want)
+	}
+	if a.SavesPercent != 20 || a.DeviceAllocs[0] != 25 || a.BaselineDeviceAllocs[0] != 20 {
+		t.Errorf("saves %.1f %%, cudaMalloc %v against %v; want 20 %%, 25 against 20", a.SavesPercent, a.DeviceAllocs, a.BaselineDeviceAllocs)
+	}
+	var b bytes.Buffer
+	if err := r.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"default (recorded run)", "advice: expandable lowers peak reserved most without an OOM",
+		"saving 200.00 MiB {10.00 MiB, 220.00 MiB} (20.0 %)", "it costs 25 cudaMalloc calls (default: 20)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	if err := r.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Advice struct {
+			Conf     *string  `json:"conf"`
+			Saves    [3]int64 `json:"saves_bytes"`
+			Recorded bool     `json:"baseline_is_recorded_run"`
+			Text     string   `json:"text"`
+		} `json:"advice"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Advice.Conf == nil || *got.Advice.Conf != "expandable_segments:True" || got.Advice.Saves != a.Saves ||
+		!got.Advice.Recorded || got.Advice.Text != a.String() {
+		t.Errorf("JSON advice %+v", got.Advice)
+	}
+
+	// nothing lower for sure: keep the recorded run
+	r.Runs[1] = adviceRun(st[1], 800*mib, 780*mib, 1000*mib, 25, false)
+	r.Advise(&own)
+	if r.Advice.Best != nil || !strings.HasPrefix(r.Advice.String(), "advice: keep default (the recorded run)") {
+		t.Errorf("advice %q: want to keep the recorded run", r.Advice)
+	}
+	// the recorded setting runs out: the lowest among those that do not
+	r.Runs[0] = adviceRun(st[0], 1000*mib, 1000*mib, 1000*mib, 20, true)
+	r.Advise(&own)
+	if r.Advice.Best == nil || r.Advice.Best.Label() != st[1].Label() || !r.Advice.BaselineOOM {
+		t.Errorf("advice %q: want expandable, the recorded setting running out", r.Advice)
+	}
+	// one setting: no advice
+	one := &Result{Runs: r.Runs[:1]}
+	one.Advise(&own)
+	if one.Advice != nil {
+		t.Errorf("one setting advised %q", one.Advice)
+	}
+}
+
+// TestAdviceRecordedPrograms: on shipped programs recorded under every setting, the
+// advised setting is the one whose peak reserved PyTorch measured lowest, and the
+// saving PyTorch measured lies inside the advice's range.
+func TestAdviceRecordedPrograms(t *testing.T) {
+	confs := []string{"", "expandable_segments:True", "max_split_size_mb:128", "roundup_power2_divisions:4"}
+	tags := []string{"default", "expandable_segments_True", "max_split_size_mb_128", "roundup_power2_divisions_4"}
+	for _, prog := range []string{"bert_encode", "multistream_branches"} {
+		t.Run(prog, func(t *testing.T) {
+			path, err := reference.Pickle(reference.Workloads211, prog+"__default.pickle")
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := File(path, settings(t, confs...), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			own := settings(t, "")[0]
+			res.Advise(&own)
+			a := res.Advice
+			measured := make([]int64, len(tags))
+			lowest := 0
+			for i, tag := range tags {
+				p, err := reference.File(reference.Workloads211, prog+"__"+tag+".facts.json")
+				if err != nil {
+					t.Fatal(err)
+				}
+				measured[i] = readFacts(t, p).MaxReserved
+				if measured[i] < measured[lowest] {
+					lowest = i
+				}
+			}
+			if a == nil || a.Best == nil || a.Best.Conf.String() != confs[lowest] {
+				t.Fatalf("advice %v: want %q, the setting PyTorch measured lowest", a, confs[lowest])
+			}
+			if saved := measured[0] - measured[lowest]; saved < a.Saves[1] || saved > a.Saves[2] {
+				t.Errorf("PyTorch saved %d bytes, outside the advice's {%d, %d}", saved, a.Saves[1], a.Saves[2])
+			}
+			t.Log(a)
+		})
+	}
+}
+
+// TestExpandableNote: PyTorch's OOM text advises expandable_segments:True; beside a
+// run that already uses it memlab adds its own line, and only there.
+func TestExpandableNote(t *testing.T) {
+	st := settings(t, "", "expandable_segments:True")
+	msg := "CUDA out of memory. Tried to allocate 2.00 MiB. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation."
+	r := &Result{Runs: []Run{
+		{Setting: st[0], Stopped: 7, FirstOOM: &OOM{Message: msg}},
+		{Setting: st[1], Stopped: 7, FirstOOM: &OOM{Message: msg}},
+	}}
+	if r.Runs[0].ExpandableNote() != "" || r.Runs[1].ExpandableNote() == "" {
+		t.Fatalf("notes %q, %q: want one beside the expandable run only", r.Runs[0].ExpandableNote(), r.Runs[1].ExpandableNote())
+	}
+	var b bytes.Buffer
+	if err := r.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), "memlab: this run already uses expandable_segments:True"); n != 1 || strings.Count(b.String(), msg) != 2 {
+		t.Errorf("memlab's line %d times, PyTorch's text %d times; want 1 and 2:\n%s", n, strings.Count(b.String(), msg), b.String())
+	}
+}
+
+// TestRanksWorstByHighEnd: the worst rank of a setting is the one whose peak
+// reserved reaches highest in its range, not the highest figure; the summary names
+// every rank's file and lists the files of ranks that run out.
+func TestRanksWorstByHighEnd(t *testing.T) {
+	st := settings(t, "", "expandable_segments:True")
+	const mib = 1 << 20
+	rank := func(path string, runs ...Run) Rank {
+		own := st[0]
+		return Rank{Path: path, Result: &Result{Runs: runs}, Own: &own}
+	}
+	rs := Ranks{
+		rank("r0.pickle", adviceRun(st[0], 1000*mib, 1000*mib, 1000*mib, 10, false), adviceRun(st[1], 600*mib, 600*mib, 600*mib, 9, false)),
+		rank("r1.pickle", adviceRun(st[0], 900*mib, 880*mib, 1100*mib, 10, false), adviceRun(st[1], 500*mib, 500*mib, 500*mib, 9, true)),
+	}
+	w := rs.Worst()
+	if len(w) != 2 || w[0].Rank != 1 || w[0].Reserved[2] != 1100*mib {
+		t.Fatalf("worst %+v: want rank 1 under default (its range reaches 1100 MiB)", w)
+	}
+	if w[1].Rank != 0 || len(w[1].OOMFiles) != 1 || w[1].OOMFiles[0] != "r1.pickle" {
+		t.Errorf("expandable: worst rank %d, OOM files %v; want rank 0, [r1.pickle]", w[1].Rank, w[1].OOMFiles)
+	}
+	var b bytes.Buffer
+	if err := rs.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"rank 0: r0.pickle", "rank 1: r1.pickle", "expandable: out of memory on 1 of 2 ranks: r1.pickle",
+		"advice: keep default (the recorded run)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+	// without the OOM, expandable saves on the worst rank
+	rs[1].Result.Runs[1] = adviceRun(st[1], 500*mib, 500*mib, 500*mib, 9, false)
+	a := rs.Advice()
+	if a == nil || a.Best == nil || a.Best.Label() != st[1].Label() || a.Rank != 0 || a.BaselineReserved[0] != 900*mib {
+		t.Errorf("advice %+v: want expandable on rank 0 against rank 1's 900 MiB", a)
+	}
+}
