@@ -69,6 +69,13 @@ type Report struct {
 	// submission broke the grading policy, or the test output was forged); such
 	// a report never passes and scores nothing.
 	Rejected string
+	// Limit names the grader's limit the build or the test run went over
+	// ("time limit", "memory limit", "output limit"), or is empty.
+	Limit string
+	// Notes are the grader's remarks on the submission, such as a shared
+	// file of the exercise's that the submission changed and the official
+	// copy replaced.
+	Notes []string
 }
 
 // Counts returns the number of cases that passed, failed and were skipped.
