@@ -94,7 +94,20 @@ func exercisesGradeClass(ctx context.Context, root string, exs []workbook.Exerci
 		fmt.Fprintf(stderr, "memlab exercises grade: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "graded %d submissions (%d students × %d exercises) in %s on %d workers\n", len(rows), len(rows)/len(exs), len(exs), time.Since(start).Round(time.Second), *jobs)
+	var build, run, all time.Duration
+	built := 0
+	for _, r := range rows {
+		if r.Build > 0 {
+			build, run, all = build+r.Build, run+r.Run, all+r.Time
+			built++
+		}
+	}
+	fmt.Fprintf(stderr, "graded %d submissions (%d students × %d exercises) in %s on %d workers, %s on %s/%s\n",
+		len(rows), len(rows)/len(exs), len(exs), time.Since(start).Round(time.Second), *jobs, time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH)
+	if built > 0 {
+		fmt.Fprintf(stderr, "per built submission: %.2fs building the tests, %.2fs running them, %.2fs in all (the rest: copying, the source check, reading the results); summed over the workers\n",
+			build.Seconds()/float64(built), run.Seconds()/float64(built), all.Seconds()/float64(built))
+	}
 	if *csvPath != "" {
 		if err := writeOut(*csvPath, stdout, func(w io.Writer) error { return writeClassCSV(w, rows) }); err != nil {
 			fmt.Fprintf(stderr, "memlab exercises grade: %v\n", err)

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Row is one student's grade of one exercise: a line of the class report.
@@ -19,6 +20,10 @@ type Row struct {
 	Passed   int    `json:"passed"`
 	Total    int    `json:"total"`
 	Detail   string `json:"detail,omitempty"` // why it was rejected, the limit it went over, or the error
+	// Build and Run are how long the submission's build and test run took.
+	Build time.Duration `json:"-"`
+	Run   time.Duration `json:"-"`
+	Time  time.Duration `json:"-"` // the whole row: copying, checking, building, running
 }
 
 // Students returns the student folders of the class folder dir, sorted: every
@@ -123,8 +128,10 @@ feed:
 }
 
 // gradeRow grades student st's copy of exercise ex in their folder dir.
-func gradeRow(ctx context.Context, g *Grader, dir, st string, ex Exercise) (Row, error) {
-	row := Row{Student: st, Exercise: ex.Slug}
+func gradeRow(ctx context.Context, g *Grader, dir, st string, ex Exercise) (row Row, err error) {
+	row = Row{Student: st, Exercise: ex.Slug}
+	start := time.Now()
+	defer func() { row.Time = time.Since(start) }()
 	sub := filepath.Join(dir, ex.Slug)
 	if info, err := os.Stat(sub); err != nil || !info.IsDir() {
 		n, err := g.total(ctx, ex)
@@ -149,6 +156,7 @@ func gradeRow(ctx context.Context, g *Grader, dir, st string, ex Exercise) (Row,
 	}
 	row.State, _, _ = strings.Cut(State(res.Report), " (") // "in progress (3/7)": the counts have columns of their own
 	row.Passed, row.Total = res.Score()
+	row.Build, row.Run = res.Report.Build, res.Report.Run
 	switch {
 	case res.Report.Rejected != "":
 		row.Detail = res.Report.Rejected

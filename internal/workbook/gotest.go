@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // NotImplementedYet is the text of the failure an untouched stub produces; it
@@ -76,6 +77,9 @@ type Report struct {
 	// file of the exercise's that the submission changed and the official
 	// copy replaced.
 	Notes []string
+	// Build and Run are how long the grader's build of the tests and their
+	// run took (zero when they did not happen, or outside the grader).
+	Build, Run time.Duration
 }
 
 // Counts returns the number of cases that passed, failed and were skipped.

@@ -402,16 +402,18 @@ func (g *Grader) buildAndRun(ctx context.Context, ws, slug string, official bool
 		argv = append(argv, "-race")
 	}
 	build.argv, build.env, build.mounts = append(argv, "./"+slug), env, mounts
+	t0 := time.Now()
 	res, err := runJob(ctx, g.opts, build)
 	if err != nil {
 		return nil, err
 	}
+	buildTime := time.Since(t0)
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("workbook: grading %s: %w", slug, ctx.Err())
 	}
 	hostBin := filepath.Join(ws, "out", "pkg.test")
 	if res.stopped != "" || res.exitCode != 0 {
-		r := &Report{Slug: slug, Status: Fail, BuildFailed: true, Limit: res.limit}
+		r := &Report{Slug: slug, Status: Fail, BuildFailed: true, Limit: res.limit, Build: buildTime}
 		for _, l := range strings.Split(strings.TrimRight(string(res.stdout)+string(res.stderr), "\n"), "\n") {
 			if l != "" && !strings.HasPrefix(l, "# ") && len(r.BuildOutput) < 200 {
 				r.BuildOutput = append(r.BuildOutput, l)
@@ -437,14 +439,21 @@ func (g *Grader) buildAndRun(ctx context.Context, ws, slug string, official bool
 	run := job{what: "the test run", argv: args, dir: v.module + "/" + slug, timeout: g.opts.timeout(), memory: g.opts.memory(),
 		env:    []string{"TMPDIR=/tmp", "HOME=" + v.home, "PATH=/usr/bin:/bin"},
 		mounts: []mount{{host: filepath.Join(ws, "module"), at: v.module}, {host: filepath.Join(ws, "out"), at: v.out}}}
+	t0 = time.Now()
 	res, err = runJob(ctx, g.opts, run)
 	if err != nil {
 		return nil, err
 	}
+	runTime := time.Since(t0)
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("workbook: grading %s: %w", slug, ctx.Err())
 	}
-	return g.report(ctx, ws, slug, res)
+	r, err := g.report(ctx, ws, slug, res)
+	if err != nil {
+		return nil, err
+	}
+	r.Build, r.Run = buildTime, runTime
+	return r, nil
 }
 
 // view is where the folders of a workspace are, as its build and run see them.
@@ -472,8 +481,12 @@ func (g *Grader) report(ctx context.Context, ws, slug string, res runResult) (*R
 	if r == nil {
 		r = &Report{Slug: slug}
 	}
+	keep := 200
+	if res.limit == "memory limit" {
+		keep = 3 // the runtime's "out of memory" and the start of its stack: the reason follows
+	}
 	for _, l := range strings.Split(strings.TrimRight(string(res.stderr), "\n"), "\n") {
-		if l = strings.TrimSpace(l); l != "" && len(r.Output) < 200 {
+		if l = strings.TrimSpace(l); l != "" && len(r.Output) < keep {
 			r.Output = append(r.Output, l)
 		}
 	}
