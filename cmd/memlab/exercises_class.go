@@ -94,11 +94,12 @@ func exercisesGradeClass(ctx context.Context, root string, exs []workbook.Exerci
 		fmt.Fprintf(stderr, "memlab exercises grade: %v\n", err)
 		return 1
 	}
-	var build, run, all time.Duration
+	var build, run, all, buildCPU, runCPU time.Duration
 	built := 0
 	for _, r := range rows {
 		if r.Build > 0 {
 			build, run, all = build+r.Build, run+r.Run, all+r.Time
+			buildCPU, runCPU = buildCPU+r.BuildCPU, runCPU+r.RunCPU
 			built++
 		}
 	}
@@ -107,6 +108,8 @@ func exercisesGradeClass(ctx context.Context, root string, exs []workbook.Exerci
 	if built > 0 {
 		fmt.Fprintf(stderr, "per built submission: %.2fs building the tests, %.2fs running them, %.2fs in all (the rest: copying, the source check, reading the results); summed over the workers\n",
 			build.Seconds()/float64(built), run.Seconds()/float64(built), all.Seconds()/float64(built))
+		fmt.Fprintf(stderr, "CPU time per built submission: %.2fs building, %.2fs running (user and system, the go command, compiler and linker included)\n",
+			buildCPU.Seconds()/float64(built), runCPU.Seconds()/float64(built))
 	}
 	if *csvPath != "" {
 		if err := writeOut(*csvPath, stdout, func(w io.Writer) error { return writeClassCSV(w, rows) }); err != nil {
