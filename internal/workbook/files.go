@@ -93,6 +93,9 @@ func assemble(ex Exercise, src, dst string) (notes []string, n int, err error) {
 		if shared[name] {
 			continue // the official copy is built
 		}
+		if info, err := e.Info(); err == nil && info.Size() > MaxSourceBytes {
+			return nil, 0, &tooBigError{name: name, size: info.Size()}
+		}
 		if err := copyFile(filepath.Join(src, name), filepath.Join(dst, name)); err != nil {
 			return nil, 0, err
 		}
@@ -117,6 +120,20 @@ func assemble(ex Exercise, src, dst string) (notes []string, n int, err error) {
 		}
 	}
 	return notes, n, nil
+}
+
+// MaxSourceBytes is the largest .go file a submission may hand in; the
+// exercises' reference solutions are a few KiB.
+const MaxSourceBytes = 1 << 20
+
+// tooBigError is assemble's refusal of a source file over MaxSourceBytes.
+type tooBigError struct {
+	name string
+	size int64
+}
+
+func (e *tooBigError) Error() string {
+	return fmt.Sprintf("%s takes %s, over the %s a source file of a graded submission may take", e.name, byteSize(e.size), byteSize(MaxSourceBytes))
 }
 
 func pluralVerb(n int) string {

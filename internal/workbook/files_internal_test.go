@@ -93,3 +93,49 @@ func TestCheckShared(t *testing.T) {
 		}
 	}
 }
+
+// TestAssemble: a learner's copy of 17-inplace-block is built from its own
+// block.go and helper, the official naive.go (the copy's rewritten one is
+// noted, not built) and the official tests (the copy's are ignored); a source
+// file over MaxSourceBytes is refused.
+func TestAssemble(t *testing.T) {
+	var ex Exercise
+	for _, e := range officialExercises(t) {
+		if e.Slug == "17-inplace-block" {
+			ex = e
+		}
+	}
+	src := t.TempDir()
+	for name, body := range map[string]string{"block.go": "package inplace // mine\n", "helper.go": "package inplace\n", "naive.go": "package inplace // rewritten\n", "block_test.go": "package inplace // mine\n"} {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dst := filepath.Join(t.TempDir(), "pkg")
+	notes, n, err := assemble(ex, src, dst)
+	if err != nil || n != 2 || len(notes) != 1 || !strings.Contains(notes[0], "naive.go differs from the official copy") {
+		t.Fatalf("assemble = %q, %d, %v; want 2 files of the learner's and a note on naive.go", notes, n, err)
+	}
+	for name, official := range map[string]bool{"block.go": false, "helper.go": false, "naive.go": true, "block_test.go": true} {
+		got, err := os.ReadFile(filepath.Join(dst, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := os.ReadFile(filepath.Join(src, name))
+		if official {
+			want, _ = os.ReadFile(filepath.Join(ex.Dir, name))
+		}
+		if string(got) != string(want) {
+			t.Errorf("%s built from the %s copy; want the %s one", name, map[bool]string{true: "learner's", false: "official"}[official], map[bool]string{true: "official", false: "learner's"}[official])
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dst, "block_solution.go")); err == nil {
+		t.Error("the official solution was put beside the learner's code")
+	}
+	if err := os.WriteFile(filepath.Join(src, "big.go"), make([]byte, MaxSourceBytes+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := assemble(ex, src, filepath.Join(t.TempDir(), "pkg")); err == nil || !strings.Contains(err.Error(), "big.go takes 1 MiB, over the 1 MiB") {
+		t.Errorf("assemble of a 1 MiB + 1 byte file: %v; want it refused", err)
+	}
+}

@@ -252,6 +252,11 @@ func (g *Grader) Grade(ctx context.Context, sub Submission) (Result, error) {
 	defer os.RemoveAll(ws)
 	pkg := filepath.Join(ws, "module", ex.Slug)
 	notes, handed, err := assemble(ex, sub.Dir, pkg)
+	var big *tooBigError
+	if errors.As(err, &big) {
+		res.Report = &Report{Slug: ex.Slug, Status: Fail, Rejected: big.Error()}
+		return res, nil
+	}
 	if err != nil {
 		return res, err
 	}
