@@ -94,22 +94,25 @@ func exercisesGradeClass(ctx context.Context, root string, exs []workbook.Exerci
 		fmt.Fprintf(stderr, "memlab exercises grade: %v\n", err)
 		return 1
 	}
-	var build, run, all, buildCPU, runCPU time.Duration
+	var build, run, all time.Duration
 	built := 0
 	for _, r := range rows {
 		if r.Build > 0 {
 			build, run, all = build+r.Build, run+r.Run, all+r.Time
-			buildCPU, runCPU = buildCPU+r.BuildCPU, runCPU+r.RunCPU
 			built++
 		}
 	}
-	fmt.Fprintf(stderr, "graded %d submissions (%d students × %d exercises) in %s on %d workers, %s on %s/%s\n",
-		len(rows), len(rows)/len(exs), len(exs), time.Since(start).Round(time.Second), *jobs, time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH)
+	load := ""
+	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(data)); len(f) >= 3 {
+			load = fmt.Sprintf(", %d CPUs, load average %s %s %s at the end", runtime.NumCPU(), f[0], f[1], f[2])
+		}
+	}
+	fmt.Fprintf(stderr, "graded %d submissions (%d students × %d exercises) in %s on %d workers, %s UTC on %s/%s%s\n",
+		len(rows), len(rows)/len(exs), len(exs), time.Since(start).Round(time.Second), *jobs, time.Now().UTC().Format("2006-01-02 15:04"), runtime.GOOS, runtime.GOARCH, load)
 	if built > 0 {
 		fmt.Fprintf(stderr, "per built submission: %.2fs building the tests, %.2fs running them, %.2fs in all (the rest: copying, the source check, reading the results); summed over the workers\n",
 			build.Seconds()/float64(built), run.Seconds()/float64(built), all.Seconds()/float64(built))
-		fmt.Fprintf(stderr, "CPU time per built submission: %.2fs building, %.2fs running (user and system, the go command, compiler and linker included)\n",
-			buildCPU.Seconds()/float64(built), runCPU.Seconds()/float64(built))
 	}
 	if *csvPath != "" {
 		if err := writeOut(*csvPath, stdout, func(w io.Writer) error { return writeClassCSV(w, rows) }); err != nil {

@@ -24,9 +24,6 @@ type Row struct {
 	Build time.Duration `json:"-"`
 	Run   time.Duration `json:"-"`
 	Time  time.Duration `json:"-"` // the whole row: copying, checking, building, running
-	// BuildCPU and RunCPU are the CPU time (user and system) of the two.
-	BuildCPU time.Duration `json:"-"`
-	RunCPU   time.Duration `json:"-"`
 }
 
 // Students returns the student folders of the class folder dir, sorted: every
@@ -160,7 +157,6 @@ func gradeRow(ctx context.Context, g *Grader, dir, st string, ex Exercise) (row 
 	row.State, _, _ = strings.Cut(State(res.Report), " (") // "in progress (3/7)": the counts have columns of their own
 	row.Passed, row.Total = res.Score()
 	row.Build, row.Run = res.Report.Build, res.Report.Run
-	row.BuildCPU, row.RunCPU = res.Report.BuildCPU, res.Report.RunCPU
 	switch {
 	case res.Report.Rejected != "":
 		row.Detail = res.Report.Rejected

@@ -80,8 +80,6 @@ type Report struct {
 	// Build and Run are how long the grader's build of the tests and their
 	// run took (zero when they did not happen, or outside the grader).
 	Build, Run time.Duration
-	// BuildCPU and RunCPU are the CPU time (user and system) they took.
-	BuildCPU, RunCPU time.Duration
 }
 
 // Counts returns the number of cases that passed, failed and were skipped.

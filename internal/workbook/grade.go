@@ -414,13 +414,13 @@ func (g *Grader) buildAndRun(ctx context.Context, ws, slug string, official bool
 	if err != nil {
 		return nil, err
 	}
-	buildTime, buildCPU := time.Since(t0), res.cpu
+	buildTime := time.Since(t0)
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("workbook: grading %s: %w", slug, ctx.Err())
 	}
 	hostBin := filepath.Join(ws, "out", "pkg.test")
 	if res.stopped != "" || res.exitCode != 0 {
-		r := &Report{Slug: slug, Status: Fail, BuildFailed: true, Limit: res.limit, Build: buildTime, BuildCPU: buildCPU}
+		r := &Report{Slug: slug, Status: Fail, BuildFailed: true, Limit: res.limit, Build: buildTime}
 		for _, l := range strings.Split(strings.TrimRight(string(res.stdout)+string(res.stderr), "\n"), "\n") {
 			if l != "" && !strings.HasPrefix(l, "# ") && len(r.BuildOutput) < 200 {
 				r.BuildOutput = append(r.BuildOutput, l)
@@ -459,7 +459,7 @@ func (g *Grader) buildAndRun(ctx context.Context, ws, slug string, official bool
 	if err != nil {
 		return nil, err
 	}
-	r.Build, r.Run, r.BuildCPU, r.RunCPU = buildTime, runTime, buildCPU, res.cpu
+	r.Build, r.Run = buildTime, runTime
 	return r, nil
 }
 

@@ -140,10 +140,9 @@ func command(ctx context.Context, o GradeOptions, j job) (*exec.Cmd, error) {
 // runResult is what one sandboxed test binary produced.
 type runResult struct {
 	stdout, stderr []byte
-	exitCode       int           // -1 when it was killed
-	stopped        string        // why the grader stopped it ("" if it exited by itself)
-	limit          string        // the limit it went over: "time limit", "memory limit", "output limit" or ""
-	cpu            time.Duration // user and system CPU time of the job and the processes it waited for
+	exitCode       int    // -1 when it was killed
+	stopped        string // why the grader stopped it ("" if it exited by itself)
+	limit          string // the limit it went over: "time limit", "memory limit", "output limit" or ""
 }
 
 // capped is a writer that keeps at most the bytes left in a budget shared with
@@ -215,9 +214,6 @@ func runJob(ctx context.Context, o GradeOptions, j job) (runResult, error) {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	res := runResult{stdout: stdout.buf.Bytes(), stderr: stderr.buf.Bytes()}
-	if cmd.ProcessState != nil {
-		res.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	}
 	if ctx.Err() == context.DeadlineExceeded {
 		stop(fmt.Sprintf("%s ran past the time limit of %v", j.what, j.timeout), "time limit")
 	}
