@@ -35,15 +35,17 @@ commands:
                             (default: workbook/exercises beside the exercises folder, which git
                             ignores); an existing copy is kept as it is
   hint N                    show the next hint of exercise N (remembered in DIR/.progress.json)
-  grade --student PATH [--exercise N] [--json] [--race] [--timeout D] [--max-output BYTES]
-        [--sandbox bwrap|none]
+  grade --student PATH [--exercise N] [--json] [--race] [--timeout D] [--memory BYTES]
+        [--max-output BYTES] [--sandbox bwrap|none]
                             instructors: run the official, unmodified tests against a student's
                             copy of one exercise folder (or of the whole exercises folder) and
-                            print the score; exit 0 iff every graded exercise passes. The
-                            submission's source is checked (pure imports, no printing), its
-                            tests run in a bubblewrap sandbox (no network, nothing writable of
-                            yours) under a time and an output limit, and the official tests are
-                            verified unchanged after every run
+                            print the score; exit 0 iff every graded exercise passes. Only the
+                            student's own files are built (the files an exercise shares with its
+                            solution come from the exercises folder); the source is checked (pure
+                            imports, no printing); the build and the tests run in a bubblewrap
+                            sandbox (no network, nothing writable of yours) under a time, a memory
+                            and an output limit; the official tests are verified unchanged after
+                            every run
   grade --class DIR [--csv FILE] [--json FILE|-] [-j N] [--race] [--timeout D] [--memory BYTES]
         [--max-output BYTES] [--sandbox bwrap|none]
                             instructors: grade every student folder of DIR (each a copy of the
