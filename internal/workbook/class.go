@@ -93,7 +93,7 @@ func GradeClass(ctx context.Context, root string, exs []Exercise, dir string, op
 			defer wg.Done()
 			for i := range work {
 				st, ex := students[i/len(exs)], exs[i%len(exs)]
-				row, err := gradeRow(ctx, g, filepath.Join(dir, st), st, ex)
+				row, err := gradeRow(ctx, g, studentRoot(filepath.Join(dir, st)), st, ex)
 				if err != nil {
 					fail(err)
 					continue
@@ -125,6 +125,24 @@ feed:
 		return nil, fmt.Errorf("workbook: grading the class: %w", err)
 	}
 	return rows, nil
+}
+
+// studentRoot returns the folder of a student's hand-in that holds the
+// exercise folders: dir itself, or, when dir holds none but a whole repository
+// or workbook was handed in, its workbook/exercises or exercises.
+func studentRoot(dir string) string {
+	for _, d := range []string{dir, filepath.Join(dir, "workbook", "exercises"), filepath.Join(dir, "exercises")} {
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if e.IsDir() && slugPattern.MatchString(e.Name()) {
+				return d
+			}
+		}
+	}
+	return dir
 }
 
 // gradeRow grades student st's copy of exercise ex in their folder dir.

@@ -139,3 +139,19 @@ func TestAssemble(t *testing.T) {
 		t.Errorf("assemble of a 1 MiB + 1 byte file: %v; want it refused", err)
 	}
 }
+
+// TestStudentRoot: a student's exercise folders are found in their folder, or
+// in the workbook/exercises or exercises folder of a whole hand-in.
+func TestStudentRoot(t *testing.T) {
+	class := t.TempDir()
+	for _, d := range []string{"a/03-view", "b/workbook/exercises/03-view", "b/exercises/03-view", "c/exercises/04-round-size", "d/notes"} {
+		if err := os.MkdirAll(filepath.Join(class, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for st, want := range map[string]string{"a": "a", "b": "b/workbook/exercises", "c": "c/exercises", "d": "d"} {
+		if got := studentRoot(filepath.Join(class, st)); got != filepath.Join(class, want) {
+			t.Errorf("studentRoot(%s) = %s; want %s", st, got, filepath.Join(class, want))
+		}
+	}
+}
