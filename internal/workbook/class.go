@@ -48,7 +48,8 @@ func Students(dir string) ([]string, error) {
 
 // GradeClass grades every student folder of the class folder dir (each a copy
 // of the exercises folder as learners hand it in, such as the notebook's
-// workbook/exercises: one NN-name folder per exercise they did) against the
+// workbook/exercises: one NN-name folder per exercise they did; see
+// studentRoot for a whole repository handed in) against the
 // exercises exs of the official module at root, and returns one row per
 // student and exercise, students sorted, exercises in course order. An
 // exercise a student's folder lacks is "not handed in".
