@@ -44,15 +44,24 @@ commands:
                             exercises folder); an existing copy is kept as it is
   hint N                    show the next hint of exercise N (remembered in the working
                             copy's .progress.json)
-  grade --student PATH [--exercise N] [--json] [--race] [--timeout D] [--max-output BYTES]
-        [--sandbox bwrap|none]
+  grade --student PATH [--exercise N] [--json] [--race] [--timeout D] [--memory BYTES]
+        [--max-output BYTES] [--sandbox bwrap|none]
                             instructors: run the official, unmodified tests against a student's
                             copy of one exercise folder (or of the whole exercises folder) and
-                            print the score; exit 0 iff every graded exercise passes. The
-                            submission's source is checked (pure imports, no printing), its
-                            tests run in a bubblewrap sandbox (no network, nothing writable of
-                            yours) under a time and an output limit, and the official tests are
-                            verified unchanged after every run
+                            print the score; exit 0 iff every graded exercise passes. Only the
+                            student's own files are built (the files an exercise shares with its
+                            solution come from the exercises folder); the source is checked (pure
+                            imports, no printing); the build and the tests run in a bubblewrap
+                            sandbox (no network, nothing writable of yours) under a time, a memory
+                            and an output limit; the official tests are verified unchanged after
+                            every run
+  grade --class DIR [--csv FILE] [--json FILE|-] [-j N] [--race] [--timeout D] [--memory BYTES]
+        [--max-output BYTES] [--sandbox bwrap|none]
+                            instructors: grade every student folder of DIR (each a copy of the
+                            exercises folder as handed in, such as a notebook's workbook/exercises)
+                            on N workers (default: the number of CPUs), with progress on stderr;
+                            print a table (one line per student), write every student × exercise
+                            row to --csv (student,exercise,state,passed,total) and --json
 
 N is a number (4), a folder (04-round-size) or a name (round-size). DIR is the
 exercises folder; by default it is found from the current directory upward.
@@ -330,24 +339,32 @@ type gradeResult struct {
 }
 
 func exercisesGrade(ctx context.Context, root string, exs []workbook.Exercise, args []string, stdout, stderr io.Writer) int {
+	for _, a := range args {
+		if a == "--class" || a == "-class" || strings.HasPrefix(a, "--class=") || strings.HasPrefix(a, "-class=") {
+			return exercisesGradeClass(ctx, root, exs, args, stdout, stderr)
+		}
+	}
 	fs := flag.NewFlagSet("grade", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	student := fs.String("student", "", "the student's copy of an exercise folder, or of the whole exercises folder")
 	exercise := fs.String("exercise", "", "which exercise the --student folder answers (default: from its folder name)")
 	asJSON := fs.Bool("json", false, "print one JSON object per exercise instead of the report")
 	race := fs.Bool("race", false, "run with the race detector")
-	timeout := fs.Duration("timeout", workbook.DefaultTimeout, "wall-clock limit of one submission's test run")
-	maxOutput := fs.Int64("max-output", workbook.DefaultMaxOutput, "bytes one submission's test run may write")
-	sandbox := fs.String("sandbox", "bwrap", "isolation of the student's code: bwrap (bubblewrap) or none (only for code you trust)")
+	limits := limitFlags(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return helpOr2(err)
 	}
-	if *student == "" || len(pos) > 0 || *timeout <= 0 || *maxOutput <= 0 {
-		fmt.Fprintln(stderr, "usage: memlab exercises grade --student PATH [--exercise N] [--json] [--race] [--timeout D] [--max-output BYTES] [--sandbox bwrap|none]")
+	opts, err := limits.options()
+	if *student == "" || len(pos) > 0 || err != nil {
+		if err != nil {
+			fmt.Fprintf(stderr, "memlab exercises grade: %v\n", err)
+		}
+		fmt.Fprintln(stderr, "usage: memlab exercises grade --student PATH [--exercise N] [--json] [--race] [--timeout D] [--memory BYTES] [--max-output BYTES] [--sandbox bwrap|none]")
 		return 2
 	}
-	if *sandbox == "none" {
+	opts.Race = *race
+	if opts.Sandbox == "none" {
 		fmt.Fprintln(stderr, "memlab exercises grade: warning: --sandbox none runs the student's code with your rights")
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -357,7 +374,7 @@ func exercisesGrade(ctx context.Context, root string, exs []workbook.Exercise, a
 		fmt.Fprintf(stderr, "memlab exercises grade: %v\n", err)
 		return 2
 	}
-	results, err := workbook.Grade(ctx, root, subs, workbook.GradeOptions{Race: *race, Timeout: *timeout, MaxOutput: *maxOutput, Sandbox: *sandbox})
+	results, err := workbook.Grade(ctx, root, subs, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "memlab exercises grade: %v\n", err)
 		return 1

@@ -279,3 +279,76 @@ func TestExercisesHintInChinese(t *testing.T) {
 		}
 	}
 }
+
+// TestGradeClass grades a class folder of four students on exercise 17: one
+// solved it, one handed in the untouched copy, one handed in nothing, and one
+// rewrote naive.go, the answer key the tests compare with. The CSV has one
+// right row each; the JSON says why the cheat's naive.go was not used.
+func TestGradeClass(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	const slug = "17-inplace-block"
+	root := workbooktest.Module(t, slug)
+	class := t.TempDir()
+	// alice hands in the whole exercises folder, solved.
+	if err := os.CopyFS(filepath.Join(class, "alice"), os.DirFS(root)); err != nil {
+		t.Fatal(err)
+	}
+	workbooktest.SwapInSolution(t, filepath.Join(class, "alice", slug))
+	// bob and mallory hand in the notebook's copy; dave an empty folder.
+	for _, s := range []string{"bob", "mallory"} {
+		var out, errb bytes.Buffer
+		if code := run([]string{"exercises", "--dir", root, "copy", "17", "--to", filepath.Join(class, s)}, &out, &errb); code != 0 {
+			t.Fatalf("copy for %s: %s", s, errb.String())
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(class, "dave"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cheat := map[string]string{
+		"naive.go": "package inplace\n\nimport \"memlab.dev/memlab/tensor\"\n\nfunc NaiveBlock(x, b *tensor.Tensor, s float64) (*tensor.Tensor, error) { return x.Clone() }\n\nfunc release(t *tensor.Tensor, err error) error { return err }\n",
+		"block.go": "package inplace\n\nimport (\n\t\"memlab.dev/memlab/allocator\"\n\t\"memlab.dev/memlab/tensor\"\n)\n\n" +
+			"func Block(x, b *tensor.Tensor, s float64) (*tensor.Tensor, error) { return x.Clone() }\n\n" +
+			"func BlockTrain(x, b *tensor.Tensor, s float64) (*tensor.Tensor, error) { return x.Clone() }\n\n" +
+			"func Saving(a *allocator.Allocator, x, b *tensor.Tensor, s float64) (int64, int64, error) { panic(\"not implemented\") }\n",
+	}
+	for name, src := range cheat {
+		if err := os.WriteFile(filepath.Join(class, "mallory", slug, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	csvPath, jsonPath := filepath.Join(t.TempDir(), "grades.csv"), filepath.Join(t.TempDir(), "grades.json")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"exercises", "--dir", root, "grade", "--class", class, "--csv", csvPath, "--json", jsonPath, "-j", "2"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("grade --class: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	data, err := os.ReadFile(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "student,exercise,state,passed,total\n" +
+		"alice,17-inplace-block,passing,3,3\n" +
+		"bob,17-inplace-block,not started,0,3\n" +
+		"dave,17-inplace-block,not handed in,0,3\n" +
+		"mallory,17-inplace-block,in progress,0,3\n"
+	if string(data) != want {
+		t.Errorf("grades.csv:\n%s\nwant:\n%s\nstderr:\n%s", data, want, stderr.String())
+	}
+	var rows []struct{ Student, State, Detail string }
+	if data, err = os.ReadFile(jsonPath); err == nil {
+		err = json.Unmarshal(data, &rows)
+	}
+	if err != nil || len(rows) != 4 || !strings.Contains(rows[3].Detail, "naive.go differs from the official copy") {
+		t.Errorf("grades.json = %s (%v); want 4 rows, mallory's saying her naive.go was not used", data, err)
+	}
+	for _, w := range []string{"Student", "alice   1/1     3/3", "mallory 0/1     0/3"} {
+		if !strings.Contains(stdout.String(), w) {
+			t.Errorf("the table lacks %q:\n%s", w, stdout.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "[4/4 ") || !strings.Contains(stderr.String(), "graded 4 submissions") {
+		t.Errorf("no progress on stderr:\n%s", stderr.String())
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -311,8 +312,8 @@ func TestReferenceSolutionsPassThePolicy(t *testing.T) {
 
 // TestGradeInterrupted: when the grader is interrupted (its context cancelled,
 // as SIGINT or SIGTERM do in memlab exercises grade) while a submission sleeps,
-// Grade returns an error, kills the submission's processes and removes its
-// temporary folders.
+// Grade returns an error, kills the submission's processes (the sandbox and
+// the test binary inside it) and removes its temporary folders.
 func TestGradeInterrupted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go test")
@@ -320,23 +321,41 @@ func TestGradeInterrupted(t *testing.T) {
 	root, sub := attackModule(t, sleepSrc)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
+	g, err := workbook.NewGrader(context.Background(), root, workbook.GradeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The reference solution runs first, so that the test binary found below
+	// is the sleeping submission's.
+	if _, err := g.Grade(context.Background(), workbook.Submission{Exercise: sub.Exercise, Dir: sub.Exercise.Dir}); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := workbook.Grade(ctx, root, []workbook.Submission{sub}, workbook.GradeOptions{})
+		_, err := g.Grade(ctx, sub)
+		g.Close()
 		done <- err
 	}()
-	// Interrupt once the submission's test binary is running.
-	for running := false; !running; time.Sleep(100 * time.Millisecond) {
-		for _, p := range processesUnder(t, tmp) {
-			running = running || strings.Contains(p, string(filepath.Separator)+"03-view.test ")
+	// Interrupt once the submission's test binary is running in its sandbox.
+	var running map[int]string
+	for deadline := time.Now().Add(2 * time.Minute); len(running) < 2; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the submission's test binary did not start within 2 minutes")
 		}
+		running = processesUnder(t, tmp)
 	}
 	cancel()
 	if err := <-done; err == nil {
 		t.Fatal("an interrupted Grade returned no error")
 	}
-	if left := processesUnder(t, tmp); len(left) > 0 {
+	var left []string
+	for pid, cmdline := range running {
+		if now, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && string(now) == cmdline {
+			left = append(left, strings.ReplaceAll(cmdline, "\x00", " "))
+		}
+	}
+	if len(left) > 0 {
 		t.Errorf("processes of the interrupted run are still alive: %v", left)
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
@@ -344,27 +363,53 @@ func TestGradeInterrupted(t *testing.T) {
 	}
 }
 
-// processesUnder returns the command lines of the live processes that run a
-// test binary under dir (with -test.v=test2json: not the go command building it).
-func processesUnder(t *testing.T, dir string) []string {
+// processesUnder returns the command lines (NUL-separated), by PID, of the
+// live processes that run a test binary (with -test.v=test2json, not the go
+// command building it) with an argument under dir, such as the sandbox
+// started on a folder of dir, and of all their descendants, such as the test
+// binary inside the sandbox.
+func processesUnder(t *testing.T, dir string) map[int]string {
 	t.Helper()
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	parent, cmd := map[int]int{}, map[int]string{}
+	found := map[int]string{}
 	for _, p := range procs {
-		data, err := os.ReadFile(p)
+		pid, err := strconv.Atoi(filepath.Base(p))
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(p + "/cmdline")
 		if err != nil || len(data) == 0 {
 			continue
 		}
-		args := strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
+		cmd[pid] = string(data)
+		if status, err := os.ReadFile(p + "/status"); err == nil {
+			for _, l := range strings.Split(string(status), "\n") {
+				if v, ok := strings.CutPrefix(l, "PPid:"); ok {
+					parent[pid], _ = strconv.Atoi(strings.TrimSpace(v))
+				}
+			}
+		}
 		if !strings.Contains(string(data), "-test.v=test2json") {
 			continue
 		}
-		for _, a := range args {
-			if strings.HasPrefix(a, dir+string(filepath.Separator)) && strings.HasSuffix(a, ".test") {
-				out = append(out, strings.Join(args, " "))
+		for _, a := range strings.Split(string(data), "\x00") {
+			if strings.HasPrefix(a, dir+string(filepath.Separator)) {
+				found[pid] = string(data)
 				break
 			}
 		}
 	}
-	return out
+	for grew := true; grew; {
+		grew = false
+		for pid, ppid := range parent {
+			if _, ok := found[ppid]; ok {
+				if _, ok := found[pid]; !ok {
+					found[pid] = cmd[pid]
+					grew = true
+				}
+			}
+		}
+	}
+	return found
 }

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // NotImplementedYet is the text of the failure an untouched stub produces; it
@@ -69,6 +70,16 @@ type Report struct {
 	// submission broke the grading policy, or the test output was forged); such
 	// a report never passes and scores nothing.
 	Rejected string
+	// Limit names the grader's limit the build or the test run went over
+	// ("time limit", "memory limit", "output limit"), or is empty.
+	Limit string
+	// Notes are the grader's remarks on the submission, such as a shared
+	// file of the exercise's that the submission changed and the official
+	// copy replaced.
+	Notes []string
+	// Build and Run are how long the grader's build of the tests and their
+	// run took (zero when they did not happen, or outside the grader).
+	Build, Run time.Duration
 }
 
 // Counts returns the number of cases that passed, failed and were skipped.

@@ -13,13 +13,16 @@ import (
 const maxFailuresShown = 5
 
 // State is a one-word summary of a report: "passing", "not started",
-// "in progress" (with counts), "does not build", or "no result" for a nil report.
+// "in progress" (with counts), "does not build", "rejected", "over the time
+// limit" (memory, output), or "no result" for a nil report.
 func State(r *Report) string {
 	switch {
 	case r == nil:
 		return "no result"
 	case r.Rejected != "":
 		return "rejected"
+	case r.Limit != "":
+		return "over the " + r.Limit
 	case r.BuildFailed:
 		return "does not build"
 	case r.Passed():
@@ -51,6 +54,12 @@ func WriteReport(w io.Writer, ex Exercise, r *Report) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w)
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "  Note: %s\n", n)
+	}
+	if len(r.Notes) > 0 {
+		fmt.Fprintln(w)
+	}
 	if r.Rejected != "" {
 		fmt.Fprintf(w, "  %s\n\n", r.Rejected)
 		fmt.Fprintf(w, "REJECTED  exercise %d is not graded: its results cannot be trusted (reason above).\n", ex.Number)

@@ -3,6 +3,7 @@ package workbook
 import (
 	"bytes"
 	"context"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
@@ -14,11 +15,16 @@ import (
 	"time"
 )
 
-// Limits and isolation of one graded run. The zero value means the defaults.
+// GradeOptions are the limits and isolation of one graded submission. The zero
+// value means the defaults.
 type GradeOptions struct {
 	Race      bool          // build the tests with -race (the submission still may not use cgo)
-	Timeout   time.Duration // wall-clock limit of one submission's test run; 0 means DefaultTimeout
-	MaxOutput int64         // bytes one test run may write (stdout and stderr together); 0 means DefaultMaxOutput
+	Timeout   time.Duration // wall-clock limit of one submission's build, and of its test run; 0 means DefaultTimeout
+	MaxOutput int64         // bytes one build or test run may write (stdout and stderr together); 0 means DefaultMaxOutput
+	// Memory limits each process of a submission's build and test run: its
+	// data (heap) and the size of any file it writes, in bytes (prlimit's
+	// RLIMIT_DATA and RLIMIT_FSIZE); 0 means DefaultMemory.
+	Memory int64
 	// Sandbox is "bwrap" (the default: bubblewrap, Debian package bubblewrap) or
 	// "none", which runs the submission with the grader's own rights and is only
 	// for code the instructor trusts.
@@ -32,6 +38,7 @@ type GradeOptions struct {
 const (
 	DefaultTimeout   = 2 * time.Minute
 	DefaultMaxOutput = 8 << 20
+	DefaultMemory    = 1 << 30
 )
 
 func (o GradeOptions) timeout() time.Duration {
@@ -48,47 +55,83 @@ func (o GradeOptions) maxOutput() int64 {
 	return DefaultMaxOutput
 }
 
+func (o GradeOptions) memory() int64 {
+	if o.Memory > 0 {
+		return o.Memory
+	}
+	return DefaultMemory
+}
+
 // ErrNoSandbox is returned (wrapped) when the sandbox Grade needs is not installed.
 var ErrNoSandbox = errors.New("workbook: bubblewrap (bwrap) is not installed: apt-get install bubblewrap (make grader-deps), or grade with --sandbox none for code you trust")
 
-// sandboxCommand returns the command that runs the test binary bin with args in
-// the folder dir (inside the scratch module scratch), isolated as o says.
+// mount is a host folder made visible in the sandbox at the path at.
+type mount struct {
+	host, at string
+	rw       bool // writable; read-only otherwise
+}
+
+// job is one command the grader runs for a submission: its build or its test
+// run.
+type job struct {
+	what    string   // "the build" or "the test run", for the reasons in reports
+	argv    []string // the command, with paths as the sandbox sees them
+	env     []string // its whole environment
+	dir     string   // its working folder, as the sandbox sees it
+	mounts  []mount  // what it sees of the host besides the system folders
+	timeout time.Duration
+	memory  int64 // RLIMIT_DATA and RLIMIT_FSIZE of each of its processes; 0: none
+}
+
+// command returns the command that runs j isolated as o says.
 //
-// With bubblewrap the binary runs in new user, mount, PID, network, IPC and UTS
+// With bubblewrap the job runs in new user, mount, PID, network, IPC and UTS
 // namespaces as uid/gid 65534 (nobody), in a new session, killed if the grader
 // dies. Its file system holds the system's /usr, /lib, /lib64, /bin and /etc
-// read-only (for -race builds, which link the C library), the scratch module
-// read-only (the official tests, the binary), a fresh /dev and /proc (its own PID
-// namespace: no grader process is visible) and an empty 64 MiB tmpfs /tmp as its
-// TMPDIR and HOME. Nothing of the instructor's is mounted, nothing it can see is
-// writable except that tmpfs, and there is no network.
-func sandboxCommand(ctx context.Context, o GradeOptions, scratch, dir, bin string, args []string) (*exec.Cmd, error) {
+// read-only (for -race builds, which link the C library), j's mounts, a fresh
+// /dev and /proc (its own PID namespace: no grader process is visible) and an
+// empty 64 MiB tmpfs /tmp. Nothing of the instructor's is writable unless a
+// mount says so, and there is no network. prlimit sets the memory limits
+// before bubblewrap starts, so every process of the job inherits them.
+func command(ctx context.Context, o GradeOptions, j job) (*exec.Cmd, error) {
+	var argv []string
+	if j.memory > 0 {
+		argv = append(argv, "prlimit", fmt.Sprintf("--data=%d", j.memory), fmt.Sprintf("--fsize=%d", j.memory), "--")
+	}
 	switch o.Sandbox {
 	case "", "bwrap":
 		bwrap, err := exec.LookPath("bwrap")
 		if err != nil {
 			return nil, ErrNoSandbox
 		}
-		a := []string{
+		a := []string{bwrap,
 			"--unshare-all", "--die-with-parent", "--new-session",
 			"--uid", "65534", "--gid", "65534",
 		}
 		for _, d := range []string{"/usr", "/lib", "/lib64", "/lib32", "/bin", "/etc"} {
 			a = append(a, "--ro-bind-try", d, d)
 		}
-		a = append(a,
-			"--dev", "/dev", "--proc", "/proc",
-			"--size", "67108864", "--tmpfs", "/tmp",
-			"--ro-bind", scratch, scratch,
-			"--chdir", dir,
-			"--clearenv", "--setenv", "TMPDIR", "/tmp", "--setenv", "HOME", "/tmp",
-			"--setenv", "PATH", "/usr/bin:/bin",
-			"--", bin)
-		cmd := exec.CommandContext(ctx, bwrap, append(a, args...)...)
+		a = append(a, "--dev", "/dev", "--proc", "/proc", "--size", "67108864", "--tmpfs", "/tmp")
+		for _, m := range j.mounts {
+			if m.rw {
+				a = append(a, "--bind", m.host, m.at)
+			} else {
+				a = append(a, "--ro-bind", m.host, m.at)
+			}
+		}
+		a = append(a, "--chdir", j.dir, "--clearenv")
+		for _, kv := range j.env {
+			k, v, _ := strings.Cut(kv, "=")
+			a = append(a, "--setenv", k, v)
+		}
+		argv = append(argv, append(append(a, "--"), j.argv...)...)
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 		return cmd, nil
 	case "none":
-		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.Dir = dir
+		argv = append(argv, j.argv...)
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Dir = j.dir
+		cmd.Env = j.env
 		return cmd, nil
 	}
 	return nil, fmt.Errorf("workbook: unknown sandbox %q (want bwrap or none)", o.Sandbox)
@@ -99,6 +142,7 @@ type runResult struct {
 	stdout, stderr []byte
 	exitCode       int    // -1 when it was killed
 	stopped        string // why the grader stopped it ("" if it exited by itself)
+	limit          string // the limit it went over: "time limit", "memory limit", "output limit" or ""
 }
 
 // capped is a writer that keeps at most the bytes left in a budget shared with
@@ -128,28 +172,25 @@ func (c *capped) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// runSandboxed runs the test binary bin in dir under the sandbox and limits of o.
-// The binary and everything it starts run in a process group of their own that is
-// killed when the time or output limit is reached or ctx ends.
-func runSandboxed(ctx context.Context, o GradeOptions, scratch, dir, bin string, args []string) (runResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, o.timeout())
+// runJob runs j under the sandbox of o and j's limits. The command and
+// everything it starts run in a process group of their own that is killed
+// when the time or output limit is reached or ctx ends.
+func runJob(ctx context.Context, o GradeOptions, j job) (runResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, j.timeout)
 	defer cancel()
 	var whyMu sync.Mutex
-	why := ""
-	stop := func(reason string) {
+	why, limit := "", ""
+	stop := func(reason, lim string) {
 		whyMu.Lock()
 		if why == "" {
-			why = reason
+			why, limit = reason, lim
 		}
 		whyMu.Unlock()
 		cancel()
 	}
-	cmd, err := sandboxCommand(ctx, o, scratch, dir, bin, args)
+	cmd, err := command(ctx, o, j)
 	if err != nil {
 		return runResult{}, err
-	}
-	if o.Sandbox == "none" {
-		cmd.Env = append(os.Environ(), "GOFLAGS=")
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
@@ -161,7 +202,9 @@ func runSandboxed(ctx context.Context, o GradeOptions, scratch, dir, bin string,
 	cmd.WaitDelay = 5 * time.Second
 	var mu sync.Mutex
 	left := o.maxOutput()
-	over := func() { stop(fmt.Sprintf("it wrote more than the output limit of %d bytes", o.maxOutput())) }
+	over := func() {
+		stop(fmt.Sprintf("%s wrote more than the output limit of %d bytes", j.what, o.maxOutput()), "output limit")
+	}
 	stdout := &capped{mu: &mu, left: &left, over: over}
 	stderr := &capped{mu: &mu, left: &left, over: over}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -172,10 +215,10 @@ func runSandboxed(ctx context.Context, o GradeOptions, scratch, dir, bin string,
 	}
 	res := runResult{stdout: stdout.buf.Bytes(), stderr: stderr.buf.Bytes()}
 	if ctx.Err() == context.DeadlineExceeded {
-		stop(fmt.Sprintf("it ran past the time limit of %v", o.timeout()))
+		stop(fmt.Sprintf("%s ran past the time limit of %v", j.what, j.timeout), "time limit")
 	}
 	whyMu.Lock()
-	res.stopped = why
+	res.stopped, res.limit = why, limit
 	whyMu.Unlock()
 	var exitErr *exec.ExitError
 	switch {
@@ -186,53 +229,72 @@ func runSandboxed(ctx context.Context, o GradeOptions, scratch, dir, bin string,
 	case res.stopped != "":
 		res.exitCode = -1
 	default:
-		return res, fmt.Errorf("workbook: running %s: %w", filepath.Base(bin), runErr)
+		return res, fmt.Errorf("workbook: running %s: %w", j.what, runErr)
 	}
 	if res.stopped == "" && ctx.Err() != nil {
 		res.stopped = "the grader was interrupted"
 	}
+	if res.stopped == "" && res.exitCode != 0 && j.memory > 0 {
+		if m := overMemory(res.stdout, res.stderr, runErr); m != "" {
+			res.stopped = fmt.Sprintf("%s went over the memory limit of %s (%s)", j.what, byteSize(j.memory), m)
+			res.limit = "memory limit"
+		}
+	}
 	return res, nil
 }
 
-// buildTest compiles the tests of the package pkg (such as "./03-view") of the
-// scratch module into the binary out, without running anything of the
-// student's. It returns the compiler's messages when the build fails.
-func buildTest(ctx context.Context, o GradeOptions, scratch, pkg, out string) (ok bool, msgs []string, err error) {
-	args := []string{"test", "-c", "-o", out}
-	if o.Race {
-		args = append(args, "-race")
-	}
-	cmd := exec.CommandContext(ctx, "go", append(args, pkg)...)
-	cmd.Dir = scratch
-	env, err := goEnv(filepath.Dir(out))
-	if err != nil {
-		return false, nil, err
-	}
-	cmd.Env = append(env, "GOWORK=off", "GOFLAGS=")
-	if o.Race {
-		cmd.Env = append(cmd.Env, "CGO_ENABLED=1") // -race needs cgo, whatever the caller's environment says
-	} else {
-		cmd.Env = append(cmd.Env, "CGO_ENABLED=0")
-	}
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	runErr := cmd.Run()
+// memorySigns are what a process that reached RLIMIT_DATA or RLIMIT_FSIZE
+// prints: the Go runtime, the compiler and the linker.
+var memorySigns = []string{"runtime: out of memory", "cannot allocate memory", "file too large", "file size limit exceeded"}
+
+// overMemory returns the sign, in the output of a failed job or its exit
+// signal, that it went over its memory limit, or "".
+func overMemory(stdout, stderr []byte, runErr error) string {
 	var exitErr *exec.ExitError
-	if runErr != nil && !errors.As(runErr, &exitErr) {
-		return false, nil, fmt.Errorf("workbook: building the tests of %s: %w (is the Go toolchain installed and on PATH?)", pkg, runErr)
-	}
-	for _, l := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
-		if l != "" && !strings.HasPrefix(l, "# ") {
-			msgs = append(msgs, l)
+	if errors.As(runErr, &exitErr) {
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGXFSZ {
+			return "file size limit exceeded"
 		}
 	}
-	if runErr != nil {
-		return false, msgs, nil
+	for _, out := range [][]byte{stderr, stdout} {
+		low := bytes.ToLower(out)
+		for _, s := range memorySigns {
+			if bytes.Contains(low, []byte(s)) {
+				return s
+			}
+		}
 	}
-	if _, err := os.Stat(out); err != nil {
-		return false, append(msgs, "go test -c wrote no test binary (no test files?)"), nil
+	return ""
+}
+
+// staticData returns the bytes the ELF executable at path needs in memory
+// for its writable segments (data and bss), which the kernel maps before the
+// program runs: a binary whose static data is over the memory limit cannot
+// start, and the grader says so instead of running it.
+func staticData(path string) (int64, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("workbook: reading the test binary: %w", err)
 	}
-	return true, nil, nil
+	defer f.Close()
+	var n int64
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_W != 0 {
+			n += int64(p.Memsz)
+		}
+	}
+	return n, nil
+}
+
+// byteSize writes n bytes in the largest binary unit that keeps it at least 1.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.3g GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.3g MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // toEvents converts the output of a test binary run with -test.v=test2json into

@@ -138,7 +138,7 @@ func RunWorking(ctx context.Context, root, work string, exs []Exercise, opts Run
 			reports[ex.Slug] = c.Report
 			continue
 		}
-		if err := assemble(scratch, ex, src); err != nil {
+		if err := assembleScratch(scratch, ex, src); err != nil {
 			return nil, err
 		}
 		stale = append(stale, "./"+ex.Slug)
@@ -234,23 +234,16 @@ func lockAbandoned(lock string) bool {
 	return errors.Is(err, os.ErrProcessDone) || (err != nil && strings.Contains(err.Error(), "no such process"))
 }
 
-// assemble puts exercise ex into the scratch module: the non-test .go files of
-// src and the official tests of ex.Dir, in place of what was there.
-func assemble(scratch string, ex Exercise, src string) error {
+// assembleScratch puts exercise ex into the scratch module, in place of what
+// was there, as the grader builds it (assemble: the learner's files from src,
+// the shared files and the tests from the official folder).
+func assembleScratch(scratch string, ex Exercise, src string) error {
 	dst := filepath.Join(scratch, ex.Slug)
 	if err := os.RemoveAll(dst); err != nil {
 		return fmt.Errorf("workbook: %w", err)
 	}
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return fmt.Errorf("workbook: %w", err)
-	}
-	if _, err := copyGoFiles(src, dst, func(name string) bool { return !strings.HasSuffix(name, "_test.go") }); err != nil {
-		return err
-	}
-	if _, err := copyGoFiles(ex.Dir, dst, func(name string) bool { return strings.HasSuffix(name, "_test.go") }); err != nil {
-		return err
-	}
-	return nil
+	_, _, err := assemble(ex, src, dst)
+	return err
 }
 
 // exerciseKey is the SHA-256 of shared and of the .go files that exercise ex is

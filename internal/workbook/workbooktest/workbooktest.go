@@ -7,6 +7,7 @@ package workbooktest
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"memlab.dev/memlab/internal/workbook"
@@ -29,15 +30,28 @@ func Exercises(t testing.TB) string {
 	return ex
 }
 
-// Module copies the exercises module's go.mod and internal/ and the named exercise
+// Module copies the exercises module's go.mod (its replace directive pointed
+// at the repository), go.sum and internal/ and the named exercise
 // folders (such as "05-segment-size") into a new temporary folder and returns it.
 func Module(t testing.TB, slugs ...string) string {
 	t.Helper()
 	src := Exercises(t)
 	dst := t.TempDir()
-	gomod, err := os.ReadFile(filepath.Join(src, "go.mod"))
-	if err == nil {
-		err = os.WriteFile(filepath.Join(dst, "go.mod"), gomod, 0o644)
+	var err error
+	for _, f := range []string{"go.mod", "go.sum"} {
+		data, rerr := os.ReadFile(filepath.Join(src, f))
+		if f == "go.mod" {
+			// The copy is elsewhere: its replace directive names the repository.
+			data = []byte(strings.Replace(string(data), "=> ../\n", "=> "+filepath.Dir(src)+"\n", 1))
+		}
+		if rerr == nil {
+			err = os.WriteFile(filepath.Join(dst, f), data, 0o644)
+		} else if f == "go.mod" {
+			err = rerr
+		}
+		if err != nil {
+			break
+		}
 	}
 	for _, d := range append([]string{"internal"}, slugs...) {
 		if err == nil {
