@@ -101,3 +101,70 @@ func (t *InPlaceTable) Judge() {
 		"in place saves %.1f %% at 128 tokens and %.1f %% at 512 with eager attention, %.1f–%.1f %% with fused attention",
 		e[0], e[2], slices.Min(f), slices.Max(f))
 }
+
+// FitTable runs forward passes on a simulated device of one capacity
+// ([OnDevice]) and tabulates whether each fits.
+type FitTable struct {
+	capacity int64
+	tab      *memlab.Table
+	fits     map[string]bool // by batch and tricks
+}
+
+// NewFitTable returns a table for a device between the reserved peaks of
+// small and large (each run on a device of its own), in whole 2 MiB pages:
+// small fits it, large does not.
+func NewFitTable(small, large func(*memlab.Lab) int64) *FitTable {
+	_, r1, _ := OnDevice(0, small)
+	_, r2, _ := OnDevice(0, large)
+	capacity := (r1 + r2) / 2 &^ (2<<20 - 1)
+	return &FitTable{
+		capacity: capacity,
+		tab:      memlab.NewTable(lang.Text("batch"), lang.Text("tricks"), fmt.Sprintf(lang.Text("on a device of %s"), memlab.FormatBytes(capacity))),
+		fits:     map[string]bool{},
+	}
+}
+
+// Run runs pass, batch with tricks, on the table's device and adds its row:
+// "fits", or where it ran out of memory ([Fits]).
+func (t *FitTable) Run(batch int, tricks fmt.Stringer, pass func(*memlab.Lab) int64) {
+	_, _, err := OnDevice(t.capacity, pass)
+	t.fits[fmt.Sprint(batch, tricks)] = err == nil
+	t.tab.Row(batch, tricks, Fits(err))
+}
+
+// Fits reports whether the run of batch with tricks fitted (false if none
+// ran).
+func (t *FitTable) Fits(batch int, tricks fmt.Stringer) bool {
+	return t.fits[fmt.Sprint(batch, tricks)]
+}
+
+// Show shows the table.
+func (t *FitTable) Show() { t.tab.Show() }
+
+// MergeTable tabulates, setting by setting of PYTORCH_CUDA_ALLOC_CONF, the
+// segments and blocks of a lab while tensors are in use and after they are
+// freed.
+type MergeTable struct {
+	tab    *memlab.Table
+	merged bool // every segment one free block again after del, so far
+}
+
+// NewMergeTable returns an empty table.
+func NewMergeTable() *MergeTable {
+	return &MergeTable{tab: memlab.NewTable(T("PYTORCH_CUDA_ALLOC_CONF", "segments", "blocks while in use", "free blocks after del")...), merged: true}
+}
+
+// Add adds the row of conf: l's segments and blocks now (after del), and
+// inUse, its blocks before.
+func (t *MergeTable) Add(conf string, l *memlab.Lab, inUse int) {
+	segs, free := len(l.Snapshot().Segments), Blocks(l)
+	t.merged = t.merged && free == segs
+	t.tab.Row(conf, segs, inUse, free)
+}
+
+// Show shows the table.
+func (t *MergeTable) Show() { t.tab.Show() }
+
+// Merged reports whether every segment was one free block again after del,
+// in every row.
+func (t *MergeTable) Merged() bool { return t.merged }

@@ -1,7 +1,6 @@
 package nb04
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -735,24 +734,15 @@ func batch32Or64() {
 	bert := func(t Tricks, batch int) func(*memlab.Lab) int64 {
 		return func(l *memlab.Lab) int64 { return encode(l, ch4.BERTBase(1), t, batch, 512) }
 	}
-	_, r32, _ := ch4.OnDevice(0, bert(Tricks{}, 32))
-	_, r64, _ := ch4.OnDevice(0, bert(Tricks{}, 64))
-	capacity := (r32 + r64) / 2 &^ (2<<20 - 1) // between them, in whole 2 MiB pages
-	tab := memlab.NewTable(lang.Text("batch"), lang.Text("tricks"), fmt.Sprintf(lang.Text("on a device of %s"), memlab.FormatBytes(capacity)))
-	fits := map[Tricks]bool{} // at batch 64
-	for _, run := range []struct {
-		batch int
-		t     Tricks
-	}{{32, Tricks{}}, {64, Tricks{}}, {64, Tricks{InPlace: true}}, {64, Tricks{View: true, InPlace: true}}, {64, Tricks{Fused: true}}} {
-		_, _, err := ch4.OnDevice(capacity, bert(run.t, run.batch))
-		if run.batch == 64 {
-			fits[run.t] = err == nil
-		}
-		tab.Row(run.batch, run.t, ch4.Fits(err))
+	tab := ch4.NewFitTable(bert(Tricks{}, 32), bert(Tricks{}, 64)) // a device between their reserved peaks
+	tab.Run(32, Tricks{}, bert(Tricks{}, 32))
+	for _, t := range []Tricks{{}, {InPlace: true}, {View: true, InPlace: true}, {Fused: true}} {
+		tab.Run(64, t, bert(t, 64))
 	}
 	tab.Show()
-	memlab.Judge("for long sequences, in-place's 12 percent can decide between batch 32 and 64", memlab.HoldsIf(fits[Tricks{InPlace: true}] && !fits[Tricks{}]),
-		"batch 64 fits in place: %v, without: %v; with fused attention: %v", fits[Tricks{InPlace: true}], fits[Tricks{}], fits[Tricks{Fused: true}])
+	in, base, fused := tab.Fits(64, Tricks{InPlace: true}), tab.Fits(64, Tricks{}), tab.Fits(64, Tricks{Fused: true})
+	memlab.Judge("for long sequences, in-place's 12 percent can decide between batch 32 and 64", memlab.HoldsIf(in && !base),
+		"batch 64 fits in place: %v, without: %v; with fused attention: %v", in, base, fused)
 }
 
 /*md
