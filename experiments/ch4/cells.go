@@ -1,11 +1,15 @@
 package ch4
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
+	"memlab.dev/memlab/model"
+	"memlab.dev/memlab/tensor"
 )
 
 // This file holds the plumbing of notebook 04's cells that is no part of the
@@ -168,3 +172,43 @@ func (t *MergeTable) Show() { t.tab.Show() }
 // Merged reports whether every segment was one free block again after del,
 // in every row.
 func (t *MergeTable) Merged() bool { return t.merged }
+
+// Fill sets every element of t to v, what t.fill_(v) and Python's
+// y[0, 0] = v on a 0-d view do: it copies a 0-d tensor of v into t (a
+// version bump of t's storage) and releases it.
+func Fill(t *tensor.Tensor, v float64) error {
+	src, err := tensor.Full(t.Device(), t.DType(), v)
+	if err != nil {
+		return fmt.Errorf("ch4: Fill: %w", err)
+	}
+	return errors.Join(t.CopyFrom(src), src.Release())
+}
+
+// LiveSpread sorts faster (a kv-cache's token-time savings against the
+// baseline's in live runs on device, in percent), prints their median and
+// range, and returns the median (0 for none).
+func LiveSpread(device string, faster []float64) float64 {
+	if len(faster) == 0 {
+		return 0
+	}
+	slices.Sort(faster)
+	m := faster[len(faster)/2]
+	memlab.Measured("live, on %s: kv-cache's median token time against the baseline's over %d runs: %.1f %% saved (median), from %.1f %% to %.1f %% (negative: slower)",
+		device, len(faster), m, faster[0], faster[len(faster)-1])
+	return m
+}
+
+// SayMallocs prints, for the live run and the recorded ones, the baseline's
+// and kv-cache's cudaMallocs, allocator calls and median token times.
+func SayMallocs(live InferenceResult, rec RecordedRuns) {
+	runs := []InferenceResult{live}
+	for _, r := range rec {
+		runs = append(runs, r.Result)
+	}
+	for i, res := range runs {
+		b, _ := res.Row(model.Baseline)
+		k, _ := res.Row(model.KVCache)
+		memlab.Measured("%s, %s model on %s: baseline %d cudaMalloc and %d allocator calls, kv-cache %d and %d; median token %s → %s",
+			LiveOrRecorded(i > 0), res.Size.Name, res.Device, b.DeviceMallocs, b.AllocCalls, k.DeviceMallocs, k.AllocCalls, b.Token.Round(time.Microsecond), k.Token.Round(time.Microsecond))
+	}
+}

@@ -3,7 +3,6 @@ package nb04
 import (
 	"fmt"
 	"slices"
-	"time"
 
 	"memlab.dev/memlab/experiments/ch4"
 	"memlab.dev/memlab/lang"
@@ -241,25 +240,17 @@ print(sorted(speedups)[1], min(speedups), max(speedups))
 //nb:cell
 func tokenLatencySpread() {
 	// 4.3's 5–10 %: three live runs (about 9 s on the simulator on 2 cores, a second on a GPU), then the H200 recording
-	var faster []float64
-	var r ch4.InferenceResult
+	faster, r := []float64{}, ch4.InferenceResult{}
 	for run := range 3 {
 		r = memlab.Must(ch4.Inference(ch4.Setup{}, "small", model.Baseline, model.KVCache))
 		v, _ := r.Compare(model.KVCache, model.Baseline, ch4.TokenLatency)
 		faster = append(faster, v)
 		ch4.Say("live run %d of 3: kv-cache %.1f %% faster", run+1, v)
 	}
-	slices.Sort(faster)
-	memlab.Measured("live, on %s: kv-cache's median token time against the baseline's over %d runs: %.1f %% saved (median), from %.1f %% to %.1f %% (negative: slower)",
-		r.Device, len(faster), faster[1], faster[0], faster[2])
+	median := ch4.LiveSpread(r.Device, faster) // and the range
 	rec := memlab.Must(ch4.LoadRecorded())
-	for i, res := range []ch4.InferenceResult{r, rec[0].Result, rec[1].Result} {
-		b, _ := res.Row(model.Baseline)
-		k, _ := res.Row(model.KVCache)
-		memlab.Measured("%s, %s model on %s: baseline %d cudaMalloc and %d allocator calls, kv-cache %d and %d; median token %s → %s",
-			ch4.LiveOrRecorded(i > 0), res.Size.Name, res.Device, b.DeviceMallocs, b.AllocCalls, k.DeviceMallocs, k.AllocCalls, b.Token.Round(time.Microsecond), k.Token.Round(time.Microsecond))
-	}
-	source, v := ch4.LatencyEvidence(r.Device, faster[1], rec)
+	ch4.SayMallocs(r, rec) // cudaMalloc, allocator calls and token times: live, then recorded on the H200
+	source, v := ch4.LatencyEvidence(r.Device, median, rec)
 	memlab.Judge("pooling the KV cache cuts inference latency by 5–10 percent", memlab.HoldsIf(v >= 5), "%s: %.1f %% faster", source, v)
 }
 

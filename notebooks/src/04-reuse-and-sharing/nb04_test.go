@@ -47,8 +47,7 @@ func TestSavedTensorError(t *testing.T) {
 func TestViewWriteThrough(t *testing.T) {
 	out := nbtest.Run(t, Cells, "viewWriteThrough")
 	nbtest.Want(t, out,
-		`x = \[999 1 2 3 4 5 6 7 8 9 10 11\]`,
-		`y shares x's storage: true; x\._version 1, y\._version 1`,
+		`x = \[999 1 2 3 4 5 6 7 8 9 10 11\]; y shares x's storage: true; x\._version 1, y\._version 1`,
 		`the views allocated 0 bytes and write through to x: true → holds`)
 }
 
