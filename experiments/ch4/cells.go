@@ -173,6 +173,14 @@ func (t *MergeTable) Show() { t.tab.Show() }
 // in every row.
 func (t *MergeTable) Merged() bool { return t.merged }
 
+// Judge prints the verdict on the chapter's warning that a badly set
+// max_split_size_mb leaves fragments that cannot merge: it holds if some
+// row's segments did not merge back into one free block each.
+func (t *MergeTable) Judge() {
+	memlab.Judge("a badly set max_split_size_mb leaves fragments that cannot merge", memlab.HoldsIf(!t.merged),
+		"after del, every segment is one free block again under all three settings: %v", t.merged)
+}
+
 // Fill sets every element of t to v, what t.fill_(v) and Python's
 // y[0, 0] = v on a 0-d view do: it copies a 0-d tensor of v into t (a
 // version bump of t's storage) and releases it.
@@ -211,4 +219,58 @@ func SayMallocs(live InferenceResult, rec RecordedRuns) {
 		memlab.Measured("%s, %s model on %s: baseline %d cudaMalloc and %d allocator calls, kv-cache %d and %d; median token %s → %s",
 			LiveOrRecorded(i > 0), res.Size.Name, res.Device, b.DeviceMallocs, b.AllocCalls, k.DeviceMallocs, k.AllocCalls, b.Token.Round(time.Microsecond), k.Token.Round(time.Microsecond))
 	}
+}
+
+// Engine is a model's weights on a lab and an engine running them in one
+// mode.
+type Engine struct {
+	*model.Engine
+	m *model.Model
+}
+
+// NewEngine loads the model of the named size (model.Sizes) on l and returns
+// an engine running it in mode, for requests up to the size's workload's
+// longest.
+func NewEngine(l *memlab.Lab, sizeName string, mode model.Mode) (*Engine, error) {
+	size, err := model.SizeByName(sizeName)
+	if err != nil {
+		return nil, fmt.Errorf("ch4: NewEngine: %w", err)
+	}
+	m, err := model.New(l, size.Config)
+	if err != nil {
+		return nil, fmt.Errorf("ch4: NewEngine: %w", err)
+	}
+	e, err := m.NewEngine(mode, model.EngineOptions{MaxLen: size.Workload.MaxLen()})
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("ch4: NewEngine: %w", err), m.Release())
+	}
+	return &Engine{Engine: e, m: m}, nil
+}
+
+// FirstRequest is the first request of the named size's workload.
+func FirstRequest(sizeName string) (model.Request, error) {
+	size, err := model.SizeByName(sizeName)
+	if err != nil {
+		return model.Request{}, fmt.Errorf("ch4: FirstRequest: %w", err)
+	}
+	reqs, err := size.Workload.Make(size.Config.Vocab)
+	if err != nil {
+		return model.Request{}, fmt.Errorf("ch4: FirstRequest: %w", err)
+	}
+	if len(reqs) == 0 {
+		return model.Request{}, fmt.Errorf("ch4: FirstRequest: the %s workload has no requests", sizeName)
+	}
+	return reqs[0], nil
+}
+
+// Release frees the engine's pools, then the weights.
+func (e *Engine) Release() error { return errors.Join(e.Engine.Release(), e.m.Release()) }
+
+// ModeTable is the table of one request run mode by mode: the weights, the
+// peak above them, the allocator calls and the first tokens; the caption
+// says what the request is.
+func ModeTable(req model.Request) *memlab.Table {
+	tab := memlab.NewTable(T("mode", "weights", "peak above the weights", "allocator calls", "tokens")...)
+	tab.Caption = fmt.Sprintf(lang.Text("one request: %d prompt tokens, %d generated"), len(req.Prompt), req.Decode)
+	return tab
 }

@@ -474,8 +474,7 @@ func maxSplitMerging() {
 		memlab.Check(l.Close())
 	}
 	tab.Show()
-	memlab.Judge("a badly set max_split_size_mb leaves fragments that cannot merge", memlab.HoldsIf(!tab.Merged()),
-		"after del, every segment is one free block again under all three settings: %v", tab.Merged())
+	tab.Judge() // it holds if some segment did not merge back into one free block
 }
 
 /*md

@@ -1,11 +1,11 @@
 package nb04
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
 	"memlab.dev/memlab/experiments/ch4"
-	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/model"
 	"memlab.dev/memlab/tensor"
@@ -51,21 +51,16 @@ print(torch.cuda.max_memory_allocated() - weights,
 
 //nb:cell
 func oneRequestByMode() {
-	size := memlab.Must(model.SizeByName("small"))
-	req := memlab.Must(size.Workload.Make(size.Config.Vocab))[0]
-	tab := memlab.NewTable(ch4.T("mode", "weights", "peak above the weights", "allocator calls", "tokens")...)
-	tab.Caption = fmt.Sprintf(lang.Text("one request: %d prompt tokens, %d generated"), len(req.Prompt), req.Decode)
+	req := memlab.Must(ch4.FirstRequest("small")) // the small model's workload's first request
+	tab := ch4.ModeTable(req)                     // a row per mode; the request in the caption
 	for _, mode := range []model.Mode{model.Baseline, model.InPlace, model.Views, model.KVCache, model.Chapter, model.Optimised} {
 		l := memlab.MustOpen()
-		m := memlab.Must(model.New(l, size.Config))
-		e := memlab.Must(m.NewEngine(mode, model.EngineOptions{MaxLen: size.Workload.MaxLen()}))
+		e := memlab.Must(ch4.NewEngine(l, "small", mode)) // the weights on l, and an engine running them in mode
 		weights, calls := l.MemoryAllocated(), ch4.AllocCalls(l)
 		l.ResetPeakMemoryStats()
 		g := memlab.Must(e.Generate(req))
 		tab.Row(mode, memlab.FormatBytes(weights), memlab.FormatBytes(l.MaxMemoryAllocated()-weights), ch4.AllocCalls(l)-calls, fmt.Sprint(g.Tokens[:6], "…"))
-		memlab.Check(e.Release())
-		memlab.Check(m.Release())
-		memlab.Check(l.Close())
+		memlab.Check(errors.Join(e.Release(), l.Close()))
 	}
 	tab.Show()
 }
