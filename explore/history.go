@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/snapshot"
 )
@@ -155,7 +156,7 @@ func (h *History) reservedPeak() int {
 // Timeline is the allocated and reserved memory over the events, for
 // [memplot.MemoryCurve]; out-of-memory events are marked.
 func (h *History) Timeline() memplot.Timeline {
-	tl := memplot.Timeline{XLabel: "allocator event", Samples: h.samples}
+	tl := memplot.Timeline{XLabel: lang.Text("allocator event"), Samples: h.samples}
 	for i, e := range h.trace {
 		if e.Action == snapshot.ActionOOM {
 			tl.Marks = append(tl.Marks, memplot.Mark{X: float64(i), Label: "OOM"})

@@ -52,7 +52,7 @@ func (h *History) Map(i int) (*memplot.Figure, error) {
 	if len(segs) == 0 {
 		return nil, fmt.Errorf("explore: no segments after event %d: the allocator holds no memory there", i)
 	}
-	f, err := memplot.SegmentMap(fmt.Sprintf("segments after event %d", i), segs)
+	f, err := memplot.SegmentMap(fmt.Sprintf(lang.Text("segments after event %d"), i), segs)
 	if err != nil {
 		return nil, fmt.Errorf("explore: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memplot"
 )
 
@@ -184,7 +185,7 @@ func (r *Recorder) OOMs() int {
 func (r *Recorder) Timeline() memplot.Timeline {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	tl := memplot.Timeline{XLabel: "allocator event", Samples: append([]memplot.Sample(nil), r.samples...)}
+	tl := memplot.Timeline{XLabel: lang.Text("allocator event"), Samples: append([]memplot.Sample(nil), r.samples...)}
 	tl.Marks = append(tl.Marks, r.marks...)
 	return tl
 }
@@ -194,7 +195,7 @@ func (r *Recorder) Timeline() memplot.Timeline {
 func (r *Recorder) TimelineByTime() memplot.Timeline {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	tl := memplot.Timeline{XLabel: "time (ms)", Samples: make([]memplot.Sample, len(r.samples))}
+	tl := memplot.Timeline{XLabel: lang.Text("time (ms)"), Samples: make([]memplot.Sample, len(r.samples))}
 	for i, s := range r.samples {
 		s.X = float64(r.times[i].Microseconds()) / 1000
 		tl.Samples[i] = s

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memplot"
 )
 
@@ -118,7 +119,7 @@ func (s *Steps) Table() *Table {
 
 // Timeline is the steps as a memory curve, one point a step.
 func (s *Steps) Timeline() memplot.Timeline {
-	tl := memplot.Timeline{XLabel: "step", Discrete: true}
+	tl := memplot.Timeline{XLabel: lang.Text("step"), Discrete: true}
 	for i, st := range s.List {
 		tl.Samples = append(tl.Samples, memplot.Sample{X: float64(i), Allocated: st.Allocated, Reserved: st.Reserved, DriverUsed: st.DriverUsed})
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
 )
@@ -48,8 +49,8 @@ func (v *Views) Table() *Table {
 
 // Plot draws each tensor's own size beside the storage it keeps alive, in KiB.
 func (v *Views) Plot(title string) (*memplot.Figure, error) {
-	own := memplot.BarSeries{Name: "nbytes (the view)"}
-	storage := memplot.BarSeries{Name: "storage nbytes (allocated)"}
+	own := memplot.BarSeries{Name: lang.Text("nbytes (the view)")}
+	storage := memplot.BarSeries{Name: lang.Text("storage nbytes (allocated)")}
 	for _, t := range v.List {
 		own.Values = append(own.Values, float64(t.Nbytes())/1024)
 		storage.Values = append(storage.Values, float64(t.StorageNbytes())/1024)

@@ -140,18 +140,18 @@ func Fragmentation(title string, request int64, gauges ...Gauge) (*Figure, error
 		largest = max64(largest, g.TotalFree)
 	}
 	u := UnitFor(largest)
-	total := BarSeries{Name: "total free"}
-	block := BarSeries{Name: "largest free block"}
+	total := BarSeries{Name: tr("total free")}
+	block := BarSeries{Name: tr("largest free block")}
 	for _, g := range gauges {
 		total.Values = append(total.Values, u.Of(g.TotalFree))
 		block.Values = append(block.Values, u.Of(g.LargestFree))
 	}
-	f, err := Bars(title, "free "+u.Name, groups, total, block)
+	f, err := Bars(title, fmt.Sprintf(tr("free %s"), u.Name), groups, total, block)
 	if err != nil {
 		return nil, err
 	}
 	if request > 0 {
-		if err := f.HLine(u.Of(request), "request "+u.Format(request)); err != nil {
+		if err := f.HLine(u.Of(request), fmt.Sprintf(tr("request %s"), u.Format(request))); err != nil {
 			return nil, fmt.Errorf("memplot: Fragmentation: %w", err)
 		}
 	}
@@ -196,8 +196,8 @@ func FragmentationCurve(title, xLabel string, samples []FragSample) (*Figure, er
 	if len(samples) == 0 {
 		return nil, errors.New("memplot: FragmentationCurve: no samples")
 	}
-	total := Series{Name: "total free", Step: true}
-	block := Series{Name: "largest free block", Step: true}
+	total := Series{Name: tr("total free"), Step: true}
+	block := Series{Name: tr("largest free block"), Step: true}
 	labels := make([]string, 0, len(samples))
 	for i, s := range samples {
 		if s.LargestFree < 0 || s.TotalFree < s.LargestFree {

@@ -74,7 +74,7 @@ func MemoryCurve(title string, tl Timeline) (*Figure, error) {
 	f := newFigure(title)
 	f.X.Label.Text = tl.XLabel
 	if f.X.Label.Text == "" {
-		f.X.Label.Text = "event"
+		f.X.Label.Text = tr("event")
 	}
 	f.Y.Label.Text = u.Name
 	f.Y.Min = 0
@@ -86,9 +86,9 @@ func MemoryCurve(title string, tl Timeline) (*Figure, error) {
 		dash []vg.Length
 		w    vg.Length
 	}{
-		{"driver-used", DriverUsedColor, func(s Sample) int64 { return s.DriverUsed }, []vg.Length{vg.Points(4), vg.Points(2)}, 1.5},
-		{"reserved", ReservedColor, func(s Sample) int64 { return s.Reserved }, nil, 3},
-		{"allocated", AllocatedColor, func(s Sample) int64 { return s.Allocated }, nil, 1.5},
+		{tr("driver-used"), DriverUsedColor, func(s Sample) int64 { return s.DriverUsed }, []vg.Length{vg.Points(4), vg.Points(2)}, 1.5},
+		{tr("reserved"), ReservedColor, func(s Sample) int64 { return s.Reserved }, nil, 3},
+		{tr("allocated"), AllocatedColor, func(s Sample) int64 { return s.Allocated }, nil, 1.5},
 	}
 	if !driverKnown {
 		series = series[1:]
@@ -155,6 +155,12 @@ func addMarks(p *plot.Plot, marks []Mark, top float64) error {
 	}
 	for i := range lbl.TextStyle {
 		lbl.TextStyle[i].Font.Size = vg.Points(8)
+		lbl.TextStyle[i].Font.Typeface = p.X.Tick.Label.Font.Typeface
+		if needsCJK(labels.Labels[i]) {
+			if _, err := cjk(); err == nil {
+				lbl.TextStyle[i].Font.Typeface = CJKTypeface
+			}
+		}
 		lbl.TextStyle[i].YAlign = draw.YTop
 		lbl.TextStyle[i].Color = color.Gray{Y: 0x55}
 	}
@@ -245,7 +251,7 @@ func Lines(title, xLabel string, series ...Series) (*Figure, error) {
 func coincides(earlier []Series, s Series) string {
 	for _, e := range earlier {
 		if slices.Equal(e.X, s.X) && slices.Equal(e.Y, s.Y) && e.Step == s.Step {
-			return " (same as " + e.Name + ")"
+			return " (" + fmt.Sprintf(tr("same as %s"), e.Name) + ")"
 		}
 	}
 	return ""
@@ -363,7 +369,7 @@ func Pairs(title, xLabel, solid, dashed string, pairs ...Pair) (*Figure, error) 
 	for _, k := range []struct {
 		name   string
 		dashes []vg.Length
-	}{{solid + " (solid)", nil}, {dashed + " (dashed)", dash}} {
+	}{{fmt.Sprintf(tr("%s (solid)"), solid), nil}, {fmt.Sprintf(tr("%s (dashed)"), dashed), dash}} {
 		l := &plotter.Line{LineStyle: draw.LineStyle{Color: grey, Width: vg.Points(1.5), Dashes: k.dashes}}
 		f.AddKey(k.name, l)
 	}

@@ -37,6 +37,7 @@ type Figure struct {
 
 	key     plot.Legend // drawn outside the data area, to the right
 	keySize int
+	keyCJK  bool // a key entry or tick label has Chinese characters
 	// Name is the base file name Show uses outside a notebook; constructors
 	// derive it from the title.
 	Name string
@@ -44,6 +45,9 @@ type Figure struct {
 	// 0 is gonum/plot's 96. A file meant to be read on its own (memlab whatif
 	// --plot) is sharper at 192.
 	DPI int
+
+	xLabels []string  // LabelX's labels, laid out at drawing (layoutX)
+	xExtra  vg.Length // the height layoutX added for upward labels
 }
 
 func newFigure(title string) *Figure {
@@ -61,12 +65,15 @@ func newFigure(title string) *Figure {
 	p.X.Label.TextStyle.Font.Size = TickFontSize
 	p.Y.Label.TextStyle.Font.Size = TickFontSize
 	key.ThumbnailWidth = vg.Points(18)
-	return &Figure{Plot: p, Width: DefaultWidth, Height: DefaultHeight, key: key, Name: slug(title)}
+	f := &Figure{Plot: p, Width: DefaultWidth, Height: DefaultHeight, key: key, Name: slug(title)}
+	f.fitFaces()
+	return f
 }
 
-var nonWord = regexp.MustCompile(`[^a-z0-9]+`)
+var nonWord = regexp.MustCompile(`[^\p{L}\p{N}]+`)
 
-// slug turns a title into a file name: lower case, words joined by dashes.
+// slug turns a title into a file name: lower case, words (in any script, so
+// that Chinese titles keep theirs) joined by dashes.
 func slug(title string) string {
 	s := strings.Trim(nonWord.ReplaceAllString(strings.ToLower(title), "-"), "-")
 	if s == "" {
@@ -83,6 +90,8 @@ func (f *Figure) Encode(format string) ([]byte, error) {
 	if f.Width <= 0 || f.Height <= 0 {
 		return nil, fmt.Errorf("memplot: figure %q has size %v×%v; both must be positive", f.Name, f.Width, f.Height)
 	}
+	f.fitFaces()
+	f.layoutX()
 	var w vg.CanvasWriterTo
 	var err error
 	if raster, ok := rasters[strings.ToLower(format)]; ok && f.DPI > 0 {
@@ -112,12 +121,16 @@ var rasters = map[string]func(c *vgimg.Canvas) vg.CanvasWriterTo{
 // still drawn inside the data area, as gonum/plot does.)
 func (f *Figure) AddKey(name string, thumbs ...plot.Thumbnailer) {
 	f.key.Add(name, thumbs...)
+	f.keyCJK = f.keyCJK || needsCJK(name)
 	f.keySize++
 }
 
 // plotArea is the part of c the plot (without the key) is drawn in, and the
 // key column's width (0 without a key).
 func (f *Figure) plotArea(c draw.Canvas) (draw.Canvas, vg.Length) {
+	if len(f.xLabels) > 0 {
+		c = draw.Crop(c, 0, 0, labelMargin, 0) // LabelX's descenders off the edge
+	}
 	if f.keySize == 0 {
 		return c, 0
 	}
@@ -165,6 +178,8 @@ func (f *Figure) DataBox() (DataBox, error) {
 	if f.Width <= 0 || f.Height <= 0 {
 		return DataBox{}, fmt.Errorf("memplot: figure %q has size %v×%v; both must be positive", f.Name, f.Width, f.Height)
 	}
+	f.fitFaces()
+	f.layoutX()
 	c := draw.Canvas{Canvas: &recorder.Canvas{}, Rectangle: vg.Rectangle{Max: vg.Point{X: f.Width, Y: f.Height}}}
 	pc, _ := f.plotArea(c)
 	dc := f.Plot.DataCanvas(pc)
@@ -176,26 +191,65 @@ func (f *Figure) DataBox() (DataBox, error) {
 	}, nil
 }
 
-// LabelX replaces the x axis' ticks with one label at each of 0, 1, 2, …,
-// written upwards so that long labels ("a0 = empty(1024 MiB)") fit side by
-// side, and makes the figure taller to hold them.
+// LabelX replaces the x axis' ticks with one label at each of 0, 1, 2, …, at
+// the tick font size. The labels are laid out when the figure is drawn, at its
+// size: side by side when each fits its place, else written upwards with the
+// figure made taller to hold the longest, so that none is clipped or overlaps
+// its neighbour.
 func (f *Figure) LabelX(labels ...string) {
 	ticks := make([]plot.Tick, len(labels))
-	longest := 0
 	for i, l := range labels {
 		ticks[i] = plot.Tick{Value: float64(i), Label: l}
-		longest = max(longest, len(l))
+		f.keyCJK = f.keyCJK || needsCJK(l)
 	}
 	f.X.Tick.Marker = plot.ConstantTicks(ticks)
-	f.X.Tick.Label.Rotation = math.Pi / 2
-	f.X.Tick.Label.XAlign = draw.XRight
-	f.X.Tick.Label.YAlign = draw.YCenter
-	f.X.Tick.Label.Font.Size = MinFontSize
-	f.X.Tick.Length = 0 // no tick marks through the rotated labels
+	f.X.Tick.Label.Font.Size = TickFontSize
 	f.X.Label.Text = ""
 	f.X.Min = min(f.X.Min, -0.5)
 	f.X.Max = max(f.X.Max, float64(len(labels))-0.5)
-	f.Height += vg.Length(longest) * vg.Points(5)
+	f.xLabels = labels
+	f.layoutX()
+}
+
+// labelGap is the least space between two labels side by side, and what is
+// left below the longest upward label; labelMargin is the blank strip below
+// LabelX's labels.
+const (
+	labelGap    = vg.Length(8)
+	labelMargin = vg.Length(4)
+)
+
+// layoutX lays out LabelX's labels at f's current width (see LabelX): side by
+// side when the widest fits the space one label has in the data area, else
+// upwards, the figure taller by what the upward labels need.
+func (f *Figure) layoutX() {
+	if len(f.xLabels) == 0 {
+		return
+	}
+	f.Height -= f.xExtra
+	f.xExtra = labelMargin
+	f.Height += f.xExtra
+	lbl := &f.X.Tick.Label
+	lbl.Rotation = 0
+	lbl.XAlign, lbl.YAlign = draw.XCenter, draw.YTop
+	f.X.Tick.Length = vg.Points(4)
+	widest := vg.Length(0)
+	for _, l := range f.xLabels {
+		widest = max(widest, lbl.Width(l))
+	}
+	c := draw.Canvas{Canvas: &recorder.Canvas{}, Rectangle: vg.Rectangle{Max: vg.Point{X: f.Width, Y: f.Height}}}
+	pc, _ := f.plotArea(c)
+	dc := f.Plot.DataCanvas(pc)
+	place := (dc.Max.X - dc.Min.X) / vg.Length(f.X.Max-f.X.Min) // one unit of x: one label's place
+	if widest+labelGap <= place {
+		return
+	}
+	lbl.Rotation = math.Pi / 2
+	lbl.XAlign, lbl.YAlign = draw.XRight, draw.YCenter
+	f.X.Tick.Length = 0 // no tick marks through the upward labels
+	up := widest - lbl.Height("0") + labelGap
+	f.xExtra += up
+	f.Height += up
 }
 
 // MinFontSize is the smallest text memplot draws: 9 pt, 12 px in a PNG at

@@ -45,7 +45,7 @@ func BarsLog(title, yLabel string, groups []string, series ...BarSeries) (*Figur
 		ceil *= 10
 	}
 	f := newFigure(title)
-	f.Y.Label.Text = yLabel + " (log scale)"
+	f.Y.Label.Text = fmt.Sprintf(tr("%s (log scale)"), yLabel)
 	f.Y.Scale = plot.LogScale{}
 	f.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	f.Y.Min, f.Y.Max = floor*0.999, ceil // a hair below, so that the floor's tick is drawn

@@ -110,12 +110,12 @@ func SegmentMap(title string, segs []Segment) (*Figure, error) {
 	shown := segs
 	if len(shown) > MaxSegmentRows {
 		shown = shown[:MaxSegmentRows]
-		title = fmt.Sprintf("%s (first %d of %d segments)", title, MaxSegmentRows, len(segs))
+		title = fmt.Sprintf(tr("%s (first %d of %d segments)"), title, MaxSegmentRows, len(segs))
 	}
 	u := UnitFor(largest)
 	f := newFigure(title)
 	f.Height = max(DefaultHeight, vg.Inch+vg.Length(len(shown))*0.3*vg.Inch)
-	f.X.Label.Text = "offset in segment (" + u.Name + ")"
+	f.X.Label.Text = fmt.Sprintf(tr("offset in segment (%s)"), u.Name)
 	f.X.Min = 0
 	names := make([]string, len(shown))
 	for i, s := range shown {
@@ -125,10 +125,10 @@ func SegmentMap(title string, segs []Segment) (*Figure, error) {
 	sb := &segmentBars{segs: shown, unit: u}
 	f.Add(sb)
 	if sb.widens(largest) {
-		f.X.Label.Text += "; segments under 1/60 of the axis drawn wider"
+		f.X.Label.Text += tr("; segments under 1/60 of the axis drawn wider")
 	}
 	for _, st := range []BlockState{Allocated, InactiveSplit, Free} {
-		f.AddKey(st.String(), swatch{st.color()})
+		f.AddKey(tr(st.String()), swatch{st.color()})
 	}
 	f.Add(plotter.NewGrid())
 	return f, nil

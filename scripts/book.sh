@@ -6,7 +6,8 @@
 # the source scripts/mkbook writes into build/book-src/: the kept H200 copies
 # (notebooks/executed/) where they belong to the current sources, the notebooks executed
 # here on the simulated device where they do not. Sphinx executes nothing and fetches
-# nothing.
+# nothing. A link to a repository file outside the book (pool/doc.go) serves that file,
+# copied into the book; then every link of the built site is checked (mkbook -check).
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
@@ -33,4 +34,7 @@ if [ -n "$warnings" ]; then
 fi
 rm -rf build/book
 cp -r build/book-src/_build/html build/book
+# Every link of the built site: each relative href and src names a file of the book,
+# each #fragment an id of its page (mkbook -check; its tests run in go test).
+go run ./scripts/mkbook -check build/book | sed 's/^mkbook/book/'
 echo "book: build/book/index.html ($(find build/book -name '*.html' | wc -l) pages; log: $log)"

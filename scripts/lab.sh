@@ -393,14 +393,16 @@ warm() {
 	# Nothing to do when the sources, the tools, the caches and the packages are as at the last
 	# warm-up (a checkout that is no git repository is warmed every time).
 	local key
-	key=$( (go version && go env GOCACHE && echo "${XDG_CACHE_HOME:-}" && gopls version && cat "$dir/main.go" && git -C "$REPO" ls-files -s -- '*.go' go.mod go.sum &&
+	key=$( (go version && go env GOCACHE && echo "${XDG_CACHE_HOME:-}" "${CGO_ENABLED:-0}" && gopls version && cat "$dir/main.go" && git -C "$REPO" ls-files -s -- '*.go' go.mod go.sum &&
 		git -C "$REPO" diff HEAD -- '*.go' go.mod go.sum) 2>/dev/null | sha256sum | cut -d' ' -f1)
 	if git -C "$REPO" rev-parse HEAD >/dev/null 2>&1 && [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$key" ]; then
 		echo "warm already: nothing changed since the last warm-up"
 		return 0
 	fi
 	rm -f "$dir/.stamp"
-	(cd "$dir" && GOFLAGS="-ldflags=-w${GOFLAGS:+ $GOFLAGS}" go build -v -o /dev/null . && gopls check main.go)
+	# As scripts/gonb-kernel builds cells: without DWARF and without cgo.
+	(cd "$dir" && export GOFLAGS="-ldflags=-w${GOFLAGS:+ $GOFLAGS}" CGO_ENABLED=${CGO_ENABLED:-0} &&
+		go build -v -o /dev/null . && gopls check main.go)
 	echo "$key" >"$dir/.stamp"
 }
 

@@ -271,6 +271,11 @@ func exercisesHint(root, work string, exs []workbook.Exercise, args []string, st
 		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
 		return 2
 	}
+	edition := lang.Current()
+	if ex, err = workbook.InEdition(ex, edition); err != nil {
+		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
+		return 1
+	}
 	hintsDir := root
 	if work != "" {
 		hintsDir = work
@@ -282,11 +287,15 @@ func exercisesHint(root, work string, exs []workbook.Exercise, args []string, st
 	}
 	hint, n, ok := progress.NextHint(ex)
 	if !ok {
+		hints := "HINTS.md"
+		if edition == lang.Chinese {
+			hints = "HINTS" + workbook.ChineseSuffix
+		}
 		if len(ex.Hints) == 0 {
-			fmt.Fprintf(stdout, "Exercise %d has no hints.\n", ex.Number)
+			fmt.Fprintf(stdout, lang.TextIn(edition, "Exercise %d has no hints.")+"\n", ex.Number)
 		} else {
-			fmt.Fprintf(stdout, "All %d hints of exercise %d are shown; they are in %s.\n",
-				len(ex.Hints), ex.Number, filepath.Join(ex.Dir, "HINTS.md"))
+			fmt.Fprintf(stdout, lang.TextIn(edition, "All %d hints of exercise %d are shown; they are in %s.")+"\n",
+				len(ex.Hints), ex.Number, filepath.Join(ex.Dir, hints))
 		}
 		return 0
 	}
@@ -294,9 +303,9 @@ func exercisesHint(root, work string, exs []workbook.Exercise, args []string, st
 		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "Exercise %d · %s — hint %d of %d\n\n%s\n", ex.Number, ex.Title, n, len(ex.Hints), indent(hint))
+	fmt.Fprintf(stdout, lang.TextIn(edition, "Exercise %d · %s — hint %d of %d")+"\n\n%s\n", ex.Number, ex.Title, n, len(ex.Hints), indent(hint))
 	if n < len(ex.Hints) {
-		fmt.Fprintf(stdout, "\n(\"%s hint %d\" again for the next one.)\n", workbook.Command, ex.Number)
+		fmt.Fprintf(stdout, "\n"+lang.TextIn(edition, "(\"%s hint %d\" again for the next one.)")+"\n", workbook.Command, ex.Number)
 	}
 	return 0
 }

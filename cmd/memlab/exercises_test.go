@@ -256,3 +256,26 @@ func TestExercisesFindsFolderFromWorkingDirectory(t *testing.T) {
 		t.Errorf("list far from any exercises folder: exit %d, stderr %q; want 1 and a clear message", code, stderr.String())
 	}
 }
+
+// TestExercisesHintInChinese: with MEMLAB_LANG=zh-CN the hint command shows
+// HINTS.zh-CN.md, under the exercise's Chinese title, and counts hints as the
+// English does.
+func TestExercisesHintInChinese(t *testing.T) {
+	root := workbooktest.Module(t, "07-split")
+	t.Setenv("MEMLAB_LANG", "zh-CN")
+	for _, want := range [][]string{
+		{"练习 7 · 分割一个块 —— 第 1 条提示（共 2 条）", "remaining := blockSize - size", "再运行一次"},
+		{"第 2 条提示（共 2 条）", "用 `append` 构造结果"},
+		{"练习 7 的 2 条提示都已显示过", "HINTS.zh-CN.md"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"exercises", "--dir", root, "hint", "7"}, &stdout, &stderr); code != 0 {
+			t.Fatalf("memlab exercises hint 7: exit %d\n%s%s", code, stdout.String(), stderr.String())
+		}
+		for _, w := range want {
+			if !strings.Contains(stdout.String(), w) {
+				t.Errorf("hint 7 in Chinese lacks %q:\n%s", w, stdout.String())
+			}
+		}
+	}
+}

@@ -1,6 +1,9 @@
 // Package segment is exercise 05 of the memlab course: which pool of PyTorch's CUDA
 // caching allocator a rounded request goes to, and how large a segment the
 // allocator asks CUDA for when nothing cached fits. See README.md.
+//
+// 中文：练习 05：取整后的请求进 PyTorch CUDA 缓存分配器的哪个池，
+// 以及没有缓存块装得下时分配器向 CUDA 申请多大的段。题目见 README.zh-CN.md。
 package segment
 
 // Sizes used by the caching allocator (c10/cuda/CUDACachingAllocator.cpp).

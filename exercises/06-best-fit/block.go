@@ -1,6 +1,9 @@
 // Package bestfit is exercise 06 of the memlab course: how PyTorch's CUDA caching
 // allocator picks a cached block for a request — best fit ordered by (size,
 // address) — and the oversize rules of max_split_size_mb. See README.md.
+//
+// 中文：练习 06：PyTorch 的 CUDA 缓存分配器如何为请求挑选缓存块——按 (大小, 地址) 排序的最佳适配——以及 max_split_size_mb 的超大块规则。
+// 题目见 README.zh-CN.md。
 package bestfit
 
 // DefaultMaxNonSplitRounding is the default of max_non_split_rounding_mb (20 MiB).

@@ -1,6 +1,9 @@
 // Package split is exercise 07 of the memlab course: when PyTorch's CUDA caching
 // allocator splits a cached block for a request, and the layout that results.
 // See README.md.
+//
+// 中文：练习 07：PyTorch 的 CUDA 缓存分配器何时分割最佳适配的块（should_split），
+// 以及分割后段里的块是什么样子。题目见 README.zh-CN.md。
 package split
 
 // Pool is one of the caching allocator's two pools.

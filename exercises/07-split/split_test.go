@@ -9,6 +9,9 @@ import (
 	"memlab.dev/memlab/exercises/internal/exercisetest"
 )
 
+// msg picks a failure message in the learner's language (MEMLAB_LANG).
+var msg = exercisetest.Msg
+
 const mib = 1 << 20
 
 func TestA_ShouldSplit(t *testing.T) {
@@ -19,18 +22,18 @@ func TestA_ShouldSplit(t *testing.T) {
 		want            bool
 		why             string
 	}{
-		{SmallPool, 2 * mib, 1024, Config{}, true, "small pool: 2 MiB − 1 KiB remains, far more than 512"},
-		{SmallPool, 1024, 512, Config{}, true, "small pool: exactly 512 bytes remain, and the test is ≥ 512"},
+		{SmallPool, 2 * mib, 1024, Config{}, true, msg("small pool: 2 MiB − 1 KiB remains, far more than 512", "小块池：剩下 2 MiB − 1 KiB，远多于 512")},
+		{SmallPool, 1024, 512, Config{}, true, msg("small pool: exactly 512 bytes remain, and the test is ≥ 512", "小块池：正好剩下 512 字节，而条件是 ≥ 512")},
 		{SmallPool, 1024, 1024, Config{}, false, "nothing remains"},
-		{SmallPool, 1536, 1024, Config{}, true, "small pool: 512 bytes remain"},
-		{LargePool, 20 * mib, 5 * mib, Config{}, true, "large pool: 15 MiB remain, more than 1 MiB"},
-		{LargePool, 20 * mib, 39 * mib / 2, Config{}, false, "large pool: only 0.5 MiB would remain, not more than 1 MiB — the slack stays in the allocation"},
-		{LargePool, 20 * mib, 19 * mib, Config{}, false, "large pool: exactly 1 MiB remains; the test is strictly greater than 1 MiB"},
-		{LargePool, 20 * mib, 19*mib - 512, Config{}, true, "large pool: 1 MiB + 512 remains, more than 1 MiB"},
-		{LargePool, 1024 * mib, 512 * mib, Config{MaxSplitSize: 128 * mib}, false, "512 MiB ≥ max_split 128 MiB: oversize requests are never split"},
-		{LargePool, 1024 * mib, 512 * mib, Config{}, true, "without max_split_size the 1 GiB block splits: 512 MiB remain"},
-		{LargePool, 130 * mib, 100 * mib, Config{MaxSplitSize: 128 * mib}, true, "100 MiB is below max_split, and 30 MiB remain"},
-		{SmallPool, 2 * mib, 1024, Config{MaxSplitSize: 1}, true, "max_split_size does not affect the small pool"},
+		{SmallPool, 1536, 1024, Config{}, true, msg("small pool: 512 bytes remain", "小块池：剩下 512 字节")},
+		{LargePool, 20 * mib, 5 * mib, Config{}, true, msg("large pool: 15 MiB remain, more than 1 MiB", "大块池：剩下 15 MiB，多于 1 MiB")},
+		{LargePool, 20 * mib, 39 * mib / 2, Config{}, false, msg("large pool: only 0.5 MiB would remain, not more than 1 MiB — the slack stays in the allocation", "大块池：只会剩下 0.5 MiB，不多于 1 MiB——多余部分留在这次分配里")},
+		{LargePool, 20 * mib, 19 * mib, Config{}, false, msg("large pool: exactly 1 MiB remains; the test is strictly greater than 1 MiB", "大块池：正好剩下 1 MiB；条件是严格大于 1 MiB")},
+		{LargePool, 20 * mib, 19*mib - 512, Config{}, true, msg("large pool: 1 MiB + 512 remains, more than 1 MiB", "大块池：剩下 1 MiB + 512，多于 1 MiB")},
+		{LargePool, 1024 * mib, 512 * mib, Config{MaxSplitSize: 128 * mib}, false, msg("512 MiB ≥ max_split 128 MiB: oversize requests are never split", "512 MiB ≥ max_split 128 MiB：超大请求从不分割")},
+		{LargePool, 1024 * mib, 512 * mib, Config{}, true, msg("without max_split_size the 1 GiB block splits: 512 MiB remain", "没有 max_split_size 时 1 GiB 的块会分割：剩下 512 MiB")},
+		{LargePool, 130 * mib, 100 * mib, Config{MaxSplitSize: 128 * mib}, true, msg("100 MiB is below max_split, and 30 MiB remain", "100 MiB 小于 max_split，且剩下 30 MiB")},
+		{SmallPool, 2 * mib, 1024, Config{MaxSplitSize: 1}, true, msg("max_split_size does not affect the small pool", "max_split_size 不影响小块池")},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%v pool %d of %d", tc.pool, tc.size, tc.blockSize), func(t *testing.T) {
@@ -40,7 +43,7 @@ func TestA_ShouldSplit(t *testing.T) {
 				return
 			}
 			if got != tc.want {
-				t.Errorf("%s: want %v, got %v — %s", call, tc.want, got, tc.why)
+				t.Errorf(msg("%s: want %v, got %v — %s", "%s：期望 %v，得到 %v——%s"), call, tc.want, got, tc.why)
 			}
 		})
 	}
@@ -72,25 +75,25 @@ func TestB_Allocate(t *testing.T) {
 	}{
 		{"fresh small segment", []Block{{base, 2 * mib, false}}, 0, 1024, SmallPool, Config{},
 			[]Block{{base, 1024, true}, {base + 1024, 2*mib - 1024, false}},
-			"the allocation takes the low addresses; the 2 MiB − 1 KiB remainder follows it, free"},
+			msg("the allocation takes the low addresses; the 2 MiB − 1 KiB remainder follows it, free", "分配占低地址；剩下的 2 MiB − 1 KiB 空闲地跟在后面")},
 		{"first 5 MiB of a 20 MiB segment", []Block{{base, 20 * mib, false}}, 0, 5 * mib, LargePool, Config{},
 			[]Block{{base, 5 * mib, true}, {base + 5*mib, 15 * mib, false}},
-			"5 MiB allocated at the segment start, 15 MiB free after it"},
+			msg("5 MiB allocated at the segment start, 15 MiB free after it", "在段的开头分配 5 MiB，后面 15 MiB 空闲")},
 		{"second 5 MiB reuses the remainder", []Block{{base, 5 * mib, true}, {base + 5*mib, 15 * mib, false}}, 1, 5 * mib, LargePool, Config{},
 			[]Block{{base, 5 * mib, true}, {base + 5*mib, 5 * mib, true}, {base + 10*mib, 10 * mib, false}},
-			"the segment is carved from the bottom up: 5 A | 5 A | 10 free"},
+			msg("the segment is carved from the bottom up: 5 A | 5 A | 10 free", "段从下往上切：5 A | 5 A | 10 空闲")},
 		{"slack stays inside", []Block{{base, 20 * mib, false}}, 0, 39 * mib / 2, LargePool, Config{},
 			[]Block{{base, 20 * mib, true}},
-			"only 0.5 MiB would remain, so the whole 20 MiB block is allocated"},
+			msg("only 0.5 MiB would remain, so the whole 20 MiB block is allocated", "只会剩下 0.5 MiB，所以整个 20 MiB 的块都被分配")},
 		{"block in the middle", []Block{{base, 5 * mib, true}, {base + 5*mib, 10 * mib, false}, {base + 15*mib, 5 * mib, true}}, 1, 4 * mib, LargePool, Config{},
 			[]Block{{base, 5 * mib, true}, {base + 5*mib, 4 * mib, true}, {base + 9*mib, 6 * mib, false}, {base + 15*mib, 5 * mib, true}},
-			"the blocks before and after stay as they were"},
+			msg("the blocks before and after stay as they were", "前后的块保持原样")},
 		{"exact fit", []Block{{base, 1024, true}, {base + 1024, 1024, false}}, 1, 1024, SmallPool, Config{},
 			[]Block{{base, 1024, true}, {base + 1024, 1024, true}},
-			"nothing remains: no new block"},
+			msg("nothing remains: no new block", "什么都不剩：没有新块")},
 		{"oversize request is not split", []Block{{base, 1024 * mib, false}}, 0, 1000 * mib, LargePool, Config{MaxSplitSize: 128 * mib},
 			[]Block{{base, 1024 * mib, true}},
-			"requests ≥ max_split_size are never split: 24 MiB of slack stay in the allocation"},
+			msg("requests ≥ max_split_size are never split: 24 MiB of slack stay in the allocation", "≥ max_split_size 的请求从不分割：24 MiB 的多余部分留在这次分配里")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -102,13 +105,13 @@ func TestB_Allocate(t *testing.T) {
 				return
 			}
 			if err != nil {
-				t.Fatalf("%s: unexpected error %v", call, err)
+				t.Fatalf(msg("%s: unexpected error %v", "%s：意外的错误 %v"), call, err)
 			}
 			if !slices.Equal(got, tc.want) {
-				t.Errorf("%s:\nwant %s\n got %s\n— %s", call, layout(tc.want), layout(got), tc.why)
+				t.Errorf(msg("%s:\nwant %s\n got %s\n— %s", "%s：\n期望 %s\n得到 %s\n——%s"), call, layout(tc.want), layout(got), tc.why)
 			}
 			if !slices.Equal(seg, tc.segment) {
-				t.Errorf("%s modified its input to %s — build a new slice", call, layout(seg))
+				t.Errorf(msg("%s modified its input to %s — build a new slice", "%s 把它的输入改成了 %s——请构造一个新切片"), call, layout(seg))
 			}
 		})
 	}
@@ -122,12 +125,12 @@ func TestB_AllocateErrors(t *testing.T) {
 		size uint64
 		why  string
 	}{
-		{"allocated block", 0, 512, "block 0 is in use; only free blocks can be allocated"},
-		{"index too large", 2, 512, "the segment has blocks 0 and 1 only"},
-		{"negative index", -1, 512, "indices start at 0"},
-		{"too big", 1, 8192, "8192 bytes do not fit in a 4096-byte block"},
-		{"unrounded size", 1, 1000, "1000 is not a multiple of 512: round the request first"},
-		{"zero size", 1, 0, "0 is not a rounded size"},
+		{"allocated block", 0, 512, msg("block 0 is in use; only free blocks can be allocated", "块 0 正在使用；只能分配空闲块")},
+		{"index too large", 2, 512, msg("the segment has blocks 0 and 1 only", "这个段只有块 0 和块 1")},
+		{"negative index", -1, 512, msg("indices start at 0", "下标从 0 开始")},
+		{"too big", 1, 8192, msg("8192 bytes do not fit in a 4096-byte block", "8192 字节装不进 4096 字节的块")},
+		{"unrounded size", 1, 1000, msg("1000 is not a multiple of 512: round the request first", "1000 不是 512 的倍数：先对请求取整")},
+		{"zero size", 1, 0, msg("0 is not a rounded size", "0 不是取整后的大小")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,7 +141,7 @@ func TestB_AllocateErrors(t *testing.T) {
 				return
 			}
 			if err == nil {
-				t.Errorf("%s: want an error, got %s — %s", call, layout(got), tc.why)
+				t.Errorf(msg("%s: want an error, got %s — %s", "%s：期望一个错误，得到 %s——%s"), call, layout(got), tc.why)
 			}
 		})
 	}

@@ -1,6 +1,10 @@
 // Package stats is exercise 09 of the memlab course: the bookkeeping behind
 // torch.cuda.memory_allocated(), memory_reserved() and memory_stats(), replayed
 // from the allocator's decisions. See README.md.
+//
+// 中文：练习 09：memory_allocated 与 memory_reserved，
+// 以及 memory_stats() 里每个量的四个计数器 current、peak、
+// allocated、freed。题目见 README.zh-CN.md。
 package stats
 
 import "fmt"

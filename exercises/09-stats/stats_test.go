@@ -7,6 +7,9 @@ import (
 	"memlab.dev/memlab/exercises/internal/exercisetest"
 )
 
+// msg picks a failure message in the learner's language (MEMLAB_LANG).
+var msg = exercisetest.Msg
+
 const mib = 1 << 20
 
 func TestA_Stat(t *testing.T) {
@@ -21,13 +24,13 @@ func TestA_Stat(t *testing.T) {
 		wantErr bool
 		why     string
 	}{
-		{"one increase", []op{{"inc", 100}}, Stat{100, 100, 100, 0}, false, "current, peak and allocated all become 100"},
-		{"increase then decrease", []op{{"inc", 100}, {"dec", 40}}, Stat{60, 100, 100, 40}, false, "the peak remembers 100; freed counts the 40"},
-		{"peak follows the highest", []op{{"inc", 100}, {"dec", 100}, {"inc", 30}}, Stat{30, 100, 130, 100}, false, "peak stays 100 although current is 30; allocated sums both increases"},
-		{"reset peak", []op{{"inc", 100}, {"dec", 70}, {"reset", 0}}, Stat{30, 30, 100, 70}, false, "reset_peak_memory_stats sets peak to current and keeps the totals"},
-		{"peak after reset", []op{{"inc", 100}, {"dec", 70}, {"reset", 0}, {"inc", 20}}, Stat{50, 50, 120, 70}, false, "after a reset the peak tracks new highs from the current value"},
-		{"decrease below zero", []op{{"inc", 10}, {"dec", 11}}, Stat{10, 10, 10, 0}, true, "11 > 10: an error, and the Stat stays as it was"},
-		{"decrease of zero stat", []op{{"dec", 1}}, Stat{}, true, "nothing to decrease"},
+		{"one increase", []op{{"inc", 100}}, Stat{100, 100, 100, 0}, false, msg("current, peak and allocated all become 100", "current、peak 和 allocated 都变成 100")},
+		{"increase then decrease", []op{{"inc", 100}, {"dec", 40}}, Stat{60, 100, 100, 40}, false, msg("the peak remembers 100; freed counts the 40", "peak 记住了 100；freed 记下这 40")},
+		{"peak follows the highest", []op{{"inc", 100}, {"dec", 100}, {"inc", 30}}, Stat{30, 100, 130, 100}, false, msg("peak stays 100 although current is 30; allocated sums both increases", "current 是 30，peak 仍是 100；allocated 是两次增加之和")},
+		{"reset peak", []op{{"inc", 100}, {"dec", 70}, {"reset", 0}}, Stat{30, 30, 100, 70}, false, msg("reset_peak_memory_stats sets peak to current and keeps the totals", "reset_peak_memory_stats 把 peak 设为 current，总量保留")},
+		{"peak after reset", []op{{"inc", 100}, {"dec", 70}, {"reset", 0}, {"inc", 20}}, Stat{50, 50, 120, 70}, false, msg("after a reset the peak tracks new highs from the current value", "重置之后，peak 从当前值开始跟踪新的最高点")},
+		{"decrease below zero", []op{{"inc", 10}, {"dec", 11}}, Stat{10, 10, 10, 0}, true, msg("11 > 10: an error, and the Stat stays as it was", "11 > 10：报错，Stat 保持原样")},
+		{"decrease of zero stat", []op{{"dec", 1}}, Stat{}, true, msg("nothing to decrease", "没有可减少的")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -50,10 +53,10 @@ func TestA_Stat(t *testing.T) {
 				}
 			}
 			if (err != nil) != tc.wantErr {
-				t.Errorf("%v: last error = %v, want error: %v — %s", tc.ops, err, tc.wantErr, tc.why)
+				t.Errorf(msg("%v: last error = %v, want error: %v — %s", "%v：最后的错误 = %v，是否期望错误：%v——%s"), tc.ops, err, tc.wantErr, tc.why)
 			}
 			if s != tc.want {
-				t.Errorf("after %v: want %+v, got %+v — %s", tc.ops, tc.want, s, tc.why)
+				t.Errorf(msg("after %v: want %+v, got %+v — %s", "%v 之后：期望 %+v，得到 %+v——%s"), tc.ops, tc.want, s, tc.why)
 			}
 		})
 	}
@@ -70,7 +73,7 @@ func TestB_Replay(t *testing.T) {
 		why      string
 	}{
 		{
-			name: "one small tensor, then freed",
+			name: msg("one small tensor, then freed", "一个小张量，然后释放"),
 			events: []Event{
 				{SegmentAlloc, 2 * mib, 0},
 				{Alloc, 1024, 1000},
@@ -84,10 +87,10 @@ func TestB_Replay(t *testing.T) {
 				Allocations: Stat{0, 1, 1, 1},
 				Segments:    Stat{1, 1, 1, 0},
 			},
-			why: "allocated counts the rounded block (1024), requested the 1000 asked for; freeing the tensor does not give the 2 MiB segment back",
+			why: msg("allocated counts the rounded block (1024), requested the 1000 asked for; freeing the tensor does not give the 2 MiB segment back", "allocated 统计取整后的块（1024），requested 统计请求的 1000；释放张量不会把 2 MiB 的段还回去"),
 		},
 		{
-			name: "unsplit slack counts as allocated",
+			name: msg("unsplit slack counts as allocated", "没分割出去的多余部分算作已分配"),
 			events: []Event{
 				{SegmentAlloc, 20 * mib, 0},
 				{Alloc, 20 * mib, 39 * mib / 2},
@@ -100,10 +103,10 @@ func TestB_Replay(t *testing.T) {
 				Allocations: Stat{1, 1, 1, 0},
 				Segments:    Stat{1, 1, 1, 0},
 			},
-			why: "a 19.5 MiB tensor gets the whole 20 MiB block (the 0.5 MiB rest is not split off), so memory_allocated grows by 20 MiB",
+			why: msg("a 19.5 MiB tensor gets the whole 20 MiB block (the 0.5 MiB rest is not split off), so memory_allocated grows by 20 MiB", "19.5 MiB 的张量拿到整个 20 MiB 的块（剩下的 0.5 MiB 不分割出去），所以 memory_allocated 增加 20 MiB"),
 		},
 		{
-			name: "trace (a): one 1 GiB segment reused, then empty_cache",
+			name: msg("trace (a): one 1 GiB segment reused, then empty_cache", "轨迹 (a)：一个 1 GiB 的段被复用，然后 empty_cache"),
 			events: []Event{
 				{SegmentAlloc, 1024 * mib, 0}, {Alloc, 1024 * mib, 1024 * mib}, {Free, 1024 * mib, 1024 * mib},
 				{Alloc, 512 * mib, 512 * mib}, {Free, 512 * mib, 512 * mib},
@@ -125,7 +128,7 @@ func TestB_Replay(t *testing.T) {
 				Allocations: Stat{0, 1, 4, 4},
 				Segments:    Stat{0, 1, 1, 1},
 			},
-			why: "every later tensor is carved from the cached 1 GiB segment: reserved stays 1 GiB until empty_cache, while allocated totals 2560 MiB",
+			why: msg("every later tensor is carved from the cached 1 GiB segment: reserved stays 1 GiB until empty_cache, while allocated totals 2560 MiB", "之后的每个张量都从缓存的 1 GiB 段里切出来：empty_cache 之前已预留一直是 1 GiB，而已分配累计 2560 MiB"),
 		},
 		{
 			name: "two segments",
@@ -146,7 +149,7 @@ func TestB_Replay(t *testing.T) {
 				Allocations: Stat{1, 2, 2, 1},
 				Segments:    Stat{1, 2, 2, 1},
 			},
-			why: "a small and a large segment; releasing the free small segment lowers reserved but not allocated",
+			why: msg("a small and a large segment; releasing the free small segment lowers reserved but not allocated", "一个小段和一个大段；释放空闲的小段降低已预留，但不降低已分配"),
 		},
 	}
 	for _, tc := range tests {
@@ -158,11 +161,11 @@ func TestB_Replay(t *testing.T) {
 					return
 				}
 				if err != nil {
-					t.Fatalf("event %d %+v: unexpected error %v", i, e, err)
+					t.Fatalf(msg("event %d %+v: unexpected error %v", "事件 %d %+v：意外的错误 %v"), i, e, err)
 				}
 				got := point{tr.MemoryAllocated(), tr.MemoryReserved()}
 				if got != tc.timeline[i] {
-					t.Fatalf("after event %d (%v of %d bytes): want memory_allocated %d, memory_reserved %d; got %d, %d — %s",
+					t.Fatalf(msg("after event %d (%v of %d bytes): want memory_allocated %d, memory_reserved %d; got %d, %d — %s", "事件 %d（%v，%d 字节）之后：期望 memory_allocated %d、memory_reserved %d；得到 %d、%d——%s"),
 						i, e.Kind, e.Size, tc.timeline[i].allocated, tc.timeline[i].reserved, got.allocated, got.reserved, tc.why)
 				}
 			}
@@ -178,7 +181,7 @@ func TestB_Replay(t *testing.T) {
 				{"segment", tc.final.Segments, got.Segments},
 			} {
 				if c.want != c.got {
-					t.Errorf("%s at the end: want %+v, got %+v — %s", c.key, c.want, c.got, tc.why)
+					t.Errorf(msg("%s at the end: want %+v, got %+v — %s", "%s 结束时：期望 %+v，得到 %+v——%s"), c.key, c.want, c.got, tc.why)
 				}
 			}
 		})
@@ -192,14 +195,14 @@ func TestC_ImpossibleEvents(t *testing.T) {
 		e    Event
 		why  string
 	}{
-		{"free more than allocated", Event{Free, 4096, 4000}, "only 1024 bytes are allocated"},
-		{"alloc beyond reserved", Event{Alloc, 4 * mib, 4 * mib}, "a 4 MiB block cannot live in 2 MiB of segments; a SegmentAlloc must come first"},
-		{"segment free under live blocks", Event{SegmentFree, 2 * mib, 0}, "the 1024-byte block still lives in the only segment: reserved would fall below allocated"},
-		{"segment free of more than reserved", Event{SegmentFree, 4 * mib, 0}, "only 2 MiB are reserved"},
-		{"request larger than block", Event{Alloc, 512, 513}, "the block is the rounded request, so it is never smaller than the request"},
-		{"zero size", Event{SegmentAlloc, 0, 0}, "cudaMalloc of 0 bytes is not an allocator event"},
-		{"zero request", Event{Alloc, 512, 0}, "torch.empty(0) never reaches the allocator"},
-		{"unknown kind", Event{Kind(99), 512, 512}, "only the four kinds exist"},
+		{"free more than allocated", Event{Free, 4096, 4000}, msg("only 1024 bytes are allocated", "只分配了 1024 字节")},
+		{"alloc beyond reserved", Event{Alloc, 4 * mib, 4 * mib}, msg("a 4 MiB block cannot live in 2 MiB of segments; a SegmentAlloc must come first", "4 MiB 的块不能住在 2 MiB 的段里；必须先有 SegmentAlloc")},
+		{"segment free under live blocks", Event{SegmentFree, 2 * mib, 0}, msg("the 1024-byte block still lives in the only segment: reserved would fall below allocated", "1024 字节的块还在唯一的段里：已预留会低于已分配")},
+		{"segment free of more than reserved", Event{SegmentFree, 4 * mib, 0}, msg("only 2 MiB are reserved", "只预留了 2 MiB")},
+		{"request larger than block", Event{Alloc, 512, 513}, msg("the block is the rounded request, so it is never smaller than the request", "块是取整后的请求，所以从不比请求小")},
+		{"zero size", Event{SegmentAlloc, 0, 0}, msg("cudaMalloc of 0 bytes is not an allocator event", "0 字节的 cudaMalloc 不是分配器事件")},
+		{"zero request", Event{Alloc, 512, 0}, msg("torch.empty(0) never reaches the allocator", "torch.empty(0) 根本到不了分配器")},
+		{"unknown kind", Event{Kind(99), 512, 512}, msg("only the four kinds exist", "只有这四种事件")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -210,7 +213,7 @@ func TestC_ImpossibleEvents(t *testing.T) {
 					return
 				}
 				if err != nil {
-					t.Fatalf("setup event %+v: unexpected error %v", e, err)
+					t.Fatalf(msg("setup event %+v: unexpected error %v", "准备事件 %+v：意外的错误 %v"), e, err)
 				}
 			}
 			before := tr.Stats()
@@ -219,10 +222,10 @@ func TestC_ImpossibleEvents(t *testing.T) {
 				return
 			}
 			if err == nil {
-				t.Errorf("Apply(%+v) after a 2 MiB segment and a 1024-byte block: want an error — %s", tc.e, tc.why)
+				t.Errorf(msg("Apply(%+v) after a 2 MiB segment and a 1024-byte block: want an error — %s", "在一个 2 MiB 段和一个 1024 字节块之后 Apply(%+v)：期望一个错误——%s"), tc.e, tc.why)
 			}
 			if after := tr.Stats(); after != before {
-				t.Errorf("Apply(%+v) failed but changed the stats from %+v to %+v — an impossible event must leave everything as it was", tc.e, before, after)
+				t.Errorf(msg("Apply(%+v) failed but changed the stats from %+v to %+v — an impossible event must leave everything as it was", "Apply(%+v) 失败了，却把统计从 %+v 改成了 %+v——不可能的事件必须让一切保持原样"), tc.e, before, after)
 			}
 		})
 	}

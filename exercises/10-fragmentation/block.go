@@ -1,6 +1,9 @@
 // Package fragmentation is exercise 10 of the memlab course: measuring how the
 // cached memory of PyTorch's CUDA caching allocator is broken into pieces, and which
 // part of it empty_cache could give back. See README.md.
+//
+// 中文：练习 10：度量碎片化——空闲总量、最大空闲块，以及像 memory_summary() 那样把已预留的字节拆成已分配、
+// 可释放和不可释放（非活跃分割块）。题目见 README.zh-CN.md。
 package fragmentation
 
 // Block is one block of a segment.

@@ -1,6 +1,9 @@
 // Package tensorpool is exercise 12 of the memlab course: a pool of buffers of one
 // shape that hands them out again instead of allocating, with a hard cap on how
 // many exist. See README.md.
+//
+// 中文：练习 12：固定形状的张量池——同一形状的缓冲区，后进先出地复用，有容量上限，
+// 并发安全。题目见 README.zh-CN.md。
 package tensorpool
 
 import "errors"

@@ -11,6 +11,9 @@ import (
 	"memlab.dev/memlab/exercises/internal/exercisetest"
 )
 
+// msg picks a failure message in the learner's language (MEMLAB_LANG).
+var msg = exercisetest.Msg
+
 func newPool(t *testing.T, shape []int, elemSize, capacity int) *Pool {
 	t.Helper()
 	var p *Pool
@@ -20,7 +23,7 @@ func newPool(t *testing.T, shape []int, elemSize, capacity int) *Pool {
 		t.FailNow()
 	}
 	if err != nil || p == nil {
-		t.Fatalf("%s: want a pool, got %v, %v", call, p, err)
+		t.Fatalf(msg("%s: want a pool, got %v, %v", "%s：期望得到一个池，得到 %v、%v"), call, p, err)
 	}
 	return p
 }
@@ -33,7 +36,7 @@ func get(t *testing.T, p *Pool) *Buffer {
 		t.FailNow()
 	}
 	if err != nil || b == nil {
-		t.Fatalf("Get(): want a buffer, got %v, %v", b, err)
+		t.Fatalf(msg("Get(): want a buffer, got %v, %v", "Get()：期望得到一个缓冲区，得到 %v、%v"), b, err)
 	}
 	return b
 }
@@ -45,7 +48,7 @@ func put(t *testing.T, p *Pool, b *Buffer) {
 		t.FailNow()
 	}
 	if err != nil {
-		t.Fatalf("Put(b): unexpected error %v", err)
+		t.Fatalf(msg("Put(b): unexpected error %v", "Put(b)：意外的错误 %v"), err)
 	}
 }
 
@@ -65,16 +68,16 @@ func TestA_BufferSize(t *testing.T) {
 		want     int
 		why      string
 	}{
-		{[]int{2, 3}, 4, 24, "6 float32 elements are 24 bytes"},
-		{[]int{128, 64}, 2, 16384, "8192 float16 elements"},
-		{[]int{}, 8, 8, "a scalar holds one element"},
-		{[]int{4, 0}, 4, 0, "a shape with a 0 has no elements"},
+		{[]int{2, 3}, 4, 24, msg("6 float32 elements are 24 bytes", "6 个 float32 元素是 24 字节")},
+		{[]int{128, 64}, 2, 16384, msg("8192 float16 elements", "8192 个 float16 元素")},
+		{[]int{}, 8, 8, msg("a scalar holds one element", "标量有一个元素")},
+		{[]int{4, 0}, 4, 0, msg("a shape with a 0 has no elements", "含 0 的形状没有元素")},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprint(tc.shape, tc.elemSize), func(t *testing.T) {
 			p := newPool(t, tc.shape, tc.elemSize, 1)
 			if b := get(t, p); len(b.Data) != tc.want {
-				t.Errorf("NewPool(%v, %d, 1).Get(): len(Data) = %d, want %d — %s", tc.shape, tc.elemSize, len(b.Data), tc.want, tc.why)
+				t.Errorf(msg("NewPool(%v, %d, 1).Get(): len(Data) = %d, want %d — %s", "NewPool(%v, %d, 1).Get()：len(Data) = %d，期望 %d——%s"), tc.shape, tc.elemSize, len(b.Data), tc.want, tc.why)
 			}
 		})
 	}
@@ -88,13 +91,13 @@ func TestA_Reuse(t *testing.T) {
 		put(t, p, a)
 		b := get(t, p)
 		if b != a {
-			t.Fatalf("Get after Put: got a new buffer — the idle one should be reused instead of allocating")
+			t.Fatal(msg("Get after Put: got a new buffer — the idle one should be reused instead of allocating", "Put 之后 Get：得到了一个新缓冲区——应该复用空闲的那个，而不是分配"))
 		}
 		if b.Data[0] != 42 {
-			t.Errorf("reused buffer: Data[0] = %d, want 42 — Put does not clear contents (stale data, as in PyTorch)", b.Data[0])
+			t.Errorf(msg("reused buffer: Data[0] = %d, want 42 — Put does not clear contents (stale data, as in PyTorch)", "复用的缓冲区：Data[0] = %d，期望 42——Put 不清空内容（旧数据，和 PyTorch 一样）"), b.Data[0])
 		}
 		if s := stats(t, p); s != (Stats{Created: 1, Reused: 1, InUse: 1, Idle: 0}) {
-			t.Errorf("Stats() = %+v, want {Created:1 Reused:1 InUse:1 Idle:0} — one buffer created, reused once, now in use", s)
+			t.Errorf(msg("Stats() = %+v, want {Created:1 Reused:1 InUse:1 Idle:0} — one buffer created, reused once, now in use", "Stats() = %+v，期望 {Created:1 Reused:1 InUse:1 Idle:0}——创建一个缓冲区，复用一次，现在在用"), s)
 		}
 	})
 	t.Run("most recently returned first", func(t *testing.T) {
@@ -103,27 +106,27 @@ func TestA_Reuse(t *testing.T) {
 		put(t, p, a)
 		put(t, p, b)
 		if got := get(t, p); got != b {
-			t.Errorf("after Put(a), Put(b): Get returned a — want b, the most recently returned (LIFO)")
+			t.Error(msg("after Put(a), Put(b): Get returned a — want b, the most recently returned (LIFO)", "Put(a)、Put(b) 之后：Get 返回了 a——期望 b，即最近归还的那个（后进先出）"))
 		}
 		if got := get(t, p); got != a {
-			t.Errorf("second Get: want a, the remaining idle buffer")
+			t.Error(msg("second Get: want a, the remaining idle buffer", "第二次 Get：期望 a，剩下的那个空闲缓冲区"))
 		}
 		if s := stats(t, p); s != (Stats{Created: 2, Reused: 2, InUse: 2, Idle: 0}) {
-			t.Errorf("Stats() = %+v, want {Created:2 Reused:2 InUse:2 Idle:0}", s)
+			t.Errorf(msg("Stats() = %+v, want {Created:2 Reused:2 InUse:2 Idle:0}", "Stats() = %+v，期望 {Created:2 Reused:2 InUse:2 Idle:0}"), s)
 		}
 	})
 	t.Run("distinct buffers while in use", func(t *testing.T) {
 		p := newPool(t, []int{4}, 4, 3)
 		a, b, c := get(t, p), get(t, p), get(t, p)
 		if a == b || b == c || a == c || &a.Data[0] == &b.Data[0] || &b.Data[0] == &c.Data[0] {
-			t.Fatalf("three Gets without Put returned shared buffers — each caller needs its own memory")
+			t.Fatal(msg("three Gets without Put returned shared buffers — each caller needs its own memory", "三次 Get 而没有 Put，返回的缓冲区是共享的——每个调用者都需要自己的内存"))
 		}
 		if s := stats(t, p); s != (Stats{Created: 3, Reused: 0, InUse: 3, Idle: 0}) {
-			t.Errorf("Stats() = %+v, want {Created:3 Reused:0 InUse:3 Idle:0}", s)
+			t.Errorf(msg("Stats() = %+v, want {Created:3 Reused:0 InUse:3 Idle:0}", "Stats() = %+v，期望 {Created:3 Reused:0 InUse:3 Idle:0}"), s)
 		}
 		put(t, p, c)
 		if s := stats(t, p); s != (Stats{Created: 3, Reused: 0, InUse: 2, Idle: 1}) {
-			t.Errorf("after one Put: Stats() = %+v, want {Created:3 Reused:0 InUse:2 Idle:1}", s)
+			t.Errorf(msg("after one Put: Stats() = %+v, want {Created:3 Reused:0 InUse:2 Idle:1}", "一次 Put 之后：Stats() = %+v，期望 {Created:3 Reused:0 InUse:2 Idle:1}"), s)
 		}
 	})
 }
@@ -138,14 +141,14 @@ func TestB_Exhausted(t *testing.T) {
 		return
 	}
 	if !errors.Is(err, ErrExhausted) {
-		t.Fatalf("third Get from a pool of capacity 2: want an error wrapping ErrExhausted, got %v, %v — the cap is the point of a pool", b, err)
+		t.Fatalf(msg("third Get from a pool of capacity 2: want an error wrapping ErrExhausted, got %v, %v — the cap is the point of a pool", "从容量为 2 的池里第三次 Get：期望一个包装了 ErrExhausted 的错误，得到 %v、%v——上限正是池的意义所在"), b, err)
 	}
 	put(t, p, a)
 	if got := get(t, p); got != a {
-		t.Errorf("Get after returning a buffer to an exhausted pool: want that buffer back")
+		t.Error(msg("Get after returning a buffer to an exhausted pool: want that buffer back", "把一个缓冲区还给耗尽的池之后 Get：期望拿回那个缓冲区"))
 	}
 	if s := stats(t, p); s != (Stats{Created: 2, Reused: 1, InUse: 2, Idle: 0}) {
-		t.Errorf("Stats() = %+v, want {Created:2 Reused:1 InUse:2 Idle:0} — a failed Get changes no counter", s)
+		t.Errorf(msg("Stats() = %+v, want {Created:2 Reused:1 InUse:2 Idle:0} — a failed Get changes no counter", "Stats() = %+v，期望 {Created:2 Reused:1 InUse:2 Idle:0}——失败的 Get 不改任何计数器"), s)
 	}
 }
 
@@ -156,10 +159,10 @@ func TestB_BadPuts(t *testing.T) {
 		buf  func(t *testing.T, p *Pool) *Buffer
 		why  string
 	}{
-		{"nil", func(*testing.T, *Pool) *Buffer { return nil }, "there is no buffer to return"},
-		{"double put", func(t *testing.T, p *Pool) *Buffer { b := get(t, p); put(t, p, b); return b }, "the buffer is already idle; accepting it again would hand it to two callers"},
-		{"foreign buffer", func(t *testing.T, _ *Pool) *Buffer { return get(t, other) }, "the buffer belongs to another pool"},
-		{"hand-made buffer", func(*testing.T, *Pool) *Buffer { return &Buffer{Data: make([]byte, 8)} }, "the pool never handed it out"},
+		{"nil", func(*testing.T, *Pool) *Buffer { return nil }, msg("there is no buffer to return", "没有缓冲区可以归还")},
+		{"double put", func(t *testing.T, p *Pool) *Buffer { b := get(t, p); put(t, p, b); return b }, msg("the buffer is already idle; accepting it again would hand it to two callers", "这个缓冲区已经空闲；再收一次会把它交给两个调用者")},
+		{"foreign buffer", func(t *testing.T, _ *Pool) *Buffer { return get(t, other) }, msg("the buffer belongs to another pool", "这个缓冲区属于另一个池")},
+		{"hand-made buffer", func(*testing.T, *Pool) *Buffer { return &Buffer{Data: make([]byte, 8)} }, msg("the pool never handed it out", "这个池从没交出过它")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -171,10 +174,10 @@ func TestB_BadPuts(t *testing.T) {
 				return
 			}
 			if err == nil {
-				t.Errorf("Put (%s): want an error — %s", tc.name, tc.why)
+				t.Errorf(msg("Put (%s): want an error — %s", "Put（%s）：期望一个错误——%s"), tc.name, tc.why)
 			}
 			if after := stats(t, p); after != before {
-				t.Errorf("Put (%s) failed but changed Stats from %+v to %+v", tc.name, before, after)
+				t.Errorf(msg("Put (%s) failed but changed Stats from %+v to %+v", "Put（%s）失败了，却把 Stats 从 %+v 改成了 %+v"), tc.name, before, after)
 			}
 		})
 	}
@@ -186,10 +189,10 @@ func TestB_NewPoolErrors(t *testing.T) {
 		elemSize, capacity int
 		why                string
 	}{
-		{[]int{2, -1}, 4, 1, "a negative size"},
-		{[]int{2}, 0, 1, "an element has at least 1 byte"},
-		{[]int{2}, 4, 0, "a pool that can hold no buffer is useless"},
-		{[]int{2}, 4, -3, "a negative capacity"},
+		{[]int{2, -1}, 4, 1, msg("a negative size", "负的大小")},
+		{[]int{2}, 0, 1, msg("an element has at least 1 byte", "一个元素至少 1 字节")},
+		{[]int{2}, 4, 0, msg("a pool that can hold no buffer is useless", "一个缓冲区都装不下的池没有用")},
+		{[]int{2}, 4, -3, msg("a negative capacity", "负的容量")},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprint(tc.shape, tc.elemSize, tc.capacity), func(t *testing.T) {
@@ -199,7 +202,7 @@ func TestB_NewPoolErrors(t *testing.T) {
 				return
 			}
 			if err == nil {
-				t.Errorf("%s: want an error — %s", call, tc.why)
+				t.Errorf(msg("%s: want an error — %s", "%s：期望一个错误——%s"), call, tc.why)
 			}
 		})
 	}
@@ -235,7 +238,7 @@ func TestC_Concurrent(t *testing.T) {
 				binary.LittleEndian.PutUint64(b.Data, mark)
 				runtime.Gosched()
 				if got := binary.LittleEndian.Uint64(b.Data); got != mark {
-					errs <- "a buffer was handed to two goroutines at once (another one overwrote its data) — guard Get and Put with a mutex"
+					errs <- msg("a buffer was handed to two goroutines at once (another one overwrote its data) — guard Get and Put with a mutex", "一个缓冲区同时交给了两个 goroutine（另一个覆盖了它的数据）——用互斥锁保护 Get 和 Put")
 					return
 				}
 				if err := p.Put(b); err != nil {
@@ -252,6 +255,6 @@ func TestC_Concurrent(t *testing.T) {
 	}
 	s := stats(t, p)
 	if s.Created > capacity || s.InUse != 0 || s.Idle != s.Created {
-		t.Errorf("after all goroutines returned their buffers: Stats() = %+v — want Created ≤ %d, InUse 0 and Idle == Created", s, capacity)
+		t.Errorf(msg("after all goroutines returned their buffers: Stats() = %+v — want Created ≤ %d, InUse 0 and Idle == Created", "所有 goroutine 都归还缓冲区之后：Stats() = %+v——期望 Created ≤ %d、InUse 为 0 且 Idle == Created"), s, capacity)
 	}
 }

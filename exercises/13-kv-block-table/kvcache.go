@@ -2,6 +2,10 @@
 // in the style of vLLM's PagedAttention — blocks allocated on demand from a free
 // list, shared between forked sequences with reference counts, and copied on
 // write. See README.md.
+//
+// 中文：练习 13：分页 KV 缓存（vLLM 的 PagedAttention）
+// 的块表——按需分配固定大小的块、按 token 定位、fork 共享与写时复制。
+// 题目见 README.zh-CN.md。
 package kvcache
 
 import "errors"

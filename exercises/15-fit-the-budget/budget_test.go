@@ -3,6 +3,7 @@ package budget
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"memlab.dev/memlab/allocator"
@@ -11,6 +12,9 @@ import (
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/tensor"
 )
+
+// msg picks a failure message in the learner's language (MEMLAB_LANG).
+var msg = exercisetest.Msg
 
 const MiB = 1 << 20
 
@@ -42,22 +46,23 @@ func fragment(lab *memlab.Lab) error {
 }
 
 func TestA_AllocConf(t *testing.T) {
-	if err := fragment(labtest.Open(t, "1GiB", "")); err == nil {
-		t.Fatal("the workload fits under the default settings; the exercise needs it not to")
+	if err := fragment(labtest.Open(t, "1GiB", "")); err == nil || !strings.HasPrefix(err.Error(), "round 9, the 100 MiB tensor:") {
+		t.Fatalf(exercisetest.Msg("under the default settings the workload gives %v; README.md says it runs out of memory in round 9 of 9, at the 100 MiB tensor",
+			"默认设置下这个负载的结果是 %v；README 说它在第 9 轮（共 9 轮）的 100 MiB 张量处显存不足"), err)
 	}
 	var conf string
 	if !exercisetest.Call(t, "AllocConf()", func() { conf = AllocConf() }) {
 		return
 	}
 	if _, err := allocator.ParseConfig(conf); err != nil {
-		t.Fatalf("AllocConf() = %q: the allocator rejects it: %v", conf, err)
+		t.Fatalf(msg("AllocConf() = %q: the allocator rejects it: %v", "AllocConf() = %q：分配器拒绝了它：%v"), conf, err)
 	}
 	lab := labtest.Open(t, "1GiB", conf)
 	if err := fragment(lab); err != nil {
-		t.Fatalf("under %q the workload still runs out of memory: %v — with the defaults, each 60 MiB tensor is split off a cached 100 MiB segment, leaving a 40 MiB tail that nothing else fits and that cannot be released while the 60 MiB part lives; pick a setting that stops large cached blocks from being split, or that lets segments grow instead", conf, err)
+		t.Fatalf(msg("under %q the workload still runs out of memory: %v — with the defaults, each 60 MiB tensor is split off a cached 100 MiB segment, leaving a 40 MiB tail that nothing else fits and that cannot be released while the 60 MiB part lives; pick a setting that stops large cached blocks from being split, or that lets segments grow instead", "在 %q 下这个负载仍然显存不足：%v——默认设置下，每个 60 MiB 的张量都从一个缓存的 100 MiB 段里分割出来，留下一条 40 MiB 的尾巴，别的什么都装不进去，而且只要那 60 MiB 的部分还活着它就释放不了；选一个不让大的缓存块被分割的设置，或者让段能够增长的设置"), conf, err)
 	}
 	if peak := lab.MaxMemoryReserved(); peak > 1024*MiB {
-		t.Errorf("under %q the peak reserved memory is %d MiB, above the card", conf, peak/MiB)
+		t.Errorf(msg("under %q the peak reserved memory is %d MiB, above the card", "在 %q 下已预留的峰值是 %d MiB，超过了这张卡"), conf, peak/MiB)
 	}
 }
 
@@ -80,10 +85,10 @@ func TestB_RunSteps(t *testing.T) {
 			var seen []int
 			step := func(i int, fm *tensor.Tensor) error {
 				if fm == nil || fm.Released() {
-					return fmt.Errorf("step %d got no live feature map", i)
+					return fmt.Errorf(msg("step %d got no live feature map", "第 %d 步没有拿到存活的特征图"), i)
 				}
 				if got := fm.Shape(); len(got) != 1 || got[0] != tc.sizes[i] || !fm.IsContiguous() || fm.DType() != tensor.Float32 {
-					return fmt.Errorf("step %d: feature map %v %v (contiguous %v); want a contiguous float32 [%d]", i, fm.DType(), got, fm.IsContiguous(), tc.sizes[i])
+					return fmt.Errorf(msg("step %d: feature map %v %v (contiguous %v); want a contiguous float32 [%d]", "第 %d 步：特征图 %v %v（连续 %v）；期望一个连续的 float32 [%d]"), i, fm.DType(), got, fm.IsContiguous(), tc.sizes[i])
 				}
 				if err := fm.Scale_(0); err != nil {
 					return err
@@ -99,15 +104,15 @@ func TestB_RunSteps(t *testing.T) {
 				t.Fatalf("RunSteps(%v): %v", tc.sizes, err)
 			}
 			if len(seen) != len(tc.sizes) {
-				t.Fatalf("RunSteps(%v) ran steps %v; want each step once, in order", tc.sizes, seen)
+				t.Fatalf(msg("RunSteps(%v) ran steps %v; want each step once, in order", "RunSteps(%v) 运行的步骤是 %v；期望每一步按顺序各运行一次"), tc.sizes, seen)
 			}
 			if left := lab.MemoryAllocated() - startAlloc; left != 0 {
-				t.Errorf("RunSteps(%v) left %d bytes allocated; release the buffer before returning", tc.sizes, left)
+				t.Errorf(msg("RunSteps(%v) left %d bytes allocated; release the buffer before returning", "RunSteps(%v) 留下了 %d 字节的已分配显存；返回之前请释放缓冲区"), tc.sizes, left)
 			}
 			segs := labtest.Stat(lab, "segment.large_pool.allocated") - startSegs
 			want := int64(min(len(tc.sizes), 1))
 			if segs != want {
-				t.Errorf("RunSteps(%v) asked the device for memory %d times (cudaMalloc of large segments); want %d — a new tensor per step lets every larger scale miss the cache: allocate one buffer of the largest size first and give each step a view (Narrow) of it, the chapter's \"预分配固定大小的缓冲区\"", tc.sizes, segs, want)
+				t.Errorf(msg("RunSteps(%v) asked the device for memory %d times (cudaMalloc of large segments); want %d — a new tensor per step lets every larger scale miss the cache: allocate one buffer of the largest size first and give each step a view (Narrow) of it, the chapter's \"预分配固定大小的缓冲区\"", "RunSteps(%v) 向设备要了 %d 次显存（大段的 cudaMalloc）；期望 %d 次——每一步新建一个张量，会让每个更大的尺度都错过缓存：先分配一个最大尺寸的缓冲区，再给每一步它的一个视图（Narrow），也就是教材的\"预分配固定大小的缓冲区\""), tc.sizes, segs, want)
 			}
 		})
 	}
@@ -120,7 +125,7 @@ func TestB_RunSteps(t *testing.T) {
 			return
 		}
 		if err == nil {
-			t.Error("RunSteps with a size of 0: want an error")
+			t.Error(msg("RunSteps with a size of 0: want an error", "RunSteps 的大小为 0：期望一个错误"))
 		}
 	})
 	t.Run("step error", func(t *testing.T) {
@@ -133,10 +138,10 @@ func TestB_RunSteps(t *testing.T) {
 			return
 		}
 		if !errors.Is(err, stop) {
-			t.Errorf("RunSteps with a failing step: error %v; want the step's error", err)
+			t.Errorf(msg("RunSteps with a failing step: error %v; want the step's error", "RunSteps 的某一步失败：错误是 %v；期望那一步的错误"), err)
 		}
 		if left := lab.MemoryAllocated(); left != 0 {
-			t.Errorf("RunSteps with a failing step left %d bytes allocated; release on every path", left)
+			t.Errorf(msg("RunSteps with a failing step left %d bytes allocated; release on every path", "RunSteps 的某一步失败后留下了 %d 字节的已分配显存；每条路径上都要释放"), left)
 		}
 	})
 }

@@ -146,6 +146,10 @@ func RunTests(ctx context.Context, root string, packages []string, opts RunOptio
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+	if opts.Race {
+		// -race needs cgo; a notebook's kernel runs with CGO_ENABLED=0 (scripts/gonb-kernel).
+		cmd.Env = append(cmd.Env, "CGO_ENABLED=1")
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()

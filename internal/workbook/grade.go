@@ -447,7 +447,7 @@ func CopyStub(ex Exercise, dir string) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	for _, md := range []string{"README.md", "HINTS.md"} {
+	for _, md := range []string{"README.md", "HINTS.md", "README" + ChineseSuffix, "HINTS" + ChineseSuffix} {
 		if _, err := os.Stat(filepath.Join(ex.Dir, md)); err == nil {
 			if err := copyFile(filepath.Join(ex.Dir, md), filepath.Join(tmp, md)); err != nil {
 				return "", false, err

@@ -209,7 +209,9 @@ func buildTest(ctx context.Context, o GradeOptions, scratch, pkg, out string) (o
 		return false, nil, err
 	}
 	cmd.Env = append(env, "GOWORK=off", "GOFLAGS=")
-	if !o.Race {
+	if o.Race {
+		cmd.Env = append(cmd.Env, "CGO_ENABLED=1") // -race needs cgo, whatever the caller's environment says
+	} else {
 		cmd.Env = append(cmd.Env, "CGO_ENABLED=0")
 	}
 	var buf bytes.Buffer

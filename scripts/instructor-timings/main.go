@@ -100,7 +100,7 @@ func run(executed, gpuPath, simLog, keptDir string, docs []string) error {
 	if err != nil {
 		return err
 	}
-	host := hostLine()
+	hosts := map[string]string{"en": hostLine("en"), "zh-CN": hostLine("zh-CN")}
 	gpuHead := firstLine(string(gpuText))
 	tables := map[string]map[string]string{} // doc language → notebook number → table
 	for _, ed := range []string{"en", "zh-CN"} {
@@ -115,8 +115,16 @@ func run(executed, gpuPath, simLog, keptDir string, docs []string) error {
 		if err != nil {
 			return err
 		}
+		zhSections, err := sectionsZH("notebooks", nb)
+		if err != nil {
+			return err
+		}
 		for ed := range tables {
-			tables[ed][nb[:2]] = table(ed, byNotebook[nb], lab, sim, gpu, k, meta{host, stamp, src, gpuHead, gpuPath})
+			m := meta{host: hosts[ed], labStamp: stamp, labFile: src, gpuHead: gpuHead, gpuFile: gpuPath}
+			if ed == "zh-CN" {
+				m.sections = zhSections
+			}
+			tables[ed][nb[:2]] = table(ed, byNotebook[nb], lab, sim, gpu, k, m)
 		}
 	}
 	for _, doc := range docs {
@@ -350,8 +358,57 @@ func keptTimes(dir, nb string) (*kept, error) {
 	return k, nil
 }
 
-// meta is where a table's figures come from.
-type meta struct{ host, labStamp, labFile, gpuHead, gpuFile string }
+// meta is where a table's figures come from, and the edition's section
+// headings (English heading → the edition's; nil keeps the English).
+type meta struct {
+	host, labStamp, labFile, gpuHead, gpuFile string
+	sections                                  map[string]string
+}
+
+// sectionsZH maps notebook nb's English "## " headings to its Chinese ones:
+// both editions under dir (EDITION/NB.ipynb) come from one source, so their
+// headings pair up in order.
+func sectionsZH(dir, nb string) (map[string]string, error) {
+	heads := map[string][]string{}
+	for _, ed := range []string{"en", "zh-CN"} {
+		path := filepath.Join(dir, ed, nb+".ipynb")
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("the %s headings: %w", ed, err)
+		}
+		var doc struct {
+			Cells []struct {
+				Type   string          `json:"cell_type"`
+				Source json.RawMessage `json:"source"`
+			} `json:"cells"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		for _, c := range doc.Cells {
+			if c.Type != "markdown" {
+				continue
+			}
+			src, err := sourceText(c.Source)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			for _, l := range strings.Split(src, "\n") {
+				if h, ok := strings.CutPrefix(l, "## "); ok {
+					heads[ed] = append(heads[ed], strings.TrimSpace(h))
+				}
+			}
+		}
+	}
+	if len(heads["en"]) != len(heads["zh-CN"]) {
+		return nil, fmt.Errorf("%s: %d English \"## \" headings, %d Chinese: they do not pair up", nb, len(heads["en"]), len(heads["zh-CN"]))
+	}
+	m := map[string]string{}
+	for i, h := range heads["en"] {
+		m[h] = heads["zh-CN"][i]
+	}
+	return m, nil
+}
 
 // table is the markdown of one notebook's timing table in the guide's language.
 func table(ed string, cells []memlab.Cell, lab, sim, gpu map[string]time.Duration, k *kept, m meta) string {
@@ -393,7 +450,11 @@ func table(ed string, cells []memlab.Cell, lab, sim, gpu map[string]time.Duratio
 	}
 	for _, c := range cells {
 		key := c.Notebook + "/" + c.Name
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |%s\n", c.Name, c.Section, secs(lab, c.Name, &tl), dur(sim, key, &ts), dur(gpu, key, &tg), last(c.Name))
+		section := c.Section
+		if zh, ok := m.sections[section]; ok {
+			section = zh
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |%s\n", c.Name, section, secs(lab, c.Name, &tl), dur(sim, key, &ts), dur(gpu, key, &tg), last(c.Name))
 	}
 	other, total := "set-up and declaration cells", "**all cells**"
 	if zh {
@@ -486,8 +547,9 @@ func replaceBlocks(text string, tables map[string]string) (string, error) {
 	return out, nil
 }
 
-// hostLine describes this machine: its OS, CPU cores and model, and its load.
-func hostLine() string {
+// hostLine describes this machine in the edition's language: its OS, CPU
+// cores and model, and its load.
+func hostLine(ed string) string {
 	osName := runtime.GOOS
 	if data, err := os.ReadFile("/etc/os-release"); err == nil {
 		for _, l := range strings.Split(string(data), "\n") {
@@ -509,7 +571,13 @@ func hostLine() string {
 	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
 		if f := strings.Fields(string(data)); len(f) > 0 {
 			load = ", load average " + f[0] + " when the tables were written"
+			if ed == "zh-CN" {
+				load = "，生成表格时的负载均值 " + f[0]
+			}
 		}
+	}
+	if ed == "zh-CN" {
+		return fmt.Sprintf("%s，%d 核%s%s", osName, runtime.NumCPU(), strings.Replace(cpu, ", ", "，", 1), load)
 	}
 	return fmt.Sprintf("%s, %d cores%s%s", osName, runtime.NumCPU(), cpu, load)
 }

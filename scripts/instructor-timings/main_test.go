@@ -291,3 +291,32 @@ func TestGuideExerciseFacts(t *testing.T) {
 		}
 	}
 }
+
+// TestChineseTable checks that the Chinese guide's tables are Chinese: the
+// section column takes the Chinese edition's headings, and the real
+// notebooks' headings pair up.
+func TestChineseTable(t *testing.T) {
+	cells := []memlab.Cell{{Notebook: "02-x", Section: "2.1 Tensor storage and views", Name: "storageVsViews"}}
+	m := meta{host: hostLine("zh-CN"), sections: map[string]string{"2.1 Tensor storage and views": "2.1 张量存储与视图"}}
+	got := table("zh-CN", cells, map[string]time.Duration{}, map[string]time.Duration{}, map[string]time.Duration{}, nil, m)
+	for _, w := range []string{"| 单元格 | 小节 |", "| `storageVsViews` | 2.1 张量存储与视图 |", "核", "**全部单元格**"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("Chinese table lacks %q:\n%s", w, got)
+		}
+	}
+	for _, nb := range []string{"00-setup-and-tour", "02-memory-mechanics", "04-reuse-and-sharing", "05-what-if"} {
+		secs, err := sectionsZH("../../notebooks", nb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range memlab.Cells() {
+			if c.Notebook != nb {
+				continue
+			}
+			zh, ok := secs[c.Section]
+			if !ok || !strings.ContainsFunc(zh, func(r rune) bool { return r >= 0x4e00 && r <= 0x9fff }) {
+				t.Errorf("%s cell %s: section %q has Chinese heading %q", nb, c.Name, c.Section, zh)
+			}
+		}
+	}
+}

@@ -5,6 +5,7 @@
 // Usage:
 //
 //	go run ./scripts/mkbook -memlab build/bin/memlab [-root .] [-out build/book-src]
+//	go run ./scripts/mkbook -check build/book
 //
 // The book has an index page in both languages, a part "English" and a part
 // "中文" with the notebooks of notebooks/en and notebooks/zh-CN, the glossary
@@ -16,7 +17,11 @@
 // way the page opens with a stamp: the device, the date and the commit its
 // outputs come from. Jupyter Book executes nothing (execute_notebooks: off).
 // The tree mirrors the repository's paths, so the links between notebooks,
-// glossary and exercises work in the book as they do in the repository.
+// glossary and exercises work in the book as they do in the repository; a link
+// to another repository file (pool/doc.go, BENCHMARKS.md) serves that file,
+// copied into the book (links.go), and a link to nothing stops the build.
+// With -check DIR, mkbook checks every link of the built book in DIR instead
+// (linkcheck.go): `make book` runs it on build/book.
 package main
 
 import (
@@ -45,12 +50,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	bin := fs.String("memlab", "", "the memlab binary that executes a notebook whose kept copy is stale (memlab lab -ipynb)")
 	device := fs.String("device", "sim", "the device for notebooks executed here")
 	commit := fs.String("commit", "", "the commit to stamp on notebooks executed here (default: git describe --always --dirty in -root)")
+	check := fs.String("check", "", "check every link of the built book in this folder (build/book) instead of writing the source")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "mkbook: unexpected arguments %q\n", fs.Args())
 		return 2
+	}
+	if *check != "" {
+		n, err := checkLinks(*check)
+		if err != nil {
+			fmt.Fprintf(stderr, "mkbook: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "mkbook: %d links in %s, none dead\n", n, *check)
+		return 0
 	}
 	b := &book{root: *root, out: *out, memlab: *bin, device: *device, commit: *commit, log: stdout}
 	if err := b.write(); err != nil {
@@ -63,6 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 type book struct {
 	root, out, memlab, device, commit string
 	log                               io.Writer
+	links                             *links // the links of the book's Markdown (links.go)
 }
 
 // page is one notebook page of the book.
@@ -92,13 +108,47 @@ func (b *book) write() error {
 	if err := os.RemoveAll(b.out); err != nil {
 		return err
 	}
-	var pages []page
+	copies := []string{filepath.Join("notebooks", "GLOSSARY.md"), filepath.Join("exercises", "README.md")}
+	for _, e := range exercises {
+		rel, err := filepath.Rel(b.root, e)
+		if err != nil {
+			return err
+		}
+		copies = append(copies, rel)
+	}
+	b.links = &links{root: b.root, pages: map[string]bool{"index.md": true}, files: map[string]bool{}}
+	for _, rel := range copies {
+		b.links.pages[filepath.ToSlash(rel)] = true
+	}
+	notebooks := map[string][]string{}
 	for _, ed := range nbexec.Editions {
 		nbs, err := filepath.Glob(filepath.Join(b.root, "notebooks", ed, "*.ipynb"))
 		if err != nil {
 			return err
 		}
+		notebooks[ed] = nbs
 		for _, p := range nbs {
+			b.links.pages["notebooks/"+ed+"/"+filepath.Base(p)] = true
+		}
+	}
+	// The copied documents first: a dead link stops the build before any
+	// notebook is executed.
+	for _, rel := range copies {
+		data, err := os.ReadFile(filepath.Join(b.root, rel))
+		if err != nil {
+			return err
+		}
+		md, err := b.links.rewrite(filepath.ToSlash(rel), string(data))
+		if err != nil {
+			return err
+		}
+		if err := writeFile(filepath.Join(b.out, rel), []byte(md)); err != nil {
+			return err
+		}
+	}
+	var pages []page
+	for _, ed := range nbexec.Editions {
+		for _, p := range notebooks[ed] {
 			pg, err := b.notebook(ed, p)
 			if err != nil {
 				return err
@@ -109,20 +159,13 @@ func (b *book) write() error {
 	if len(pages) == 0 {
 		return fmt.Errorf("no notebooks in %s/notebooks/{en,zh-CN}", b.root)
 	}
-	copies := []string{filepath.Join("notebooks", "GLOSSARY.md"), filepath.Join("exercises", "README.md")}
-	for _, e := range exercises {
-		rel, err := filepath.Rel(b.root, e)
+	// The repository files the book links to, at their paths, for path: links.
+	for rel := range b.links.files {
+		data, err := os.ReadFile(filepath.Join(b.root, filepath.FromSlash(rel)))
 		if err != nil {
 			return err
 		}
-		copies = append(copies, rel)
-	}
-	for _, rel := range copies {
-		data, err := os.ReadFile(filepath.Join(b.root, rel))
-		if err != nil {
-			return err
-		}
-		if err := writeFile(filepath.Join(b.out, rel), data); err != nil {
+		if err := writeFile(filepath.Join(b.out, filepath.FromSlash(rel)), data); err != nil {
 			return err
 		}
 	}
@@ -199,6 +242,16 @@ func (b *book) notebook(ed, pristine string) (page, error) {
 	}
 	pg.stamp = stamp
 	pg.title = title(nb, name)
+	for _, c := range nb.Cells {
+		if c.CellType != "markdown" {
+			continue
+		}
+		md, err := b.links.rewrite(filepath.ToSlash(rel), c.Source.Text())
+		if err != nil {
+			return pg, err
+		}
+		c.Source = lines(md)
+	}
 	nb.Cells = append([]*nbexec.Cell{{CellType: "markdown", Metadata: map[string]any{}, Source: lines(stampText(pg))}}, nb.Cells...)
 	data, err := nb.Encode()
 	if err != nil {

@@ -229,7 +229,7 @@ func TestRestoreAllOfAnEdition(t *testing.T) {
 		t.Errorf("restore -edition en does not say how to reload: %q", out)
 	}
 	out = f.mustRun("restore", "-edition", "zh-CN")
-	for _, w := range []string{"你的那份保存为", "如果 00-setup-and-tour 正在 JupyterLab 里打开", "文件 ▸ 从磁盘重新加载 笔记本", "“文件已更改”，点“撤回”"} {
+	for _, w := range []string{"你的那份保存为", "如果 00-setup-and-tour 正在 JupyterLab 里打开", "点“文件”菜单里的“从磁盘重新加载 笔记本”", "“文件已更改”，点“撤回”"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("restore -edition zh-CN lacks %q: %q", w, out)
 		}

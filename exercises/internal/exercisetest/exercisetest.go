@@ -6,6 +6,7 @@ package exercisetest
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,29 @@ import (
 // NotImplementedYet is the text every failure of an untouched stub contains. The
 // memlab exercises command looks for it to tell "not started" from "failing".
 const NotImplementedYet = "not implemented yet"
+
+// Chinese reports whether the learner reads the Chinese edition: MEMLAB_LANG
+// is "zh", "zh-CN", "zh_CN" or "zh-Hans" (any case), as memlab's lang package
+// reads it (the exercises module stands alone, so it reads the variable itself).
+// The Chinese edition of every notebook sets it; so can a shell:
+// MEMLAB_LANG=zh-CN go run ./cmd/memlab exercises check 1.
+func Chinese() bool {
+	switch strings.ToLower(strings.ReplaceAll(strings.TrimSpace(os.Getenv("MEMLAB_LANG")), "_", "-")) {
+	case "zh", "zh-cn", "zh-hans":
+		return true
+	}
+	return false
+}
+
+// Msg returns the learner's language's version of a message: zh in the
+// Chinese edition, en otherwise. Both are fmt formats with the same verbs
+// (zh may reorder them with explicit indexes, %[2]v).
+func Msg(en, zh string) string {
+	if Chinese() {
+		return zh
+	}
+	return en
+}
 
 // missing records the top-level tests that already reported a missing function, so
 // the remaining cases of that test are skipped instead of repeating the message.
@@ -33,7 +57,7 @@ func Call(t testing.TB, call string, f func()) bool {
 	t.Helper()
 	top, _, _ := strings.Cut(t.Name(), "/")
 	if fn, ok := missing.Load(top); ok {
-		t.Skipf("skipped: %s is not implemented yet", fn)
+		t.Skipf(Msg("skipped: %s is not implemented yet", "跳过：%s 还没有实现（not implemented yet）"), fn)
 	}
 	p, panicked := catch(f)
 	if !panicked {
@@ -42,9 +66,10 @@ func Call(t testing.TB, call string, f func()) bool {
 	if s := fmt.Sprint(p); strings.Contains(s, "not implemented") {
 		fn, _, _ := strings.Cut(call, "(")
 		missing.Store(top, fn)
-		t.Fatalf("%s: %s — write it: README.md explains the task, HINTS.md (or `go run ./cmd/memlab exercises hint N` from the repository root) helps", fn, NotImplementedYet)
+		t.Fatalf(Msg("%s: %s — write it: README.md explains the task, HINTS.md (or `go run ./cmd/memlab exercises hint N` from the repository root) helps",
+			"%s：%s（还没有实现）——请写出它：题目见 README.zh-CN.md，提示见 HINTS.zh-CN.md（或在仓库根目录运行 `go run ./cmd/memlab exercises hint N`）"), fn, NotImplementedYet)
 	}
-	t.Errorf("%s panicked: %v — return an error for bad input instead of panicking", call, p)
+	t.Errorf(Msg("%s panicked: %v — return an error for bad input instead of panicking", "%s 发生了 panic：%v——遇到错误输入应返回 error，而不是 panic"), call, p)
 	return false
 }
 

@@ -35,3 +35,15 @@ func TestCallReturnsTrueWhenNoPanic(t *testing.T) {
 		t.Fatalf("Call of a normal function: ran=%v", ran)
 	}
 }
+
+func TestMsgPicksTheEdition(t *testing.T) {
+	for _, tc := range []struct {
+		env  string
+		want string
+	}{{"", "en"}, {"en", "en"}, {"zh-CN", "zh"}, {"zh_CN", "zh"}, {"ZH", "zh"}, {"zh-Hans", "zh"}, {"fr", "en"}} {
+		t.Setenv("MEMLAB_LANG", tc.env)
+		if got := Msg("en", "zh"); got != tc.want {
+			t.Errorf("MEMLAB_LANG=%q: Msg gives %q, want %q", tc.env, got, tc.want)
+		}
+	}
+}

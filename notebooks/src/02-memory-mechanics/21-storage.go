@@ -139,7 +139,7 @@ print(torch.cuda.memory_allocated() - alloc, torch.cuda.memory_reserved() - res,
 ```python
 x = torch.empty(1024, 1024, device="cuda")
 alloc, res = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
-free, total = torch.cuda.mem_get_info()             # 驱动统计的用量 = total - free
+free, total = torch.cuda.mem_get_info()             # 驱动占用 = total - free
 views = [x[i % 1024 : i % 1024 + 1] for i in range(10000)]
 print(torch.cuda.memory_allocated() - alloc, torch.cuda.memory_reserved() - res,
       free - torch.cuda.mem_get_info()[0])

@@ -57,7 +57,7 @@ print(total - free)                                 # the driver's count, as nvi
 /*md:zh-CN
 ## 2.2 缓存分配器 (caching allocator)
 
-向设备申请显存（`cudaMalloc`）又慢又会引起同步，所以 PyTorch 拿到的显存就不再轻易交出：释放的张量所占的块回到分配器的缓存里，而不是还给设备。由此有三个数：**已分配** (allocated，存活张量占用的块)、**已预留** (reserved，分配器手里的全部段) 和**驱动统计的用量** (driver-used，即 `nvidia-smi` 显示的数：已预留显存加上 CUDA 上下文和其他进程)。
+向设备申请显存（`cudaMalloc`）又慢又会引起同步，所以 PyTorch 拿到的显存就不再轻易交出：释放的张量所占的块回到分配器的缓存里，而不是还给设备。由此有三个数：**已分配** (allocated，存活张量占用的块)、**已预留** (reserved，分配器手里的全部段) 和**驱动占用** (driver-used，即 `nvidia-smi` 显示的数：已预留显存加上 CUDA 上下文和其他进程)。
 
 教材说 `del` 之后 `memory_allocated()` 不会下降：
 
@@ -80,7 +80,7 @@ del y
 print(torch.cuda.memory_stats()["num_device_alloc"])           # 到目前为止的 cudaMalloc 次数
 torch.cuda.empty_cache()
 free, total = torch.cuda.mem_get_info()
-print(total - free)                                 # 驱动统计的用量，即 nvidia-smi 看到的数
+print(total - free)                                 # 驱动占用，即 nvidia-smi 看到的数
 ```
 */
 
@@ -158,11 +158,11 @@ for seg in torch.cuda.memory_snapshot():            # every segment and its bloc
 */
 
 /*md:zh-CN
-驱动统计的用量并不是从零开始的：还没有任何张量时，CUDA 上下文就已经在那里了。教材关于 `empty_cache()` 的小技巧是对的：
+驱动占用并不是从零开始的：还没有任何张量时，CUDA 上下文就已经在那里了。教材关于 `empty_cache()` 的小技巧是对的：
 
 > 教材原文：「它会释放所有未使用的缓存块，还给CUDA驱动。」
 
-调用之后，驱动统计的用量（实测一行的最后一个数）里不再包含那个缓存着的 256 MiB 段。
+调用之后，驱动占用（实测一行的最后一个数）里不再包含那个缓存着的 256 MiB 段。
 
 **动手试试——先预测：** 把 `y` 改成 300 MiB。现在有几次 cudaMalloc？已预留显存的峰值在哪里？
 

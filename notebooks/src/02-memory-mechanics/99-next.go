@@ -57,7 +57,7 @@ the [glossary](../../notebooks/GLOSSARY.md). Next notebook: `04-reuse-and-sharin
   [4 · 请求的取整：`round_size`](../../exercises/04-round-size/README.md)、
   [5 · 进哪个池、段有多大？](../../exercises/05-segment-size/README.md)、
   [6 · 最佳适配与超大块规则](../../exercises/06-best-fit/README.md)、
-  [7 · 拆分块](../../exercises/07-split/README.md)、
+  [7 · 分割一个块](../../exercises/07-split/README.md)、
   [8 · 释放与合并](../../exercises/08-merge/README.md)
 - §2.3 显存碎片：[10 · 度量碎片化](../../exercises/10-fragmentation/README.md)、
   [15 · 在预算内放下一个工作负载](../../exercises/15-fit-the-budget/README.md)

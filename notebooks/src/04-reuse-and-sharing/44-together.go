@@ -70,7 +70,7 @@ table, runs them — edit them, and what the tables measure changes with your co
 
 > 教材原文：「视图机制：把(batch, seq_len, hidden)的输入通过view()变成(batch * seq_len, hidden)，避免数据拷贝。 - in-place操作：LayerNorm和激活函数用in-place版本，减少中间张量。 - 显存池化：KV Cache和注意力分数矩阵用池化管理，避免频繁分配。」
 
-下面是 [`model`](../../model/model.go) 包里那个 Transformer 的前向传播（词嵌入和位置嵌入；若干个块，每块依次是 layernorm → 带 KV 缓存的因果注意力 → 残差 → layernorm → GELU MLP → 残差；最后一个 layernorm；输出 logits 与嵌入共享权重），按批 (batch) 写了出来。每一招是 `Tricks` 的一个字段，每一招都是代码里看得见的一处改动：**`View`** 在 `flatten` 里（教材说的 `(batch, seq, hidden)` → `(batch·seq, hidden)`，不开就是一次拷贝）和 `copyOf` 里（拆分与合并注意力头，朴素移植会在前后套上 `.contiguous()`）；**`InPlace`** 在 `add`、`scale` 和 `mlp` 的 GELU 里；**`Pool`** 在 `cache` 里：键和值写进一个按最长序列预分配、取自 `TensorPool` 的显存区，而不是用 `torch.cat` 一步步拼长。用 PyTorch 写，这个块是：
+下面是 [`model`](../../model/model.go) 包里那个 Transformer 的前向传播（词嵌入和位置嵌入；若干个块，每块依次是 layernorm → 带 KV 缓存的因果注意力 → 残差 → layernorm → GELU MLP → 残差；最后一个 layernorm；输出 logits 与嵌入共享权重），按批 (batch) 写了出来。每一招是 `Tricks` 的一个字段，每一招都是代码里看得见的一处改动：**`View`** 在 `flatten` 里（教材说的 `(batch, seq, hidden)` → `(batch·seq, hidden)`，不开就是一次拷贝）和 `copyOf` 里（拆开与合并注意力头，朴素移植会在前后套上 `.contiguous()`）；**`InPlace`** 在 `add`、`scale` 和 `mlp` 的 GELU 里；**`Pool`** 在 `cache` 里：键和值写进一个按最长序列预分配、取自 `TensorPool` 的显存区，而不是用 `torch.cat` 一步步拼长。用 PyTorch 写，这个块是：
 
 ```python
 def attention(h, cache, pos, mask):            # h: (batch·seq, hidden)
@@ -489,7 +489,7 @@ them.
 
 <details><summary>答案</summary>
 
-`InPlace`：峰值不变，分配器调用减少——原地操作不再分配，但峰值那一刻活着的张量里没有一个是它们产生的。`View`：峰值上升，调用减少——拆分注意力头不再拷贝，但作为视图留在缓存里的 `k` 和 `v` 让整个融合的 `qkv` 一直活着。`Pool`：峰值上升，调用减少——显存区从第一次前向传播起就装下了直到最长长度的所有位置。下面的表格把它们全都跑一遍。
+`InPlace`：峰值不变，分配器调用减少——原地操作不再分配，但峰值那一刻活着的张量里没有一个是它们产生的。`View`：峰值上升，调用减少——拆开注意力头不再拷贝，但作为视图留在缓存里的 `k` 和 `v` 让整个融合的 `qkv` 一直活着。`Pool`：峰值上升，调用减少——显存区从第一次前向传播起就装下了直到最长长度的所有位置。下面的表格把它们全都跑一遍。
 </details>
 */
 
