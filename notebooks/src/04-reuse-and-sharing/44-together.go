@@ -1,7 +1,6 @@
 package nb04
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -517,14 +516,11 @@ the chapter's claim is about:
 //nb:cell plot
 func chapterTechniques() {
 	// 4.4 the chapter's table: each technique alone, then the three together
-	tab := memlab.NewTable(ch4.T("tricks", "peak above the weights", "saved", "allocator calls", "cudaMalloc")...)
 	var runs []ch4.BatchRun
 	for _, t := range []Tricks{{}, {View: true}, {InPlace: true}, {Pool: true}, {View: true, InPlace: true, Pool: true}} {
 		runs = append(runs, memlab.Must(ch4.RunBatch(t.String(), generate(t), 4, 48, 16)))
-		r := runs[len(runs)-1]
-		tab.Row(t, memlab.FormatBytes(r.Peak), fmt.Sprintf("%.1f %%", ch4.Percent(r.Peak, runs[0].Peak)), r.Calls, r.Mallocs)
 	}
-	tab.Show()
+	ch4.BatchTable(runs).Show()
 	memlab.Show(memplot.Lines(lang.Text("4.4 each technique alone and the three together"), lang.Text("forward pass"), ch4.Curves(runs)...))
 	base, all3 := runs[0], runs[len(runs)-1]
 	saved := ch4.Percent(all3.Peak, base.Peak)
@@ -650,25 +646,15 @@ func inPlaceTwelvePercent() {
 	// 4.1's 12 %, at BERT-base's shapes: eager and fused attention
 	l := memlab.MustOpen()
 	defer l.Close()
-	if ch4.MemoryOnly(l) { // the simulator computes no values here: the bytes are a GPU's
-		fmt.Println(lang.Text("simulated device: memory accounting only (no values computed; the bytes are those of a GPU run)"))
-	}
-	tab := memlab.NewTable(ch4.T("attention", "sequence", "batch", "out of place", "in place", "saved", "scores : MLP")...)
-	saved := map[bool][]float64{}
-	for _, t := range []Tricks{{}, {Fused: true}} {
-		for _, seq := range []int{128, 512} {
-			for _, batch := range []int{32, 64} {
-				out, in := encode(l, ch4.BERTBase(1), t, batch, seq), encode(l, ch4.BERTBase(1), Tricks{InPlace: true, Fused: t.Fused}, batch, seq)
-				saved[t.Fused] = append(saved[t.Fused], ch4.Percent(in, out))
-				tab.Row(ch4.AttentionName(t.Fused), seq, batch, memlab.FormatBytes(out), memlab.FormatBytes(in), fmt.Sprintf("%.1f %%", ch4.Percent(in, out)), ch4.ScoresToMLP(seq, t.Fused))
-			}
-		}
+	ch4.MemoryOnlyNote(l) // the simulator computes no values here: the bytes are a GPU's
+	tab := ch4.NewInPlaceTable()
+	for _, c := range ch4.BERTCases() { // eager and fused attention, 128 and 512 tokens, batch 32 and 64
+		out := encode(l, ch4.BERTBase(1), Tricks{Fused: c.Fused}, c.Batch, c.Seq)
+		in := encode(l, ch4.BERTBase(1), Tricks{InPlace: true, Fused: c.Fused}, c.Batch, c.Seq)
+		tab.Add(c, out, in)
 	}
 	tab.Show()
-	e, f := saved[false], saved[true]
-	memlab.Judge("switching a few activations to in-place cut BERT inference memory by 12 percent", ch4.NearTwelve(append(e, f...)),
-		"in place saves %.1f %% at 128 tokens and %.1f %% at 512 with eager attention, %.1f–%.1f %% with fused attention",
-		e[0], e[2], slices.Min(f), slices.Max(f))
+	tab.Judge()
 }
 
 /*md
@@ -748,24 +734,15 @@ func batch32Or64() {
 	bert := func(t Tricks, batch int) func(*memlab.Lab) int64 {
 		return func(l *memlab.Lab) int64 { return encode(l, ch4.BERTBase(1), t, batch, 512) }
 	}
-	_, r32, _ := ch4.OnDevice(0, bert(Tricks{}, 32))
-	_, r64, _ := ch4.OnDevice(0, bert(Tricks{}, 64))
-	capacity := (r32 + r64) / 2 &^ (2<<20 - 1) // between them, in whole 2 MiB pages
-	tab := memlab.NewTable(lang.Text("batch"), lang.Text("tricks"), fmt.Sprintf(lang.Text("on a device of %s"), memlab.FormatBytes(capacity)))
-	fits := map[Tricks]bool{} // at batch 64
-	for _, run := range []struct {
-		batch int
-		t     Tricks
-	}{{32, Tricks{}}, {64, Tricks{}}, {64, Tricks{InPlace: true}}, {64, Tricks{View: true, InPlace: true}}, {64, Tricks{Fused: true}}} {
-		_, _, err := ch4.OnDevice(capacity, bert(run.t, run.batch))
-		if run.batch == 64 {
-			fits[run.t] = err == nil
-		}
-		tab.Row(run.batch, run.t, ch4.Fits(err))
+	tab := ch4.NewFitTable(bert(Tricks{}, 32), bert(Tricks{}, 64)) // a device between their reserved peaks
+	tab.Run(32, Tricks{}, bert(Tricks{}, 32))
+	for _, t := range []Tricks{{}, {InPlace: true}, {View: true, InPlace: true}, {Fused: true}} {
+		tab.Run(64, t, bert(t, 64))
 	}
 	tab.Show()
-	memlab.Judge("for long sequences, in-place's 12 percent can decide between batch 32 and 64", memlab.HoldsIf(fits[Tricks{InPlace: true}] && !fits[Tricks{}]),
-		"batch 64 fits in place: %v, without: %v; with fused attention: %v", fits[Tricks{InPlace: true}], fits[Tricks{}], fits[Tricks{Fused: true}])
+	in, base, fused := tab.Fits(64, Tricks{InPlace: true}), tab.Fits(64, Tricks{}), tab.Fits(64, Tricks{Fused: true})
+	memlab.Judge("for long sequences, in-place's 12 percent can decide between batch 32 and 64", memlab.HoldsIf(in && !base),
+		"batch 64 fits in place: %v, without: %v; with fused attention: %v", in, base, fused)
 }
 
 /*md

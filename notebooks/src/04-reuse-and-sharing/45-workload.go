@@ -1,12 +1,11 @@
 package nb04
 
 import (
+	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"memlab.dev/memlab/experiments/ch4"
-	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/model"
 	"memlab.dev/memlab/tensor"
@@ -52,21 +51,16 @@ print(torch.cuda.max_memory_allocated() - weights,
 
 //nb:cell
 func oneRequestByMode() {
-	size := memlab.Must(model.SizeByName("small"))
-	req := memlab.Must(size.Workload.Make(size.Config.Vocab))[0]
-	tab := memlab.NewTable(ch4.T("mode", "weights", "peak above the weights", "allocator calls", "tokens")...)
-	tab.Caption = fmt.Sprintf(lang.Text("one request: %d prompt tokens, %d generated"), len(req.Prompt), req.Decode)
+	req := memlab.Must(ch4.FirstRequest("small")) // the small model's workload's first request
+	tab := ch4.ModeTable(req)                     // a row per mode; the request in the caption
 	for _, mode := range []model.Mode{model.Baseline, model.InPlace, model.Views, model.KVCache, model.Chapter, model.Optimised} {
 		l := memlab.MustOpen()
-		m := memlab.Must(model.New(l, size.Config))
-		e := memlab.Must(m.NewEngine(mode, model.EngineOptions{MaxLen: size.Workload.MaxLen()}))
+		e := memlab.Must(ch4.NewEngine(l, "small", mode)) // the weights on l, and an engine running them in mode
 		weights, calls := l.MemoryAllocated(), ch4.AllocCalls(l)
 		l.ResetPeakMemoryStats()
 		g := memlab.Must(e.Generate(req))
 		tab.Row(mode, memlab.FormatBytes(weights), memlab.FormatBytes(l.MaxMemoryAllocated()-weights), ch4.AllocCalls(l)-calls, fmt.Sprint(g.Tokens[:6], "…"))
-		memlab.Check(e.Release())
-		memlab.Check(m.Release())
-		memlab.Check(l.Close())
+		memlab.Check(errors.Join(e.Release(), l.Close()))
 	}
 	tab.Show()
 }
@@ -241,25 +235,17 @@ print(sorted(speedups)[1], min(speedups), max(speedups))
 //nb:cell
 func tokenLatencySpread() {
 	// 4.3's 5–10 %: three live runs (about 9 s on the simulator on 2 cores, a second on a GPU), then the H200 recording
-	var faster []float64
-	var r ch4.InferenceResult
+	faster, r := []float64{}, ch4.InferenceResult{}
 	for run := range 3 {
 		r = memlab.Must(ch4.Inference(ch4.Setup{}, "small", model.Baseline, model.KVCache))
 		v, _ := r.Compare(model.KVCache, model.Baseline, ch4.TokenLatency)
 		faster = append(faster, v)
 		ch4.Say("live run %d of 3: kv-cache %.1f %% faster", run+1, v)
 	}
-	slices.Sort(faster)
-	memlab.Measured("live, on %s: kv-cache's median token time against the baseline's over %d runs: %.1f %% saved (median), from %.1f %% to %.1f %% (negative: slower)",
-		r.Device, len(faster), faster[1], faster[0], faster[2])
+	median := ch4.LiveSpread(r.Device, faster) // and the range
 	rec := memlab.Must(ch4.LoadRecorded())
-	for i, res := range []ch4.InferenceResult{r, rec[0].Result, rec[1].Result} {
-		b, _ := res.Row(model.Baseline)
-		k, _ := res.Row(model.KVCache)
-		memlab.Measured("%s, %s model on %s: baseline %d cudaMalloc and %d allocator calls, kv-cache %d and %d; median token %s → %s",
-			ch4.LiveOrRecorded(i > 0), res.Size.Name, res.Device, b.DeviceMallocs, b.AllocCalls, k.DeviceMallocs, k.AllocCalls, b.Token.Round(time.Microsecond), k.Token.Round(time.Microsecond))
-	}
-	source, v := ch4.LatencyEvidence(r.Device, faster[1], rec)
+	ch4.SayMallocs(r, rec) // cudaMalloc, allocator calls and token times: live, then recorded on the H200
+	source, v := ch4.LatencyEvidence(r.Device, median, rec)
 	memlab.Judge("pooling the KV cache cuts inference latency by 5–10 percent", memlab.HoldsIf(v >= 5), "%s: %.1f %% faster", source, v)
 }
 

@@ -20,18 +20,21 @@ the notebook's cells do.
 - and from chapter 2: [11 · A view keeps its base alive](../../exercises/11-views-keep-alive/README.md),
   which is what raised the `views` peak in 4.4
 
-Edit the exercise's `.go` file, then check it from the repository's root (a terminal, or
-JupyterLab's File → New → Terminal) — exercise 12 here (12 and 14 are about concurrency:
-add `--race`):
+Solve each in your working copy, `workbook/exercises/` (git ignores it; the tracked
+`exercises/` is the instructor's): in notebook `06-exercises.ipynb`, whose cells save your
+code there and check it, or in an editor (`workbook/exercises/12-tensor-pool/tensorpool.go`), then
+check it from the repository's root (a terminal, or JupyterLab's File → New → Terminal) —
+exercise 12 here (12 and 14 are about concurrency: add `--race`):
 
 ```sh
 go run ./cmd/memlab exercises check 12
 ```
 
-`go run ./cmd/memlab exercises hint 12` shows its next hint. Every exercise can also be solved inside JupyterLab: notebook `06-exercises.ipynb` has a cell per exercise that saves your code to a working copy and a cell that checks it. The cell below shows where
-you stand on this notebook's exercises: it runs their tests as `memlab exercises list`
-does (a few seconds). Every term the notebook uses, in Chinese, English, PyTorch and
-memlab: the [glossary](../../notebooks/GLOSSARY.md). Next notebook: `05-what-if.ipynb`.
+`go run ./cmd/memlab exercises hint 12` shows its next hint. The cell below shows where you
+stand on this notebook's exercises, in your working copy: it runs their tests as
+`memlab exercises list` does (a few seconds the first time; then only what you changed). Every
+term the notebook uses, in Chinese, English, PyTorch and memlab: the
+[glossary](../../notebooks/GLOSSARY.md). Next notebook: `05-what-if.ipynb`.
 */
 
 /*md:zh-CN
@@ -49,15 +52,17 @@ memlab: the [glossary](../../notebooks/GLOSSARY.md). Next notebook: `05-what-if.
 - §4.4 三者合用：[19 · 降低一次前向计算的峰值](../../exercises/19-lower-the-peak/README.md)
 - 以及第 2 章的 [11 · 视图会保住基张量](../../exercises/11-views-keep-alive/README.md)——这正是 4.4 节中 `views` 峰值升高的原因
 
-练习的说明目前是英文的。改好练习的 `.go` 文件后，在仓库根目录（终端，或 JupyterLab 的
+练习的说明目前是英文的。每道练习都在你的工作副本 `workbook/exercises/` 里完成（git 不跟踪它；仓库里的 `exercises/`
+是讲师用的）：可以在笔记本 `06-exercises.ipynb` 里做，它的单元格把你的代码存进工作副本并检查；也可以用编辑器改
+`workbook/exercises/12-tensor-pool/tensorpool.go`，再在仓库根目录（终端，或 JupyterLab 的
 File → New → Terminal）检查它——以练习 12 为例（12 和 14 涉及并发，可加 `--race`）：
 
 ```sh
 go run ./cmd/memlab exercises check 12
 ```
 
-`go run ./cmd/memlab exercises hint 12` 显示它的下一条提示。每道练习也都可以在 JupyterLab 里完成：笔记本 `06-exercises.ipynb` 为每道练习准备了一个保存你代码（存到工作副本）的单元格和一个检查它的单元格。下面的单元格显示你在本笔记本各练习上的进度：
-它像 `memlab exercises list` 一样运行这些练习的测试（需要几秒钟）。笔记本里用到的每个术语的中文、英文、
+`go run ./cmd/memlab exercises hint 12` 显示它的下一条提示。下面的单元格显示你在本笔记本各练习上的进度（读的是你的工作副本）：
+它像 `memlab exercises list` 一样运行这些练习的测试（第一次需要几秒钟，之后只重跑你改过的）。笔记本里用到的每个术语的中文、英文、
 PyTorch 与 memlab 对照见[术语表](../../notebooks/GLOSSARY.md)。下一个笔记本：`05-what-if.ipynb`。
 */
 
