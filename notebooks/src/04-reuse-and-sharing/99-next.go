@@ -17,8 +17,8 @@ the notebook's cells do.
   [13 · A paged KV-cache block table](../../exercises/13-kv-block-table/README.md),
   [18 · Serving from a pool of your own](../../exercises/18-my-pool/README.md)
 - §4.4 All together: [19 · Lowering a forward pass's peak](../../exercises/19-lower-the-peak/README.md)
-- and from chapter 2: [11 · A view keeps its base alive](../../exercises/11-views-keep-alive/README.md),
-  which is what raised the `views` peak in 4.4
+- and from chapter 2 (notebook 02's list): exercise 11, *A view keeps its base alive*
+  (`11-views-keep-alive`), which is what raised the `views` peak in 4.4
 
 Solve each in your working copy, `workbook/exercises/` (git ignores it; the tracked
 `exercises/` is the instructor's): in notebook `06-exercises.ipynb`, whose cells save your
@@ -50,7 +50,7 @@ term the notebook uses, in Chinese, English, PyTorch and memlab: the
   [13 · 分页 KV 缓存的块表](../../exercises/13-kv-block-table/README.md)、
   [18 · 用你自己的池供给](../../exercises/18-my-pool/README.md)
 - §4.4 三者合用：[19 · 降低一次前向计算的峰值](../../exercises/19-lower-the-peak/README.md)
-- 以及第 2 章的 [11 · 视图会保住基张量](../../exercises/11-views-keep-alive/README.md)——这正是 4.4 节中 `views` 峰值升高的原因
+- 以及第 2 章（笔记本 02 的练习表）的练习 11《视图会保住基张量》（`11-views-keep-alive`）——这正是 4.4 节中 `views` 峰值升高的原因
 
 练习的说明目前是英文的。每道练习都在你的工作副本 `workbook/exercises/` 里完成（git 不跟踪它；仓库里的 `exercises/`
 是讲师用的）：可以在笔记本 `06-exercises.ipynb` 里做，它的单元格把你的代码存进工作副本并检查；也可以用编辑器改
