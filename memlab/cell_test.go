@@ -11,6 +11,7 @@ import (
 	"memlab.dev/memlab/device"
 	"memlab.dev/memlab/device/devicetest"
 	"memlab.dev/memlab/device/sim"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
 )
@@ -431,3 +432,34 @@ func TestBudgetDevice(t *testing.T) {
 		t.Errorf("the budget device is named %q", name)
 	}
 }
+
+// In the Chinese edition, labels the catalog translates (an outcome, a
+// column header) print in Chinese in tables, Measured and verdict lines; the
+// English edition and untranslated strings print as given.
+func TestLabelsFollowTheEdition(t *testing.T) {
+	args := []any{Outcome(nil), "max_split_size_mb:128", 3}
+	if got := Labels(lang.English, args); got[0] != "served" {
+		t.Errorf("English labels changed: %v", got)
+	}
+	got := Labels(lang.Chinese, args)
+	if got[0] != "已满足" || got[1] != "max_split_size_mb:128" || got[2] != 3 {
+		t.Errorf("Chinese labels %v, want the outcome translated and the rest as given", got)
+	}
+	t.Setenv("MEMLAB_LANG", "zh-CN")
+	var buf strings.Builder
+	prev := Output
+	Output = &buf
+	defer func() { Output = prev }()
+	NewTable("step", "an untranslated header").Row("x", Outcome(memlabOOM{})).Show()
+	Measured("%s", Outcome(nil))
+	if out := buf.String(); !strings.Contains(out, "步骤") || !strings.Contains(out, "an untranslated header") ||
+		!strings.Contains(out, "显存不足") || !strings.Contains(out, "实测：已满足") {
+		t.Errorf("Chinese edition output:\n%s", out)
+	}
+}
+
+// memlabOOM is an out-of-memory error.
+type memlabOOM struct{}
+
+func (memlabOOM) Error() string     { return "out of memory" }
+func (memlabOOM) OutOfMemory() bool { return true }

@@ -119,7 +119,7 @@ func VerdictLine(edition, claim string, v Verdict, format string, args ...any) s
 	if !ok {
 		f, edition = verdictFormat[lang.English], lang.English
 	}
-	measured := fmt.Sprintf(lang.TextIn(edition, strings.TrimRight(format, "\n")), args...)
+	measured := fmt.Sprintf(lang.TextIn(edition, strings.TrimRight(format, "\n")), Labels(edition, args)...)
 	line := fmt.Sprintf(f, lang.TextIn(edition, claim), measured, v.In(edition))
 	if gonbui.IsNotebook {
 		line = wrapWords(line, OutputWidth)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
@@ -148,7 +149,7 @@ func TenantBars(title string, runs []Tenants) (*memplot.Figure, error) {
 	cases := make([]string, len(runs))
 	bars := []memplot.BarSeries{{Name: "A (greedy) reserved"}, {Name: "B reserved"}, {Name: "outside both allocators (CUDA context)"}}
 	for i, r := range runs {
-		cases[i] = r.Case
+		cases[i] = lang.Text(r.Case)
 		for j, v := range []int64{r.A, r.B, r.Outside} {
 			bars[j].Values = append(bars[j].Values, float64(v)/(1<<30))
 		}

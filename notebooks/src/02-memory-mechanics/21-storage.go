@@ -331,20 +331,18 @@ func transposeStrides() {
 	defer l.Close()
 	a := memlab.Must(tensor.Arange(l, tensor.Float32, 0, 6, 1))
 	x := memlab.Must(a.View(2, 3))
-	before := l.MemoryAllocated()
-	xt := memlab.Must(x.T())
+	before, vs := l.MemoryAllocated(), memlab.NewViews(x)
+	xt := vs.Add("x.t()", memlab.Must(x.T()))
 	transposed := l.MemoryAllocated() - before
-	fmt.Println("x     shape", x.Shape(), "strides", x.Strides(), "contiguous", x.IsContiguous())
-	fmt.Println("x.t() shape", xt.Shape(), "strides", xt.Strides(), "contiguous", xt.IsContiguous(), "same storage", xt.SharesStorage(x))
-	fmt.Println("x's storage in memory order:  ", memlab.Must(a.Float32s()))
-	fmt.Println("x.t() read row by row:        ", memlab.Must(xt.Float32s()))
-	c := memlab.Must(xt.Contiguous())
-	flat := memlab.Must(c.View(6))
-	fmt.Println("x.t().contiguous() in memory: ", memlab.Must(flat.Float32s()))
+	c := vs.Add("x.t().contiguous()", memlab.Must(xt.Contiguous()))
+	vs.Table().Show()
+	memlab.Measured("in memory order, x's storage holds %v and the copy %v; x.t() read row by row gives %v",
+		memlab.Must(a.Float32s()), memlab.Must(c.Float32s()), memlab.Must(xt.Float32s()))
 	memlab.Judge("a transpose changes the strides, not the data, and takes no new memory", memlab.HoldsIf(transposed == 0 && xt.SharesStorage(x)),
 		"x.t() allocated %s and shares x's storage: %v; the contiguous copy allocated a new %s block",
 		memlab.FormatBytes(transposed), xt.SharesStorage(x), memlab.FormatBytes(l.MemoryAllocated()-before-transposed))
-	memlab.Check(tensor.ReleaseAll(a, x, xt, c, flat))
+	memlab.Check(vs.Release())
+	memlab.Check(a.Release())
 }
 
 /*md
@@ -417,12 +415,13 @@ func viewNonContiguous() {
 	l := memlab.MustOpen()
 	defer l.Close()
 	x := memlab.Must(tensor.Empty(l, tensor.Float32, 1024, 1024))
-	half := memlab.Must(x.Slice(1, 0, 1024, 2)) // x[:, ::2]
-	fmt.Println("x[:, ::2]: shape", half.Shape(), "strides", half.Strides(), "contiguous", half.IsContiguous())
+	vs := memlab.NewViews(x)
+	half := vs.Add("half", memlab.Must(x.Slice(1, 0, 1024, 2))) // x[:, ::2]
 	v, errHalf := half.View(1024, 256, 2)
 	if errHalf == nil {
-		fmt.Println("x[:, ::2].view(1024, 256, 2): shape", v.Shape(), "strides", v.Strides(), "shares x's storage", v.SharesStorage(x))
+		vs.Add("v", v) // v = half.view(1024, 256, 2)
 	}
+	vs.Table().Show()
 	xt := memlab.Must(x.T())
 	_, errT := xt.View(-1)
 	fmt.Println("x.t().view(-1):", errT)
@@ -431,7 +430,8 @@ func viewNonContiguous() {
 	memlab.Judge("view() requires the tensor to be contiguous in memory", memlab.HoldsIf(errHalf != nil && errT != nil),
 		"x[:, ::2].view(1024, 256, 2) on a non-contiguous tensor failed: %v; x.t().view(-1) failed: %v; x.t().reshape(-1) copied %s",
 		errHalf != nil, errT != nil, memlab.FormatBytes(l.MemoryAllocated()-before))
-	memlab.Check(tensor.ReleaseLive(x, half, v, xt, r))
+	memlab.Check(vs.Release())
+	memlab.Check(tensor.ReleaseAll(xt, r))
 }
 
 /*md
@@ -524,7 +524,7 @@ func forward(l *memlab.Lab, layers int, tape *tensor.Tape) *memlab.Steps {
 		steps.Add(fmt.Sprintf("layer %d", i))
 	}
 	if tape != nil {
-		fmt.Printf("the tape holds %s of saved tensors\n", memlab.FormatBytes(tape.SavedBytes()))
+		memlab.Measured("the tape holds %s of saved tensors", memlab.FormatBytes(tape.SavedBytes()))
 		memlab.Check(tape.Backward())
 		steps.Add("backward")
 	}

@@ -378,7 +378,7 @@ func splitAndMerge() {
 	fmt.Println("b = empty(2 MiB):\n  " + memlab.Blocks(l.Snapshot()))
 	split, reserved := l.MemoryStats()["inactive_split_bytes.all.current"], l.MemoryReserved()
 	memlab.Check(tensor.ReleaseAll(b, c))
-	fmt.Println("del b, c (the blocks merge):\n  " + memlab.Blocks(l.Snapshot()))
+	fmt.Println("del b, c:\n  " + memlab.Blocks(l.Snapshot()))
 	memlab.Measured("b took a's 4 MiB hole (same address: %v); %s sat free in split blocks before del b, c", b.DataPtr() == hole, memlab.FormatBytes(split))
 	memlab.Judge("on release, the block is marked free, but the physical memory is not given back", memlab.HoldsIf(l.MemoryReserved() == reserved),
 		"after del b, c: allocated %s, reserved %s (%s before), in %d free block", memlab.FormatBytes(l.MemoryAllocated()),
