@@ -719,19 +719,13 @@ the request and what each remedy cost.
 func remedies() {
 	outs := memlab.Must(ch2.TryAll(ch2.Remedies...))
 	ch2.Table(outs).Show()
-	frag, served := outs[0], 0
-	for _, o := range outs {
-		if o.Err == nil {
-			served++
-		}
-		if o.Name == frag.Name {
-			continue
-		}
-		memlab.Measured("%s: peak reserved %s against the fragmented run's %s; cudaMalloc calls: %d against %d",
-			o.Name, memlab.FormatBytes(o.Peak), memlab.FormatBytes(frag.Peak), o.Allocs, frag.Allocs)
+	frag := outs[0] // no remedy
+	memlab.Measured("the fragmented run: the request %s, %s pinned in split blocks and %s releasable",
+		memlab.Outcome(frag.Err), memlab.FormatBytes(frag.Pinned), memlab.FormatBytes(frag.Releasable))
+	for _, o := range outs[1:] {
+		memlab.Measured("%s: the request %s; peak reserved %s against the fragmented run's %s; cudaMalloc calls: %d against %d",
+			o.Name, memlab.Outcome(o.Err), memlab.FormatBytes(o.Peak), memlab.FormatBytes(frag.Peak), o.Allocs, frag.Allocs)
 	}
-	memlab.Measured("%d of %d variants served the 1.5 GiB request; the fragmented run had %s pinned in split blocks and %s releasable",
-		served, len(outs), memlab.FormatBytes(frag.Pinned), memlab.FormatBytes(frag.Releasable))
 	memlab.Show(ch2.Plot(outs))
 }
 

@@ -491,12 +491,11 @@ except torch.cuda.OutOfMemoryError as e:
 
 //nb:cell plot
 func twoTenants() {
-	var runs []ch2.Tenants
-	for _, c := range []ch2.Tenants{{Case: "neither capped", B: 3 << 30}, {Case: "both capped at half", B: 3 << 30}, {Case: "both at half, B asks 4 GiB", B: 4 << 30}} {
-		r := memlab.Must(ch2.TwoTenants(c.Case, len(runs) > 0, c.B)) // an 8 GiB device: greedy A first, then B asks for c.B
-		memlab.Measured("%s: greedy A holds %s; B's %s request: %s; the driver counts %s in use, %s of it outside both allocators",
-			r.Case, memlab.FormatBytes(r.A), memlab.FormatBytes(c.B), memlab.Outcome(r.Err), memlab.FormatBytes(r.Used), memlab.FormatBytes(r.Outside))
-		runs = append(runs, r)
+	runs := []ch2.Tenants{{Case: "neither capped", B: 3 << 30}, {Case: "both capped at half", B: 3 << 30}, {Case: "both at half, B asks 4 GiB", B: 4 << 30}}
+	for i, c := range runs {
+		runs[i] = memlab.Must(ch2.TwoTenants(c.Case, i > 0, c.B)) // an 8 GiB device, capped at half but in the first case: greedy A first, then B asks for c.B
+		memlab.Measured("%s: greedy A holds %s; B's %s request: %s; the driver counts %s in use, %s of it outside both allocators", c.Case,
+			memlab.FormatBytes(runs[i].A), memlab.FormatBytes(c.B), memlab.Outcome(runs[i].Err), memlab.FormatBytes(runs[i].Used), memlab.FormatBytes(runs[i].Outside))
 	}
 	memlab.Judge("set_per_process_memory_fraction limits how much memory the current process can use", memlab.HoldsIf(runs[1].A <= 4<<30 && runs[0].A > 4<<30),
 		"greedy A held %s uncapped and %s capped at half", memlab.FormatBytes(runs[0].A), memlab.FormatBytes(runs[1].A))

@@ -182,10 +182,10 @@ func TestRemedies(t *testing.T) {
 		`(?m)^max_split_size_mb:32 +served `,
 		`(?m)^expandable_segments +served `,
 		// the prose: settings pay in cudaMalloc calls, pre-allocation holds the least
-		`Measured: pre-allocation: peak reserved 2\.09 GiB against the fragmented run's 3\.00 GiB; cudaMalloc calls: 8 against 6`,
-		`Measured: uniform sizes: peak reserved 3\.09 GiB against the fragmented run's 3\.00 GiB; cudaMalloc calls: 13 against 6`,
-		`Measured: expandable_segments: peak reserved 3\.01 GiB against the fragmented run's 3\.00 GiB; cudaMalloc calls: 7 against 6`,
-		`Measured: 5 of 6 variants served the 1\.5 GiB request; the fragmented run had 2\.91 GiB pinned in split blocks and 0 bytes releasable`)
+		`Measured: pre-allocation: the request served; peak reserved 2\.09 GiB against the fragmented run's 3\.00 GiB; cudaMalloc calls: 8 against 6`,
+		`Measured: uniform sizes: the request served; peak reserved 3\.09 GiB against the fragmented run's 3\.00 GiB; cudaMalloc calls: 13 against 6`,
+		`Measured: expandable_segments: the request served; peak reserved 3\.01 GiB against the fragmented run's 3\.00 GiB; cudaMalloc calls: 7 against 6`,
+		`Measured: the fragmented run: the request out of memory, 2\.91 GiB pinned in split blocks and 0 bytes releasable`)
 	if len(res.Figures) != 1 {
 		t.Errorf("%d figures, want the remedies' bars", len(res.Figures))
 	}
