@@ -479,7 +479,8 @@ pages of an expandable segment, which it unmaps), *pinned in split blocks*
 #### Pre-allocation
 
 The activations' 512 MiB buffer is made before training, and every batch's activations
-are views of it, reused: the allocator never sees them.
+are views of it, reused: the allocator never sees them. Is the request served, and at
+what peak?
 
 ```python
 buf = torch.empty(512 * MiB, dtype=torch.uint8, device="cuda")   # the placeholder, before training
@@ -514,7 +515,7 @@ PyTorch 的这份报告确实能反映碎片化，但给的是汇总数字，并
 
 #### 预分配 (pre-allocation)
 
-训练前先建好激活值用的 512 MiB 缓冲区，每个批次的激活值都是它的视图，反复复用：分配器根本看不到它们。
+训练前先建好激活值用的 512 MiB 缓冲区，每个批次的激活值都是它的视图，反复复用：分配器根本看不到它们。申请能得到满足吗？峰值是多少？
 
 ```python
 buf = torch.empty(512 * MiB, dtype=torch.uint8, device="cuda")   # 占位张量，训练前建好
@@ -558,8 +559,8 @@ Pre-allocation removes the fragmentation, not the need for room.
 
 #### Uniform sizes
 
-Every activation is 512 MiB (`w.Short = 512 << 20`; in the Python, `496` becomes `512`):
-each batch reuses the cached 512 MiB segment whole, and nothing is split.
+Every activation is 512 MiB (`w.Short = 512 << 20`; in the Python, `496` becomes `512`).
+Is anything split now, and is the request served?
 */
 
 /*md:zh-CN
@@ -574,7 +575,7 @@ each batch reuses the cached 512 MiB segment whole, and nothing is split.
 
 #### 统一尺寸 (uniform sizes)
 
-每个激活值都是 512 MiB（`w.Short = 512 << 20`；在 Python 里把 `496` 改成 `512`）：每个批次都整块复用缓存里的 512 MiB 段，什么也不会被分割。
+每个激活值都是 512 MiB（`w.Short = 512 << 20`；在 Python 里把 `496` 改成 `512`）。现在还有块被分割吗？申请能得到满足吗？
 */
 
 //nb:cell
@@ -592,6 +593,9 @@ func uniformSizes() {
 }
 
 /*md
+Each batch reuses the cached 512 MiB segment whole, so nothing is split, and no kept
+tensor shares a segment with an activation.
+
 **Try it — predict first:** make the activations *almost* uniform, `w.Short = 508 << 20`.
 Served?
 
@@ -615,6 +619,8 @@ the request served under 256, and under the chapter's 32?
 */
 
 /*md:zh-CN
+每个批次都整块复用缓存里的 512 MiB 段，什么也不会被分割，也没有留存张量和激活值共处一段。
+
 **动手试试——先预测：** 把激活值改成*几乎*一样大，`w.Short = 508 << 20`。能满足吗？
 
 <details><summary>答案</summary>
