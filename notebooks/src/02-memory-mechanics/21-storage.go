@@ -28,7 +28,7 @@ How much does `memory_allocated()` move for the six views, and how much for
 ```python
 x = torch.zeros(1024, 1024, device="cuda")          # float32, 4 MiB
 views = [x[::2], x.view(256, 4096), x.t(), x[0:1], x[512], x[:, 100:110]]
-print(torch.cuda.memory_allocated())                # the views added nothing
+print(torch.cuda.memory_allocated())                # after the views
 for v in views:
     print(v.shape, v.stride(), v.storage_offset(), v.nbytes,
           v.untyped_storage().nbytes(), v.is_contiguous(),
@@ -50,7 +50,7 @@ print(torch.cuda.memory_allocated())
 ```python
 x = torch.zeros(1024, 1024, device="cuda")          # float32，4 MiB
 views = [x[::2], x.view(256, 4096), x.t(), x[0:1], x[512], x[:, 100:110]]
-print(torch.cuda.memory_allocated())                # 视图没有增加任何显存
+print(torch.cuda.memory_allocated())                # 建好视图之后
 for v in views:
     print(v.shape, v.stride(), v.storage_offset(), v.nbytes,
           v.untyped_storage().nbytes(), v.is_contiguous(),
@@ -202,7 +202,7 @@ dropping the view?
 big = torch.empty(4096, 4096, device="cuda")        # 64 MiB
 row = big[0:1]                                      # one 16 KiB row
 del big
-print(torch.cuda.memory_allocated())                # row still holds big's whole storage
+print(torch.cuda.memory_allocated())                # while row lives
 row2 = row.clone()
 del row
 print(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
@@ -229,7 +229,7 @@ print(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
 big = torch.empty(4096, 4096, device="cuda")        # 64 MiB
 row = big[0:1]                                      # 一行，16 KiB
 del big
-print(torch.cuda.memory_allocated())                # row 仍然占着 big 的整块存储
+print(torch.cuda.memory_allocated())                # row 还活着时
 row2 = row.clone()
 del row
 print(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
@@ -369,7 +369,7 @@ Chapter 4 says `view()` needs a contiguous tensor:
 ```python
 x = torch.empty(1024, 1024, device="cuda")
 half = x[:, ::2]                                    # not contiguous
-v = half.view(1024, 256, 2)                         # works: it only splits a dimension
+v = half.view(1024, 256, 2)                         # it only splits a dimension: does it work?
 try:
     x.t().view(-1)
 except RuntimeError as e:
@@ -399,7 +399,7 @@ print(torch.cuda.memory_allocated() - before)
 ```python
 x = torch.empty(1024, 1024, device="cuda")
 half = x[:, ::2]                                    # 不连续
-v = half.view(1024, 256, 2)                         # 成功：只拆开了一个维度
+v = half.view(1024, 256, 2)                         # 只拆开了一个维度：能成功吗？
 try:
     x.t().view(-1)
 except RuntimeError as e:
@@ -466,9 +466,9 @@ is left after `Backward`?
 W = torch.randn(512, 512, device="cuda", requires_grad=True)   # autograd records (the tape)
 h = torch.randn(512, 512, device="cuda")
 for _ in range(4):
-    h = torch.relu(h @ W)                           # relu's output is saved for backward
+    h = torch.relu(h @ W)                           # relu's output, needed by backward
 print(torch.cuda.memory_allocated())
-h.sum().backward()                                  # releases what was saved
+h.sum().backward()                                  # backward runs
 print(torch.cuda.memory_allocated())
 # inference: the same loop under `with torch.no_grad():` saves nothing
 ```
@@ -496,9 +496,9 @@ PyTorch 的实际规则比教材说的宽松：只要新形状能在同一块存
 W = torch.randn(512, 512, device="cuda", requires_grad=True)   # autograd 开始记录
 h = torch.randn(512, 512, device="cuda")
 for _ in range(4):
-    h = torch.relu(h @ W)                           # relu 的输出被保存，留给反向传播
+    h = torch.relu(h @ W)                           # relu 的输出，反向传播要用
 print(torch.cuda.memory_allocated())
-h.sum().backward()                                  # 释放保存的张量
+h.sum().backward()                                  # 运行反向传播
 print(torch.cuda.memory_allocated())
 # 推理：同样的循环放在 `with torch.no_grad():` 里，什么也不保存
 ```

@@ -44,7 +44,7 @@ print(torch.cuda.memory_reserved())                 # before any tensor
 x = torch.empty(256 * MiB, dtype=torch.uint8, device="cuda")
 del x
 print(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
-y = torch.empty(256 * MiB, dtype=torch.uint8, device="cuda")   # served from the cache
+y = torch.empty(256 * MiB, dtype=torch.uint8, device="cuda")   # the same size again
 del y
 print(torch.cuda.memory_stats()["num_device_alloc"])           # cudaMalloc calls so far
 torch.cuda.empty_cache()
@@ -74,7 +74,7 @@ print(torch.cuda.memory_reserved())                 # 还没有任何张量
 x = torch.empty(256 * MiB, dtype=torch.uint8, device="cuda")
 del x
 print(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
-y = torch.empty(256 * MiB, dtype=torch.uint8, device="cuda")   # 直接从缓存里拿
+y = torch.empty(256 * MiB, dtype=torch.uint8, device="cuda")   # 同样大小再来一次
 del y
 print(torch.cuda.memory_stats()["num_device_alloc"])           # 到目前为止的 cudaMalloc 次数
 torch.cuda.empty_cache()
@@ -328,7 +328,7 @@ b = torch.empty(2 * MiB, dtype=torch.uint8, device="cuda")   # best fit: a's 4 M
 print(b.data_ptr() == hole, torch.cuda.memory_stats()["inactive_split_bytes.all.current"])
 del b, c
 seg = torch.cuda.memory_snapshot()[0]
-print(len(seg["blocks"]), seg["blocks"][0]["state"])         # one merged block, "inactive"
+print(len(seg["blocks"]), seg["blocks"][0]["state"])         # how many blocks, in what state?
 ```
 */
 
@@ -360,7 +360,7 @@ b = torch.empty(2 * MiB, dtype=torch.uint8, device="cuda")   # 最佳适配：a 
 print(b.data_ptr() == hole, torch.cuda.memory_stats()["inactive_split_bytes.all.current"])
 del b, c
 seg = torch.cuda.memory_snapshot()[0]
-print(len(seg["blocks"]), seg["blocks"][0]["state"])         # 合并成一个块，状态 "inactive"
+print(len(seg["blocks"]), seg["blocks"][0]["state"])         # 几个块？什么状态？
 ```
 */
 
@@ -520,10 +520,10 @@ for 512 MiB, which the defaults cut from the cached 1 GiB segment and
 import torch
 x = torch.empty(1, device="cuda")                   # CUDA initialises: the variable is read now
 import os
-os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "max_split_size_mb:128"   # too late for this process
+os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "max_split_size_mb:128"   # after CUDA started
 a = torch.empty(2**30, dtype=torch.uint8, device="cuda"); del a
 b = torch.empty(2**29, dtype=torch.uint8, device="cuda")
-print(torch.cuda.memory_reserved())                 # the defaults' answer: the 1 GiB segment, split
+print(torch.cuda.memory_reserved())                 # split the cached segment, or add one?
 ```
 */
 
@@ -549,10 +549,10 @@ print(torch.cuda.memory_reserved())                 # the defaults' answer: the 
 import torch
 x = torch.empty(1, device="cuda")                   # CUDA 初始化：此刻读取环境变量
 import os
-os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "max_split_size_mb:128"   # 对这个进程来说太晚了
+os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "max_split_size_mb:128"   # CUDA 已经初始化之后
 a = torch.empty(2**30, dtype=torch.uint8, device="cuda"); del a
 b = torch.empty(2**29, dtype=torch.uint8, device="cuda")
-print(torch.cuda.memory_reserved())                 # 默认设置的结果：1 GiB 的段被分割
+print(torch.cuda.memory_reserved())                 # 分割缓存的段，还是再建一个？
 ```
 */
 

@@ -34,7 +34,7 @@ MiB = 2**20
 for n in (1024, 512, 256):
     a = torch.empty(n * MiB, dtype=torch.uint8, device="cuda")
     del a
-a3 = torch.empty(768 * MiB, dtype=torch.uint8, device="cuda")   # no out-of-memory error
+a3 = torch.empty(768 * MiB, dtype=torch.uint8, device="cuda")   # refused?
 print(len(torch.cuda.memory_snapshot()), torch.cuda.memory_reserved(),
       torch.cuda.memory_stats()["num_device_alloc"])
 ```
@@ -56,7 +56,7 @@ MiB = 2**20
 for n in (1024, 512, 256):
     a = torch.empty(n * MiB, dtype=torch.uint8, device="cuda")
     del a
-a3 = torch.empty(768 * MiB, dtype=torch.uint8, device="cuda")   # 不会 OOM
+a3 = torch.empty(768 * MiB, dtype=torch.uint8, device="cuda")   # 会被拒绝吗？
 print(len(torch.cuda.memory_snapshot()), torch.cuda.memory_reserved(),
       torch.cuda.memory_stats()["num_device_alloc"])
 ```
