@@ -45,7 +45,8 @@ func Check(err error) {
 // PyTorch's format_size (allocator.FormatSize, which the out-of-memory
 // messages keep), a count of exactly one unit is written in that unit —
 // 1 MiB is "1.00 MiB", not "1024.00 KiB" — so that a table never shows the
-// same size two ways; negative counts (differences) get a minus sign.
+// same size two ways; negative counts (differences) get a minus sign. The
+// Chinese edition writes "512 字节" for "512 bytes".
 func FormatBytes(n int64) string {
 	sign, u := "", uint64(n)
 	if n < 0 {
@@ -53,7 +54,7 @@ func FormatBytes(n int64) string {
 	}
 	switch {
 	case u < 1<<10:
-		return fmt.Sprintf("%s%d bytes", sign, u)
+		return fmt.Sprintf("%s%d %s", sign, u, lang.Text("bytes"))
 	case u < 1<<20:
 		return fmt.Sprintf("%s%.2f KiB", sign, float64(u)/(1<<10))
 	case u < 1<<30:
@@ -65,7 +66,9 @@ func FormatBytes(n int64) string {
 
 // Outcome is what a request came to, for a table or a Measured line:
 // "served" when err is nil, "out of memory" when it is one (see
-// [IsOutOfMemory]); any other error stops the cell.
+// [IsOutOfMemory]); any other error stops the cell. The words are English;
+// a table shown and a Measured or verdict line print them in the workbook's
+// edition (see [Labels]).
 func Outcome(err error) string {
 	if err == nil {
 		return "served"
@@ -88,13 +91,55 @@ func Measured(format string, args ...any) {
 	if lang.Current() == lang.Chinese {
 		prefix = "实测："
 	}
-	line := prefix + fmt.Sprintf(lang.Text(strings.TrimRight(format, "\n")), args...)
+	line := prefix + fmt.Sprintf(lang.Text(strings.TrimRight(format, "\n")), Labels(lang.Current(), args)...)
 	if gonbui.IsNotebook {
 		// JupyterLab breaks printed text anywhere (word-break: break-all),
 		// even mid-word; lines that fit the output area are never broken.
 		line = wrapWords(line, OutputWidth)
 	}
 	fmt.Fprintln(output(), line)
+}
+
+// Labels are args with every string that lang's catalog translates — a
+// label: an outcome ("served"), a case's or a variant's name, a column header —
+// in edition's words, so that a Measured line, a verdict line or a table
+// shown speaks the edition's language while the cell's code compares English
+// constants. Other values, and strings the catalog lacks (sizes, settings,
+// code), are left as they are.
+func Labels(edition string, args []any) []any {
+	if edition == lang.English {
+		return args
+	}
+	out := make([]any, len(args))
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			a = lang.TextIn(edition, s)
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// localized is t with its caption, headers and cells in the workbook's
+// edition, each looked up as a label (see [Labels]).
+func (t *Table) localized() *Table {
+	ed := lang.Current()
+	if ed == lang.English {
+		return t
+	}
+	word := func(s string) string { return lang.TextIn(ed, s) }
+	out := &Table{Caption: word(t.Caption), err: t.err}
+	for _, h := range t.Header {
+		out.Header = append(out.Header, word(h))
+	}
+	for _, r := range t.Rows {
+		row := make([]string, len(r))
+		for i, c := range r {
+			row[i] = word(c)
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	return out
 }
 
 // OutputWidth is how many columns a notebook's output holds: the width, in
@@ -470,9 +515,11 @@ func (t *Table) HTML() string {
 }
 
 // Show displays the table: as HTML in a GoNB notebook, as text on [Output]
-// elsewhere. A malformed table stops the cell.
+// elsewhere, its caption, headers and cells that lang's catalog translates in
+// the workbook's edition (see [Labels]). A malformed table stops the cell.
 func (t *Table) Show() {
 	Check(t.check())
+	t = t.localized()
 	if gonbui.IsNotebook {
 		gonbui.DisplayHTML(t.HTML())
 		gonbui.Sync()

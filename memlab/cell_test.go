@@ -2,13 +2,16 @@ package memlab
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 
 	"memlab.dev/memlab/device"
-
+	"memlab.dev/memlab/device/devicetest"
+	"memlab.dev/memlab/device/sim"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
 )
@@ -379,36 +382,84 @@ func TestWrapText(t *testing.T) {
 	}
 }
 
-// TestBudgetCapOnAGPU: on a real GPU the lab opened, Budget(n) caps reserved
-// memory at what a simulated device of n bytes leaves after its context, so an
-// experiment runs out of memory at the same request on both; shared devices and
-// the simulator keep n.
-func TestBudgetCapOnAGPU(t *testing.T) {
-	for _, c := range []struct {
-		n    int64
-		owns bool
-		kind string
-		want int64
-	}{
-		{1 << 30, true, device.CUDA, 1<<30 - 128<<20},
-		{8 << 30, true, device.CUDA, 8<<30 - 512<<20},
-		{1 << 30, false, device.CUDA, 1 << 30},
-		{1 << 30, true, device.Simulated, 1 << 30},
-	} {
-		if got := budgetCap(c.n, c.owns, c.kind); got != c.want {
-			t.Errorf("budgetCap(%d, owns %v, %s) = %d, want %d", c.n, c.owns, c.kind, got, c.want)
+// TestBudgetDevice: on a real GPU Budget(n) opens a budget of n bytes on the
+// card (here on a larger simulated card, which stands in for it): a device in
+// its own right, which passes the device suite, counts a simulated device's
+// context and every lab that shares it, and runs out of memory where a
+// simulated device of n bytes does, with the same mem_get_info().
+func TestBudgetDevice(t *testing.T) {
+	card := func() device.Device {
+		d, err := sim.New(sim.Config{Capacity: 8 << 30})
+		if err != nil {
+			t.Fatal(err)
 		}
+		t.Cleanup(func() { d.Close() })
+		return d
 	}
-	l, err := Open(Sim("8GiB"), Budget(1<<30), AllocConf(""), NotCurrent())
+	devicetest.RunExcept(t, newBudgetDevice(card(), 1<<30), func(name string) bool {
+		return name != "Memory" && name != "VirtualMemory"
+	})
+	// Two tenants on the budget against two on a simulated device of its size.
+	run := func(a *Lab) string {
+		b, err := Open(SharedWith(a), AllocConf(""), NotCurrent())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		var log []string
+		for _, l := range []*Lab{a, b, a} {
+			p, err := l.Allocate(300 << 20)
+			free, total, _ := l.MemGetInfo()
+			log = append(log, fmt.Sprintf("%v %v free %d of %d", p != 0, IsOutOfMemory(err), free, total))
+		}
+		return strings.Join(log, "; ")
+	}
+	onBudget, err := Open(OnDevice(newBudgetDevice(card(), 1<<30)), AllocConf(""), NotCurrent())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	free, total, err := l.MemGetInfo()
+	defer onBudget.Close()
+	onSim, err := Open(Sim("8GiB"), Budget(1<<30), AllocConf(""), NotCurrent())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := uint64(1<<30 - budgetCap(1<<30, true, device.CUDA)); total-free != want {
-		t.Errorf("a simulated Budget(1 GiB) device holds %d bytes before any allocation, want the cap's difference %d", total-free, want)
+	defer onSim.Close()
+	got, want := run(onBudget), run(onSim)
+	if got != want || !strings.Contains(want, "false true") {
+		t.Errorf("on a budget: %s\non a simulated device of its size: %s\n(want the same, the third request out of memory)", got, want)
+	}
+	if name := onBudget.Device().Name(); !strings.Contains(name, "a 1.00 GiB budget") {
+		t.Errorf("the budget device is named %q", name)
 	}
 }
+
+// In the Chinese edition, labels the catalog translates (an outcome, a
+// column header) print in Chinese in tables, Measured and verdict lines; the
+// English edition and untranslated strings print as given.
+func TestLabelsFollowTheEdition(t *testing.T) {
+	args := []any{Outcome(nil), "max_split_size_mb:128", 3}
+	if got := Labels(lang.English, args); got[0] != "served" {
+		t.Errorf("English labels changed: %v", got)
+	}
+	got := Labels(lang.Chinese, args)
+	if got[0] != "已满足" || got[1] != "max_split_size_mb:128" || got[2] != 3 {
+		t.Errorf("Chinese labels %v, want the outcome translated and the rest as given", got)
+	}
+	t.Setenv("MEMLAB_LANG", "zh-CN")
+	var buf strings.Builder
+	prev := Output
+	Output = &buf
+	defer func() { Output = prev }()
+	NewTable("step", "an untranslated header").Row("x", Outcome(memlabOOM{})).Show()
+	Measured("%s", Outcome(nil))
+	if out := buf.String(); !strings.Contains(out, "步骤") || !strings.Contains(out, "an untranslated header") ||
+		!strings.Contains(out, "显存不足") || !strings.Contains(out, "实测：已满足") {
+		t.Errorf("Chinese edition output:\n%s", out)
+	}
+}
+
+// memlabOOM is an out-of-memory error.
+type memlabOOM struct{}
+
+func (memlabOOM) Error() string     { return "out of memory" }
+func (memlabOOM) OutOfMemory() bool { return true }

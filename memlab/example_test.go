@@ -99,7 +99,8 @@ func ExampleLab_Steps() {
 }
 
 // Budget makes any card behave like a small one: the simulator is opened
-// with exactly that much memory, a real GPU is capped at it.
+// with exactly that much memory, and a real GPU lends the lab a budget of it,
+// which mem_get_info() reports as the device.
 func ExampleBudget() {
 	l := memlab.MustOpen(memlab.Budget(1<<30), memlab.AllocConf(""))
 	defer l.Close()

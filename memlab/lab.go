@@ -101,14 +101,18 @@ func WithLatency() Option {
 	}
 }
 
-// Budget makes the lab behave like a device of n bytes, on any card, for
+// Budget makes the lab's device a device of n bytes, on any card, for
 // experiments about running out of memory: a simulated device is opened with
-// exactly n bytes (its CUDA context included), and on a real GPU the lab's
-// reserved memory is capped with [Lab.SetPerProcessMemoryFraction] at what such
-// a device leaves after its context (n less the simulator's context for n
-// bytes, sim.ContextFor), so that an experiment runs out of memory at the same
-// request on both. n must be at least 1 MiB; on a shared device ([SharedWith],
-// [OnDevice]) the cap is n itself.
+// exactly n bytes, and on a real GPU the lab opens a budget of n bytes on the
+// card, which counts what a simulated device of n bytes would (its CUDA
+// context, sim.ContextFor(n), and every allocation of every lab that shares
+// it, [SharedWith]), refuses what would not fit with an out-of-memory error,
+// and is what [Lab.MemGetInfo] reports. So an experiment runs out of memory at
+// the same request on both devices, two labs on one budget compete for it as
+// two processes compete for a card, and mem_get_info() tells the same story.
+// n must be at least 1 MiB; on a device opened elsewhere ([SharedWith],
+// [OnDevice]) Budget caps the lab's reserved memory at n instead
+// ([Lab.SetPerProcessMemoryFraction]).
 func Budget(n int64) Option {
 	return func(o *options) error {
 		if n < 1<<20 {
@@ -190,8 +194,8 @@ func Open(opts ...Option) (*Lab, error) {
 		}
 		return nil, fmt.Errorf("memlab: %s: %w", l.dev, err)
 	}
-	if o.budget > 0 {
-		if err := l.capAt(budgetCap(o.budget, l.owns, l.dev.Kind())); err != nil {
+	if o.budget > 0 && !l.owns {
+		if err := l.capAt(o.budget); err != nil {
 			return nil, errors.Join(err, l.Close())
 		}
 	}
@@ -199,15 +203,6 @@ func Open(opts ...Option) (*Lab, error) {
 		SetCurrent(l)
 	}
 	return l, nil
-}
-
-// budgetCap is the cap on reserved memory Budget(n) sets: on a real GPU the
-// lab opened itself, n less the context a simulated device of n bytes holds.
-func budgetCap(n int64, owns bool, kind string) int64 {
-	if owns && kind != device.Simulated {
-		return n - int64(sim.ContextFor(uint64(n)))
-	}
-	return n
 }
 
 // capAt caps reserved memory at n bytes when the device is larger.
@@ -282,7 +277,15 @@ func openOwnDevice(o options) (device.Device, device.Selection, error) {
 	if err != nil {
 		return nil, sel, fmt.Errorf("memlab: open device %q: %w", o.spec, err)
 	}
-	if (!o.latency && o.budget == 0) || d.Kind() != device.Simulated {
+	if d.Kind() != device.Simulated {
+		if o.budget > 0 {
+			if _, total, err := d.MemGetInfo(); err == nil && uint64(o.budget) < total {
+				return newBudgetDevice(d, uint64(o.budget)), sel, nil
+			}
+		}
+		return d, sel, nil
+	}
+	if !o.latency && o.budget == 0 {
 		return d, sel, nil
 	}
 	// Reopen the simulator as chosen, with the latency model or the budget's size.

@@ -53,6 +53,42 @@ func HoldsIf(cond bool) Verdict {
 	return DoesNotHold
 }
 
+// HoldsPartly is the verdict of a claim made of parts, each decided by one
+// measured comparison: Holds when every part holds, DoesNotHold when none
+// does, PartlyHolds otherwise.
+func HoldsPartly(parts ...bool) Verdict {
+	switch n := count(parts); {
+	case n == len(parts):
+		return Holds
+	case n == 0:
+		return DoesNotHold
+	}
+	return PartlyHolds
+}
+
+// HoldsWhen is the verdict of a claim measured in several cases: Holds when
+// it holds in every case, DoesNotHold when in none, Depends otherwise.
+func HoldsWhen(cases ...bool) Verdict {
+	switch n := count(cases); {
+	case n == len(cases):
+		return Holds
+	case n == 0:
+		return DoesNotHold
+	}
+	return Depends
+}
+
+// count is how many of bs are true.
+func count(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
 // verdictFormat is one edition's verdict line: the claim, what was measured,
 // the verdict word.
 var verdictFormat = map[string]string{
@@ -83,7 +119,7 @@ func VerdictLine(edition, claim string, v Verdict, format string, args ...any) s
 	if !ok {
 		f, edition = verdictFormat[lang.English], lang.English
 	}
-	measured := fmt.Sprintf(lang.TextIn(edition, strings.TrimRight(format, "\n")), args...)
+	measured := fmt.Sprintf(lang.TextIn(edition, strings.TrimRight(format, "\n")), Labels(edition, args)...)
 	line := fmt.Sprintf(f, lang.TextIn(edition, claim), measured, v.In(edition))
 	if gonbui.IsNotebook {
 		line = wrapWords(line, OutputWidth)

@@ -39,3 +39,22 @@ func TestVerdictLineFormat(t *testing.T) {
 		t.Error("HoldsIf does not map true to Holds and false to DoesNotHold")
 	}
 }
+
+func TestHoldsPartlyAndWhen(t *testing.T) {
+	for _, c := range []struct {
+		bs            []bool
+		partly, where Verdict
+	}{
+		{[]bool{true, true}, Holds, Holds},
+		{[]bool{true, false}, PartlyHolds, Depends},
+		{[]bool{false, true, false}, PartlyHolds, Depends},
+		{[]bool{false, false}, DoesNotHold, DoesNotHold},
+	} {
+		if got := HoldsPartly(c.bs...); got != c.partly {
+			t.Errorf("HoldsPartly(%v) = %v, want %v", c.bs, got.In(lang.English), c.partly.In(lang.English))
+		}
+		if got := HoldsWhen(c.bs...); got != c.where {
+			t.Errorf("HoldsWhen(%v) = %v, want %v", c.bs, got.In(lang.English), c.where.In(lang.English))
+		}
+	}
+}

@@ -86,11 +86,11 @@ func Blocks(s allocator.Snapshot) string {
 		for _, b := range seg.Blocks {
 			state := "A"
 			if b.State == allocator.StateInactive {
-				state = "free"
+				state = lang.Text("free")
 			}
 			bs = append(bs, FormatBytes(b.Size)+" "+state)
 		}
-		lines = append(lines, fmt.Sprintf("%s %s segment: %s", FormatBytes(seg.TotalSize), seg.Pool, strings.Join(bs, " | ")))
+		lines = append(lines, fmt.Sprintf(lang.Text("%s %s segment: %s"), FormatBytes(seg.TotalSize), lang.Text(seg.Pool), strings.Join(bs, " | ")))
 	}
 	return strings.Join(lines, "\n")
 }

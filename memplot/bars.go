@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"memlab.dev/memlab/lang"
 )
 
 // BarSeries is one variant of a grouped bar chart: one value per group.
@@ -35,7 +37,7 @@ func Bars(title, yLabel string, groups []string, series ...BarSeries) (*Figure, 
 		}
 	}
 	f := newFigure(title)
-	f.Y.Label.Text = yLabel
+	f.Y.Label.Text = lang.Text(yLabel)
 	f.Y.Min = 0
 	f.Add(&plotter.Grid{Horizontal: draw.LineStyle{Color: color.Gray{Y: 0xdd}, Width: vg.Points(0.5)}})
 	w := barWidth(len(groups), len(series))

@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"memlab.dev/memlab/lang"
 )
 
 // Sample is the memory state at one point of a timeline, in bytes.
@@ -72,7 +74,7 @@ func MemoryCurve(title string, tl Timeline) (*Figure, error) {
 	}
 	u := UnitFor(largest)
 	f := newFigure(title)
-	f.X.Label.Text = tl.XLabel
+	f.X.Label.Text = lang.Text(tl.XLabel)
 	if f.X.Label.Text == "" {
 		f.X.Label.Text = tr("event")
 	}
@@ -216,7 +218,7 @@ func Lines(title, xLabel string, series ...Series) (*Figure, error) {
 	}
 	u := UnitFor(largest)
 	f := newFigure(title)
-	f.X.Label.Text = xLabel
+	f.X.Label.Text = lang.Text(xLabel)
 	f.Y.Label.Text = u.Name
 	f.Y.Min = 0
 	for i, s := range series {
@@ -333,7 +335,7 @@ func Pairs(title, xLabel, solid, dashed string, pairs ...Pair) (*Figure, error) 
 	}
 	u := UnitFor(largest)
 	f := newFigure(title)
-	f.X.Label.Text = xLabel
+	f.X.Label.Text = lang.Text(xLabel)
 	f.Y.Label.Text = u.Name
 	f.Y.Min = 0
 	f.Height = PairsHeight // many curves over thousands of events: room to read them

@@ -16,6 +16,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/recorder"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"memlab.dev/memlab/lang"
 )
 
 // Default figure size: wide enough for a notebook cell, small enough for a page.
@@ -52,7 +54,7 @@ type Figure struct {
 
 func newFigure(title string) *Figure {
 	p := plot.New()
-	p.Title.Text = title
+	p.Title.Text = lang.Text(title) // the edition's words; Name stays the English slug
 	p.Title.Padding = vg.Points(6)
 	p.Title.TextStyle.Font.Size = vg.Points(13)
 	p.X.Tick.Marker = roundTicks
@@ -120,6 +122,7 @@ var rasters = map[string]func(c *vgimg.Canvas) vg.CanvasWriterTo{
 // the data area so that it never hides data. (The embedded Plot's Legend is
 // still drawn inside the data area, as gonum/plot does.)
 func (f *Figure) AddKey(name string, thumbs ...plot.Thumbnailer) {
+	name = tr(name)
 	f.key.Add(name, thumbs...)
 	f.keyCJK = f.keyCJK || needsCJK(name)
 	f.keySize++

@@ -3,8 +3,13 @@ package ch2
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"strings"
 
+	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
+	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
 )
 
@@ -63,4 +68,91 @@ func CapHalf(labs ...*memlab.Lab) error {
 		}
 	}
 	return nil
+}
+
+// HostBytes is how many bytes of host memory (the Go heap) f allocates: what
+// 2.1 weighs a view's metadata with.
+func HostBytes(f func()) int64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return int64(after.TotalAlloc - before.TotalAlloc)
+}
+
+// BlocksNamed is how many of the snapshot's blocks text names by address (in
+// hex, as memory_snapshot() gives them): what 2.3 looks for in
+// memory_summary().
+func BlocksNamed(text string, s allocator.Snapshot) int {
+	n := 0
+	for _, seg := range s.Segments {
+		for _, b := range seg.Blocks {
+			if strings.Contains(text, fmt.Sprintf("%#x", b.Address)) || strings.Contains(text, fmt.Sprint(b.Address)) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Tenants is one case of 2.4's two tenants on one device.
+type Tenants struct {
+	Case    string
+	A, B    int64 // what each tenant's allocator reserved
+	Used    int64 // the driver's count of the device
+	Outside int64 // what the driver counts outside both allocators: the CUDA context
+	Err     error // B's request's error (an out-of-memory error), nil if served
+}
+
+// TwoTenants opens an 8 GiB device for tenant A (memlab.Budget) and puts
+// tenant B on it with an allocator of its own (memlab.SharedWith), as two
+// processes share a GPU; caps both at half the device if capped
+// (set_per_process_memory_fraction(0.5) in each, CapHalf); lets A take
+// 1 GiB tensors until it runs out of memory (Greedy); then makes B's request
+// of ask bytes.
+func TwoTenants(name string, capped bool, ask int64) (r Tenants, err error) {
+	r.Case = name
+	a, err := memlab.Open(memlab.Budget(8<<30), memlab.NotCurrent())
+	if err != nil {
+		return r, fmt.Errorf("ch2: %s: %w", name, err)
+	}
+	defer func() { err = errors.Join(err, a.Close()) }()
+	b, err := memlab.Open(memlab.SharedWith(a), memlab.NotCurrent())
+	if err != nil {
+		return r, fmt.Errorf("ch2: %s: %w", name, err)
+	}
+	defer func() { err = errors.Join(err, b.Close()) }() // closed before a
+	if capped {
+		if err := CapHalf(a, b); err != nil {
+			return r, fmt.Errorf("ch2: %s: %w", name, err)
+		}
+	}
+	held, err := Greedy(a)
+	if err != nil {
+		return r, fmt.Errorf("ch2: %s: %w", name, err)
+	}
+	x, err := tensor.Empty(b, tensor.Uint8, int(ask))
+	if err != nil && !memlab.IsOutOfMemory(err) {
+		return r, errors.Join(fmt.Errorf("ch2: %s: %w", name, err), tensor.ReleaseAll(held...))
+	}
+	r.Err, r.A, r.B = err, a.MemoryReserved(), b.MemoryReserved()
+	if r.Used, err = a.DriverUsed(); err != nil {
+		return r, errors.Join(err, tensor.ReleaseAll(held...))
+	}
+	r.Outside = r.Used - r.A - r.B
+	return r, tensor.ReleaseLive(append(held, x)...)
+}
+
+// TenantBars draws the cases of TwoTenants side by side: what each allocator
+// reserved and what the driver counts outside both, in GiB.
+func TenantBars(title string, runs []Tenants) (*memplot.Figure, error) {
+	cases := make([]string, len(runs))
+	bars := []memplot.BarSeries{{Name: "A (greedy) reserved"}, {Name: "B reserved"}, {Name: "outside both allocators (CUDA context)"}}
+	for i, r := range runs {
+		cases[i] = lang.Text(r.Case)
+		for j, v := range []int64{r.A, r.B, r.Outside} {
+			bars[j].Values = append(bars[j].Values, float64(v)/(1<<30))
+		}
+	}
+	return memplot.Bars(title, "GiB", cases, bars...)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
@@ -208,7 +209,7 @@ func Plot(outs []Outcome) (*memplot.Figure, error) {
 	pin := memplot.BarSeries{Name: "pinned in split blocks"}
 	room := memplot.BarSeries{Name: "room on the device"}
 	for _, o := range outs {
-		name := o.Name
+		name := lang.Text(o.Name)
 		if o.Err != nil {
 			name += " (OOM)"
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"memlab.dev/memlab/device"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 )
@@ -211,7 +212,7 @@ func run(mc memlab.Cell) (outs []map[string]any, err error) {
 			"output_type": "display_data",
 			"data": map[string]any{
 				"image/png":  base64.StdEncoding.EncodeToString(png),
-				"text/plain": []string{"<memlab figure: " + f.Name + ">"},
+				"text/plain": []string{fmt.Sprintf(lang.Text("<memlab figure: %s>"), f.Name)},
 			},
 			"metadata": map[string]any{},
 		})

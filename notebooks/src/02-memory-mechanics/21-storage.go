@@ -3,6 +3,7 @@ package nb02
 import (
 	"fmt"
 
+	"memlab.dev/memlab/experiments/ch2"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
@@ -13,21 +14,21 @@ import (
 
 A tensor is a **storage** — one block of device memory — plus a **view** of it: shape,
 strides (in elements) and an offset. `View`, `T`, slicing, `Select` and `Narrow` make new
-views of the same storage and allocate nothing; `Contiguous` on a non-contiguous view
-copies. Below, a 1024×1024 float32 tensor `x` and five views of it.
+views of the same storage; `Contiguous` on a non-contiguous view copies. Below, a
+1024×1024 float32 tensor `x`, six views of it — the chapter's `x[::2]` first — and one copy.
 
 > 教材原文：「比如你用tensor[::2]切片，它不复制数据，只是改了stride和offset。」
 >
 > In translation: "Slice it with tensor[::2], say: no data is copied, only the stride and
 > the offset change."
 
-True, and of every view below: `memory_allocated()` does not move until
-`x.t().contiguous()`, the one call that copies.
+How much does `memory_allocated()` move for the six views, and how much for
+`x.t().contiguous()`? Predict, then run the cell: its last line gives the verdict.
 
 ```python
 x = torch.zeros(1024, 1024, device="cuda")          # float32, 4 MiB
-views = [x.view(256, 4096), x.t(), x[0:1], x[512], x[:, 100:110]]
-print(torch.cuda.memory_allocated())                # the views added nothing
+views = [x[::2], x.view(256, 4096), x.t(), x[0:1], x[512], x[:, 100:110]]
+print(torch.cuda.memory_allocated())                # after the views
 for v in views:
     print(v.shape, v.stride(), v.storage_offset(), v.nbytes,
           v.untyped_storage().nbytes(), v.is_contiguous(),
@@ -40,16 +41,16 @@ print(torch.cuda.memory_allocated())
 /*md:zh-CN
 ## 2.1 张量存储与视图 (tensor storage and views)
 
-一个张量由两部分组成：一块**张量存储** (storage)，也就是一整块显存；以及这块存储上的一个**视图** (view)：形状 (shape)、以元素为单位的步长 (stride) 和偏移量 (offset)。`View`、`T`、切片、`Select` 和 `Narrow` 都只是在同一块存储上生成新视图，不分配任何显存；只有对非连续 (non-contiguous) 的视图调用 `Contiguous` 才会拷贝。下面是一个 1024×1024 的 float32 张量 `x` 和它的五个视图。
+一个张量由两部分组成：一块**张量存储** (storage)，也就是一整块显存；以及这块存储上的一个**视图** (view)：形状 (shape)、以元素为单位的步长 (stride) 和偏移量 (offset)。`View`、`T`、切片、`Select` 和 `Narrow` 都在同一块存储上生成新视图；对非连续 (non-contiguous) 的视图调用 `Contiguous` 会拷贝。下面是一个 1024×1024 的 float32 张量 `x`、它的六个视图（第一个就是教材说的 `x[::2]`）和一次拷贝。
 
 > 教材原文：「比如你用tensor[::2]切片，它不复制数据，只是改了stride和offset。」
 
-这句话成立，而且对下面每一种视图都成立：直到 `x.t().contiguous()` 这个唯一会拷贝的调用之前，`memory_allocated()` 一直纹丝不动。
+六个视图让 `memory_allocated()` 变化多少？`x.t().contiguous()` 呢？先预测，再运行单元格：最后一行给出结论。
 
 ```python
 x = torch.zeros(1024, 1024, device="cuda")          # float32，4 MiB
-views = [x.view(256, 4096), x.t(), x[0:1], x[512], x[:, 100:110]]
-print(torch.cuda.memory_allocated())                # 视图没有增加任何显存
+views = [x[::2], x.view(256, 4096), x.t(), x[0:1], x[512], x[:, 100:110]]
+print(torch.cuda.memory_allocated())                # 建好视图之后
 for v in views:
     print(v.shape, v.stride(), v.storage_offset(), v.nbytes,
           v.untyped_storage().nbytes(), v.is_contiguous(),
@@ -64,60 +65,64 @@ func storageVsViews() {
 	l := memlab.MustOpen()
 	defer l.Close()
 	x := memlab.Must(tensor.Zeros(l, tensor.Float32, 1024, 1024)) // 4 MiB
-	afterX := l.MemoryAllocated()
-	vs := memlab.NewViews(x) // a table of views of x
+	vs := memlab.NewViews(x)                                      // a table of views of x
+	vs.Add("x[::2]", memlab.Must(x.Slice(0, 0, 1024, 2)))
 	vs.Add("x.view(256, 4096)", memlab.Must(x.View(256, 4096)))
 	xt := vs.Add("x.t()", memlab.Must(x.T()))
 	vs.Add("x[0:1]", memlab.Must(x.Slice(0, 0, 1, 1)))
 	vs.Add("x[512]", memlab.Must(x.Select(0, 512)))
 	vs.Add("x[:, 100:110]", memlab.Must(x.Narrow(1, 100, 10)))
-	afterViews := l.MemoryAllocated()
+	views := l.MemoryAllocated() - x.Nbytes() // what the six views added
 	vs.Add("x.t().contiguous()", memlab.Must(xt.Contiguous()))
 	vs.Table().Show()
-	memlab.Measured("memory_allocated is %s after x, %s after the five views, %s after x.t().contiguous()",
-		memlab.FormatBytes(afterX), memlab.FormatBytes(afterViews), memlab.FormatBytes(l.MemoryAllocated()))
+	memlab.Judge("slicing with tensor[::2] copies no data: only the stride and offset change", memlab.HoldsIf(views == 0),
+		"the six views added %s to memory_allocated, x.t().contiguous() %s", memlab.FormatBytes(views), memlab.FormatBytes(l.MemoryAllocated()-x.Nbytes()-views))
 	memlab.Show(vs.Plot("2.1 a view's size vs the storage it keeps"))
 	memlab.Check(vs.Release())
 }
 
 /*md
-Every view reports the storage's size, whatever its own: `x[0:1]` covers one row but
-keeps all of `x`. `x[512]` starts 512 rows × 4 KiB past `x`'s data pointer. Only the
-copy allocates.
+None of the six views allocates: `x[::2]` has stride 2048 where `x` has 1024, and that is
+all that changed. Every view reports the storage's size, whatever its own: `x[0:1]` covers
+one row but keeps all of `x`. `x[512]` starts 512 rows × 4 KiB past `x`'s data pointer.
+Only the copy allocates.
 
 **Try it — predict first:** make `x` `tensor.Float16`. What happens to the storage sizes, and to the strides?
 
 <details><summary>Answer</summary>
 
-Every storage size halves (`x` is 2 MiB) and the strides stay the same: strides count elements, not bytes. Then add `vs.Add("x[::2]", memlab.Must(x.Slice(0, 0, 1024, 2)))`: a view with stride 2048, not contiguous, that allocates nothing.
+Every storage size halves (`x` is 2 MiB) and the strides stay the same: strides count elements, not bytes. The verdict does not change: the views still add 0 bytes.
 </details>
 */
 
 /*md:zh-CN
-不管视图本身多大，它报告的存储大小都是整块存储的大小：`x[0:1]` 只覆盖一行，却让整个 `x` 都留在显存里。`x[512]` 的起点比 `x` 的数据指针靠后 512 行 × 4 KiB。只有拷贝才会分配显存。
+六个视图都没有分配显存：`x[::2]` 的步长是 2048，而 `x` 的是 1024，变的只有这一点。不管视图本身多大，它报告的存储大小都是整块存储的大小：`x[0:1]` 只覆盖一行，却让整个 `x` 都留在显存里。`x[512]` 的起点比 `x` 的数据指针靠后 512 行 × 4 KiB。只有拷贝才会分配显存。
 
 **动手试试——先预测：** 把 `x` 改成 `tensor.Float16`。存储的大小和步长会怎样变化？
 
 <details><summary>答案</summary>
 
-每个存储的大小都减半（`x` 变成 2 MiB），步长不变：步长按元素计，而不是按字节。再加一行 `vs.Add("x[::2]", memlab.Must(x.Slice(0, 0, 1024, 2)))`：这是一个步长为 2048 的视图，不连续，同样不分配任何显存。
+每个存储的大小都减半（`x` 变成 2 MiB），步长不变：步长按元素计，而不是按字节。结论不变：视图仍然只增加 0 字节。
 </details>
 */
 
 /*md
-### Tensor metadata lives in host memory
+### Where does a tensor's metadata live?
 
 > 教材原文：「Tensor在显存里其实分两块：数据区和元信息区。」
 >
 > In translation: "In GPU memory a tensor actually has two parts: a data area and a
 > metadata area."
 
-The chapter puts a tensor's metadata (shape, strides, offset) on the GPU beside its
-data. It is not there: in PyTorch the `TensorImpl` that holds it is a host (CPU)
-object, and only the storage's bytes are device memory. memlab is built the same way —
-a view is a Go value — so making ten thousand views moves no device counter at all.
-The chapter's other point stands: the metadata is small, and the data area is what
-costs memory.
+> 教材原文：「元信息区：存shape、dtype、stride、device等，很小，几十字节。」
+>
+> In translation: "The metadata area holds shape, dtype, stride, device and so on: it is
+> tiny, tens of bytes."
+
+If the metadata sat in GPU memory beside the data, every view would move a device
+counter. Below, ten thousand views of `x`: how far do `memory_allocated()`,
+`memory_reserved()` and the driver's count move? And how many bytes does one view take,
+and where?
 
 ```python
 x = torch.empty(1024, 1024, device="cuda")
@@ -130,11 +135,13 @@ print(torch.cuda.memory_allocated() - alloc, torch.cuda.memory_reserved() - res,
 */
 
 /*md:zh-CN
-### 张量的元信息在主机内存里
+### 张量的元信息放在哪里？
 
 > 教材原文：「Tensor在显存里其实分两块：数据区和元信息区。」
 
-教材把张量的元信息（shape、stride、offset）和数据一起放在 GPU 上。其实不然：在 PyTorch 中，保存元信息的 `TensorImpl` 是主机 (CPU) 端的对象，只有存储里的字节才占显存。memlab 也是这样实现的——视图只是一个 Go 值——所以创建一万个视图，显存的各项计数一个都不会动。教材的另一半说法没错：元信息很小，真正吃显存的是数据区。
+> 教材原文：「元信息区：存shape、dtype、stride、device等，很小，几十字节。」
+
+如果元信息和数据一起放在显存里，每个视图都会让某个显存计数动一下。下面给 `x` 建一万个视图：`memory_allocated()`、`memory_reserved()` 和驱动占用各变化多少？一个视图占多少字节，占在哪里？
 
 ```python
 x = torch.empty(1024, 1024, device="cuda")
@@ -151,20 +158,29 @@ func metadataOnHost() {
 	l := memlab.MustOpen()
 	defer l.Close()
 	x := memlab.Must(tensor.Empty(l, tensor.Float32, 1024, 1024)) // 4 MiB
-	allocated, reserved := l.MemoryAllocated(), l.MemoryReserved()
-	used := memlab.Must(l.DriverUsed())
-	var views []*tensor.Tensor
-	for i := range 10000 {
-		views = append(views, memlab.Must(x.Narrow(0, i%1024, 1))) // x[i:i+1]
-	}
-	memlab.Measured("10000 views of x changed memory_allocated by %s, memory_reserved by %s and the driver's count by %s",
-		memlab.FormatBytes(l.MemoryAllocated()-allocated), memlab.FormatBytes(l.MemoryReserved()-reserved),
-		memlab.FormatBytes(memlab.Must(l.DriverUsed())-used))
+	device := func() int64 { return l.MemoryAllocated() + l.MemoryReserved() + memlab.Must(l.DriverUsed()) }
+	before, views := device(), make([]*tensor.Tensor, 10000)
+	host := ch2.HostBytes(func() { // bytes of host memory the loop takes
+		for i := range views {
+			views[i] = memlab.Must(x.Narrow(0, i%1024, 1)) // x[i:i+1]
+		}
+	})
+	memlab.Judge("a tensor has two parts in GPU memory: a data area and a metadata area", memlab.HoldsIf(device() != before),
+		"10000 views moved memory_allocated, memory_reserved and the driver's count by %s in all", memlab.FormatBytes(device()-before))
+	info, perView := 8*(2*x.Dim()+1), host/int64(len(views)) // shape, strides and offset as int64s
+	memlab.Judge("the metadata is tiny: tens of bytes", memlab.HoldsPartly(info < 100, perView < 100),
+		"a view's shape, strides and offset are %d bytes; each view took %d bytes of host memory", info, perView)
 	memlab.Check(tensor.ReleaseAll(append(views, x)...))
 }
 
 /*md
-**Try it — predict first:** make it 100000 views (`range 100000`). How much do the three counters move now?
+Not one byte of device memory: in PyTorch the `TensorImpl` that holds shape, strides and
+offset is a host (CPU) object, and only the storage's bytes are device memory. memlab is
+built the same way — a view is a Go value. The information itself is tens of bytes, as
+the chapter says; the object that carries it is larger (in PyTorch too), and it sits in
+host memory. The data area is what costs device memory.
+
+**Try it — predict first:** make it 100000 views (`make([]*tensor.Tensor, 100000)`). How much do the three counters move now?
 
 <details><summary>Answer</summary>
 
@@ -178,15 +194,15 @@ Not at all: 0 bytes each. A view is a host object; however many there are, the d
 > In translation: "A view takes no new data area, but it can keep the original data from
 > being freed."
 
-True. Because a view holds the whole storage, keeping a small slice of a large tensor
-keeps the large tensor's memory. The fix is to copy what you keep (`clone()`), then drop
-the view.
+Below, a 64 MiB tensor `big`, a one-row slice of it, and `del big`. How much is still
+allocated after `del big`, while the row lives? And after copying the row (`clone()`) and
+dropping the view?
 
 ```python
 big = torch.empty(4096, 4096, device="cuda")        # 64 MiB
 row = big[0:1]                                      # one 16 KiB row
 del big
-print(torch.cuda.memory_allocated())                # row still holds big's whole storage
+print(torch.cuda.memory_allocated())                # while row lives
 row2 = row.clone()
 del row
 print(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
@@ -194,7 +210,9 @@ print(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
 */
 
 /*md:zh-CN
-**动手试试——先预测：** 改成十万个视图（`range 100000`）。三个计数现在变化多少？
+显存一个字节也没动：在 PyTorch 中，保存 shape、stride 和 offset 的 `TensorImpl` 是主机 (CPU) 端的对象，只有存储里的字节才占显存。memlab 也是这样实现的——视图只是一个 Go 值。元信息本身确实只有几十字节，和教材说的一样；承载它的对象要大一些（PyTorch 里也是如此），而且放在主机内存里。真正吃显存的是数据区。
+
+**动手试试——先预测：** 改成十万个视图（`make([]*tensor.Tensor, 100000)`）。三个计数现在变化多少？
 
 <details><summary>答案</summary>
 
@@ -205,13 +223,13 @@ print(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
 
 > 教材原文：「视图不占新数据区，但可能阻止原始数据释放。」
 
-成立。视图持有的是整块存储，所以留着大张量的一小片切片，就等于留着整个大张量的显存。解决办法是把要留的部分拷贝出来（`clone()`），再丢掉视图。
+下面是一个 64 MiB 的张量 `big`、它的一行切片，然后 `del big`。只要这一行还在，`del big` 之后还有多少显存处于已分配状态？把这一行拷贝出来（`clone()`）、再丢掉视图之后呢？
 
 ```python
 big = torch.empty(4096, 4096, device="cuda")        # 64 MiB
 row = big[0:1]                                      # 一行，16 KiB
 del big
-print(torch.cuda.memory_allocated())                # row 仍然占着 big 的整块存储
+print(torch.cuda.memory_allocated())                # row 还活着时
 row2 = row.clone()
 del row
 print(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
@@ -225,9 +243,9 @@ func sliceKeepsBase() {
 	steps := l.Steps()
 	steps.Add("start")
 	big := memlab.Must(tensor.Empty(l, tensor.Float32, 4096, 4096)) // 64 MiB
-	steps.Add("big = empty(4096, 4096)")
+	before := steps.Add("big = empty(4096, 4096)").Allocated
 	row := memlab.Must(big.Narrow(0, 0, 1)) // big[0:1], one 16 KiB row
-	steps.Add("row = big[0:1]")
+	added := steps.Add("row = big[0:1]").Allocated - before
 	memlab.Check(big.Release())
 	held := steps.Add("del big").Allocated
 	row2 := memlab.Must(row.Clone())
@@ -235,15 +253,18 @@ func sliceKeepsBase() {
 	memlab.Check(row.Release())
 	steps.Add("del row")
 	steps.Table().Show()
-	memlab.Measured("after del big the %s row still holds %s; after the clone and del row, %s remain allocated",
-		memlab.FormatBytes(row2.Nbytes()), memlab.FormatBytes(held), memlab.FormatBytes(steps.Last().Allocated))
+	memlab.Judge("a view takes no new data area, but it can keep the original data from being freed", memlab.HoldsPartly(added == 0, held >= big.Nbytes()),
+		"the row view added %s; after del big it still holds %s; after the clone and del row, %s remain allocated",
+		memlab.FormatBytes(added), memlab.FormatBytes(held), memlab.FormatBytes(steps.Last().Allocated))
 	memlab.Show(steps.PlotAllocator("2.1 a slice keeps its base alive"))
 	memlab.Check(row2.Release())
 }
 
 /*md
-Reserved memory stays up after `del row`: the 64 MiB went back to the allocator's
-cache, not to the device (see 2.2).
+The view keeps the whole storage, so a small slice of a large tensor keeps the large
+tensor's memory; the fix is to copy what you keep (`clone()`) and drop the view. Reserved
+memory stays up after `del row`: the 64 MiB went back to the allocator's cache, not to
+the device (see 2.2).
 
 **Try it — predict first:** keep `big[0:1024]` (a quarter of `big`) instead of one row. What does the clone allocate, and what is left after `del row`?
 
@@ -264,8 +285,7 @@ storage in the new order.
 > In translation: "Transpose it, though, and the stride changes: the data are still the
 > same 12 numbers, only the order they are read in changes."
 
-True: the transpose allocates nothing. Its cost comes later, when something needs the
-elements in the new order in memory (`contiguous()`, or `view` below) and copies them.
+Does `x.t()` allocate? And what does `contiguous()` on it cost?
 
 ```python
 x = torch.arange(6., device="cuda").view(2, 3)
@@ -278,7 +298,7 @@ print(c.view(6), torch.cuda.memory_allocated() - before)
 */
 
 /*md:zh-CN
-`del row` 之后已预留显存 (reserved) 并没有下降：那 64 MiB 回到了分配器的缓存里，而不是还给设备（见 2.2）。
+视图持有的是整块存储，所以留着大张量的一小片切片，就等于留着整个大张量的显存；解决办法是把要留的部分拷贝出来（`clone()`），再丢掉视图。`del row` 之后已预留显存 (reserved) 并没有下降：那 64 MiB 回到了分配器的缓存里，而不是还给设备（见 2.2）。
 
 **动手试试——先预测：** 不留一行，改留 `big[0:1024]`（`big` 的四分之一）。clone 会分配多少？`del row` 之后还剩多少？
 
@@ -293,7 +313,7 @@ clone 分配 16 MiB，丢掉视图之后整块 64 MiB 的存储照样被释放�
 
 > 教材原文：「但如果你转置一下，stride变了，数据还是那12个数，只是访问顺序变了。」
 
-成立：转置本身不分配显存。代价在后面：一旦某个操作需要元素在内存里按新顺序排列（`contiguous()`，或下面的 `view`），就要拷贝。
+`x.t()` 会分配显存吗？对它调用 `contiguous()` 又要付出什么？
 
 ```python
 x = torch.arange(6., device="cuda").view(2, 3)
@@ -311,20 +331,24 @@ func transposeStrides() {
 	defer l.Close()
 	a := memlab.Must(tensor.Arange(l, tensor.Float32, 0, 6, 1))
 	x := memlab.Must(a.View(2, 3))
-	xt := memlab.Must(x.T())
-	fmt.Println("x     shape", x.Shape(), "strides", x.Strides(), "contiguous", x.IsContiguous())
-	fmt.Println("x.t() shape", xt.Shape(), "strides", xt.Strides(), "contiguous", xt.IsContiguous(), "same storage", xt.SharesStorage(x))
-	fmt.Println("x's storage in memory order:  ", memlab.Must(a.Float32s()))
-	fmt.Println("x.t() read row by row:        ", memlab.Must(xt.Float32s()))
-	before := l.MemoryAllocated()
-	c := memlab.Must(xt.Contiguous())
-	flat := memlab.Must(c.View(6))
-	fmt.Println("x.t().contiguous() in memory: ", memlab.Must(flat.Float32s()))
-	memlab.Measured("the contiguous copy allocated a new %s block", memlab.FormatBytes(l.MemoryAllocated()-before))
-	memlab.Check(tensor.ReleaseAll(a, x, xt, c, flat))
+	before, vs := l.MemoryAllocated(), memlab.NewViews(x)
+	xt := vs.Add("x.t()", memlab.Must(x.T()))
+	transposed := l.MemoryAllocated() - before
+	c := vs.Add("x.t().contiguous()", memlab.Must(xt.Contiguous()))
+	vs.Table().Show()
+	memlab.Measured("in memory order, x's storage holds %v and the copy %v; x.t() read row by row gives %v",
+		memlab.Must(a.Float32s()), memlab.Must(c.Float32s()), memlab.Must(xt.Float32s()))
+	memlab.Judge("a transpose changes the strides, not the data, and takes no new memory", memlab.HoldsIf(transposed == 0 && xt.SharesStorage(x)),
+		"x.t() allocated %s and shares x's storage: %v; the contiguous copy allocated a new %s block",
+		memlab.FormatBytes(transposed), xt.SharesStorage(x), memlab.FormatBytes(l.MemoryAllocated()-before-transposed))
+	memlab.Check(vs.Release())
+	memlab.Check(a.Release())
 }
 
 /*md
+The transpose allocates nothing. Its cost comes later, when something needs the elements
+in the new order in memory (`contiguous()`, or `view` below) and copies them.
+
 **Try it — predict first:** make `x` `a.View(3, 2)` (three rows of two). What are `x.t()`'s strides, and in what order does it read the storage?
 
 <details><summary>Answer</summary>
@@ -339,15 +363,13 @@ Chapter 4 says `view()` needs a contiguous tensor:
 > In translation (Chapter 4): "Here is a key point: view() requires the tensor to be
 > 'contiguous' in memory."
 
-PyTorch's rule is weaker: `view` works whenever the new shape can be expressed with
-strides over the same storage — each merged run of dimensions must be contiguous
-*within itself*. So `x[:, ::2].view(1024, 256, 2)` succeeds in PyTorch 2.11 (it only
-splits a dimension), while `x.t().view(-1)` fails and asks for `reshape`, which copies.
+`x[:, ::2]` is not contiguous. Does `x[:, ::2].view(1024, 256, 2)` fail, then? And
+`x.t().view(-1)`?
 
 ```python
 x = torch.empty(1024, 1024, device="cuda")
 half = x[:, ::2]                                    # not contiguous
-v = half.view(1024, 256, 2)                         # works: it only splits a dimension
+v = half.view(1024, 256, 2)                         # it only splits a dimension: does it work?
 try:
     x.t().view(-1)
 except RuntimeError as e:
@@ -359,6 +381,8 @@ print(torch.cuda.memory_allocated() - before)
 */
 
 /*md:zh-CN
+转置本身不分配显存。代价在后面：一旦某个操作需要元素在内存里按新顺序排列（`contiguous()`，或下面的 `view`），就要拷贝。
+
 **动手试试——先预测：** 把 `x` 改成 `a.View(3, 2)`（三行两列）。`x.t()` 的步长是多少？它按什么顺序读存储？
 
 <details><summary>答案</summary>
@@ -370,12 +394,12 @@ print(torch.cuda.memory_allocated() - before)
 
 > 教材原文：「这里有个关键点：view() 要求张量在内存中是『连续』的。」（第 4 章）
 
-PyTorch 的实际规则要宽松一些：只要新形状能在同一块存储上用步长表示出来，`view` 就能成功——被合并的每一段维度只需*自身内部*连续。所以在 PyTorch 2.11 中 `x[:, ::2].view(1024, 256, 2)` 能成功（它只是拆开了一个维度），而 `x.t().view(-1)` 会报错，并提示改用会拷贝数据的 `reshape`。
+`x[:, ::2]` 不连续。那么 `x[:, ::2].view(1024, 256, 2)` 会失败吗？`x.t().view(-1)` 呢？
 
 ```python
 x = torch.empty(1024, 1024, device="cuda")
 half = x[:, ::2]                                    # 不连续
-v = half.view(1024, 256, 2)                         # 成功：只拆开了一个维度
+v = half.view(1024, 256, 2)                         # 只拆开了一个维度：能成功吗？
 try:
     x.t().view(-1)
 except RuntimeError as e:
@@ -391,22 +415,31 @@ func viewNonContiguous() {
 	l := memlab.MustOpen()
 	defer l.Close()
 	x := memlab.Must(tensor.Empty(l, tensor.Float32, 1024, 1024))
-	half := memlab.Must(x.Slice(1, 0, 1024, 2)) // x[:, ::2]
-	fmt.Println("x[:, ::2]: shape", half.Shape(), "strides", half.Strides(), "contiguous", half.IsContiguous())
-	v, err := half.View(1024, 256, 2)
-	memlab.Check(err)
-	fmt.Println("x[:, ::2].view(1024, 256, 2): shape", v.Shape(), "strides", v.Strides(), "shares x's storage", v.SharesStorage(x))
+	vs := memlab.NewViews(x)
+	half := vs.Add("half", memlab.Must(x.Slice(1, 0, 1024, 2))) // x[:, ::2]
+	v, errHalf := half.View(1024, 256, 2)
+	if errHalf == nil {
+		vs.Add("v", v) // v = half.view(1024, 256, 2)
+	}
+	vs.Table().Show()
 	xt := memlab.Must(x.T())
-	_, err = xt.View(-1)
-	fmt.Println("x.t().view(-1):", err)
+	_, errT := xt.View(-1)
+	fmt.Println("x.t().view(-1):", errT)
 	before := l.MemoryAllocated()
 	r := memlab.Must(xt.Reshape(-1))
-	memlab.Measured("x[:, ::2].view(1024, 256, 2) succeeded on a non-contiguous tensor; x.t().reshape(-1) copied %s",
-		memlab.FormatBytes(l.MemoryAllocated()-before))
-	memlab.Check(tensor.ReleaseAll(x, half, v, xt, r))
+	memlab.Judge("view() requires the tensor to be contiguous in memory", memlab.HoldsIf(errHalf != nil && errT != nil),
+		"x[:, ::2].view(1024, 256, 2) on a non-contiguous tensor failed: %v; x.t().view(-1) failed: %v; x.t().reshape(-1) copied %s",
+		errHalf != nil, errT != nil, memlab.FormatBytes(l.MemoryAllocated()-before))
+	memlab.Check(vs.Release())
+	memlab.Check(tensor.ReleaseAll(xt, r))
 }
 
 /*md
+PyTorch's rule is weaker than the chapter's: `view` works whenever the new shape can be
+expressed with strides over the same storage — each merged run of dimensions must be
+contiguous *within itself*. So `x[:, ::2].view(1024, 256, 2)` succeeds in PyTorch 2.11 (it
+only splits a dimension), while `x.t().view(-1)` fails and asks for `reshape`, which copies.
+
 **Try it — predict first:** ask for `half.View(512, 1024)`, which merges pairs of rows of `x[:, ::2]`. Does it succeed? And `memlab.Must(x.Narrow(1, 0, 512)).View(-1)` (`x[:, :512].view(-1)`)?
 
 <details><summary>Answer</summary>
@@ -426,22 +459,24 @@ it no longer needs; without a tape memory stays flat, with one (W watched, as
 > In translation: "Because autograd keeps references to intermediate results, the
 > original data area that a view refers to stays alive."
 
-True of every tensor autograd saves, view or not: it stays allocated until the backward
-pass is done with it.
+After four layers, how much more is allocated with the tape than without it — and what
+is left after `Backward`?
 
 ```python
 W = torch.randn(512, 512, device="cuda", requires_grad=True)   # autograd records (the tape)
 h = torch.randn(512, 512, device="cuda")
 for _ in range(4):
-    h = torch.relu(h @ W)                           # relu's output is saved for backward
+    h = torch.relu(h @ W)                           # relu's output, needed by backward
 print(torch.cuda.memory_allocated())
-h.sum().backward()                                  # releases what was saved
+h.sum().backward()                                  # backward runs
 print(torch.cuda.memory_allocated())
 # inference: the same loop under `with torch.no_grad():` saves nothing
 ```
 */
 
 /*md:zh-CN
+PyTorch 的实际规则比教材说的宽松：只要新形状能在同一块存储上用步长表示出来，`view` 就能成功——被合并的每一段维度只需*自身内部*连续。所以在 PyTorch 2.11 中 `x[:, ::2].view(1024, 256, 2)` 能成功（它只是拆开了一个维度），而 `x.t().view(-1)` 会报错，并提示改用会拷贝数据的 `reshape`。
+
 **动手试试——先预测：** 试试 `half.View(512, 1024)`，它把 `x[:, ::2]` 的每两行合并成一行。能成功吗？`memlab.Must(x.Narrow(1, 0, 512)).View(-1)`（即 `x[:, :512].view(-1)`）呢？
 
 <details><summary>答案</summary>
@@ -455,15 +490,15 @@ print(torch.cuda.memory_allocated())
 
 > 教材原文：「因为autograd会保留中间结果的引用，视图引用的原始数据区一直活着。」
 
-成立，而且不只是视图：autograd 保存的每个张量都会一直处于已分配 (allocated) 状态，直到反向传播用完它。
+四层之后，记录计算过程时比不记录时多分配了多少显存？`Backward` 之后还剩多少？
 
 ```python
 W = torch.randn(512, 512, device="cuda", requires_grad=True)   # autograd 开始记录
 h = torch.randn(512, 512, device="cuda")
 for _ in range(4):
-    h = torch.relu(h @ W)                           # relu 的输出被保存，留给反向传播
+    h = torch.relu(h @ W)                           # relu 的输出，反向传播要用
 print(torch.cuda.memory_allocated())
-h.sum().backward()                                  # 释放保存的张量
+h.sum().backward()                                  # 运行反向传播
 print(torch.cuda.memory_allocated())
 # 推理：同样的循环放在 `with torch.no_grad():` 里，什么也不保存
 ```
@@ -489,7 +524,7 @@ func forward(l *memlab.Lab, layers int, tape *tensor.Tape) *memlab.Steps {
 		steps.Add(fmt.Sprintf("layer %d", i))
 	}
 	if tape != nil {
-		fmt.Printf("the tape holds %s of saved tensors\n", memlab.FormatBytes(tape.SavedBytes()))
+		memlab.Measured("the tape holds %s of saved tensors", memlab.FormatBytes(tape.SavedBytes()))
 		memlab.Check(tape.Backward())
 		steps.Add("backward")
 	}
@@ -507,9 +542,10 @@ func savedTensors() {
 	training := forward(l, layers, tape)
 	memlab.Check(tape.Release())
 	allocated := func(s memlab.Step) int64 { return s.Allocated }
-	memlab.Measured("after %d layers memory_allocated is %s without a tape and %s with one; after Backward, %s",
-		layers, memlab.FormatBytes(inference.List[layers].Allocated), memlab.FormatBytes(training.List[layers].Allocated),
-		memlab.FormatBytes(training.Last().Allocated))
+	noTape, withTape, after := inference.List[layers].Allocated, training.List[layers].Allocated, training.Last().Allocated
+	memlab.Judge("autograd keeps references to intermediate results, so the data they refer to stays alive", memlab.HoldsIf(withTape > noTape && after < withTape),
+		"after %d layers memory_allocated is %s without a tape and %s with one; after Backward, %s",
+		layers, memlab.FormatBytes(noTape), memlab.FormatBytes(withTape), memlab.FormatBytes(after))
 	fig, err := memplot.Lines("2.1 saved tensors hold memory until backward", "",
 		inference.Series("no tape (inference)", allocated), training.Series("tape (training)", allocated))
 	memlab.Check(err)
@@ -518,6 +554,9 @@ func savedTensors() {
 }
 
 /*md
+Every tensor autograd saves, view or not, stays allocated until the backward pass is done
+with it: the chapter's sliced views stay alive for the same reason.
+
 **Try it — predict first:** set `layers = 8`. What does memory_allocated reach with the tape, and without?
 
 <details><summary>Answer</summary>
@@ -527,10 +566,48 @@ With the tape it grows by one activation per layer, to W, x and eight relu outpu
 */
 
 /*md:zh-CN
+autograd 保存的每个张量，不管是不是视图，都会一直处于已分配 (allocated) 状态，直到反向传播用完它：教材里那些切片视图一直活着，也是这个原因。
+
 **动手试试——先预测：** 把 `layers` 设为 8。记录计算过程时 memory_allocated 会涨到多少？不记录时呢？
 
 <details><summary>答案</summary>
 
 记录时每层多一个激活值，最终是 W、x 和八个 relu 输出；推理那条线依然平稳。
 </details>
+*/
+
+/*md
+### Summary
+
+- A tensor is a storage (device memory) plus a view: shape, strides and offset, which live
+  in host memory. Views, slices and transposes allocate nothing; `contiguous()`,
+  `reshape` of a non-viewable layout and `clone()` copy.
+- A view keeps its whole storage alive, however small the view; so does every tensor that
+  autograd saves, until the backward pass.
+- `view` needs only that the new shape can be walked with strides over the same storage,
+  not a contiguous tensor.
+
+**For discussion**
+
+1. A data loader returns `batch[:, :512]` of a padded batch and the training loop keeps it
+   for logging. What does that keep alive, and how would you find out from
+   `memory_allocated()` alone?
+2. Why does PyTorch keep shape and strides on the host rather than on the device? What
+   would a kernel launch cost if it had to read them from device memory?
+3. When is `reshape` free and when does it copy? How could you tell without reading its
+   source?
+*/
+
+/*md:zh-CN
+### 小结
+
+- 张量 = 一块存储（显存）+ 一个视图：形状、步长和偏移量，这些放在主机内存里。视图、切片和转置都不分配显存；`contiguous()`、对无法直接看成新形状的布局调用 `reshape`，以及 `clone()` 会拷贝。
+- 视图无论多小，都让整块存储活着；autograd 保存的每个张量也是如此，直到反向传播结束。
+- `view` 只要求新形状能在同一块存储上用步长走完，并不要求张量连续。
+
+**讨论**
+
+1. 数据加载器返回补齐后批次的 `batch[:, :512]`，训练循环把它留下来记日志。这会让什么一直活着？只凭 `memory_allocated()`，你怎样发现它？
+2. PyTorch 为什么把形状和步长放在主机上，而不是设备上？如果启动内核时要从显存里读它们，会付出什么代价？
+3. `reshape` 什么时候不花代价，什么时候会拷贝？不读它的源码，你怎样分辨？
 */

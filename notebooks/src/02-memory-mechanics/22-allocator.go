@@ -34,10 +34,9 @@ and Chapter 4 that the caching allocator pre-allocates one big block up front:
 > out to tensors as needed, and after use does not free it at once but puts it back in
 > the pool for reuse."
 
-PyTorch does neither: `del` gives the block back to the cache at once, so
-`memory_allocated()` drops (it is `memory_reserved()` that stays up), and nothing is
-reserved until the first tensor asks, then only a segment sized for that request. The
-end of Chapter 4's sentence is right: the freed block stays in the pool and is reused.
+Predict three numbers before you run the cell: `memory_reserved()` before any tensor,
+`memory_allocated()` right after `del x`, and the number of `cudaMalloc` calls once `y`,
+the same size as `x`, has been allocated.
 
 ```python
 MiB = 2**20
@@ -45,7 +44,7 @@ print(torch.cuda.memory_reserved())                 # before any tensor
 x = torch.empty(256 * MiB, dtype=torch.uint8, device="cuda")
 del x
 print(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
-y = torch.empty(256 * MiB, dtype=torch.uint8, device="cuda")   # served from the cache
+y = torch.empty(256 * MiB, dtype=torch.uint8, device="cuda")   # the same size again
 del y
 print(torch.cuda.memory_stats()["num_device_alloc"])           # cudaMalloc calls so far
 torch.cuda.empty_cache()
@@ -67,7 +66,7 @@ print(total - free)                                 # the driver's count, as nvi
 
 > 教材原文：「它会预先申请一大块显存，然后按需分配给张量，用完不立即释放，而是放回池子里复用。」（第 4 章）
 
-两条 PyTorch 都不是这样：`del` 立即把块还给缓存，所以 `memory_allocated()` 会下降（保持不变的是 `memory_reserved()`）；在第一个张量提出申请之前什么也不预留，之后也只预留一个与这次申请大小相称的段。第 4 章这句话的后半句是对的：释放的块留在池子里，下次复用。
+运行单元格之前先预测三个数：还没有任何张量时的 `memory_reserved()`，`del x` 刚执行完时的 `memory_allocated()`，以及分配完和 `x` 一样大的 `y` 之后 `cudaMalloc` 的调用次数。
 
 ```python
 MiB = 2**20
@@ -75,7 +74,7 @@ print(torch.cuda.memory_reserved())                 # 还没有任何张量
 x = torch.empty(256 * MiB, dtype=torch.uint8, device="cuda")
 del x
 print(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
-y = torch.empty(256 * MiB, dtype=torch.uint8, device="cuda")   # 直接从缓存里拿
+y = torch.empty(256 * MiB, dtype=torch.uint8, device="cuda")   # 同样大小再来一次
 del y
 print(torch.cuda.memory_stats()["num_device_alloc"])           # 到目前为止的 cudaMalloc 次数
 torch.cuda.empty_cache()
@@ -91,7 +90,7 @@ func allocatedVsReserved() {
 	steps := l.Steps()
 	start := steps.Add("start")
 	x := memlab.Must(tensor.Empty(l, tensor.Uint8, 256<<20)) // 256 MiB
-	steps.Add("x = empty(256 MiB)")
+	first := steps.Add("x = empty(256 MiB)")
 	memlab.Check(x.Release())
 	afterDel := steps.Add("del x")
 	y := memlab.Must(tensor.Empty(l, tensor.Uint8, 256<<20))
@@ -101,30 +100,106 @@ func allocatedVsReserved() {
 	memlab.Check(l.EmptyCache())
 	steps.Add("empty_cache()")
 	steps.Table().Show()
-	memlab.Measured("reserved before any tensor: %s; after del x allocated is %s and reserved %s; "+
-		"y took no new cudaMalloc (%d in all); empty_cache() brought the driver's count back to %s",
-		memlab.FormatBytes(start.Reserved), memlab.FormatBytes(afterDel.Allocated), memlab.FormatBytes(afterDel.Reserved),
-		steps.Last().DeviceAllocs, memlab.FormatBytes(steps.Last().DriverUsed))
+	memlab.Judge("after del, memory_allocated() does not go down", memlab.HoldsIf(afterDel.Allocated >= first.Allocated),
+		"memory_allocated %s after x, %s after del x; memory_reserved %s after del x", memlab.FormatBytes(first.Allocated),
+		memlab.FormatBytes(afterDel.Allocated), memlab.FormatBytes(afterDel.Reserved))
+	memlab.Judge("the allocator requests a big block in advance and puts freed blocks back in the pool for reuse",
+		memlab.HoldsPartly(start.Reserved > 0, steps.Last().DeviceAllocs == first.DeviceAllocs),
+		"reserved before any tensor: %s, after x: %s; cudaMalloc calls after x: %d, after y: %d", memlab.FormatBytes(start.Reserved),
+		memlab.FormatBytes(first.Reserved), first.DeviceAllocs, steps.Last().DeviceAllocs)
 	memlab.Show(steps.Plot("2.2 allocated, reserved and driver-used memory"))
 }
 
 /*md
-The driver's count does not start at zero: the CUDA context is there before any tensor.
-The chapter's advice on `empty_cache()` holds:
-
-> 教材原文：「它会释放所有未使用的缓存块，还给CUDA驱动。」
->
-> In translation: "It releases all the unused cached blocks and gives them back to the
-> CUDA driver."
-
-After it the driver's count (the last figure of the Measured line) no longer includes
-the cached 256 MiB segment.
+`del` gives the block back to the cache at once, so `memory_allocated()` drops; it is
+`memory_reserved()` that stays up (the chapter's 8 GB in `nvidia-smi`). Nothing is
+reserved until the first tensor asks, and then only a segment sized for that request;
+the end of Chapter 4's sentence is right: the freed block stays in the pool and `y` reuses
+it. The driver's count does not start at zero: the CUDA context is there before any
+tensor. `empty_cache()` gave the cached 256 MiB segment back (the last row).
 
 **Try it — predict first:** allocate `y` 300 MiB instead of 256. How many cudaMalloc calls now, and where does reserved memory peak?
 
 <details><summary>Answer</summary>
 
-Two calls: the cached 256 MiB segment is too small, so the allocator makes a second segment, and reserved memory peaks at their sum.
+Two calls: the cached 256 MiB segment is too small, so the allocator makes a second segment, and reserved memory peaks at their sum. The second verdict turns to "does not hold": nothing was reused.
+</details>
+
+### Does `empty_cache()` free every unused block?
+
+> 教材原文：「它会释放所有未使用的缓存块，还给CUDA驱动。但注意，这不会释放正在被使用的Tensor。」
+>
+> In translation: "It releases all the unused cached blocks and gives them back to the
+> CUDA driver. But note: it does not free tensors still in use."
+
+Above, the cache held one wholly free segment. Here it holds two kinds of free memory: a
+64 MiB segment with nothing in it, and the 16 MiB left beside a live 4 MiB tensor in its
+20 MiB segment. Which of them does `empty_cache()` give back?
+
+```python
+MiB = 2**20
+live = torch.empty(4 * MiB, dtype=torch.uint8, device="cuda")    # a 20 MiB segment, split
+tmp = torch.empty(64 * MiB, dtype=torch.uint8, device="cuda"); del tmp   # a wholly free segment
+free = torch.cuda.memory_reserved() - torch.cuda.memory_allocated()
+torch.cuda.empty_cache()
+print(free, torch.cuda.memory_reserved() - torch.cuda.memory_allocated())
+```
+*/
+
+/*md:zh-CN
+`del` 立即把块还给缓存，所以 `memory_allocated()` 会下降；保持不变的是 `memory_reserved()`（也就是教材在 `nvidia-smi` 里看到的 8GB）。在第一个张量提出申请之前什么也不预留，之后也只预留一个与这次申请大小相称的段；第 4 章那句话的后半句是对的：释放的块留在池子里，`y` 复用了它。驱动占用并不是从零开始的：还没有任何张量时，CUDA 上下文就已经在那里了。`empty_cache()` 把缓存着的 256 MiB 段还了回去（最后一行）。
+
+**动手试试——先预测：** 把 `y` 改成 300 MiB。现在有几次 cudaMalloc？已预留显存的峰值在哪里？
+
+<details><summary>答案</summary>
+
+两次：缓存里的 256 MiB 段不够大，分配器只好再建一个段，已预留显存的峰值是两段之和。第二条结论变成“不成立”：没有任何复用。
+</details>
+
+### `empty_cache()` 会释放所有空闲块吗？
+
+> 教材原文：「它会释放所有未使用的缓存块，还给CUDA驱动。但注意，这不会释放正在被使用的Tensor。」
+
+上面的缓存里只有一个整段空闲的段。这里的缓存里有两种空闲显存：一个什么也没放的 64 MiB 段，以及一个 20 MiB 段里、存活的 4 MiB 张量旁边剩下的 16 MiB。`empty_cache()` 会把哪些还回去？
+
+```python
+MiB = 2**20
+live = torch.empty(4 * MiB, dtype=torch.uint8, device="cuda")    # 一个 20 MiB 的段，被分割
+tmp = torch.empty(64 * MiB, dtype=torch.uint8, device="cuda"); del tmp   # 一个整段空闲的段
+free = torch.cuda.memory_reserved() - torch.cuda.memory_allocated()
+torch.cuda.empty_cache()
+print(free, torch.cuda.memory_reserved() - torch.cuda.memory_allocated())
+```
+*/
+
+//nb:cell
+func emptyCacheAll() {
+	l := memlab.MustOpen()
+	defer l.Close()
+	live := memlab.Must(tensor.Empty(l, tensor.Uint8, 4<<20))                  // a 20 MiB segment, split
+	memlab.Check(memlab.Must(tensor.Empty(l, tensor.Uint8, 64<<20)).Release()) // a wholly free segment
+	free, allocated := l.MemoryReserved()-l.MemoryAllocated(), l.MemoryAllocated()
+	memlab.Check(l.EmptyCache())
+	released := free - (l.MemoryReserved() - l.MemoryAllocated())
+	memlab.Judge("empty_cache() releases all the unused cached blocks to the CUDA driver", memlab.HoldsPartly(released > 0, released == free),
+		"%s free in the cache, %s given back, %s kept beside the live tensor", memlab.FormatBytes(free), memlab.FormatBytes(released), memlab.FormatBytes(free-released))
+	memlab.Judge("empty_cache() does not free tensors still in use", memlab.HoldsIf(l.MemoryAllocated() == allocated),
+		"memory_allocated %s before empty_cache(), %s after", memlab.FormatBytes(allocated), memlab.FormatBytes(l.MemoryAllocated()))
+	memlab.Check(live.Release())
+}
+
+/*md
+`empty_cache()` gives back whole free segments only: a free block that shares its segment
+with a live tensor (an *inactive split*, below) stays, since a `cudaFree` can only return a
+whole `cudaMalloc`. In 2.3 that is the whole story of fragmentation.
+
+**Try it — predict first:** make `live` 20 MiB instead of 4. What is given back now?
+
+<details><summary>Answer</summary>
+
+All of it: a 20 MiB request gets a segment of exactly 20 MiB (requests of 10 MiB or more
+are rounded to 2 MiB), so nothing free sits beside it, and the first verdict turns to
+"holds".
 </details>
 
 ### The rules in five allocations
@@ -134,15 +209,15 @@ Two calls: the cached 256 MiB segment is too small, so the allocator makes a sec
 > In translation: "When memory is requested, it first looks for a free block of a
 > matching size; if it finds none, it asks CUDA for a new block."
 
-True as far as it goes; what "matching" and "a new block" mean is a handful of rules,
-and five requests — 24 bytes, 1 MiB, 1 MiB + 1 byte, 12 MiB and 600 MiB — show them all:
+What "matching" and "a new block" mean is a handful of rules, and five requests —
+24 bytes, 1 MiB, 1 MiB + 1 byte, 12 MiB and 600 MiB — show them all:
 each request is rounded up to a multiple of **512 bytes**;
 requests up to 1 MiB come from the **small pool**, whose segments are **2 MiB**; larger
 ones from the **large pool**, whose segments are **20 MiB** for requests under 10 MiB and
 otherwise the request rounded up to 2 MiB. Within a pool the allocator takes the
 **best fit** (the smallest free block that is large enough) and **splits** it; freed
 neighbours **merge** again. The table shows the block each request got and a few
-`memory_stats()` rows after each.
+`memory_stats()` rows after each. Which of the five requests will make a `cudaMalloc`?
 
 ```python
 MiB = 2**20
@@ -158,24 +233,20 @@ for seg in torch.cuda.memory_snapshot():            # every segment and its bloc
 */
 
 /*md:zh-CN
-驱动占用并不是从零开始的：还没有任何张量时，CUDA 上下文就已经在那里了。教材关于 `empty_cache()` 的小技巧是对的：
+`empty_cache()` 只还回整段空闲的段：和存活张量共处一段的空闲块（即下文的*非活跃分割块*）留在原处，因为一次 `cudaFree` 只能归还一整次 `cudaMalloc`。到了 2.3，显存碎片化的来龙去脉就在这里。
 
-> 教材原文：「它会释放所有未使用的缓存块，还给CUDA驱动。」
-
-调用之后，驱动占用（实测一行的最后一个数）里不再包含那个缓存着的 256 MiB 段。
-
-**动手试试——先预测：** 把 `y` 改成 300 MiB。现在有几次 cudaMalloc？已预留显存的峰值在哪里？
+**动手试试——先预测：** 把 `live` 从 4 MiB 改成 20 MiB。现在会还回多少？
 
 <details><summary>答案</summary>
 
-两次：缓存里的 256 MiB 段不够大，分配器只好再建一个段，已预留显存的峰值是两段之和。
+全部：20 MiB 的申请得到一个正好 20 MiB 的段（10 MiB 及以上的申请按 2 MiB 取整），它旁边没有空闲部分，第一条结论变成“成立”。
 </details>
 
 ### 五次申请看懂分配规则
 
 > 教材原文：「申请显存时，它先找大小匹配的空闲块；找不到就向CUDA申请新块。」
 
-大方向没错，但“匹配”和“新块”具体是什么意思，要靠几条规则说清楚。五次申请——24 字节、1 MiB、1 MiB + 1 字节、12 MiB 和 600 MiB——就能把它们全部展示出来：每次申请先向上取整到 **512 字节**的倍数；不超过 1 MiB 的申请来自**小块池** (small pool)，它的段是 **2 MiB**；更大的申请来自**大块池** (large pool)，小于 10 MiB 的申请对应 **20 MiB** 的段，否则段的大小是申请大小向上取整到 2 MiB。在同一个池里，分配器采用**最佳适配** (best fit，选能装下的最小空闲块)，并把它**分割** (split)；释放后相邻的空闲块会重新**合并** (merge)。表格列出每次申请拿到的块，以及每次申请后 `memory_stats()` 的几项数据。
+“匹配”和“新块”具体是什么意思，要靠几条规则说清楚。五次申请——24 字节、1 MiB、1 MiB + 1 字节、12 MiB 和 600 MiB——就能把它们全部展示出来：每次申请先向上取整到 **512 字节**的倍数；不超过 1 MiB 的申请来自**小块池** (small pool)，它的段是 **2 MiB**；更大的申请来自**大块池** (large pool)，小于 10 MiB 的申请对应 **20 MiB** 的段，否则段的大小是申请大小向上取整到 2 MiB。在同一个池里，分配器采用**最佳适配** (best fit，选能装下的最小空闲块)，并把它**分割** (split)；释放后相邻的空闲块会重新**合并** (merge)。表格列出每次申请拿到的块，以及每次申请后 `memory_stats()` 的几项数据。五次申请中，哪几次会触发 `cudaMalloc`？
 
 ```python
 MiB = 2**20
@@ -197,11 +268,14 @@ func fiveAllocations() {
 	tab := memlab.NewTable("request", "block", "pool", "its segment", "allocated_bytes", "reserved_bytes",
 		"small segments", "large segments")
 	var ts []*tensor.Tensor
+	rule := true // a request calls cudaMalloc exactly when no cached free block is large enough
 	for _, r := range []struct {
 		name string
 		n    int
 	}{{"24 B", 24}, {"1 MiB", 1 << 20}, {"1 MiB + 1 B", 1<<20 + 1}, {"12 MiB", 12 << 20}, {"600 MiB", 600 << 20}} {
+		fits, calls := l.Snapshot().LargestFreeBlock() >= int64(r.n), l.MemoryStats()["num_device_alloc"]
 		ts = append(ts, memlab.Must(tensor.Empty(l, tensor.Uint8, r.n)))
+		rule = rule && fits == (l.MemoryStats()["num_device_alloc"] == calls)
 		seg, b, _ := l.BlockOf(ts[len(ts)-1])
 		st := l.MemoryStats()
 		tab.Row(r.name, memlab.FormatBytes(b.Size), seg.Pool, memlab.FormatBytes(seg.TotalSize), memlab.FormatBytes(st["allocated_bytes.all.current"]),
@@ -210,8 +284,9 @@ func fiveAllocations() {
 	tab.Show()
 	fmt.Println(memlab.Blocks(l.Snapshot())) // each segment's blocks, in address order
 	_, first, _ := l.BlockOf(ts[0])
-	memlab.Measured("24 bytes took a %s block; segments after the five requests: %d; cudaMalloc calls: %d",
-		memlab.FormatBytes(first.Size), len(l.Snapshot().Segments), l.MemoryStats()["num_device_alloc"])
+	memlab.Judge("it first looks for a free block of a matching size; if it finds none, it asks CUDA for a new block", memlab.HoldsIf(rule),
+		"24 bytes took a %s block; %d cudaMalloc calls for five requests, each where no cached free block was large enough: %v",
+		memlab.FormatBytes(first.Size), l.MemoryStats()["num_device_alloc"], rule)
 	memlab.Show(l.SegmentMap("2.2 the segments after five allocations (S small pool, L large)"))
 	memlab.Check(tensor.ReleaseAll(ts...))
 }
@@ -240,8 +315,8 @@ there are two free blocks, 4 and 8 MiB, and a 2 MiB request takes the 4 MiB one.
 > In translation: "On release, the block is marked free, but the physical memory is not
 > given back."
 
-True, and there is more: freed neighbours merge, so once `b` and `c` are gone the
-segment is a single free block again — which `empty_cache()` can return.
+Once `b` and `c` are gone too, is the segment's memory given back, or kept? And in how
+many blocks?
 
 ```python
 MiB = 2**20
@@ -253,7 +328,7 @@ b = torch.empty(2 * MiB, dtype=torch.uint8, device="cuda")   # best fit: a's 4 M
 print(b.data_ptr() == hole, torch.cuda.memory_stats()["inactive_split_bytes.all.current"])
 del b, c
 seg = torch.cuda.memory_snapshot()[0]
-print(len(seg["blocks"]), seg["blocks"][0]["state"])         # one merged block, "inactive"
+print(len(seg["blocks"]), seg["blocks"][0]["state"])         # how many blocks, in what state?
 ```
 */
 
@@ -273,7 +348,7 @@ print(len(seg["blocks"]), seg["blocks"][0]["state"])         # one merged block,
 
 > 教材原文：「释放时，块标记为空闲，但物理内存不归还。」
 
-成立，而且还不止于此：相邻的空闲块会合并，所以 `b` 和 `c` 都释放之后，整个段又变回一个空闲块——这样的段 `empty_cache()` 才能还给驱动。
+`b` 和 `c` 也释放之后，这个段的显存是还回去了，还是留着？分成几块？
 
 ```python
 MiB = 2**20
@@ -285,7 +360,7 @@ b = torch.empty(2 * MiB, dtype=torch.uint8, device="cuda")   # 最佳适配：a 
 print(b.data_ptr() == hole, torch.cuda.memory_stats()["inactive_split_bytes.all.current"])
 del b, c
 seg = torch.cuda.memory_snapshot()[0]
-print(len(seg["blocks"]), seg["blocks"][0]["state"])         # 合并成一个块，状态 "inactive"
+print(len(seg["blocks"]), seg["blocks"][0]["state"])         # 几个块？什么状态？
 ```
 */
 
@@ -301,17 +376,19 @@ func splitAndMerge() {
 	fmt.Println("del a:\n  " + memlab.Blocks(l.Snapshot()))
 	b := memlab.Must(tensor.Empty(l, tensor.Uint8, 2<<20))
 	fmt.Println("b = empty(2 MiB):\n  " + memlab.Blocks(l.Snapshot()))
-	split := l.MemoryStats()["inactive_split_bytes.all.current"]
+	split, reserved := l.MemoryStats()["inactive_split_bytes.all.current"], l.MemoryReserved()
 	memlab.Check(tensor.ReleaseAll(b, c))
-	fmt.Println("del b, c (the blocks merge):\n  " + memlab.Blocks(l.Snapshot()))
-	snap := l.Snapshot()
-	memlab.Measured("b took a's 4 MiB hole (same address: %v); %s sat free in split blocks before del b, c; "+
-		"afterwards free blocks: %d, segments: %d, cudaMalloc calls: %d", b.DataPtr() == hole, memlab.FormatBytes(split),
-		len(snap.Segments[0].Blocks), len(snap.Segments), l.MemoryStats()["num_device_alloc"])
+	fmt.Println("del b, c:\n  " + memlab.Blocks(l.Snapshot()))
+	memlab.Measured("b took a's 4 MiB hole (same address: %v); %s sat free in split blocks before del b, c", b.DataPtr() == hole, memlab.FormatBytes(split))
+	memlab.Judge("on release, the block is marked free, but the physical memory is not given back", memlab.HoldsIf(l.MemoryReserved() == reserved),
+		"after del b, c: allocated %s, reserved %s (%s before), in %d free block", memlab.FormatBytes(l.MemoryAllocated()),
+		memlab.FormatBytes(l.MemoryReserved()), memlab.FormatBytes(reserved), len(l.Snapshot().Segments[0].Blocks))
 }
 
 /*md
-A free block inside a segment that still has a live block is an **inactive split**
+The segment stays reserved, and more: freed neighbours merge, so once `b` and `c` are gone
+it is a single free block again — which `empty_cache()` can return. A free block inside a
+segment that still has a live block is an **inactive split**
 (`inactive_split_bytes`): free, but `empty_cache()` cannot give it back — the seed of
 fragmentation (2.3).
 
@@ -335,7 +412,8 @@ with the defaults, with 128, and with the chapter's own advice, 32:
 > lower, say max_split_size_mb:32, to reduce fragmentation."
 
 The PyTorch columns are PyTorch 2.11's own numbers for the same ops on an H200, read
-from the ground truth that ships in `reference/torch-2.11/`.
+from the ground truth that ships in `reference/torch-2.11/`. Predict first: on this
+sequence, does a smaller `max_split_size_mb` lower reserved memory's peak, or raise it?
 
 ```python
 # run as: PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128 python seq.py  (read when CUDA starts)
@@ -353,7 +431,7 @@ print(torch.cuda.max_memory_reserved())
 */
 
 /*md:zh-CN
-如果一个空闲块所在的段里还有存活的块，它就是一个**非活跃分割块** (inactive split，对应 `inactive_split_bytes`)：它是空闲的，`empty_cache()` 却还不回去——这正是碎片化的种子（2.3）。
+这个段仍然留在已预留显存里；不仅如此，相邻的空闲块会合并，所以 `b` 和 `c` 都释放之后，整个段又变回一个空闲块——这样的段 `empty_cache()` 才能还给驱动。如果一个空闲块所在的段里还有存活的块，它就是一个**非活跃分割块** (inactive split，对应 `inactive_split_bytes`)：它是空闲的，`empty_cache()` 却还不回去——这正是碎片化的种子（2.3）。
 
 **动手试试——先预测：** 把 `b` 改成 6 MiB。它会落在哪里？改成 9 MiB 呢？
 
@@ -368,7 +446,7 @@ print(torch.cuda.max_memory_reserved())
 
 > 教材原文：「我建议，如果你的模型显存波动大，把这个值设小一点，比如max_split_size_mb:32，能减少碎片化。」
 
-表中 PyTorch 各列是 PyTorch 2.11 在 H200 上执行同样操作时自己报告的数字，读自仓库中 `reference/torch-2.11/` 里的基准数据 (ground truth)。
+表中 PyTorch 各列是 PyTorch 2.11 在 H200 上执行同样操作时自己报告的数字，读自仓库中 `reference/torch-2.11/` 里的基准数据 (ground truth)。先预测：在这个序列上，调小 `max_split_size_mb` 会降低已预留显存的峰值，还是抬高它？
 
 ```python
 # 运行方式：PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128 python seq.py（CUDA 初始化时读取）
@@ -431,22 +509,21 @@ Chapter 4 sets the variable from Python:
 
 > 教材原文：「os.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'max_split_size_mb:128'」（第 4 章）
 
-PyTorch reads it once, when CUDA initialises — at the first CUDA call, not at
-`import torch`. Set before that (as the chapter's snippet does, above its `import torch`),
-it applies; set after the first tensor on the GPU, it changes nothing for the rest of the
-process. memlab mirrors that: a lab's allocator reads the variable when the lab opens
-(`memlab.AllocConf` gives the setting explicitly). Below, one lab opens before the
-variable is set and one after; each then allocates and frees 1 GiB and asks for 512 MiB,
-which the defaults cut from the cached 1 GiB segment and `max_split_size_mb:128` does not.
+Does the line configure the allocator wherever it stands in a program? A lab's
+allocator reads the variable when the lab opens, as PyTorch's reads it when CUDA
+initialises (`memlab.AllocConf` gives the setting explicitly). Below, one lab opens
+before the variable is set and one after; each then allocates and frees 1 GiB and asks
+for 512 MiB, which the defaults cut from the cached 1 GiB segment and
+`max_split_size_mb:128` does not. Which of the two labs uses the setting?
 
 ```python
 import torch
 x = torch.empty(1, device="cuda")                   # CUDA initialises: the variable is read now
 import os
-os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "max_split_size_mb:128"   # too late for this process
+os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "max_split_size_mb:128"   # after CUDA started
 a = torch.empty(2**30, dtype=torch.uint8, device="cuda"); del a
 b = torch.empty(2**29, dtype=torch.uint8, device="cuda")
-print(torch.cuda.memory_reserved())                 # the defaults' answer: the 1 GiB segment, split
+print(torch.cuda.memory_reserved())                 # split the cached segment, or add one?
 ```
 */
 
@@ -466,16 +543,16 @@ print(torch.cuda.memory_reserved())                 # the defaults' answer: the 
 
 > 教材原文：「os.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'max_split_size_mb:128'」（第 4 章）
 
-PyTorch 只在 CUDA 初始化时读取它一次——也就是第一次 CUDA 调用时，而不是 `import torch` 时。在那之前设置（就像教材的代码那样，写在 `import torch` 之前），它就生效；在 GPU 上已经有了第一个张量之后再设置，对这个进程余下的部分毫无作用。memlab 也是这样：lab 的分配器在 lab 打开时读取这个变量（`memlab.AllocConf` 则显式给出设置）。下面一个 lab 在设置变量之前打开，另一个在之后打开；两者都先申请并释放 1 GiB，再申请 512 MiB——默认设置会从缓存的 1 GiB 段里切出它，`max_split_size_mb:128` 则不会。
+这一行不管写在程序的什么位置都能配置分配器吗？lab 的分配器在 lab 打开时读取这个变量，就像 PyTorch 的分配器在 CUDA 初始化时读取它一样（`memlab.AllocConf` 则显式给出设置）。下面一个 lab 在设置变量之前打开，另一个在之后打开；两者都先申请并释放 1 GiB，再申请 512 MiB——默认设置会从缓存的 1 GiB 段里切出它，`max_split_size_mb:128` 则不会。两个 lab 中哪一个用上了这个设置？
 
 ```python
 import torch
 x = torch.empty(1, device="cuda")                   # CUDA 初始化：此刻读取环境变量
 import os
-os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "max_split_size_mb:128"   # 对这个进程来说太晚了
+os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "max_split_size_mb:128"   # CUDA 已经初始化之后
 a = torch.empty(2**30, dtype=torch.uint8, device="cuda"); del a
 b = torch.empty(2**29, dtype=torch.uint8, device="cuda")
-print(torch.cuda.memory_reserved())                 # 默认设置的结果：1 GiB 的段被分割
+print(torch.cuda.memory_reserved())                 # 分割缓存的段，还是再建一个？
 ```
 */
 
@@ -494,12 +571,19 @@ func allocConfTooLate() {
 		bs = append(bs, memlab.Must(tensor.Empty(l, tensor.Uint8, 512<<20))) // cut from the cached 1 GiB, or not
 	}
 	defer func() { memlab.Check(tensor.ReleaseAll(bs...)) }()
-	memlab.Measured("set after the lab opened: reserved %s, allocator settings %q; set before: reserved %s, settings %q",
+	applied := func(l *memlab.Lab) bool { return l.Allocator().Config().String() == "max_split_size_mb:128" }
+	memlab.Judge("setting os.environ['PYTORCH_CUDA_ALLOC_CONF'] in Python configures the allocator", memlab.HoldsWhen(applied(early), applied(late)),
+		"set after the lab opened: reserved %s, allocator settings %q; set before: reserved %s, settings %q",
 		memlab.FormatBytes(early.MemoryReserved()), early.Allocator().Config().String(),
 		memlab.FormatBytes(late.MemoryReserved()), late.Allocator().Config().String())
 }
 
 /*md
+It depends on when: PyTorch reads the variable once, when CUDA initialises — at the first
+CUDA call, not at `import torch`. Set before that (as the chapter's snippet does, above
+its `import torch`), it applies; set after the first tensor on the GPU, it changes nothing
+for the rest of the process.
+
 **Try it — predict first:** open `early` with `memlab.AllocConf("max_split_size_mb:128")`
 and leave the rest. What does `early` report now?
 
@@ -511,10 +595,51 @@ process started with the variable set; only changing it *after* the open does no
 */
 
 /*md:zh-CN
+要看什么时候设置：PyTorch 只在 CUDA 初始化时读取它一次——也就是第一次 CUDA 调用时，而不是 `import torch` 时。在那之前设置（就像教材的代码那样，写在 `import torch` 之前），它就生效；在 GPU 上已经有了第一个张量之后再设置，对这个进程余下的部分毫无作用。
+
 **动手试试——先预测：** 打开 `early` 时加上 `memlab.AllocConf("max_split_size_mb:128")`，其余不变。`early` 现在报告什么？
 
 <details><summary>答案</summary>
 
 和 `late` 一样：打开时显式给出的设置，相当于一个启动时就设好了这个变量的进程里的 `PYTORCH_CUDA_ALLOC_CONF`；只有在打开*之后*再改，才毫无作用。
 </details>
+*/
+
+/*md
+### Summary
+
+- `del` lowers `memory_allocated()` at once; the block stays in the allocator's cache, so
+  `memory_reserved()` (and `nvidia-smi`) stay up. Nothing is reserved in advance: the
+  first request makes a segment sized for it.
+- Requests round up to 512 bytes; up to 1 MiB they come from 2 MiB small-pool segments,
+  larger ones from large-pool segments (20 MiB under 10 MiB, else the request rounded to
+  2 MiB). Best fit picks the smallest free block that fits, splits it, and freed
+  neighbours merge.
+- `empty_cache()` gives back only whole free segments, never a live tensor's memory.
+- `max_split_size_mb` keeps large blocks whole; it is no way to save memory by itself, and
+  it takes effect only if set before CUDA initialises.
+
+**For discussion**
+
+1. A colleague watches `nvidia-smi` during training and reports a leak because the figure
+   never falls. Which two numbers would you ask for, and what would each tell you?
+2. Why does the allocator round a 24-byte request to 512 bytes, and keep small and large
+   requests in separate pools? What would go wrong with one pool?
+3. Your script sets `PYTORCH_CUDA_ALLOC_CONF` in a module that is imported after the model
+   is moved to the GPU. How would you find out that the setting is ignored?
+*/
+
+/*md:zh-CN
+### 小结
+
+- `del` 立即让 `memory_allocated()` 下降；块留在分配器的缓存里，所以 `memory_reserved()`（以及 `nvidia-smi`）居高不下。分配器不会预先申请：第一次申请才建一个与它大小相称的段。
+- 申请向上取整到 512 字节；不超过 1 MiB 的来自 2 MiB 的小块池段，更大的来自大块池段（小于 10 MiB 时段为 20 MiB，否则为申请大小按 2 MiB 取整）。最佳适配选能装下的最小空闲块并分割它，释放后相邻空闲块会合并。
+- `empty_cache()` 只还回整段空闲的段，从不动存活张量的显存。
+- `max_split_size_mb` 让大块保持完整；它本身并不是省显存的办法，而且只有在 CUDA 初始化之前设置才生效。
+
+**讨论**
+
+1. 同事训练时盯着 `nvidia-smi`，因为那个数一直不降，就说有泄漏。你会向他要哪两个数？它们各能说明什么？
+2. 分配器为什么把 24 字节的申请取整到 512 字节，又把小申请和大申请分在两个池里？只用一个池会出什么问题？
+3. 你的脚本在一个模块里设置 `PYTORCH_CUDA_ALLOC_CONF`，而这个模块是在模型搬上 GPU 之后才导入的。你怎样发现这个设置没有生效？
 */

@@ -2,6 +2,7 @@ package nb02
 
 import (
 	"fmt"
+	"strings"
 
 	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/experiments/ch2"
@@ -15,7 +16,7 @@ import (
 /*md
 ## 2.3 Fragmentation (内存碎片)
 
-### The chapter's sequence does not fragment
+### Does the chapter's sequence fragment?
 
 The chapter's example — allocate and free 1024, 512 and 256 MiB, then ask for 768 MiB —
 is told as an out-of-memory story:
@@ -25,17 +26,15 @@ is told as an out-of-memory story:
 > In translation: "Next time you want a contiguous 768 MB block, it searches every free
 > block and cannot piece together a contiguous 768 MB."
 
-PyTorch serves it without one: the first 1 GiB
-segment stays cached, each later request splits it, and freeing merges the pieces back
-(2.2 compared every op with PyTorch 2.11's recording). The segment map right after the
-768 MiB request:
+2.2 ran this sequence and compared every op with PyTorch 2.11's recording. Is the
+768 MiB request refused? Predict, then look at the segment map right after it:
 
 ```python
 MiB = 2**20
 for n in (1024, 512, 256):
     a = torch.empty(n * MiB, dtype=torch.uint8, device="cuda")
     del a
-a3 = torch.empty(768 * MiB, dtype=torch.uint8, device="cuda")   # no out-of-memory error
+a3 = torch.empty(768 * MiB, dtype=torch.uint8, device="cuda")   # refused?
 print(len(torch.cuda.memory_snapshot()), torch.cuda.memory_reserved(),
       torch.cuda.memory_stats()["num_device_alloc"])
 ```
@@ -44,20 +43,20 @@ print(len(torch.cuda.memory_snapshot()), torch.cuda.memory_reserved(),
 /*md:zh-CN
 ## 2.3 显存碎片化 (fragmentation)
 
-### 教材里的序列并不会产生碎片
+### 教材里的序列会产生碎片吗？
 
 教材的例子——申请并释放 1024、512、256 MiB，再申请 768 MiB——讲的是一个显存不足 (OOM) 的故事：
 
 > 教材原文：「下次你要一个768MB的连续块，它找遍所有空闲块，拼不出一个连续的768MB。」
 
-PyTorch 执行这个序列并不会 OOM：第一个 1 GiB 的段一直留在缓存里，之后的每次申请都从它分割出来，释放时碎块又合并回去（2.2 已经把每一步和 PyTorch 2.11 的录制结果逐一对照过）。下面是 768 MiB 申请刚完成时的段分布图：
+2.2 已经跑过这个序列，并把每一步和 PyTorch 2.11 的录制结果逐一对照过。768 MiB 的申请会被拒绝吗？先预测，再看申请刚完成时的段分布图：
 
 ```python
 MiB = 2**20
 for n in (1024, 512, 256):
     a = torch.empty(n * MiB, dtype=torch.uint8, device="cuda")
     del a
-a3 = torch.empty(768 * MiB, dtype=torch.uint8, device="cuda")   # 不会 OOM
+a3 = torch.empty(768 * MiB, dtype=torch.uint8, device="cuda")   # 会被拒绝吗？
 print(len(torch.cuda.memory_snapshot()), torch.cuda.memory_reserved(),
       torch.cuda.memory_stats()["num_device_alloc"])
 ```
@@ -67,12 +66,16 @@ print(len(torch.cuda.memory_snapshot()), torch.cuda.memory_reserved(),
 func chapterSequenceNoOOM() {
 	steps, at768 := memlab.Must2(ch2.ChapterSequence("")) // the Python above
 	step, _ := steps.Find("a3 = empty(768 MiB)")
-	memlab.Measured("the 768 MiB request: %s; segments right after it: %d, reserved %s; cudaMalloc calls in the whole sequence: %d",
+	memlab.Judge("after 1024, 512 and 256 MB come and go, no contiguous 768 MB block can be found", memlab.HoldsIf(step.Outcome() != "served"),
+		"the 768 MiB request: %s; segments right after it: %d, reserved %s; cudaMalloc calls in the whole sequence: %d",
 		step.Outcome(), len(at768), memlab.FormatBytes(step.Reserved), steps.Last().DeviceAllocs)
 	memlab.Show(memplot.SegmentMap("2.3 after the 768 MiB request: one segment, split", at768))
 }
 
 /*md
+PyTorch serves it: the first 1 GiB segment stays cached, each later request splits it,
+and freeing merges the pieces back into one block.
+
 **Try it — predict first:** run the sequence under `ch2.ChapterSequence("max_split_size_mb:128")`. How many segments are there right after the 768 MiB request?
 
 <details><summary>Answer</summary>
@@ -87,13 +90,13 @@ Four, one per request, and reserved memory is far above the defaults': no block 
 > In translation: "The caching allocator has plenty of small blocks in hand, but not
 > enough contiguous large ones."
 
-That does happen, but it needs **live small tensors pinning segments**. In a 4 GiB device, six
+Can it happen at all? Try a sequence with **live small tensors pinning segments**. In a 4 GiB device, six
 batches each allocate and free a 512 MiB activation (a long batch), then a 496 MiB one (a
 shorter batch: it splits the cached 512 MiB segment, leaving 16 MiB free at its end), and
 keep a 16 MiB tensor (a logged metric, say), which best fit puts in exactly that
 leftover. When the activations are freed, six 496 MiB holes are free in the cache — each
-in a segment a live tensor pins, so neither `empty_cache()` nor the allocator's own
-retry can release any. Then comes a request for 1536 MiB (`ch2.Request` below).
+in a segment a live tensor pins. Then comes a request for 1536 MiB (`ch2.Request`
+below), less than the free memory in the cache: is it served?
 
 ```python
 MiB = 2**20
@@ -115,6 +118,8 @@ torch.cuda.memory._dump_snapshot("fragment.pickle") # open it in https://pytorch
 */
 
 /*md:zh-CN
+PyTorch 满足了这次申请：第一个 1 GiB 的段一直留在缓存里，之后的每次申请都从它分割出来，释放时碎块又合并回一整块。
+
 **动手试试——先预测：** 改用 `ch2.ChapterSequence("max_split_size_mb:128")` 运行这个序列。768 MiB 的申请刚完成时有几个段？
 
 <details><summary>答案</summary>
@@ -126,7 +131,7 @@ torch.cuda.memory._dump_snapshot("fragment.pickle") # open it in https://pytorch
 
 > 教材原文：「缓存分配器手里有很多小块，但连续的大块不够。」
 
-这种情况确实会发生，但前提是**有存活的小张量把段钉住**。在一个 4 GiB 的设备上跑六个批次：每个批次先申请并释放一个 512 MiB 的激活值（一个长批次），再申请一个 496 MiB 的（一个短一些的批次：它从缓存的 512 MiB 段里分割出来，段末尾剩下 16 MiB 空闲），然后留下一个 16 MiB 的张量（比如记录下来的某个指标），最佳适配正好把它放进那块剩余空间。激活值释放后，缓存里空出六个 496 MiB 的洞——每个洞所在的段都被一个存活张量钉住，所以无论是 `empty_cache()` 还是分配器自己的重试，都一个也释放不了。接着来一个 1536 MiB 的申请（下面的 `ch2.Request`）。
+这种情况会发生吗？试一个**有存活的小张量把段钉住**的序列。在一个 4 GiB 的设备上跑六个批次：每个批次先申请并释放一个 512 MiB 的激活值（一个长批次），再申请一个 496 MiB 的（一个短一些的批次：它从缓存的 512 MiB 段里分割出来，段末尾剩下 16 MiB 空闲），然后留下一个 16 MiB 的张量（比如记录下来的某个指标），最佳适配正好把它放进那块剩余空间。激活值释放后，缓存里空出六个 496 MiB 的洞——每个洞所在的段都被一个存活张量钉住。接着来一个 1536 MiB 的申请（下面的 `ch2.Request`），比缓存里的空闲显存少：它能得到满足吗？
 
 ```python
 MiB = 2**20
@@ -159,8 +164,10 @@ func fragment() {
 	_, err := tensor.Empty(l, tensor.Uint8, ch2.Request) // 1.5 GiB
 	rec.Stop()
 	fmt.Println("empty(1.5 GiB):", err)
-	memlab.Measured("%s free in the cache, the largest free block %s: the 1.5 GiB request failed with an out-of-memory error: %v",
-		memlab.FormatBytes(snap.TotalFree()), memlab.FormatBytes(snap.LargestFreeBlock()), memlab.IsOutOfMemory(err))
+	memlab.Judge("the caching allocator has plenty of small blocks in hand, but not enough contiguous large ones",
+		memlab.HoldsIf(memlab.IsOutOfMemory(err) && snap.TotalFree() >= ch2.Request && snap.LargestFreeBlock() < ch2.Request),
+		"%s free in the cache, the largest free block %s; the 1.5 GiB request: %s",
+		memlab.FormatBytes(snap.TotalFree()), memlab.FormatBytes(snap.LargestFreeBlock()), memlab.Outcome(err))
 	memlab.Show(memplot.SegmentMap("2.3 segments before the 1.5 GiB request", memlab.Segments(snap)))
 	memlab.Show(rec.PlotFragmentation("2.3 free memory in the cache, batch by batch"))
 	memlab.Check(tensor.ReleaseAll(keep...))
@@ -171,8 +178,9 @@ The segment map shows six segments, each an orange hole (inactive split: free bu
 pinned) beside the blue 16 MiB tensor that pins it. The gauge shows how it happened:
 while the batches run nothing is free (each small tensor fills its segment's leftover
 exactly); freeing the activations opens the holes — total free far above the request,
-the largest block far below. The error message is PyTorch's, with its advice. So the
-chapter's picture is right once live tensors pin the segments; its example just lacks them.
+the largest block far below. Neither `empty_cache()` nor the allocator's own retry can
+release a pinned hole. The error message is PyTorch's, with its advice. So the chapter's
+picture is right once live tensors pin the segments; its example just lacks them.
 
 **Try it — predict first:** keep 8 MiB tensors instead of 16 MiB: replace the `Run` line
 by `w := ch2.Fragmenting; w.Kept = 8 << 20; keep := memlab.Must(w.Run(l, rec))`. Is the
@@ -187,7 +195,7 @@ is served. Fragmentation depends on exactly how the sizes interlock.
 */
 
 /*md:zh-CN
-段分布图上有六个段，每个段里都有一个橙色的洞（非活跃分割块：空闲却被钉住），旁边是钉住它的蓝色 16 MiB 张量。折线图展示了它是怎么形成的：批次运行期间没有任何空闲（每个小张量正好填满所在段的剩余空间）；激活值一释放，洞就出现了——空闲总量远大于申请，最大的空闲块却远小于申请。报错信息就是 PyTorch 的原话，连同它给的建议。所以教材描述的现象是真实的，只要有存活张量钉住段；它举的例子恰恰缺了这一点。
+段分布图上有六个段，每个段里都有一个橙色的洞（非活跃分割块：空闲却被钉住），旁边是钉住它的蓝色 16 MiB 张量。折线图展示了它是怎么形成的：批次运行期间没有任何空闲（每个小张量正好填满所在段的剩余空间）；激活值一释放，洞就出现了——空闲总量远大于申请，最大的空闲块却远小于申请。被钉住的洞，无论是 `empty_cache()` 还是分配器自己的重试，都释放不了。报错信息就是 PyTorch 的原话，连同它给的建议。所以教材描述的现象是真实的，只要有存活张量钉住段；它举的例子恰恰缺了这一点。
 
 **动手试试——先预测：** 把留下的张量从 16 MiB 改成 8 MiB：把 `Run` 那一行换成 `w := ch2.Fragmenting; w.Kept = 8 << 20; keep := memlab.Must(w.Run(l, rec))`。申请能满足吗？
 
@@ -269,11 +277,17 @@ pages back, and the request is served.
 
 The chapter's title question, at its own sizes: a 1 GiB device, 600 MiB of weights, and
 the loop above made smaller (five batches of 50, 40 and a kept 10 MiB), then a 100 MiB
-request. PyTorch's out-of-memory message states the chapter's "200 MB free" exactly: it
-is the memory *reserved by PyTorch but unallocated*. The second sentence misreads
-`memory_reserved()`: it is not what is left but what the allocator holds — live tensors
-included. What is free in the cache is `memory_reserved() - memory_allocated()`; what is
-free on the device is `mem_get_info()`.
+request. Is it refused with 200 MiB free? And what do `memory_reserved()`,
+`memory_allocated()` and `mem_get_info()` say at that moment — which of them tells you
+what is left?
+
+The device is 1 GiB on every machine. On a GPU, `memlab.Budget(1 << 30)` opens a 1 GiB
+budget on the card: it counts a 1 GiB device's CUDA context and every allocation, refuses
+what would not fit, and its `mem_get_info()` answers for those 1 GiB, so the cell meets
+the same device on a GPU as on the simulator. PyTorch's `set_per_process_memory_fraction`,
+in the Python below, is not quite that: it caps what the allocator may reserve, but
+`torch.cuda.mem_get_info()` still reports the driver's free memory on the whole card —
+not the cap's headroom, which is `fraction × total − memory_reserved()`.
 
 ```python
 torch.cuda.set_per_process_memory_fraction(2**30 / torch.cuda.mem_get_info()[1])   # a 1 GiB device
@@ -299,7 +313,9 @@ print(torch.cuda.memory_reserved(), torch.cuda.memory_allocated(), torch.cuda.me
 
 > 教材原文：「2.3 显存碎片化问题：为什么显存还有200MB，却申请不了100MB的Tensor？」「你看着torch.cuda.memory_reserved()显示还剩2GB，但一申请个512MB的Tensor就OOM。」
 
-按教材标题里的尺寸重现这个问题：一个 1 GiB 的设备、600 MiB 的权重，以及缩小了的上述循环（五个批次，50、40 MiB 和留下的 10 MiB），然后申请 100 MiB。PyTorch 的 OOM 报错信息把教材说的“还有 200MB”讲得很准确：那是 *reserved by PyTorch but unallocated*（已被 PyTorch 预留、却没有分配出去）的显存。第二句话误读了 `memory_reserved()`：它不是剩下多少，而是分配器手里有多少——包括存活张量占着的部分。缓存里空闲的是 `memory_reserved() - memory_allocated()`；设备上空闲的是 `mem_get_info()`。
+按教材标题里的尺寸重现这个问题：一个 1 GiB 的设备、600 MiB 的权重，以及缩小了的上述循环（五个批次，50、40 MiB 和留下的 10 MiB），然后申请 100 MiB。有 200 MiB 空闲时，它会被拒绝吗？此刻 `memory_reserved()`、`memory_allocated()` 和 `mem_get_info()` 各说什么——哪一个告诉你还剩多少？
+
+在哪台机器上，这个设备都是 1 GiB。在 GPU 上，`memlab.Budget(1 << 30)` 在卡上开出 1 GiB 的额度：它按 1 GiB 设备的规格计入 CUDA 上下文和每一次分配，放不下的申请就拒绝，它的 `mem_get_info()` 也只回答这 1 GiB 的情况，所以这个单元格在 GPU 上和在模拟设备上遇到的是同一个设备。下面 Python 里 PyTorch 的 `set_per_process_memory_fraction` 与此不完全相同：它限制分配器能预留多少，但 `torch.cuda.mem_get_info()` 报告的仍是驱动眼中整张卡的空闲显存——而不是上限下还剩的余量，后者是 `fraction × total − memory_reserved()`。
 
 ```python
 torch.cuda.set_per_process_memory_fraction(2**30 / torch.cuda.mem_get_info()[1])   # 模拟 1 GiB 的设备
@@ -322,17 +338,26 @@ func freeButFails() {
 	keep := memlab.Must(w.Run(l, nil))
 	req, err := tensor.Empty(l, tensor.Uint8, 100<<20)
 	fmt.Println(err)
-	free, _ := memlab.Must2(l.MemGetInfo())
-	memlab.Measured("the 100 MiB request: %s; memory_reserved() %s, memory_allocated() %s: %s free in the cache, its largest block %s; mem_get_info() free: %s",
-		memlab.Outcome(err), memlab.FormatBytes(l.MemoryReserved()), memlab.FormatBytes(l.MemoryAllocated()),
-		memlab.FormatBytes(l.MemoryReserved()-l.MemoryAllocated()), memlab.FormatBytes(l.Snapshot().LargestFreeBlock()), memlab.FormatBytes(int64(free)))
+	devFree, _ := memlab.Must2(l.MemGetInfo())
+	free, cached := int64(devFree), l.MemoryReserved()-l.MemoryAllocated()
+	memlab.Judge("there is still 200 MB free, yet a 100 MB tensor cannot be allocated", memlab.HoldsIf(memlab.IsOutOfMemory(err) && cached >= 2*(100<<20)),
+		"the 100 MiB request: %s with %s free in the cache, its largest block %s; mem_get_info() free: %s",
+		memlab.Outcome(err), memlab.FormatBytes(cached), memlab.FormatBytes(l.Snapshot().LargestFreeBlock()), memlab.FormatBytes(free))
+	memlab.Judge("memory_reserved() shows how much memory is left", memlab.HoldsIf(l.MemoryReserved() == cached || l.MemoryReserved() == free),
+		"memory_reserved() %s, memory_allocated() %s, free in the cache %s, free on the device %s", memlab.FormatBytes(l.MemoryReserved()),
+		memlab.FormatBytes(l.MemoryAllocated()), memlab.FormatBytes(cached), memlab.FormatBytes(free))
 	memlab.Check(tensor.ReleaseLive(append(keep, weights, req)...))
 }
 
 /*md
-Reading `memory_reserved()` as free memory would have promised far more than the 100 MiB;
-the cache's free memory covers the request too, but in blocks smaller than it, each in a
-segment a kept tensor pins; and the device has no room for a new segment.
+PyTorch's out-of-memory message states the chapter's "200 MB free" exactly: it is the
+memory *reserved by PyTorch but unallocated*. The second sentence misreads
+`memory_reserved()`: it is not what is left but what the allocator holds — live tensors
+included. What is free in the cache is `memory_reserved() - memory_allocated()`; what is
+free on the device is `mem_get_info()`. Reading `memory_reserved()` as free memory would
+have promised far more than the 100 MiB; the cache's free memory covers the request too,
+but in blocks smaller than it, each in a segment a kept tensor pins; and the device has no
+room for a new segment.
 
 **Try it — predict first:** release the weights before the request
 (`memlab.Check(weights.Release())` above the `tensor.Empty` line). Served?
@@ -346,7 +371,7 @@ the free memory there is.
 */
 
 /*md:zh-CN
-把 `memory_reserved()` 当成空闲显存，会以为远不止 100 MiB；缓存里空闲的显存总量也够这次申请，但都是比它小的块，每块所在的段都被一个留存张量钉住；设备上又没有空间再建一个新段。
+PyTorch 的 OOM 报错信息把教材说的“还有 200MB”讲得很准确：那是 *reserved by PyTorch but unallocated*（已被 PyTorch 预留、却没有分配出去）的显存。第二句话误读了 `memory_reserved()`：它不是剩下多少，而是分配器手里有多少——包括存活张量占着的部分。缓存里空闲的是 `memory_reserved() - memory_allocated()`；设备上空闲的是 `mem_get_info()`。把 `memory_reserved()` 当成空闲显存，会以为远不止 100 MiB；缓存里空闲的显存总量也够这次申请，但都是比它小的块，每块所在的段都被一个留存张量钉住；设备上又没有空间再建一个新段。
 
 **动手试试——先预测：** 在申请之前释放权重（在 `tensor.Empty` 那一行之前加上 `memlab.Check(weights.Release())`）。能满足吗？
 
@@ -364,12 +389,9 @@ the free memory there is.
 > In translation: "Use torch.cuda.memory_summary() to look at fragmentation: it lists the
 > state of every cached block."
 
-(This is the fragmenting loop of six batches again.)
-
-Half right: PyTorch's report does show the fragmentation, but as totals — it lists no
-block. Read *Non-releasable memory*: it is the inactive split bytes, free yet impossible
-to give back. The block-by-block list is `torch.cuda.memory_snapshot()`, which the
-segment maps above draw.
+(This is the fragmenting loop of six batches again.) Below, PyTorch's report and then
+`torch.cuda.memory_snapshot()`, block by block. Does the report show the fragmentation?
+Does it list the blocks?
 
 ```python
 print(torch.cuda.memory_summary())
@@ -386,9 +408,7 @@ for seg in torch.cuda.memory_snapshot():            # the blocks themselves
 
 > 教材原文：「用torch.cuda.memory_summary()查看碎片情况：它会列出所有缓存块的状态。」
 
-（这里又是那个六个批次、会产生碎片的循环。）
-
-只对了一半：PyTorch 的这份报告确实能反映碎片化，但给的是汇总数字，并不逐块列出。看 *Non-releasable memory*（不可释放显存）一行：它就是非活跃分割块的字节数，空闲却还不回去。逐块的清单要用 `torch.cuda.memory_snapshot()`，上面的段分布图画的就是它。
+（这里又是那个六个批次、会产生碎片的循环。）下面先是 PyTorch 的这份报告，然后是逐块列出的 `torch.cuda.memory_snapshot()`。报告能反映碎片化吗？它列出各个块了吗？
 
 ```python
 print(torch.cuda.memory_summary())
@@ -406,7 +426,7 @@ func fragmentedSummary() {
 	defer l.Close()
 	keep := memlab.Must(ch2.Fragmenting.Run(l, nil))
 	_, err := tensor.Empty(l, tensor.Uint8, ch2.Request)
-	fmt.Println("empty(1.5 GiB) ran out of memory:", memlab.IsOutOfMemory(err))
+	fmt.Println(err)                         // PyTorch's out-of-memory message
 	l.ShowSummary()                          // print(torch.cuda.memory_summary()): totals
 	fmt.Println(memlab.Blocks(l.Snapshot())) // torch.cuda.memory_snapshot(): every block
 	st, snap := l.MemoryStats(), l.Snapshot()
@@ -414,12 +434,19 @@ func fragmentedSummary() {
 	memlab.Measured("inactive_split_bytes %s of reserved %s; %d out-of-memory error, %d allocator retry",
 		memlab.FormatBytes(st["inactive_split_bytes.all.current"]), memlab.FormatBytes(st["reserved_bytes.all.current"]),
 		st["num_ooms"], st["num_alloc_retries"])
-	memlab.Measured("memory_summary() names no block; memory_snapshot() lists %d segments holding %d blocks, %d of them free",
-		len(snap.Segments), blocks, free)
+	shows := st["inactive_split_bytes.all.current"] > 0 && strings.Contains(l.MemorySummary(), "Non-releasable memory")
+	named := ch2.BlocksNamed(l.MemorySummary(), snap) // blocks the report names by address
+	memlab.Judge("memory_summary() lists the state of every cached block", memlab.HoldsPartly(shows, named == blocks),
+		"memory_summary() shows the non-releasable bytes: %v, and names %d of the %d blocks (%d free) that memory_snapshot() lists",
+		shows, named, blocks, free)
 	memlab.Check(tensor.ReleaseAll(keep...))
 }
 
 /*md
+PyTorch's report does show the fragmentation, but as totals — it lists no block. Read
+*Non-releasable memory*: it is the inactive split bytes, free yet impossible to give back.
+The block-by-block list is `torch.cuda.memory_snapshot()`, which the segment maps above draw.
+
 **Try it — predict first:** call `memlab.Check(l.EmptyCache())` before `l.ShowSummary()`. Does *Non-releasable memory* go down?
 
 <details><summary>Answer</summary>
@@ -444,7 +471,7 @@ The chapter's first two remedies:
 and, from 2.2, `max_split_size_mb` — with `expandable_segments`, the setting PyTorch's own
 out-of-memory message above recommends. Each remedy below is one cell: the workload of
 the Python above (`ch2.Fragmenting`) in a 4 GiB lab, changed as the remedy says, then the
-1536 MiB request. What decides the request is how the free memory lies: *releasable*
+1536 MiB request: which of them serve it? What decides the request is how the free memory lies: *releasable*
 (whole free segments, which the allocator gives back and re-requests as one, or free
 pages of an expandable segment, which it unmaps), *pinned in split blocks*
 (`inactive_split_bytes`, useless for a larger request) and room on the device.
@@ -452,7 +479,8 @@ pages of an expandable segment, which it unmaps), *pinned in split blocks*
 #### Pre-allocation
 
 The activations' 512 MiB buffer is made before training, and every batch's activations
-are views of it, reused: the allocator never sees them.
+are views of it, reused: the allocator never sees them. Is the request served, and at
+what peak?
 
 ```python
 buf = torch.empty(512 * MiB, dtype=torch.uint8, device="cuda")   # the placeholder, before training
@@ -466,6 +494,8 @@ print(torch.cuda.max_memory_reserved(), torch.cuda.memory_stats()["num_device_al
 */
 
 /*md:zh-CN
+PyTorch 的这份报告确实能反映碎片化，但给的是汇总数字，并不逐块列出。看 *Non-releasable memory*（不可释放显存）一行：它就是非活跃分割块的字节数，空闲却还不回去。逐块的清单要用 `torch.cuda.memory_snapshot()`，上面的段分布图画的就是它。
+
 **动手试试——先预测：** 在 `l.ShowSummary()` 之前调用 `memlab.Check(l.EmptyCache())`。*Non-releasable memory* 会下降吗？
 
 <details><summary>答案</summary>
@@ -481,11 +511,11 @@ print(torch.cuda.max_memory_reserved(), torch.cuda.memory_stats()["num_device_al
 
 > 教材原文：「统一Tensor大小：尽量让batch size、特征图尺寸保持一致。」
 
-再加上 2.2 讲过的 `max_split_size_mb`，以及上面 PyTorch 自己的 OOM 报错信息所推荐的 `expandable_segments`。下面每种办法一个单元格：在 4 GiB 的 lab 里运行上面 Python 代码里的工作负载（`ch2.Fragmenting`），按这种办法改动，然后发出 1536 MiB 的申请。申请能否成功，取决于空闲显存处在什么状态：*可释放*（整段空闲的段，分配器把它们还回去，再作为一整块重新申请；或者可扩展段中的空闲页，分配器把它们解除映射）、*钉死在分割块里*（`inactive_split_bytes`，对更大的申请毫无用处），以及设备上剩余的空间。
+再加上 2.2 讲过的 `max_split_size_mb`，以及上面 PyTorch 自己的 OOM 报错信息所推荐的 `expandable_segments`。下面每种办法一个单元格：在 4 GiB 的 lab 里运行上面 Python 代码里的工作负载（`ch2.Fragmenting`），按这种办法改动，然后发出 1536 MiB 的申请：哪几种办法能满足它？申请能否成功，取决于空闲显存处在什么状态：*可释放*（整段空闲的段，分配器把它们还回去，再作为一整块重新申请；或者可扩展段中的空闲页，分配器把它们解除映射）、*钉死在分割块里*（`inactive_split_bytes`，对更大的申请毫无用处），以及设备上剩余的空间。
 
 #### 预分配 (pre-allocation)
 
-训练前先建好激活值用的 512 MiB 缓冲区，每个批次的激活值都是它的视图，反复复用：分配器根本看不到它们。
+训练前先建好激活值用的 512 MiB 缓冲区，每个批次的激活值都是它的视图，反复复用：分配器根本看不到它们。申请能得到满足吗？峰值是多少？
 
 ```python
 buf = torch.empty(512 * MiB, dtype=torch.uint8, device="cuda")   # 占位张量，训练前建好
@@ -506,7 +536,8 @@ func preAllocation() {
 	w.Buffer = memlab.Must(tensor.Empty(l, tensor.Uint8, 512<<20)) // the placeholder, made before training
 	keep := memlab.Must(w.Run(l, nil))                             // every activation is a view of w.Buffer
 	req, err := tensor.Empty(l, tensor.Uint8, ch2.Request)
-	memlab.Measured("%s: the 1.5 GiB request: %s; peak reserved %s; cudaMalloc calls: %d", "pre-allocation",
+	memlab.Judge("pre-allocating large placeholder tensors before training and reusing them relieves fragmentation", memlab.HoldsIf(err == nil),
+		"the 1.5 GiB request after the six batches: %s; peak reserved %s; cudaMalloc calls: %d",
 		memlab.Outcome(err), memlab.FormatBytes(l.MaxMemoryReserved()), l.MemoryStats()["num_device_alloc"])
 	memlab.Show(l.SegmentMap("2.3 pre-allocation: the segments after the request"))
 	memlab.Check(tensor.ReleaseAll(append(keep, w.Buffer, req)...))
@@ -528,8 +559,8 @@ Pre-allocation removes the fragmentation, not the need for room.
 
 #### Uniform sizes
 
-Every activation is 512 MiB (`w.Short = 512 << 20`; in the Python, `496` becomes `512`):
-each batch reuses the cached 512 MiB segment whole, and nothing is split.
+Every activation is 512 MiB (`w.Short = 512 << 20`; in the Python, `496` becomes `512`).
+Is anything split now, and is the request served?
 */
 
 /*md:zh-CN
@@ -544,7 +575,7 @@ each batch reuses the cached 512 MiB segment whole, and nothing is split.
 
 #### 统一尺寸 (uniform sizes)
 
-每个激活值都是 512 MiB（`w.Short = 512 << 20`；在 Python 里把 `496` 改成 `512`）：每个批次都整块复用缓存里的 512 MiB 段，什么也不会被分割。
+每个激活值都是 512 MiB（`w.Short = 512 << 20`；在 Python 里把 `496` 改成 `512`）。现在还有块被分割吗？申请能得到满足吗？
 */
 
 //nb:cell
@@ -555,12 +586,16 @@ func uniformSizes() {
 	w.Short = 512 << 20 // every activation the same size
 	keep := memlab.Must(w.Run(l, nil))
 	req, err := tensor.Empty(l, tensor.Uint8, ch2.Request)
-	memlab.Measured("%s: the 1.5 GiB request: %s; peak reserved %s; cudaMalloc calls: %d", "uniform sizes",
+	memlab.Judge("keeping tensor sizes uniform relieves fragmentation", memlab.HoldsIf(err == nil),
+		"the 1.5 GiB request after the six batches: %s; peak reserved %s; cudaMalloc calls: %d",
 		memlab.Outcome(err), memlab.FormatBytes(l.MaxMemoryReserved()), l.MemoryStats()["num_device_alloc"])
 	memlab.Check(tensor.ReleaseAll(append(keep, req)...))
 }
 
 /*md
+Each batch reuses the cached 512 MiB segment whole, so nothing is split, and no kept
+tensor shares a segment with an activation.
+
 **Try it — predict first:** make the activations *almost* uniform, `w.Short = 508 << 20`.
 Served?
 
@@ -577,12 +612,15 @@ depends on how the sizes interlock.
 
 PyTorch reads `PYTORCH_CUDA_ALLOC_CONF` once, when CUDA starts (the cell shows it below, in
 2.4), so each value is a run of its own: `PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256
-python train.py`. In memlab the setting is given when the lab opens. Large segments are
-never split: the small tensors get segments of their own, and free oversize segments are
-released under pressure.
+python train.py`. In memlab the setting is given when the lab opens. 2.2 quoted the
+chapter's advice, `max_split_size_mb:32` "to reduce fragmentation", and found that it
+raises the peak of the chapter's sequence; on this workload, which really fragments, is
+the request served under 256, and under the chapter's 32?
 */
 
 /*md:zh-CN
+每个批次都整块复用缓存里的 512 MiB 段，什么也不会被分割，也没有留存张量和激活值共处一段。
+
 **动手试试——先预测：** 把激活值改成*几乎*一样大，`w.Short = 508 << 20`。能满足吗？
 
 <details><summary>答案</summary>
@@ -592,30 +630,27 @@ released under pressure.
 
 #### `max_split_size_mb`
 
-PyTorch 只在 CUDA 初始化时读一次 `PYTORCH_CUDA_ALLOC_CONF`（下面 2.4 的单元格会演示这一点），所以每个取值都要单独跑一次：`PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256 python train.py`。在 memlab 里，这个设置在打开 lab 时给出。大段从不分割：小张量各自占用独立的段，显存紧张时超大的空闲段会被释放。
+PyTorch 只在 CUDA 初始化时读一次 `PYTORCH_CUDA_ALLOC_CONF`（下面 2.4 的单元格会演示这一点），所以每个取值都要单独跑一次：`PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:256 python train.py`。在 memlab 里，这个设置在打开 lab 时给出。2.2 引用了教材的建议——设成 `max_split_size_mb:32` “能减少碎片化”——并发现它抬高了教材序列的峰值；在这个真正会产生碎片的负载上，设成 256、设成教材的 32，申请能得到满足吗？
 */
 
 //nb:cell plot
 func maxSplitRemedy() {
-	for i, conf := range []string{"max_split_size_mb:256", "max_split_size_mb:32"} { // 32: the chapter's advice
-		l := memlab.MustOpen(memlab.Budget(4<<30), memlab.AllocConf(conf))
-		keep := memlab.Must(ch2.Fragmenting.Run(l, nil))
-		if i == 0 {
-			memlab.Show(l.SegmentMap("2.3 segments before the request: " + conf))
-		}
-		req, err := tensor.Empty(l, tensor.Uint8, ch2.Request)
-		memlab.Measured("%s: the 1.5 GiB request: %s; peak reserved %s; cudaMalloc calls: %d", conf,
-			memlab.Outcome(err), memlab.FormatBytes(l.MaxMemoryReserved()), l.MemoryStats()["num_device_alloc"])
-		memlab.Check(tensor.ReleaseAll(append(keep, req)...))
-		memlab.Check(l.Close())
-	}
+	outs := memlab.Must(ch2.TryAll(ch2.Fragmented, // each in a 4 GiB lab opened with its setting: the workload, then the request
+		ch2.Remedy{Name: "max_split_size_mb:256", Conf: "max_split_size_mb:256"},
+		ch2.Remedy{Name: "max_split_size_mb:32", Conf: "max_split_size_mb:32"})) // the chapter's advice
+	ch2.Table(outs).Show()
+	memlab.Judge("setting max_split_size_mb:32 reduces fragmentation", memlab.HoldsIf(outs[2].Err == nil && outs[0].Err != nil),
+		"the 1.5 GiB request after the six batches: %s with the defaults, %s with max_split_size_mb:32",
+		memlab.Outcome(outs[0].Err), memlab.Outcome(outs[2].Err))
+	memlab.Show(memplot.SegmentMap("2.3 segments before the request: max_split_size_mb:256", memlab.Segments(outs[1].Snapshot)))
 }
 
 /*md
-The segment map shows why it works: the small tensors sit in segments of their own, and
-every 512 MiB segment is wholly free — releasable.
+The segment map shows why it works: large segments are never split, so the small tensors
+sit in segments of their own and every 512 MiB segment is wholly free — released and
+re-requested as one under pressure.
 
-**Try it — predict first:** add `"max_split_size_mb:600"` to the list. Served?
+**Try it — predict first:** add `ch2.Remedy{Name: "max_split_size_mb:600", Conf: "max_split_size_mb:600"}` to the list. Served?
 
 <details><summary>Answer</summary>
 
@@ -632,9 +667,9 @@ the device runs short.
 */
 
 /*md:zh-CN
-段分布图说明了它为什么管用：小张量待在各自的段里，每个 512 MiB 的段都是整段空闲——可以释放。
+段分布图说明了它为什么管用：大段从不分割，所以小张量待在各自的段里，每个 512 MiB 的段都是整段空闲——显存紧张时整段释放、再作为一整块重新申请。
 
-**动手试试——先预测：** 在列表里加上 `"max_split_size_mb:600"`。能满足吗？
+**动手试试——先预测：** 在列表里加上 `ch2.Remedy{Name: "max_split_size_mb:600", Conf: "max_split_size_mb:600"}`。能满足吗？
 
 <details><summary>答案</summary>
 
@@ -690,19 +725,13 @@ the request and what each remedy cost.
 func remedies() {
 	outs := memlab.Must(ch2.TryAll(ch2.Remedies...))
 	ch2.Table(outs).Show()
-	frag, served := outs[0], 0
-	for _, o := range outs {
-		if o.Err == nil {
-			served++
-		}
-		if o.Name == frag.Name {
-			continue
-		}
-		memlab.Measured("%s: peak reserved %s against the fragmented run's %s; cudaMalloc calls: %d against %d",
-			o.Name, memlab.FormatBytes(o.Peak), memlab.FormatBytes(frag.Peak), o.Allocs, frag.Allocs)
+	frag := outs[0] // no remedy
+	memlab.Measured("the fragmented run: the request %s, %s pinned in split blocks and %s releasable",
+		memlab.Outcome(frag.Err), memlab.FormatBytes(frag.Pinned), memlab.FormatBytes(frag.Releasable))
+	for _, o := range outs[1:] {
+		memlab.Measured("%s: the request %s; peak reserved %s against the fragmented run's %s; cudaMalloc calls: %d against %d",
+			o.Name, memlab.Outcome(o.Err), memlab.FormatBytes(o.Peak), memlab.FormatBytes(frag.Peak), o.Allocs, frag.Allocs)
 	}
-	memlab.Measured("%d of %d variants served the 1.5 GiB request; the fragmented run had %s pinned in split blocks and %s releasable",
-		served, len(outs), memlab.FormatBytes(frag.Pinned), memlab.FormatBytes(frag.Releasable))
 	memlab.Show(ch2.Plot(outs))
 }
 
@@ -753,7 +782,9 @@ notebook 05 explains). The what-if replays its allocation history under other al
 settings and says, for each, the reserved peak and the smallest device it trains on
 without running out of memory; beside each, PyTorch's own peak, measured in a run of the
 same program under that setting. The chapter's own fix, fixed-size buffers, changes the
-program, so no replay can try it: the cells above tried it on the fragmenting loop.
+program, so no replay can try it: the cells above tried it on the fragmenting loop. Does
+the replay bear the story out — a cache fragmented badly, and a device the defaults run
+out of memory on that another setting trains on?
 
 ```python
 # PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python train_multiscale.py
@@ -771,7 +802,7 @@ print(torch.cuda.memory_stats()["reserved_bytes.all.peak"])
 
 > 教材原文：「避坑指南：我曾经在训练一个多尺度模型时，每步都创建不同分辨率的特征图，结果显存碎片化严重，训练到一半就OOM。后来改成预分配固定大小的缓冲区，问题解决。」
 
-memlab 附带了这样一次运行：一个 ResNet，每一步输入的分辨率都不同，在 H200 上用 PyTorch 2.11 录下（`reference/workloads-2.11/`，笔记本 05 会详细介绍这种快照）。what-if 在其他分配器设置下重放它的分配历史，对每种设置给出已预留峰值，以及不发生 OOM 所需的最小设备；每个数字旁边是 PyTorch 自己的峰值——同一个程序在那种设置下实际跑一遍测得的。教材自己的解决办法（固定大小的缓冲区）改的是程序本身，重放无法尝试它：上面的单元格已经在那个会产生碎片的循环上试过了。
+memlab 附带了这样一次运行：一个 ResNet，每一步输入的分辨率都不同，在 H200 上用 PyTorch 2.11 录下（`reference/workloads-2.11/`，笔记本 05 会详细介绍这种快照）。what-if 在其他分配器设置下重放它的分配历史，对每种设置给出已预留峰值，以及不发生 OOM 所需的最小设备；每个数字旁边是 PyTorch 自己的峰值——同一个程序在那种设置下实际跑一遍测得的。教材自己的解决办法（固定大小的缓冲区）改的是程序本身，重放无法尝试它：上面的单元格已经在那个会产生碎片的循环上试过了。重放能印证这个故事吗——缓存碎片化严重，而且存在一个默认设置会 OOM、换一种设置却能训练下去的设备？
 
 ```python
 # PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python train_multiscale.py
@@ -790,19 +821,25 @@ func multiScale() {
 	settings := memlab.Must(whatif.ParseSettings("", "expandable_segments:True", "max_split_size_mb:128", "roundup_power2_divisions:4"))
 	res := memlab.Must(whatif.Replay(s, settings, whatif.Options{}))
 	memlab.TableOf(res).Show()
-	def := res.Runs[0]
-	for _, r := range res.Runs {
+	def, smallest := res.Runs[0], make([]int64, len(res.Runs))
+	for i, r := range res.Runs {
 		torch := memlab.Must(ch2.PyTorchStats(ch2.MultiScale, ch2.Tag(r.Setting.Conf.String()))) // PyTorch's run under r's setting
-		smallest := memlab.Must(whatif.MinCap(s, r.Setting, whatif.Options{}))
+		smallest[i] = memlab.Must(whatif.MinCap(s, r.Setting, whatif.Options{}))
 		memlab.Measured("%s: peak reserved %s (PyTorch measured %s), %+.1f %% against the defaults; the smallest device it trains on: %s",
 			r.Setting.Label(), memlab.FormatBytes(r.MaxReserved), memlab.FormatBytes(torch["reserved_bytes.all.peak"]),
-			100*float64(r.MaxReserved-def.MaxReserved)/float64(def.MaxReserved), memlab.FormatBytes(smallest))
+			100*float64(r.MaxReserved-def.MaxReserved)/float64(def.MaxReserved), memlab.FormatBytes(smallest[i]))
 	}
+	above := func(a, b int64) float64 { return 100 * float64(a-b) / float64(b) } // a's excess over b, in %
+	exp := res.Runs[1]                                                           // expandable segments: no fragmentation
+	memlab.Judge("changing resolutions at every step fragmented memory badly, and training ran out of memory halfway",
+		memlab.HoldsPartly(above(def.MaxReserved, exp.MaxReserved) > 10, above(smallest[0], smallest[1]) > 10),
+		"the defaults' peak reserved is %.1f %% above expandable segments', the smallest device the defaults train on %.1f %% above theirs",
+		above(def.MaxReserved, exp.MaxReserved), above(smallest[0], smallest[1]))
 	memlab.Show(res.Plot("2.3 multi-scale ResNet training: reserved and allocated under four settings"))
 }
 
 /*md
-The chapter's story holds in kind: changing resolutions leave the defaults' cache a large
+The chapter's story holds in part: changing resolutions leave the defaults' cache a large
 gap between reserved and allocated memory (the table's `peak inactive split`), and
 expandable segments close most of it. But read the last figure of each line: under
 pressure the allocator frees its cached segments and retries before it gives up, so the
@@ -826,7 +863,7 @@ setting's figures hold for the cap they were measured under.
 */
 
 /*md:zh-CN
-教材讲的现象大体属实：分辨率不断变化，让默认设置下的缓存在已预留和已分配之间留下很大的差距（表中的 `peak inactive split`），可扩展段能消除其中大部分。但请看每一行的最后一个数：显存紧张时，分配器会先释放缓存的段并重试，实在不行才放弃，所以各种设置所需的最小设备之间的差别，远小于已预留峰值之间的差别。设备大小介于可扩展段和默认设置这两个数之间时，默认设置会“训练到一半就 OOM”，可扩展段则能训练下去；而教材在 2.2 建议的 `max_split_size_mb:128` 在这里反而抬高了峰值。
+教材讲的现象部分属实：分辨率不断变化，让默认设置下的缓存在已预留和已分配之间留下很大的差距（表中的 `peak inactive split`），可扩展段能消除其中大部分。但请看每一行的最后一个数：显存紧张时，分配器会先释放缓存的段并重试，实在不行才放弃，所以各种设置所需的最小设备之间的差别，远小于已预留峰值之间的差别。设备大小介于可扩展段和默认设置这两个数之间时，默认设置会“训练到一半就 OOM”，可扩展段则能训练下去；而教材在 2.2 建议的 `max_split_size_mb:128` 在这里反而抬高了峰值。
 
 **动手试试——先预测：** 在设置列表里加上 `"max_split_size_mb:64,garbage_collection_threshold:0.6"`（PyTorch 也录下了这种设置的运行，带显存上限）。它的已预留峰值会低于默认设置吗？
 
@@ -834,4 +871,41 @@ setting's figures hold for the cap they were measured under.
 
 不会——它的已预留峰值是所有设置里最高的。`garbage_collection_threshold` 是相对于 `set_per_process_memory_fraction` 所设上限的一个比例；重放里没有上限，它就根本不起作用，单靠 `max_split_size_mb:64` 只会留住更多完整的段。它那一行“PyTorch 实测”的数字低得多，是因为 PyTorch 跑这种设置时设了上限：一种设置的数字，只对测量时的那个上限成立。
 </details>
+*/
+
+/*md
+### Summary
+
+- Fragmentation is free memory that cannot serve a request: free blocks smaller than the
+  request, each in a segment that a live tensor pins (`inactive_split_bytes`, the
+  *Non-releasable memory* of `memory_summary()`). Allocating and freeing sizes in turn
+  does not cause it; live small tensors beside the holes do.
+- The out-of-memory message says how much is "reserved by PyTorch but unallocated";
+  `memory_reserved()` is what the allocator holds, not what is left.
+- Every remedy of the chapter works on a workload that fragments — pre-allocation, uniform
+  sizes, `max_split_size_mb`, expandable segments — each at its own price in reserved
+  memory or `cudaMalloc` calls.
+
+**For discussion**
+
+1. Your training loop keeps a 4 MiB tensor of metrics each step and runs out of memory
+   after hours with gigabytes "reserved but unallocated". Which remedy would you try first,
+   and what would you look for in a memory snapshot before choosing?
+2. Why does `empty_cache()` not help against fragmentation, while expandable segments do?
+3. The multi-scale replay shows reserved peaks differing far more than the smallest
+   device each setting trains on. Which of the two figures should decide what GPU to buy?
+*/
+
+/*md:zh-CN
+### 小结
+
+- 碎片就是无法满足申请的空闲显存：空闲块都比申请小，而且各自所在的段都被一个存活张量钉住（`inactive_split_bytes`，即 `memory_summary()` 里的 *Non-releasable memory*）。轮流申请、释放不同大小本身不会造成碎片；空洞旁边存活的小张量才会。
+- OOM 报错信息会说明有多少显存 “reserved by PyTorch but unallocated”；`memory_reserved()` 是分配器手里有多少，而不是还剩多少。
+- 在真正会产生碎片的负载上，教材的每种办法都管用——预分配、统一尺寸、`max_split_size_mb`、可扩展段——各自以已预留显存或 `cudaMalloc` 调用为代价。
+
+**讨论**
+
+1. 你的训练循环每一步都留下一个 4 MiB 的指标张量，跑了几个小时后 OOM，报错说有好几 GB “reserved but unallocated”。你会先试哪种办法？选之前要在显存快照里找什么？
+2. 为什么 `empty_cache()` 对付不了碎片，可扩展段却可以？
+3. 多尺度重放显示，各种设置的已预留峰值相差很大，而各自所需的最小设备相差很小。决定买哪块 GPU 时，该看哪一个数？
 */

@@ -1,7 +1,6 @@
 package nb02
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -26,8 +25,8 @@ The chapter's table describes `memory_reserved()` as
 > In translation: "the total GPU memory the caching allocator has requested from CUDA
 > (bytes)"
 
-True: it is the sum of the segments that `memory_snapshot()` lists, cached or in use, and
-after `empty_cache()` only the live tensor's segment is left in it (the table's last rows).
+Is it the sum of the segments that `memory_snapshot()` lists — cached or in use? The cell
+adds them up.
 
 ```python
 MiB = 2**20
@@ -54,7 +53,7 @@ print(torch.cuda.memory_summary())
 
 > 教材原文：「缓存分配器从CUDA申请的总显存（字节）」
 
-成立：它就是 `memory_snapshot()` 列出的所有段（无论是缓存着还是正在使用）的总和；`empty_cache()` 之后，其中只剩下存活张量所在的那个段（见表格最后几行）。
+它是不是 `memory_snapshot()` 列出的所有段（无论是缓存着还是正在使用）的总和？单元格会把它们加起来。
 
 ```python
 MiB = 2**20
@@ -89,7 +88,13 @@ func apiTour() {
 	tab.Row("mem_get_info()", "l.MemGetInfo()", fmt.Sprintf("free %s of %s", memlab.FormatBytes(int64(free)), memlab.FormatBytes(int64(total))))
 	tab.Row("memory_stats()", "l.MemoryStats()", fmt.Sprintf("%d keys; num_device_alloc %d, allocation.all.current %d",
 		len(st), st["num_device_alloc"], st["allocation.all.current"]))
-	tab.Row("memory_snapshot()", "l.Snapshot()", fmt.Sprintf("%d segments", len(l.Snapshot().Segments)))
+	segments := int64(0)
+	for _, seg := range l.Snapshot().Segments {
+		segments += seg.TotalSize
+	}
+	tab.Row("memory_snapshot()", "l.Snapshot()", fmt.Sprintf("%d segments, %s", len(l.Snapshot().Segments), memlab.FormatBytes(segments)))
+	memlab.Judge("memory_reserved(): the total memory the caching allocator has requested from CUDA", memlab.HoldsIf(segments == l.MemoryReserved()),
+		"memory_reserved() %s, the segments of memory_snapshot() %s", memlab.FormatBytes(l.MemoryReserved()), memlab.FormatBytes(segments))
 	l.ResetPeakMemoryStats()
 	tab.Row("reset_peak_memory_stats()", "l.ResetPeakMemoryStats()", "max_memory_allocated() is now "+memlab.FormatBytes(l.MaxMemoryAllocated()))
 	memlab.Check(l.EmptyCache())
@@ -101,7 +106,8 @@ func apiTour() {
 }
 
 /*md
-`ShowSummary` shows `MemorySummary()` as preformatted text so that the notebook does not
+`memory_reserved()` is the sum of the segments, cached or in use; after `empty_cache()`
+only the live tensor's segment is left in it (the table's last rows). `ShowSummary` shows `MemorySummary()` as preformatted text so that the notebook does not
 re-wrap it.
 
 **Try it — predict first:** call `memlab.MemoryAllocated()` after `l.Close()`. What does it answer?
@@ -122,9 +128,10 @@ this use:
 >
 > In translation: "to watch what the model really uses, with the cache's noise left out"
 
-True, and it is why the idiom compares `memory_allocated()`. Two versions of a loop that
-computes a 1 MiB output per step and keeps a history: one keeps the tensors
-(`history.append(out)`), one keeps the number it needs (`history.append(out[0, 0].item())`).
+Two versions of a loop that computes a 1 MiB output per step and keeps a history: one
+keeps the tensors (`history.append(out)`), one keeps the number it needs
+(`history.append(out[0, 0].item())`). Does `memory_allocated()` tell the leak from the
+cache — and would `memory_reserved()`?
 
 ```python
 w = torch.randn(256, 1024, device="cuda")
@@ -142,7 +149,7 @@ print(torch.cuda.memory_allocated() - before, peak)
 */
 
 /*md:zh-CN
-`ShowSummary` 把 `MemorySummary()` 作为预排版文本显示，免得笔记本把它重新折行。
+`memory_reserved()` 就是所有段（无论是缓存着还是正在使用）的总和；`empty_cache()` 之后，其中只剩下存活张量所在的那个段（见表格最后几行）。`ShowSummary` 把 `MemorySummary()` 作为预排版文本显示，免得笔记本把它重新折行。
 
 **动手试试——先预测：** 在 `l.Close()` 之后调用 `memlab.MemoryAllocated()`。它会返回什么？
 
@@ -157,7 +164,7 @@ print(torch.cuda.memory_allocated() - before, peak)
 
 > 教材原文：「监控模型真正用了多少，排除缓存干扰」
 
-成立，这也正是这个写法要比较 `memory_allocated()` 的原因。下面是一个循环的两个版本，每步算出 1 MiB 的输出并保留历史记录：一个留下张量本身（`history.append(out)`），另一个只留下需要的那个数（`history.append(out[0, 0].item())`）。
+下面是一个循环的两个版本，每步算出 1 MiB 的输出并保留历史记录：一个留下张量本身（`history.append(out)`），另一个只留下需要的那个数（`history.append(out[0, 0].item())`）。`memory_allocated()` 能把泄漏和缓存区分开吗？`memory_reserved()` 能吗？
 
 ```python
 w = torch.randn(256, 1024, device="cuda")
@@ -201,17 +208,23 @@ func leakCheck() {
 	defer l.Close()
 	w := memlab.Must(tensor.Randn(l, 7, tensor.Float32, 256, 1024))
 	var curves []memplot.Series
+	leaked := map[string]int64{}
 	for _, version := range []string{"keeps tensors", "keeps numbers"} {
 		l.ResetPeakMemoryStats()
 		before := l.MemoryAllocated()
 		kept, grew := train(l, w, version == "keeps tensors", before) // the code under test
 		peak := l.MaxMemoryAllocated()
 		memlab.Check(l.EmptyCache())
+		leaked[version] = l.MemoryAllocated() - before
 		memlab.Measured("%s: memory_allocated after − before = %s after 8 steps (peak %s)",
-			version, memlab.FormatBytes(l.MemoryAllocated()-before), memlab.FormatBytes(peak))
+			version, memlab.FormatBytes(leaked[version]), memlab.FormatBytes(peak))
 		memlab.Check(tensor.ReleaseAll(kept...)) // drop what the code returned
 		curves = append(curves, memplot.PerStep(version, grew))
 	}
+	memlab.Judge("memory_allocated() watches what the model really uses, with the cache's noise left out",
+		memlab.HoldsIf(leaked["keeps tensors"] > 0 && leaked["keeps numbers"] == 0),
+		"memory_allocated grew by %s keeping tensors and by %s keeping numbers",
+		memlab.FormatBytes(leaked["keeps tensors"]), memlab.FormatBytes(leaked["keeps numbers"]))
 	memlab.Show(memplot.Lines("2.4 the leak check: memory_allocated − before, per step", "step", curves...))
 	memlab.Check(w.Release())
 }
@@ -241,7 +254,8 @@ With 16 steps the leak doubles and the fixed loop still leaves nothing; keeping 
 At the end of each epoch: `empty_cache()` (give back what the epoch cached, so the next
 one — or another process — starts from what is live) and `reset_peak_memory_stats()`
 (so that `max_memory_allocated()` reports this epoch's peak, not the run's). Three epochs
-with shrinking batches, beside 64 MiB of weights:
+with shrinking batches, beside 64 MiB of weights: is each epoch's peak its own, and does
+reserved memory fall back to the weights between epochs?
 
 ```python
 for epoch in range(3):
@@ -266,7 +280,7 @@ for epoch in range(3):
 
 > 教材原文：「个人习惯：我一般在训练脚本的每个epoch结束时，调用一次torch.cuda.empty_cache()和torch.cuda.reset_peak_memory_stats()。」
 
-每个 epoch 结束时：调用 `empty_cache()`（把这个 epoch 缓存的显存还回去，让下一个 epoch——或别的进程——从真正存活的部分开始）和 `reset_peak_memory_stats()`（让 `max_memory_allocated()` 报告这个 epoch 的峰值，而不是整个运行的峰值）。下面是三个批次逐渐变小的 epoch，旁边放着 64 MiB 的权重：
+每个 epoch 结束时：调用 `empty_cache()`（把这个 epoch 缓存的显存还回去，让下一个 epoch——或别的进程——从真正存活的部分开始）和 `reset_peak_memory_stats()`（让 `max_memory_allocated()` 报告这个 epoch 的峰值，而不是整个运行的峰值）。下面是三个批次逐渐变小的 epoch，旁边放着 64 MiB 的权重：每个 epoch 的峰值是不是它自己的？epoch 之间已预留显存会不会回落到只剩权重？
 
 ```python
 for epoch in range(3):
@@ -284,7 +298,7 @@ func perEpoch() {
 	weights := memlab.Must(tensor.Empty(l, tensor.Uint8, 64<<20))
 	tab := memlab.NewTable("epoch", "batch activation", "max_memory_allocated (this epoch)", "peak since the start",
 		"reserved at the end", "reserved after empty_cache()", "allocated after empty_cache()")
-	runPeak, lastPeak, allocMoved := int64(0), int64(0), int64(0)
+	runPeak, lastPeak, allocMoved, clean := int64(0), int64(0), int64(0), true
 	for epoch, batch := range []int{512 << 20, 256 << 20, 128 << 20} {
 		for step := 0; step < 4; step++ {
 			act := memlab.Must(tensor.Empty(l, tensor.Uint8, batch))
@@ -295,13 +309,15 @@ func perEpoch() {
 		reserved, allocated := l.MemoryReserved(), l.MemoryAllocated()
 		memlab.Check(l.EmptyCache())
 		allocMoved += l.MemoryAllocated() - allocated
+		clean = clean && peak == weights.Nbytes()+int64(batch) && l.MemoryReserved() == weights.Nbytes()
 		tab.Row(epoch+1, memlab.FormatBytes(int64(batch)), memlab.FormatBytes(peak), memlab.FormatBytes(runPeak),
 			memlab.FormatBytes(reserved), memlab.FormatBytes(l.MemoryReserved()), memlab.FormatBytes(l.MemoryAllocated()))
 		l.ResetPeakMemoryStats()
 	}
 	tab.Show()
-	memlab.Measured("the last epoch peaked at %s; without the resets max_memory_allocated() would still say %s",
-		memlab.FormatBytes(lastPeak), memlab.FormatBytes(runPeak))
+	memlab.Judge("with empty_cache() and reset_peak_memory_stats() at each epoch's end, each epoch's statistics are clean", memlab.HoldsIf(clean),
+		"every epoch's peak was its own and reserved fell to the weights after it: %v; the last epoch peaked at %s, without the resets max_memory_allocated() would still say %s",
+		clean, memlab.FormatBytes(lastPeak), memlab.FormatBytes(runPeak))
 	memlab.Measured("empty_cache() moved memory_allocated by %s in all: it gives back cached memory, never a live tensor's",
 		memlab.FormatBytes(allocMoved))
 	memlab.Check(weights.Release())
@@ -433,12 +449,14 @@ number of distinct sizes an epoch caches.
 > In translation: "Say you run two experiments on one card, 50% each: they do not get in
 > each other's way."
 
-`set_per_process_memory_fraction` caps what *this* allocator may reserve; it does not
-see anyone else. Two labs share one 8 GiB device, each with its own allocator, like two
-processes on one GPU. Tenant A is greedy: it takes 1 GiB tensors until it runs out of
-memory. Then tenant B asks for 3 GiB. First neither is capped, then both are capped at
-half the device (`set_per_process_memory_fraction(0.5)`), and last both are capped at
-half and B asks for its whole half, 4 GiB: the exact edge of the chapter's "50% each".
+Two labs share one 8 GiB device, each with its own allocator, like two processes on one
+GPU (`ch2.TwoTenants`: `memlab.Budget` opens the device, `memlab.SharedWith` puts the
+second allocator on it — an 8 GiB device on every machine, a budget on a GPU as in 2.3).
+Tenant A is greedy: it takes 1 GiB tensors until it runs out of memory. Then tenant B
+asks for 3 GiB. First neither is capped, then both are capped at half the device
+(`set_per_process_memory_fraction(0.5)`), and last both are capped at half and B asks for
+its whole half, 4 GiB: the exact edge of the chapter's "50% each". In which cases is B
+served?
 
 ```python
 # in each process that shares the GPU, before its first allocation:
@@ -457,7 +475,7 @@ except torch.cuda.OutOfMemoryError as e:
 
 > 教材原文：「比如你在一张卡上跑两个实验，各占50%，互不干扰。」
 
-`set_per_process_memory_fraction` 限制的是*本*分配器能预留多少显存，它看不见别人。两个 lab 共用一个 8 GiB 的设备，各有各的分配器，就像一块 GPU 上的两个进程。租户 A 很贪婪：不停地申请 1 GiB 的张量，直到显存不足。然后租户 B 申请 3 GiB。先是两者都不设上限，再是两者都限制在设备的一半（`set_per_process_memory_fraction(0.5)`），最后两者都限制在一半、B 申请它的整整一半 4 GiB：这正是教材“各占50%”的边界。
+两个 lab 共用一个 8 GiB 的设备，各有各的分配器，就像一块 GPU 上的两个进程（`ch2.TwoTenants`：`memlab.Budget` 打开设备，`memlab.SharedWith` 把第二个分配器放到它上面——在哪台机器上都是 8 GiB 的设备，在 GPU 上和 2.3 一样是卡上的一份额度）。租户 A 很贪婪：不停地申请 1 GiB 的张量，直到显存不足。然后租户 B 申请 3 GiB。先是两者都不设上限，再是两者都限制在设备的一半（`set_per_process_memory_fraction(0.5)`），最后两者都限制在一半、B 申请它的整整一半 4 GiB：这正是教材“各占50%”的边界。哪几种情形下 B 能得到满足？
 
 ```python
 # 在共用这块 GPU 的每个进程里，第一次分配之前：
@@ -473,82 +491,87 @@ except torch.cuda.OutOfMemoryError as e:
 
 //nb:cell plot
 func twoTenants() {
-	cases := []string{"neither capped", "both capped at half", "both at half, B asks 4 GiB"}
-	bars := []memplot.BarSeries{{Name: "A (greedy) reserved"}, {Name: "B reserved"}, {Name: "outside both allocators (CUDA context)"}}
-	for i, ask := range []int64{3 << 30, 3 << 30, 4 << 30} {
-		a := memlab.MustOpen(memlab.Budget(8 << 30)) // the device, and tenant A
-		b := memlab.MustOpen(memlab.SharedWith(a))   // tenant B: its own allocator
-		if i > 0 {
-			memlab.Check(ch2.CapHalf(a, b)) // set_per_process_memory_fraction(0.5) in each
-		}
-		held := memlab.Must(ch2.Greedy(a)) // 1 GiB tensors until out of memory
-		x, err := tensor.Empty(b, tensor.Uint8, int(ask))
-		used := memlab.Must(a.DriverUsed())
-		outside := used - a.MemoryReserved() - b.MemoryReserved()
-		memlab.Measured("%s: greedy A holds %s; B's %s request: %s; the driver counts %s in use, %s of it outside both allocators",
-			cases[i], memlab.FormatBytes(a.MemoryReserved()), memlab.FormatBytes(ask), memlab.Outcome(err),
-			memlab.FormatBytes(used), memlab.FormatBytes(outside))
-		for j, v := range []int64{a.MemoryReserved(), b.MemoryReserved(), outside} {
-			bars[j].Values = append(bars[j].Values, float64(v)/(1<<30))
-		}
-		memlab.Check(tensor.ReleaseAll(append(held, x)...)) // x is nil if B was refused
-		memlab.Check(errors.Join(b.Close(), a.Close()))
+	runs := []ch2.Tenants{{Case: "neither capped", B: 3 << 30}, {Case: "both capped at half", B: 3 << 30}, {Case: "both at half, B asks 4 GiB", B: 4 << 30}}
+	for i, c := range runs {
+		runs[i] = memlab.Must(ch2.TwoTenants(c.Case, i > 0, c.B)) // an 8 GiB device, capped at half but in the first case: greedy A first, then B asks for c.B
+		memlab.Measured("%s: greedy A holds %s; B's %s request: %s; the driver counts %s in use, %s of it outside both allocators", c.Case,
+			memlab.FormatBytes(runs[i].A), memlab.FormatBytes(c.B), memlab.Outcome(runs[i].Err), memlab.FormatBytes(runs[i].Used), memlab.FormatBytes(runs[i].Outside))
 	}
-	memlab.Show(memplot.Bars("2.4 two tenants on one device: what the driver counts", "GiB", cases, bars...))
+	memlab.Judge("set_per_process_memory_fraction limits how much memory the current process can use", memlab.HoldsIf(runs[1].A <= 4<<30 && runs[0].A > 4<<30),
+		"greedy A held %s uncapped and %s capped at half", memlab.FormatBytes(runs[0].A), memlab.FormatBytes(runs[1].A))
+	memlab.Judge("two experiments on one card, half of it each, do not get in each other's way", memlab.HoldsWhen(runs[1].Err == nil, runs[2].Err == nil),
+		"capped at half, B's 3 GiB request: %s; its 4 GiB request: %s", memlab.Outcome(runs[1].Err), memlab.Outcome(runs[2].Err))
+	memlab.Show(ch2.TenantBars("2.4 two tenants on one device: what the driver counts", runs))
 }
 
 /*md
-Read the Measured lines. On the simulated device (the tests' and a laptop's), the card
-is 8 GiB: uncapped, the greedy tenant takes every free byte and B's 3 GiB request fails;
-capped, A stops at its half (its out-of-memory message names the cap, "… allowed") and
-B is served. So a cap protects the *other* tenants, and the chapter is right only when
-every experiment on the card sets its fraction. On a real GPU `Budget(8 << 30)` caps
-tenant A instead of shrinking the card, so there B finds the rest of the card even
-uncapped, and the driver counts more than the 8 GiB the bars are drawn against.
+Uncapped, the greedy tenant takes every free byte and B's 3 GiB request fails; capped, A
+stops at its half (its out-of-memory message names the cap, "… allowed") and B is served.
+`set_per_process_memory_fraction` caps what *this* allocator may reserve; it does not see
+anyone else. So a cap protects the *other* tenants, and the chapter is right only when
+every experiment on the card sets its fraction.
 
 The third case is the edge of "50% each". The fraction caps what an allocator reserves,
-as a share of the device's *total*; the CUDA context's memory (the last bar; with two
-processes, two contexts) is in no allocator and under no cap, yet takes room on the
-device. Two caps of 0.5 add up to the whole device and leave the context nowhere: the
-tenant that reaches its cap second is refused *below* its cap. Fractions that leave room
-for the contexts (0.45 each, say) keep the chapter's promise.
+as a share of the device's *total*; the CUDA context's memory (the last bar) is in no
+allocator and under no cap, yet takes room on the device. Here the two tenants share one
+context; two real processes have one each, which leaves less room still. Two caps of 0.5
+add up to the whole device and leave the context nowhere: the tenant that reaches its cap
+second is refused *below* its cap. Fractions that leave room for the contexts (0.45 each,
+say) keep the chapter's promise. And `mem_get_info()` would not have warned either
+tenant: it reports the driver's free memory on the whole device, not what a tenant's cap
+still allows.
 
-**Try it — predict first:** cap only A (`ch2.CapHalf(a)`). Is B's 3 GiB request served? And capping only B?
+**Try it — predict first:** in the second case, would capping only A be enough for B's 3 GiB? And capping only B? (Open the two labs yourself: `a := memlab.MustOpen(memlab.Budget(8 << 30))`, `b := memlab.MustOpen(memlab.SharedWith(a))`, then `ch2.CapHalf(a)` or `ch2.CapHalf(b)`, `ch2.Greedy(a)` and B's request.)
 
 <details><summary>Answer</summary>
 
 Capping only A, B is served. Capping only B, A takes the whole device first and B fails again: a cap protects the others, not its owner.
 </details>
 
-## Exercises
 
-In `exercises/` (run one with `cd exercises && go test ./01-strides`; each folder has a
-README and hints):
+### Summary
 
-- 2.1: `01-strides`, `02-contiguous`, `03-view`, `11-views-keep-alive`;
-- 2.2: `04-round-size`, `05-segment-size`, `06-best-fit`, `07-split`, `08-merge`;
-- 2.3: `10-fragmentation`;
-- 2.4: `09-stats` (`memory_allocated` vs `memory_reserved`).
+- `memory_allocated()` is what live tensors hold; `memory_reserved()` the segments the
+  allocator holds (cached or in use); `mem_get_info()` the driver's count of the whole
+  device, the CUDA context and other processes included.
+- The leak check compares `memory_allocated()` before and after, never
+  `memory_reserved()`. The per-epoch habit keeps each epoch's statistics its own, at the
+  price of a few `cudaMalloc` calls.
+- `set_per_process_memory_fraction` caps one allocator; it protects the other tenants only
+  if every tenant sets one, and caps that add up to the whole card leave the contexts no
+  room.
+
+**For discussion**
+
+1. Two people share a GPU, each capped at 0.5. One of them still runs out of memory
+   below the cap. What do you check first?
+2. When is calling `empty_cache()` every epoch worth its `cudaMalloc` calls, and when not?
+3. A test asserts that `memory_reserved()` returns to its starting value after a function
+   runs. What does such a test catch, and what does it miss?
 */
 
 /*md:zh-CN
-请看“实测”各行。在模拟设备上（测试和笔记本电脑用的就是它），这张卡是 8 GiB：不设上限时，贪婪的租户拿走了每一个空闲字节，B 申请 3 GiB 失败；设了上限后，A 停在自己的一半（它的 OOM 报错信息里写明了上限：“… allowed”），B 的申请得到满足。所以上限保护的是*其他*租户，教材的说法只有在卡上每个实验都设置了比例时才成立。在真实 GPU 上，`Budget(8 << 30)` 限制的是租户 A，而不会把整张卡缩小，所以即使不设上限，B 也能用到卡上其余的显存，驱动占用也会超过柱状图所对照的 8 GiB。
+不设上限时，贪婪的租户拿走了每一个空闲字节，B 申请 3 GiB 失败；设了上限后，A 停在自己的一半（它的 OOM 报错信息里写明了上限：“… allowed”），B 的申请得到满足。`set_per_process_memory_fraction` 限制的是*本*分配器能预留多少显存，它看不见别人。所以上限保护的是*其他*租户，教材的说法只有在卡上每个实验都设置了比例时才成立。
 
-第三种情形正是“各占50%”的边界。比例限制的是分配器能预留的显存，以设备*总量*为基数；CUDA 上下文占的显存（最后一根柱子；两个进程就有两个上下文）不属于任何分配器，也不受任何上限约束，却实实在在占着设备上的空间。两个 0.5 加起来就是整个设备，给上下文留不出位置：第二个到达上限的租户会在*低于*自己上限的时候就被拒绝。给上下文留出余地的比例（比如各 0.45）才能兑现教材的承诺。
+第三种情形正是“各占50%”的边界。比例限制的是分配器能预留的显存，以设备*总量*为基数；CUDA 上下文占的显存（最后一根柱子）不属于任何分配器，也不受任何上限约束，却实实在在占着设备上的空间。这里两个租户共用一个上下文；两个真实的进程各有一个，留下的空间还要更少。两个 0.5 加起来就是整个设备，给上下文留不出位置：第二个到达上限的租户会在*低于*自己上限的时候就被拒绝。给上下文留出余地的比例（比如各 0.45）才能兑现教材的承诺。`mem_get_info()` 也不会提醒任何一个租户：它报告的是驱动眼中整个设备的空闲显存，而不是某个租户的上限还允许多少。
 
-**动手试试——先预测：** 只给 A 设上限（`ch2.CapHalf(a)`）。B 申请 3 GiB 能满足吗？只给 B 设上限呢？
+**动手试试——先预测：** 在第二种情形里，只给 A 设上限够不够让 B 拿到 3 GiB？只给 B 设上限呢？（自己打开两个 lab：`a := memlab.MustOpen(memlab.Budget(8 << 30))`、`b := memlab.MustOpen(memlab.SharedWith(a))`，再调用 `ch2.CapHalf(a)` 或 `ch2.CapHalf(b)`、`ch2.Greedy(a)`，然后让 B 提出申请。）
 
 <details><summary>答案</summary>
 
 只给 A 设上限时，B 能得到满足。只给 B 设上限时，A 先拿走整个设备，B 再次失败：上限保护的是别人，而不是设上限的那一方。
 </details>
 
-## 练习
 
-练习在 `exercises/` 目录下（运行其中一个：`cd exercises && go test ./01-strides`；每个文件夹里都有 README 和提示）：
+### 小结
 
-- 2.1：`01-strides`、`02-contiguous`、`03-view`、`11-views-keep-alive`；
-- 2.2：`04-round-size`、`05-segment-size`、`06-best-fit`、`07-split`、`08-merge`；
-- 2.3：`10-fragmentation`；
-- 2.4：`09-stats`（`memory_allocated` 与 `memory_reserved` 的区别）。
+- `memory_allocated()` 是存活张量占用的显存；`memory_reserved()` 是分配器手里的段（无论缓存着还是在用）；`mem_get_info()` 是驱动眼中整个设备的情况，CUDA 上下文和其他进程都算在内。
+- 检查泄漏要比较前后的 `memory_allocated()`，而不是 `memory_reserved()`。每个 epoch 结束时的习惯让每个 epoch 的统计只属于它自己，代价是多几次 `cudaMalloc`。
+- `set_per_process_memory_fraction` 限制的是一个分配器；只有每个租户都设了上限，它才能保护别的租户，而加起来等于整张卡的上限不给上下文留任何余地。
+
+**讨论**
+
+1. 两个人共用一块 GPU，各自限制在 0.5。其中一个人仍然在低于上限时 OOM。你先查什么？
+2. 每个 epoch 都调用 `empty_cache()`，什么时候值得付出那些 `cudaMalloc`，什么时候不值得？
+3. 一个测试断言函数运行之后 `memory_reserved()` 回到初始值。这样的测试能发现什么，又会漏掉什么？
 */

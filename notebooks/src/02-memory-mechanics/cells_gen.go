@@ -14,6 +14,7 @@ var Cells = []memlab.Cell{
 	{Notebook: "02-memory-mechanics", Section: "2.1 Tensor storage and views (张量存储)", Name: "viewNonContiguous", Plot: false, Func: viewNonContiguous},
 	{Notebook: "02-memory-mechanics", Section: "2.1 Tensor storage and views (张量存储)", Name: "savedTensors", Plot: true, Func: savedTensors},
 	{Notebook: "02-memory-mechanics", Section: "2.2 The caching allocator (缓存分配器)", Name: "allocatedVsReserved", Plot: true, Func: allocatedVsReserved},
+	{Notebook: "02-memory-mechanics", Section: "2.2 The caching allocator (缓存分配器)", Name: "emptyCacheAll", Plot: false, Func: emptyCacheAll},
 	{Notebook: "02-memory-mechanics", Section: "2.2 The caching allocator (缓存分配器)", Name: "fiveAllocations", Plot: true, Func: fiveAllocations},
 	{Notebook: "02-memory-mechanics", Section: "2.2 The caching allocator (缓存分配器)", Name: "splitAndMerge", Plot: false, Func: splitAndMerge},
 	{Notebook: "02-memory-mechanics", Section: "2.2 The caching allocator (缓存分配器)", Name: "maxSplitSize", Plot: true, Func: maxSplitSize},
