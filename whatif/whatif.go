@@ -43,8 +43,10 @@
 // range, below every range, the recorded range of another size), and at places the
 // driver was seen to choose that the model does not (a 32 MiB chunk boundary, or the
 // top free chunk, inside such a free part: memory.go's candidates says which run showed
-// each), up to a budget of replayed events (none for histories of more than 500 000
-// entries). Under a setting other than the snapshot's own (its allocator_settings, with
+// each), replayed several at once (one per processor) until the range stops widening (16
+// placements in a row widen no figure's, after at least 24; at most 256), whatever the
+// history's length, within a time budget (Options.RangeBudget; a range it stopped
+// says so). Under a setting other than the snapshot's own (its allocator_settings, with
 // no cap: a snapshot does not record a memory fraction, so a capped replay is taken for
 // another run), the driver may also place the device allocations the recorded run made
 // for the same request elsewhere, or the same-size ones in another order
@@ -109,6 +111,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/snapshot"
@@ -170,8 +173,14 @@ type Options struct {
 	NoTimingRange bool
 	// NoAddressRange skips the extra replays of Run.AddressRange (a run that guessed
 	// device addresses, or under another setting than the snapshot's own): it stays
-	// nil (Run.Guessed is still counted).
+	// nil (Run.Guessed is still counted), and Run.AddressUnranged says so.
 	NoAddressRange bool
+	// RangeBudget bounds the wall-clock time of one setting's address range (0:
+	// DefaultRangeBudget). Its placements stop when the range converges; a range the
+	// budget stopped first says so (Run.AddressBudgetSpent).
+	RangeBudget time.Duration
+	// unranged is the reason Run.AddressUnranged gives under NoAddressRange.
+	unranged string
 	// placement, when not 0, seeds random places for guessed device allocations
 	// (the extra replays of Run.AddressRange).
 	placement int64
@@ -290,9 +299,20 @@ type Run struct {
 	AddressRange map[string][2]int64
 	// AddressPlacements is how many placements the range was taken over (the
 	// replay's own among them); 0 under the snapshot's own setting when nothing was
-	// guessed, with Options.NoAddressRange, or for a history of more than 500 000
-	// trace entries (the budget of its extra replays).
+	// guessed, and with Options.NoAddressRange (AddressUnranged says so).
 	AddressPlacements int
+	// AddressConverged is true when the address range stopped widening before its
+	// placements ended: the last placementWindow (16) placements widened no figure's
+	// range. False with AddressBudgetSpent (Options.RangeBudget ran out first) or when
+	// maxPlacements (256) were tried.
+	AddressConverged bool
+	// AddressBudgetSpent is true when Options.RangeBudget ran out before the address
+	// range converged: the range is over the placements that fit in it.
+	AddressBudgetSpent bool
+	// AddressUnranged, when not "", says why a run whose figures depend on where the
+	// driver places device allocations has no address range (Options.NoAddressRange:
+	// Sweep and MinCap's searches compute none).
+	AddressUnranged string
 	// AfterOOMRange holds, for a replay that stopped at a predicted OOM (Stopped ≥ 0),
 	// each memory_stats key that frees after the OOM could still change — the
 	// fragmentation peaks, inactive_split_bytes and inactive_split — with its figure
