@@ -254,7 +254,7 @@ func settingName(prog, ff string) string {
 // range, how many lie inside a range wider than informative allows.
 type tally struct {
 	checked, exact, inRange, inAddr, afterOOM, wide int
-	widths                                         rangeWidths
+	widths                                          rangeWidths
 }
 
 // add counts run r's acceptance figures against the recorded facts f.
