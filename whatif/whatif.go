@@ -344,6 +344,9 @@ type Result struct {
 	// Pools say, per device and private pool, how its allocations were found: read
 	// from the trace entries, or inferred (PyTorch 2.11 writes no pool ids in them).
 	Pools []string
+	// own is the setting the snapshot was recorded under, whose row the table
+	// compares the others with (nil: the "default" row, if any).
+	own *Setting
 }
 
 // ErrNoHistory is returned for a snapshot without trace entries (memory history was not
@@ -404,6 +407,9 @@ func Replay(s *snapshot.Snapshot, settings []Setting, opts Options) (*Result, er
 	}
 	var hs []*history
 	res := &Result{About: Describe(s, opts)}
+	if own, err := SnapshotSetting(s); err == nil {
+		res.own = &own
+	}
 	// Only devices with history are replayed (segments alone name others).
 	for d := range s.Traces {
 		if len(s.Traces[d]) == 0 {
