@@ -230,6 +230,7 @@ func checkPair(t *testing.T, s *snapshot.Snapshot, prog, ff, note string) (Run, 
 		}
 	}
 	logRow(t, prog, name+note, "", r, f)
+	logPlacements(t, what, r)
 	if !sameTiming {
 		moved := *s
 		moved.Traces = [][]snapshot.TraceEntry{withTiming(s.Traces[0], timing)}
@@ -241,6 +242,15 @@ func checkPair(t *testing.T, s *snapshot.Snapshot, prog, ff, note string) (Run, 
 		logRow(t, prog, name+note, " (its timing)", res.Runs[0], f)
 	}
 	return r, f
+}
+
+// logPlacements logs how many placements an address range took until it stopped
+// widening (BENCHMARKS.md's convergence table).
+func logPlacements(t *testing.T, what string, r Run) {
+	t.Helper()
+	if r.AddressPlacements > 0 {
+		t.Logf("placements: %s: %d, converged %v, %d keys ranged", what, r.AddressPlacements, r.AddressConverged, len(r.AddressRange))
+	}
 }
 
 // settingName is the setting part of a recorded run's facts file name.

@@ -111,6 +111,7 @@ func TestAddressDependentMisses(t *testing.T) {
 			}
 			checkRange(t, what, "address", inRange, r, f)
 			logRow(t, prog, name, "", r, f)
+			logPlacements(t, what, r)
 			otherPath, err := reference.Pickle(reference.Misses211, strings.TrimSuffix(filepath.Base(ff), ".facts.json")+".pickle")
 			if errors.Is(err, fs.ErrNotExist) {
 				if needAddrs {

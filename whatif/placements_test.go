@@ -139,7 +139,7 @@ func TestDirectionAndAfterOOMMarks(t *testing.T) {
 		Stats:        map[string]int64{"reserved_bytes.all.peak": 110 << 20, "num_device_alloc": 12},
 		AddressRange: map[string][2]int64{"reserved_bytes.all.peak": {90 << 20, 110 << 20}, "num_device_alloc": {11, 12}}}
 	other.MaxReserved, other.DeviceAllocs = 110<<20, 12
-	oom := Run{Setting: Setting{Cap: 50 << 20}, Stopped: 7, Stats: map[string]int64{"num_ooms": 1},
+	oom := Run{Setting: Setting{Cap: 50 << 20}, Stopped: 7, FirstOOM: &OOM{Event: 7}, Stats: map[string]int64{"num_ooms": 1},
 		AfterOOMRange: map[string][2]int64{"inactive_split_bytes.all.peak": {0, 2 << 20}}}
 	oom.OOMs = 1
 	res := &Result{Runs: []Run{def, other, oom}}
@@ -173,4 +173,40 @@ func TestDirectionAndAfterOOMMarks(t *testing.T) {
 	if slices.Contains(oom.notComparable(), "num_ooms") {
 		t.Error("the OOM count is marked not comparable")
 	}
+}
+
+// TestMinCapRange: the smallest cap at which no placement tried runs out is at least
+// the model's; below it the model or some placement runs out, at it none does.
+func TestMinCapRange(t *testing.T) {
+	s := workload(t, "gpt2_train")
+	sts, err := ParseSettings("max_split_size_mb:128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := sts[0]
+	cs, err := MinCapRange(s, st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs.Cap < cs.ModelCap || cs.Placements < 2 || !cs.Converged {
+		t.Fatalf("%+v: want a cap at least the model's, over converged placements", cs)
+	}
+	ooms := func(c int64) (int64, int64) {
+		t.Helper()
+		x := st
+		x.Cap = c
+		res, err := Replay(s, []Setting{x}, Options{NoTimingRange: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := res.Runs[0]
+		return r.OOMs, r.AddressRange["num_ooms"][1]
+	}
+	if m, p := ooms(cs.Cap); m != 0 || p != 0 {
+		t.Errorf("at the cap %d: %d OOMs, placements up to %d", cs.Cap, m, p)
+	}
+	if m, p := ooms(cs.Cap - 2<<20); m == 0 && p == 0 {
+		t.Errorf("2 MiB below the cap %d: no OOM in the model nor any placement", cs.Cap)
+	}
+	t.Logf("model's cap %d, no placement of %d runs out from %d", cs.ModelCap, cs.Placements, cs.Cap)
 }

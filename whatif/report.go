@@ -168,7 +168,7 @@ func sizesApart(vals ...int64) []string {
 func sizeIn(n, top int64, d int) string {
 	u := uint64(top)
 	switch {
-	case u <= 1024:
+	case n == 0 || u <= 1024:
 		return fmt.Sprintf("%d bytes", n)
 	case u <= 1<<20:
 		return fmt.Sprintf("%.*f KiB", d, float64(n)/(1<<10))
@@ -241,7 +241,7 @@ func (r *Run) directionUnknown(base *Run) []string {
 // snapshot, so they cannot be compared with a run that went on. The OOM count, and
 // the figures that carry an after-OOM range, are not listed.
 func (r *Run) notComparable() []string {
-	if r.Stopped < 0 {
+	if r.Stopped < 0 || r.FirstOOM == nil {
 		return nil
 	}
 	var out []string
@@ -321,6 +321,8 @@ func (r *Result) WriteTable(w io.Writer) error {
 				run.Setting.ShortLabel(), run.Device, strings.Join(shown, ", "), verbS(len(shown)), run.CrossStreamFrees, run.TimingSchedules)
 		}
 	}
+	unranged := map[string][]string{} // reason → runs
+	var reasons []string
 	for _, run := range r.Runs {
 		switch {
 		case run.AddressDependent() && run.Guessed > 0:
@@ -330,12 +332,18 @@ func (r *Result) WriteTable(w io.Writer) error {
 			fmt.Fprintf(w, "\n%s, device %d: depends on where the driver puts the device allocations your run made, which under another setting it can place elsewhere or in another order: a {low, high} beside a figure is its range over %d placements of them (%s); the figure itself is with your run's addresses\n",
 				run.Setting.ShortLabel(), run.Device, run.AddressPlacements, run.convergenceNote())
 		case run.AddressUnranged != "":
-			fmt.Fprintf(w, "\n%s, device %d: unranged: its figures may depend on where the driver places device allocations (%d guessed), but no address range was computed: %s\n",
-				run.Setting.ShortLabel(), run.Device, run.Guessed, run.AddressUnranged)
+			if _, seen := unranged[run.AddressUnranged]; !seen {
+				reasons = append(reasons, run.AddressUnranged)
+			}
+			unranged[run.AddressUnranged] = append(unranged[run.AddressUnranged], fmt.Sprintf("%s (device %d)", run.Setting.ShortLabel(), run.Device))
 		case run.AddressPlacements > 0:
 			fmt.Fprintf(w, "\n%s, device %d: no figure changed over %d placements of the device allocations (%s)\n",
 				run.Setting.ShortLabel(), run.Device, run.AddressPlacements, run.convergenceNote())
 		}
+	}
+	for _, why := range reasons {
+		fmt.Fprintf(w, "\nunranged: the figures of %s may depend on where the driver places device allocations, but carry no address range: %s\n",
+			joinAnd(unranged[why]), why)
 	}
 	if r.hasMark(func(run *Run) bool { return len(run.directionUnknown(r.baseline(*run))) > 0 }) {
 		fmt.Fprintf(w, "\n(direction unknown) beside a figure: its range overlaps the figure (or range) of the recorded setting's row, so whether this setting raises or lowers it is not known\n")

@@ -77,7 +77,7 @@ func TestTimingNoteOnlyWithARange(t *testing.T) {
 	if !strings.Contains(text, "default, device 1: peak reserved, cudaMalloc depend on GPU timing of 3 cross-stream frees") {
 		t.Errorf("no timing note naming device 1's ranged columns:\n%s", text)
 	}
-	if !strings.Contains(text, "0 bytes [1024.00 KiB, 2.00 MiB]") {
+	if !strings.Contains(text, "0 bytes [1.00 MiB, 2.00 MiB]") {
 		t.Errorf("device 1's row does not carry its range:\n%s", text)
 	}
 }
