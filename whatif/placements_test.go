@@ -210,3 +210,27 @@ func TestMinCapRange(t *testing.T) {
 	}
 	t.Logf("model's cap %d, no placement of %d runs out from %d", cs.ModelCap, cs.Placements, cs.Cap)
 }
+
+// TestConvergence: a range converges once placementWindow placements in a row widen
+// no key's range, and not before minPlacements.
+func TestConvergence(t *testing.T) {
+	run := func(v int64) *Run { return &Run{Stats: map[string]int64{"k": v}} }
+	c := newConvergence(run(10))
+	c.add(run(12)) // widens
+	for range placementWindow {
+		c.add(run(11))
+	}
+	if c.converged(placementWindow + 1) {
+		t.Error("converged before minPlacements")
+	}
+	if !c.converged(minPlacements) {
+		t.Errorf("not converged after %d placements that widened nothing", placementWindow)
+	}
+	c.add(run(9)) // widens again
+	if c.converged(minPlacements + 1) {
+		t.Error("converged right after a placement widened the range")
+	}
+	if got := c.ranges(); got["k"] != [2]int64{9, 12} {
+		t.Errorf("range %v, want k: [9, 12]", got)
+	}
+}

@@ -454,7 +454,12 @@ type jsonRun struct {
 // the replay (Run.Stopped), null when it ran to the end. A figure that depends on where the driver
 // placed device allocations (those the recorded run did not make, or under another
 // setting than the snapshot's those it made) is in "address_range"
-// (Run.AddressRange), with "address_placements"; one that frees after a predicted OOM
+// (Run.AddressRange), with "address_placements" and "address_converged" (whether the
+// range stopped widening before its placements ended), or, when no range was computed
+// for it, "address_unranged" says why; "direction_unknown" lists the keys whose range
+// overlaps the recorded setting's figure, "not_comparable_after_oom" those that are
+// only up to a predicted OOM (the table marks them "(direction unknown)" and "†");
+// one that frees after a predicted OOM
 // could change is in "after_oom_range" (Run.AfterOOMRange), and "notes" says why.
 // "allowed" is the cap in bytes (absent without one), "cap_refusals", "gc_passes" and
 // "gc_released_segments" count what the cap and garbage_collection_threshold did

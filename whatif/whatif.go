@@ -97,6 +97,15 @@
 // the same settings, several at once, and [Ranks.Worst] names the worst rank per
 // setting.
 //
+// The package is the pipeline it runs, one stage per file: read ([File], [Replay]) →
+// infer (prepare.go's preparer: the trace into replay steps, the blocks live before
+// it, empty_cache calls; pools.go's poolInference: the private pools) → schedule
+// (timing.go: when cross-stream frees complete) → replay (replay.go's replayer, over
+// memory.go's simulated device) → placements (placements.go: the address range) →
+// report (report.go, limits.go, afteroom.go). A new inference rule belongs to the
+// preparer or the pool inference, a new kind of placement to memory.go and
+// placementOptions, a new figure's presentation to report.go.
+//
 // A history PyTorch cannot have written is an error naming the device and the entry:
 // a free whose size differs from its allocation's request, a segment larger than the
 // device's memory (Options.TotalMemory), besides frees of addresses never allocated
