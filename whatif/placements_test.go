@@ -128,7 +128,7 @@ func TestCapThatNeverEngages(t *testing.T) {
 	}
 }
 
-// TestDirectionAndAfterOOMMarks: a figure whose range overlaps the recorded setting's
+// TestDirectionAndAfterOOMMarks: a figure whose address range spans the recorded setting's
 // figure is marked as of unknown direction, and the figures of a replay that stopped
 // at a predicted OOM are marked as not comparable, but for the OOM count and those
 // with an after-OOM range.

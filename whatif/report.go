@@ -201,35 +201,18 @@ func (r *Result) baseline(run Run) *Run {
 	return nil
 }
 
-// span is a figure of run with its timing and address ranges: the lowest and highest
-// it takes.
-func (r *Run) spanOf(key string) (lo, hi int64) {
-	lo, hi = r.Stats[key], r.Stats[key]
-	for _, rg := range []map[string][2]int64{r.TimingRange, r.AddressRange} {
-		if lr, ok := rg[key]; ok {
-			lo, hi = min(lo, lr[0]), max(hi, lr[1])
-		}
-	}
-	return lo, hi
-}
-
-// directionUnknown lists the table's keys whose range (timing or address) overlaps
-// the baseline's figure or range: whether this setting raises or lowers that figure
-// is not known.
+// directionUnknown lists the table's keys whose address range spans the baseline's
+// figure: the driver's placement alone can put this setting's figure on either side
+// of the recorded setting's, so whether the setting raises or lowers it is not known.
+// (A timing range is not compared: both rows are replayed under the same timings.)
 func (r *Run) directionUnknown(base *Run) []string {
 	if base == nil {
 		return nil
 	}
 	var out []string
 	for _, k := range tableKeys {
-		_, timed := r.TimingRange[k.key]
-		_, placed := r.AddressRange[k.key]
-		if !timed && !placed {
-			continue
-		}
-		lo, hi := r.spanOf(k.key)
-		blo, bhi := base.spanOf(k.key)
-		if lo <= bhi && blo <= hi {
+		lr, ok := r.AddressRange[k.key]
+		if b, known := base.Stats[k.key]; ok && known && lr[0] <= b && b <= lr[1] {
 			out = append(out, k.key)
 		}
 	}
@@ -346,7 +329,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 			joinAnd(unranged[why]), why)
 	}
 	if r.hasMark(func(run *Run) bool { return len(run.directionUnknown(r.baseline(*run))) > 0 }) {
-		fmt.Fprintf(w, "\n(direction unknown) beside a figure: its range overlaps the figure (or range) of the recorded setting's row, so whether this setting raises or lowers it is not known\n")
+		fmt.Fprintf(w, "\n(direction unknown) beside a figure: its address range spans the recorded setting's figure, so whether this setting raises or lowers it is not known\n")
 	}
 	if r.hasMark(func(run *Run) bool { return len(run.notComparable()) > 0 }) {
 		fmt.Fprintf(w, "\n† beside a figure: up to the predicted OOM, where the replay stops; what the program did after it is not in the snapshot, so the figure is not comparable with a run that went on\n")
@@ -456,8 +439,8 @@ type jsonRun struct {
 // setting than the snapshot's those it made) is in "address_range"
 // (Run.AddressRange), with "address_placements" and "address_converged" (whether the
 // range stopped widening before its placements ended), or, when no range was computed
-// for it, "address_unranged" says why; "direction_unknown" lists the keys whose range
-// overlaps the recorded setting's figure, "not_comparable_after_oom" those that are
+// for it, "address_unranged" says why; "direction_unknown" lists the keys whose address
+// range spans the recorded setting's figure, "not_comparable_after_oom" those that are
 // only up to a predicted OOM (the table marks them "(direction unknown)" and "†");
 // one that frees after a predicted OOM
 // could change is in "after_oom_range" (Run.AfterOOMRange), and "notes" says why.
