@@ -623,8 +623,9 @@ func TestSmallPoolSegmentOrder(t *testing.T) {
 // figures equal), and the small segments lie in another order (each one's offset from
 // the first). The default snapshot replayed with either run's own device addresses
 // gives that run's figures, and replayed as it is gives the four repeats'. Some of the
-// address range's placements give the shipped run's, though not those few the range
-// replays for a history this long (outsideRange).
+// address range's placements give the shipped run's: the range, replayed until it
+// converges, holds them (the 8 placements this history's length gave it did not;
+// outsideRange).
 func TestSmallPoolSegmentOrderRecorded(t *testing.T) {
 	const prog, setting, small = "opt125m_score_generate_bs1", "roundup_power2_divisions_4", 2 << 20
 	name := prog + "__" + setting
@@ -718,9 +719,8 @@ func TestSmallPoolSegmentOrderRecorded(t *testing.T) {
 	}
 	check(t, name+" as the default snapshot has it, against the repeats", res.Runs[0], fB, acceptanceKeys)
 	logRow(t, prog, setting, " (against repeat 1)", res.Runs[0], fB)
-	// The range's placements can reach the shipped run's figures; the range, a sample
-	// of res.Runs[0].AddressPlacements of them (its budget for a history this long),
-	// misses them. The seeds and the permuting ones are replayTimed's.
+	// The range's placements can reach the shipped run's figures, though few do. The
+	// seeds and the permuting ones are placementOptions' (but for its two fixed orders).
 	const seeds = 100
 	reached := 0
 	for seed := range seeds {
