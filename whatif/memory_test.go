@@ -178,8 +178,8 @@ func TestAddressRange(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := res.Runs[0]
-	if r.Guessed != 3 || r.AddressPlacements != 1+maxPlacements {
-		t.Errorf("guessed %d device allocations over %d placements, want 3 over %d", r.Guessed, r.AddressPlacements, 1+maxPlacements)
+	if r.Guessed != 3 || r.AddressPlacements != 1+minPlacements || !r.AddressConverged {
+		t.Errorf("guessed %d device allocations over %d placements (converged %v), want 3 over %d, converged", r.Guessed, r.AddressPlacements, r.AddressConverged, 1+minPlacements)
 	}
 	want := map[string][2]int64{"num_device_alloc": {2, 3}, "segment.all.peak": {2, 3}, "reserved_bytes.all.peak": {62 * mib, 98 * mib}}
 	for k, w := range want {

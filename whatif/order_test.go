@@ -13,7 +13,8 @@ import (
 
 // TestOrderOfSameSizeSegments is what the driver did in gpt2_generate_fp16's runs
 // under max_split_size_mb:128 and the capped GC setting (reference/misses-2.11), where
-// PyTorch's fragmentation peak lies outside the address range (outsideRange): it made
+// PyTorch's fragmentation peak lay outside the address range while its placements were
+// few (outsideRange says when it came inside): it made
 // the default run's cudaMalloc calls for the same requests — among them the nineteen
 // 20 MiB segments the weights fill — and put them in another address order. That
 // order alone, laid on the default run's own addresses (the k-th lowest address to
@@ -23,8 +24,7 @@ import (
 // recorded addresses, of the kind the range's swapping placements draw
 // (deviceMemory.swapped), and no new kind of place. The log says how many of a fixed
 // set of random orders of the 20 MiB segments (the 2 MiB ones left as recorded) reach
-// PyTorch's figure or below: few, so the few permuting placements of the range's
-// budget miss it.
+// PyTorch's figure or below: few, so a range of few permuting placements misses it.
 func TestOrderOfSameSizeSegments(t *testing.T) {
 	const prog, key, orders = "gpt2_generate_fp16", "inactive_split_bytes.all.peak", 100
 	hD := missesHistory(t, prog+"__default")

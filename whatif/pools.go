@@ -60,101 +60,143 @@ type segLife struct {
 }
 
 // inferPools returns the pools of one device's trace, or nil when the snapshot shows
-// no private pool (the replay then routes every request to the default pool).
+// no private pool (the replay then routes every request to the default pool). Its steps
+// are poolInference's methods, in the order the package comment above gives the rules.
 func inferPools(s *snapshot.Snapshot, device int, trace []snapshot.TraceEntry) *poolPlan {
-	p := &poolPlan{ids: []allocator.PoolID{{}}, freeOf: map[int]uint16{}, destroyed: map[int]bool{}}
-	index := map[[2]uint64]int{}
-	poolIndex := func(id [2]uint64) int {
-		if id == ([2]uint64{}) {
-			return 0
-		}
-		k, ok := index[id]
-		if !ok {
-			k = len(p.ids)
-			index[id] = k
-			p.ids = append(p.ids, allocator.PoolID{First: id[0], Second: id[1]})
-		}
-		return k
+	x := newPoolInference(s, device, trace)
+	if slices.ContainsFunc(trace, func(e snapshot.TraceEntry) bool { return e.PoolID != nil }) {
+		return x.named() // PyTorch after 2.11: the entries name their pools
 	}
-	// PyTorch after 2.11: the entries name their pools.
-	named := false
-	for i := range trace {
-		if trace[i].PoolID != nil {
-			named = true
-			break
-		}
-	}
-	var dump []snapshot.Segment
-	for _, seg := range s.Segments {
-		if seg.Device == device {
-			dump = append(dump, seg)
-		}
-	}
-	sort.Slice(dump, func(i, j int) bool { return dump[i].Address < dump[j].Address })
-	dumpPool := func(a uint64) (int, bool) {
-		k := sort.Search(len(dump), func(k int) bool { return dump[k].Address > a }) - 1
-		if k >= 0 && a < dump[k].Address+uint64(dump[k].TotalSize) {
-			return poolIndex(dump[k].PoolID), true
-		}
-		return 0, false
-	}
-	if named {
-		p.alloc = make([]uint16, len(trace))
-		for i, e := range trace {
-			if e.Action == snapshot.ActionAlloc {
-				p.alloc[i] = uint16(poolIndex(e.Pool()))
-			}
-			if (e.Action == snapshot.ActionSegmentFree || e.Action == snapshot.ActionSegmentUnmap) && e.PoolID != nil {
-				p.freeOf[i] = uint16(poolIndex(*e.PoolID))
-			}
-		}
-		p.initial = func(a uint64) uint16 { k, _ := dumpPool(a); return uint16(k) }
-		if len(p.ids) == 1 {
-			return nil
-		}
-		p.finish(trace)
-		p.notes = append(p.notes, fmt.Sprintf("device %d: each allocation's pool is read from its trace entry (pool_id)", device))
-		return p
-	}
-
 	// Nothing names a private pool: no segment of the dump has one and no
 	// segment_free looks like a MemPool's destruction (the common case, at no cost).
-	if !slices.ContainsFunc(dump, func(seg snapshot.Segment) bool { return seg.PoolID != [2]uint64{} }) &&
+	if !slices.ContainsFunc(x.dump, func(seg snapshot.Segment) bool { return seg.PoolID != [2]uint64{} }) &&
 		!slices.ContainsFunc(trace, func(e snapshot.TraceEntry) bool {
 			return e.Action == snapshot.ActionSegmentFree && len(e.Frames) > 0 && !calledEmptyCache(e.Frames)
 		}) {
 		return nil
 	}
-	// The trace's segments, with their lifetimes.
-	var lives []*segLife
+	x.segmentLives()
+	x.heldAtDump()
+	x.destroyedPools()
+	x.captureStreams()
+	notInPool(trace, x.lives)
+	if len(x.p.ids) == 1 {
+		return nil
+	}
+	x.allocPools()
+	x.p.initial = func(a uint64) uint16 { k, _ := x.dumpPool(a); return uint16(k) }
+	x.p.finish(trace)
+	x.notes()
+	return x.p
+}
+
+// poolInference is the state of inferPools: the plan being built, the pool ids met so
+// far, the device's segments at the dump and the trace's segments with their lives.
+type poolInference struct {
+	p      *poolPlan
+	device int
+	trace  []snapshot.TraceEntry
+	index  map[[2]uint64]int  // pool id → index in p.ids
+	dump   []snapshot.Segment // the device's segments at the dump, by address
+	lives  []*segLife
+	// startAt and endAt are the lives by the trace index of their segment_alloc and
+	// their segment_free.
+	startAt, endAt map[int]*segLife
+}
+
+func newPoolInference(s *snapshot.Snapshot, device int, trace []snapshot.TraceEntry) *poolInference {
+	x := &poolInference{device: device, trace: trace, index: map[[2]uint64]int{},
+		p: &poolPlan{ids: []allocator.PoolID{{}}, freeOf: map[int]uint16{}, destroyed: map[int]bool{}}}
+	for _, seg := range s.Segments {
+		if seg.Device == device {
+			x.dump = append(x.dump, seg)
+		}
+	}
+	sort.Slice(x.dump, func(i, j int) bool { return x.dump[i].Address < x.dump[j].Address })
+	return x
+}
+
+// poolIndex returns the index of pool id in the plan, adding it when new.
+func (x *poolInference) poolIndex(id [2]uint64) int {
+	if id == ([2]uint64{}) {
+		return 0
+	}
+	k, ok := x.index[id]
+	if !ok {
+		k = len(x.p.ids)
+		x.index[id] = k
+		x.p.ids = append(x.p.ids, allocator.PoolID{First: id[0], Second: id[1]})
+	}
+	return k
+}
+
+// dumpPool returns the pool of the dump's segment that holds a, if one does.
+func (x *poolInference) dumpPool(a uint64) (int, bool) {
+	dump := x.dump
+	k := sort.Search(len(dump), func(k int) bool { return dump[k].Address > a }) - 1
+	if k >= 0 && a < dump[k].Address+uint64(dump[k].TotalSize) {
+		return x.poolIndex(dump[k].PoolID), true
+	}
+	return 0, false
+}
+
+// named reads each allocation's pool from its trace entry (PyTorch after 2.11).
+func (x *poolInference) named() *poolPlan {
+	p := x.p
+	p.alloc = make([]uint16, len(x.trace))
+	for i, e := range x.trace {
+		if e.Action == snapshot.ActionAlloc {
+			p.alloc[i] = uint16(x.poolIndex(e.Pool()))
+		}
+		if (e.Action == snapshot.ActionSegmentFree || e.Action == snapshot.ActionSegmentUnmap) && e.PoolID != nil {
+			p.freeOf[i] = uint16(x.poolIndex(*e.PoolID))
+		}
+	}
+	p.initial = func(a uint64) uint16 { k, _ := x.dumpPool(a); return uint16(k) }
+	if len(p.ids) == 1 {
+		return nil
+	}
+	p.finish(x.trace)
+	p.notes = append(p.notes, fmt.Sprintf("device %d: each allocation's pool is read from its trace entry (pool_id)", x.device))
+	return p
+}
+
+// segmentLives lists the trace's segments, with their lifetimes.
+func (x *poolInference) segmentLives() {
 	open := map[uint64]*segLife{}
-	startAt := map[int]*segLife{}
-	endAt := map[int]*segLife{}
-	for i, e := range trace {
+	x.startAt, x.endAt = map[int]*segLife{}, map[int]*segLife{}
+	for i, e := range x.trace {
 		switch e.Action {
 		case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentMap:
-			l := &segLife{span: span{e.Addr, e.Size}, stream: e.Stream, start: i, end: len(trace), pool: -1}
-			lives = append(lives, l)
+			l := &segLife{span: span{e.Addr, e.Size}, stream: e.Stream, start: i, end: len(x.trace), pool: -1}
+			x.lives = append(x.lives, l)
 			open[e.Addr] = l
-			startAt[i] = l
+			x.startAt[i] = l
 		case snapshot.ActionSegmentFree, snapshot.ActionSegmentUnmap:
 			if l := open[e.Addr]; l != nil {
 				l.end = i
-				endAt[i] = l
+				x.endAt[i] = l
 				delete(open, e.Addr)
 			}
 		}
 	}
-	// Segments held at the dump: their pool ids.
-	for _, l := range lives {
-		if l.end == len(trace) {
-			if k, ok := dumpPool(l.addr); ok {
+}
+
+// heldAtDump gives the segments held at the dump their pool ids.
+func (x *poolInference) heldAtDump() {
+	for _, l := range x.lives {
+		if l.end == len(x.trace) {
+			if k, ok := x.dumpPool(l.addr); ok {
 				l.pool, l.how = k, "dump"
 			}
 		}
 	}
-	// A MemPool's destruction: segment_free entries that neither empty_cache nor a
-	// malloc made.
+}
+
+// destroyedPools finds MemPools' destructions: segment_free entries that neither
+// empty_cache nor a malloc made, each run of them with one stack one pool.
+func (x *poolInference) destroyedPools() {
+	trace := x.trace
 	for i := 0; i < len(trace); i++ {
 		e := trace[i]
 		if e.Action != snapshot.ActionSegmentFree || len(e.Frames) == 0 || calledEmptyCache(e.Frames) {
@@ -168,20 +210,23 @@ func inferPools(s *snapshot.Snapshot, device int, trace []snapshot.TraceEntry) *
 			continue // the release of the malloc that follows
 		}
 		// one destroyed pool: this entry and the following frees with its stack
-		id := freshUserPool(index, dump)
-		k := poolIndex(id)
+		id := freshUserPool(x.index, x.dump)
+		k := x.poolIndex(id)
 		for j := i; j < len(trace) && trace[j].Action == snapshot.ActionSegmentFree && sameFrames(trace[j].Frames, e.Frames); j++ {
-			p.destroyed[j] = true
-			if l := endAt[j]; l != nil {
+			x.p.destroyed[j] = true
+			if l := x.endAt[j]; l != nil {
 				l.pool, l.how = k, "destroyed"
 			}
 			i = j
 		}
 	}
-	// The capture stream: freed segments on a stream whose held ones are all in one
-	// private pool.
+}
+
+// captureStreams gives a freed segment the pool of its stream when every segment of
+// that stream held at the dump is in one private pool; any other is the default pool's.
+func (x *poolInference) captureStreams() {
 	streamPool := map[uint64]int{}
-	for _, l := range lives {
+	for _, l := range x.lives {
 		if l.how != "dump" {
 			continue
 		}
@@ -191,7 +236,7 @@ func inferPools(s *snapshot.Snapshot, device int, trace []snapshot.TraceEntry) *
 			streamPool[l.stream] = 0
 		}
 	}
-	for _, l := range lives {
+	for _, l := range x.lives {
 		if l.pool < 0 {
 			if k := streamPool[l.stream]; k > 0 {
 				l.pool, l.how = k, "stream"
@@ -200,20 +245,21 @@ func inferPools(s *snapshot.Snapshot, device int, trace []snapshot.TraceEntry) *
 			}
 		}
 	}
-	notInPool(trace, lives)
-	if len(p.ids) == 1 {
-		return nil
-	}
-	// Each allocation's pool: the segment its address lies in, at its time.
-	p.alloc = make([]uint16, len(trace))
+}
+
+// allocPools gives each allocation the pool of the segment its address lies in, at its
+// time, and each segment_free the pool of the segment it gives back.
+func (x *poolInference) allocPools() {
+	p := x.p
+	p.alloc = make([]uint16, len(x.trace))
 	var live []*segLife // by address
 	at := func(a uint64) int {
 		return sort.Search(len(live), func(k int) bool { return live[k].addr > a }) - 1
 	}
-	for i, e := range trace {
+	for i, e := range x.trace {
 		switch e.Action {
 		case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentMap:
-			if l := startAt[i]; l != nil {
+			if l := x.startAt[i]; l != nil {
 				live = slices.Insert(live, at(l.addr)+1, l)
 			}
 		case snapshot.ActionSegmentFree, snapshot.ActionSegmentUnmap:
@@ -224,24 +270,26 @@ func inferPools(s *snapshot.Snapshot, device int, trace []snapshot.TraceEntry) *
 		case snapshot.ActionAlloc:
 			if k := at(e.Addr); k >= 0 && live[k].contains(e.Addr) {
 				p.alloc[i] = uint16(live[k].pool)
-			} else if k, ok := dumpPool(e.Addr); ok {
+			} else if k, ok := x.dumpPool(e.Addr); ok {
 				p.alloc[i] = uint16(k) // a segment made before the trace
 			}
 		}
 	}
-	p.initial = func(a uint64) uint16 { k, _ := dumpPool(a); return uint16(k) }
-	p.finish(trace)
-	// What was inferred, per pool.
+}
+
+// notes says, per pool, what was inferred.
+func (x *poolInference) notes() {
+	p := x.p
 	for k := 1; k < len(p.ids); k++ {
 		counts := map[string]int{}
-		for _, l := range lives {
+		for _, l := range x.lives {
 			if l.pool == k {
 				counts[l.how]++
 			}
 		}
 		n := 0
 		for i := range p.alloc {
-			if p.alloc[i] == uint16(k) && trace[i].Action == snapshot.ActionAlloc {
+			if p.alloc[i] == uint16(k) && x.trace[i].Action == snapshot.ActionAlloc {
 				n++
 			}
 		}
@@ -256,9 +304,8 @@ func inferPools(s *snapshot.Snapshot, device int, trace []snapshot.TraceEntry) *
 			how = append(how, fmt.Sprintf("%s given back by a torch.cuda.MemPool's destruction (the id is memlab's: the snapshot no longer names the pool)", plural(c, "segment", "segments")))
 		}
 		p.notes = append(p.notes, fmt.Sprintf("device %d: pool %v inferred (PyTorch 2.11's trace entries carry no pool id): %s, in %s",
-			device, p.ids[k], plural(n, "allocation", "allocations"), joinAnd(how)))
+			x.device, p.ids[k], plural(n, "allocation", "allocations"), joinAnd(how)))
 	}
-	return p
 }
 
 // finish notes each pool's last allocation.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -86,32 +87,40 @@ func (r *Result) Columns() (header []string, rows [][]string) {
 		if multi {
 			row = append(row, fmt.Sprint(run.Device))
 		}
-		size := func(key string, v int64) string {
-			s := allocator.FormatSize(v)
-			if lr, ok := run.TimingRange[key]; ok {
-				s += fmt.Sprintf(" [%s, %s]", allocator.FormatSize(lr[0]), allocator.FormatSize(lr[1]))
+		base := r.baseline(run)
+		unknown := run.directionUnknown(base)
+		cut := run.notComparable()
+		cell := func(key string, v int64, format func(...int64) []string) string {
+			vals := []int64{v}
+			marks := []string{" [%s, %s]", " {%s, %s}", " <%s, %s>"}
+			var ranges []string
+			for _, rg := range []map[string][2]int64{run.TimingRange, run.AddressRange, run.AfterOOMRange} {
+				if lr, ok := rg[key]; ok {
+					vals = append(vals, lr[0], lr[1])
+					ranges = append(ranges, marks[0])
+				} else {
+					ranges = append(ranges, "")
+				}
+				marks = marks[1:]
 			}
-			if la, ok := run.AddressRange[key]; ok {
-				s += fmt.Sprintf(" {%s, %s}", allocator.FormatSize(la[0]), allocator.FormatSize(la[1]))
+			f := format(vals...)
+			s, k := f[0], 1
+			for _, m := range ranges {
+				if m != "" {
+					s += fmt.Sprintf(m, f[k], f[k+1])
+					k += 2
+				}
 			}
-			if lo, ok := run.AfterOOMRange[key]; ok {
-				s += fmt.Sprintf(" <%s, %s>", allocator.FormatSize(lo[0]), allocator.FormatSize(lo[1]))
+			if slices.Contains(cut, key) {
+				s += "†"
+			}
+			if slices.Contains(unknown, key) {
+				s += " (direction unknown)"
 			}
 			return s
 		}
-		count := func(key string, v int64) string {
-			s := fmt.Sprint(v)
-			if lr, ok := run.TimingRange[key]; ok {
-				s += fmt.Sprintf(" [%d, %d]", lr[0], lr[1])
-			}
-			if la, ok := run.AddressRange[key]; ok {
-				s += fmt.Sprintf(" {%d, %d}", la[0], la[1])
-			}
-			if lo, ok := run.AfterOOMRange[key]; ok {
-				s += fmt.Sprintf(" <%d, %d>", lo[0], lo[1])
-			}
-			return s
-		}
+		size := func(key string, v int64) string { return cell(key, v, sizesApart) }
+		count := func(key string, v int64) string { return cell(key, v, counts) }
 		// the keys of tableKeys, in order
 		row = append(row, size("allocated_bytes.all.peak", run.MaxAllocated), size("reserved_bytes.all.peak", run.MaxReserved),
 			count("num_device_alloc", run.DeviceAllocs), count("num_device_free", run.DeviceFrees),
@@ -120,6 +129,114 @@ func (r *Result) Columns() (header []string, rows [][]string) {
 		rows = append(rows, row)
 	}
 	return header, rows
+}
+
+// counts formats counts.
+func counts(vals ...int64) []string {
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i] = fmt.Sprint(v)
+	}
+	return out
+}
+
+// sizesApart formats byte counts as allocator.FormatSize does, in the unit of the
+// largest, with the fewest decimals (two at least, six at most) at which sizes that
+// differ print differently: a range of 3.3125 and 3.3135 GiB prints as
+// {3.312 GiB, 3.313 GiB}, not as {3.31 GiB, 3.31 GiB}.
+func sizesApart(vals ...int64) []string {
+	var top int64
+	for _, v := range vals {
+		top = max(top, v)
+	}
+	out := make([]string, len(vals))
+	for d := 2; d <= 6; d++ {
+		apart := true
+		for i, v := range vals {
+			out[i] = sizeIn(v, top, d)
+			for j := range i {
+				if vals[j] != v && out[j] == out[i] {
+					apart = false
+				}
+			}
+		}
+		if apart {
+			break
+		}
+	}
+	return out
+}
+
+// sizeIn formats n in the unit allocator.FormatSize gives top, with d decimals.
+func sizeIn(n, top int64, d int) string {
+	u := uint64(top)
+	switch {
+	case n == 0 || u <= 1024:
+		return fmt.Sprintf("%d bytes", n)
+	case u <= 1<<20:
+		return fmt.Sprintf("%.*f KiB", d, float64(n)/(1<<10))
+	case u <= 1<<30:
+		return fmt.Sprintf("%.*f MiB", d, float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.*f GiB", d, float64(n)/(1<<30))
+}
+
+// baseline returns the run the others are compared with: the run of the same device
+// under the snapshot's own setting (Replay notes it), else under "default" with no
+// cap; nil when there is none, or when run is it.
+func (r *Result) baseline(run Run) *Run {
+	for i := range r.Runs {
+		b := &r.Runs[i]
+		if b.Device != run.Device {
+			continue
+		}
+		own := b.Setting.Label() == "default"
+		if r.own != nil {
+			own = b.Setting.Label() == r.own.Label()
+		}
+		if own {
+			if b.Setting.Label() == run.Setting.Label() {
+				return nil
+			}
+			return b
+		}
+	}
+	return nil
+}
+
+// directionUnknown lists the table's keys whose address range spans the baseline's
+// figure: the driver's placement alone can put this setting's figure on either side
+// of the recorded setting's, so whether the setting raises or lowers it is not known.
+// (A timing range is not compared: both rows are replayed under the same timings.)
+func (r *Run) directionUnknown(base *Run) []string {
+	if base == nil {
+		return nil
+	}
+	var out []string
+	for _, k := range tableKeys {
+		lr, ok := r.AddressRange[k.key]
+		if b, known := base.Stats[k.key]; ok && known && lr[0] <= b && b <= lr[1] {
+			out = append(out, k.key)
+		}
+	}
+	return out
+}
+
+// notComparable lists, for a replay that stopped at a predicted OOM, the table's keys
+// whose figures are only up to the OOM: what the program did after it is not in the
+// snapshot, so they cannot be compared with a run that went on. The OOM count, and
+// the figures that carry an after-OOM range, are not listed.
+func (r *Run) notComparable() []string {
+	if r.Stopped < 0 || r.FirstOOM == nil {
+		return nil
+	}
+	var out []string
+	for _, k := range tableKeys {
+		if _, ok := r.AfterOOMRange[k.key]; !ok && k.key != "num_ooms" {
+			out = append(out, k.key)
+		}
+	}
+	return out
 }
 
 // tableKeys are the memory_stats keys whose figures [Result.Columns] shows, with
@@ -190,15 +307,35 @@ func (r *Result) WriteTable(w io.Writer) error {
 				run.Setting.ShortLabel(), run.Device, strings.Join(shown, ", "), verbS(len(shown)), run.CrossStreamFrees, run.TimingSchedules)
 		}
 	}
+	unranged := map[string][]string{} // reason → runs
+	var reasons []string
 	for _, run := range r.Runs {
 		switch {
 		case run.AddressDependent() && run.Guessed > 0:
-			fmt.Fprintf(w, "\n%s, device %d: depends on where the driver put %d device allocations your run did not make, and some it made: a {low, high} beside a figure is its range over %d placements of them; the figure itself is with the driver model's\n",
-				run.Setting.ShortLabel(), run.Device, run.Guessed, run.AddressPlacements)
+			fmt.Fprintf(w, "\n%s, device %d: depends on where the driver put %d device allocations your run did not make, and some it made: a {low, high} beside a figure is its range over %d placements of them (%s); the figure itself is with the driver model's\n",
+				run.Setting.ShortLabel(), run.Device, run.Guessed, run.AddressPlacements, run.convergenceNote())
 		case run.AddressDependent():
-			fmt.Fprintf(w, "\n%s, device %d: depends on where the driver puts the device allocations your run made, which under another setting it can place elsewhere or in another order: a {low, high} beside a figure is its range over %d placements of them; the figure itself is with your run's addresses\n",
-				run.Setting.ShortLabel(), run.Device, run.AddressPlacements)
+			fmt.Fprintf(w, "\n%s, device %d: depends on where the driver puts the device allocations your run made, which under another setting it can place elsewhere or in another order: a {low, high} beside a figure is its range over %d placements of them (%s); the figure itself is with your run's addresses\n",
+				run.Setting.ShortLabel(), run.Device, run.AddressPlacements, run.convergenceNote())
+		case run.AddressUnranged != "":
+			if _, seen := unranged[run.AddressUnranged]; !seen {
+				reasons = append(reasons, run.AddressUnranged)
+			}
+			unranged[run.AddressUnranged] = append(unranged[run.AddressUnranged], fmt.Sprintf("%s (device %d)", run.Setting.ShortLabel(), run.Device))
+		case run.AddressPlacements > 0:
+			fmt.Fprintf(w, "\n%s, device %d: no figure changed over %d placements of the device allocations (%s)\n",
+				run.Setting.ShortLabel(), run.Device, run.AddressPlacements, run.convergenceNote())
 		}
+	}
+	for _, why := range reasons {
+		fmt.Fprintf(w, "\nunranged: the figures of %s may depend on where the driver places device allocations, but carry no address range: %s\n",
+			joinAnd(unranged[why]), why)
+	}
+	if r.hasMark(func(run *Run) bool { return len(run.directionUnknown(r.baseline(*run))) > 0 }) {
+		fmt.Fprintf(w, "\n(direction unknown) beside a figure: its address range spans the recorded setting's figure, so whether this setting raises or lowers it is not known\n")
+	}
+	if r.hasMark(func(run *Run) bool { return len(run.notComparable()) > 0 }) {
+		fmt.Fprintf(w, "\n† beside a figure: up to the predicted OOM, where the replay stops; what the program did after it is not in the snapshot, so the figure is not comparable with a run that went on\n")
 	}
 	for _, run := range r.Runs {
 		if o := run.FirstOOM; o != nil {
@@ -234,6 +371,27 @@ func (r *Result) WriteTable(w io.Writer) error {
 	return err
 }
 
+// hasMark reports whether some run satisfies f.
+func (r *Result) hasMark(f func(*Run) bool) bool {
+	for i := range r.Runs {
+		if f(&r.Runs[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// convergenceNote says whether an address range converged.
+func (r *Run) convergenceNote() string {
+	switch {
+	case r.AddressConverged:
+		return fmt.Sprintf("converged: the last %d widened no figure's range", placementWindow)
+	case r.AddressBudgetSpent:
+		return "not converged: the time budget (--range-time, Options.RangeBudget) ran out first; the range may be narrower than the driver's"
+	}
+	return fmt.Sprintf("not converged after %d placements, the most tried", maxPlacements)
+}
+
 type jsonFrame struct {
 	Filename string `json:"filename"`
 	Line     int    `json:"line"`
@@ -264,6 +422,10 @@ type jsonRun struct {
 	TimingSchedules   int                 `json:"timing_schedules,omitempty"`
 	AddressRange      map[string][2]int64 `json:"address_range,omitempty"`
 	AddressPlacements int                 `json:"address_placements,omitempty"`
+	AddressConverged  *bool               `json:"address_converged,omitempty"`
+	AddressUnranged   string              `json:"address_unranged,omitempty"`
+	DirectionUnknown  []string            `json:"direction_unknown,omitempty"`
+	NotComparable     []string            `json:"not_comparable_after_oom,omitempty"`
 	AfterOOMRange     map[string][2]int64 `json:"after_oom_range,omitempty"`
 	StoppedAt         *int                `json:"stopped_at_event"`
 	Allowed           int64               `json:"allowed,omitempty"`
@@ -284,7 +446,12 @@ type jsonRun struct {
 // the replay (Run.Stopped), null when it ran to the end. A figure that depends on where the driver
 // placed device allocations (those the recorded run did not make, or under another
 // setting than the snapshot's those it made) is in "address_range"
-// (Run.AddressRange), with "address_placements"; one that frees after a predicted OOM
+// (Run.AddressRange), with "address_placements" and "address_converged" (whether the
+// range stopped widening before its placements ended), or, when no range was computed
+// for it, "address_unranged" says why; "direction_unknown" lists the keys whose address
+// range spans the recorded setting's figure, "not_comparable_after_oom" those that are
+// only up to a predicted OOM (the table marks them "(direction unknown)" and "†");
+// one that frees after a predicted OOM
 // could change is in "after_oom_range" (Run.AfterOOMRange), and "notes" says why.
 // "allowed" is the cap in bytes (absent without one), "cap_refusals", "gc_passes" and
 // "gc_released_segments" count what the cap and garbage_collection_threshold did
@@ -328,6 +495,13 @@ func (r *Result) jsonResult() jsonResult {
 		if n := run.ExpandableNote(); n != "" {
 			j.Notes = append(j.Notes, n)
 		}
+		if run.AddressPlacements > 0 {
+			conv := run.AddressConverged
+			j.AddressConverged = &conv
+		}
+		j.AddressUnranged = run.AddressUnranged
+		j.DirectionUnknown = run.directionUnknown(r.baseline(run))
+		j.NotComparable = run.notComparable()
 		if run.Stopped >= 0 {
 			at := run.Stopped
 			j.StoppedAt = &at

@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,7 +77,7 @@ func TestTimingNoteOnlyWithARange(t *testing.T) {
 	if !strings.Contains(text, "default, device 1: peak reserved, cudaMalloc depend on GPU timing of 3 cross-stream frees") {
 		t.Errorf("no timing note naming device 1's ranged columns:\n%s", text)
 	}
-	if !strings.Contains(text, "0 bytes [1024.00 KiB, 2.00 MiB]") {
+	if !strings.Contains(text, "0 bytes [1.00 MiB, 2.00 MiB]") {
 		t.Errorf("device 1's row does not carry its range:\n%s", text)
 	}
 }
@@ -244,5 +245,25 @@ func TestReportAfterOOMRange(t *testing.T) {
 	}
 	if strings.Count(js.String(), `"after_oom_range"`) != 1 {
 		t.Errorf("JSON: an after_oom_range on the run that did not stop:\n%s", js.String())
+	}
+}
+
+// TestSizesApart: sizes that differ print differently, in one unit, with no more
+// decimals than that takes.
+func TestSizesApart(t *testing.T) {
+	const gib = 1 << 30
+	for _, c := range []struct {
+		vals []int64
+		want []string
+	}{
+		{[]int64{3556769792, 3556769792, 3557843533}, []string{"3.312 GiB", "3.312 GiB", "3.313 GiB"}},
+		{[]int64{1073741824, 1073741824, 1075838976}, []string{"1.000 GiB", "1.000 GiB", "1.002 GiB"}},
+		{[]int64{2 * gib, 3 * gib}, []string{"2.00 GiB", "3.00 GiB"}},
+		{[]int64{5 << 20, 5<<20 + 1}, []string{"5.000000 MiB", "5.000001 MiB"}},
+	} {
+		got := sizesApart(c.vals...)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("sizesApart(%v) = %q, want %q", c.vals, got, c.want)
+		}
 	}
 }

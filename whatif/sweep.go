@@ -3,6 +3,7 @@ package whatif
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 
 	"memlab.dev/memlab/allocator"
@@ -42,10 +43,12 @@ func SweepSettings(base Setting) []Setting {
 // did not run out of memory, lowest peak reserved first (ties: fewer cudaMallocs, then
 // the order of SweepSettings). Several devices: the peaks are summed per setting.
 // The runs carry no address ranges (Options.NoAddressRange): with dozens of settings
-// their extra replays would cost more than the sweep.
+// their extra replays would cost more than the sweep; a run whose figures depend on
+// placement says so (Run.AddressUnranged).
 func Sweep(s *snapshot.Snapshot, base Setting, opts Options) ([]Run, error) {
 	settings := SweepSettings(base)
 	opts.NoAddressRange = true
+	opts.unranged = "the sweep ranks settings by the driver model's placement and computes no address ranges (over dozens of settings they would cost more than the sweep); replay the settings you pick (--conf) for their ranges"
 	res, err := Replay(s, settings, opts)
 	if err != nil {
 		return nil, err
@@ -90,7 +93,8 @@ func Sweep(s *snapshot.Snapshot, base Setting, opts Options) ([]Run, error) {
 // which assumes that a larger cap never fails where a smaller one succeeds (garbage
 // collection thresholds are fractions of the cap, so this can fail to hold). Frees that
 // waited for other streams complete by opts.Completion; the search makes no timing
-// ranges.
+// ranges, nor address ranges: the cap is the driver model's placement's, and
+// [MinCapRange] finds the one at which no placement tried runs out.
 func MinCap(s *snapshot.Snapshot, st Setting, opts Options) (int64, error) {
 	st.Fraction, st.Cap = 0, 0
 	opts.NoTimingRange = true
@@ -145,6 +149,99 @@ func MinCap(s *snapshot.Snapshot, st Setting, opts Options) (int64, error) {
 		}
 	}
 	return hi, nil
+}
+
+// CapSearch is what MinCapRange found for one setting.
+type CapSearch struct {
+	// Cap is the smallest cap on reserved memory, to 2 MiB, at which neither the
+	// driver model's placement nor any placement of the address range tried runs
+	// out of memory on any device.
+	Cap int64
+	// ModelCap is the smallest at which the model's placement alone does not
+	// ([MinCap]); at most Cap.
+	ModelCap int64
+	// Placements is how many placements were tried at Cap (the model's among them;
+	// 1 when the figures there do not depend on placement), the fewest over the
+	// devices; Converged whether every device's range there converged.
+	Placements int
+	Converged  bool
+}
+
+// MinCapRange is [MinCap] over the address range's placements: the smallest cap at
+// which no placement tried runs out of memory (CapSearch.Cap), beside the model's
+// own (CapSearch.ModelCap). It searches up from the model's cap by bisection, with
+// the assumption MinCap makes; each step replays the placements until their range
+// converges (Options.RangeBudget bounds each step's). Frees that waited for other
+// streams complete by opts.Completion.
+func MinCapRange(s *snapshot.Snapshot, st Setting, opts Options) (CapSearch, error) {
+	model, err := MinCap(s, st, opts)
+	if err != nil {
+		return CapSearch{}, err
+	}
+	st.Fraction, st.Cap = 0, 0
+	opts.NoTimingRange = true
+	opts.NoAddressRange = false
+	const step = 2 << 20
+	total := opts.TotalMemory
+	if total <= 0 {
+		total = H200Memory
+	}
+	try := func(c int64) (bool, CapSearch, error) {
+		t := st
+		t.Cap = c
+		res, err := Replay(s, []Setting{t}, opts)
+		if err != nil {
+			return false, CapSearch{}, err
+		}
+		cs := CapSearch{Cap: c, ModelCap: model, Placements: math.MaxInt, Converged: true}
+		ok := true
+		for _, r := range res.Runs {
+			if r.OOMs > 0 || r.AddressRange["num_ooms"][1] > 0 {
+				ok = false
+			}
+			cs.Placements = min(cs.Placements, max(r.AddressPlacements, 1))
+			cs.Converged = cs.Converged && (r.AddressConverged || r.AddressPlacements == 0)
+		}
+		return ok, cs, nil
+	}
+	ok, found, err := try(model)
+	if err != nil || ok {
+		return found, err
+	}
+	// an upper bound: double the distance above the model's cap until no placement
+	// runs out
+	lo, hi := model, model
+	for d := int64(step); ; d *= 2 {
+		hi = min(model+d, total)
+		good, cs, err := try(hi)
+		if err != nil {
+			return CapSearch{}, err
+		}
+		if good {
+			found = cs
+			break
+		}
+		if hi == total {
+			return CapSearch{}, fmt.Errorf("whatif: min-cap: under %s some placement of the device allocations runs out of memory even with the whole device", st.Label())
+		}
+		lo = hi
+	}
+	for hi-lo > step {
+		mid := (lo + hi) / 2 / step * step
+		if mid <= lo {
+			mid = lo + step
+		}
+		good, cs, err := try(mid)
+		if err != nil {
+			return CapSearch{}, err
+		}
+		if good {
+			hi, found = mid, cs
+		} else {
+			lo = mid
+		}
+	}
+	return found, nil
 }
 
 // ParseSettings makes one uncapped Setting per PYTORCH_CUDA_ALLOC_CONF string ("" is

@@ -43,8 +43,10 @@
 // range, below every range, the recorded range of another size), and at places the
 // driver was seen to choose that the model does not (a 32 MiB chunk boundary, or the
 // top free chunk, inside such a free part: memory.go's candidates says which run showed
-// each), up to a budget of replayed events (none for histories of more than 500 000
-// entries). Under a setting other than the snapshot's own (its allocator_settings, with
+// each), replayed several at once (one per processor) until the range stops widening (16
+// placements in a row widen no figure's, after at least 24; at most 256), whatever the
+// history's length, within a time budget (Options.RangeBudget; a range it stopped
+// says so). Under a setting other than the snapshot's own (its allocator_settings, with
 // no cap: a snapshot does not record a memory fraction, so a capped replay is taken for
 // another run), the driver may also place the device allocations the recorded run made
 // for the same request elsewhere, or the same-size ones in another order
@@ -95,6 +97,15 @@
 // the same settings, several at once, and [Ranks.Worst] names the worst rank per
 // setting.
 //
+// The package is the pipeline it runs, one stage per file: read ([File], [Replay]) →
+// infer (prepare.go's preparer: the trace into replay steps, the blocks live before
+// it, empty_cache calls; pools.go's poolInference: the private pools) → schedule
+// (timing.go: when cross-stream frees complete) → replay (replay.go's replayer, over
+// memory.go's simulated device) → placements (placements.go: the address range) →
+// report (report.go, limits.go, afteroom.go). A new inference rule belongs to the
+// preparer or the pool inference, a new kind of placement to memory.go and
+// placementOptions, a new figure's presentation to report.go.
+//
 // A history PyTorch cannot have written is an error naming the device and the entry:
 // a free whose size differs from its allocation's request, a segment larger than the
 // device's memory (Options.TotalMemory), besides frees of addresses never allocated
@@ -102,16 +113,14 @@
 package whatif
 
 import (
-	"cmp"
-	"container/heap"
 	"errors"
 	"fmt"
 	"math"
-	"math/rand"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/snapshot"
@@ -173,8 +182,14 @@ type Options struct {
 	NoTimingRange bool
 	// NoAddressRange skips the extra replays of Run.AddressRange (a run that guessed
 	// device addresses, or under another setting than the snapshot's own): it stays
-	// nil (Run.Guessed is still counted).
+	// nil (Run.Guessed is still counted), and Run.AddressUnranged says so.
 	NoAddressRange bool
+	// RangeBudget bounds the wall-clock time of one setting's address range (0:
+	// DefaultRangeBudget). Its placements stop when the range converges; a range the
+	// budget stopped first says so (Run.AddressBudgetSpent).
+	RangeBudget time.Duration
+	// unranged is the reason Run.AddressUnranged gives under NoAddressRange.
+	unranged string
 	// placement, when not 0, seeds random places for guessed device allocations
 	// (the extra replays of Run.AddressRange).
 	placement int64
@@ -293,9 +308,20 @@ type Run struct {
 	AddressRange map[string][2]int64
 	// AddressPlacements is how many placements the range was taken over (the
 	// replay's own among them); 0 under the snapshot's own setting when nothing was
-	// guessed, with Options.NoAddressRange, or for a history of more than 500 000
-	// trace entries (the budget of its extra replays).
+	// guessed, and with Options.NoAddressRange (AddressUnranged says so).
 	AddressPlacements int
+	// AddressConverged is true when the address range stopped widening before its
+	// placements ended: the last placementWindow (16) placements widened no figure's
+	// range. False with AddressBudgetSpent (Options.RangeBudget ran out first) or when
+	// maxPlacements (256) were tried.
+	AddressConverged bool
+	// AddressBudgetSpent is true when Options.RangeBudget ran out before the address
+	// range converged: the range is over the placements that fit in it.
+	AddressBudgetSpent bool
+	// AddressUnranged, when not "", says why a run whose figures depend on where the
+	// driver places device allocations has no address range (Options.NoAddressRange:
+	// Sweep and MinCap's searches compute none).
+	AddressUnranged string
 	// AfterOOMRange holds, for a replay that stopped at a predicted OOM (Stopped ≥ 0),
 	// each memory_stats key that frees after the OOM could still change — the
 	// fragmentation peaks, inactive_split_bytes and inactive_split — with its figure
@@ -330,6 +356,9 @@ type Result struct {
 	// Advice is what the runs recommend among several settings ([Result.Advise]);
 	// nil until Advise is called, or with one setting.
 	Advice *Advice
+	// own is the setting the snapshot was recorded under, whose row the table
+	// compares the others with (nil: the "default" row, if any).
+	own *Setting
 }
 
 // ErrNoHistory is returned for a snapshot without trace entries (memory history was not
@@ -390,6 +419,9 @@ func Replay(s *snapshot.Snapshot, settings []Setting, opts Options) (*Result, er
 	}
 	var hs []*history
 	res := &Result{About: Describe(s, opts)}
+	if own, err := SnapshotSetting(s); err == nil {
+		res.own = &own
+	}
 	// Only devices with history are replayed (segments alone name others).
 	for d := range s.Traces {
 		if len(s.Traces[d]) == 0 {
@@ -478,321 +510,4 @@ func fractionFor(limit, total int64) float64 {
 		f = math.Nextafter(f, -1)
 	}
 	return f
-}
-
-// replaySchedule runs one device's history under one setting, completing the frees
-// that waited for other streams by sched (nil: where the snapshot completed them).
-func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run, error) {
-	total := opts.TotalMemory
-	if total <= 0 {
-		total = H200Memory
-	}
-	mem := newDeviceMemory(uint64(total))
-	if opts.placement != 0 {
-		mem.placer = rand.New(rand.NewSource(opts.placement))
-		// Every other placement moves only the guessed allocations: the driver may
-		// also have put the recorded ones where the default run had them
-		// (TestAddressPlacementKinds: for gpt2_generate_large's capped run, these
-		// reach PyTorch's num_device_free more often than those that move recorded
-		// ones too).
-		mem.moveRecorded = opts.placement%2 == 1
-		if opts.permute {
-			mem.recorded = h.recordedAddresses()
-			mem.order = opts.order
-		}
-	}
-	a, err := allocator.New(mem, st.Conf)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case st.Cap > 0:
-		if st.Cap < total {
-			if err := a.SetPerProcessMemoryFraction(fractionFor(st.Cap, total)); err != nil {
-				return nil, err
-			}
-		}
-	case st.Fraction > 0 && st.Fraction < 1:
-		if err := a.SetPerProcessMemoryFraction(st.Fraction); err != nil {
-			return nil, err
-		}
-	}
-	run := &Run{Setting: st, Device: h.device}
-	addrs := make([]uint64, h.ids) // by block id; 0: not held
-	pending := make([]bool, len(addrs))
-	npending := 0
-	// Frees due together complete by rank (op.order: stream by stream, then in the
-	// order they were made), at a synchronisation too.
-	rank := map[uint64]int64{}         // replay address of a pending block → its completion order
-	var pendList []int32               // ids of pending frees, in the order of their Free (lazily pruned)
-	freedAt := make([]int, len(addrs)) // id of a pending free → cudaFree calls before it
-	mallocs := 0                       // allocations replayed so far
-	var dues dueHeap                   // pending frees by the allocation at which sched makes them due
-	pendHead := 0                      // pendList[:pendHead] are completed
-	// dropAll forgets every pending free: a synchronisation completed them all.
-	dropAll := func() {
-		for _, id := range pendList[pendHead:] {
-			pending[id] = false
-		}
-		npending, pendList, pendHead, dues = 0, pendList[:0], 0, dues[:0]
-	}
-	// synced notes a synchronisation inside a malloc (the retry path's release of
-	// cached blocks, successful or not), which completed every pending free.
-	synced := func() {
-		if npending > 0 && a.PendingFreeCount() == 0 {
-			dropAll()
-		}
-	}
-	// process is process_events at the start of a malloc: it completes the pending
-	// frees the schedule says are due, and those a cudaFree since their Free
-	// synchronised.
-	var due []int32
-	process := func() error {
-		if npending == 0 {
-			pendList, pendHead, dues = pendList[:0], 0, dues[:0]
-			return nil
-		}
-		due = due[:0]
-		// a cudaFree since a free: freedAt grows along pendList, so these are a prefix
-		for ; pendHead < len(pendList); pendHead++ {
-			id := pendList[pendHead]
-			if pending[id] {
-				if freedAt[id] == mem.frees {
-					break
-				}
-				pending[id] = false
-				due = append(due, id)
-			}
-		}
-		if pendHead > 1024 && pendHead > len(pendList)/2 {
-			pendList = pendList[:copy(pendList, pendList[pendHead:])]
-			pendHead = 0
-		}
-		for len(dues) > 0 && dues[0].at <= mallocs {
-			d := heap.Pop(&dues).(dueFree)
-			if pending[d.id] {
-				pending[d.id] = false
-				due = append(due, d.id)
-			}
-		}
-		// stream by stream (completionOrder), as a synchronisation does
-		slices.SortStableFunc(due, func(x, y int32) int { return cmp.Compare(rank[addrs[x]], rank[addrs[y]]) })
-		for _, id := range due {
-			npending--
-			if err := a.CompleteFree(addrs[id]); err != nil {
-				return err
-			}
-			addrs[id] = 0
-		}
-		return nil
-	}
-	a.SetSyncOrder(func(x, y uint64) int { return cmp.Compare(rank[x], rank[y]) })
-	var poolIDs []allocator.PoolID
-	if h.pools != nil {
-		poolIDs = h.pools.ids
-		for _, id := range poolIDs[1:] {
-			if err := a.CreateOrIncrefPool(id); err != nil {
-				return nil, err
-			}
-		}
-	}
-	// mallocIn is MallocStream, or MallocInPool for a request of a private pool.
-	mallocIn := func(size int64, stream uint64, pool uint16) (uint64, error) {
-		if pool == 0 {
-			return a.MallocStream(size, stream)
-		}
-		return a.MallocInPool(size, stream, poolIDs[pool])
-	}
-	for _, b := range h.initial {
-		mem.step(nil)
-		p, err := mallocIn(b.size, b.stream, b.pool)
-		if err != nil {
-			return nil, fmt.Errorf("re-making a block of %d bytes live before the trace: %w", b.size, err)
-		}
-		addrs[b.id] = p
-	}
-	points := opts.CurvePoints
-	if points <= 0 {
-		points = 2048
-	}
-	bucket := (h.events + points - 1) / points
-	if bucket < 1 {
-		bucket = 1
-	}
-	cv := &run.Curve
-	var peakSeen int64 = -1
-	curBucket := -1
-	fail := func(o op, err error) error {
-		var oom *allocator.OutOfMemoryError
-		if !errors.As(err, &oom) {
-			return fmt.Errorf("event %d: %w", o.event, err)
-		}
-		if run.FirstOOM == nil {
-			run.FirstOOM = &OOM{Message: oom.Error(), Event: int(o.event), Size: o.size, Stream: o.stream}
-			run.FirstOOM.Frames = h.frames(o.event)
-		}
-		return nil
-	}
-	// malloc replays one allocation request: process_events first, then the
-	// allocator; ok is false when the request failed (an OOM, recorded by fail).
-	malloc := func(o op) (p uint64, ok bool, err error) {
-		mallocs++
-		if err := process(); err != nil {
-			return 0, false, fmt.Errorf("event %d: %w", o.event, err)
-		}
-		mem.step(h.hintsOf(&o))
-		p, err = mallocIn(o.size, o.stream, o.pool)
-		synced()
-		if err != nil {
-			return 0, false, fail(o, err)
-		}
-		return p, true, nil
-	}
-	// record notes the memory after op o: the peak's largest free block, the curves.
-	record := func(o op) {
-		alloc, resv := a.Usage()
-		if resv > peakSeen {
-			peakSeen = resv
-			run.LargestFreeAtPeak = a.LargestFreeBlock()
-		}
-		if bk := int(o.event) / bucket; bk != curBucket {
-			curBucket = bk
-			cv.Event = append(cv.Event, int(o.event))
-			cv.Allocated = append(cv.Allocated, alloc)
-			cv.Reserved = append(cv.Reserved, resv)
-		} else {
-			n := len(cv.Event) - 1
-			cv.Event[n] = int(o.event)
-			cv.Allocated[n] = max(cv.Allocated[n], alloc)
-			cv.Reserved[n] = max(cv.Reserved[n], resv)
-		}
-	}
-	run.Stopped = -1
-ops:
-	for _, o := range h.ops {
-		switch o.kind {
-		case opAlloc:
-			p, ok, err := malloc(o)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				addrs[o.id] = p
-			} else if !opts.ContinueAfterOOM {
-				run.Stopped = int(o.event)
-				record(o)
-				break ops
-			}
-		case opFree:
-			p := addrs[o.id]
-			if p == 0 {
-				break // its allocation failed
-			}
-			addrs[o.id] = 0
-			if o.deferred {
-				if err := a.RecordStream(p, h.other); err != nil {
-					return nil, fmt.Errorf("event %d: %w", o.event, err)
-				}
-			}
-			if err := a.Free(p); err != nil {
-				return nil, fmt.Errorf("event %d: %w", o.event, err)
-			}
-			if o.deferred {
-				addrs[o.id] = p
-				pending[o.id] = true
-				npending++
-				rank[p] = o.order()
-				pendList = append(pendList, o.id)
-				freedAt[o.id] = mem.frees
-				if sched != nil && sched[o.id] != never {
-					heap.Push(&dues, dueFree{at: mallocs + sched[o.id] + 1, id: o.id})
-				}
-			}
-		case opComplete:
-			if sched != nil || !pending[o.id] {
-				break // completed by a synchronisation, or never allocated
-			}
-			pending[o.id] = false
-			npending--
-			if err := a.CompleteFree(addrs[o.id]); err != nil {
-				return nil, fmt.Errorf("event %d: %w", o.event, err)
-			}
-			addrs[o.id] = 0
-		case opEmptyCache:
-			mem.step(nil)
-			if err := a.EmptyCache(); err != nil {
-				return nil, fmt.Errorf("event %d: empty_cache: %w", o.event, err)
-			}
-			if npending > 0 {
-				dropAll()
-			}
-		case opReleasePool:
-			if err := a.ReleasePool(poolIDs[o.pool]); err != nil {
-				return nil, fmt.Errorf("event %d: %w", o.event, err)
-			}
-		case opEmptyCachePool:
-			mem.step(nil)
-			if err := a.EmptyCachePool(poolIDs[o.pool]); err != nil {
-				return nil, fmt.Errorf("event %d: a MemPool's destruction: %w", o.event, err)
-			}
-			synced()
-		case opOOM:
-			// The recorded run failed here; the replay tries the same request and, if
-			// it fits under this setting, gives it back at once (the program did not
-			// get the memory, so nothing later frees it).
-			p, ok, err := malloc(o)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				if err := a.Free(p); err != nil {
-					return nil, fmt.Errorf("event %d: %w", o.event, err)
-				}
-			}
-		}
-		record(o)
-	}
-	run.Stats = a.MemoryStats()
-	run.MaxAllocated = run.Stats["allocated_bytes.all.peak"]
-	run.MaxReserved = run.Stats["reserved_bytes.all.peak"]
-	run.DeviceAllocs = run.Stats["num_device_alloc"]
-	run.DeviceFrees = run.Stats["num_device_free"]
-	run.AllocRetries = run.Stats["num_alloc_retries"]
-	run.OOMs = run.Stats["num_ooms"]
-	run.PeakInactiveSplit = run.Stats["inactive_split_bytes.all.peak"]
-	run.Guessed = mem.guessed
-	run.Final = a.Snapshot()
-	run.Limits = a.Limits()
-	if run.Stopped >= 0 {
-		run.AfterOOMRange = afterOOMRange(run.Final, run.Stats)
-	}
-	switch {
-	case st.Cap > 0 && st.Cap < total:
-		run.Allowed = st.Cap
-	case st.Fraction > 0 && st.Fraction < 1:
-		run.Allowed = int64(st.Fraction * float64(total))
-	case a.PerProcessMemoryFraction() < 1: // per_process_memory_fraction in the configuration
-		run.Allowed = int64(st.Conf.PerProcessMemoryFraction * float64(total))
-	}
-	return run, nil
-}
-
-// dueFree is a pending free and the allocation at which its schedule makes it due.
-type dueFree struct {
-	at int
-	id int32
-}
-
-// dueHeap is a min-heap of dueFree by at (container/heap).
-type dueHeap []dueFree
-
-func (h dueHeap) Len() int           { return len(h) }
-func (h dueHeap) Less(i, j int) bool { return h[i].at < h[j].at }
-func (h dueHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *dueHeap) Push(x any)        { *h = append(*h, x.(dueFree)) }
-func (h *dueHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
 }

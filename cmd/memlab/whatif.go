@@ -41,7 +41,12 @@ allocation history is replayed, on the recorded streams, under each --conf (PYTO
 defaults; none: the snapshot's own settings), and one row per configuration is printed.
 --sweep tries max_split_size_mb, roundup_power2_divisions, expandable_segments (and,
 under a cap, garbage_collection_threshold) and lists the settings with the lowest peak
-reserved; --min-cap finds, per configuration, the smallest cap that does not OOM.
+reserved (ranked by the driver model's placement: its rows say they carry no address
+range); --min-cap finds, per configuration, the smallest cap at which no placement of
+the device allocations tried runs out, beside the model placement's own.
+A figure that depends on where the driver places device allocations carries its range
+over placements, replayed on every core until it stops widening, within --range-time
+per configuration (the output says how many were tried and whether it converged).
 Several snapshots (one per rank of a job on several GPUs) are replayed at once, on
 every core, each under the same settings: one table per rank, then the worst rank
 per configuration (--json writes them all; --plot, --sweep and --min-cap take one).
@@ -94,6 +99,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	total := fs.String("total", "", "the device's memory (default the H200's 150109880320 bytes)")
 	top := fs.Int("top", 10, "rows --sweep prints")
 	maxSize := fs.String("max-snapshot-size", "4GiB", "refuse a gzip-compressed snapshot (.pickle.gz) whose pickle is larger than this once decompressed (a gzip bomb); 4GiB is the largest pickle memlab reads")
+	rangeTime := fs.Duration("range-time", whatif.DefaultRangeBudget, "time one setting's address range may take: its placements stop when the range converges, or when this runs out (the output says which)")
 	keepGoing := fs.Bool("keep-going", false, "replay on after an allocation fails that the recorded run made (by default a replay stops there, as the program would have)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, whatifUsage)
@@ -116,7 +122,10 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return fail("give one snapshot file, or one per rank")
 	}
-	opts := whatif.Options{ContinueAfterOOM: *keepGoing}
+	if *rangeTime <= 0 {
+		return fail("--range-time %v: want a positive duration (1m, 30s)", *rangeTime)
+	}
+	opts := whatif.Options{ContinueAfterOOM: *keepGoing, RangeBudget: *rangeTime}
 	if n, err := parseBytes(*maxSize); err != nil || n == 0 || n > snapshot.DefaultMaxSize+1 {
 		return fail("--max-snapshot-size %q: want a size in bytes or with a unit, at most 4GiB (the largest pickle memlab reads)", *maxSize)
 	} else {
@@ -203,12 +212,17 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	}
 	if *minCap {
 		for _, st := range settings {
-			c, err := whatif.MinCap(s, st, opts)
+			c, err := whatif.MinCapRange(s, st, opts)
 			if err != nil {
 				fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
 				return 1
 			}
-			fmt.Fprintf(table, "%s: smallest cap without OOM %s (%d bytes)\n", st.Label(), allocator.FormatSize(c), c)
+			conv := "converged"
+			if !c.Converged {
+				conv = "not converged"
+			}
+			fmt.Fprintf(table, "%s: smallest cap without OOM %s (%d bytes): no OOM in any of %d placements of the device allocations tried (%s); with the driver model's placement alone %s (%d bytes)\n",
+				st.Label(), allocator.FormatSize(c.Cap), c.Cap, c.Placements, conv, allocator.FormatSize(c.ModelCap), c.ModelCap)
 		}
 		return 0
 	}

@@ -1,0 +1,236 @@
+package whatif
+
+import (
+	"maps"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"memlab.dev/memlab/reference"
+	"memlab.dev/memlab/snapshot"
+)
+
+// workload reads a default snapshot of reference/workloads-2.11.
+func workload(t *testing.T, prog string) *snapshot.Snapshot {
+	t.Helper()
+	p, err := reference.Pickle(reference.Workloads211, prog+"__default.pickle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := snapshot.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestAddressRangeSameOnAnyCores: the placements tried, and so the range, do not
+// depend on how many processors replay them, and the range converges.
+func TestAddressRangeSameOnAnyCores(t *testing.T) {
+	s := workload(t, "gpt2_train")
+	settings, err := ParseSettings("max_split_size_mb:128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []Run
+	for _, procs := range []int{1, 3} {
+		old := runtime.GOMAXPROCS(procs)
+		res, err := Replay(s, settings, Options{})
+		runtime.GOMAXPROCS(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, res.Runs[0])
+	}
+	a, b := runs[0], runs[1]
+	if !a.AddressConverged || a.AddressPlacements < 1+minPlacements || a.AddressRange == nil {
+		t.Errorf("converged %v over %d placements, range %v: want a range converged over at least %d", a.AddressConverged, a.AddressPlacements, a.AddressRange, 1+minPlacements)
+	}
+	if a.AddressPlacements != b.AddressPlacements || !maps.Equal(a.AddressRange, b.AddressRange) {
+		t.Errorf("one processor: %d placements, range %v; three: %d, %v", a.AddressPlacements, a.AddressRange, b.AddressPlacements, b.AddressRange)
+	}
+}
+
+// TestRangeBudget: a range the time budget stops before it converges says so, and
+// is over the placements that were replayed.
+func TestRangeBudget(t *testing.T) {
+	res, err := Replay(addressTrace(), nil, Options{RangeBudget: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Runs[0]
+	if r.AddressConverged || !r.AddressBudgetSpent || r.AddressPlacements < 2 || r.AddressPlacements > 1+runtime.GOMAXPROCS(0) {
+		t.Errorf("converged %v, budget spent %v, %d placements: want one batch (at most %d), not converged, budget spent",
+			r.AddressConverged, r.AddressBudgetSpent, r.AddressPlacements, 1+runtime.GOMAXPROCS(0))
+	}
+	var out strings.Builder
+	if err := res.WriteTable(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "not converged: the time budget") {
+		t.Errorf("the table does not say the range did not converge:\n%s", out.String())
+	}
+}
+
+// TestUnrangedSaysWhy: a run whose figures depend on placement but whose range was
+// not computed says so, in the table and the JSON.
+func TestUnrangedSaysWhy(t *testing.T) {
+	res, err := Replay(addressTrace(), nil, Options{NoAddressRange: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Runs[0]
+	if r.AddressRange != nil || r.AddressUnranged == "" {
+		t.Fatalf("range %v, unranged %q: want no range and a reason", r.AddressRange, r.AddressUnranged)
+	}
+	var tab, js strings.Builder
+	if err := res.WriteTable(&tab); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(tab.String(), "unranged: ") || !strings.Contains(js.String(), `"address_unranged"`) {
+		t.Errorf("table or JSON does not say the figures are unranged:\n%s\n%s", tab.String(), js.String())
+	}
+}
+
+// TestCapThatNeverEngages: a cap that refuses nothing and runs no collection gives
+// exactly the figures of no cap, ranges included — under the snapshot's own
+// configuration no range at all, under another the uncapped row's.
+func TestCapThatNeverEngages(t *testing.T) {
+	s := workload(t, "gpt2_train")
+	for _, conf := range []string{"", "max_split_size_mb:128"} {
+		settings, err := ParseSettings(conf, conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		settings[1].Cap = 64 << 30
+		res, err := Replay(s, settings, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		free, capped := res.Runs[0], res.Runs[1]
+		if capped.Allowed != 64<<30 || capped.Limits.CapRefusals != 0 {
+			t.Fatalf("%q: allowed %d, %d refusals: want a cap of 64 GiB that refuses nothing", conf, capped.Allowed, capped.Limits.CapRefusals)
+		}
+		if !maps.Equal(free.Stats, capped.Stats) || !maps.Equal(free.AddressRange, capped.AddressRange) ||
+			free.AddressPlacements != capped.AddressPlacements || !maps.Equal(free.TimingRange, capped.TimingRange) {
+			t.Errorf("%q: capped figures %v range %v over %d placements; uncapped %v range %v over %d", conf,
+				capped.Stats["reserved_bytes.all.peak"], capped.AddressRange, capped.AddressPlacements,
+				free.Stats["reserved_bytes.all.peak"], free.AddressRange, free.AddressPlacements)
+		}
+		if conf == "" && capped.AddressRange != nil {
+			t.Errorf("the snapshot's own setting under a cap that never engaged has an address range %v", capped.AddressRange)
+		}
+	}
+}
+
+// TestDirectionAndAfterOOMMarks: a figure whose address range spans the recorded setting's
+// figure is marked as of unknown direction, and the figures of a replay that stopped
+// at a predicted OOM are marked as not comparable, but for the OOM count and those
+// with an after-OOM range.
+func TestDirectionAndAfterOOMMarks(t *testing.T) {
+	def := Run{Setting: Setting{}, Stats: map[string]int64{"reserved_bytes.all.peak": 100 << 20, "num_device_alloc": 10}, Stopped: -1}
+	def.MaxReserved, def.DeviceAllocs = 100<<20, 10
+	other := Run{Setting: Setting{Cap: 1 << 30}, Stopped: -1,
+		Stats:        map[string]int64{"reserved_bytes.all.peak": 110 << 20, "num_device_alloc": 12},
+		AddressRange: map[string][2]int64{"reserved_bytes.all.peak": {90 << 20, 110 << 20}, "num_device_alloc": {11, 12}}}
+	other.MaxReserved, other.DeviceAllocs = 110<<20, 12
+	oom := Run{Setting: Setting{Cap: 50 << 20}, Stopped: 7, FirstOOM: &OOM{Event: 7}, Stats: map[string]int64{"num_ooms": 1},
+		AfterOOMRange: map[string][2]int64{"inactive_split_bytes.all.peak": {0, 2 << 20}}}
+	oom.OOMs = 1
+	res := &Result{Runs: []Run{def, other, oom}}
+	_, rows := res.Columns()
+	if got := rows[1][2]; !strings.HasSuffix(got, " (direction unknown)") {
+		t.Errorf("peak reserved %q: want it marked of unknown direction (its range spans the default's 100 MiB)", got)
+	}
+	if got := rows[1][3]; strings.Contains(got, "direction") {
+		t.Errorf("cudaMalloc %q: its range {11, 12} lies above the default's 10, the direction is known", got)
+	}
+	marked := 0
+	for k, cell := range rows[2][1:8] {
+		if strings.HasSuffix(cell, "†") {
+			marked++
+		} else if key := tableKeys[k].key; key != "num_ooms" && key != "inactive_split_bytes.all.peak" {
+			t.Errorf("%s %q of the replay stopped at its OOM is not marked", key, cell)
+		}
+	}
+	if marked != 5 {
+		t.Errorf("%d figures marked after the OOM, want 5: %q", marked, rows[2])
+	}
+	var tab strings.Builder
+	if err := res.WriteTable(&tab); err != nil {
+		t.Fatal(err)
+	}
+	for _, note := range []string{"(direction unknown) beside a figure", "† beside a figure"} {
+		if !strings.Contains(tab.String(), note) {
+			t.Errorf("the table does not explain %q:\n%s", note, tab.String())
+		}
+	}
+	if slices.Contains(oom.notComparable(), "num_ooms") {
+		t.Error("the OOM count is marked not comparable")
+	}
+}
+
+// TestMinCapRange: the smallest cap at which no placement tried runs out is at least
+// the model's; below it the model or some placement runs out, at it none does.
+func TestMinCapRange(t *testing.T) {
+	s := workload(t, "gpt2_train")
+	sts, err := ParseSettings("max_split_size_mb:128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := sts[0]
+	cs, err := MinCapRange(s, st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs.Cap < cs.ModelCap || cs.Placements < 2 || !cs.Converged {
+		t.Fatalf("%+v: want a cap at least the model's, over converged placements", cs)
+	}
+	ooms := func(c int64) (int64, int64) {
+		t.Helper()
+		x := st
+		x.Cap = c
+		res, err := Replay(s, []Setting{x}, Options{NoTimingRange: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := res.Runs[0]
+		return r.OOMs, r.AddressRange["num_ooms"][1]
+	}
+	if m, p := ooms(cs.Cap); m != 0 || p != 0 {
+		t.Errorf("at the cap %d: %d OOMs, placements up to %d", cs.Cap, m, p)
+	}
+	if m, p := ooms(cs.Cap - 2<<20); m == 0 && p == 0 {
+		t.Errorf("2 MiB below the cap %d: no OOM in the model nor any placement", cs.Cap)
+	}
+	t.Logf("model's cap %d, no placement of %d runs out from %d", cs.ModelCap, cs.Placements, cs.Cap)
+}
+
+// TestConvergence: a range converges once placementWindow placements in a row widen
+// no key's range, and not before minPlacements.
+func TestConvergence(t *testing.T) {
+	run := func(v int64) *Run { return &Run{Stats: map[string]int64{"k": v}} }
+	c := newConvergence(run(10))
+	c.add(run(12)) // widens
+	for range placementWindow {
+		c.add(run(11))
+	}
+	if c.converged(placementWindow + 1) {
+		t.Error("converged before minPlacements")
+	}
+	if !c.converged(minPlacements) {
+		t.Errorf("not converged after %d placements that widened nothing", placementWindow)
+	}
+	c.add(run(9)) // widens again
+	if c.converged(minPlacements + 1) {
+		t.Error("converged right after a placement widened the range")
+	}
+	if got := c.ranges(); got["k"] != [2]int64{9, 12} {
+		t.Errorf("range %v, want k: [9, 12]", got)
+	}
+}

@@ -1,0 +1,397 @@
+package whatif
+
+import (
+	"cmp"
+	"container/heap"
+	"errors"
+	"fmt"
+	"math/rand"
+	"slices"
+
+	"memlab.dev/memlab/allocator"
+)
+
+// The replay stage: one device's prepared history (history, prepare.go) under one
+// setting, one timing of the cross-stream frees (schedule, timing.go) and one placement
+// of the device allocations (deviceMemory, memory.go), step by step through an
+// allocator. A replayer is that replay's state; replaySchedule runs one to the end.
+
+// replayer is one replay in progress: the allocator and the simulated device it runs
+// on, the blocks' replay addresses, the pending cross-stream frees, and the figures
+// recorded so far.
+type replayer struct {
+	h     *history
+	st    Setting
+	opts  Options
+	sched schedule // nil: complete deferred frees where the snapshot did
+	total int64    // the device's memory
+	mem   *deviceMemory
+	a     *allocator.Allocator
+	run   *Run
+
+	addrs    []uint64 // by block id; 0: not held
+	pending  []bool   // by block id: a deferred free not yet completed
+	npending int
+	// Frees due together complete by rank (op.order: stream by stream, then in the
+	// order they were made), at a synchronisation too.
+	rank     map[uint64]int64 // replay address of a pending block → its completion order
+	pendList []int32          // ids of pending frees, in the order of their Free (lazily pruned)
+	pendHead int              // pendList[:pendHead] are completed
+	freedAt  []int            // id of a pending free → cudaFree calls before it
+	mallocs  int              // allocations replayed so far
+	dues     dueHeap          // pending frees by the allocation at which sched makes them due
+	due      []int32          // scratch of process
+	poolIDs  []allocator.PoolID
+
+	// the curves: events per bucket, the bucket being filled, the reserved peak seen
+	bucket    int
+	curBucket int
+	peakSeen  int64
+}
+
+// newReplayer makes the allocator and device of a replay of h under st, with its cap,
+// its private pools and the blocks live before the trace re-made.
+func newReplayer(h *history, st Setting, opts Options, sched schedule) (*replayer, error) {
+	total := opts.TotalMemory
+	if total <= 0 {
+		total = H200Memory
+	}
+	mem := newDeviceMemory(uint64(total))
+	if opts.placement != 0 {
+		mem.placer = rand.New(rand.NewSource(opts.placement))
+		// Every other placement moves only the guessed allocations: the driver may
+		// also have put the recorded ones where the default run had them
+		// (TestAddressPlacementKinds: for gpt2_generate_large's capped run, these
+		// reach PyTorch's num_device_free more often than those that move recorded
+		// ones too).
+		mem.moveRecorded = opts.placement%2 == 1
+		if opts.permute {
+			mem.recorded = h.recordedAddresses()
+			mem.order = opts.order
+		}
+	}
+	a, err := allocator.New(mem, st.Conf)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case st.Cap > 0:
+		if st.Cap < total {
+			if err := a.SetPerProcessMemoryFraction(fractionFor(st.Cap, total)); err != nil {
+				return nil, err
+			}
+		}
+	case st.Fraction > 0 && st.Fraction < 1:
+		if err := a.SetPerProcessMemoryFraction(st.Fraction); err != nil {
+			return nil, err
+		}
+	}
+	r := &replayer{h: h, st: st, opts: opts, sched: sched, total: total, mem: mem, a: a,
+		run:     &Run{Setting: st, Device: h.device, Stopped: -1},
+		addrs:   make([]uint64, h.ids),
+		pending: make([]bool, h.ids),
+		freedAt: make([]int, h.ids),
+		rank:    map[uint64]int64{},
+	}
+	a.SetSyncOrder(func(x, y uint64) int { return cmp.Compare(r.rank[x], r.rank[y]) })
+	if h.pools != nil {
+		r.poolIDs = h.pools.ids
+		for _, id := range r.poolIDs[1:] {
+			if err := a.CreateOrIncrefPool(id); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, b := range h.initial {
+		mem.step(nil)
+		p, err := r.mallocIn(b.size, b.stream, b.pool)
+		if err != nil {
+			return nil, fmt.Errorf("re-making a block of %d bytes live before the trace: %w", b.size, err)
+		}
+		r.addrs[b.id] = p
+	}
+	points := opts.CurvePoints
+	if points <= 0 {
+		points = 2048
+	}
+	r.bucket = max((h.events+points-1)/points, 1)
+	r.curBucket, r.peakSeen = -1, -1
+	return r, nil
+}
+
+// replaySchedule runs one device's history under one setting, completing the frees
+// that waited for other streams by sched (nil: where the snapshot completed them).
+func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run, error) {
+	r, err := newReplayer(h, st, opts, sched)
+	if err != nil {
+		return nil, err
+	}
+	return r.through(h.ops)
+}
+
+// through replays ops (the rest of the history) and returns the run's figures.
+func (r *replayer) through(ops []op) (*Run, error) {
+	for _, o := range ops {
+		stop, err := r.step(o)
+		if err != nil {
+			return nil, err
+		}
+		if stop {
+			break
+		}
+	}
+	return r.finish(), nil
+}
+
+// dropAll forgets every pending free: a synchronisation completed them all.
+func (r *replayer) dropAll() {
+	for _, id := range r.pendList[r.pendHead:] {
+		r.pending[id] = false
+	}
+	r.npending, r.pendList, r.pendHead, r.dues = 0, r.pendList[:0], 0, r.dues[:0]
+}
+
+// synced notes a synchronisation inside a malloc (the retry path's release of cached
+// blocks, successful or not), which completed every pending free.
+func (r *replayer) synced() {
+	if r.npending > 0 && r.a.PendingFreeCount() == 0 {
+		r.dropAll()
+	}
+}
+
+// process is process_events at the start of a malloc: it completes the pending frees
+// the schedule says are due, and those a cudaFree since their Free synchronised.
+func (r *replayer) process() error {
+	if r.npending == 0 {
+		r.pendList, r.pendHead, r.dues = r.pendList[:0], 0, r.dues[:0]
+		return nil
+	}
+	r.due = r.due[:0]
+	// a cudaFree since a free: freedAt grows along pendList, so these are a prefix
+	for ; r.pendHead < len(r.pendList); r.pendHead++ {
+		id := r.pendList[r.pendHead]
+		if r.pending[id] {
+			if r.freedAt[id] == r.mem.frees {
+				break
+			}
+			r.pending[id] = false
+			r.due = append(r.due, id)
+		}
+	}
+	if r.pendHead > 1024 && r.pendHead > len(r.pendList)/2 {
+		r.pendList = r.pendList[:copy(r.pendList, r.pendList[r.pendHead:])]
+		r.pendHead = 0
+	}
+	for len(r.dues) > 0 && r.dues[0].at <= r.mallocs {
+		d := heap.Pop(&r.dues).(dueFree)
+		if r.pending[d.id] {
+			r.pending[d.id] = false
+			r.due = append(r.due, d.id)
+		}
+	}
+	// stream by stream (completionOrder), as a synchronisation does
+	slices.SortStableFunc(r.due, func(x, y int32) int { return cmp.Compare(r.rank[r.addrs[x]], r.rank[r.addrs[y]]) })
+	for _, id := range r.due {
+		r.npending--
+		if err := r.a.CompleteFree(r.addrs[id]); err != nil {
+			return err
+		}
+		r.addrs[id] = 0
+	}
+	return nil
+}
+
+// mallocIn is MallocStream, or MallocInPool for a request of a private pool.
+func (r *replayer) mallocIn(size int64, stream uint64, pool uint16) (uint64, error) {
+	if pool == 0 {
+		return r.a.MallocStream(size, stream)
+	}
+	return r.a.MallocInPool(size, stream, r.poolIDs[pool])
+}
+
+// fail notes an out-of-memory error of op o as the run's first OOM; another error is
+// returned.
+func (r *replayer) fail(o op, err error) error {
+	var oom *allocator.OutOfMemoryError
+	if !errors.As(err, &oom) {
+		return fmt.Errorf("event %d: %w", o.event, err)
+	}
+	if r.run.FirstOOM == nil {
+		r.run.FirstOOM = &OOM{Message: oom.Error(), Event: int(o.event), Size: o.size, Stream: o.stream}
+		r.run.FirstOOM.Frames = r.h.frames(o.event)
+	}
+	return nil
+}
+
+// malloc replays one allocation request: process_events first, then the allocator; ok
+// is false when the request failed (an OOM, recorded by fail).
+func (r *replayer) malloc(o op) (p uint64, ok bool, err error) {
+	r.mallocs++
+	if err := r.process(); err != nil {
+		return 0, false, fmt.Errorf("event %d: %w", o.event, err)
+	}
+	r.mem.step(r.h.hintsOf(&o))
+	p, err = r.mallocIn(o.size, o.stream, o.pool)
+	r.synced()
+	if err != nil {
+		return 0, false, r.fail(o, err)
+	}
+	return p, true, nil
+}
+
+// record notes the memory after op o: the peak's largest free block, the curves.
+func (r *replayer) record(o op) {
+	alloc, resv := r.a.Usage()
+	if resv > r.peakSeen {
+		r.peakSeen = resv
+		r.run.LargestFreeAtPeak = r.a.LargestFreeBlock()
+	}
+	cv := &r.run.Curve
+	if bk := int(o.event) / r.bucket; bk != r.curBucket {
+		r.curBucket = bk
+		cv.Event = append(cv.Event, int(o.event))
+		cv.Allocated = append(cv.Allocated, alloc)
+		cv.Reserved = append(cv.Reserved, resv)
+	} else {
+		n := len(cv.Event) - 1
+		cv.Event[n] = int(o.event)
+		cv.Allocated[n] = max(cv.Allocated[n], alloc)
+		cv.Reserved[n] = max(cv.Reserved[n], resv)
+	}
+}
+
+// step replays op o; stop is true when the replay ends there (an OOM the program
+// would not have survived, unless Options.ContinueAfterOOM).
+func (r *replayer) step(o op) (stop bool, err error) {
+	a := r.a
+	switch o.kind {
+	case opAlloc:
+		p, ok, err := r.malloc(o)
+		if err != nil {
+			return false, err
+		}
+		if ok {
+			r.addrs[o.id] = p
+		} else if !r.opts.ContinueAfterOOM {
+			r.run.Stopped = int(o.event)
+			r.record(o)
+			return true, nil
+		}
+	case opFree:
+		p := r.addrs[o.id]
+		if p == 0 {
+			break // its allocation failed
+		}
+		r.addrs[o.id] = 0
+		if o.deferred {
+			if err := a.RecordStream(p, r.h.other); err != nil {
+				return false, fmt.Errorf("event %d: %w", o.event, err)
+			}
+		}
+		if err := a.Free(p); err != nil {
+			return false, fmt.Errorf("event %d: %w", o.event, err)
+		}
+		if o.deferred {
+			r.addrs[o.id] = p
+			r.pending[o.id] = true
+			r.npending++
+			r.rank[p] = o.order()
+			r.pendList = append(r.pendList, o.id)
+			r.freedAt[o.id] = r.mem.frees
+			if r.sched != nil && r.sched[o.id] != never {
+				heap.Push(&r.dues, dueFree{at: r.mallocs + r.sched[o.id] + 1, id: o.id})
+			}
+		}
+	case opComplete:
+		if r.sched != nil || !r.pending[o.id] {
+			break // completed by a synchronisation, or never allocated
+		}
+		r.pending[o.id] = false
+		r.npending--
+		if err := a.CompleteFree(r.addrs[o.id]); err != nil {
+			return false, fmt.Errorf("event %d: %w", o.event, err)
+		}
+		r.addrs[o.id] = 0
+	case opEmptyCache:
+		r.mem.step(nil)
+		if err := a.EmptyCache(); err != nil {
+			return false, fmt.Errorf("event %d: empty_cache: %w", o.event, err)
+		}
+		if r.npending > 0 {
+			r.dropAll()
+		}
+	case opReleasePool:
+		if err := a.ReleasePool(r.poolIDs[o.pool]); err != nil {
+			return false, fmt.Errorf("event %d: %w", o.event, err)
+		}
+	case opEmptyCachePool:
+		r.mem.step(nil)
+		if err := a.EmptyCachePool(r.poolIDs[o.pool]); err != nil {
+			return false, fmt.Errorf("event %d: a MemPool's destruction: %w", o.event, err)
+		}
+		r.synced()
+	case opOOM:
+		// The recorded run failed here; the replay tries the same request and, if it
+		// fits under this setting, gives it back at once (the program did not get the
+		// memory, so nothing later frees it).
+		p, ok, err := r.malloc(o)
+		if err != nil {
+			return false, err
+		}
+		if ok {
+			if err := a.Free(p); err != nil {
+				return false, fmt.Errorf("event %d: %w", o.event, err)
+			}
+		}
+	}
+	r.record(o)
+	return false, nil
+}
+
+// finish reads the run's figures from the allocator after the last op replayed.
+func (r *replayer) finish() *Run {
+	run, a, st := r.run, r.a, r.st
+	run.Stats = a.MemoryStats()
+	run.MaxAllocated = run.Stats["allocated_bytes.all.peak"]
+	run.MaxReserved = run.Stats["reserved_bytes.all.peak"]
+	run.DeviceAllocs = run.Stats["num_device_alloc"]
+	run.DeviceFrees = run.Stats["num_device_free"]
+	run.AllocRetries = run.Stats["num_alloc_retries"]
+	run.OOMs = run.Stats["num_ooms"]
+	run.PeakInactiveSplit = run.Stats["inactive_split_bytes.all.peak"]
+	run.Guessed = r.mem.guessed
+	run.Final = a.Snapshot()
+	run.Limits = a.Limits()
+	if run.Stopped >= 0 {
+		run.AfterOOMRange = afterOOMRange(run.Final, run.Stats)
+	}
+	switch {
+	case st.Cap > 0 && st.Cap < r.total:
+		run.Allowed = st.Cap
+	case st.Fraction > 0 && st.Fraction < 1:
+		run.Allowed = int64(st.Fraction * float64(r.total))
+	case a.PerProcessMemoryFraction() < 1: // per_process_memory_fraction in the configuration
+		run.Allowed = int64(st.Conf.PerProcessMemoryFraction * float64(r.total))
+	}
+	return run
+}
+
+// dueFree is a pending free and the allocation at which its schedule makes it due.
+type dueFree struct {
+	at int
+	id int32
+}
+
+// dueHeap is a min-heap of dueFree by at (container/heap).
+type dueHeap []dueFree
+
+func (h dueHeap) Len() int           { return len(h) }
+func (h dueHeap) Less(i, j int) bool { return h[i].at < h[j].at }
+func (h dueHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *dueHeap) Push(x any)        { *h = append(*h, x.(dueFree)) }
+func (h *dueHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
