@@ -19,8 +19,8 @@ func TestLabCommand(t *testing.T) {
 	}{
 		{"list", []string{"lab", "-list"}, 0, "02-memory-mechanics  2.3 Fragmentation (内存碎片)  remedies", ""},
 		{"list by its other name", []string{"experiments", "-list", "-run", " 2.4 "}, 0, "2.4 The `torch.cuda` memory API (torch.cuda 内存 API)  leakCheck", ""},
-		{"one cell, no plots", []string{"lab", "-device", "sim", "-plots", "", "-run", "transposeStrides"}, 0, "Measured: the contiguous copy allocated a new 512 bytes block", ""},
-		{"one notebook cell with its plot", []string{"lab", "-device", "sim", "-plots", plots, "-run", "storageVsViews"}, 0, "Measured: memory_allocated is 4.00 MiB after x", ""},
+		{"one cell, no plots", []string{"lab", "-device", "sim", "-plots", "", "-run", "transposeStrides"}, 0, "the contiguous copy allocated a new 512 bytes block → holds", ""},
+		{"one notebook cell with its plot", []string{"lab", "-device", "sim", "-plots", plots, "-run", "storageVsViews"}, 0, "the six views added 0 bytes to memory_allocated, x.t().contiguous() 4.00 MiB → holds", ""},
 		{"a cell on a bad device", []string{"lab", "-device", "tpu", "-plots", "", "-run", "storageVsViews"}, 1, "FAILED: memlab: cell storageVsViews (2.1 Tensor storage and views (张量存储)): memlab: open device \"\": device: bad device \"tpu\"", ""},
 		{"no match", []string{"lab", "-run", "nothing-like-this"}, 2, "", "no cell or experiment matches"},
 		{"bad regexp", []string{"lab", "-run", "("}, 2, "", "-run: error parsing regexp"},
