@@ -94,7 +94,9 @@ func TestEngineForward(t *testing.T) {
 	if !slices.Equal(own.Tokens, fallback.Tokens) {
 		t.Errorf("a nil Pass: tokens %v, the model's own %v", fallback.Tokens, own.Tokens)
 	}
-	_, err = generate(model.KVCache, func(model.Weights, model.Mode, *tensor.Tensor) (model.Pass, error) { return nil, errors.New("no such pass") })
+	_, err = generate(model.KVCache, func(model.Weights, model.Mode, *tensor.Tensor) (model.Pass, error) {
+		return nil, errors.New("no such pass")
+	})
 	if err == nil || !strings.Contains(err.Error(), "model: Generate: no such pass") {
 		t.Errorf("a Forward's error: Generate returned %v", err)
 	}

@@ -55,7 +55,7 @@ func oneRequestByMode() {
 	tab := ch4.ModeTable(req)                     // a row per mode; the request in the caption
 	for _, mode := range []model.Mode{model.Baseline, model.InPlace, model.Views, model.KVCache, model.Chapter, model.Optimised} {
 		l := memlab.MustOpen()
-		e := memlab.Must(ch4.NewEngine(l, "small", mode)) // the weights on l, and an engine running them in mode
+		e := memlab.Must(ch4.NewEngine(l, "small", mode, pass)) // the weights on l, an engine running pass (above) in mode
 		weights, calls := l.MemoryAllocated(), ch4.AllocCalls(l)
 		l.ResetPeakMemoryStats()
 		g := memlab.Must(e.Generate(req))
@@ -143,7 +143,7 @@ print(peak, torch.cuda.max_memory_reserved(), stats["allocation.all.allocated"],
 func inferenceSmall() {
 	// 4.4 the whole workload: 10 modes × 8 requests — about 15 s on the simulator on 2 cores (its CPU kernels compute every value), a second on a GPU
 	progress := func(done, total int) { ch4.Say("request %d of %d done in every mode", done, total) }
-	r := memlab.Must(ch4.Inference(ch4.Setup{Progress: progress}, "small"))
+	r := memlab.Must(ch4.Inference(ch4.Setup{Progress: progress, Forward: pass}, "small"))
 	r.Table().Show()
 	r.ExtrasTable().Show()
 	fmt.Print(r.Findings())
@@ -237,7 +237,7 @@ func tokenLatencySpread() {
 	// 4.3's 5–10 %: three live runs (about 9 s on the simulator on 2 cores, a second on a GPU), then the H200 recording
 	faster, r := []float64{}, ch4.InferenceResult{}
 	for run := range 3 {
-		r = memlab.Must(ch4.Inference(ch4.Setup{}, "small", model.Baseline, model.KVCache))
+		r = memlab.Must(ch4.Inference(ch4.Setup{Forward: pass}, "small", model.Baseline, model.KVCache))
 		v, _ := r.Compare(model.KVCache, model.Baseline, ch4.TokenLatency)
 		faster = append(faster, v)
 		ch4.Say("live run %d of 3: kv-cache %.1f %% faster", run+1, v)
@@ -398,7 +398,7 @@ func pooledScoresByMode() {
 	for _, mode := range []model.Mode{model.Baseline, model.PooledScores, model.Chapter, model.Chapter | model.PooledScores} {
 		l := memlab.MustOpen()
 		m := memlab.Must(model.New(l, size.Config))
-		e := memlab.Must(m.NewEngine(mode, model.EngineOptions{MaxLen: size.Workload.MaxLen()}))
+		e := memlab.Must(m.NewEngine(mode, model.EngineOptions{MaxLen: size.Workload.MaxLen(), Forward: pass}))
 		weights, before := l.MemoryAllocated(), ch4.AllocCalls(l)
 		l.ResetPeakMemoryStats()
 		logits[mode] = memlab.Must(e.Generate(req)).LastLogits
