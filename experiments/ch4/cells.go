@@ -230,7 +230,8 @@ type Engine struct {
 
 // NewEngine loads the model of the named size (model.Sizes) on l and returns
 // an engine running it in mode, for requests up to the size's workload's
-// longest.
+// longest, with the forward pass f in the modes f implements (nil: the
+// model's own, model.EngineOptions.Forward).
 func NewEngine(l *memlab.Lab, sizeName string, mode model.Mode, f model.Forward) (*Engine, error) {
 	size, err := model.SizeByName(sizeName)
 	if err != nil {

@@ -19,8 +19,13 @@ a batch dimension: `model.Baseline`, `InPlace`, `Views`, `KVCache` and `model.Ch
 the three together, mirror the `Tricks` above. Two more are memlab's own, not the
 chapter's: `PooledScores` (attention scores and softmax in pooled buffers, below) and
 `LastLogits` (the output projection for the sampled position only); `Optimised` is
-`Chapter` and `LastLogits`. Every mode gives the same logits. One request, mode by mode —
-in PyTorch, for one model and one request:
+`Chapter` and `LastLogits`. Every mode gives the same logits. The engines of this section
+run your forward pass: `pass` (in "The forward pass, 3") hands the three cells above to
+them as a `model.Forward`, in the modes `Tricks` has switches for; in `PooledScores` and
+`LastLogits` they run the model's own. Edit the forward pass and these tables change too.
+Without `View` your pass makes one allocator call a pass more than the model's own would:
+the `(batch, seq, hidden)` flatten copy. One request, mode by mode — in PyTorch, for one
+model and one request:
 
 ```python
 weights = torch.cuda.memory_allocated()        # the model is loaded
@@ -36,7 +41,7 @@ print(torch.cuda.max_memory_allocated() - weights,
 /*md:zh-CN
 ### `model` 包：同一段前向传播，逐个模式
 
-`model` 包用它的各个模式运行上面那段前向传播，一次一个请求，没有 batch 维度：`model.Baseline`、`InPlace`、`Views`、`KVCache` 以及三招合用的 `model.Chapter`，对应上面的 `Tricks`。另外两个是 memlab 自己加的，不是教材的：`PooledScores`（注意力分数和 softmax 写进池化的缓冲区，见下文）和 `LastLogits`（只为要采样的那个位置计算输出投影）；`Optimised` 是 `Chapter` 加 `LastLogits`。所有模式得到的 logits 都完全相同。先看一个请求，逐个模式对比——用 PyTorch 对一个模型、一个请求来测是这样：
+`model` 包用它的各个模式运行上面那段前向传播，一次一个请求，没有 batch 维度：`model.Baseline`、`InPlace`、`Views`、`KVCache` 以及三招合用的 `model.Chapter`，对应上面的 `Tricks`。另外两个是 memlab 自己加的，不是教材的：`PooledScores`（注意力分数和 softmax 写进池化的缓冲区，见下文）和 `LastLogits`（只为要采样的那个位置计算输出投影）；`Optimised` 是 `Chapter` 加 `LastLogits`。所有模式得到的 logits 都完全相同。这一节的引擎跑的是你的前向传播：`pass`（在“前向传播之三”里）把上面三个单元格作为 `model.Forward` 交给引擎，用在 `Tricks` 有开关的那些模式上；`PooledScores` 和 `LastLogits` 模式跑的是模型自己的前向传播。改动前向传播，这些表格也随之改变。不开 `View` 时，你的前向传播每次比模型自己的多一次分配器调用：那就是 `(batch, seq, hidden)` 展平时的拷贝。先看一个请求，逐个模式对比——用 PyTorch 对一个模型、一个请求来测是这样：
 
 ```python
 weights = torch.cuda.memory_allocated()        # 模型已加载
