@@ -30,6 +30,27 @@ type EngineOptions struct {
 	Timer Timer
 	// KeepLogits makes Generate return every step's logits.
 	KeepLogits bool
+	// Forward, if set, is a forward pass of the caller's that Generate runs
+	// in place of the model's own, for the modes it implements.
+	Forward Forward
+}
+
+// Forward returns a Pass that runs one request's forward passes over w in
+// mode, or a nil Pass for a mode it does not implement, which the engine
+// then runs itself. With KVCache, arena is the request's KV-cache arena from
+// the engine's pool, of shape [pool.KVCacheArenaShape] (layer l's keys at
+// [l, 0], its values at [l, 1]); the engine puts it back after Release.
+// Without KVCache arena is nil. A notebook's forward pass comes in this way,
+// so that what a learner edits is what the engine measures.
+type Forward func(w Weights, mode Mode, arena *tensor.Tensor) (Pass, error)
+
+// Pass is one request's forward passes, from a [Forward].
+type Pass interface {
+	// Step runs tokens ids at positions pos, pos+1, … and returns the
+	// logits of the last of them.
+	Step(ids []int64, pos int) ([]float32, error)
+	// Release frees what the request kept (its KV cache, for one).
+	Release() error
 }
 
 // Engine generates tokens for requests in one Mode. With KVCache it keeps a
@@ -139,16 +160,28 @@ func (e *Engine) Generate(req Request) (g Generation, err error) {
 		}
 	}
 	kv := &kvState{scores: e.scores}
+	var arena *tensor.Tensor
 	if e.mode&KVCache != 0 {
-		arena, err := e.arenas.Get()
-		if err != nil {
+		if arena, err = e.arenas.Get(); err != nil {
 			return g, fmt.Errorf("model: Generate: %w", err)
 		}
-		if kv.cache, err = pool.NewKVCacheIn(arena); err != nil {
-			return g, errors.Join(err, e.arenas.Put(arena))
+		defer func() { err = errors.Join(err, e.arenas.Put(arena)) }()
+	}
+	var p Pass
+	if e.opts.Forward != nil {
+		if p, err = e.opts.Forward(e.m.Weights(), e.mode, arena); err != nil {
+			return g, fmt.Errorf("model: Generate: %w", err)
 		}
-		defer func() { err = errors.Join(err, kv.cache.Release(), e.arenas.Put(arena)) }()
-	} else {
+	}
+	switch {
+	case p != nil:
+		defer func() { err = errors.Join(err, p.Release()) }()
+	case arena != nil:
+		if kv.cache, err = pool.NewKVCacheIn(arena); err != nil {
+			return g, fmt.Errorf("model: Generate: %w", err)
+		}
+		defer func() { err = errors.Join(err, kv.cache.Release()) }()
+	default:
 		kv.k, kv.v = make([]*tensor.Tensor, cfg.Layers), make([]*tensor.Tensor, cfg.Layers)
 		defer func() { err = errors.Join(err, kv.release()) }()
 	}
@@ -156,7 +189,11 @@ func (e *Engine) Generate(req Request) (g Generation, err error) {
 		var logits []float32
 		d, err := e.opts.Timer(func() error {
 			var err error
-			logits, err = e.m.forward(e.mode, ids, pos, kv)
+			if p != nil {
+				logits, err = p.Step(ids, pos)
+			} else {
+				logits, err = e.m.forward(e.mode, ids, pos, kv)
+			}
 			return err
 		})
 		if err != nil {

@@ -230,8 +230,9 @@ type Engine struct {
 
 // NewEngine loads the model of the named size (model.Sizes) on l and returns
 // an engine running it in mode, for requests up to the size's workload's
-// longest.
-func NewEngine(l *memlab.Lab, sizeName string, mode model.Mode) (*Engine, error) {
+// longest, with the forward pass f in the modes f implements (nil: the
+// model's own, model.EngineOptions.Forward).
+func NewEngine(l *memlab.Lab, sizeName string, mode model.Mode, f model.Forward) (*Engine, error) {
 	size, err := model.SizeByName(sizeName)
 	if err != nil {
 		return nil, fmt.Errorf("ch4: NewEngine: %w", err)
@@ -240,7 +241,7 @@ func NewEngine(l *memlab.Lab, sizeName string, mode model.Mode) (*Engine, error)
 	if err != nil {
 		return nil, fmt.Errorf("ch4: NewEngine: %w", err)
 	}
-	e, err := m.NewEngine(mode, model.EngineOptions{MaxLen: size.Workload.MaxLen()})
+	e, err := m.NewEngine(mode, model.EngineOptions{MaxLen: size.Workload.MaxLen(), Forward: f})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("ch4: NewEngine: %w", err), m.Release())
 	}

@@ -145,7 +145,7 @@ func TestLiveSpread(t *testing.T) {
 func TestNewEngineAndFirstRequest(t *testing.T) {
 	l := memlab.MustOpen(memlab.AllocConf(""), memlab.NotCurrent())
 	defer l.Close()
-	if _, err := NewEngine(l, "huge", model.Baseline); err == nil || !strings.Contains(err.Error(), "ch4: NewEngine") {
+	if _, err := NewEngine(l, "huge", model.Baseline, nil); err == nil || !strings.Contains(err.Error(), "ch4: NewEngine") {
 		t.Errorf("NewEngine of an unknown size: %v", err)
 	}
 	if _, err := FirstRequest("huge"); err == nil {
@@ -155,7 +155,7 @@ func TestNewEngineAndFirstRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := NewEngine(l, "small", model.KVCache)
+	e, err := NewEngine(l, "small", model.KVCache, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

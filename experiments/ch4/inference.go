@@ -145,7 +145,7 @@ func startInference(s Setup, res *InferenceResult, mode model.Mode) (r *inferenc
 		return r, err
 	}
 	res.WeightBytes = r.m.WeightBytes()
-	if r.e, err = r.m.NewEngine(mode, model.EngineOptions{MaxLen: res.Size.Workload.MaxLen(), Timer: r.timePass}); err != nil {
+	if r.e, err = r.m.NewEngine(mode, model.EngineOptions{MaxLen: res.Size.Workload.MaxLen(), Timer: r.timePass, Forward: s.Forward}); err != nil {
 		return r, err
 	}
 	r.weights = r.b.MemoryAllocated()

@@ -7,6 +7,7 @@ import (
 
 	"memlab.dev/memlab/device"
 	"memlab.dev/memlab/memlab"
+	"memlab.dev/memlab/model"
 )
 
 // MiB is 2²⁰ bytes.
@@ -21,6 +22,9 @@ type Setup struct {
 	// Progress, if set, is called after each request of [Inference] with the
 	// requests done and their number, so that a long run shows it advancing.
 	Progress func(done, total int)
+	// Forward, if set, is the forward pass [Inference]'s engines run in the
+	// modes it implements (model.EngineOptions.Forward): a notebook's own.
+	Forward model.Forward
 }
 
 // Bench is one lab opened for an experiment, with the allocator's default

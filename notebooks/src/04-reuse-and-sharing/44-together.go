@@ -141,6 +141,7 @@ type fwd struct {
 	K, V  []*tensor.Tensor // per layer [B, H, L, hd], grown by Cat (without Pool)
 	arena *tensor.Tensor   // with Pool: [2·layers, B, H, maxLen, hd], from the pool
 	scope *tensor.Scope    // if set, the pass's tensors join it (encode's, for an out-of-memory error)
+	out   []float32        // the last pass's logits of each sequence's last position
 }
 
 // flatten turns x (batch, seq, hidden) into (batch·seq, hidden): technique 1.
@@ -369,6 +370,7 @@ func (f *fwd) logits(h *tensor.Tensor, B, S int) []int64 {
 	lv := then(lg, memlab.Must(lg.View(B, S, -1)))
 	last := then(lv, memlab.Must(lv.Select(1, S-1))) // [B, Vocab]: each sequence's last position
 	x, V := ch4.Values(last), f.w.Config.Vocab
+	f.out = x
 	next := make([]int64, B)
 	for b := range next {
 		for i, v := range x[b*V : (b+1)*V] {
@@ -405,6 +407,31 @@ func generate(t Tricks) ch4.Generate {
 		return peaks, tokens
 	}
 }
+
+// pass is the forward pass above as the model package's engines take it
+// (model.Forward), at batch 1: the engines of section 4.5's cells run it in
+// the modes its tricks are (InPlace, Views, KVCache), the model's own pass
+// in the others (LastLogits, PooledScores).
+func pass(w model.Weights, mode model.Mode, arena *tensor.Tensor) (model.Pass, error) {
+	if mode&^model.Chapter != 0 {
+		return nil, nil
+	}
+	c := w.Config
+	f := &fwd{w: w, t: Tricks{View: mode&model.Views != 0, InPlace: mode&model.InPlace != 0, Pool: mode&model.KVCache != 0},
+		K: make([]*tensor.Tensor, c.Layers), V: make([]*tensor.Tensor, c.Layers)}
+	if arena != nil { // [layers, 2, H, maxLen, hd] as [2·layers, 1, H, maxLen, hd]: a view
+		f.arena = memlab.Must(arena.View(2*c.Layers, 1, c.Heads, -1, c.HeadDim()))
+	}
+	return f, nil
+}
+
+// Step and Release make fwd a model.Pass: one sequence's forward passes.
+func (f *fwd) Step(ids []int64, pos int) ([]float32, error) {
+	f.forward(f.w.Wte.Device(), [][]int64{ids}, pos)
+	return f.out, nil
+}
+
+func (f *fwd) Release() error { return tensor.ReleaseLive(append(f.K, append(f.V, f.arena)...)...) }
 
 // encode runs BERT's forward pass with tricks t over batch sequences of seq
 // tokens (token 0: the bytes do not depend on the tokens) on l, with the

@@ -19,8 +19,13 @@ a batch dimension: `model.Baseline`, `InPlace`, `Views`, `KVCache` and `model.Ch
 the three together, mirror the `Tricks` above. Two more are memlab's own, not the
 chapter's: `PooledScores` (attention scores and softmax in pooled buffers, below) and
 `LastLogits` (the output projection for the sampled position only); `Optimised` is
-`Chapter` and `LastLogits`. Every mode gives the same logits. One request, mode by mode —
-in PyTorch, for one model and one request:
+`Chapter` and `LastLogits`. Every mode gives the same logits. The engines of this section
+run your forward pass: `pass` (in "The forward pass, 3") hands the three cells above to
+them as a `model.Forward`, in the modes `Tricks` has switches for; in `PooledScores` and
+`LastLogits` they run the model's own. Edit the forward pass and these tables change too.
+Without `View` your pass makes one allocator call a pass more than the model's own would:
+the `(batch, seq, hidden)` flatten copy. One request, mode by mode — in PyTorch, for one
+model and one request:
 
 ```python
 weights = torch.cuda.memory_allocated()        # the model is loaded
@@ -36,7 +41,7 @@ print(torch.cuda.max_memory_allocated() - weights,
 /*md:zh-CN
 ### `model` 包：同一段前向传播，逐个模式
 
-`model` 包用它的各个模式运行上面那段前向传播，一次一个请求，没有 batch 维度：`model.Baseline`、`InPlace`、`Views`、`KVCache` 以及三招合用的 `model.Chapter`，对应上面的 `Tricks`。另外两个是 memlab 自己加的，不是教材的：`PooledScores`（注意力分数和 softmax 写进池化的缓冲区，见下文）和 `LastLogits`（只为要采样的那个位置计算输出投影）；`Optimised` 是 `Chapter` 加 `LastLogits`。所有模式得到的 logits 都完全相同。先看一个请求，逐个模式对比——用 PyTorch 对一个模型、一个请求来测是这样：
+`model` 包用它的各个模式运行上面那段前向传播，一次一个请求，没有 batch 维度：`model.Baseline`、`InPlace`、`Views`、`KVCache` 以及三招合用的 `model.Chapter`，对应上面的 `Tricks`。另外两个是 memlab 自己加的，不是教材的：`PooledScores`（注意力分数和 softmax 写进池化的缓冲区，见下文）和 `LastLogits`（只为要采样的那个位置计算输出投影）；`Optimised` 是 `Chapter` 加 `LastLogits`。所有模式得到的 logits 都完全相同。这一节的引擎跑的是你的前向传播：`pass`（在“前向传播之三”里）把上面三个单元格作为 `model.Forward` 交给引擎，用在 `Tricks` 有开关的那些模式上；`PooledScores` 和 `LastLogits` 模式跑的是模型自己的前向传播。改动前向传播，这些表格也随之改变。不开 `View` 时，你的前向传播每次比模型自己的多一次分配器调用：那就是 `(batch, seq, hidden)` 展平时的拷贝。先看一个请求，逐个模式对比——用 PyTorch 对一个模型、一个请求来测是这样：
 
 ```python
 weights = torch.cuda.memory_allocated()        # 模型已加载
@@ -55,7 +60,7 @@ func oneRequestByMode() {
 	tab := ch4.ModeTable(req)                     // a row per mode; the request in the caption
 	for _, mode := range []model.Mode{model.Baseline, model.InPlace, model.Views, model.KVCache, model.Chapter, model.Optimised} {
 		l := memlab.MustOpen()
-		e := memlab.Must(ch4.NewEngine(l, "small", mode)) // the weights on l, and an engine running them in mode
+		e := memlab.Must(ch4.NewEngine(l, "small", mode, pass)) // the weights on l, an engine running pass (above) in mode
 		weights, calls := l.MemoryAllocated(), ch4.AllocCalls(l)
 		l.ResetPeakMemoryStats()
 		g := memlab.Must(e.Generate(req))
@@ -143,7 +148,7 @@ print(peak, torch.cuda.max_memory_reserved(), stats["allocation.all.allocated"],
 func inferenceSmall() {
 	// 4.4 the whole workload: 10 modes × 8 requests — about 15 s on the simulator on 2 cores (its CPU kernels compute every value), a second on a GPU
 	progress := func(done, total int) { ch4.Say("request %d of %d done in every mode", done, total) }
-	r := memlab.Must(ch4.Inference(ch4.Setup{Progress: progress}, "small"))
+	r := memlab.Must(ch4.Inference(ch4.Setup{Progress: progress, Forward: pass}, "small"))
 	r.Table().Show()
 	r.ExtrasTable().Show()
 	fmt.Print(r.Findings())
@@ -237,7 +242,7 @@ func tokenLatencySpread() {
 	// 4.3's 5–10 %: three live runs (about 9 s on the simulator on 2 cores, a second on a GPU), then the H200 recording
 	faster, r := []float64{}, ch4.InferenceResult{}
 	for run := range 3 {
-		r = memlab.Must(ch4.Inference(ch4.Setup{}, "small", model.Baseline, model.KVCache))
+		r = memlab.Must(ch4.Inference(ch4.Setup{Forward: pass}, "small", model.Baseline, model.KVCache))
 		v, _ := r.Compare(model.KVCache, model.Baseline, ch4.TokenLatency)
 		faster = append(faster, v)
 		ch4.Say("live run %d of 3: kv-cache %.1f %% faster", run+1, v)
@@ -398,7 +403,7 @@ func pooledScoresByMode() {
 	for _, mode := range []model.Mode{model.Baseline, model.PooledScores, model.Chapter, model.Chapter | model.PooledScores} {
 		l := memlab.MustOpen()
 		m := memlab.Must(model.New(l, size.Config))
-		e := memlab.Must(m.NewEngine(mode, model.EngineOptions{MaxLen: size.Workload.MaxLen()}))
+		e := memlab.Must(m.NewEngine(mode, model.EngineOptions{MaxLen: size.Workload.MaxLen(), Forward: pass}))
 		weights, before := l.MemoryAllocated(), ch4.AllocCalls(l)
 		l.ResetPeakMemoryStats()
 		logits[mode] = memlab.Must(e.Generate(req)).LastLogits

@@ -112,10 +112,13 @@ func TestKVStrategies(t *testing.T) {
 	nbtest.Want(t, out, `Measured: torch\.cat: 6662 allocator calls, 5 cudaMallocs, 30\.00 MiB reserved at its peak; preallocated: 16 calls, up to 1276 token slots unused; paged: 1 call, at most 60 slots unused, 12\.00 MiB reserved`)
 }
 
+// TestOneRequestByMode checks the cell runs the notebook's forward pass: the
+// model's peaks, and without View one allocator call a pass more than the
+// model's 363 (the flatten copy, 10 passes), which only that pass makes.
 func TestOneRequestByMode(t *testing.T) {
 	out := nbtest.Run(t, Cells, "oneRequestByMode")
 	nbtest.Want(t, out,
-		`(?m)^baseline +2\.57 MiB +640\.50 KiB +363 +\[1786 676 319`,
+		`(?m)^baseline +2\.57 MiB +640\.50 KiB +373 +\[1786 676 319`,
 		`(?m)^chapter +2\.57 MiB +710\.50 KiB +224 +\[1786 676 319`,
 		`(?m)^optimised +2\.57 MiB +390\.00 KiB +224 +\[1786 676 319`)
 }
@@ -142,7 +145,7 @@ func TestAttentionScores(t *testing.T) {
 func TestPooledScoresByMode(t *testing.T) {
 	out := nbtest.Run(t, Cells, "pooledScoresByMode")
 	nbtest.Want(t, out,
-		`(?m)^baseline +640\.50 KiB +363 +0 / 0`,
+		`(?m)^baseline +640\.50 KiB +373 +0 / 0`, // the notebook's pass: +10 flatten copies
 		`(?m)^pooled-scores +\S+ KiB +(\d+) +(\d+) / 2`,
 		`(?m)^chapter +710\.50 KiB +224 +0 / 0`,
 		`(?m)^chapter\+pooled-scores +\S+ KiB +\d+ +\d+ / 2`,
@@ -226,6 +229,57 @@ func TestForwardMirrorsModel(t *testing.T) {
 	}
 }
 
+// extraBuffer is pass with an edit a learner might make: every forward pass
+// allocates one more buffer of bytes and keeps it to the end of the request.
+func extraBuffer(bytes int) model.Forward {
+	return func(w model.Weights, mode model.Mode, arena *tensor.Tensor) (model.Pass, error) {
+		p, err := pass(w, mode, arena)
+		if p == nil || err != nil {
+			return p, err
+		}
+		return &keepExtra{Pass: p, dev: w.Wte.Device(), n: bytes / 4}, nil
+	}
+}
+
+type keepExtra struct {
+	model.Pass
+	dev  tensor.Device
+	n    int
+	kept []*tensor.Tensor
+}
+
+func (k *keepExtra) Step(ids []int64, pos int) ([]float32, error) {
+	x, err := tensor.Empty(k.dev, tensor.Float32, k.n)
+	if err != nil {
+		return nil, err
+	}
+	k.kept = append(k.kept, x)
+	return k.Pass.Step(ids, pos)
+}
+
+func (k *keepExtra) Release() error {
+	return errors.Join(tensor.ReleaseAll(k.kept...), k.Pass.Release())
+}
+
+// TestEditedForwardChangesPeaks runs 4.5's workload through the forward
+// pass as the cells give it (pass) and edited (extraBuffer): in the modes
+// the notebook's pass implements the peak above the weights rises by the
+// request's kept buffers, in the others (the model's own pass) it does not.
+func TestEditedForwardChangesPeaks(t *testing.T) {
+	const extra = 64 << 10
+	modes := []model.Mode{model.Baseline, model.Chapter, model.Optimised}
+	mine := memlab.Must(ch4.Inference(ch4.Setup{Device: "sim", Forward: pass}, "small", modes...))
+	edited := memlab.Must(ch4.Inference(ch4.Setup{Device: "sim", Forward: extraBuffer(extra)}, "small", modes...))
+	for _, mode := range modes {
+		a, _ := mine.Row(mode)
+		b, _ := edited.Row(mode)
+		grew := b.Working - a.Working
+		if implemented := mode&^model.Chapter == 0; implemented && grew < extra || !implemented && grew != 0 {
+			t.Errorf("%v: the edited pass's peak above the weights is %d bytes higher (notebook's pass: %v)", mode, grew, implemented)
+		}
+	}
+}
+
 func TestChapterPoolWrongShape(t *testing.T) {
 	out := nbtest.Run(t, Cells, "chapterPoolWrongShape")
 	nbtest.Want(t, out, `Measured: the chapter's TensorPool\(\(1024, 1024\)\) took a \[64, 1024\] tensor and get\(\) handed it out: shape \[64, 1024\], 256\.00 KiB, where the pool promises \[1024, 1024\]`)
@@ -266,7 +320,7 @@ func TestTokenLatencySpread(t *testing.T) {
 	nbtest.Want(t, out,
 		`(?m)^live run 1 of 3: kv-cache -?[0-9.]+ % faster$`,
 		`(?m)^live run 3 of 3: `,
-		`Measured: live, small model on sim:0 .*: baseline 0 cudaMalloc and 4689 allocator calls, kv-cache 0 and 4198; median token `,
+		`Measured: live, small model on sim:0 .*: baseline 0 cudaMalloc and 4820 allocator calls, kv-cache 0 and 4329; median token `, // the notebook's pass: +131 flatten copies
 		`Measured: recorded, large model on cuda:0 \(NVIDIA H200\): baseline 21 cudaMalloc and 474768 allocator calls, kv-cache 8 and 413713; median token 3\.317ms → 3\.023ms`,
 		`Measured: recorded, small model on cuda:0 \(NVIDIA H200\): baseline 0 cudaMalloc and 4689 allocator calls, kv-cache 0 and 4198; median token 568µs → 527µs`,
 		`Chapter: pooling the KV cache cuts inference latency by 5–10 percent \| measured: recorded on cuda:0 \(NVIDIA H200\), large model .*: 8\.9 % faster → holds`)
