@@ -397,16 +397,12 @@ func perEpochCost() {
 		l := memlab.MustOpen(memlab.WithLatency()) // the H200's cudaMalloc/cudaFree time, on the simulator
 		start := time.Now()
 		for range 10 { // epochs
-			for range 100 { // steps: one 256 MiB activation each
-				memlab.Check(memlab.Must(tensor.Empty(l, tensor.Uint8, 256<<20)).Release())
-			}
+			memlab.Check(ch2.Steps(l, 100, 256<<20)) // 100 steps: one 256 MiB activation each, allocated and freed
 			if habit {
 				memlab.Check(l.EmptyCache())
 			}
 		}
-		st := l.MemoryStats()
-		memlab.Measured("empty_cache() every epoch: %v; cudaMalloc calls %d, cudaFree calls %d; the ten epochs took %s",
-			habit, st["num_device_alloc"], st["num_device_free"], time.Since(start).Round(10*time.Microsecond))
+		memlab.Measured("empty_cache() every epoch: %v; cudaMalloc calls %d, cudaFree calls %d; the ten epochs took %s", habit, l.MemoryStats()["num_device_alloc"], l.MemoryStats()["num_device_free"], time.Since(start).Round(10*time.Microsecond))
 		memlab.Check(l.Close())
 	}
 }
