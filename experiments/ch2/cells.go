@@ -75,3 +75,24 @@ func HostBytesEach(n int, f func(i int)) int64 {
 		}
 	})
 }
+
+// AllocTable is 2.2's table of requests: each request's block, pool and
+// segment, then memory_stats()' byte and segment counters after it; rows
+// come from [AllocRow].
+func AllocTable() *memlab.Table {
+	return memlab.NewTable("request", "block", "pool", "its segment", "allocated_bytes", "reserved_bytes",
+		"small segments", "large segments")
+}
+
+// AllocRow adds t's row to tab, an [AllocTable]: the request's name, then
+// the block, pool and segment that hold t on l and l's counters now.
+func AllocRow(tab *memlab.Table, l *memlab.Lab, request string, t *tensor.Tensor) error {
+	seg, b, ok := l.BlockOf(t)
+	if !ok {
+		return fmt.Errorf("ch2: AllocRow: no segment of the lab holds %s", request)
+	}
+	st := l.MemoryStats()
+	tab.Row(request, memlab.FormatBytes(b.Size), seg.Pool, memlab.FormatBytes(seg.TotalSize), memlab.FormatBytes(st["allocated_bytes.all.current"]),
+		memlab.FormatBytes(st["reserved_bytes.all.current"]), st["segment.small_pool.current"], st["segment.large_pool.current"])
+	return nil
+}

@@ -2,6 +2,7 @@ package ch2
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"memlab.dev/memlab/allocator"
@@ -98,5 +99,25 @@ func TestTapePlot(t *testing.T) {
 	fig, err := TapePlot("t", a, b)
 	if err != nil || fig == nil {
 		t.Fatalf("TapePlot: %v", err)
+	}
+}
+
+func TestAllocRow(t *testing.T) {
+	l := memlab.MustOpen(memlab.Budget(1<<30), memlab.NotCurrent())
+	defer l.Close()
+	other := memlab.MustOpen(memlab.Budget(1<<30), memlab.NotCurrent())
+	defer other.Close()
+	x := memlab.Must(tensor.Empty(l, tensor.Uint8, 24))
+	defer x.Release()
+	tab := AllocTable()
+	if err := AllocRow(tab, l, "24 B", x); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"24 B", "512 bytes", "small", "2.00 MiB", "512 bytes", "2.00 MiB", "1", "0"}
+	if len(tab.Rows) != 1 || len(tab.Rows[0]) != len(tab.Header) || strings.Join(tab.Rows[0], "|") != strings.Join(want, "|") {
+		t.Errorf("the row of a 24-byte tensor: %q, want %q", tab.Rows, want)
+	}
+	if err := AllocRow(tab, other, "24 B", x); err == nil || len(tab.Rows) != 1 {
+		t.Errorf("a tensor of another lab: %v, %d rows", err, len(tab.Rows))
 	}
 }
