@@ -96,3 +96,22 @@ func AllocRow(tab *memlab.Table, l *memlab.Lab, request string, t *tensor.Tensor
 		memlab.FormatBytes(st["reserved_bytes.all.current"]), st["segment.small_pool.current"], st["segment.large_pool.current"])
 	return nil
 }
+
+// GiBThenHalf is the probe of 2.2's PYTORCH_CUDA_ALLOC_CONF experiment, run
+// on each lab: 1 GiB allocated and freed, then 512 MiB allocated and freed.
+// Under the defaults the 512 MiB is cut from the cached GiB (1 GiB reserved
+// after), under max_split_size_mb:128 it takes a segment of its own (1.5 GiB).
+func GiBThenHalf(labs ...*memlab.Lab) error {
+	for _, l := range labs {
+		for _, n := range []int{1 << 30, 512 << 20} {
+			t, err := tensor.Empty(l, tensor.Uint8, n)
+			if err != nil {
+				return fmt.Errorf("ch2: GiBThenHalf: %w", err)
+			}
+			if err := t.Release(); err != nil {
+				return fmt.Errorf("ch2: GiBThenHalf: %w", err)
+			}
+		}
+	}
+	return nil
+}

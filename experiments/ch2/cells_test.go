@@ -121,3 +121,22 @@ func TestAllocRow(t *testing.T) {
 		t.Errorf("a tensor of another lab: %v, %d rows", err, len(tab.Rows))
 	}
 }
+
+func TestGiBThenHalf(t *testing.T) {
+	def := memlab.MustOpen(memlab.Budget(4<<30), memlab.NotCurrent())
+	defer def.Close()
+	split := memlab.MustOpen(memlab.Budget(4<<30), memlab.NotCurrent(), memlab.AllocConf("max_split_size_mb:128"))
+	defer split.Close()
+	if err := GiBThenHalf(def, split); err != nil {
+		t.Fatal(err)
+	}
+	if def.MemoryReserved() != 1<<30 || split.MemoryReserved() != 3<<29 || def.MemoryAllocated()+split.MemoryAllocated() != 0 {
+		t.Errorf("reserved %d under the defaults, %d under max_split_size_mb:128, %d allocated; want 1 GiB, 1.5 GiB, 0",
+			def.MemoryReserved(), split.MemoryReserved(), def.MemoryAllocated()+split.MemoryAllocated())
+	}
+	small := memlab.MustOpen(memlab.Budget(512<<20), memlab.NotCurrent())
+	defer small.Close()
+	if err := GiBThenHalf(small); !memlab.IsOutOfMemory(err) {
+		t.Errorf("1 GiB in 512 MiB: %v, want out of memory", err)
+	}
+}

@@ -560,17 +560,12 @@ func allocConfTooLate() {
 	os.Setenv("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:128")      // the chapter's line, too late for early
 	late := memlab.MustOpen(memlab.Budget(4<<30), memlab.NotCurrent()) // a new process: the variable is set before CUDA starts
 	defer late.Close()
-	var bs []*tensor.Tensor
-	for _, l := range []*memlab.Lab{early, late} {
-		memlab.Check(memlab.Must(tensor.Empty(l, tensor.Uint8, 1<<30)).Release())
-		bs = append(bs, memlab.Must(tensor.Empty(l, tensor.Uint8, 512<<20))) // cut from the cached 1 GiB, or not
-	}
-	defer func() { memlab.Check(tensor.ReleaseAll(bs...)) }()
+	// on each: a = empty(1 GiB); del a; b = empty(512 MiB), cut from the cached 1 GiB or not; del b
+	memlab.Check(ch2.GiBThenHalf(early, late))
 	applied := func(l *memlab.Lab) bool { return l.Allocator().Config().String() == "max_split_size_mb:128" }
 	memlab.Judge("setting os.environ['PYTORCH_CUDA_ALLOC_CONF'] in Python configures the allocator", memlab.HoldsWhen(applied(early), applied(late)),
 		"set after the lab opened: reserved %s, allocator settings %q; set before: reserved %s, settings %q",
-		memlab.FormatBytes(early.MemoryReserved()), early.Allocator().Config().String(),
-		memlab.FormatBytes(late.MemoryReserved()), late.Allocator().Config().String())
+		memlab.FormatBytes(early.MemoryReserved()), early.Allocator().Config().String(), memlab.FormatBytes(late.MemoryReserved()), late.Allocator().Config().String())
 }
 
 /*md
