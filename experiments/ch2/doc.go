@@ -7,8 +7,7 @@
 //     cost on the device and on the host), [TapePlot] (saved tensors);
 //   - 2.2 the caching allocator: [AllocTable] and [AllocRow] (five requests,
 //     block by block), [GiBThenHalf] (the PYTORCH_CUDA_ALLOC_CONF probe),
-//     [ChapterSequence] (the chapter's allocate-and-
-//     free sequence), [PyTorch] and [Compare] (memlab beside PyTorch 2.11's
+//     [ChapterSequence] (the chapter's allocate-and-free sequence), [PyTorch] and [Compare] (memlab beside PyTorch 2.11's
 //     recording of the same ops, op by op);
 //   - 2.3 fragmentation: [Fragmenting] (a [Workload] whose live small tensors
 //     pin the segments), the chapter's remedies ([Remedies], [Try]) and their
