@@ -5,7 +5,6 @@ import (
 
 	"memlab.dev/memlab/experiments/ch2"
 	"memlab.dev/memlab/memlab"
-	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
 )
 
@@ -158,15 +157,12 @@ func metadataOnHost() {
 	l := memlab.MustOpen()
 	defer l.Close()
 	x := memlab.Must(tensor.Empty(l, tensor.Float32, 1024, 1024)) // 4 MiB
-	device := func() int64 { return l.MemoryAllocated() + l.MemoryReserved() + memlab.Must(l.DriverUsed()) }
-	before, views := device(), make([]*tensor.Tensor, 10000)
-	host := ch2.HostBytes(func() { // bytes of host memory the loop takes
-		for i := range views {
-			views[i] = memlab.Must(x.Narrow(0, i%1024, 1)) // x[i:i+1]
-		}
-	})
-	memlab.Judge("a tensor has two parts in GPU memory: a data area and a metadata area", memlab.HoldsIf(device() != before),
-		"10000 views moved memory_allocated, memory_reserved and the driver's count by %s in all", memlab.FormatBytes(device()-before))
+	// on the device: memory_allocated + memory_reserved + the driver's count
+	before, views := memlab.Must(ch2.DeviceBytes(l)), make([]*tensor.Tensor, 10000)
+	// views[i] = x[i:i+1] for every i, weighing the host memory the loop takes
+	host := ch2.HostBytesEach(len(views), func(i int) { views[i] = memlab.Must(x.Narrow(0, i%1024, 1)) })
+	memlab.Judge("a tensor has two parts in GPU memory: a data area and a metadata area", memlab.HoldsIf(memlab.Must(ch2.DeviceBytes(l)) != before),
+		"10000 views moved memory_allocated, memory_reserved and the driver's count by %s in all", memlab.FormatBytes(memlab.Must(ch2.DeviceBytes(l))-before))
 	info, perView := 8*(2*x.Dim()+1), host/int64(len(views)) // shape, strides and offset as int64s
 	memlab.Judge("the metadata is tiny: tens of bytes", memlab.HoldsPartly(info < 100, perView < 100),
 		"a view's shape, strides and offset are %d bytes; each view took %d bytes of host memory", info, perView)
@@ -332,17 +328,14 @@ func transposeStrides() {
 	a := memlab.Must(tensor.Arange(l, tensor.Float32, 0, 6, 1))
 	x := memlab.Must(a.View(2, 3))
 	before, vs := l.MemoryAllocated(), memlab.NewViews(x)
-	xt := vs.Add("x.t()", memlab.Must(x.T()))
-	transposed := l.MemoryAllocated() - before
+	// x.t(), then what memory_allocated grew by (Go evaluates the calls left to right)
+	xt, transposed := vs.Add("x.t()", memlab.Must(x.T())), l.MemoryAllocated()-before
 	c := vs.Add("x.t().contiguous()", memlab.Must(xt.Contiguous()))
 	vs.Table().Show()
-	memlab.Measured("in memory order, x's storage holds %v and the copy %v; x.t() read row by row gives %v",
-		memlab.Must(a.Float32s()), memlab.Must(c.Float32s()), memlab.Must(xt.Float32s()))
+	memlab.Measured("in memory order, x's storage holds %v and the copy %v; x.t() read row by row gives %v", memlab.Must(a.Float32s()), memlab.Must(c.Float32s()), memlab.Must(xt.Float32s()))
 	memlab.Judge("a transpose changes the strides, not the data, and takes no new memory", memlab.HoldsIf(transposed == 0 && xt.SharesStorage(x)),
-		"x.t() allocated %s and shares x's storage: %v; the contiguous copy allocated a new %s block",
-		memlab.FormatBytes(transposed), xt.SharesStorage(x), memlab.FormatBytes(l.MemoryAllocated()-before-transposed))
-	memlab.Check(vs.Release())
-	memlab.Check(a.Release())
+		"x.t() allocated %s and shares x's storage: %v; the contiguous copy allocated a new %s block", memlab.FormatBytes(transposed), xt.SharesStorage(x), memlab.FormatBytes(l.MemoryAllocated()-before-transposed))
+	memlab.Check(tensor.ReleaseAll(append(vs.List, a)...)) // x, its views, then a
 }
 
 /*md
@@ -541,16 +534,10 @@ func savedTensors() {
 	tape := tensor.NewTape()
 	training := forward(l, layers, tape)
 	memlab.Check(tape.Release())
-	allocated := func(s memlab.Step) int64 { return s.Allocated }
 	noTape, withTape, after := inference.List[layers].Allocated, training.List[layers].Allocated, training.Last().Allocated
 	memlab.Judge("autograd keeps references to intermediate results, so the data they refer to stays alive", memlab.HoldsIf(withTape > noTape && after < withTape),
-		"after %d layers memory_allocated is %s without a tape and %s with one; after Backward, %s",
-		layers, memlab.FormatBytes(noTape), memlab.FormatBytes(withTape), memlab.FormatBytes(after))
-	fig, err := memplot.Lines("2.1 saved tensors hold memory until backward", "",
-		inference.Series("no tape (inference)", allocated), training.Series("tape (training)", allocated))
-	memlab.Check(err)
-	fig.LabelX(training.Labels()...)
-	memlab.Show(fig, nil)
+		"after %d layers memory_allocated is %s without a tape and %s with one; after Backward, %s", layers, memlab.FormatBytes(noTape), memlab.FormatBytes(withTape), memlab.FormatBytes(after))
+	memlab.Show(ch2.TapePlot("2.1 saved tensors hold memory until backward", inference, training))
 }
 
 /*md

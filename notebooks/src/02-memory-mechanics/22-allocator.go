@@ -265,8 +265,7 @@ for seg in torch.cuda.memory_snapshot():            # 每个段及其中的块
 func fiveAllocations() {
 	l := memlab.MustOpen()
 	defer l.Close()
-	tab := memlab.NewTable("request", "block", "pool", "its segment", "allocated_bytes", "reserved_bytes",
-		"small segments", "large segments")
+	tab := ch2.AllocTable() // a row a request: its block, pool and segment, memory_stats() after it
 	var ts []*tensor.Tensor
 	rule := true // a request calls cudaMalloc exactly when no cached free block is large enough
 	for _, r := range []struct {
@@ -276,17 +275,13 @@ func fiveAllocations() {
 		fits, calls := l.Snapshot().LargestFreeBlock() >= int64(r.n), l.MemoryStats()["num_device_alloc"]
 		ts = append(ts, memlab.Must(tensor.Empty(l, tensor.Uint8, r.n)))
 		rule = rule && fits == (l.MemoryStats()["num_device_alloc"] == calls)
-		seg, b, _ := l.BlockOf(ts[len(ts)-1])
-		st := l.MemoryStats()
-		tab.Row(r.name, memlab.FormatBytes(b.Size), seg.Pool, memlab.FormatBytes(seg.TotalSize), memlab.FormatBytes(st["allocated_bytes.all.current"]),
-			memlab.FormatBytes(st["reserved_bytes.all.current"]), st["segment.small_pool.current"], st["segment.large_pool.current"])
+		memlab.Check(ch2.AllocRow(tab, l, r.name, ts[len(ts)-1]))
 	}
 	tab.Show()
 	fmt.Println(memlab.Blocks(l.Snapshot())) // each segment's blocks, in address order
 	_, first, _ := l.BlockOf(ts[0])
 	memlab.Judge("it first looks for a free block of a matching size; if it finds none, it asks CUDA for a new block", memlab.HoldsIf(rule),
-		"24 bytes took a %s block; %d cudaMalloc calls for five requests, each where no cached free block was large enough: %v",
-		memlab.FormatBytes(first.Size), l.MemoryStats()["num_device_alloc"], rule)
+		"24 bytes took a %s block; %d cudaMalloc calls for five requests, each where no cached free block was large enough: %v", memlab.FormatBytes(first.Size), l.MemoryStats()["num_device_alloc"], rule)
 	memlab.Show(l.SegmentMap("2.2 the segments after five allocations (S small pool, L large)"))
 	memlab.Check(tensor.ReleaseAll(ts...))
 }
@@ -565,17 +560,12 @@ func allocConfTooLate() {
 	os.Setenv("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:128")      // the chapter's line, too late for early
 	late := memlab.MustOpen(memlab.Budget(4<<30), memlab.NotCurrent()) // a new process: the variable is set before CUDA starts
 	defer late.Close()
-	var bs []*tensor.Tensor
-	for _, l := range []*memlab.Lab{early, late} {
-		memlab.Check(memlab.Must(tensor.Empty(l, tensor.Uint8, 1<<30)).Release())
-		bs = append(bs, memlab.Must(tensor.Empty(l, tensor.Uint8, 512<<20))) // cut from the cached 1 GiB, or not
-	}
-	defer func() { memlab.Check(tensor.ReleaseAll(bs...)) }()
+	// on each: a = empty(1 GiB); del a; b = empty(512 MiB), cut from the cached 1 GiB or not; del b
+	memlab.Check(ch2.GiBThenHalf(early, late))
 	applied := func(l *memlab.Lab) bool { return l.Allocator().Config().String() == "max_split_size_mb:128" }
 	memlab.Judge("setting os.environ['PYTORCH_CUDA_ALLOC_CONF'] in Python configures the allocator", memlab.HoldsWhen(applied(early), applied(late)),
 		"set after the lab opened: reserved %s, allocator settings %q; set before: reserved %s, settings %q",
-		memlab.FormatBytes(early.MemoryReserved()), early.Allocator().Config().String(),
-		memlab.FormatBytes(late.MemoryReserved()), late.Allocator().Config().String())
+		memlab.FormatBytes(early.MemoryReserved()), early.Allocator().Config().String(), memlab.FormatBytes(late.MemoryReserved()), late.Allocator().Config().String())
 }
 
 /*md

@@ -164,10 +164,8 @@ func fragment() {
 	_, err := tensor.Empty(l, tensor.Uint8, ch2.Request) // 1.5 GiB
 	rec.Stop()
 	fmt.Println("empty(1.5 GiB):", err)
-	memlab.Judge("the caching allocator has plenty of small blocks in hand, but not enough contiguous large ones",
-		memlab.HoldsIf(memlab.IsOutOfMemory(err) && snap.TotalFree() >= ch2.Request && snap.LargestFreeBlock() < ch2.Request),
-		"%s free in the cache, the largest free block %s; the 1.5 GiB request: %s",
-		memlab.FormatBytes(snap.TotalFree()), memlab.FormatBytes(snap.LargestFreeBlock()), memlab.Outcome(err))
+	memlab.Judge("the caching allocator has plenty of small blocks in hand, but not enough contiguous large ones", memlab.HoldsIf(ch2.TooFragmented(snap, err)), // out of memory, with enough free bytes
+		"%s free in the cache, the largest free block %s; the 1.5 GiB request: %s", memlab.FormatBytes(snap.TotalFree()), memlab.FormatBytes(snap.LargestFreeBlock()), memlab.Outcome(err))
 	memlab.Show(memplot.SegmentMap("2.3 segments before the 1.5 GiB request", memlab.Segments(snap)))
 	memlab.Show(rec.PlotFragmentation("2.3 free memory in the cache, batch by batch"))
 	memlab.Check(tensor.ReleaseAll(keep...))
@@ -334,18 +332,14 @@ func freeButFails() {
 	l := memlab.MustOpen(memlab.Budget(1 << 30))
 	defer l.Close()
 	weights := memlab.Must(tensor.Empty(l, tensor.Uint8, 600<<20))
-	w := ch2.Workload{Batches: 5, Long: 50 << 20, Short: 40 << 20, Kept: 10 << 20} // the loop above, smaller
-	keep := memlab.Must(w.Run(l, nil))
+	keep := memlab.Must(ch2.Workload{Batches: 5, Long: 50 << 20, Short: 40 << 20, Kept: 10 << 20}.Run(l, nil)) // the loop above, smaller
 	req, err := tensor.Empty(l, tensor.Uint8, 100<<20)
 	fmt.Println(err)
-	devFree, _ := memlab.Must2(l.MemGetInfo())
-	free, cached := int64(devFree), l.MemoryReserved()-l.MemoryAllocated()
+	free, cached := memlab.Must(ch2.DeviceFree(l)), l.MemoryReserved()-l.MemoryAllocated() // mem_get_info()'s free; the cache's
 	memlab.Judge("there is still 200 MB free, yet a 100 MB tensor cannot be allocated", memlab.HoldsIf(memlab.IsOutOfMemory(err) && cached >= 2*(100<<20)),
-		"the 100 MiB request: %s with %s free in the cache, its largest block %s; mem_get_info() free: %s",
-		memlab.Outcome(err), memlab.FormatBytes(cached), memlab.FormatBytes(l.Snapshot().LargestFreeBlock()), memlab.FormatBytes(free))
+		"the 100 MiB request: %s with %s free in the cache, its largest block %s; mem_get_info() free: %s", memlab.Outcome(err), memlab.FormatBytes(cached), memlab.FormatBytes(l.Snapshot().LargestFreeBlock()), memlab.FormatBytes(free))
 	memlab.Judge("memory_reserved() shows how much memory is left", memlab.HoldsIf(l.MemoryReserved() == cached || l.MemoryReserved() == free),
-		"memory_reserved() %s, memory_allocated() %s, free in the cache %s, free on the device %s", memlab.FormatBytes(l.MemoryReserved()),
-		memlab.FormatBytes(l.MemoryAllocated()), memlab.FormatBytes(cached), memlab.FormatBytes(free))
+		"memory_reserved() %s, memory_allocated() %s, free in the cache %s, free on the device %s", memlab.FormatBytes(l.MemoryReserved()), memlab.FormatBytes(l.MemoryAllocated()), memlab.FormatBytes(cached), memlab.FormatBytes(free))
 	memlab.Check(tensor.ReleaseLive(append(keep, weights, req)...))
 }
 
