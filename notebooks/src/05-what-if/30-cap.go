@@ -73,7 +73,7 @@ func underCap() {
 		if o := r.FirstOOM; o != nil {
 			fmt.Printf(lang.Text("%s: %d OOMs; the first at event %d:")+"\n  %s\n", lang.Text(r.Setting.Label()), r.OOMs, o.Event, o.Message)
 			if n := r.ExpandableNote(); n != "" {
-				fmt.Printf("  %s\n", n)
+				fmt.Printf("  %s\n", lang.Text(n))
 			}
 			for _, fr := range o.Frames[:min(3, len(o.Frames))] {
 				fmt.Printf("    %s:%d %s\n", fr.Filename, fr.Line, fr.Name)
