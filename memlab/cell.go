@@ -131,14 +131,17 @@ func (t *Table) localized() *Table {
 		if n, ok := strings.CutSuffix(s, " bytes"); ok && n != "" && strings.Trim(n, "-0123456789") == "" {
 			return n + " " + lang.TextIn(ed, "bytes") // a size under 1 KiB, as FormatBytes prints it
 		}
-		if w := lang.TextIn(ed, s); w != s || !strings.Contains(s, " + ") {
+		if w := lang.TextIn(ed, s); w != s || !strings.Contains(s, "+") {
 			return w
 		}
-		parts := strings.Split(s, " + ") // a compound label, "views + kv-cache": each part a label
+		parts := strings.Split(s, "+") // a compound label, "views + kv-cache": each part a label
 		for i, p := range parts {
-			parts[i] = lang.TextIn(ed, p)
+			core := strings.TrimSpace(p)
+			if core != "" {
+				parts[i] = strings.Replace(p, core, lang.TextIn(ed, core), 1)
+			}
 		}
-		return strings.Join(parts, " + ")
+		return strings.Join(parts, "+")
 	}
 	out := &Table{Caption: word(t.Caption), err: t.err}
 	for _, h := range t.Header {

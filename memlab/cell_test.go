@@ -474,11 +474,11 @@ func TestTableLocalizesSizesAndCompounds(t *testing.T) {
 		prev := Output
 		Output = &buf
 		defer func() { Output = prev }()
-		NewTable("setting", "peak reserved").Row("defaults + free", "0 bytes").Row("x", "-512 bytes").Row("y", "many bytes").Show()
+		NewTable("setting", "peak reserved").Row("defaults + free", "0 bytes").Row("defaults+free", "-512 bytes").Row("y", "many bytes").Show()
 		return buf.String()
 	}
 	zh := show(lang.Chinese)
-	for _, want := range []string{"默认设置 + 空闲", "0 字节", "-512 字节", "many bytes"} {
+	for _, want := range []string{"默认设置 + 空闲", "默认设置+空闲", "0 字节", "-512 字节", "many bytes"} {
 		if !strings.Contains(zh, want) {
 			t.Errorf("Chinese table lacks %q:\n%s", want, zh)
 		}
