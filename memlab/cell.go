@@ -127,7 +127,22 @@ func (t *Table) localized() *Table {
 	if ed == lang.English {
 		return t
 	}
-	word := func(s string) string { return lang.TextIn(ed, s) }
+	word := func(s string) string {
+		if n, ok := strings.CutSuffix(s, " bytes"); ok && n != "" && strings.Trim(n, "-0123456789") == "" {
+			return n + " " + lang.TextIn(ed, "bytes") // a size under 1 KiB, as FormatBytes prints it
+		}
+		if w := lang.TextIn(ed, s); w != s || !strings.Contains(s, "+") {
+			return w
+		}
+		parts := strings.Split(s, "+") // a compound label, "views + kv-cache": each part a label
+		for i, p := range parts {
+			core := strings.TrimSpace(p)
+			if core != "" {
+				parts[i] = strings.Replace(p, core, lang.TextIn(ed, core), 1)
+			}
+		}
+		return strings.Join(parts, "+")
+	}
 	out := &Table{Caption: word(t.Caption), err: t.err}
 	for _, h := range t.Header {
 		out.Header = append(out.Header, word(h))

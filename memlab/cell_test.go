@@ -463,3 +463,30 @@ type memlabOOM struct{}
 
 func (memlabOOM) Error() string     { return "out of memory" }
 func (memlabOOM) OutOfMemory() bool { return true }
+
+// TestTableLocalizesSizesAndCompounds checks that a shown table's cells in
+// the Chinese edition say "字节" for a size under 1 KiB and translate each
+// part of a compound label, and that English tables are left as they are.
+func TestTableLocalizesSizesAndCompounds(t *testing.T) {
+	show := func(ed string) string {
+		t.Setenv("MEMLAB_LANG", ed)
+		var buf strings.Builder
+		prev := Output
+		Output = &buf
+		defer func() { Output = prev }()
+		NewTable("setting", "peak reserved").Row("defaults + free", "0 bytes").Row("defaults+free", "-512 bytes").Row("y", "many bytes").Show()
+		return buf.String()
+	}
+	zh := show(lang.Chinese)
+	for _, want := range []string{"默认设置 + 空闲", "默认设置+空闲", "0 字节", "-512 字节", "many bytes"} {
+		if !strings.Contains(zh, want) {
+			t.Errorf("Chinese table lacks %q:\n%s", want, zh)
+		}
+	}
+	en := show(lang.English)
+	for _, want := range []string{"defaults + free", "0 bytes", "-512 bytes"} {
+		if !strings.Contains(en, want) {
+			t.Errorf("English table lacks %q:\n%s", want, en)
+		}
+	}
+}

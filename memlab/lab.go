@@ -10,6 +10,7 @@ import (
 	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/device"
 	"memlab.dev/memlab/device/sim"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/tensor"
 	"memlab.dev/memlab/units"
 )
@@ -340,19 +341,20 @@ func (l *Lab) String() string { return l.dev.String() }
 //	alloc conf: max_split_size_mb:128
 func (l *Lab) Describe() string {
 	_, total, err := l.dev.MemGetInfo()
-	size := "total unknown"
+	size := lang.Text("total unknown")
 	if err == nil {
 		size = allocator.FormatSize(int64(total))
 	}
 	conf := l.alloc.Snapshot().Settings.Conf
 	if conf == "" {
-		conf = "defaults"
+		conf = lang.Text("defaults")
 	}
-	chosen := l.sel.Reason
+	chosen := lang.Text(l.sel.Reason)
 	if l.sel.From != "" && l.sel.From != "auto" && l.sel.From != "shared" {
-		chosen += fmt.Sprintf(" (%s %q)", l.sel.From, l.sel.Requested)
+		chosen += fmt.Sprintf(" (%s %q)", lang.Text(l.sel.From), l.sel.Requested)
 	}
-	return fmt.Sprintf("device:     %s, %s, %s\nchosen:     %s\nalloc conf: %s", l.dev, l.dev.Name(), size, chosen, conf)
+	return fmt.Sprintf(lang.Text("device:     %s, %s, %s")+"\n"+lang.Text("chosen:     %s")+"\n"+lang.Text("alloc conf: %s"),
+		l.dev, l.dev.Name(), size, chosen, conf)
 }
 
 // Selection says how the lab's device was chosen (see device.OpenSelect).

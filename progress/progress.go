@@ -34,7 +34,7 @@ const Timeout = 5 * time.Minute
 type Exercise struct {
 	Number    int    // its number, as `memlab exercises check N` takes it
 	Slug      string // its folder, such as "04-round-size"
-	Title     string // the README's title
+	Title     string // the README's title, in the workbook's edition (README.zh-CN.md's in Chinese)
 	Section   string // the notebook section, such as "Notebook 02, §2.2 The caching allocator"
 	Readme    string // the README's path from the repository root: exercises/04-round-size/README.md
 	Work      string // the learner's copy of it (absolute), whose code is tested; "" when there is no working copy
@@ -109,8 +109,12 @@ func Of(nn string) ([]Exercise, error) {
 	out := make([]Exercise, len(exs))
 	for i, ex := range exs {
 		r := reports[ex.Slug]
+		title := ex.Title
+		if ed, err := workbook.InEdition(ex, lang.Current()); err == nil {
+			title = ed.Title // the Chinese edition's title, from README.zh-CN.md
+		}
 		out[i] = Exercise{
-			Number: ex.Number, Slug: ex.Slug, Title: ex.Title, Section: ex.Section,
+			Number: ex.Number, Slug: ex.Slug, Title: title, Section: ex.Section,
 			Readme:    filepath.ToSlash(filepath.Join("exercises", ex.Slug, "README.md")),
 			Passed:    r != nil && r.Passed(),
 			State:     workbook.State(r),

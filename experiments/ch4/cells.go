@@ -217,7 +217,7 @@ func SayMallocs(live InferenceResult, rec RecordedRuns) {
 		b, _ := res.Row(model.Baseline)
 		k, _ := res.Row(model.KVCache)
 		memlab.Measured("%s, %s model on %s: baseline %d cudaMalloc and %d allocator calls, kv-cache %d and %d; median token %s → %s",
-			LiveOrRecorded(i > 0), res.Size.Name, res.Device, b.DeviceMallocs, b.AllocCalls, k.DeviceMallocs, k.AllocCalls, b.Token.Round(time.Microsecond), k.Token.Round(time.Microsecond))
+			LiveOrRecorded(i > 0), SizeName(res.Size.Name), res.Device, b.DeviceMallocs, b.AllocCalls, k.DeviceMallocs, k.AllocCalls, b.Token.Round(time.Microsecond), k.Token.Round(time.Microsecond))
 	}
 }
 

@@ -267,7 +267,7 @@ var ChapterModes = []model.Mode{model.Baseline, model.InPlace, model.Views, mode
 func (r InferenceResult) Table() *memlab.Table {
 	cfg := r.Size.Config
 	return r.table(true, fmt.Sprintf(lang.Text("%s model (%d layers, d_model %d, %s of weights) on %s: the chapter's techniques"),
-		r.Size.Name, cfg.Layers, cfg.Dim, mib(r.WeightBytes), r.Device))
+		SizeName(r.Size.Name), cfg.Layers, cfg.Dim, mib(r.WeightBytes), r.Device))
 }
 
 // ExtrasTable returns the figures of the modes not in ChapterModes —
@@ -275,7 +275,7 @@ func (r InferenceResult) Table() *memlab.Table {
 // saved against the first mode as in Table. It has no rows when only
 // ChapterModes ran.
 func (r InferenceResult) ExtrasTable() *memlab.Table {
-	return r.table(false, fmt.Sprintf(lang.Text("%s model: memlab's own extras, not the chapter's (saved: against the %v)"), r.Size.Name, r.Rows[0].Mode))
+	return r.table(false, fmt.Sprintf(lang.Text("%s model: memlab's own extras, not the chapter's (saved: against the %v)"), SizeName(r.Size.Name), ModeName(r.Rows[0].Mode)))
 }
 
 // table is String's columns but the median prefill (which the notebook does
@@ -411,26 +411,26 @@ func (r InferenceResult) Findings() string {
 		same = fmt.Sprintf(lang.Text("every mode's logits are within %.3g of the baseline's"), r.MaxLogitDiff)
 	}
 	fmt.Fprintf(&b, lang.Text("Measured (%s model on %s): the %v's peak is %s, %s above the weights; %s.")+"\n",
-		r.Size.Name, r.Device, base.Mode, mib(base.PeakAllocated), mib(base.Working), same)
+		SizeName(r.Size.Name), r.Device, ModeName(base.Mode), mib(base.PeakAllocated), mib(base.Working), same)
 	for _, m := range []model.Mode{model.InPlace, model.Views, model.KVCache, model.PooledScores} {
 		row, ok := r.Row(m)
 		if !ok {
 			continue
 		}
 		v, _ := r.Compare(m, base.Mode, Working)
-		fmt.Fprintf(&b, "- "+lang.Text("%v alone %s (%s above the weights), with %d allocator calls instead of %d.")+"\n", m, effect(v), mib(row.Working), row.AllocCalls, base.AllocCalls)
+		fmt.Fprintf(&b, "- "+lang.Text("%v alone %s (%s above the weights), with %d allocator calls instead of %d.")+"\n", ModeName(m), effect(v), mib(row.Working), row.AllocCalls, base.AllocCalls)
 	}
 	if row, ok := r.Row(model.Chapter); ok {
 		w, _ := r.Compare(model.Chapter, base.Mode, Working)
 		p, _ := r.Compare(model.Chapter, base.Mode, Peak)
 		fmt.Fprintf(&b, "- "+lang.Text("The chapter's three techniques together (%v = in-place+views+kv-cache): peak above the weights %s → %s, which %s; total peak %s → %s, which %s. The chapter says 20–30 %% less.")+"\n",
-			model.Chapter, mib(base.Working), mib(row.Working), effect(w), mib(base.PeakAllocated), mib(row.PeakAllocated), effect(p))
+			ModeName(model.Chapter), mib(base.Working), mib(row.Working), effect(w), mib(base.PeakAllocated), mib(row.PeakAllocated), effect(p))
 	}
 	if row, ok := r.Row(model.Chapter | model.PooledScores); ok {
 		if c, ok := r.Row(model.Chapter); ok {
 			w, _ := r.Compare(row.Mode, model.Chapter, Working)
 			fmt.Fprintf(&b, "- "+lang.Text("Pooled attention scores (the chapter's 4.4 buffers) added to them (%v): peak above the weights %s → %s, which %s, with %d allocator calls instead of %d.")+"\n",
-				row.Mode, mib(c.Working), mib(row.Working), effect(w), row.AllocCalls, c.AllocCalls)
+				ModeName(row.Mode), mib(c.Working), mib(row.Working), effect(w), row.AllocCalls, c.AllocCalls)
 		}
 	}
 	if v, ok := r.Compare(model.Optimised, model.Optimised&^model.InPlace, Working); ok {
@@ -442,7 +442,7 @@ func (r InferenceResult) Findings() string {
 	}
 	if row, ok := r.Row(model.KVCache); ok {
 		v, _ := r.Compare(model.KVCache, base.Mode, TokenLatency)
-		fmt.Fprintf(&b, "- "+lang.Text("Median token: %v %s, kv-cache %s (%.1f %% faster; the chapter says 5–10 %%)"), base.Mode, us(base.Token), us(row.Token), v)
+		fmt.Fprintf(&b, "- "+lang.Text("Median token: %v %s, kv-cache %s (%.1f %% faster; the chapter says 5–10 %%)"), ModeName(base.Mode), us(base.Token), us(row.Token), v)
 		if c, ok := r.Row(model.Chapter); ok {
 			cv, _ := r.Compare(model.Chapter, base.Mode, TokenLatency)
 			fmt.Fprintf(&b, lang.Text(", chapter %s (%.1f %% faster)"), us(c.Token), cv)
@@ -456,7 +456,7 @@ func (r InferenceResult) Findings() string {
 	var mallocs []string
 	most := int64(0)
 	for _, row := range r.Rows {
-		mallocs = append(mallocs, fmt.Sprintf("%v %d", row.Mode, row.DeviceMallocs))
+		mallocs = append(mallocs, fmt.Sprintf("%v %d", ModeName(row.Mode), row.DeviceMallocs))
 		most = max(most, row.DeviceMallocs)
 	}
 	if most == 0 {
@@ -487,7 +487,7 @@ func (r InferenceResult) bars(what, unit string, value func(InferenceRow) float6
 		groups[i] = row.Mode.String()
 		vals.Values = append(vals.Values, value(row))
 	}
-	return memplot.Bars(fmt.Sprintf(lang.Text("4.4 %s model: %s"), r.Size.Name, what), unit, groups, vals)
+	return memplot.Bars(fmt.Sprintf(lang.Text("4.4 %s model: %s"), SizeName(r.Size.Name), what), unit, groups, vals)
 }
 
 // PlotCurves draws the peak memory above the weights during each forward
@@ -509,6 +509,6 @@ func (r InferenceResult) PlotCurves() (*memplot.Figure, error) {
 		}
 		series = append(series, s)
 	}
-	return memplot.Lines(fmt.Sprintf(lang.Text("4.4 %s model: peak above the weights in each forward pass"), r.Size.Name),
+	return memplot.Lines(fmt.Sprintf(lang.Text("4.4 %s model: peak above the weights in each forward pass"), SizeName(r.Size.Name)),
 		lang.Text("forward pass, request after request (a prompt, then one per generated token)"), series...)
 }

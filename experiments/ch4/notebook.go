@@ -325,6 +325,27 @@ func Say(format string, args ...any) {
 	fmt.Println(fmt.Sprintf(lang.Text(format), args...))
 }
 
+// SizeName is a model size's name as the edition's "%s model" formats take
+// it: "small" in English; in Chinese the catalog's "small model", "小模型",
+// which the Chinese formats print without a word of their own (a plain
+// "small" is the small pool there, 小块池).
+func SizeName(name string) string {
+	if w := lang.Text(name + " model"); w != name+" model" {
+		return w
+	}
+	return name
+}
+
+// ModeName is a mode's name in the workbook's edition, each part of a
+// compound one ("chapter+pooled-scores") looked up in lang's catalog.
+func ModeName(m model.Mode) string {
+	parts := strings.Split(m.String(), "+")
+	for i, p := range parts {
+		parts[i] = lang.Text(p)
+	}
+	return strings.Join(parts, "+")
+}
+
 // T is words (a table's headers, a plot's labels) in the workbook's edition.
 func T(words ...string) []string {
 	out := make([]string, len(words))

@@ -88,6 +88,7 @@ import (
 	"fmt"
 
 	"memlab.dev/memlab/experiments/workloads"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/snapshot"
 	"memlab.dev/memlab/whatif"
@@ -103,7 +104,7 @@ func loadSnapshot() {
 			allocs++
 		}
 	}
-	fmt.Printf("devices: %d; stack frames recorded: %v; segments held at the end: %d\n",
+	fmt.Printf(lang.Text("devices: %d; stack frames recorded: %v; segments held at the end: %d")+"\n",
 		s.Devices(), s.HasFrames(), len(s.Segments))
 	memlab.Measured("the snapshot holds %d trace entries on device 0 (%d allocations), recorded under PYTORCH_CUDA_ALLOC_CONF=%q",
 		len(s.Traces[0]), allocs, own.Conf.String())

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"memlab.dev/memlab/experiments/workloads"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/whatif"
 )
@@ -70,15 +71,15 @@ func underCap() {
 	res := memlab.Must(whatif.Replay(s, below, whatif.Options{}))
 	for _, r := range res.Runs {
 		if o := r.FirstOOM; o != nil {
-			fmt.Printf("%s: %d OOMs; the first at event %d:\n  %s\n", r.Setting.Label(), r.OOMs, o.Event, o.Message)
+			fmt.Printf(lang.Text("%s: %d OOMs; the first at event %d:")+"\n  %s\n", lang.Text(r.Setting.Label()), r.OOMs, o.Event, o.Message)
 			if n := r.ExpandableNote(); n != "" {
-				fmt.Printf("  %s\n", n)
+				fmt.Printf("  %s\n", lang.Text(n))
 			}
 			for _, fr := range o.Frames[:min(3, len(o.Frames))] {
 				fmt.Printf("    %s:%d %s\n", fr.Filename, fr.Line, fr.Name)
 			}
 			if len(o.Frames) == 0 {
-				fmt.Println("  (the snapshot recorded no Python frames for this allocation)")
+				fmt.Println("  " + lang.Text("(the snapshot recorded no Python frames for this allocation)"))
 			}
 		}
 	}
