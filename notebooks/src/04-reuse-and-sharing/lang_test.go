@@ -69,7 +69,7 @@ func TestChineseOutputs(t *testing.T) {
 	t.Setenv("MEMLAB_LANG", "zh-CN")
 	for name, want := range map[string][]string{
 		"rebindVsAddInPlace":   {`a \+= 1：`, `教材：a = a \+ 1 创建新张量.* → 成立`},
-		"viewCopies":           {`(?m)^操作 +已分配 +与 x 共用存储`, `被拒绝（见下）`},
+		"viewCopies":           {`(?m)^操作 +已分配 +与 x 共享存储`, `被拒绝（见下）`},
 		"maxSplitMerging":      {`(?m)^PYTORCH_CUDA_ALLOC_CONF +段数`, `→ 不成立`},
 		"inPlaceTwelvePercent": {`模拟设备：只记账显存`, `(?m)^注意力 +序列长度`, `→ 视情况`},
 		"batch32Or64":          {`装得下`, `显存不足`},
