@@ -345,6 +345,22 @@ func (l *Lab) Describe() string {
 	if err == nil {
 		size = allocator.FormatSize(int64(total))
 	}
+	return l.describe(size)
+}
+
+// DeviceLine names the lab's device, its name and total memory in one line,
+// in English whatever the edition, as notebooks' stamps record it:
+// "cuda:0, NVIDIA H200, 139.80 GiB".
+func (l *Lab) DeviceLine() string {
+	size := "total unknown"
+	if _, total, err := l.dev.MemGetInfo(); err == nil {
+		size = allocator.FormatSize(int64(total))
+	}
+	return fmt.Sprintf("%s, %s, %s", l.dev, l.dev.Name(), size)
+}
+
+// describe is Describe with the device's size already written.
+func (l *Lab) describe(size string) string {
 	conf := l.alloc.Snapshot().Settings.Conf
 	if conf == "" {
 		conf = lang.Text("defaults")

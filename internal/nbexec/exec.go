@@ -140,16 +140,15 @@ func Execute(nb *Notebook, opt Options) error {
 	return errors.Join(failed...)
 }
 
-// describe is the device line of memlab's Describe for the device the cells
-// will open: "cuda:0, NVIDIA H200, 139.80 GiB".
+// describe is the device line (memlab's DeviceLine, in English in either
+// edition) for the device the cells will open: "cuda:0, NVIDIA H200, 139.80 GiB".
 func describe() (string, error) {
 	l, err := memlab.Open()
 	if err != nil {
 		return "", fmt.Errorf("nbexec: opening the device: %w", err)
 	}
 	defer l.Close()
-	line, _, _ := strings.Cut(l.Describe(), "\n")
-	return strings.TrimSpace(strings.TrimPrefix(line, "device:")), nil
+	return l.DeviceLine(), nil
 }
 
 // setenv sets the variables and returns the function that restores them.
