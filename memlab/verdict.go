@@ -16,12 +16,19 @@ import (
 type Verdict int
 
 // The four verdicts a claim can get.
-const (
-	Holds       Verdict = iota // the measurement agrees with the claim
-	DoesNotHold                // the measurement contradicts it
-	Depends                    // it holds in some of the measured cases and not in others
-	PartlyHolds                // part of it holds, part does not
-)
+// (Each is declared on its own, so that `go doc -short` lists every one.)
+
+// Holds: the measurement agrees with the claim.
+const Holds Verdict = 0
+
+// DoesNotHold: the measurement contradicts the claim.
+const DoesNotHold Verdict = 1
+
+// Depends: the claim holds in some of the measured cases and not in others.
+const Depends Verdict = 2
+
+// PartlyHolds: part of the claim holds, part does not.
+const PartlyHolds Verdict = 3
 
 // verdictWords are the verdicts' words, per edition, in the order of the constants.
 var verdictWords = map[string][4]string{

@@ -596,7 +596,9 @@ server() {
 		# settings per edition, with the working copies: EDITION=zh-CN make lab
 		# after an English session opens no English tabs, starts no kernels of
 		# theirs, and a language chosen in Settings stays with its edition.
-		args+=("--LabApp.workspaces_dir=$WORKBOOK/.jupyter/$ED/workspaces" "--LabApp.user_settings_dir=$WORKBOOK/.jupyter/$ED/user-settings")
+		# JUPYTERLAB_WORKSPACES_DIR and JUPYTERLAB_SETTINGS_DIR, when set (the
+		# browser test sets its own), are honoured as JupyterLab honours them.
+		args+=("--LabApp.workspaces_dir=${JUPYTERLAB_WORKSPACES_DIR:-$WORKBOOK/.jupyter/$ED/workspaces}" "--LabApp.user_settings_dir=${JUPYTERLAB_SETTINGS_DIR:-$WORKBOOK/.jupyter/$ED/user-settings}")
 		for t in "${untracked[@]}"; do args+=("--MappingKernelManager.untracked_message_types=$t"); done
 	else
 		args=(notebook "--NotebookApp.token=$token" "--notebook-dir=$WORKBOOK" --NotebookApp.port_retries=0)
