@@ -90,16 +90,7 @@ func Of(nn string) ([]Exercise, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
-	var reports map[string]*workbook.Report
-	if work != "" {
-		reports, err = workbook.RunWorking(ctx, root, work, exs, workbook.RunOptions{})
-	} else {
-		pkgs := make([]string, len(exs))
-		for i, ex := range exs {
-			pkgs[i] = "./" + ex.Slug
-		}
-		reports, err = workbook.RunTests(ctx, root, pkgs, workbook.RunOptions{})
-	}
+	reports, err := workbook.RunExercises(ctx, root, work, exs, workbook.RunOptions{})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("progress: the exercises' tests took longer than %v: %w", Timeout, err)

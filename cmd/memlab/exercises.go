@@ -166,16 +166,7 @@ func exercisesList(ctx context.Context, root, work string, exs []workbook.Exerci
 		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
 		return 1
 	}
-	var reports map[string]*workbook.Report
-	if work != "" {
-		reports, err = workbook.RunWorking(ctx, root, work, exs, workbook.RunOptions{})
-	} else {
-		pkgs := make([]string, len(exs))
-		for i, ex := range exs {
-			pkgs[i] = "./" + ex.Slug
-		}
-		reports, err = workbook.RunTests(ctx, root, pkgs, workbook.RunOptions{})
-	}
+	reports, err := workbook.RunExercises(ctx, root, work, exs, workbook.RunOptions{})
 	if err != nil {
 		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
 		return 1

@@ -360,3 +360,18 @@ func stampTree(h interface{ Write([]byte) (int, error) }, dir, skip string) erro
 		return nil
 	})
 }
+
+// RunExercises runs the tests of exs on the learner's working copy work when
+// there is one (RunWorking), and on the exercises folder root itself when work
+// is "" (RunTests): what every progress view (memlab exercises list,
+// progress.Show) reports.
+func RunExercises(ctx context.Context, root, work string, exs []Exercise, opts RunOptions) (map[string]*Report, error) {
+	if work != "" {
+		return RunWorking(ctx, root, work, exs, opts)
+	}
+	pkgs := make([]string, len(exs))
+	for i, ex := range exs {
+		pkgs[i] = "./" + ex.Slug
+	}
+	return RunTests(ctx, root, pkgs, opts)
+}
