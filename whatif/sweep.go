@@ -257,3 +257,36 @@ func ParseSettings(confs ...string) ([]Setting, error) {
 	}
 	return out, nil
 }
+
+// SweepAdvice replays, with their ranges, the first k distinct settings of ranked
+// (the runs [Sweep] returns, lowest peak reserved first) beside the snapshot's own
+// setting under base's cap, and advises among them ([Result.Advise]): the sweep ranks
+// by the driver model's placement alone, so the pick is judged again on the high end
+// of each figure's range against the recorded run. k < 1 means 3.
+func SweepAdvice(s *snapshot.Snapshot, ranked []Run, base Setting, k int, opts Options) (*Result, error) {
+	if k < 1 {
+		k = 3
+	}
+	own, err := SnapshotSetting(s)
+	if err != nil {
+		return nil, err
+	}
+	own.Fraction, own.Cap = base.Fraction, base.Cap
+	settings := []Setting{own}
+	seen := map[string]bool{own.Label(): true}
+	for i := range ranked {
+		if len(settings) > k {
+			break
+		}
+		if l := ranked[i].Setting.Label(); !seen[l] {
+			seen[l] = true
+			settings = append(settings, ranked[i].Setting)
+		}
+	}
+	res, err := Replay(s, settings, opts)
+	if err != nil {
+		return nil, fmt.Errorf("whatif: sweep advice: %w", err)
+	}
+	res.Advise(&own)
+	return res, nil
+}

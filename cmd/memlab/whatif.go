@@ -42,7 +42,8 @@ defaults; none: the snapshot's own settings), and one row per configuration is p
 --sweep tries max_split_size_mb, roundup_power2_divisions, expandable_segments (and,
 under a cap, garbage_collection_threshold) and lists the settings with the lowest peak
 reserved (ranked by the driver model's placement: its rows say they carry no address
-range); --min-cap finds, per configuration, the smallest cap at which no placement of
+range), then replays the first --advise of them (default 3) again with their ranges,
+beside the snapshot's own setting, and ends with advice as below; --min-cap finds, per configuration, the smallest cap at which no placement of
 the device allocations tried runs out, beside the model placement's own.
 A figure that depends on where the driver places device allocations carries its range
 over placements, replayed on every core until it stops widening, within --range-time
@@ -98,6 +99,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	minCap := fs.Bool("min-cap", false, "find the smallest cap on reserved memory that does not OOM, per configuration")
 	total := fs.String("total", "", "the device's memory (default the H200's 150109880320 bytes)")
 	top := fs.Int("top", 10, "rows --sweep prints")
+	advise := fs.Int("advise", 3, "settings --sweep replays again with their ranges, beside the snapshot's own, for its advice (0: no advice)")
 	maxSize := fs.String("max-snapshot-size", "4GiB", "refuse a gzip-compressed snapshot (.pickle.gz) whose pickle is larger than this once decompressed (a gzip bomb); 4GiB is the largest pickle memlab reads")
 	rangeTime := fs.Duration("range-time", whatif.DefaultRangeBudget, "time one setting's address range may take: its placements stop when the range converges, or when this runs out (the output says which)")
 	keepGoing := fs.Bool("keep-going", false, "replay on after an allocation fails that the recorded run made (by default a replay stops there, as the program would have)")
@@ -155,6 +157,9 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 			return fail("--cap: %v", err)
 		}
 		base.Cap = int64(n)
+	}
+	if *advise < 0 {
+		return fail("--advise %d: give 0 (no advice) or more settings", *advise)
 	}
 	if *sweep && *minCap {
 		return fail("give --sweep or --min-cap, not both")
@@ -226,7 +231,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	var res *whatif.Result
+	var res, checked *whatif.Result
 	if *sweep {
 		if base.Conf, err = allocator.ParseConfig(""); err != nil {
 			return fail("%v", err)
@@ -242,6 +247,12 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 			runs = runs[:*top]
 		}
 		res = &whatif.Result{Runs: runs, About: whatif.Describe(s, opts)}
+		if *advise > 0 {
+			if checked, err = whatif.SweepAdvice(s, runs, base, *advise, opts); err != nil {
+				fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
+				return 1
+			}
+		}
 	} else {
 		res, err = whatif.Replay(s, settings, opts)
 		if err != nil {
@@ -260,6 +271,14 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	if err := res.WriteTable(table); err != nil {
 		fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
 		return 1
+	}
+	if checked != nil {
+		fmt.Fprintf(table, "\nThe sweep's first settings again, with their ranges over placements, beside the snapshot's own setting (--advise %d):\n\n", *advise)
+		if err := checked.WriteTable(table); err != nil {
+			fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
+			return 1
+		}
+		res.Advice = checked.Advice
 	}
 	if *jsonOut != "" {
 		w, err := create(*jsonOut, stdout)

@@ -51,6 +51,7 @@ func TestWhatifCommand(t *testing.T) {
 		{"bad cap", []string{snap, "--cap", "lots"}, 2, "", "--cap"},
 		{"bad plot extension", []string{snap, "--plot", filepath.Join(dir, "m.gif")}, 2, "", ".png or .svg"},
 		{"sweep with conf", []string{snap, "--sweep", "--conf", ""}, 2, "", "drop --conf"},
+		{"negative advise", []string{snap, "--sweep", "--advise", "-1"}, 2, "", "--advise -1"},
 		{"json into a missing folder", []string{snap, "--json", filepath.Join(dir, "no", "such", "x.json")}, 2, "", "does not exist"},
 	}
 	runCLICases(t, "whatif", tests)
@@ -227,5 +228,57 @@ func TestWhatifAdvice(t *testing.T) {
 	}
 	if !listed {
 		t.Errorf("no rank ran out under a 200 MiB cap: %+v", ranks.Worst)
+	}
+}
+
+// TestWhatifSweepAdvice checks that --sweep ends with advice judged on ranges: the
+// first settings replayed again beside the recorded run, the advice naming the one
+// that lowers peak reserved most (on bert_encode, expandable segments: 238 MiB
+// measured by PyTorch under the default against 222 MiB), carried into --json; and
+// that --advise 0 gives none.
+func TestWhatifSweepAdvice(t *testing.T) {
+	snap, err := reference.File(reference.Workloads211, "bert_encode__default.pickle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "sweep.json")
+	var out, errb bytes.Buffer
+	if code := run([]string{"whatif", snap, "--sweep", "--top", "3", "--json", path}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{
+		"with their ranges over placements, beside the snapshot's own setting (--advise 3)",
+		"default (recorded run)",
+		"advice: expandable lowers peak reserved most without an OOM",
+		"against 238.00 MiB under default (the recorded run)",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Advice *struct {
+			Conf             *string `json:"conf"`
+			BaselineRecorded bool    `json:"baseline_is_recorded_run"`
+		} `json:"advice"`
+	}
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Advice == nil || got.Advice.Conf == nil || *got.Advice.Conf != "expandable_segments:True" || !got.Advice.BaselineRecorded {
+		t.Errorf("--json advice = %s", data)
+	}
+
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"whatif", snap, "--sweep", "--top", "3", "--advise", "0"}, &out, &errb); code != 0 {
+		t.Fatalf("--advise 0: exit %d: %s", code, errb.String())
+	}
+	if strings.Contains(out.String(), "advice:") || strings.Contains(out.String(), "--advise") {
+		t.Errorf("--advise 0 still advises:\n%s", out.String())
 	}
 }
