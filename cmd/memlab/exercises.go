@@ -157,11 +157,7 @@ func exercisesList(ctx context.Context, root, work string, exs []workbook.Exerci
 		fmt.Fprintf(stderr, "memlab exercises list: unexpected arguments %q\n", args)
 		return 2
 	}
-	hintsDir := root
-	if work != "" {
-		hintsDir = work
-	}
-	progress, err := workbook.LoadProgress(hintsDir)
+	progress, err := workbook.LoadProgress(workbook.ProgressDir(root, work))
 	if err != nil {
 		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
 		return 1
@@ -276,10 +272,7 @@ func exercisesHint(root, work string, exs []workbook.Exercise, args []string, st
 		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
 		return 1
 	}
-	hintsDir := root
-	if work != "" {
-		hintsDir = work
-	}
+	hintsDir := workbook.ProgressDir(root, work)
 	progress, err := workbook.LoadProgress(hintsDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
