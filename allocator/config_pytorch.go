@@ -117,20 +117,10 @@ func stod(tok string) (float64, error) {
 		if j == 2 || (j == 3 && s[2] == '.') { // "0x" alone reads as 0
 			return 0, nil
 		}
-		mant := s[:j]
-		if j < len(s) && (s[j] == 'p' || s[j] == 'P') {
-			k := j + 1
-			if k < len(s) && (s[k] == '+' || s[k] == '-') {
-				k++
-			}
-			if k < len(s) && s[k] >= '0' && s[k] <= '9' {
-				for k < len(s) && s[k] >= '0' && s[k] <= '9' {
-					k++
-				}
-				return finite(strconv.ParseFloat(sign+s[:k], 64))
-			}
+		if k := exponentEnd(s, j, 'p'); k > j {
+			return finite(strconv.ParseFloat(sign+s[:k], 64))
 		}
-		return finite(strconv.ParseFloat(sign+mant+"p0", 64))
+		return finite(strconv.ParseFloat(sign+s[:j]+"p0", 64)) // Go wants a hexadecimal exponent
 	}
 	j, digits := 0, 0
 	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
@@ -145,19 +135,27 @@ func stod(tok string) (float64, error) {
 	if digits == 0 {
 		return 0, &torchInternal{"stod"}
 	}
-	if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
-		k := j + 1
-		if k < len(s) && (s[k] == '+' || s[k] == '-') {
-			k++
-		}
-		if k < len(s) && s[k] >= '0' && s[k] <= '9' {
-			for k < len(s) && s[k] >= '0' && s[k] <= '9' {
-				k++
-			}
-			j = k
-		}
+	return finite(strconv.ParseFloat(sign+s[:exponentEnd(s, j, 'e')], 64))
+}
+
+// exponentEnd returns where the exponent that starts at s[j] ends: after the
+// marker (mark, either case), an optional sign and at least one digit; j when
+// there is none, as strtod leaves "e", "e+" or "p-" unread.
+func exponentEnd(s string, j int, mark byte) int {
+	if j >= len(s) || (s[j] != mark && s[j] != mark-'a'+'A') {
+		return j
 	}
-	return finite(strconv.ParseFloat(sign+s[:j], 64))
+	k := j + 1
+	if k < len(s) && (s[k] == '+' || s[k] == '-') {
+		k++
+	}
+	if k >= len(s) || s[k] < '0' || s[k] > '9' {
+		return j
+	}
+	for k < len(s) && s[k] >= '0' && s[k] <= '9' {
+		k++
+	}
+	return k
 }
 
 func isHex(c byte) bool {

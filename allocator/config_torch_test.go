@@ -269,3 +269,31 @@ func sameSettings(c Config, s map[string]any) error {
 	}
 	return nil
 }
+
+// TestStod: stod reads the longest prefix C's strtod reads, as glibc's strtod
+// did on these tokens (decimal and hexadecimal, with and without an exponent,
+// an exponent marker with no digits left unread); out of range and no number
+// at all are std::stod's errors.
+func TestStod(t *testing.T) {
+	for _, c := range []struct {
+		tok  string
+		want float64
+	}{
+		{"0x1p-2", 0.25}, {"0x1P+3x", 8}, {"0x1p", 1}, {"0x1p+", 1}, {"0x1.8", 1.5}, {"0x.8p1", 1},
+		{"-0x10", -16}, {"0x", 0}, {"0x.", 0},
+		{"1e3", 1000}, {"1e", 1}, {"1E+", 1}, {"1.5e+2z", 150}, {"-.5e-1", -0.05}, {"12abc", 12},
+		{"+inf", math.Inf(1)},
+	} {
+		if got, err := stod(c.tok); err != nil || got != c.want {
+			t.Errorf("stod(%q) = %v, %v; want %v", c.tok, got, err, c.want)
+		}
+	}
+	if got, err := stod("nan"); err != nil || !math.IsNaN(got) {
+		t.Errorf("stod(\"nan\") = %v, %v; want NaN", got, err)
+	}
+	for _, tok := range []string{".", "abc", "", "1e400", "0x1p5000"} {
+		if got, err := stod(tok); err == nil {
+			t.Errorf("stod(%q) = %v; want std::stod's error", tok, got)
+		}
+	}
+}

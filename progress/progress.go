@@ -80,11 +80,7 @@ func Of(nn string) ([]Exercise, error) {
 	// The learner's working copy when there is one; else the exercises
 	// folder itself (an instructor's checkout).
 	work := workbook.WorkingCopy(root)
-	hintsDir := root
-	if work != "" {
-		hintsDir = work
-	}
-	hints, err := workbook.LoadProgress(hintsDir)
+	hints, err := workbook.LoadProgress(workbook.ProgressDir(root, work))
 	if err != nil {
 		return nil, fmt.Errorf("progress: %w", err)
 	}

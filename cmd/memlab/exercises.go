@@ -157,11 +157,7 @@ func exercisesList(ctx context.Context, root, work string, exs []workbook.Exerci
 		fmt.Fprintf(stderr, "memlab exercises list: unexpected arguments %q\n", args)
 		return 2
 	}
-	hintsDir := root
-	if work != "" {
-		hintsDir = work
-	}
-	progress, err := workbook.LoadProgress(hintsDir)
+	progress, err := workbook.LoadProgress(workbook.ProgressDir(root, work))
 	if err != nil {
 		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
 		return 1
@@ -276,10 +272,7 @@ func exercisesHint(root, work string, exs []workbook.Exercise, args []string, st
 		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
 		return 1
 	}
-	hintsDir := root
-	if work != "" {
-		hintsDir = work
-	}
+	hintsDir := workbook.ProgressDir(root, work)
 	progress, err := workbook.LoadProgress(hintsDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "memlab exercises: %v\n", err)
@@ -329,6 +322,8 @@ type gradeResult struct {
 	Total    int    `json:"total"`
 }
 
+const gradeStudentUsage = "usage: memlab exercises grade --student PATH [--exercise N] [--json] [--race] [--timeout D] [--memory BYTES] [--max-output BYTES] [--sandbox bwrap|none]"
+
 func exercisesGrade(ctx context.Context, root string, exs []workbook.Exercise, args []string, stdout, stderr io.Writer) int {
 	for _, a := range args {
 		if a == "--class" || a == "-class" || strings.HasPrefix(a, "--class=") || strings.HasPrefix(a, "-class=") {
@@ -340,23 +335,12 @@ func exercisesGrade(ctx context.Context, root string, exs []workbook.Exercise, a
 	student := fs.String("student", "", "the student's copy of an exercise folder, or of the whole exercises folder")
 	exercise := fs.String("exercise", "", "which exercise the --student folder answers (default: from its folder name)")
 	asJSON := fs.Bool("json", false, "print one JSON object per exercise instead of the report")
-	race := fs.Bool("race", false, "run with the race detector")
-	limits := limitFlags(fs)
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return helpOr2(err)
-	}
-	opts, err := limits.options()
-	if *student == "" || len(pos) > 0 || err != nil {
-		if err != nil {
-			fmt.Fprintf(stderr, "memlab exercises grade: %v\n", err)
-		}
-		fmt.Fprintln(stderr, "usage: memlab exercises grade --student PATH [--exercise N] [--json] [--race] [--timeout D] [--memory BYTES] [--max-output BYTES] [--sandbox bwrap|none]")
-		return 2
-	}
-	opts.Race = *race
-	if opts.Sandbox == "none" {
-		fmt.Fprintln(stderr, "memlab exercises grade: warning: --sandbox none runs the student's code with your rights")
+	flags := newGradeFlags(fs)
+	opts, code, ok := flags.parse(fs, args, func(pos []string) bool {
+		return *student != "" && len(pos) == 0
+	}, gradeStudentUsage, "the student's", stderr)
+	if !ok {
+		return code
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -20,16 +20,20 @@ import (
 	"memlab.dev/memlab/units"
 )
 
-// gradeLimits are the limit flags grade --student and grade --class share.
-type gradeLimits struct {
+// gradeFlags are the flags grade --student and grade --class share: the race
+// detector and the limits.
+type gradeFlags struct {
+	race      *bool
 	timeout   *time.Duration
 	memory    *string
 	maxOutput *int64
 	sandbox   *string
 }
 
-func limitFlags(fs *flag.FlagSet) gradeLimits {
-	return gradeLimits{
+// newGradeFlags defines the shared grade flags on fs.
+func newGradeFlags(fs *flag.FlagSet) gradeFlags {
+	return gradeFlags{
+		race:      fs.Bool("race", false, "run with the race detector"),
 		timeout:   fs.Duration("timeout", workbook.DefaultTimeout, "wall-clock limit of one submission's build, and of its test run"),
 		memory:    fs.String("memory", "1GiB", "memory limit of each process of a submission's build and test run (heap, and any file it writes)"),
 		maxOutput: fs.Int64("max-output", workbook.DefaultMaxOutput, "bytes one submission's build or test run may write"),
@@ -38,19 +42,43 @@ func limitFlags(fs *flag.FlagSet) gradeLimits {
 }
 
 // options returns the GradeOptions the flags set, or an error for a bad value.
-func (l gradeLimits) options() (workbook.GradeOptions, error) {
-	mem, err := units.ParseBytes(*l.memory)
+func (g gradeFlags) options() (workbook.GradeOptions, error) {
+	mem, err := units.ParseBytes(*g.memory)
 	switch {
 	case err != nil:
 		return workbook.GradeOptions{}, fmt.Errorf("--memory: %w", err)
 	case mem < 64<<20:
-		return workbook.GradeOptions{}, fmt.Errorf("--memory %s: want at least 64MiB (the go command itself needs that much)", *l.memory)
-	case *l.timeout <= 0:
-		return workbook.GradeOptions{}, fmt.Errorf("--timeout %v: want a positive duration", *l.timeout)
-	case *l.maxOutput <= 0:
-		return workbook.GradeOptions{}, fmt.Errorf("--max-output %d: want a positive number of bytes", *l.maxOutput)
+		return workbook.GradeOptions{}, fmt.Errorf("--memory %s: want at least 64MiB (the go command itself needs that much)", *g.memory)
+	case *g.timeout <= 0:
+		return workbook.GradeOptions{}, fmt.Errorf("--timeout %v: want a positive duration", *g.timeout)
+	case *g.maxOutput <= 0:
+		return workbook.GradeOptions{}, fmt.Errorf("--max-output %d: want a positive number of bytes", *g.maxOutput)
 	}
-	return workbook.GradeOptions{Timeout: *l.timeout, Memory: int64(mem), MaxOutput: *l.maxOutput, Sandbox: *l.sandbox}, nil
+	return workbook.GradeOptions{Timeout: *g.timeout, Memory: int64(mem), MaxOutput: *g.maxOutput, Sandbox: *g.sandbox, Race: *g.race}, nil
+}
+
+// parse parses args, flags and positionals in any order, into fs, which holds
+// g and the command's own flags; valid reports whether those and the
+// positionals make a call. It returns the GradeOptions the flags set and true,
+// warning on stderr that --sandbox none runs whose code with the user's
+// rights; or, having printed what is wrong and usage, the exit status and false.
+func (g gradeFlags) parse(fs *flag.FlagSet, args []string, valid func(pos []string) bool, usage, whose string, stderr io.Writer) (workbook.GradeOptions, int, bool) {
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return workbook.GradeOptions{}, helpOr2(err), false
+	}
+	opts, err := g.options()
+	if err != nil || !valid(pos) {
+		if err != nil {
+			fmt.Fprintf(stderr, "memlab exercises grade: %v\n", err)
+		}
+		fmt.Fprintln(stderr, usage)
+		return workbook.GradeOptions{}, 2, false
+	}
+	if opts.Sandbox == "none" {
+		fmt.Fprintf(stderr, "memlab exercises grade: warning: --sandbox none runs %s code with your rights\n", whose)
+	}
+	return opts, 0, true
 }
 
 const gradeClassUsage = "usage: memlab exercises grade --class DIR [--csv FILE] [--json FILE|-] [-j N] [--race] [--timeout D] [--memory BYTES] [--max-output BYTES] [--sandbox bwrap|none]"
@@ -63,23 +91,12 @@ func exercisesGradeClass(ctx context.Context, root string, exs []workbook.Exerci
 	csvPath := fs.String("csv", "", "write every row (student,exercise,state,passed,total) to this CSV file (- for standard output)")
 	jsonPath := fs.String("json", "", "write every row as a JSON array to this file (- for standard output)")
 	jobs := fs.Int("j", runtime.NumCPU(), "submissions graded at once")
-	race := fs.Bool("race", false, "run with the race detector")
-	limits := limitFlags(fs)
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return helpOr2(err)
-	}
-	opts, err := limits.options()
-	if *class == "" || len(pos) > 0 || err != nil || *jobs < 1 || (*csvPath == "-" && *jsonPath == "-") {
-		if err != nil {
-			fmt.Fprintf(stderr, "memlab exercises grade: %v\n", err)
-		}
-		fmt.Fprintln(stderr, gradeClassUsage)
-		return 2
-	}
-	opts.Race = *race
-	if opts.Sandbox == "none" {
-		fmt.Fprintln(stderr, "memlab exercises grade: warning: --sandbox none runs the students' code with your rights")
+	flags := newGradeFlags(fs)
+	opts, code, ok := flags.parse(fs, args, func(pos []string) bool {
+		return *class != "" && len(pos) == 0 && *jobs >= 1 && (*csvPath != "-" || *jsonPath != "-")
+	}, gradeClassUsage, "the students'", stderr)
+	if !ok {
+		return code
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

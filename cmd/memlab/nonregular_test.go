@@ -6,13 +6,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
+	"memlab.dev/memlab/internal/testfiles"
 	"memlab.dev/memlab/reference"
 )
 
@@ -28,34 +29,10 @@ func TestWhatifNonRegularFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	fifo := func(name string, body func(f *os.File)) string {
-		p := filepath.Join(dir, name)
-		if err := syscall.Mkfifo(p, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			f, err := os.OpenFile(p, os.O_WRONLY, 0)
-			if err != nil {
-				return
-			}
-			defer f.Close()
-			body(f)
-		}()
-		return p
-	}
-	good := fifo("good.fifo", func(f *os.File) { f.Write(data) })
-	endless := fifo("endless.fifo", func(f *os.File) {
-		f.Write(data[:2]) // a pickle's PROTO, then zeros without end
-		zeros := make([]byte, 1<<16)
-		for {
-			if _, err := f.Write(zeros); err != nil {
-				return
-			}
-		}
-	})
+	good := testfiles.FIFO(t, "good.fifo", func(w io.Writer) { w.Write(data) })
+	endless := testfiles.FIFO(t, "endless.fifo", func(w io.Writer) { io.Copy(w, testfiles.Endless()) })
 	runCLICases(t, "whatif", []cliCase{
-		{"/dev/zero", []string{"/dev/zero"}, 1, "", "not a pickle"},
+		{"/dev/zero", []string{testfiles.DevZero(t)}, 1, "", "not a pickle"},
 		{"a FIFO with a snapshot", []string{good}, 0, "238.00 MiB", ""},
 		{"an endless FIFO", []string{endless, "--max-snapshot-size", "16MiB"}, 1, "", "larger than 16777216 bytes decompressed"},
 	})

@@ -19,6 +19,16 @@ type Progress struct {
 	HintsRevealed map[string]int `json:"hints_revealed"`
 }
 
+// ProgressDir returns the folder whose progress file records the learner's
+// hints: the working copy work (see WorkingCopy) when there is one, else the
+// exercises folder root itself (an instructor's checkout, or --tracked).
+func ProgressDir(root, work string) string {
+	if work != "" {
+		return work
+	}
+	return root
+}
+
 // LoadProgress reads the progress file of the exercises folder root. A missing
 // file is an empty Progress.
 func LoadProgress(root string) (Progress, error) {

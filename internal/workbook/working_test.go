@@ -41,7 +41,8 @@ func TestLockScratch(t *testing.T) {
 }
 
 // TestWorkingCopyDir: MEMLAB_WORKBOOK moves the working copy; without it, it is
-// workbook/exercises beside the exercises folder; WorkingCopy is "" until it exists.
+// workbook/exercises beside the exercises folder; WorkingCopy is "" until it exists;
+// ProgressDir is the working copy once it does, the exercises folder before.
 func TestWorkingCopyDir(t *testing.T) {
 	repo := t.TempDir()
 	root := filepath.Join(repo, "exercises")
@@ -52,6 +53,9 @@ func TestWorkingCopyDir(t *testing.T) {
 	if got := WorkingCopy(root); got != "" {
 		t.Errorf("WorkingCopy of a missing folder = %q, want \"\"", got)
 	}
+	if got := ProgressDir(root, WorkingCopy(root)); got != root {
+		t.Errorf("ProgressDir without a working copy = %q, want the exercises folder %q", got, root)
+	}
 	wb := t.TempDir()
 	t.Setenv(WorkbookEnv, wb)
 	if err := os.Mkdir(filepath.Join(wb, "exercises"), 0o755); err != nil {
@@ -59,5 +63,8 @@ func TestWorkingCopyDir(t *testing.T) {
 	}
 	if got, want := WorkingCopy(root), filepath.Join(wb, "exercises"); got != want {
 		t.Errorf("WorkingCopy with MEMLAB_WORKBOOK = %q, want %q", got, want)
+	}
+	if got, want := ProgressDir(root, WorkingCopy(root)), filepath.Join(wb, "exercises"); got != want {
+		t.Errorf("ProgressDir with a working copy = %q, want it, %q", got, want)
 	}
 }

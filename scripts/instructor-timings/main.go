@@ -204,19 +204,25 @@ func parseLabLog(r io.Reader) (map[string]time.Duration, error) {
 	return times, nil
 }
 
+// executedCopy returns the path of notebook nb's executed copy under dir
+// (EDITION/NB.ipynb): the English edition's, else the Chinese one's; "" when
+// there is neither.
+func executedCopy(dir, nb string) string {
+	for _, ed := range []string{"en", "zh-CN"} {
+		p := filepath.Join(dir, ed, nb+".ipynb")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
 // notebookTimes reads the nbconvert timestamps of notebook nb's executed copy
 // (English edition, else Chinese): each //nb:cell's time by name, and the rest
 // (the set-up cell, declarations) under "". It returns when it was run and the
 // file read.
 func notebookTimes(dir, nb string, cells []memlab.Cell) (map[string]time.Duration, string, string, error) {
-	var path string
-	for _, ed := range []string{"en", "zh-CN"} {
-		p := filepath.Join(dir, ed, nb+".ipynb")
-		if _, err := os.Stat(p); err == nil {
-			path = p
-			break
-		}
-	}
+	path := executedCopy(dir, nb)
 	if path == "" {
 		return nil, "", "", fmt.Errorf("no executed %s.ipynb under %s/{en,zh-CN}: run make notebooks first", nb, dir)
 	}
@@ -312,14 +318,7 @@ type kept struct {
 // keptTimes reads the kept executed copy of notebook nb under dir (English
 // edition, else Chinese); nil when there is none.
 func keptTimes(dir, nb string) (*kept, error) {
-	var path string
-	for _, ed := range []string{"en", "zh-CN"} {
-		p := filepath.Join(dir, ed, nb+".ipynb")
-		if _, err := os.Stat(p); err == nil {
-			path = p
-			break
-		}
-	}
+	path := executedCopy(dir, nb)
 	if path == "" {
 		return nil, nil
 	}

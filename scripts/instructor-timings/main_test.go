@@ -225,6 +225,27 @@ func TestGuidesAnswerEveryTryIt(t *testing.T) {
 	}
 }
 
+// TestExecutedCopy: the English edition's executed copy, else the Chinese
+// one's, else none.
+func TestExecutedCopy(t *testing.T) {
+	dir := t.TempDir()
+	if got := executedCopy(dir, "00-x"); got != "" {
+		t.Errorf("no copy: %q, want \"\"", got)
+	}
+	for _, ed := range []string{"zh-CN", "en"} {
+		p := filepath.Join(dir, ed, "00-x.ipynb")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := executedCopy(dir, "00-x"); got != p {
+			t.Errorf("with the %s copy made: %q, want %q", ed, got, p)
+		}
+	}
+}
+
 func TestKeptTimes(t *testing.T) {
 	dir := t.TempDir()
 	if k, err := keptTimes(dir, "00-x"); k != nil || err != nil {
