@@ -142,6 +142,9 @@ type fwd struct {
 	arena *tensor.Tensor   // with Pool: [2·layers, B, H, maxLen, hd], from the pool
 	scope *tensor.Scope    // if set, the pass's tensors join it (encode's, for an out-of-memory error)
 	out   []float32        // the last pass's logits of each sequence's last position
+	// Two of the model's modes that are not the chapter's (pass sets them):
+	last   bool             // model.LastLogits: project each sequence's last position only
+	pooled *pool.TensorPool // model.PooledScores: scores and softmax in buffers from this pool
 }
 
 // flatten turns x (batch, seq, hidden) into (batch·seq, hidden): technique 1.
@@ -243,6 +246,11 @@ func (f *fwd) cache(l int, k, v *tensor.Tensor, pos int) (K, V *tensor.Tensor) {
 // it releases q.
 func (f *fwd) scores(q, K, V, mask *tensor.Tensor) *tensor.Tensor {
 	Kt := memlab.Must(K.Transpose(-2, -1))
+	if f.pooled != nil { // torch.matmul(q, Kt, out=buf[...]), then softmax into a second buffer
+		o := memlab.Must(model.PooledAttention(q, Kt, V, mask, f.pooled))
+		memlab.Check(tensor.ReleaseAll(q, Kt))
+		return o
+	}
 	s := memlab.Must(q.Matmul(Kt)) // [.., n, L]: the score matrix
 	memlab.Check(tensor.ReleaseAll(q, Kt))
 	s = f.scale(s, 1/math.Sqrt(float64(f.w.Config.HeadDim())))
@@ -361,8 +369,13 @@ func (f *fwd) forward(dev tensor.Device, ids [][]int64, pos int) []int64 {
 }
 
 // logits applies the final layernorm and the tied output projection to every
-// position and picks each sequence's next token from its last position.
+// position (with last, to each sequence's last position only) and picks each
+// sequence's next token from its last position.
 func (f *fwd) logits(h *tensor.Tensor, B, S int) []int64 {
+	if f.last && S > 1 { // h.view(B, S, -1)[:, -1]: a view
+		hv := then(h, memlab.Must(h.View(B, S, -1)))
+		h, S = then(hv, memlab.Must(hv.Select(1, S-1))), 1
+	}
 	hf := then(h, memlab.Must(h.LayerNorm(f.w.LnfG, f.w.LnfB, model.Eps))) // [B·S, D]
 	wt := memlab.Must(f.w.Wte.T())
 	lg := then(hf, memlab.Must(hf.Matmul(wt))) // [B·S, Vocab]: every position
@@ -410,17 +423,14 @@ func generate(t Tricks) ch4.Generate {
 
 // pass is the forward pass above as the model package's engines take it
 // (model.Forward), at batch 1: the engines of section 4.5's cells run it in
-// the modes its tricks are (InPlace, Views, KVCache), the model's own pass
-// in the others (LastLogits, PooledScores).
-func pass(w model.Weights, mode model.Mode, arena *tensor.Tensor) (model.Pass, error) {
-	if mode&^model.Chapter != 0 {
-		return nil, nil
-	}
-	c := w.Config
+// every mode, its tricks (InPlace, Views, KVCache) and the model's extras
+// (LastLogits, PooledScores with the engine's pool of score buffers).
+func pass(w model.Weights, o model.PassOptions) (model.Pass, error) {
+	c, mode := w.Config, o.Mode
 	f := &fwd{w: w, t: Tricks{View: mode&model.Views != 0, InPlace: mode&model.InPlace != 0, Pool: mode&model.KVCache != 0},
-		K: make([]*tensor.Tensor, c.Layers), V: make([]*tensor.Tensor, c.Layers)}
-	if arena != nil { // [layers, 2, H, maxLen, hd] as [2·layers, 1, H, maxLen, hd]: a view
-		f.arena = memlab.Must(arena.View(2*c.Layers, 1, c.Heads, -1, c.HeadDim()))
+		K: make([]*tensor.Tensor, c.Layers), V: make([]*tensor.Tensor, c.Layers), last: mode&model.LastLogits != 0, pooled: o.Scores}
+	if o.Arena != nil { // [layers, 2, H, maxLen, hd] as [2·layers, 1, H, maxLen, hd]: a view
+		f.arena = memlab.Must(o.Arena.View(2*c.Layers, 1, c.Heads, -1, c.HeadDim()))
 	}
 	return f, nil
 }
