@@ -58,8 +58,9 @@ x = (wte[ids] + wpe[pos:pos + S]).view(B * S, D)   # View; else a copy, then the
 The model package runs this same code in its modes (`model.Baseline`, `InPlace`,
 `Views`, `KVCache`, `Chapter`): a test (`TestForwardMirrorsModel`) runs both at batch 1
 and checks that every forward pass peaks at the same byte, with the same allocator calls
-(one a pass more here without `View`: the model has no batch dimension to flatten). The
-three cells below are the forward pass; every experiment of 4.4, and the 4.1 in-place
+(one a pass more here without `View`: the model has no batch dimension to flatten);
+another (`TestEditedForwardChangesPeaks`) checks the same over 4.5's whole workload in
+every mode, memlab's extras too. The three cells below are the forward pass; every experiment of 4.4, and the 4.1 in-place
 table, runs them — edit them, and what the tables measure changes with your code.
 */
 
@@ -88,7 +89,7 @@ def attention(h, cache, pos, mask):            # h: (batch·seq, hidden)
 x = (wte[ids] + wpe[pos:pos + S]).view(B * S, D)   # View；否则先拷贝，再取视图
 ```
 
-`model` 包的各个模式（`model.Baseline`、`InPlace`、`Views`、`KVCache`、`Chapter`）跑的就是这同一段代码：一个测试（`TestForwardMirrorsModel`）在 batch 为 1 时把两者并排运行，检查每一次前向传播的峰值分毫不差、分配器调用次数相同（不开 `View` 时这里每次前向传播多一次调用：模型本身没有 batch 维度可展平）。下面三个单元格就是前向传播；4.4 节的每个实验，以及 4.1 节的原地操作表格，跑的都是它们——改动它们，表格测到的结果就随你的代码而变。
+`model` 包的各个模式（`model.Baseline`、`InPlace`、`Views`、`KVCache`、`Chapter`）跑的就是这同一段代码：一个测试（`TestForwardMirrorsModel`）在 batch 为 1 时把两者并排运行，检查每一次前向传播的峰值分毫不差、分配器调用次数相同（不开 `View` 时这里每次前向传播多一次调用：模型本身没有 batch 维度可展平）；另一个测试（`TestEditedForwardChangesPeaks`）在 4.5 节的整个工作负载上、对每种模式（包括 memlab 自己加的）检查同样的事。下面三个单元格就是前向传播；4.4 节的每个实验，以及 4.1 节的原地操作表格，跑的都是它们——改动它们，表格测到的结果就随你的代码而变。
 */
 
 /*md
