@@ -362,7 +362,9 @@ func lastPositionOnly(t Tricks) ch4.Generate {
 // project only the last position, on the chapter table's batch: the
 // baseline's peak falls, the tokens stay, and in place now lowers the peak.
 func TestLastPositionTryIt(t *testing.T) {
-	run := func(name string, gen ch4.Generate) ch4.BatchRun { return memlab.Must(ch4.RunBatch(name, gen, 4, 48, 16)) }
+	run := func(name string, gen ch4.Generate) ch4.BatchRun {
+		return memlab.Must(ch4.RunBatch(name, gen, 4, 48, 16))
+	}
 	before := run("baseline", generate(Tricks{}))
 	base, inPlace := run("baseline, last only", lastPositionOnly(Tricks{})), run("in-place, last only", lastPositionOnly(Tricks{InPlace: true}))
 	if base.Peak >= before.Peak || !base.SameTokens(before) {
