@@ -31,18 +31,29 @@ type EngineOptions struct {
 	// KeepLogits makes Generate return every step's logits.
 	KeepLogits bool
 	// Forward, if set, is a forward pass of the caller's that Generate runs
-	// in place of the model's own, for the modes it implements.
+	// in place of the model's own (in every mode it returns a Pass for).
 	Forward Forward
 }
 
 // Forward returns a Pass that runs one request's forward passes over w in
-// mode, or a nil Pass for a mode it does not implement, which the engine
-// then runs itself. With KVCache, arena is the request's KV-cache arena from
-// the engine's pool, of shape [pool.KVCacheArenaShape] (layer l's keys at
-// [l, 0], its values at [l, 1]); the engine puts it back after Release.
-// Without KVCache arena is nil. A notebook's forward pass comes in this way,
-// so that what a learner edits is what the engine measures.
-type Forward func(w Weights, mode Mode, arena *tensor.Tensor) (Pass, error)
+// the mode of o, honouring every bit of it with the resources o hands over
+// from the engine's pools; a nil Pass makes the engine run the model's own
+// pass instead. A notebook's forward pass comes in this way, so that what a
+// learner edits is what the engine measures.
+type Forward func(w Weights, o PassOptions) (Pass, error)
+
+// PassOptions are what an engine gives a [Forward] for one request: its mode
+// and, for the modes that pool memory, the buffers from the engine's pools.
+type PassOptions struct {
+	Mode Mode
+	// Arena is the request's KV-cache arena with KVCache (nil without), of
+	// shape [pool.KVCacheArenaShape]: layer l's keys at [l, 0], its values
+	// at [l, 1]. The engine puts it back after Release.
+	Arena *tensor.Tensor
+	// Scores is the engine's pool of attention-score buffers with
+	// PooledScores (nil without), for [PooledAttention].
+	Scores *pool.TensorPool
+}
 
 // Pass is one request's forward passes, from a [Forward].
 type Pass interface {
@@ -169,7 +180,7 @@ func (e *Engine) Generate(req Request) (g Generation, err error) {
 	}
 	var p Pass
 	if e.opts.Forward != nil {
-		if p, err = e.opts.Forward(e.m.Weights(), e.mode, arena); err != nil {
+		if p, err = e.opts.Forward(e.m.Weights(), PassOptions{Mode: e.mode, Arena: arena, Scores: e.scores}); err != nil {
 			return g, fmt.Errorf("model: Generate: %w", err)
 		}
 	}

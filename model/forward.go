@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"memlab.dev/memlab/pool"
@@ -305,7 +306,7 @@ func (p *pass) attention(l int, h, mask *tensor.Tensor, kv *kvState) (*tensor.Te
 	}
 	var o *tensor.Tensor // [H, n, hd]
 	if p.has(PooledScores) {
-		if o, err = p.track(p.pooledAttention(q, Kt, V, mask, kv.scores)); err != nil {
+		if o, err = p.track(PooledAttention(q, Kt, V, mask, kv.scores)); err != nil {
 			return nil, err
 		}
 		if err := tensor.ReleaseLive(q, Kt); err != nil {
@@ -372,18 +373,29 @@ func (p *pass) attend(q, Kt, V, mask *tensor.Tensor) (*tensor.Tensor, error) {
 // scoreScale is the attention scores' factor, 1/√HeadDim.
 func (p *pass) scoreScale() float64 { return 1 / math.Sqrt(float64(p.m.cfg.HeadDim())) }
 
-// pooledAttention is attend with the scores and the probabilities in two
-// buffers from scores (flat, Heads × MaxLen × MaxLen elements), of which it
-// uses the first H·n·L as [H, n, L], as PyTorch code writes
+// PooledAttention is softmax(q Kᵀ/√hd + mask) V for q [.., n, hd], Kt
+// [.., hd, L] (the keys transposed) and V [.., L, hd], with the scores and
+// the probabilities in two buffers from scores, a pool of flat buffers (the
+// engine's, PassOptions.Scores: Heads × MaxLen × MaxLen elements), of which
+// it uses the first elements as [.., n, L], as PyTorch code writes
 // torch.matmul(q, k_t, out=buf[:h*n*l].view(h, n, l)). The scores are scaled
 // and masked in their buffer, the only copy there is; both buffers go back
-// to the pool before it returns, on error too. It returns a new tensor.
-func (p *pass) pooledAttention(q, Kt, V, mask *tensor.Tensor, scores *pool.TensorPool) (o *tensor.Tensor, err error) {
+// to the pool before it returns, on error too. It returns a new tensor and
+// leaves q, Kt and V to the caller. It is what [PooledScores] changes in a
+// forward pass, the model's own or one given as a [Forward].
+func PooledAttention(q, Kt, V, mask *tensor.Tensor, scores *pool.TensorPool) (o *tensor.Tensor, err error) {
 	if scores == nil {
 		return nil, errors.New("model: pooled-scores mode without a pool of score buffers")
 	}
 	qs, ks := q.Shape(), Kt.Shape()
-	H, n, L := qs[0], qs[1], ks[2]
+	if len(qs) < 2 || len(ks) != len(qs) {
+		return nil, fmt.Errorf("model: PooledAttention: queries %v and transposed keys %v: want [.., n, hd] and [.., hd, L]", qs, ks)
+	}
+	shape := append(slices.Clone(qs[:len(qs)-1]), ks[len(ks)-1]) // [.., n, L]
+	numel := 1
+	for _, d := range shape {
+		numel *= d
+	}
 	var bufs, views []*tensor.Tensor
 	defer func() {
 		errs := []error{err, tensor.ReleaseLive(views...)} // views first: Put refuses a viewed buffer
@@ -398,15 +410,15 @@ func (p *pass) pooledAttention(q, Kt, V, mask *tensor.Tensor, scores *pool.Tenso
 			return nil, err
 		}
 		bufs = append(bufs, b)
-		if H*n*L > b.Numel() {
-			return nil, fmt.Errorf("model: attention scores [%d, %d, %d] do not fit a pooled buffer of %d elements", H, n, L, b.Numel())
+		if numel > b.Numel() {
+			return nil, fmt.Errorf("model: attention scores %v do not fit a pooled buffer of %d elements", shape, b.Numel())
 		}
-		pre, err := b.Narrow(0, 0, H*n*L)
+		pre, err := b.Narrow(0, 0, numel)
 		if err != nil {
 			return nil, err
 		}
 		views = append(views, pre)
-		v, err := pre.View(H, n, L)
+		v, err := pre.View(shape...)
 		if err != nil {
 			return nil, err
 		}
@@ -420,7 +432,7 @@ func (p *pass) pooledAttention(q, Kt, V, mask *tensor.Tensor, scores *pool.Tenso
 	if err := tensor.MatmulInto(s, q, Kt); err != nil {
 		return nil, err
 	}
-	if err := s.Scale_(p.scoreScale()); err != nil {
+	if err := s.Scale_(1 / math.Sqrt(float64(qs[len(qs)-1]))); err != nil {
 		return nil, err
 	}
 	if mask != nil {

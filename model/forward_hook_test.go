@@ -28,7 +28,8 @@ func (p *fakePass) Step(ids []int64, pos int) ([]float32, error) {
 func (p *fakePass) Release() error { p.released = true; return nil }
 
 // TestEngineForward checks that an engine runs the Forward it is given: its
-// Pass makes every token, gets the KV arena with KVCache (none without), is
+// Pass makes every token, gets the KV arena with KVCache (none without) and
+// the pool of score buffers with PooledScores (none without), is
 // released at the end; a nil Pass leaves the model's own forward pass, and a
 // Forward's error is Generate's.
 func TestEngineForward(t *testing.T) {
@@ -56,14 +57,15 @@ func TestEngineForward(t *testing.T) {
 		defer e.Release()
 		return e.Generate(req)
 	}
-	for _, mode := range []model.Mode{model.Baseline, model.KVCache} {
+	for _, mode := range []model.Mode{model.Baseline, model.KVCache, model.PooledScores} {
 		p := &fakePass{}
 		var arena *tensor.Tensor
-		g, err := generate(mode, func(w model.Weights, got model.Mode, a *tensor.Tensor) (model.Pass, error) {
-			if got != mode || w.Config != sz.Config {
-				t.Errorf("Forward got mode %v and config %+v, want %v and %+v", got, w.Config, mode, sz.Config)
+		var scores *pool.TensorPool
+		g, err := generate(mode, func(w model.Weights, o model.PassOptions) (model.Pass, error) {
+			if o.Mode != mode || w.Config != sz.Config {
+				t.Errorf("Forward got mode %v and config %+v, want %v and %+v", o.Mode, w.Config, mode, sz.Config)
 			}
-			arena = a
+			arena, scores = o.Arena, o.Scores
 			return p, nil
 		})
 		if err != nil {
@@ -79,22 +81,25 @@ func TestEngineForward(t *testing.T) {
 		if mode == model.KVCache && (arena == nil || !slices.Equal(arena.Shape(), wantShape)) {
 			t.Errorf("KVCache: arena %v, want one of shape %v", arena, wantShape)
 		}
-		if mode == model.Baseline && arena != nil {
-			t.Errorf("Baseline: arena %v, want none", arena.Shape())
+		if mode != model.KVCache && arena != nil {
+			t.Errorf("%v: arena %v, want none", mode, arena.Shape())
+		}
+		if (mode == model.PooledScores) != (scores != nil) {
+			t.Errorf("%v: score pool %v, want one with PooledScores only", mode, scores)
 		}
 	}
 	own, err := generate(model.Chapter, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fallback, err := generate(model.Chapter, func(model.Weights, model.Mode, *tensor.Tensor) (model.Pass, error) { return nil, nil })
+	fallback, err := generate(model.Chapter, func(model.Weights, model.PassOptions) (model.Pass, error) { return nil, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(own.Tokens, fallback.Tokens) {
 		t.Errorf("a nil Pass: tokens %v, the model's own %v", fallback.Tokens, own.Tokens)
 	}
-	_, err = generate(model.KVCache, func(model.Weights, model.Mode, *tensor.Tensor) (model.Pass, error) {
+	_, err = generate(model.KVCache, func(model.Weights, model.PassOptions) (model.Pass, error) {
 		return nil, errors.New("no such pass")
 	})
 	if err == nil || !strings.Contains(err.Error(), "model: Generate: no such pass") {

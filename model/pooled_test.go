@@ -1,9 +1,14 @@
 package model_test
 
 import (
+	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"memlab.dev/memlab/model"
+	"memlab.dev/memlab/pool"
+	"memlab.dev/memlab/tensor"
 )
 
 // TestPooledScoresExact runs the small workload with and without pooled
@@ -91,5 +96,87 @@ func TestPooledScoresExact(t *testing.T) {
 			}
 			t.Logf("allocator calls: %v %d, %v %d", ref, a.calls, mode, b.calls)
 		})
+	}
+}
+
+// TestPooledAttentionBatched runs PooledAttention on queries with a batch
+// dimension, [B, H, n, hd], as a notebook's forward pass gives them: the
+// result is the unpooled softmax(q Kᵀ/√hd) V bit for bit, the two buffers go
+// back to the pool, and scores too large for a buffer or keys of another
+// rank are a clear error.
+func TestPooledAttentionBatched(t *testing.T) {
+	l := newLab(t)
+	const B, H, n, L, hd = 2, 3, 4, 5, 8
+	rand := func(seed uint64, shape ...int) *tensor.Tensor {
+		x, err := tensor.Randn(l, seed, tensor.Float32, shape...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	q, K, V := rand(1, B, H, n, hd), rand(2, B, H, L, hd), rand(3, B, H, L, hd)
+	Kt, err := K.Transpose(-2, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scores, err := pool.NewTensorPool(l, tensor.Float32, []int{B * H * n * L}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer scores.Release()
+	got, err := model.PooledAttention(q, Kt, V, nil, scores)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := q.Matmul(Kt)
+	if err == nil {
+		err = s.Scale_(1 / math.Sqrt(hd))
+	}
+	var p, want *tensor.Tensor
+	if err == nil {
+		p, err = s.Softmax(-1)
+	}
+	if err == nil {
+		want, err = p.Matmul(V)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, w := must(t)(got.Float32s()), must(t)(want.Float32s())
+	if !slices.Equal(got.Shape(), []int{B, H, n, hd}) || !slices.Equal(g, w) {
+		t.Errorf("PooledAttention: shape %v, equal to the unpooled result: %v; want [%d %d %d %d], true", got.Shape(), slices.Equal(g, w), B, H, n, hd)
+	}
+	if st := scores.Stats(); st.Outstanding != 0 || st.Misses != 2 {
+		t.Errorf("score pool after one call: %+v, want two buffers made and put back", st)
+	}
+	big := rand(4, B, H, n+1, hd)
+	if _, err := model.PooledAttention(big, Kt, V, nil, scores); err == nil || !strings.Contains(err.Error(), "do not fit a pooled buffer") {
+		t.Errorf("scores larger than a buffer: %v", err)
+	}
+	if _, err := model.PooledAttention(q, K, V, nil, nil); err == nil || !strings.Contains(err.Error(), "without a pool") {
+		t.Errorf("no pool: %v", err)
+	}
+	q0, err := q.Select(0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := model.PooledAttention(q0, Kt, V, nil, scores); err == nil || !strings.Contains(err.Error(), "want [.., n, hd] and [.., hd, L]") {
+		t.Errorf("queries and keys of different ranks: %v", err)
+	}
+	if st := scores.Stats(); st.Outstanding != 0 {
+		t.Errorf("score pool after the errors: %+v, want every buffer put back", st)
+	}
+	if err := tensor.ReleaseAll(q0, q, K, V, Kt, s, p, want, got, big); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func must(t *testing.T) func([]float32, error) []float32 {
+	return func(x []float32, err error) []float32 {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
 	}
 }

@@ -58,8 +58,9 @@ x = (wte[ids] + wpe[pos:pos + S]).view(B * S, D)   # View; else a copy, then the
 The model package runs this same code in its modes (`model.Baseline`, `InPlace`,
 `Views`, `KVCache`, `Chapter`): a test (`TestForwardMirrorsModel`) runs both at batch 1
 and checks that every forward pass peaks at the same byte, with the same allocator calls
-(one a pass more here without `View`: the model has no batch dimension to flatten). The
-three cells below are the forward pass; every experiment of 4.4, and the 4.1 in-place
+(one a pass more here without `View`: the model has no batch dimension to flatten);
+another (`TestEditedForwardChangesPeaks`) checks the same over 4.5's whole workload in
+every mode, memlab's extras too. The three cells below are the forward pass; every experiment of 4.4, and the 4.1 in-place
 table, runs them — edit them, and what the tables measure changes with your code.
 */
 
@@ -88,7 +89,7 @@ def attention(h, cache, pos, mask):            # h: (batch·seq, hidden)
 x = (wte[ids] + wpe[pos:pos + S]).view(B * S, D)   # View；否则先拷贝，再取视图
 ```
 
-`model` 包的各个模式（`model.Baseline`、`InPlace`、`Views`、`KVCache`、`Chapter`）跑的就是这同一段代码：一个测试（`TestForwardMirrorsModel`）在 batch 为 1 时把两者并排运行，检查每一次前向传播的峰值分毫不差、分配器调用次数相同（不开 `View` 时这里每次前向传播多一次调用：模型本身没有 batch 维度可展平）。下面三个单元格就是前向传播；4.4 节的每个实验，以及 4.1 节的原地操作表格，跑的都是它们——改动它们，表格测到的结果就随你的代码而变。
+`model` 包的各个模式（`model.Baseline`、`InPlace`、`Views`、`KVCache`、`Chapter`）跑的就是这同一段代码：一个测试（`TestForwardMirrorsModel`）在 batch 为 1 时把两者并排运行，检查每一次前向传播的峰值分毫不差、分配器调用次数相同（不开 `View` 时这里每次前向传播多一次调用：模型本身没有 batch 维度可展平）；另一个测试（`TestEditedForwardChangesPeaks`）在 4.5 节的整个工作负载上、对每种模式（包括 memlab 自己加的）检查同样的事。下面三个单元格就是前向传播；4.4 节的每个实验，以及 4.1 节的原地操作表格，跑的都是它们——改动它们，表格测到的结果就随你的代码而变。
 */
 
 /*md
@@ -142,6 +143,9 @@ type fwd struct {
 	arena *tensor.Tensor   // with Pool: [2·layers, B, H, maxLen, hd], from the pool
 	scope *tensor.Scope    // if set, the pass's tensors join it (encode's, for an out-of-memory error)
 	out   []float32        // the last pass's logits of each sequence's last position
+	// Two of the model's modes that are not the chapter's (pass sets them):
+	last   bool             // model.LastLogits: project each sequence's last position only
+	pooled *pool.TensorPool // model.PooledScores: scores and softmax in buffers from this pool
 }
 
 // flatten turns x (batch, seq, hidden) into (batch·seq, hidden): technique 1.
@@ -191,13 +195,15 @@ func (f *fwd) copyOf(x *tensor.Tensor) *tensor.Tensor {
 scales and masks them (in place or not), and either keeps them whole (eager, as
 `scores.softmax(-1) @ V` does) or, with `Fused`, takes 64 queries of one sequence at a time
 — what FlashAttention's kernels do in on-chip memory, here with the block in device
-memory (`F.scaled_dot_product_attention` in PyTorch). `mlp` is GELU's layer.
+memory (`F.scaled_dot_product_attention` in PyTorch). `mlp` is GELU's layer. `scores`
+also serves `model.PooledScores`, memlab's extra of section 4.5: there the scores and their
+softmax go into two buffers from the engine's pool (`model.PooledAttention`).
 */
 
 /*md:zh-CN
 #### 前向传播之二：注意力和 MLP
 
-`cache` 是第三招；`attention` 算出分数 `[batch, heads, seq, keys]`，缩放并加上掩码（原地或非原地），然后要么整块保留（eager，即 `scores.softmax(-1) @ V` 的做法），要么在 `Fused` 时每次只取一个序列的 64 个查询——FlashAttention 的内核在片上内存里做的正是这件事，这里的分块放在设备显存里（PyTorch 里是 `F.scaled_dot_product_attention`）。`mlp` 是 GELU 所在的那一层。
+`cache` 是第三招；`attention` 算出分数 `[batch, heads, seq, keys]`，缩放并加上掩码（原地或非原地），然后要么整块保留（eager，即 `scores.softmax(-1) @ V` 的做法），要么在 `Fused` 时每次只取一个序列的 64 个查询——FlashAttention 的内核在片上内存里做的正是这件事，这里的分块放在设备显存里（PyTorch 里是 `F.scaled_dot_product_attention`）。`mlp` 是 GELU 所在的那一层。`scores` 还服务于 4.5 节 memlab 自己加的 `model.PooledScores`：那时分数和它的 softmax 写进引擎池子里的两个缓冲区（`model.PooledAttention`）。
 */
 
 // heads is part i (0 q, 1 k, 2 v) of qkv [B·S, 3D] as [B, H, S, hd]: views,
@@ -243,6 +249,11 @@ func (f *fwd) cache(l int, k, v *tensor.Tensor, pos int) (K, V *tensor.Tensor) {
 // it releases q.
 func (f *fwd) scores(q, K, V, mask *tensor.Tensor) *tensor.Tensor {
 	Kt := memlab.Must(K.Transpose(-2, -1))
+	if f.pooled != nil { // torch.matmul(q, Kt, out=buf[...]), then softmax into a second buffer
+		o := memlab.Must(model.PooledAttention(q, Kt, V, mask, f.pooled))
+		memlab.Check(tensor.ReleaseAll(q, Kt))
+		return o
+	}
 	s := memlab.Must(q.Matmul(Kt)) // [.., n, L]: the score matrix
 	memlab.Check(tensor.ReleaseAll(q, Kt))
 	s = f.scale(s, 1/math.Sqrt(float64(f.w.Config.HeadDim())))
@@ -311,14 +322,16 @@ func (f *fwd) mlp(l int, h *tensor.Tensor) *tensor.Tensor {
 
 `forward` runs the blocks for the decoder of 4.4 and returns each sequence's next token;
 `logits` projects every position onto the vocabulary, as a port returning the whole
-`[batch, seq, vocab]` does; `encode` is the same blocks as BERT runs them (no mask, no
+`[batch, seq, vocab]` does (with `last`, set for memlab's extra `model.LastLogits` in 4.5,
+only each sequence's last position); `pass` hands these cells to the model package's
+engines in every mode; `encode` is the same blocks as BERT runs them (no mask, no
 cache, no logits), for the 12 % question.
 */
 
 /*md:zh-CN
 #### 前向传播之三：嵌入、掩码、logits 与生成
 
-`forward` 以 4.4 节解码器的方式运行这些块，返回每个序列的下一个 token；`logits` 把每个位置都投影到词表上，就像一个返回完整 `[batch, seq, vocab]` 的移植版本那样；`encode` 是 BERT 运行同样这些块的方式（没有掩码、没有缓存、没有 logits），用来回答 12% 的问题。
+`forward` 以 4.4 节解码器的方式运行这些块，返回每个序列的下一个 token；`logits` 把每个位置都投影到词表上，就像一个返回完整 `[batch, seq, vocab]` 的移植版本那样（开了 `last` 时只投影每个序列的最后一个位置，4.5 节 memlab 自己加的 `model.LastLogits` 用它）；`pass` 把这几个单元格交给 `model` 包的引擎，每种模式都用；`encode` 是 BERT 运行同样这些块的方式（没有掩码、没有缓存、没有 logits），用来回答 12% 的问题。
 */
 
 // embed is the token and position embeddings of ids [B][S] at positions
@@ -361,8 +374,13 @@ func (f *fwd) forward(dev tensor.Device, ids [][]int64, pos int) []int64 {
 }
 
 // logits applies the final layernorm and the tied output projection to every
-// position and picks each sequence's next token from its last position.
+// position (with last, to each sequence's last position only) and picks each
+// sequence's next token from its last position.
 func (f *fwd) logits(h *tensor.Tensor, B, S int) []int64 {
+	if f.last && S > 1 { // h.view(B, S, -1)[:, -1]: a view
+		hv := then(h, memlab.Must(h.View(B, S, -1)))
+		h, S = then(hv, memlab.Must(hv.Select(1, S-1))), 1
+	}
 	hf := then(h, memlab.Must(h.LayerNorm(f.w.LnfG, f.w.LnfB, model.Eps))) // [B·S, D]
 	wt := memlab.Must(f.w.Wte.T())
 	lg := then(hf, memlab.Must(hf.Matmul(wt))) // [B·S, Vocab]: every position
@@ -410,17 +428,14 @@ func generate(t Tricks) ch4.Generate {
 
 // pass is the forward pass above as the model package's engines take it
 // (model.Forward), at batch 1: the engines of section 4.5's cells run it in
-// the modes its tricks are (InPlace, Views, KVCache), the model's own pass
-// in the others (LastLogits, PooledScores).
-func pass(w model.Weights, mode model.Mode, arena *tensor.Tensor) (model.Pass, error) {
-	if mode&^model.Chapter != 0 {
-		return nil, nil
-	}
-	c := w.Config
+// every mode, its tricks (InPlace, Views, KVCache) and the model's extras
+// (LastLogits, PooledScores with the engine's pool of score buffers).
+func pass(w model.Weights, o model.PassOptions) (model.Pass, error) {
+	c, mode := w.Config, o.Mode
 	f := &fwd{w: w, t: Tricks{View: mode&model.Views != 0, InPlace: mode&model.InPlace != 0, Pool: mode&model.KVCache != 0},
-		K: make([]*tensor.Tensor, c.Layers), V: make([]*tensor.Tensor, c.Layers)}
-	if arena != nil { // [layers, 2, H, maxLen, hd] as [2·layers, 1, H, maxLen, hd]: a view
-		f.arena = memlab.Must(arena.View(2*c.Layers, 1, c.Heads, -1, c.HeadDim()))
+		K: make([]*tensor.Tensor, c.Layers), V: make([]*tensor.Tensor, c.Layers), last: mode&model.LastLogits != 0, pooled: o.Scores}
+	if o.Arena != nil { // [layers, 2, H, maxLen, hd] as [2·layers, 1, H, maxLen, hd]: a view
+		f.arena = memlab.Must(o.Arena.View(2*c.Layers, 1, c.Heads, -1, c.HeadDim()))
 	}
 	return f, nil
 }
@@ -580,10 +595,10 @@ does not depend on how long the prompt is.
 </details>
 
 **Try it:** the peak is the logits of every prompt position. In "The forward pass, 3",
-make `logits` project only the last position: select it before the projection —
-`last := memlab.Must(memlab.Must(hf.View(B, S, -1)).Select(1, S-1))`, then `last.Matmul(wt)`
-gives `[B, Vocab]` (release the view and `hf`, and pick the tokens from that). Run the
-cell "the chapter's table" again. Predict: does the baseline's peak fall, do the tokens
+make `logits` project only the last position in every run: its first line,
+`if f.last && S > 1`, already selects each sequence's last row before the projection (a
+view, `h.view(B, S, -1)[:, -1]`), but only for the model's `LastLogits` mode — make it
+`if S > 1`. Run the cell "the chapter's table" again. Predict: does the baseline's peak fall, do the tokens
 change, and does in-place now save something?
 
 <details><summary>Answer</summary>
@@ -605,7 +620,7 @@ removes tensors alive there.
 三招合用这回让峰值升高的比例比 48 个 token 时更大：提示词的 logits 随提示词一起缩小，而显存区（按提示词加生成 token 的长度定大小）缩得少。分配器调用次数则一点没变：一次前向传播做多少个操作，与提示词多长无关。
 </details>
 
-**动手试试：** 峰值是所有提示词位置的 logits。在“前向传播之三”里，让 `logits` 只投影最后一个位置：先选出它再做投影——`last := memlab.Must(memlab.Must(hf.View(B, S, -1)).Select(1, S-1))`，然后 `last.Matmul(wt)` 得到 `[B, Vocab]`（释放那个视图和 `hf`，再从结果里挑 token）。再运行一遍“教材的表格”那个单元格。先预测：基线的峰值会下降吗？生成的 token 会变吗？原地操作这回能省下点什么吗？
+**动手试试：** 峰值是所有提示词位置的 logits。在“前向传播之三”里，让 `logits` 在每次运行中都只投影最后一个位置：它的第一行 `if f.last && S > 1` 已经会在投影之前选出每个序列的最后一行（一个视图，`h.view(B, S, -1)[:, -1]`），但只用于模型的 `LastLogits` 模式——把它改成 `if S > 1`。再运行一遍“教材的表格”那个单元格。先预测：基线的峰值会下降吗？生成的 token 会变吗？原地操作这回能省下点什么吗？
 
 <details><summary>答案</summary>
 

@@ -21,8 +21,9 @@ chapter's: `PooledScores` (attention scores and softmax in pooled buffers, below
 `LastLogits` (the output projection for the sampled position only); `Optimised` is
 `Chapter` and `LastLogits`. Every mode gives the same logits. The engines of this section
 run your forward pass: `pass` (in "The forward pass, 3") hands the three cells above to
-them as a `model.Forward`, in the modes `Tricks` has switches for; in `PooledScores` and
-`LastLogits` they run the model's own. Edit the forward pass and these tables change too.
+them as a `model.Forward`, in every mode: `Tricks` for the chapter's three, `last` in
+`logits` for `LastLogits`, the engine's pool of score buffers in `scores` for
+`PooledScores`. Edit the forward pass and these tables change too.
 Without `View` your pass makes one allocator call a pass more than the model's own would:
 the `(batch, seq, hidden)` flatten copy. One request, mode by mode — in PyTorch, for one
 model and one request:
@@ -41,7 +42,7 @@ print(torch.cuda.max_memory_allocated() - weights,
 /*md:zh-CN
 ### `model` 包：同一段前向传播，逐个模式
 
-`model` 包用它的各个模式运行上面那段前向传播，一次一个请求，没有 batch 维度：`model.Baseline`、`InPlace`、`Views`、`KVCache` 以及三招合用的 `model.Chapter`，对应上面的 `Tricks`。另外两个是 memlab 自己加的，不是教材的：`PooledScores`（注意力分数和 softmax 写进池化的缓冲区，见下文）和 `LastLogits`（只为要采样的那个位置计算输出投影）；`Optimised` 是 `Chapter` 加 `LastLogits`。所有模式得到的 logits 都完全相同。这一节的引擎跑的是你的前向传播：`pass`（在“前向传播之三”里）把上面三个单元格作为 `model.Forward` 交给引擎，用在 `Tricks` 有开关的那些模式上；`PooledScores` 和 `LastLogits` 模式跑的是模型自己的前向传播。改动前向传播，这些表格也随之改变。不开 `View` 时，你的前向传播每次比模型自己的多一次分配器调用：那就是 `(batch, seq, hidden)` 展平时的拷贝。先看一个请求，逐个模式对比——用 PyTorch 对一个模型、一个请求来测是这样：
+`model` 包用它的各个模式运行上面那段前向传播，一次一个请求，没有 batch 维度：`model.Baseline`、`InPlace`、`Views`、`KVCache` 以及三招合用的 `model.Chapter`，对应上面的 `Tricks`。另外两个是 memlab 自己加的，不是教材的：`PooledScores`（注意力分数和 softmax 写进池化的缓冲区，见下文）和 `LastLogits`（只为要采样的那个位置计算输出投影）；`Optimised` 是 `Chapter` 加 `LastLogits`。所有模式得到的 logits 都完全相同。这一节的引擎跑的是你的前向传播：`pass`（在“前向传播之三”里）把上面三个单元格作为 `model.Forward` 交给引擎，每种模式都用它：教材的三招靠 `Tricks`，`LastLogits` 靠 `logits` 里的 `last`，`PooledScores` 靠 `scores` 里引擎池子的分数缓冲区。改动前向传播，这些表格也随之改变。不开 `View` 时，你的前向传播每次比模型自己的多一次分配器调用：那就是 `(batch, seq, hidden)` 展平时的拷贝。先看一个请求，逐个模式对比——用 PyTorch 对一个模型、一个请求来测是这样：
 
 ```python
 weights = torch.cuda.memory_allocated()        # 模型已加载
@@ -171,7 +172,7 @@ chapter's three together therefore do not lower this peak. The chapter's 20–30
 only where the peak is made of what those techniques remove; this model's is not. What
 they do remove, every time, is allocator calls.
 
-**Try it:** run `ch4.Inference(ch4.Setup{}, "small", model.Optimised&^model.InPlace, model.Optimised)`
+**Try it:** run `ch4.Inference(ch4.Setup{Forward: pass}, "small", model.Optimised&^model.InPlace, model.Optimised)`
 — the first mode is the reference. Predict: does in-place, which saved nothing alone,
 lower the peak now?
 
@@ -213,7 +214,7 @@ print(sorted(speedups)[1], min(speedups), max(speedups))
 /*md:zh-CN
 曲线给出每种模式在每一次前向传播中的峰值，一次接一次（各模式的前向传播完全相同）：尖峰是处理提示词，平坦的部分是逐 token 解码。基线的峰值出现在某个提示词的前向传播里，此时它要为提示词的每个位置计算 logits——这就是为什么 memlab 额外加的 `last-logits` 能挪动峰值，而单靠原地操作不能：原地操作碰不到那一刻还活着的张量。`views` 通过作为缓存保留下来的 K/V 视图，让融合的 QKV 投影一直活着（视图会保住基张量的存储，见练习 11）；`kv-cache` 则按最长请求定大小：所以教材的三招合用并不能降低这个峰值。教材的 20-30% 只有在峰值恰好由这些技术能去掉的东西构成时才可能成立；这个模型的峰值不是。它们每一次都确实去掉的，是分配器调用。
 
-**动手试试：** 运行 `ch4.Inference(ch4.Setup{}, "small", model.Optimised&^model.InPlace, model.Optimised)`——第一个模式是参照。先预测：单独使用时什么也没省下的原地操作，这回能压低峰值吗？
+**动手试试：** 运行 `ch4.Inference(ch4.Setup{Forward: pass}, "small", model.Optimised&^model.InPlace, model.Optimised)`——第一个模式是参照。先预测：单独使用时什么也没省下的原地操作，这回能压低峰值吗？
 
 <details><summary>答案</summary>
 

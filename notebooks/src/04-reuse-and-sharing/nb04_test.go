@@ -232,8 +232,8 @@ func TestForwardMirrorsModel(t *testing.T) {
 // extraBuffer is pass with an edit a learner might make: every forward pass
 // allocates one more buffer of bytes and keeps it to the end of the request.
 func extraBuffer(bytes int) model.Forward {
-	return func(w model.Weights, mode model.Mode, arena *tensor.Tensor) (model.Pass, error) {
-		p, err := pass(w, mode, arena)
+	return func(w model.Weights, o model.PassOptions) (model.Pass, error) {
+		p, err := pass(w, o)
 		if p == nil || err != nil {
 			return p, err
 		}
@@ -261,21 +261,42 @@ func (k *keepExtra) Release() error {
 	return errors.Join(tensor.ReleaseAll(k.kept...), k.Pass.Release())
 }
 
-// TestEditedForwardChangesPeaks runs 4.5's workload through the forward
-// pass as the cells give it (pass) and edited (extraBuffer): in the modes
-// the notebook's pass implements the peak above the weights rises by the
-// request's kept buffers, in the others (the model's own pass) it does not.
+// TestEditedForwardChangesPeaks runs 4.5's workload in every mode through
+// the model's own forward pass, the notebook's as the cells give it (pass)
+// and the notebook's edited (extraBuffer). The notebook's pass gives the
+// model's figures in every mode: the same peak in every forward pass, the
+// same logits, and the same allocator calls but for one flatten copy a pass
+// without Views. The edit raises every mode's peak above the weights, the
+// LastLogits and PooledScores ones too, by the request's kept buffers.
 func TestEditedForwardChangesPeaks(t *testing.T) {
 	const extra = 64 << 10
-	modes := []model.Mode{model.Baseline, model.Chapter, model.Optimised}
-	mine := memlab.Must(ch4.Inference(ch4.Setup{Device: "sim", Forward: pass}, "small", modes...))
-	edited := memlab.Must(ch4.Inference(ch4.Setup{Device: "sim", Forward: extraBuffer(extra)}, "small", modes...))
-	for _, mode := range modes {
+	own := memlab.Must(ch4.Inference(ch4.Setup{Device: "sim"}, "small"))
+	mine := memlab.Must(ch4.Inference(ch4.Setup{Device: "sim", Forward: pass}, "small"))
+	edited := memlab.Must(ch4.Inference(ch4.Setup{Device: "sim", Forward: extraBuffer(extra)}, "small"))
+	passes := 0
+	for _, n := range own.Passes {
+		passes += n
+	}
+	for _, mode := range model.Modes {
+		m, _ := own.Row(mode)
 		a, _ := mine.Row(mode)
 		b, _ := edited.Row(mode)
-		grew := b.Working - a.Working
-		if implemented := mode&^model.Chapter == 0; implemented && grew < extra || !implemented && grew != 0 {
-			t.Errorf("%v: the edited pass's peak above the weights is %d bytes higher (notebook's pass: %v)", mode, grew, implemented)
+		if a.Working != m.Working || !slices.Equal(a.StepPeak, m.StepPeak) || a.PeakReserved != m.PeakReserved {
+			t.Errorf("%v: the notebook's pass peaks at %d bytes above the weights (%d reserved), the model's at %d (%d); per pass equal: %v",
+				mode, a.Working, a.PeakReserved, m.Working, m.PeakReserved, slices.Equal(a.StepPeak, m.StepPeak))
+		}
+		if !slices.Equal(a.Logits, m.Logits) {
+			t.Errorf("%v: the notebook's pass's last logits differ from the model's", mode)
+		}
+		flatten := int64(0)
+		if mode&model.Views == 0 {
+			flatten = int64(passes)
+		}
+		if a.AllocCalls != m.AllocCalls+flatten {
+			t.Errorf("%v: the notebook's pass makes %d allocator calls, the model's %d (+%d flatten copies)", mode, a.AllocCalls, m.AllocCalls, flatten)
+		}
+		if grew := b.Working - a.Working; grew < extra {
+			t.Errorf("%v: the edited pass's peak above the weights is %d bytes higher, want at least %d", mode, grew, extra)
 		}
 	}
 }
@@ -308,6 +329,49 @@ func TestChapterTechniques(t *testing.T) {
 		`Chapter: …because there is less allocating \| measured: allocator calls 679 → 388 → holds`)
 	if len(res.Figures) != 1 {
 		t.Errorf("%d figures, want the curves", len(res.Figures))
+	}
+}
+
+// lastPositionOnly is generate(t) with the edit the Try-it under the
+// chapter's table asks for: logits projects each sequence's last position
+// only in every run (its "if f.last && S > 1" made "if S > 1").
+func lastPositionOnly(t Tricks) ch4.Generate {
+	return func(l *memlab.Lab, w model.Weights, arenas *pool.TensorPool, prompts [][]int64, decode int) (peaks []int64, tokens [][]int64) {
+		f := &fwd{w: w, t: t, K: make([]*tensor.Tensor, len(w.Blocks)), V: make([]*tensor.Tensor, len(w.Blocks)), last: true}
+		if t.Pool {
+			f.arena = memlab.Must(arenas.Get())
+			defer func() { memlab.Check(arenas.Put(f.arena)) }()
+		}
+		ids, pos := prompts, 0
+		for range decode {
+			l.ResetPeakMemoryStats()
+			next := f.forward(l, ids, pos)
+			peaks, tokens = append(peaks, l.MaxMemoryAllocated()), append(tokens, next)
+			pos += len(ids[0])
+			ids = make([][]int64, len(next))
+			for b, tok := range next {
+				ids[b] = []int64{tok}
+			}
+		}
+		memlab.Check(tensor.ReleaseLive(append(f.K, f.V...)...))
+		return peaks, tokens
+	}
+}
+
+// TestLastPositionTryIt checks the answer of the Try-it that makes logits
+// project only the last position, on the chapter table's batch: the
+// baseline's peak falls, the tokens stay, and in place now lowers the peak.
+func TestLastPositionTryIt(t *testing.T) {
+	run := func(name string, gen ch4.Generate) ch4.BatchRun {
+		return memlab.Must(ch4.RunBatch(name, gen, 4, 48, 16))
+	}
+	before := run("baseline", generate(Tricks{}))
+	base, inPlace := run("baseline, last only", lastPositionOnly(Tricks{})), run("in-place, last only", lastPositionOnly(Tricks{InPlace: true}))
+	if base.Peak >= before.Peak || !base.SameTokens(before) {
+		t.Errorf("the baseline's peak %d → %d with the last position only, the same tokens: %v; want it lower, the same tokens", before.Peak, base.Peak, base.SameTokens(before))
+	}
+	if inPlace.Peak >= base.Peak {
+		t.Errorf("with the last position only, in place peaks at %d, the baseline at %d: want it lower", inPlace.Peak, base.Peak)
 	}
 }
 
