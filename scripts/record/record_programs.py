@@ -845,35 +845,6 @@ def llama2l_score_generate_bs1(torch):
 # ---- practitioners' programs of kinds not recorded before (issue 28, helper programs):
 # reference/programs-2.11. Single-stream training and serving as people run them today.
 
-def bert_finetune_bf16_ckpt(torch):
-    """transformers' BERT (6 layers, d 512, 8 heads, random weights) fine-tuned for
-    sequence classification as the Trainer does it: bf16 autocast, gradient checkpointing
-    (gradient_checkpointing_enable), gradient accumulation over 2 micro-batches,
-    clip_grad_norm_, AdamW; 6 padded micro-batches with masks (batch x length 16x128,
-    8x256, 24x96, 16x160, 4x512, 32x64): 3 optimizer steps."""
-    from transformers import BertConfig, BertForSequenceClassification
-    torch.manual_seed(0)
-    cfg = BertConfig(hidden_size=512, num_hidden_layers=6, num_attention_heads=8, intermediate_size=2048,
-                     max_position_embeddings=512, num_labels=4)
-    model = BertForSequenceClassification(cfg).cuda().train()
-    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-    opt = torch.optim.AdamW(model.parameters(), lr=2e-5)
-    accumulate = 2
-    for i, (bs, n) in enumerate([(16, 128), (8, 256), (24, 96), (16, 160), (4, 512), (32, 64)]):
-        ids = torch.randint(0, cfg.vocab_size, (bs, n), device="cuda")
-        lengths = torch.randint(n // 2, n + 1, (bs,), device="cuda")
-        mask = (torch.arange(n, device="cuda")[None] < lengths[:, None]).long()
-        labels = torch.randint(0, 4, (bs,), device="cuda")
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss / accumulate
-        loss.backward()
-        del ids, lengths, mask, labels, loss
-        if (i + 1) % accumulate == 0:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-
-
 def gpt2_bucketed_train(torch):
     """transformers' GPT-2 (4 layers, d 512, vocab 32000, random weights) trained as a
     language model on length-bucketed batches of about 8k tokens each (batch x length
@@ -1082,7 +1053,7 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     gpt2_score_generate_bs1, distilgpt2_score_generate_bs1,
                                     gpt2_sample_score_generate_bs1, gpt2_fp16_score_generate,
                                     opt125m_score_generate_bs1, llama2l_score_generate_bs1,
-                                    bert_finetune_bf16_ckpt, gpt2_bucketed_train, llama_lora_train_bf16,
+                                    gpt2_bucketed_train, llama_lora_train_bf16,
                                     efficientnet_channels_last_amp, serve_continuous_batching,
                                     compile_dynamic_train, offload_checkpoint_train)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
