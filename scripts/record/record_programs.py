@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Record PyTorch programs' GPU memory history under several allocator settings.
 
-memlab's own recorder (GPU machine; PyTorch with CUDA; transformers for the *_generate and
-bert_* programs, torchvision for vit_train_bf16).
+memlab's own recorder (GPU machine; PyTorch with CUDA; transformers for the *_generate,
+bert_*, gpt2_* and llama_* programs, peft for llama_lora_train_bf16 (a hand-written
+adapter without it), torchvision for vit_train_bf16 and efficientnet_channels_last_amp).
 For each program and setting it starts a fresh Python process with
 PYTORCH_CUDA_ALLOC_CONF set before torch is imported, records the allocator's history
 from before the program's first CUDA allocation, runs the program and writes
@@ -30,7 +31,8 @@ differ from the first (none, for a program that makes the same requests in every
 program one after another). --repeats N then records every setting N times more into
 OUT/repeats/1..N/ (without frames; a program whose default facts are in OUT already is
 not recorded first, and its capped runs use that default's fraction). Where the programs
-are recorded is reference/workloads-2.11/, modern-2.11/ and misses-2.11/ (their READMEs).
+are recorded is reference/workloads-2.11/, modern-2.11/, misses-2.11/ and programs-2.11/
+(their READMEs).
 
 Besides PyTorch's figures, each facts file holds what PyTorch reports about memory
 pools: `segments` (every segment of the snapshot at the end, with its
