@@ -1,7 +1,7 @@
 // Package reference locates the PyTorch ground truth that ships with the
 // repository: allocator traces and summaries recorded with PyTorch 2.11 on an
 // NVIDIA H200 (torch-2.11/) and real programs' memory snapshots with PyTorch's
-// own figures (workloads-2.11/, modern-2.11/, misses-2.11/), and the
+// own figures (workloads-2.11/, modern-2.11/, misses-2.11/, programs-2.11/), and the
 // randomized differential suites' cases (fidelity-2.11/). Each folder's README
 // says how it was made.
 //
@@ -48,6 +48,12 @@ const (
 	// issue 31), one snapshot and one facts file per rank and setting
 	// (PROGRAM__SETTING.rankR.pickle), recorded with world size 1 so far.
 	Ranks211 = "ranks-2.11"
+	// Programs211 holds single-stream training and serving programs of the
+	// kinds practitioners run today (issue 28: Hugging Face fine-tuning with
+	// gradient checkpointing, bucketed batches, LoRA, channels_last AMP,
+	// continuous batching, torch.compile with dynamic shapes, activation
+	// offloading), in Workloads211's file shapes, every pickle gzipped.
+	Programs211 = "programs-2.11"
 )
 
 // Root returns the repository root: the directory holding the go.mod of

@@ -32,6 +32,8 @@ func TestShipped(t *testing.T) {
 		{reference.Modern211, "*.facts.json", 25},
 		{reference.Misses211, "*__default.pickle", 8},
 		{reference.Misses211, "*.facts.json", 40},
+		{reference.Programs211, "*__default.pickle", 5},
+		{reference.Programs211, "*.facts.json", 25},
 		{reference.Ranks211, "*__default.rank0.pickle", 2},
 		{reference.Ranks211, "*.rank0.facts.json", 10},
 	} {

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Record PyTorch programs' GPU memory history under several allocator settings.
 
-memlab's own recorder (GPU machine; PyTorch with CUDA; transformers for the *_generate and
-bert_* programs, torchvision for vit_train_bf16).
+memlab's own recorder (GPU machine; PyTorch with CUDA; transformers for the *_generate,
+bert_*, gpt2_* and llama_* programs, peft for llama_lora_train_bf16 (a hand-written
+adapter without it), torchvision for vit_train_bf16 and efficientnet_channels_last_amp).
 For each program and setting it starts a fresh Python process with
 PYTORCH_CUDA_ALLOC_CONF set before torch is imported, records the allocator's history
 from before the program's first CUDA allocation, runs the program and writes
@@ -30,7 +31,8 @@ differ from the first (none, for a program that makes the same requests in every
 program one after another). --repeats N then records every setting N times more into
 OUT/repeats/1..N/ (without frames; a program whose default facts are in OUT already is
 not recorded first, and its capped runs use that default's fraction). Where the programs
-are recorded is reference/workloads-2.11/, modern-2.11/ and misses-2.11/ (their READMEs).
+are recorded is reference/workloads-2.11/, modern-2.11/, misses-2.11/ and programs-2.11/
+(their READMEs).
 
 Besides PyTorch's figures, each facts file holds what PyTorch reports about memory
 pools: `segments` (every segment of the snapshot at the end, with its
@@ -842,6 +844,201 @@ def llama2l_score_generate_bs1(torch):
                     0, do_sample=False)
 
 
+# ---- practitioners' programs of kinds not recorded before (issue 28, helper programs):
+# reference/programs-2.11. Single-stream training and serving as people run them today.
+
+def gpt2_bucketed_train(torch):
+    """transformers' GPT-2 (4 layers, d 512, vocab 32000, random weights) trained as a
+    language model on length-bucketed batches of about 8k tokens each (batch x length
+    64x128, 16x512, 32x256, 8x1024, 48x170, 21x390: a new shape every step, no padding
+    inside a bucket), AdamW."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=4, n_embd=512, n_head=8, vocab_size=32000, n_positions=1024)
+    model = GPT2LMHeadModel(cfg).cuda().train()
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+    for bs, n in [(64, 128), (16, 512), (32, 256), (8, 1024), (48, 170), (21, 390)]:
+        ids = torch.randint(0, cfg.vocab_size, (bs, n), device="cuda")
+        loss = model(input_ids=ids, labels=ids).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, loss
+
+
+def llama_lora_train_bf16(torch):
+    """LoRA fine-tuning (peft's LoraConfig, r 16, on q/k/v/o projections; without peft a
+    hand-written adapter of the same shape) of transformers' Llama (4 layers, d 768, 12
+    heads, vocab 32000, random weights) whose base weights are bf16 and frozen; bf16
+    autocast, AdamW over the adapters only, 4 steps at batch x length 8x256, 4x512,
+    16x128, 6x300."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(0)
+    cfg = LlamaConfig(hidden_size=768, intermediate_size=2048, num_hidden_layers=4, num_attention_heads=12,
+                      num_key_value_heads=12, vocab_size=32000, max_position_embeddings=2048)
+    model = LlamaForCausalLM(cfg).to(torch.bfloat16).cuda()
+    try:
+        from peft import LoraConfig, get_peft_model
+        model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, lora_dropout=0.05,
+                                                 target_modules=["q_proj", "k_proj", "v_proj", "o_proj"]))
+    except ImportError:
+        nn = torch.nn
+
+        class LoRA(nn.Module):
+            def __init__(self, base):
+                super().__init__()
+                self.base = base
+                self.a = nn.Linear(base.in_features, 16, bias=False, device="cuda")
+                self.b = nn.Linear(16, base.out_features, bias=False, device="cuda")
+                nn.init.zeros_(self.b.weight)
+
+            def forward(self, x):
+                return self.base(x) + 2.0 * self.b(self.a(x))
+
+        for p in model.parameters():
+            p.requires_grad_(False)
+        for layer in model.model.layers:
+            at = layer.self_attn
+            for name in ("q_proj", "k_proj", "v_proj", "o_proj"):
+                setattr(at, name, LoRA(getattr(at, name)))
+    model.train()
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
+    for bs, n in [(8, 256), (4, 512), (16, 128), (6, 300)]:
+        ids = torch.randint(0, cfg.vocab_size, (bs, n), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(input_ids=ids, labels=ids).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, loss
+
+
+def efficientnet_channels_last_amp(torch):
+    """torchvision's efficientnet_b0 (random weights) in channels_last memory format,
+    trained under fp16 autocast with a GradScaler (scale, unscale_ for clip_grad_norm_,
+    step, update), SGD with momentum, 3 steps at 48 images of 224 px, 32 of 256 px, 64 of
+    192 px."""
+    import torchvision
+    torch.manual_seed(0)
+    torch.backends.cudnn.benchmark = False
+    model = torchvision.models.efficientnet_b0(weights=None).cuda().to(memory_format=torch.channels_last)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    scaler = torch.amp.GradScaler("cuda")
+    for bs, px in [(48, 224), (32, 256), (64, 192)]:
+        x = torch.randn(bs, 3, px, px, device="cuda").to(memory_format=torch.channels_last)
+        y = torch.randint(0, 1000, (bs,), device="cuda")
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 2.0)
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad(set_to_none=True)
+        del x, y, loss
+
+
+def serve_continuous_batching(torch):
+    """A hand-written fp16 decoder (4 layers, d 1024, 16 heads, vocab 32000) serving 10
+    requests of random prompt lengths (16-600) and output lengths (4-24) with continuous
+    batching: up to 4 requests decode together, a request is admitted (its prompt
+    prefilled alone) as soon as one finishes, each request's KV cache grows by torch.cat
+    every step, and a step's batch pads the caches to the longest with an attention mask."""
+    torch.manual_seed(0)
+    nn, F = torch.nn, torch.nn.functional
+    d, h, layers, vocab = 1024, 16, 4, 32000
+    dh = d // h
+    emb = nn.Embedding(vocab, d)
+    ln = nn.ModuleList(nn.LayerNorm(d) for _ in range(2 * layers))
+    qkv = nn.ModuleList(nn.Linear(d, 3 * d) for _ in range(layers))
+    proj = nn.ModuleList(nn.Linear(d, d) for _ in range(layers))
+    mlp = nn.ModuleList(nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d)) for _ in range(layers))
+    head = nn.Linear(d, vocab)
+    for m in (emb, ln, qkv, proj, mlp, head):
+        m.cuda().half().eval()
+    g = torch.Generator().manual_seed(1)
+    pending = [(r, int(torch.randint(16, 601, (1,), generator=g)), int(torch.randint(4, 25, (1,), generator=g)))
+               for r in range(10)]
+    active = []  # [token (1,), per-layer [k, v] of (h, length, dh), tokens left]
+    with torch.no_grad():
+        while pending or active:
+            while pending and len(active) < 4:
+                _, n, new = pending.pop(0)
+                x = emb(torch.randint(0, vocab, (1, n), device="cuda"))
+                kv = []
+                for i in range(layers):
+                    q, k, v = qkv[i](ln[2 * i](x)).view(1, n, 3, h, dh).permute(2, 0, 3, 1, 4)
+                    a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                    x = x + proj[i](a.transpose(1, 2).reshape(1, n, d))
+                    x = x + mlp[i](ln[2 * i + 1](x))
+                    kv.append([k[0], v[0]])
+                active.append([head(x[:, -1]).argmax(-1), kv, new - 1])
+                del x, q, k, v, a
+            b = len(active)
+            lengths = torch.tensor([r[1][0][0].shape[1] + 1 for r in active], device="cuda")
+            top = max(r[1][0][0].shape[1] + 1 for r in active)
+            mask = (torch.arange(top, device="cuda")[None] < lengths[:, None])[:, None, None, :]
+            x = emb(torch.cat([r[0] for r in active]))[:, None]
+            for i in range(layers):
+                q, k, v = qkv[i](ln[2 * i](x)).view(b, 1, 3, h, dh).permute(2, 0, 3, 1, 4)
+                for j, r in enumerate(active):
+                    r[1][i] = [torch.cat([r[1][i][0], k[j]], 1), torch.cat([r[1][i][1], v[j]], 1)]
+                keys = torch.stack([F.pad(r[1][i][0], (0, 0, 0, top - r[1][i][0].shape[1])) for r in active])
+                vals = torch.stack([F.pad(r[1][i][1], (0, 0, 0, top - r[1][i][1].shape[1])) for r in active])
+                a = F.scaled_dot_product_attention(q, keys, vals, attn_mask=mask)
+                x = x + proj[i](a.transpose(1, 2).reshape(b, 1, d))
+                x = x + mlp[i](ln[2 * i + 1](x))
+                del q, k, v, keys, vals, a
+            tokens = head(x[:, 0]).argmax(-1)
+            for j, r in enumerate(active):
+                r[0], r[2] = tokens[j:j + 1], r[2] - 1
+            active = [r for r in active if r[2] > 0]
+            del lengths, mask, x, tokens
+
+
+def compile_dynamic_train(torch):
+    """torch.compile(dynamic=True) training of two transformer blocks and a head (d 384,
+    6 heads), AdamW, 6 steps at batch x length 16x96, 8x200, 12x150, 4x400, 16x64,
+    8x256: one graph with symbolic shapes serves every length."""
+    torch.manual_seed(0)
+    nn = torch.nn
+    model = nn.Sequential(_block(torch, 384, 6), _block(torch, 384, 6), nn.Linear(384, 2000)).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    step = torch.compile(model, dynamic=True)
+    for bs, n in [(16, 96), (8, 200), (12, 150), (4, 400), (16, 64), (8, 256)]:
+        x = torch.randn(bs, n, 384, device="cuda")
+        target = torch.randint(0, 2000, (bs * n,), device="cuda")
+        loss = nn.functional.cross_entropy(step(x).reshape(-1, 2000), target)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        del x, target, loss
+
+
+def offload_checkpoint_train(torch):
+    """Four transformer blocks (d 1024, 16 heads) and a head trained with the activations
+    of the first two offloaded to pinned host memory (torch.autograd.graph.save_on_cpu)
+    and the last two recomputed in backward (torch.utils.checkpoint, non-reentrant);
+    AdamW, 3 steps at batch x length 8x512, 16x256, 4x1024."""
+    from torch.utils.checkpoint import checkpoint
+    torch.manual_seed(0)
+    nn = torch.nn
+    blocks = nn.ModuleList(_block(torch, 1024, 16) for _ in range(4)).cuda()
+    head = nn.Linear(1024, 4000).cuda()
+    opt = torch.optim.AdamW(list(blocks.parameters()) + list(head.parameters()), lr=1e-4)
+    for bs, n in [(8, 512), (16, 256), (4, 1024)]:
+        x = torch.randn(bs, n, 1024, device="cuda")
+        target = torch.randint(0, 4000, (bs * n,), device="cuda")
+        with torch.autograd.graph.save_on_cpu(pin_memory=True):
+            y = blocks[1](blocks[0](x))
+        y = checkpoint(blocks[3], checkpoint(blocks[2], y, use_reentrant=False), use_reentrant=False)
+        loss = nn.functional.cross_entropy(head(y).reshape(-1, 4000), target)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, target, y, loss
+
+
 PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_train_bf16,
                                     gpt2_generate, phases_empty_cache, prefetch_side_stream,
                                     compile_train, compile_reduce_overhead_infer, graph_shared_pool,
@@ -857,16 +1054,21 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     gpt2_medium_generate_fp16, llama_generate_deep_fp16,
                                     gpt2_score_generate_bs1, distilgpt2_score_generate_bs1,
                                     gpt2_sample_score_generate_bs1, gpt2_fp16_score_generate,
-                                    opt125m_score_generate_bs1, llama2l_score_generate_bs1)}
+                                    opt125m_score_generate_bs1, llama2l_score_generate_bs1,
+                                    gpt2_bucketed_train, llama_lora_train_bf16,
+                                    efficientnet_channels_last_amp, serve_continuous_batching,
+                                    compile_dynamic_train, offload_checkpoint_train)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
-COMPILED = {"compile_train", "compile_reduce_overhead_infer"}
+COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train"}
 
 
 # ---------------------------------------------------------------- one run
-def run(name, conf, frac, out, stacks):
-    os.environ["PYTORCH_CUDA_ALLOC_CONF"] = conf
-    import torch
-    torch.cuda.init()
+# start_recording, write_run, capped_fraction and record_settings are shared with
+# record_ranks.py (one home for the settings loop and the facts files).
+
+def start_recording(torch, frac, stacks):
+    """Cap the process at frac of the device (None: no cap) and record the allocator's
+    history from here on, with Python frames when stacks."""
     if frac:
         torch.cuda.set_per_process_memory_fraction(frac)
     if stacks:
@@ -874,20 +1076,18 @@ def run(name, conf, frac, out, stacks):
                                                  max_entries=10_000_000)
     else:
         torch.cuda.memory._record_memory_history(enabled="all", context=None, max_entries=10_000_000)
-    t0, oom = time.time(), None
-    try:
-        PROGRAMS[name](torch)
-    except torch.OutOfMemoryError as e:
-        oom = str(e)
-    wall = time.time() - t0
-    base = os.path.join(out, f"{name}__{tag(conf)}")
+
+
+def write_run(torch, base, head, oom, wall, recorder, label):
+    """Dump the snapshot to BASE.pickle, stop recording and write BASE.facts.json: head
+    (workload, conf, frac, ...) and what PyTorch measured; print one line, label first."""
     torch.cuda.memory._dump_snapshot(base + ".pickle")
     segments = torch.cuda.memory_snapshot()
     torch.cuda.memory._record_memory_history(enabled=None)
     stats = torch.cuda.memory_stats()
     _, total = torch.cuda.mem_get_info()
-    facts = {
-        "workload": name, "conf": conf, "frac": frac,
+    frac = head.get("frac")
+    facts = dict(head) | {
         "allowed_bytes": int(frac * total) if frac else None,
         "torch": torch.__version__, "device": torch.cuda.get_device_name(), "total_memory": total,
         "max_memory_allocated": torch.cuda.max_memory_allocated(),
@@ -900,14 +1100,48 @@ def run(name, conf, frac, out, stacks):
         "segments": segment_facts(segments),
         "marks": MARKS,
         "recorded_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
-        "compile_cache": os.environ.get("TORCHINDUCTOR_CACHE_DIR"),
-        "recorder": "memlab scripts/record/record_programs.py",
+        "recorder": recorder,
     }
     with open(base + ".facts.json", "w") as f:
         json.dump(facts, f, indent=0)
-    print(f"{name} [{conf or 'default'}]: peak allocated {facts['max_memory_allocated']}, peak reserved "
+    print(f"{label}: peak allocated {facts['max_memory_allocated']}, peak reserved "
           f"{facts['max_memory_reserved']}, device allocs {stats.get('num_device_alloc')}, "
           f"retries {stats.get('num_alloc_retries')}, oom {bool(oom)}, {wall:.1f}s", flush=True)
+    return facts
+
+
+def capped_fraction(conf, default_facts):
+    """The memory fraction setting conf runs under: CAPPED[conf] x the default run's peak
+    allocated / the device's memory, or None for an uncapped setting."""
+    if conf not in CAPPED:
+        return None
+    return round(CAPPED[conf] * default_facts["max_memory_allocated"] / default_facts["total_memory"], 6)
+
+
+def record_settings(run_one):
+    """Call run_one(conf) for every setting, the default first (the others are capped
+    from its facts), stopping when the default fails (run_one returns False)."""
+    for conf in SETTINGS:
+        if not run_one(conf) and conf == "":
+            return False
+    return True
+
+
+def run(name, conf, frac, out, stacks):
+    os.environ["PYTORCH_CUDA_ALLOC_CONF"] = conf
+    import torch
+    torch.cuda.init()
+    start_recording(torch, frac, stacks)
+    t0, oom = time.time(), None
+    try:
+        PROGRAMS[name](torch)
+    except torch.OutOfMemoryError as e:
+        oom = str(e)
+    wall = time.time() - t0
+    write_run(torch, os.path.join(out, f"{name}__{tag(conf)}"),
+              {"workload": name, "conf": conf, "frac": frac,
+               "compile_cache": os.environ.get("TORCHINDUCTOR_CACHE_DIR")},
+              oom, wall, "memlab scripts/record/record_programs.py", f"{name} [{conf or 'default'}]")
 
 
 # the figures a rerun of the default setting is compared on
@@ -946,27 +1180,22 @@ def record_program(name, out, stacks_all, rerun, cache, timeout, repeat=0):
                 f.write(p.stderr[-20000:])
         return p.returncode == 0
 
-    if repeat:
+    def default_facts():
         with open(os.path.join(out, f"{name}__default.facts.json")) as f:
-            d = json.load(f)
+            return json.load(f)
+
+    if repeat:
+        d = default_facts()
         for conf in SETTINGS:
-            frac = None
-            if conf in CAPPED:
-                frac = round(CAPPED[conf] * d["max_memory_allocated"] / d["total_memory"], 6)
-            sub(conf, frac, False, os.path.join(out, "repeats", str(repeat)))
+            sub(conf, capped_fraction(conf, d), False, os.path.join(out, "repeats", str(repeat)))
         log[:] = [f"repeat {repeat}: {line}" for line in log]
         return log
     if name in COMPILED and not sub("", None, False, os.path.join(cache, name, "warm-run")):
         return log
-    if not sub("", None, True, out):
+    if not record_settings(lambda conf: sub(conf, capped_fraction(conf, default_facts()) if conf else None,
+                                            conf == "" or stacks_all, out)):
         return log
-    with open(os.path.join(out, f"{name}__default.facts.json")) as f:
-        d = json.load(f)
-    for conf in SETTINGS[1:]:
-        frac = None
-        if conf in CAPPED:
-            frac = round(CAPPED[conf] * d["max_memory_allocated"] / d["total_memory"], 6)
-        sub(conf, frac, stacks_all, out)
+    d = default_facts()
     if rerun and sub("", None, True, os.path.join(out, "rerun")):
         with open(os.path.join(out, "rerun", f"{name}__default.facts.json")) as f:
             d2 = json.load(f)

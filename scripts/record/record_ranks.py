@@ -32,7 +32,6 @@ NVLink multicast stays off (NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST
 NVSHMEM_DISABLE_NVLS=1): it can put a shared host's GPUs out of service.
 """
 import argparse
-import datetime
 import json
 import os
 import subprocess
@@ -127,14 +126,8 @@ def run_rank(name, conf, capped, out, stacks):
     frac = None
     if capped:
         with open(base_name(out, name, "", rank) + ".facts.json") as f:
-            d = json.load(f)
-        frac = round(rp.CAPPED[conf] * d["max_memory_allocated"] / d["total_memory"], 6)
-        torch.cuda.set_per_process_memory_fraction(frac)
-    if stacks:
-        torch.cuda.memory._record_memory_history(enabled="all", context="all", stacks="python",
-                                                 max_entries=10_000_000)
-    else:
-        torch.cuda.memory._record_memory_history(enabled="all", context=None, max_entries=10_000_000)
+            frac = rp.capped_fraction(conf, json.load(f))
+    rp.start_recording(torch, frac, stacks)
     dist.init_process_group("nccl", rank=rank, world_size=world, device_id=torch.device("cuda", local))
     t0, oom = time.time(), None
     try:
@@ -142,34 +135,9 @@ def run_rank(name, conf, capped, out, stacks):
     except torch.OutOfMemoryError as e:
         oom = str(e)
     wall = time.time() - t0
-    base = base_name(out, name, conf, rank)
-    torch.cuda.memory._dump_snapshot(base + ".pickle")
-    segments = torch.cuda.memory_snapshot()
-    torch.cuda.memory._record_memory_history(enabled=None)
-    stats = torch.cuda.memory_stats()
-    _, total = torch.cuda.mem_get_info()
-    facts = {
-        "workload": name, "conf": conf, "frac": frac,
-        "allowed_bytes": int(frac * total) if frac else None,
-        "rank": rank, "world_size": world, "local_rank": local,
-        "torch": torch.__version__, "device": torch.cuda.get_device_name(), "total_memory": total,
-        "max_memory_allocated": torch.cuda.max_memory_allocated(),
-        "max_memory_reserved": torch.cuda.max_memory_reserved(),
-        "memory_allocated": torch.cuda.memory_allocated(),
-        "memory_reserved": torch.cuda.memory_reserved(),
-        "oom": oom, "wall_s": round(wall, 3),
-        "memory_stats": dict(stats),
-        "memory_summary": torch.cuda.memory_summary(),
-        "segments": rp.segment_facts(segments),
-        "marks": rp.MARKS,
-        "recorded_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
-        "recorder": "memlab scripts/record/record_ranks.py",
-    }
-    with open(base + ".facts.json", "w") as f:
-        json.dump(facts, f, indent=0)
-    print(f"{name} [{conf or 'default'}] rank {rank}/{world}: peak allocated {facts['max_memory_allocated']}, "
-          f"peak reserved {facts['max_memory_reserved']}, device allocs {stats.get('num_device_alloc')}, "
-          f"retries {stats.get('num_alloc_retries')}, oom {bool(oom)}, {wall:.1f}s", flush=True)
+    rp.write_run(torch, base_name(out, name, conf, rank),
+                 {"workload": name, "conf": conf, "frac": frac, "rank": rank, "world_size": world, "local_rank": local},
+                 oom, wall, "memlab scripts/record/record_ranks.py", f"{name} [{conf or 'default'}] rank {rank}/{world}")
     # An OOM on one rank leaves the others waiting in a collective: the job's timeout
     # (--timeout) ends them; destroy only after a run that finished.
     if oom is None:
@@ -177,33 +145,42 @@ def run_rank(name, conf, capped, out, stacks):
 
 
 # ---------------------------------------------------------------- one job per setting
-def record_program(name, out, nproc, timeout):
-    """Record one program under every setting (the default first, with Python frames),
-    each as a fresh torchrun job of nproc ranks. Returns its log."""
+def job(name, conf, out, nproc):
+    """The torchrun command line that records PROGRAM under one setting."""
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}",
+           os.path.abspath(__file__), "--program", name, "--conf", conf, "--out", out]
+    if conf == "":
+        cmd.append("--stacks")
+    if conf in rp.CAPPED:
+        cmd.append("--capped")
+    return cmd
+
+
+def record_program(name, out, nproc, timeout, dry_run=False):
+    """Record one program under every setting (rp.record_settings: the default first,
+    with Python frames), each as a fresh torchrun job of nproc ranks. Returns its log;
+    with dry_run, the commands it would run."""
     log = []
     env = dict(os.environ) | NO_MULTICAST
-    for conf in rp.SETTINGS:
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}",
-               os.path.abspath(__file__), "--program", name, "--conf", conf, "--out", out]
-        if conf == "":
-            cmd.append("--stacks")
-        if conf in rp.CAPPED:
-            cmd.append("--capped")
+
+    def run_one(conf):
+        cmd = job(name, conf, out, nproc)
+        if dry_run:
+            log.append(f"PYTORCH_CUDA_ALLOC_CONF={conf!r} " + " ".join(cmd))
+            return True
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, env=env | {"PYTORCH_CUDA_ALLOC_CONF": conf},
                                timeout=timeout)
         except subprocess.TimeoutExpired:
             log.append(f"{name} [{conf or 'default'}]: TIMEOUT after {timeout}s")
-            if conf == "":
-                return log
-            continue
-        lines = [ln for ln in p.stdout.splitlines() if ln.startswith(name + " [")]
+            return False
         if p.returncode == 0:
-            log.extend(lines)
+            log.extend(ln for ln in p.stdout.splitlines() if ln.startswith(name + " ["))
         else:
             log.append(f"{name} [{conf or 'default'}]: FAILED rc {p.returncode}\n{p.stderr.strip()[-4000:]}")
-            if conf == "":
-                return log
+        return p.returncode == 0
+
+    rp.record_settings(run_one)
     return log
 
 
@@ -218,6 +195,7 @@ if __name__ == "__main__":
     ap.add_argument("--out", default="recorded-ranks")
     ap.add_argument("--nproc", type=int, help="ranks (GPUs) per job; default: every GPU torch sees")
     ap.add_argument("--timeout", type=float, default=600, help="seconds one job may run")
+    ap.add_argument("--dry-run", action="store_true", help="print the jobs' command lines, run nothing")
     a = ap.parse_args()
     if a.list:
         print("\n".join(PROGRAMS))
@@ -227,8 +205,10 @@ if __name__ == "__main__":
         run_rank(a.program, a.conf, a.capped, a.out, a.stacks)
         sys.exit(0)
     nproc = a.nproc
+    if not nproc and a.dry_run:
+        nproc = 1
     if not nproc:
         import torch
         nproc = torch.cuda.device_count()
     for n in (a.programs.split(",") if a.programs else list(PROGRAMS)):
-        print("\n".join(record_program(n, os.path.abspath(a.out), nproc, a.timeout)), flush=True)
+        print("\n".join(record_program(n, os.path.abspath(a.out), nproc, a.timeout, a.dry_run)), flush=True)
