@@ -101,10 +101,10 @@ func Measured(format string, args ...any) {
 }
 
 // Labels are args with every string that lang's catalog translates — a
-// label: an outcome ("served"), a case's or a variant's name, a column header —
-// in edition's words, so that a Measured line, a verdict line or a table
-// shown speaks the edition's language while the cell's code compares English
-// constants. Other values, and strings the catalog lacks (sizes, settings,
+// label ([lang.LabelIn]): an outcome ("served"), a case's or a variant's name,
+// a column header — in edition's words, and every error as [ErrorText]
+// prints it, so that a Measured line, a verdict line or a table shown speaks
+// the edition's language while the cell's code compares English constants. Other values, and strings the catalog lacks (sizes, settings,
 // code), are left as they are.
 func Labels(edition string, args []any) []any {
 	if edition == lang.English {
@@ -112,8 +112,11 @@ func Labels(edition string, args []any) []any {
 	}
 	out := make([]any, len(args))
 	for i, a := range args {
-		if s, ok := a.(string); ok {
-			a = lang.TextIn(edition, s)
+		switch v := a.(type) {
+		case string:
+			a = lang.LabelIn(edition, v)
+		case error:
+			a = errorTextIn(edition, v)
 		}
 		out[i] = a
 	}
@@ -131,17 +134,7 @@ func (t *Table) localized() *Table {
 		if n, ok := strings.CutSuffix(s, " bytes"); ok && n != "" && strings.Trim(n, "-0123456789") == "" {
 			return n + " " + lang.TextIn(ed, "bytes") // a size under 1 KiB, as FormatBytes prints it
 		}
-		if w := lang.TextIn(ed, s); w != s || !strings.Contains(s, "+") {
-			return w
-		}
-		parts := strings.Split(s, "+") // a compound label, "views + kv-cache": each part a label
-		for i, p := range parts {
-			core := strings.TrimSpace(p)
-			if core != "" {
-				parts[i] = strings.Replace(p, core, lang.TextIn(ed, core), 1)
-			}
-		}
-		return strings.Join(parts, "+")
+		return lang.LabelIn(ed, s)
 	}
 	out := &Table{Caption: word(t.Caption), err: t.err}
 	for _, h := range t.Header {

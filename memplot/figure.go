@@ -39,7 +39,8 @@ type Figure struct {
 
 	key     plot.Legend // drawn outside the data area, to the right
 	keySize int
-	keyCJK  bool // a key entry or tick label has Chinese characters
+	keyText []string // the key's entries, as drawn (Texts)
+	keyCJK  bool     // a key entry or tick label has Chinese characters
 	// Name is the base file name Show uses outside a notebook; constructors
 	// derive it from the title.
 	Name string
@@ -124,6 +125,7 @@ var rasters = map[string]func(c *vgimg.Canvas) vg.CanvasWriterTo{
 func (f *Figure) AddKey(name string, thumbs ...plot.Thumbnailer) {
 	name = tr(name)
 	f.key.Add(name, thumbs...)
+	f.keyText = append(f.keyText, name)
 	f.keyCJK = f.keyCJK || needsCJK(name)
 	f.keySize++
 }
@@ -212,6 +214,23 @@ func (f *Figure) LabelX(labels ...string) {
 	f.X.Max = max(f.X.Max, float64(len(labels))-0.5)
 	f.xLabels = labels
 	f.layoutX()
+}
+
+// Texts are the words f draws, as drawn: its title, its axes' labels, its
+// key's entries and the x axis' named ticks (LabelX's, a bar chart's
+// groups; numbers aside). The notebooks' tests read them to check that the
+// Chinese edition draws no English.
+func (f *Figure) Texts() []string {
+	out := []string{f.Title.Text, f.X.Label.Text, f.Y.Label.Text}
+	out = append(out, f.keyText...)
+	if ticks, ok := f.X.Tick.Marker.(plot.ConstantTicks); ok {
+		for _, tk := range ticks {
+			if tk.Label != "" {
+				out = append(out, tk.Label)
+			}
+		}
+	}
+	return out
 }
 
 // labelGap is the least space between two labels side by side, and what is
