@@ -206,6 +206,38 @@ func unbreakable(s string) []string { return pieces(s, "[]") }
 // what stands in parentheses stays together too (a call, "x.view(512, 2048)").
 func cellPieces(s string) []string { return pieces(s, "[]()") }
 
+// piece is one unbreakable piece of a table cell as String lays it out;
+// glued says it follows the piece before it without a space (the two halves
+// of a Chinese word split between two characters).
+type piece struct {
+	text  string
+	glued bool
+}
+
+// cellBreaks are the pieces a text table's cell may break between: its
+// [cellPieces], each also split between two CJK ideographs, where a browser
+// breaks Chinese text too — so that a Chinese header or label, which has no
+// spaces, wraps in a narrow column instead of widening the table.
+func cellBreaks(s string) []piece {
+	var out []piece
+	for _, w := range cellPieces(s) {
+		start := 0
+		prev := rune(-1)
+		for i, r := range w {
+			if i > 0 && isIdeograph(prev) && isIdeograph(r) {
+				out = append(out, piece{text: w[start:i], glued: start > 0})
+				start = i
+			}
+			prev = r
+		}
+		out = append(out, piece{text: w[start:], glued: start > 0})
+	}
+	return out
+}
+
+// isIdeograph reports whether r is a CJK ideograph (a Chinese character).
+func isIdeograph(r rune) bool { return unicode.Is(unicode.Han, r) }
+
 // pieces splits s at its spaces, keeping a figure with its unit and what
 // stands between each pair of brackets (open, close) of pairs together.
 func pieces(s, pairs string) []string {
@@ -411,8 +443,8 @@ func (t *Table) widths() []int {
 	for k, r := range append([][]string{t.Header}, t.Rows...) {
 		for i, c := range r[:min(len(r), n)] {
 			widths[i] = max(widths[i], displayWidth(c))
-			for _, w := range cellPieces(c) {
-				least[i] = max(least[i], displayWidth(w))
+			for _, w := range cellBreaks(c) {
+				least[i] = max(least[i], displayWidth(w.text))
 			}
 			if k > 0 {
 				cells[i] = max(cells[i], displayWidth(c))
@@ -446,23 +478,27 @@ func (t *Table) widths() []int {
 	return widths
 }
 
-// wrapRow lays a row out in lines, each cell's unbreakable pieces packed
-// into its column's width.
+// wrapRow lays a row out in lines, each cell's unbreakable pieces
+// ([cellBreaks]) packed into its column's width.
 func wrapRow(r []string, widths []int) [][]string {
 	lines := [][]string{make([]string, len(widths))}
 	for i, c := range r[:min(len(r), len(widths))] {
 		row := 0
-		for _, w := range cellPieces(c) {
+		for _, w := range cellBreaks(c) {
+			sep := " "
+			if w.glued {
+				sep = ""
+			}
 			switch cur := lines[row][i]; {
 			case cur == "":
-				lines[row][i] = w
-			case displayWidth(cur)+1+displayWidth(w) <= widths[i]:
-				lines[row][i] = cur + " " + w
+				lines[row][i] = w.text
+			case displayWidth(cur)+len(sep)+displayWidth(w.text) <= widths[i]:
+				lines[row][i] = cur + sep + w.text
 			default:
 				if row++; row == len(lines) {
 					lines = append(lines, make([]string, len(widths)))
 				}
-				lines[row][i] = w
+				lines[row][i] = w.text
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/janpfeifer/gonb/gonbui"
@@ -202,8 +203,11 @@ func (f *Figure) DataBox() (DataBox, error) {
 // figure made taller to hold the longest, so that none is clipped or overlaps
 // its neighbour.
 func (f *Figure) LabelX(labels ...string) {
+	labels = slices.Clone(labels)
 	ticks := make([]plot.Tick, len(labels))
 	for i, l := range labels {
+		l = tr(l) // the edition's words: a step's, a group's or a mode's name
+		labels[i] = l
 		ticks[i] = plot.Tick{Value: float64(i), Label: l}
 		f.keyCJK = f.keyCJK || needsCJK(l)
 	}
