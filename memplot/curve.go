@@ -241,22 +241,23 @@ func Lines(title, xLabel string, series ...Series) (*Figure, error) {
 		l.Width = vg.Points(max(1.5, 3.5-float64(i)))
 		l.Dashes = lineDashes[i%len(lineDashes)]
 		f.Add(l)
-		f.AddKey(tr(s.Name)+coincides(series[:i], s), l)
+		f.AddKey(keyName(series[:i], s), l)
 	}
 	f.Y.Max = u.Of(largest) * 1.08
 	f.Add(plotter.NewGrid())
 	return f, nil
 }
 
-// coincides is " (same as NAME)" when s has the points of an earlier series,
-// so that a legend says that one curve hides another, else "".
-func coincides(earlier []Series, s Series) string {
+// keyName is s's legend entry in the edition's words: its name, and "(same
+// as NAME)" when s has the points of an earlier series, so that a legend
+// says that one curve hides another.
+func keyName(earlier []Series, s Series) string {
 	for _, e := range earlier {
 		if slices.Equal(e.X, s.X) && slices.Equal(e.Y, s.Y) && e.Step == s.Step {
-			return " (" + fmt.Sprintf(tr("same as %s"), tr(e.Name)) + ")"
+			return fmt.Sprintf(tr("%s (same as %s)"), tr(s.Name), tr(e.Name))
 		}
 	}
-	return ""
+	return tr(s.Name)
 }
 
 // lineDashes are the dash patterns of the series of [Lines], in order.
