@@ -104,8 +104,9 @@ func Measured(format string, args ...any) {
 // label ([lang.LabelIn]): an outcome ("served"), a case's or a variant's name,
 // a column header — in edition's words, and every error as [ErrorText]
 // prints it, so that a Measured line, a verdict line or a table shown speaks
-// the edition's language while the cell's code compares English constants. Other values, and strings the catalog lacks (sizes, settings,
-// code), are left as they are.
+// the edition's language while the cell's code compares English constants.
+// Other values, and strings the catalog lacks (sizes, settings, code), are
+// left as they are.
 func Labels(edition string, args []any) []any {
 	if edition == lang.English {
 		return args
