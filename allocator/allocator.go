@@ -15,6 +15,10 @@ var ErrInvalidSize = errors.New("allocator: invalid size")
 // allocation of this allocator (never allocated, or already freed).
 var ErrInvalidPointer = errors.New("allocator: invalid device pointer")
 
+// ErrInvalidFraction is returned by SetPerProcessMemoryFraction for a
+// fraction outside 0~1 (wrapped, with the fraction).
+var ErrInvalidFraction = errors.New("allocator: invalid fraction value")
+
 // Allocator is a caching allocator over one device's Memory that makes the decisions
 // PyTorch 2.11's native CUDA caching allocator makes, streams included: a free block
 // is reused only by a request on the stream that allocated its segment (see
@@ -784,7 +788,7 @@ func (a *Allocator) EmptyCache() error {
 // The cap is checked only when a new segment is needed.
 func (a *Allocator) SetPerProcessMemoryFraction(f float64) error {
 	if math.IsNaN(f) || f < 0 || f > 1 {
-		return fmt.Errorf("allocator: invalid fraction value %v: allowed range is 0~1", f)
+		return fmt.Errorf("%w %v: allowed range is 0~1", ErrInvalidFraction, f)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -101,3 +101,53 @@ func TestCurrent(t *testing.T) {
 		t.Errorf("Current() = %q with MEMLAB_LANG unset", Current())
 	}
 }
+
+func TestOnMiss(t *testing.T) {
+	var got []string
+	OnMiss(func(edition, en string) { got = append(got, edition+"|"+en) })
+	defer OnMiss(nil)
+	TextIn(Chinese, "a sentence no catalog has")
+	TextIn(English, "English never misses")
+	for en := range Catalog(Chinese) {
+		TextIn(Chinese, en) // a hit is no miss
+		break
+	}
+	if want := []string{"zh-CN|a sentence no catalog has"}; strings.Join(got, ";") != strings.Join(want, ";") {
+		t.Errorf("misses %q, want %q", got, want)
+	}
+	if prev := OnMiss(nil); prev == nil {
+		t.Error("OnMiss(nil) returned no previous hook")
+	}
+	TextIn(Chinese, "another sentence no catalog has")
+	if len(got) != 1 {
+		t.Errorf("a removed hook still saw %q", got[1:])
+	}
+}
+
+func TestLabelIn(t *testing.T) {
+	cat := Catalog(Chinese)
+	var word string
+	for _, w := range []string{"default", "baseline", "views"} {
+		if _, ok := cat[w]; !ok {
+			t.Fatalf("the catalog lacks %q, which the test needs", w)
+		}
+	}
+	word = cat["default"]
+	for in, want := range map[string]string{
+		"default":                     word,
+		"views + baseline":            cat["views"] + " + " + cat["baseline"],
+		"views+baseline":              cat["views"] + "+" + cat["baseline"],
+		"default cap=5.43 GiB":        word + " cap=5.43 GiB",
+		"default fraction=0.5":        word + " fraction=0.5",
+		"not a label the catalog has": "not a label the catalog has",
+		"default and more":            "default and more", // no settings after the label
+		"default ":                    "default ",
+	} {
+		if got := LabelIn(Chinese, in); got != want {
+			t.Errorf("LabelIn(zh-CN, %q) = %q, want %q", in, got, want)
+		}
+		if got := LabelIn(English, in); got != in {
+			t.Errorf("LabelIn(en, %q) = %q", in, got)
+		}
+	}
+}

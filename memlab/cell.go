@@ -101,19 +101,23 @@ func Measured(format string, args ...any) {
 }
 
 // Labels are args with every string that lang's catalog translates — a
-// label: an outcome ("served"), a case's or a variant's name, a column header —
-// in edition's words, so that a Measured line, a verdict line or a table
-// shown speaks the edition's language while the cell's code compares English
-// constants. Other values, and strings the catalog lacks (sizes, settings,
-// code), are left as they are.
+// label ([lang.LabelIn]): an outcome ("served"), a case's or a variant's name,
+// a column header — in edition's words, and every error as [ErrorText]
+// prints it, so that a Measured line, a verdict line or a table shown speaks
+// the edition's language while the cell's code compares English constants.
+// Other values, and strings the catalog lacks (sizes, settings, code), are
+// left as they are.
 func Labels(edition string, args []any) []any {
 	if edition == lang.English {
 		return args
 	}
 	out := make([]any, len(args))
 	for i, a := range args {
-		if s, ok := a.(string); ok {
-			a = lang.TextIn(edition, s)
+		switch v := a.(type) {
+		case string:
+			a = lang.LabelIn(edition, v)
+		case error:
+			a = errorTextIn(edition, v)
 		}
 		out[i] = a
 	}
@@ -131,17 +135,7 @@ func (t *Table) localized() *Table {
 		if n, ok := strings.CutSuffix(s, " bytes"); ok && n != "" && strings.Trim(n, "-0123456789") == "" {
 			return n + " " + lang.TextIn(ed, "bytes") // a size under 1 KiB, as FormatBytes prints it
 		}
-		if w := lang.TextIn(ed, s); w != s || !strings.Contains(s, "+") {
-			return w
-		}
-		parts := strings.Split(s, "+") // a compound label, "views + kv-cache": each part a label
-		for i, p := range parts {
-			core := strings.TrimSpace(p)
-			if core != "" {
-				parts[i] = strings.Replace(p, core, lang.TextIn(ed, core), 1)
-			}
-		}
-		return strings.Join(parts, "+")
+		return lang.LabelIn(ed, s)
 	}
 	out := &Table{Caption: word(t.Caption), err: t.err}
 	for _, h := range t.Header {
@@ -212,6 +206,38 @@ func unbreakable(s string) []string { return pieces(s, "[]") }
 // cellPieces are a table cell's unbreakable pieces: as [unbreakable], and
 // what stands in parentheses stays together too (a call, "x.view(512, 2048)").
 func cellPieces(s string) []string { return pieces(s, "[]()") }
+
+// piece is one unbreakable piece of a table cell as String lays it out;
+// glued says it follows the piece before it without a space (the two halves
+// of a Chinese word split between two characters).
+type piece struct {
+	text  string
+	glued bool
+}
+
+// cellBreaks are the pieces a text table's cell may break between: its
+// [cellPieces], each also split between two CJK ideographs, where a browser
+// breaks Chinese text too — so that a Chinese header or label, which has no
+// spaces, wraps in a narrow column instead of widening the table.
+func cellBreaks(s string) []piece {
+	var out []piece
+	for _, w := range cellPieces(s) {
+		start := 0
+		prev := rune(-1)
+		for i, r := range w {
+			if i > 0 && isIdeograph(prev) && isIdeograph(r) {
+				out = append(out, piece{text: w[start:i], glued: start > 0})
+				start = i
+			}
+			prev = r
+		}
+		out = append(out, piece{text: w[start:], glued: start > 0})
+	}
+	return out
+}
+
+// isIdeograph reports whether r is a CJK ideograph (a Chinese character).
+func isIdeograph(r rune) bool { return unicode.Is(unicode.Han, r) }
 
 // pieces splits s at its spaces, keeping a figure with its unit and what
 // stands between each pair of brackets (open, close) of pairs together.
@@ -418,8 +444,8 @@ func (t *Table) widths() []int {
 	for k, r := range append([][]string{t.Header}, t.Rows...) {
 		for i, c := range r[:min(len(r), n)] {
 			widths[i] = max(widths[i], displayWidth(c))
-			for _, w := range cellPieces(c) {
-				least[i] = max(least[i], displayWidth(w))
+			for _, w := range cellBreaks(c) {
+				least[i] = max(least[i], displayWidth(w.text))
 			}
 			if k > 0 {
 				cells[i] = max(cells[i], displayWidth(c))
@@ -453,23 +479,27 @@ func (t *Table) widths() []int {
 	return widths
 }
 
-// wrapRow lays a row out in lines, each cell's unbreakable pieces packed
-// into its column's width.
+// wrapRow lays a row out in lines, each cell's unbreakable pieces
+// ([cellBreaks]) packed into its column's width.
 func wrapRow(r []string, widths []int) [][]string {
 	lines := [][]string{make([]string, len(widths))}
 	for i, c := range r[:min(len(r), len(widths))] {
 		row := 0
-		for _, w := range cellPieces(c) {
+		for _, w := range cellBreaks(c) {
+			sep := " "
+			if w.glued {
+				sep = ""
+			}
 			switch cur := lines[row][i]; {
 			case cur == "":
-				lines[row][i] = w
-			case displayWidth(cur)+1+displayWidth(w) <= widths[i]:
-				lines[row][i] = cur + " " + w
+				lines[row][i] = w.text
+			case displayWidth(cur)+len(sep)+displayWidth(w.text) <= widths[i]:
+				lines[row][i] = cur + sep + w.text
 			default:
 				if row++; row == len(lines) {
 					lines = append(lines, make([]string, len(widths)))
 				}
-				lines[row][i] = w
+				lines[row][i] = w.text
 			}
 		}
 	}

@@ -352,6 +352,21 @@ func TestUnbreakable(t *testing.T) {
 	}
 }
 
+// A Chinese cell breaks between two ideographs, never inside a word in
+// brackets or between an ideograph and punctuation, and its halves join
+// without a space; a narrow column wraps it there.
+func TestCellBreaksChinese(t *testing.T) {
+	got := cellBreaks("已预留峰值 分页（PagedKVCache）")
+	want := []piece{{"已", false}, {"预", true}, {"留", true}, {"峰", true}, {"值", true}, {"分", false}, {"页（PagedKVCache）", true}}
+	if !slices.Equal(got, want) {
+		t.Errorf("cellBreaks = %+v, want %+v", got, want)
+	}
+	lines := wrapRow([]string{"非活跃分割块峰值"}, []int{8})
+	if len(lines) != 2 || lines[0][0] != "非活跃分" || lines[1][0] != "割块峰值" {
+		t.Errorf("a Chinese header in a column 8 wide: %q", lines)
+	}
+}
+
 // A caption's lines stay lines in the notebook's HTML, and wrap to fit in text.
 func TestTableCaptionLines(t *testing.T) {
 	tab := NewTable("a").Row("1")

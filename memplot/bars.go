@@ -54,6 +54,7 @@ func Bars(title, yLabel string, groups []string, series ...BarSeries) (*Figure, 
 			f.AddKey(s.Name, b)
 		}
 	}
+	groups = trAll(groups) // the edition's words
 	f.NominalX(groups...)
 	f.X.Min, f.X.Max = -0.5, float64(len(groups))-0.5
 	// Headroom, so that the tallest bar does not touch the frame.
@@ -105,6 +106,15 @@ func labelGroups(f *Figure, groups []string) {
 	if vg.Length(longest)*vg.Points(6.5) > (f.Width-vg.Inch)/vg.Length(len(groups)) { // about 6.5 pt a character at the tick font size
 		f.LabelX(groups...)
 	}
+}
+
+// trAll is labels in the current edition's words (tr).
+func trAll(labels []string) []string {
+	out := make([]string, len(labels))
+	for i, l := range labels {
+		out[i] = tr(l)
+	}
+	return out
 }
 
 // barWidth fits the bars of all series of one group into about 70 % of the

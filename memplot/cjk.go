@@ -91,6 +91,7 @@ func (f *Figure) fitFaces() {
 	}
 }
 
-// tr is memplot's own words (legend entries, axis names) in the current
-// edition: lang's catalog, lang/zh-CN/memplot.txt.
-func tr(en string) string { return lang.Text(en) }
+// tr is memplot's own words (legend entries, axis names, tick labels) in the
+// current edition: lang's catalog, lang/zh-CN/memplot.txt, by lang's rule
+// for labels (a compound "views+kv-cache" part by part).
+func tr(en string) string { return lang.Label(en) }

@@ -149,7 +149,7 @@ func addMarks(p *plot.Plot, marks []Mark, top float64) error {
 		l.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
 		p.Add(l)
 		labels.XYs = append(labels.XYs, plotter.XY{X: m.X, Y: top})
-		labels.Labels = append(labels.Labels, " "+m.Label)
+		labels.Labels = append(labels.Labels, " "+tr(m.Label))
 	}
 	lbl, err := plotter.NewLabels(labels)
 	if err != nil {
@@ -241,22 +241,23 @@ func Lines(title, xLabel string, series ...Series) (*Figure, error) {
 		l.Width = vg.Points(max(1.5, 3.5-float64(i)))
 		l.Dashes = lineDashes[i%len(lineDashes)]
 		f.Add(l)
-		f.AddKey(s.Name+coincides(series[:i], s), l)
+		f.AddKey(keyName(series[:i], s), l)
 	}
 	f.Y.Max = u.Of(largest) * 1.08
 	f.Add(plotter.NewGrid())
 	return f, nil
 }
 
-// coincides is " (same as NAME)" when s has the points of an earlier series,
-// so that a legend says that one curve hides another, else "".
-func coincides(earlier []Series, s Series) string {
+// keyName is s's legend entry in the edition's words: its name, and "(same
+// as NAME)" when s has the points of an earlier series, so that a legend
+// says that one curve hides another.
+func keyName(earlier []Series, s Series) string {
 	for _, e := range earlier {
 		if slices.Equal(e.X, s.X) && slices.Equal(e.Y, s.Y) && e.Step == s.Step {
-			return " (" + fmt.Sprintf(tr("same as %s"), e.Name) + ")"
+			return fmt.Sprintf(tr("%s (same as %s)"), tr(s.Name), tr(e.Name))
 		}
 	}
-	return ""
+	return tr(s.Name)
 }
 
 // lineDashes are the dash patterns of the series of [Lines], in order.
@@ -371,7 +372,7 @@ func Pairs(title, xLabel, solid, dashed string, pairs ...Pair) (*Figure, error) 
 	for _, k := range []struct {
 		name   string
 		dashes []vg.Length
-	}{{fmt.Sprintf(tr("%s (solid)"), solid), nil}, {fmt.Sprintf(tr("%s (dashed)"), dashed), dash}} {
+	}{{fmt.Sprintf(tr("%s (solid)"), tr(solid)), nil}, {fmt.Sprintf(tr("%s (dashed)"), tr(dashed)), dash}} {
 		l := &plotter.Line{LineStyle: draw.LineStyle{Color: grey, Width: vg.Points(1.5), Dashes: k.dashes}}
 		f.AddKey(k.name, l)
 	}

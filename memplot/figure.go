@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/janpfeifer/gonb/gonbui"
@@ -39,7 +40,8 @@ type Figure struct {
 
 	key     plot.Legend // drawn outside the data area, to the right
 	keySize int
-	keyCJK  bool // a key entry or tick label has Chinese characters
+	keyText []string // the key's entries, as drawn (Texts)
+	keyCJK  bool     // a key entry or tick label has Chinese characters
 	// Name is the base file name Show uses outside a notebook; constructors
 	// derive it from the title.
 	Name string
@@ -124,6 +126,7 @@ var rasters = map[string]func(c *vgimg.Canvas) vg.CanvasWriterTo{
 func (f *Figure) AddKey(name string, thumbs ...plot.Thumbnailer) {
 	name = tr(name)
 	f.key.Add(name, thumbs...)
+	f.keyText = append(f.keyText, name)
 	f.keyCJK = f.keyCJK || needsCJK(name)
 	f.keySize++
 }
@@ -200,8 +203,11 @@ func (f *Figure) DataBox() (DataBox, error) {
 // figure made taller to hold the longest, so that none is clipped or overlaps
 // its neighbour.
 func (f *Figure) LabelX(labels ...string) {
+	labels = slices.Clone(labels)
 	ticks := make([]plot.Tick, len(labels))
 	for i, l := range labels {
+		l = tr(l) // the edition's words: a step's, a group's or a mode's name
+		labels[i] = l
 		ticks[i] = plot.Tick{Value: float64(i), Label: l}
 		f.keyCJK = f.keyCJK || needsCJK(l)
 	}
@@ -212,6 +218,23 @@ func (f *Figure) LabelX(labels ...string) {
 	f.X.Max = max(f.X.Max, float64(len(labels))-0.5)
 	f.xLabels = labels
 	f.layoutX()
+}
+
+// Texts are the words f draws, as drawn: its title, its axes' labels, its
+// key's entries and the x axis' named ticks (LabelX's, a bar chart's
+// groups; numbers aside). The notebooks' tests read them to check that the
+// Chinese edition draws no English.
+func (f *Figure) Texts() []string {
+	out := []string{f.Title.Text, f.X.Label.Text, f.Y.Label.Text}
+	out = append(out, f.keyText...)
+	if ticks, ok := f.X.Tick.Marker.(plot.ConstantTicks); ok {
+		for _, tk := range ticks {
+			if tk.Label != "" {
+				out = append(out, tk.Label)
+			}
+		}
+	}
+	return out
 }
 
 // labelGap is the least space between two labels side by side, and what is

@@ -6,6 +6,7 @@ import (
 	"image/png"
 	"math"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -84,5 +85,18 @@ func TestLabelXLayout(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestTexts(t *testing.T) {
+	f, err := Bars("peaks", "MiB", []string{"a", "b"}, BarSeries{Name: "first", Values: []float64{1, 2}}, BarSeries{Name: "second", Values: []float64{3, 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(f.Texts(), "|")
+	for _, want := range []string{"peaks", "MiB", "first", "second", "a", "b"} {
+		if !strings.Contains("|"+got+"|", "|"+want+"|") {
+			t.Errorf("Texts() = %q, want %q among them", got, want)
+		}
 	}
 }

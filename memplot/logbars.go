@@ -59,6 +59,7 @@ func BarsLog(title, yLabel string, groups []string, series ...BarSeries) (*Figur
 			f.AddKey(s.Name, b)
 		}
 	}
+	groups = trAll(groups) // the edition's words
 	f.NominalX(groups...)
 	f.X.Min, f.X.Max = -0.5, float64(len(groups))-0.5
 	labelGroups(f, groups)

@@ -326,11 +326,11 @@ func TestCoincidingCurvesSaySo(t *testing.T) {
 	a := PerStep("keeps numbers", []int64{0, 0, 0})
 	b := PerStep("fixed loop", []int64{0, 0, 0})
 	c := PerStep("keeps tensors", []int64{1, 2, 3})
-	if got := coincides([]Series{a, c}, b); got != " (same as keeps numbers)" {
-		t.Errorf("coincides = %q", got)
+	if got := keyName([]Series{a, c}, b); got != "fixed loop (same as keeps numbers)" {
+		t.Errorf("keyName = %q", got)
 	}
-	if got := coincides([]Series{a}, c); got != "" {
-		t.Errorf("distinct curves: coincides = %q", got)
+	if got := keyName([]Series{a}, c); got != "keeps tensors" {
+		t.Errorf("distinct curves: keyName = %q", got)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/snapshot"
 )
@@ -115,7 +116,7 @@ func (r *Result) Columns() (header []string, rows [][]string) {
 				s += "†"
 			}
 			if slices.Contains(unknown, key) {
-				s += " (direction unknown)"
+				s += " " + lang.Text("(direction unknown)")
 			}
 			return s
 		}

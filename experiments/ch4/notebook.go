@@ -320,9 +320,11 @@ func Essence(chapter, base InferenceRow) memlab.Verdict {
 }
 
 // Say prints one line, format translated into the workbook's edition (lang's
-// catalog), as the notebook's cells print what is not a Measured line.
+// catalog) and its arguments as memlab.Labels gives them (labels in the
+// edition's words, errors as memlab.ErrorText prints them), as the notebook's
+// cells print what is not a Measured line.
 func Say(format string, args ...any) {
-	fmt.Println(fmt.Sprintf(lang.Text(format), args...))
+	fmt.Println(fmt.Sprintf(lang.Text(format), memlab.Labels(lang.Current(), args)...))
 }
 
 // SizeName is a model size's name as the edition's "%s model" formats take

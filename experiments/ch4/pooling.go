@@ -375,5 +375,5 @@ func (r KVResult) PlotSegments(prefix string) (*memplot.Figure, error) {
 	if !ok {
 		return nil, fmt.Errorf("ch4: KVResult.PlotSegments: no strategy %q", prefix)
 	}
-	return memplot.SegmentMap(fmt.Sprintf("4.3 %s: segments at the peak step (%s reserved)", row.Strategy, mib(row.SegmentsReserved)), row.Segments)
+	return memplot.SegmentMap(fmt.Sprintf(lang.Text("4.3 %s: segments at the peak step (%s reserved)"), lang.Label(row.Strategy), mib(row.SegmentsReserved)), row.Segments)
 }

@@ -31,6 +31,7 @@ func renderings(t *testing.T) []rendering {
 	if !ok {
 		t.Fatalf("GLOSSARY.md has no section %q", strings.TrimSpace(renderingsHeading))
 	}
+	section, _, _ = strings.Cut(section, "\n## ") // up to the next section
 	var out []rendering
 	header := false
 	for _, line := range strings.Split(section, "\n") {

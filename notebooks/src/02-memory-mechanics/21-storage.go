@@ -409,7 +409,7 @@ func viewNonContiguous() {
 	defer l.Close()
 	x := memlab.Must(tensor.Empty(l, tensor.Float32, 1024, 1024))
 	vs := memlab.NewViews(x)
-	half := vs.Add("half", memlab.Must(x.Slice(1, 0, 1024, 2))) // x[:, ::2]
+	half := vs.Add("x[:, ::2]", memlab.Must(x.Slice(1, 0, 1024, 2))) // half
 	v, errHalf := half.View(1024, 256, 2)
 	if errHalf == nil {
 		vs.Add("v", v) // v = half.view(1024, 256, 2)
@@ -417,7 +417,7 @@ func viewNonContiguous() {
 	vs.Table().Show()
 	xt := memlab.Must(x.T())
 	_, errT := xt.View(-1)
-	fmt.Println("x.t().view(-1):", errT)
+	fmt.Println("x.t().view(-1):", memlab.ErrorText(errT))
 	before := l.MemoryAllocated()
 	r := memlab.Must(xt.Reshape(-1))
 	memlab.Judge("view() requires the tensor to be contiguous in memory", memlab.HoldsIf(errHalf != nil && errT != nil),
@@ -514,7 +514,7 @@ func forward(l *memlab.Lab, layers int, tape *tensor.Tape) *memlab.Steps {
 		r := memlab.Must(z.Relu())
 		memlab.Check(tensor.ReleaseAll(z, h)) // del z, h: the tape keeps what it saved
 		h = r
-		steps.Add(fmt.Sprintf("layer %d", i))
+		steps.Add(fmt.Sprintf("h%d", i)) // h after layer i
 	}
 	if tape != nil {
 		memlab.Measured("the tape holds %s of saved tensors", memlab.FormatBytes(tape.SavedBytes()))

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"memlab.dev/memlab/experiments/ch2"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
@@ -85,22 +86,22 @@ func apiTour() {
 	tab.Row("memory_allocated()", "memlab.MemoryAllocated()", memlab.FormatBytes(memlab.MemoryAllocated())) // the current lab's
 	tab.Row("memory_reserved()", "l.MemoryReserved()", memlab.FormatBytes(l.MemoryReserved()))
 	tab.Row("max_memory_allocated()", "l.MaxMemoryAllocated()", memlab.FormatBytes(l.MaxMemoryAllocated()))
-	tab.Row("mem_get_info()", "l.MemGetInfo()", fmt.Sprintf("free %s of %s", memlab.FormatBytes(int64(free)), memlab.FormatBytes(int64(total))))
-	tab.Row("memory_stats()", "l.MemoryStats()", fmt.Sprintf("%d keys; num_device_alloc %d, allocation.all.current %d",
+	tab.Row("mem_get_info()", "l.MemGetInfo()", fmt.Sprintf(lang.Text("free %s of %s"), memlab.FormatBytes(int64(free)), memlab.FormatBytes(int64(total))))
+	tab.Row("memory_stats()", "l.MemoryStats()", fmt.Sprintf(lang.Text("%d keys; num_device_alloc %d, allocation.all.current %d"),
 		len(st), st["num_device_alloc"], st["allocation.all.current"]))
 	segments := int64(0)
 	for _, seg := range l.Snapshot().Segments {
 		segments += seg.TotalSize
 	}
-	tab.Row("memory_snapshot()", "l.Snapshot()", fmt.Sprintf("%d segments, %s", len(l.Snapshot().Segments), memlab.FormatBytes(segments)))
+	tab.Row("memory_snapshot()", "l.Snapshot()", fmt.Sprintf(lang.Text("%d segments, %s"), len(l.Snapshot().Segments), memlab.FormatBytes(segments)))
 	memlab.Judge("memory_reserved(): the total memory the caching allocator has requested from CUDA", memlab.HoldsIf(segments == l.MemoryReserved()),
 		"memory_reserved() %s, the segments of memory_snapshot() %s", memlab.FormatBytes(l.MemoryReserved()), memlab.FormatBytes(segments))
 	l.ResetPeakMemoryStats()
-	tab.Row("reset_peak_memory_stats()", "l.ResetPeakMemoryStats()", "max_memory_allocated() is now "+memlab.FormatBytes(l.MaxMemoryAllocated()))
+	tab.Row("reset_peak_memory_stats()", "l.ResetPeakMemoryStats()", fmt.Sprintf(lang.Text("max_memory_allocated() is now %s"), memlab.FormatBytes(l.MaxMemoryAllocated())))
 	memlab.Check(l.EmptyCache())
-	tab.Row("empty_cache()", "l.EmptyCache()", "memory_reserved() is now "+memlab.FormatBytes(l.MemoryReserved()))
+	tab.Row("empty_cache()", "l.EmptyCache()", fmt.Sprintf(lang.Text("memory_reserved() is now %s"), memlab.FormatBytes(l.MemoryReserved())))
 	tab.Show()
-	fmt.Println("set_per_process_memory_fraction(1.5), l.SetPerProcessMemoryFraction(1.5):", l.SetPerProcessMemoryFraction(1.5))
+	fmt.Println("set_per_process_memory_fraction(1.5), l.SetPerProcessMemoryFraction(1.5):", memlab.ErrorText(l.SetPerProcessMemoryFraction(1.5)))
 	l.ShowSummary() // memory_summary(), PyTorch's table byte for byte
 	memlab.Check(x.Release())
 }

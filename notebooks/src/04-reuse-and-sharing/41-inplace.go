@@ -357,7 +357,7 @@ func savedTensorError() {
 		}
 		fmt.Printf(lang.Text("in place %v: tape %v, saved %s; backward:")+" ", inPlace, tape.Nodes(), memlab.FormatBytes(tape.SavedBytes()))
 		if err := tape.Backward(); err != nil {
-			fmt.Println(err)
+			fmt.Println(memlab.ErrorText(err))
 			refused[inPlace] = true
 		} else {
 			fmt.Println("ok")

@@ -182,7 +182,7 @@ func viewCopies() {
 		switch {
 		case errors.As(err, &te):
 			tab.Row(op.expr, memlab.FormatBytes(grew), "", "", lang.Text("refused (below)"))
-			refused = append(refused, op.expr+": "+te.Msg)
+			refused = append(refused, op.expr+": "+memlab.PyTorchText(te.Msg))
 		case err != nil:
 			panic(err)
 		default:
@@ -275,7 +275,7 @@ func viewNonContiguous() {
 	_, err := t.View(-1)
 	memlab.Judge("view() fails on a tensor made non-contiguous by transposing or slicing", ch4.Partly(err != nil && !v.SharesStorage(x), err != nil), // partly: refused after one of them only
 		"refused after a transpose: %v; refused after a strided slice: %v", err != nil, !v.SharesStorage(x))
-	fmt.Println("x.t().view(-1):", err)
+	fmt.Println("x.t().view(-1):", memlab.ErrorText(err))
 	memlab.Check(tensor.ReleaseAll(t, v, half, x))
 }
 

@@ -71,7 +71,7 @@ func underCap() {
 	res := memlab.Must(whatif.Replay(s, below, whatif.Options{}))
 	for _, r := range res.Runs {
 		if o := r.FirstOOM; o != nil {
-			fmt.Printf(lang.Text("%s: %d OOMs; the first at event %d:")+"\n  %s\n", lang.Text(r.Setting.Label()), r.OOMs, o.Event, o.Message)
+			fmt.Printf(lang.Text("%s: %d OOMs; the first at event %d:")+"\n  %s\n", lang.Label(r.Setting.Label()), r.OOMs, o.Event, o.Message)
 			if n := r.ExpandableNote(); n != "" {
 				fmt.Printf("  %s\n", lang.Text(n))
 			}
