@@ -144,8 +144,17 @@ const (
 // completed, or whose entries carry no time stamps, stays unbounded. The earliest
 // delay stays 0: the GPU may always have been faster.
 func boundDelays(h *history, trace []snapshot.TraceEntry) {
-	done := map[int32]int64{} // deferred free id → its completion's time
-	var upto []int64          // by allocation request: the latest time stamp up to it
+	if h.deferred == 0 {
+		return
+	}
+	n := 0
+	for _, o := range h.ops {
+		if o.kind == opAlloc || o.kind == opOOM {
+			n++
+		}
+	}
+	done := map[int32]int64{}   // deferred free id → its completion's time
+	upto := make([]int64, 0, n) // by allocation request: the latest time stamp up to it
 	top := int64(0)
 	for _, o := range h.ops {
 		switch o.kind {
