@@ -98,7 +98,7 @@ type deferredFree struct {
 	id      int32
 	mallocs int // allocation requests before it
 	lag     int // allocations between it and its recorded completion (−1: never completed)
-	latest  int // the longest delay a timing may give it (never: unbounded); see latestDelays
+	latest  int // the longest delay a timing may give it (never: unbounded); see boundDelays
 }
 
 // deferredFrees lists the history's deferred frees in order, each with the latest
