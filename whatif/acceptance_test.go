@@ -108,7 +108,7 @@ func TestPredictsRecordedSettings(t *testing.T) {
 	summary := c.String()
 	t.Log(summary)
 	t.Logf("widest address range: %.2f of its top (%s)", widest, widestAt)
-	c.widths.log(t, "recorded settings")
+	c.widths.log(t, "recorded settings", recordedWide)
 	quotedInBenchmarks(t, "the acceptance's summary line", summary)
 	if c.checked < 5*len(files) || len(files) < 9 {
 		t.Fatalf("checked %d program × setting pairs of %d programs, want 5 settings of each of the 9 shipped", c.checked, len(files))
@@ -157,7 +157,7 @@ func TestPredictsModernPrograms(t *testing.T) {
 	}
 	summary := "modern programs: " + c.String()
 	t.Log(summary)
-	c.widths.log(t, "modern programs")
+	c.widths.log(t, "modern programs", nil)
 	quotedInBenchmarks(t, "the modern programs' summary line", summary)
 	if c.checked < 25 || len(files) < 5 {
 		t.Fatalf("checked %d program × setting pairs of %d programs, want 5 settings of each of the 5 shipped", c.checked, len(files))
@@ -333,8 +333,10 @@ func width(lr [2]int64) float64 {
 // rangeWidths collects the timing and address ranges of acceptance keys, each against
 // informative, for the log: how many, and which are wider.
 type rangeWidths struct {
-	n     int
-	wider []string
+	n      int
+	wider  []string  // each wider range, as logged
+	ids    []string  // each wider range as "what: key kind"
+	widths []float64 // each wider range's width, as a fraction of its top
 }
 
 func (w *rangeWidths) add(what, kind string, rg map[string][2]int64) {
@@ -346,18 +348,64 @@ func (w *rangeWidths) add(what, kind string, rg map[string][2]int64) {
 		w.n++
 		if wd, limit := width(lr), informative(k); wd > limit {
 			w.wider = append(w.wider, fmt.Sprintf("%s: %s %s range [%d, %d] is %.1f %% of its top (informative: ≤ %.0f %%)", what, k, kind, lr[0], lr[1], 100*wd, 100*limit))
+			w.ids = append(w.ids, fmt.Sprintf("%s: %s %s", what, k, kind))
+			w.widths = append(w.widths, wd)
 		}
 	}
 }
 
-// log prints the count and every wider range.
-func (w *rangeWidths) log(t *testing.T, what string) {
+// log prints the count and every wider range, and fails t for each wider range that
+// known (the ranges the model still leaves wider than informative, by "program under
+// setting: key kind" and the width it had, in %) does not list, or lists narrower, and
+// for each listed range no longer wider than informative: a range that widens fails,
+// and one that narrows must come off the list.
+func (w *rangeWidths) log(t *testing.T, what string, known map[string]float64) {
 	t.Helper()
 	t.Logf("%s: %d timing and address ranges of acceptance figures; %d within the informative widths (peaks ≤ 5 %%, counts ≤ 10 %%, fragmentation peak ≤ 40 %% of the top), %d wider:",
 		what, w.n, w.n-len(w.wider), len(w.wider))
-	for _, l := range w.wider {
+	seen := map[string]bool{}
+	for i, l := range w.wider {
 		t.Logf("  wider: %s", l)
+		id := w.ids[i]
+		seen[id] = true
+		switch pc, ok := known[id]; {
+		case !ok:
+			t.Errorf("%s: %s, wider than informative and not among the known wide ranges", what, l)
+		case 100*w.widths[i] > pc+0.05:
+			t.Errorf("%s: %s, wider than the %.1f %% it had", what, l, pc)
+		}
 	}
+	for _, id := range slices.Sorted(maps.Keys(known)) {
+		if !seen[id] {
+			t.Errorf("%s: the known wide range %q is no longer wider than informative: take it off the list", what, id)
+		}
+	}
+}
+
+// recordedWide are the ranges of reference/workloads-2.11 still wider than
+// informative (rangeWidths.log), with their width in % of the top. The timing ones are
+// the spread PyTorch itself shows (TestRepeatedRuns: runs of multistream_branches under
+// the capped setting measure several device-free counts, with and without a retry);
+// the address ones are over placements of guessed device allocations.
+var recordedWide = map[string]float64{
+	"gpt2_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":            12.5,
+	"multistream_branches under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free timing":   27.3,
+	"multistream_branches under max_split_size_mb_64__garbage_collection_threshold_0p6: num_alloc_retries timing": 100,
+	"phases_empty_cache under roundup_power2_divisions_4: inactive_split_bytes.all.peak address":                  42.6,
+	"prefetch_side_stream under max_split_size_mb_128: reserved_bytes.all.peak address":                           11.8,
+	"prefetch_side_stream under roundup_power2_divisions_4: reserved_bytes.all.peak address":                      11.7,
+}
+
+// missesWide are the ranges of reference/misses-2.11 still wider than informative, as
+// recordedWide lists those of workloads-2.11: all over placements of guessed device
+// allocations (the programs have one stream).
+var missesWide = map[string]float64{
+	"gpt2_generate_fp16 under max_split_size_mb_128: inactive_split_bytes.all.peak address":                                  40.2,
+	"gpt2_generate_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":               66.7,
+	"gpt2_generate_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: segment.all.peak address":              12.5,
+	"gpt2_generate_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak address": 40.2,
+	"vit_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":                   25.0,
+	"vit_train_bf16 under roundup_power2_divisions_4: inactive_split_bytes.all.peak address":                                 48.5,
 }
 
 // rangeWidth bounds a timing or address range of an acceptance key: hi − lo at most

@@ -97,6 +97,6 @@ func ExampleRun_TimingRange() {
 	fmt.Println("peak allocated flagged:", flagged)
 	// Output:
 	// depends on timing: true cross-stream frees: 18 timings: 129
-	// inactive_split_bytes.all.peak: 84.00 MiB, timing range [57.97 MiB, 103.00 MiB]
+	// inactive_split_bytes.all.peak: 84.00 MiB, timing range [63.97 MiB, 103.00 MiB]
 	// peak allocated flagged: false
 }

@@ -73,8 +73,11 @@ type history struct {
 	initial  []initialBlock
 	events   int
 	warnings []string
-	deferred int   // frees that waited for other streams (opFree with deferred)
-	ids      int32 // block ids handed out: ops' and initial blocks' ids are below it
+	deferred int // frees that waited for other streams (opFree with deferred)
+	// latest is, by block id, the latest delay the recording allows a deferred free
+	// (boundDelays, timing.go); a free it does not name may wait any time.
+	latest map[int32]int
+	ids    int32 // block ids handed out: ops' and initial blocks' ids are below it
 	// other is a stream the history never uses: the replay records a free that
 	// waited for other streams as used on it (record_stream).
 	other uint64

@@ -149,7 +149,7 @@ func TestAddressDependentMisses(t *testing.T) {
 	}
 	t.Log(fmt.Sprintf("%d programs × settings, %d figures: %d equal to PyTorch's; %d others depend on driver addresses and lie inside their range (%d of them a range wider than informative); %d outside it (outsideRange); %d settings exact in every figure with their own run's addresses",
 		pairs, pairs*len(acceptanceKeys), exact, placed, wide, outside, withAddrs))
-	widths.log(t, "misses")
+	widths.log(t, "misses", missesWide)
 	for k := range outsideRange {
 		if !seen[k] {
 			t.Errorf("outsideRange lists %q, which no shipped program and setting has", k)

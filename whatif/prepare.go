@@ -77,6 +77,7 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 		return nil, err
 	}
 	completionOrder(trace, p.h.ops)
+	boundDelays(p.h, trace)
 	p.indexStacks()
 	p.initialBlocks()
 	p.h.ids = p.nextID

@@ -304,7 +304,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	for _, run := range r.Runs {
 		if shown := run.shownRanges(); len(shown) > 0 {
-			fmt.Fprintf(w, "\n%s, device %d: %s depend%s on GPU timing of %d cross-stream frees (record_stream): a [low, high] beside a figure is its range over %d timings of completing them, from the earliest point (the next allocation) to the latest (the next synchronisation); the figure itself is with the snapshot's timing\n",
+			fmt.Fprintf(w, "\n%s, device %d: %s depend%s on GPU timing of %d cross-stream frees (record_stream): a [low, high] beside a figure is its range over %d timings of completing them, from the earliest point (the next allocation) to the latest the recording allows (its recorded wait stretched, or the next synchronisation for a free it did not time); the figure itself is with the snapshot's timing\n",
 				run.Setting.ShortLabel(), run.Device, strings.Join(shown, ", "), verbS(len(shown)), run.CrossStreamFrees, run.TimingSchedules)
 		}
 	}

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+
+	"memlab.dev/memlab/snapshot"
 )
 
 // schedule is one GPU timing for a replay: for each deferred free (by block id), the
@@ -34,7 +37,7 @@ func replay(h *history, st Setting, opts Options, c Completion) (*Run, error) {
 	case CompleteEarliest:
 		return replaySchedule(h, st, opts, h.uniform(0))
 	case CompleteLatest:
-		return replaySchedule(h, st, opts, h.uniform(never))
+		return replaySchedule(h, st, opts, h.latestSchedule())
 	}
 	return replaySchedule(h, st, opts, nil)
 }
@@ -94,10 +97,12 @@ func timingRange(runs ...*Run) map[string][2]int64 {
 type deferredFree struct {
 	id      int32
 	mallocs int // allocation requests before it
-	lag     int // requests between it and its recorded completion (−1: never completed)
+	lag     int // allocations between it and its recorded completion (−1: never completed)
+	latest  int // the longest delay a timing may give it (never: unbounded); see boundDelays
 }
 
-// deferredFrees lists the history's deferred frees in order.
+// deferredFrees lists the history's deferred frees in order, each with the latest
+// delay the recording allows it (boundDelays; never where it allows any).
 func (h *history) deferredFrees() []deferredFree {
 	var out []deferredFree
 	m := 0
@@ -106,10 +111,78 @@ func (h *history) deferredFrees() []deferredFree {
 		case o.kind == opAlloc || o.kind == opOOM:
 			m++
 		case o.kind == opFree && o.deferred:
-			out = append(out, deferredFree{id: o.id, mallocs: m, lag: int(o.lag)})
+			latest, ok := h.latest[o.id]
+			if !ok {
+				latest = never
+			}
+			out = append(out, deferredFree{id: o.id, mallocs: m, lag: int(o.lag), latest: latest})
 		}
 	}
 	return out
+}
+
+// waitFactor and waitSlackUS bound how much longer than in the recorded run a
+// cross-stream free may wait for the GPU in another: waitFactor times as long, plus
+// waitSlackUS microseconds (boundDelays).
+const (
+	waitFactor  = 4
+	waitSlackUS = 500
+)
+
+// boundDelays sets h.latest, for each deferred free the recording timed, from the
+// recorded run's clock (time_us). Under another setting only the allocator's
+// decisions change, not the kernels the GPU runs: a free the recorded run saw
+// complete w microseconds after it was requested waited for GPU work that took about
+// that long. Runs of the same program differ in GPU timing
+// (reference/workloads-2.11/repeats/, TestRepeatedRuns), so the bound is loose: the
+// free is due, at the latest, at the first allocation the recorded run made more than
+// waitFactor·w + waitSlackUS after the free (and never before its recorded
+// completion). Counting the allocations by the recorded clock keeps what the clock
+// pins: a free that completed at once while allocations were slow (each making a
+// segment) stays prompt, one that completed late while they came fast may come much
+// later. A free that never completed in the recording, or that a synchronisation
+// completed, or whose entries carry no time stamps, stays unbounded. The earliest
+// delay stays 0: the GPU may always have been faster.
+func boundDelays(h *history, trace []snapshot.TraceEntry) {
+	if h.deferred == 0 {
+		return
+	}
+	n := 0
+	for _, o := range h.ops {
+		if o.kind == opAlloc || o.kind == opOOM {
+			n++
+		}
+	}
+	done := map[int32]int64{}   // deferred free id → its completion's time
+	upto := make([]int64, 0, n) // by allocation request: the latest time stamp up to it
+	top := int64(0)
+	for _, o := range h.ops {
+		switch o.kind {
+		case opAlloc, opOOM:
+			top = max(top, trace[o.event].TimeUS)
+			upto = append(upto, top)
+		case opComplete:
+			done[o.id] = trace[o.event].TimeUS
+		}
+	}
+	m := 0
+	for _, o := range h.ops {
+		switch {
+		case o.kind == opAlloc || o.kind == opOOM:
+			m++
+		case o.kind == opFree && o.deferred && o.lag >= 0:
+			t0, tc := trace[o.event].TimeUS, done[o.id]
+			if t0 <= 0 || tc < t0 {
+				continue
+			}
+			limit := t0 + waitFactor*(tc-t0) + waitSlackUS
+			d, _ := slices.BinarySearch(upto[m:], limit+1)
+			if h.latest == nil {
+				h.latest = map[int32]int{}
+			}
+			h.latest[o.id] = max(d, int(o.lag))
+		}
+	}
 }
 
 // blank returns a schedule with room for every block id.
@@ -124,6 +197,16 @@ func (h *history) uniform(d int) schedule {
 	return sc
 }
 
+// latestSchedule is the schedule that gives every deferred free the latest delay the
+// recording allows it.
+func (h *history) latestSchedule() schedule {
+	sc := h.blank()
+	for _, f := range h.deferredFrees() {
+		sc[f.id] = f.latest
+	}
+	return sc
+}
+
 // namedSchedule is a schedule and what it stands for, for error messages.
 type namedSchedule struct {
 	what   string
@@ -131,13 +214,14 @@ type namedSchedule struct {
 }
 
 // schedules returns n timings for the timing range, most telling first: the earliest
-// (every free due at the next allocation) and the latest (none before a
-// synchronisation), fixed delays between, the recorded lags scaled and capped, mixed
-// per-free delays, then random timings in which the frees made between the same two
+// (every free due at the next allocation) and the latest (each at the latest delay the
+// recording allows it, boundDelays; none before a synchronisation where it allows
+// any), fixed delays between, the recorded lags scaled and capped, mixed per-free
+// delays, then random timings in which the frees made between the same two
 // allocations (one step of the program) complete together and each step's frees
 // complete no earlier than the step's before (one stream's CUDA events complete in
-// order), some steps never completing. Everything is seeded: the same history gets the
-// same schedules.
+// order), some steps never completing. Every delay is cut to the latest the recording
+// allows the free. Everything is seeded: the same history gets the same schedules.
 func (h *history) schedules(n int) []namedSchedule {
 	frees := h.deferredFrees()
 	var out []namedSchedule
@@ -147,13 +231,13 @@ func (h *history) schedules(n int) []namedSchedule {
 		}
 		sc := h.blank()
 		for _, f := range frees {
-			sc[f.id] = delay(f)
+			sc[f.id] = min(delay(f), f.latest)
 		}
 		out = append(out, namedSchedule{what, sc})
 		return true
 	}
 	add("at the next allocation", func(deferredFree) int { return 0 })
-	add("only at synchronisations", func(deferredFree) int { return never })
+	add("as late as the recording allows", func(deferredFree) int { return never })
 	for _, d := range []int{1, 2, 4, 8, 16, 32, 64, 128} {
 		add(fmt.Sprintf("%d allocations late", d), func(deferredFree) int { return d })
 	}

@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"slices"
 	"testing"
 
 	"memlab.dev/memlab/allocator"
@@ -87,5 +88,60 @@ func TestNoTimingRange(t *testing.T) {
 	}
 	if r := res.Runs[0]; r.TimingRange != nil || r.CrossStreamFrees == 0 {
 		t.Errorf("NoTimingRange: range %v, %d cross-stream frees", r.TimingRange, r.CrossStreamFrees)
+	}
+}
+
+// TestBoundDelays: the recording bounds when a cross-stream free may complete. In
+// multistream_branches's default snapshot every free that completed by timing may wait
+// at least as long as it did, and a free that never completed is unbounded; the
+// bounds keep the timing range's reserved peak below what completing every free only
+// at a synchronisation gives (an outcome no recorded run of the program reached,
+// TestRepeatedRuns); and a trace without time stamps bounds nothing.
+func TestBoundDelays(t *testing.T) {
+	s := multistream(t)
+	h, err := prepare(s, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bounded, unbounded := 0, 0
+	for _, f := range h.deferredFrees() {
+		switch {
+		case f.lag < 0 && f.latest != never:
+			t.Errorf("free %d never completed in the recording, but its latest delay is %d", f.id, f.latest)
+		case f.lag >= 0 && f.latest < f.lag:
+			t.Errorf("free %d waited %d allocations in the recording, but its latest delay is %d", f.id, f.lag, f.latest)
+		case f.latest == never:
+			unbounded++
+		default:
+			bounded++
+		}
+	}
+	if bounded == 0 || unbounded == 0 {
+		t.Fatalf("%d frees bounded, %d unbounded: want both", bounded, unbounded)
+	}
+	st := Setting{Conf: allocator.DefaultConfig()}
+	r, err := replayTimings(h, st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sync, err := replaySchedule(h, st, Options{}, h.uniform(never))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const k = "reserved_bytes.all.peak"
+	if lr, ok := r.TimingRange[k]; !ok || lr[1] >= sync.Stats[k] {
+		t.Errorf("%s: timing range %v, want one whose top is below %d (every free at a synchronisation)", k, lr, sync.Stats[k])
+	}
+	bare := *s
+	bare.Traces = [][]snapshot.TraceEntry{slices.Clone(s.Traces[0])}
+	for i := range bare.Traces[0] {
+		bare.Traces[0][i].TimeUS = 0
+	}
+	hb, err := prepare(&bare, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hb.latest) != 0 {
+		t.Errorf("a trace without time stamps: %d frees bounded", len(hb.latest))
 	}
 }

@@ -16,10 +16,12 @@
 // and can measure other peaks (reference/workloads-2.11/repeats/ shows it). So a
 // history with such frees is also replayed under other timings — each free completing
 // at the earliest point PyTorch 2.11 could (the next allocation after its free, on any
-// stream: process_events runs at the start of every malloc), at the latest (never,
-// until a synchronisation the replay itself makes: empty_cache, the retry path's
-// release of cached blocks, a cudaFree), after fixed delays, at its recorded lag scaled
-// or capped, and in random step-by-step timings — up to a budget of replayed events
+// stream: process_events runs at the start of every malloc), at the latest the
+// recording allows (another setting changes the allocator's decisions, not the GPU's
+// kernels: a free waits at most a few times its recorded wait, by the recorded clock;
+// one the recording did not time waits until a synchronisation the replay itself
+// makes: empty_cache, the retry path's release of cached blocks, a cudaFree), after
+// fixed delays, at its recorded lag scaled or capped, and in random step-by-step timings — up to a budget of replayed events
 // (long histories get fewer timings). Run.TimingRange holds every figure that differs
 // between them, Run.TimingSchedules over how many timings, and Run.CrossStreamFrees how
 // many frees it depends on. The range is over the timings tried, not a bound over all.
@@ -220,8 +222,11 @@ const (
 	// stream), the first process_events that could find its events done: the GPU had
 	// finished with the block by the time the program asked for more memory.
 	CompleteEarliest
-	// CompleteLatest completes a free only at a synchronisation the replay makes: the
-	// GPU was always still busy with the block when process_events looked.
+	// CompleteLatest completes each free as late as the recording allows: at the first
+	// allocation after its recorded wait, stretched as the timing range stretches it
+	// (boundDelays), and a free the recording does not time (it never completed, or a
+	// synchronisation completed it, or the trace has no time stamps) only at a
+	// synchronisation the replay makes: the GPU was as slow as another run may be.
 	CompleteLatest
 )
 

@@ -83,7 +83,9 @@ func severalStreams() {
 /*md
 A figure with `[low, high]` beside it depends on GPU timing: the replay also completed
 the cross-stream frees under other timings — as early as PyTorch could (the next
-allocation), as late (the next synchronisation), and many timings between —
+allocation), as late as the recording allows (a few times the wait the snapshot
+recorded, by its clock; the next synchronisation for a free it did not time), and many
+timings between —
 and the brackets hold the figure's range over those replays (`Run.TimingRange`;
 `Run.TimingSchedules` says how many); the figure itself is the one with the snapshot's
 own timing.
@@ -114,7 +116,7 @@ print(f["memory_stats"]["inactive_split_bytes.all.peak"])
 */
 
 /*md:zh-CN
-`[low, high]` 标在旁边的数字取决于 GPU 的时序：重放还在其他时序下完成了这些跨流释放——最早到 PyTorch 可能完成的时刻（下一次分配），最晚到下一次同步，以及两者之间的许多种时序——方括号里就是这个数字在这些重放中的取值范围（`Run.TimingRange`；`Run.TimingSchedules` 说明试了多少种时序）；数字本身是按快照自己的时序得到的那个。
+`[low, high]` 标在旁边的数字取决于 GPU 的时序：重放还在其他时序下完成了这些跨流释放——最早到 PyTorch 可能完成的时刻（下一次分配），最晚到录制允许的时刻（按快照的时钟，是它记录的等待时间的几倍；快照没有计时的释放则到下一次同步），以及两者之间的许多种时序——方括号里就是这个数字在这些重放中的取值范围（`Run.TimingRange`；`Run.TimingSchedules` 说明试了多少种时序）；数字本身是按快照自己的时序得到的那个。
 
 **动手试试——先预测：** 改为加载 `resnet_multiscale_train__default.pickle`。有几个流在分配？有几次释放比请求完成得晚？
 
