@@ -167,7 +167,7 @@ func fragment() {
 	memlab.Judge("the caching allocator has plenty of small blocks in hand, but not enough contiguous large ones", memlab.HoldsIf(ch2.TooFragmented(snap, err)), // out of memory, with enough free bytes
 		"%s free in the cache, the largest free block %s; the 1.5 GiB request: %s", memlab.FormatBytes(snap.TotalFree()), memlab.FormatBytes(snap.LargestFreeBlock()), memlab.Outcome(err))
 	memlab.Show(memplot.SegmentMap("2.3 segments before the 1.5 GiB request", memlab.Segments(snap)))
-	memlab.Show(rec.PlotFragmentation("2.3 free memory in the cache, batch by batch"))
+	memlab.Show(memplot.FragmentationCurve("2.3 free memory in the cache, batch by batch", "", rec.Gauges()))
 	memlab.Check(tensor.ReleaseAll(keep...))
 }
 
@@ -533,7 +533,7 @@ func preAllocation() {
 	memlab.Judge("pre-allocating large placeholder tensors before training and reusing them relieves fragmentation", memlab.HoldsIf(err == nil),
 		"the 1.5 GiB request after the six batches: %s; peak reserved %s; cudaMalloc calls: %d",
 		memlab.Outcome(err), memlab.FormatBytes(l.MaxMemoryReserved()), l.MemoryStats()["num_device_alloc"])
-	memlab.Show(l.SegmentMap("2.3 pre-allocation: the segments after the request"))
+	memlab.Show(memplot.SegmentMap("2.3 pre-allocation: the segments after the request", l.Segments()))
 	memlab.Check(tensor.ReleaseAll(append(keep, w.Buffer, req)...))
 }
 
