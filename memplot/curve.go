@@ -294,15 +294,6 @@ func max64(m int64, vs ...int64) int64 {
 	return m
 }
 
-// Pair is two byte series of one variant over a shared x axis, such as the
-// reserved and allocated memory of one replay.
-type Pair struct {
-	Name string
-	X    []float64
-	// Solid and Dashed are the two series, each as long as X.
-	Solid, Dashed []int64
-}
-
 // Pairs draws two series per variant, for comparing variants that each have
 // two curves (reserved and allocated memory under several settings): one
 // colour per variant, its first series solid and its second dashed. The key
@@ -381,3 +372,22 @@ const PairsHeight = 5 * vg.Inch
 
 // TickFontSize is the axes' tick labels and axis labels: 11 pt.
 const TickFontSize = vg.Length(11)
+
+// Comparer is a result that lays out several runs as a [PairChart], such as a
+// whatif.Result (a replay under several allocator settings).
+type Comparer interface {
+	Pairs(title string) (PairChart, error)
+}
+
+// Compare draws a comparison of runs as [Pairs] does, one colour per run:
+// memlab.Show(memplot.Compare("…", res)).
+func Compare(title string, of Comparer) (*Figure, error) {
+	if of == nil || (reflect.ValueOf(of).Kind() == reflect.Pointer && reflect.ValueOf(of).IsNil()) {
+		return nil, errors.New("memplot: Compare: nothing to draw (a nil result)")
+	}
+	c, err := of.Pairs(title)
+	if err != nil {
+		return nil, err
+	}
+	return Pairs(c.Title, c.XLabel, c.Solid, c.Dashed, c.Pairs...)
+}

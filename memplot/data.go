@@ -15,6 +15,8 @@ type (
 	BlockState = plotdata.BlockState
 	Block      = plotdata.Block
 	Segment    = plotdata.Segment
+	Pair       = plotdata.Pair
+	PairChart  = plotdata.PairChart
 )
 
 // Block states, as PyTorch's memory_viz allocator-state view tells them apart

@@ -133,3 +133,23 @@ func (s Segment) Size() int64 {
 	}
 	return n
 }
+
+// Pair is two byte series of one variant over a shared x axis, such as the
+// reserved and allocated memory of one replay.
+type Pair struct {
+	Name string
+	X    []float64
+	// Solid and Dashed are the two series, each as long as X.
+	Solid, Dashed []int64
+}
+
+// PairChart is a figure of [Pair]s: several runs, each with two curves over
+// one x axis, drawn by memplot.Compare.
+type PairChart struct {
+	Title  string
+	XLabel string
+	// Solid and Dashed name what the solid and the dashed curves are
+	// ("reserved", "allocated").
+	Solid, Dashed string
+	Pairs         []Pair
+}

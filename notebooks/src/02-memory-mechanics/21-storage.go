@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"memlab.dev/memlab/experiments/ch2"
+	"memlab.dev/memlab/experiments/ch2/ch2plot"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
@@ -538,7 +539,7 @@ func savedTensors() {
 	noTape, withTape, after := inference.List[layers].Allocated, training.List[layers].Allocated, training.Last().Allocated
 	memlab.Judge("autograd keeps references to intermediate results, so the data they refer to stays alive", memlab.HoldsIf(withTape > noTape && after < withTape),
 		"after %d layers memory_allocated is %s without a tape and %s with one; after Backward, %s", layers, memlab.FormatBytes(noTape), memlab.FormatBytes(withTape), memlab.FormatBytes(after))
-	memlab.Show(ch2.TapePlot("2.1 saved tensors hold memory until backward", inference, training))
+	memlab.Show(ch2plot.Tape("2.1 saved tensors hold memory until backward", inference, training))
 }
 
 /*md

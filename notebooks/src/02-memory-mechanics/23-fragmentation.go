@@ -6,6 +6,7 @@ import (
 
 	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/experiments/ch2"
+	"memlab.dev/memlab/experiments/ch2/ch2plot"
 	"memlab.dev/memlab/explore"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
@@ -726,7 +727,7 @@ func remedies() {
 		memlab.Measured("%s: the request %s; peak reserved %s against the fragmented run's %s; cudaMalloc calls: %d against %d",
 			o.Name, memlab.Outcome(o.Err), memlab.FormatBytes(o.Peak), memlab.FormatBytes(frag.Peak), o.Allocs, frag.Allocs)
 	}
-	memlab.Show(ch2.Plot(outs))
+	memlab.Show(ch2plot.Remedies(outs))
 }
 
 /*md
@@ -829,7 +830,7 @@ func multiScale() {
 		memlab.HoldsPartly(above(def.MaxReserved, exp.MaxReserved) > 10, above(smallest[0], smallest[1]) > 10),
 		"the defaults' peak reserved is %.1f %% above expandable segments', the smallest device the defaults train on %.1f %% above theirs",
 		above(def.MaxReserved, exp.MaxReserved), above(smallest[0], smallest[1]))
-	memlab.Show(res.Plot("2.3 multi-scale ResNet training: reserved and allocated under four settings"))
+	memlab.Show(memplot.Compare("2.3 multi-scale ResNet training: reserved and allocated under four settings", res))
 }
 
 /*md
