@@ -6,12 +6,13 @@ import (
 	"testing"
 )
 
-// TestNoPlottingLibrary: the packages notebook cells use without drawing link
+// TestNoPlottingLibrary: the packages notebook cells (and their declarations)
+// use without drawing — memlab, tensor, ch2, ch4, whatif, progress — link
 // no plotting library, so that such a cell's program builds and links without
 // gonum/plot and its fonts (issue 30; scripts/link-time.sh measures the
 // difference); memplot, which draws, does.
 func TestNoPlottingLibrary(t *testing.T) {
-	lean := []string{"memlab.dev/memlab/memlab", "memlab.dev/memlab/tensor", "memlab.dev/memlab/experiments/ch2",
+	lean := []string{"memlab.dev/memlab/memlab", "memlab.dev/memlab/tensor", "memlab.dev/memlab/experiments/ch2", "memlab.dev/memlab/experiments/ch4",
 		"memlab.dev/memlab/whatif", "memlab.dev/memlab/progress"}
 	deps := func(pkgs ...string) []string {
 		t.Helper()
