@@ -275,7 +275,7 @@ func TestShowOutsideNotebook(t *testing.T) {
 		t.Fatal(err)
 	}
 	var figs []string
-	prev := memlab.SetFigureSink(func(f *memplot.Figure) error { figs = append(figs, f.Title.Text); return nil })
+	prev := memlab.SetFigureSink(func(f memlab.Figure) error { figs = append(figs, f.(*memplot.Figure).Title.Text); return nil })
 	defer memlab.SetFigureSink(prev)
 	var text string
 	prevD := memlab.SetDisplaySink(func(d memlab.Display) error { text += d.Text; return nil })

@@ -3,6 +3,7 @@ package memlab
 import (
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -12,7 +13,6 @@ import (
 	"github.com/janpfeifer/gonb/gonbui"
 
 	"memlab.dev/memlab/lang"
-	"memlab.dev/memlab/memplot"
 )
 
 // What a notebook cell needs to read well: a cell is the body of a Go main
@@ -278,16 +278,24 @@ func startsWithUnit(w string) bool {
 	return false
 }
 
+// Figure is what [Show] displays: a drawing that shows itself inline in a GoNB
+// notebook and, elsewhere, is written as a file whose path it returns.
+// memplot's figures are Figures (memlab draws nothing itself, so that a cell
+// that draws nothing does not link a plotting library).
+type Figure interface {
+	Show() (path string, err error)
+}
+
 var (
 	sinkMu sync.Mutex
-	sink   func(*memplot.Figure) error
+	sink   func(Figure) error
 )
 
 // SetFigureSink sets what [Show] does with a figure outside a notebook and
-// returns the previous sink; nil restores the default, which writes the figure
-// as PNG under $MEMLAB_PLOT_DIR (default "plots") and prints its path. `memlab
-// lab` and the notebooks' tests set their own.
-func SetFigureSink(f func(*memplot.Figure) error) (prev func(*memplot.Figure) error) {
+// returns the previous sink; nil restores the default, which has the figure
+// write itself (memplot writes PNG under $MEMLAB_PLOT_DIR, default "plots")
+// and prints its path. `memlab lab` and the notebooks' tests set their own.
+func SetFigureSink(f func(Figure) error) (prev func(Figure) error) {
 	sinkMu.Lock()
 	defer sinkMu.Unlock()
 	prev, sink = sink, f
@@ -296,11 +304,11 @@ func SetFigureSink(f func(*memplot.Figure) error) (prev func(*memplot.Figure) er
 
 // Show displays a figure: inline in a GoNB notebook, through the figure sink
 // elsewhere (see [SetFigureSink]). It takes a plot constructor's results
-// directly, memlab.Show(steps.Plot("…")), and stops the cell if err is not nil
-// or the figure cannot be drawn.
-func Show(fig *memplot.Figure, err error) {
+// directly, memlab.Show(memplot.Curve("…", steps)), and stops the cell if err
+// is not nil or the figure cannot be drawn.
+func Show(fig Figure, err error) {
 	Check(err)
-	if fig == nil {
+	if isNil(fig) {
 		panic("memlab: Show(nil figure)")
 	}
 	if gonbui.IsNotebook {
@@ -317,9 +325,19 @@ func Show(fig *memplot.Figure, err error) {
 	Check(f(fig))
 }
 
-// saveFigure is the default figure sink: the figure as PNG under
-// $MEMLAB_PLOT_DIR (default "plots"), its path printed.
-func saveFigure(fig *memplot.Figure) error {
+// isNil says whether fig is nil or holds a nil pointer (a constructor's
+// figure beside its error).
+func isNil(fig Figure) bool {
+	if fig == nil {
+		return true
+	}
+	v := reflect.ValueOf(fig)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// saveFigure is the default figure sink: the figure written where it writes
+// itself outside a notebook, its path printed.
+func saveFigure(fig Figure) error {
 	path, err := fig.Show()
 	if err == nil {
 		fmt.Fprintf(output(), "figure: %s\n", path)

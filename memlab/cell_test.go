@@ -148,8 +148,8 @@ func TestWrapWords(t *testing.T) {
 }
 
 func TestShowAndCellExec(t *testing.T) {
-	var shown []*memplot.Figure
-	prev := SetFigureSink(func(f *memplot.Figure) error { shown = append(shown, f); return nil })
+	var shown []Figure
+	prev := SetFigureSink(func(f Figure) error { shown = append(shown, f); return nil })
 	defer SetFigureSink(prev)
 	fig, err := memplot.Bars("t", "MiB", []string{"a"}, memplot.BarSeries{Name: "s", Values: []float64{1}})
 	if err != nil {
@@ -212,7 +212,7 @@ func TestBudget(t *testing.T) {
 func TestSteps(t *testing.T) {
 	l := openSim(t)
 	s := l.Steps()
-	if _, err := s.Plot("empty"); err == nil {
+	if _, err := memplot.Curve("empty", s); err == nil {
 		t.Error("plotting no steps succeeded")
 	}
 	s.Add("start")
@@ -240,8 +240,11 @@ func TestSteps(t *testing.T) {
 	if got := s.Table().String(); !strings.Contains(got, "x      1.00 MiB   2.00 MiB") {
 		t.Errorf("table:\n%s", got)
 	}
-	if _, err := s.PlotAllocator("p"); err != nil {
+	if _, err := memplot.AllocatorCurve("p", s); err != nil {
 		t.Error(err)
+	}
+	if tl := s.Timeline(); len(tl.Labels) != 3 || tl.Labels[1] != "x" {
+		t.Errorf("timeline labels %q, want the steps' labels", tl.Labels)
 	}
 	if sr := s.Series("a", func(st Step) int64 { return st.Allocated }); len(sr.Y) != 3 || sr.Y[1] != 1<<20 {
 		t.Errorf("series %+v", sr)

@@ -30,7 +30,10 @@
 // state surviving between cells: a cell opens its lab, runs, and plots. What a
 // cell needs to read well is here too: [Must], [Must2] and [Check] stop the
 // cell at the first error; [Show] displays a figure (inline in GoNB, through
-// the figure sink elsewhere); [Table] shows as an HTML table; [Lab.Steps]
+// the figure sink elsewhere) that package memplot draws from what memlab
+// records — memlab.Show(memplot.Curve("…", steps)) — while memlab itself links
+// no plotting library, so that a cell that draws nothing builds and links
+// quickly (GoNB drops the imports a cell does not use); [Table] shows as an HTML table; [Lab.Steps]
 // records the memory after each step; [Measured] prints a "Measured:" line
 // from the numbers measured; [Budget] makes any card behave like a small one.
 // The notebooks written as Go (notebooks/src) list their cells as [Cell]s,

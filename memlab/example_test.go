@@ -33,7 +33,8 @@ func ExampleOpen() {
 	// after EmptyCache, reserved: 0 bytes
 }
 
-// A recorder turns allocator events into a memory curve with labelled phases.
+// A recorder turns allocator events into a memory curve with labelled
+// phases; package memplot draws it.
 func ExampleLab_Record() {
 	lab := memlab.MustOpen(memlab.Sim("24GiB"), memlab.AllocConf(""))
 	defer lab.Close()
@@ -50,12 +51,12 @@ func ExampleLab_Record() {
 	peak, reserved := rec.Peak()
 	fmt.Println("events:", rec.Events())
 	fmt.Println("peak allocated:", allocator.FormatSize(peak), "peak reserved:", allocator.FormatSize(reserved))
-	fig, err := rec.Plot("a first memory curve")
-	fmt.Println(fig != nil, err)
+	tl := rec.Timeline() // the start and one sample an event: what memplot.Curve("…", rec) draws
+	fmt.Println("samples:", len(tl.Samples), "marks:", tl.Marks[0].Label, tl.Marks[1].Label)
 	// Output:
 	// events: 7
 	// peak allocated: 2.00 MiB peak reserved: 2.00 MiB
-	// true <nil>
+	// samples: 8 marks: forward backward
 }
 
 // The leak-check idiom: compare allocated memory before and after.

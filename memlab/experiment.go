@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"sync"
-
-	"memlab.dev/memlab/memplot"
 )
 
 // Experiment is one experiment of a chapter, runnable without a notebook:
@@ -24,7 +22,7 @@ type Experiment struct {
 // Report is what an experiment found: text for a terminal and figures.
 type Report struct {
 	Text    string
-	Figures []*memplot.Figure
+	Figures []Figure
 }
 
 var (
@@ -105,7 +103,7 @@ func (c Cell) Exec() (figures int, err error) {
 	if inner == nil {
 		inner = saveFigure
 	}
-	prev := SetFigureSink(func(f *memplot.Figure) error {
+	prev := SetFigureSink(func(f Figure) error {
 		figures++
 		return inner(f)
 	})

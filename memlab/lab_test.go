@@ -311,7 +311,7 @@ func TestSegmentsStates(t *testing.T) {
 	if len(segs) != 2 || segs[0].Blocks[0].State != memplot.Free || segs[1].Blocks[0].State != memplot.Free {
 		t.Errorf("after freeing everything: %+v, want two whole free segments", segs)
 	}
-	if _, err := l.SegmentMap("x"); err != nil {
+	if _, err := memplot.SegmentMap("x", l.Segments()); err != nil {
 		t.Error(err)
 	}
 }

@@ -3,6 +3,7 @@ package memlab
 import (
 	"errors"
 	"fmt"
+	"memlab.dev/memlab/memplot"
 	"strings"
 	"sync"
 	"testing"
@@ -134,7 +135,7 @@ func TestRobustUseAfterClose(t *testing.T) {
 			_, _ = l.DriverUsed()
 			_ = l.EmptyCache()
 			l.ResetPeakMemoryStats()
-			if _, err := l.SegmentMap("after close"); err != nil {
+			if _, err := memplot.SegmentMap("after close", l.Segments()); err != nil {
 				t.Logf("SegmentMap after Close: %v", err)
 			}
 			r := l.Record()

@@ -1,13 +1,12 @@
 package memlab
 
 import (
-	"errors"
 	"sync"
 	"time"
 
 	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/lang"
-	"memlab.dev/memlab/memplot"
+	"memlab.dev/memlab/memplot/plotdata"
 )
 
 // DefaultMaxSamples bounds a Recorder's memory: past it, every other sample
@@ -30,10 +29,10 @@ type Recorder struct {
 	cancel   func()
 	done     bool
 	start    time.Time
-	samples  []memplot.Sample
+	samples  []plotdata.Sample
 	times    []time.Duration
-	marks    []memplot.Mark
-	gauges   []memplot.FragSample
+	marks    []plotdata.Mark
+	gauges   []plotdata.FragSample
 	events   int // events seen
 	stride   int // keep one event in stride
 	driver   int64
@@ -50,7 +49,7 @@ func (l *Lab) Record() *Recorder {
 	r := &Recorder{lab: l, start: time.Now(), stride: 1, max: DefaultMaxSamples}
 	r.driver, _ = l.driverUsed()
 	a, res := l.alloc.MemoryAllocated(), l.alloc.MemoryReserved()
-	r.add(memplot.Sample{X: 0, Allocated: a, Reserved: res, DriverUsed: r.driver}, 0)
+	r.add(plotdata.Sample{X: 0, Allocated: a, Reserved: res, DriverUsed: r.driver}, 0)
 	r.cancel = l.alloc.Subscribe(r.onEvent)
 	return r
 }
@@ -94,12 +93,12 @@ func (r *Recorder) onEvent(e allocator.Event) {
 	if r.events%r.stride != 0 {
 		return
 	}
-	r.add(memplot.Sample{X: float64(r.events), Allocated: e.Allocated, Reserved: e.Reserved, DriverUsed: r.driver}, e.Time.Sub(r.start))
+	r.add(plotdata.Sample{X: float64(r.events), Allocated: e.Allocated, Reserved: e.Reserved, DriverUsed: r.driver}, e.Time.Sub(r.start))
 }
 
 // add appends a sample, halving the history when it is full. Called with r.mu
 // held (or before the recorder is shared).
-func (r *Recorder) add(s memplot.Sample, t time.Duration) {
+func (r *Recorder) add(s plotdata.Sample, t time.Duration) {
 	r.peakA = max(r.peakA, s.Allocated)
 	r.peakR = max(r.peakR, s.Reserved)
 	r.samples = append(r.samples, s)
@@ -124,21 +123,16 @@ func (r *Recorder) Mark(label string) {
 	g := r.lab.Gauge(label) // before r.mu: the allocator's lock comes first
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.marks = append(r.marks, memplot.Mark{X: float64(r.events), Label: label})
-	r.gauges = append(r.gauges, memplot.FragSample{X: float64(r.events), Label: label, LargestFree: g.LargestFree, TotalFree: g.TotalFree})
+	r.marks = append(r.marks, plotdata.Mark{X: float64(r.events), Label: label})
+	r.gauges = append(r.gauges, plotdata.FragSample{X: float64(r.events), Label: label, LargestFree: g.LargestFree, TotalFree: g.TotalFree})
 }
 
-// Gauges returns the fragmentation gauge read at each mark.
-func (r *Recorder) Gauges() []memplot.FragSample {
+// Gauges returns the fragmentation gauge read at each mark:
+// memlab.Show(plotdata.FragmentationCurve("…", "", rec.Gauges())) draws them.
+func (r *Recorder) Gauges() []plotdata.FragSample {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]memplot.FragSample(nil), r.gauges...)
-}
-
-// PlotFragmentation draws the fragmentation gauge at each mark: free bytes in
-// the cache against the largest free block.
-func (r *Recorder) PlotFragmentation(title string) (*memplot.Figure, error) {
-	return memplot.FragmentationCurve(title, "", r.Gauges())
+	return append([]plotdata.FragSample(nil), r.gauges...)
 }
 
 // Stop ends the recording; the Recorder keeps what it recorded. Stop is
@@ -181,21 +175,21 @@ func (r *Recorder) OOMs() int {
 	return r.ooms
 }
 
-// Timeline returns the recording over event index, for [memplot.MemoryCurve].
-func (r *Recorder) Timeline() memplot.Timeline {
+// Timeline returns the recording over event index, for plotdata.Curve.
+func (r *Recorder) Timeline() plotdata.Timeline {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	tl := memplot.Timeline{XLabel: lang.Text("allocator event"), Samples: append([]memplot.Sample(nil), r.samples...)}
+	tl := plotdata.Timeline{XLabel: lang.Text("allocator event"), Samples: append([]plotdata.Sample(nil), r.samples...)}
 	tl.Marks = append(tl.Marks, r.marks...)
 	return tl
 }
 
 // TimelineByTime returns the recording over wall-clock milliseconds since
 // Record; marks are placed at the time of the sample they follow.
-func (r *Recorder) TimelineByTime() memplot.Timeline {
+func (r *Recorder) TimelineByTime() plotdata.Timeline {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	tl := memplot.Timeline{XLabel: lang.Text("time (ms)"), Samples: make([]memplot.Sample, len(r.samples))}
+	tl := plotdata.Timeline{XLabel: lang.Text("time (ms)"), Samples: make([]plotdata.Sample, len(r.samples))}
 	for i, s := range r.samples {
 		s.X = float64(r.times[i].Microseconds()) / 1000
 		tl.Samples[i] = s
@@ -208,15 +202,7 @@ func (r *Recorder) TimelineByTime() memplot.Timeline {
 				x = tl.Samples[i].X
 			}
 		}
-		tl.Marks = append(tl.Marks, memplot.Mark{X: x, Label: m.Label})
+		tl.Marks = append(tl.Marks, plotdata.Mark{X: x, Label: m.Label})
 	}
 	return tl
-}
-
-// Plot draws the recording as a memory curve over allocator events.
-func (r *Recorder) Plot(title string) (*memplot.Figure, error) {
-	if r == nil {
-		return nil, errors.New("memlab: Plot on a nil Recorder")
-	}
-	return memplot.MemoryCurve(title, r.Timeline())
 }

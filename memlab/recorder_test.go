@@ -55,13 +55,13 @@ func TestRecorder(t *testing.T) {
 	if len(gs) != 2 || gs[0].TotalFree != 0 || gs[1].TotalFree != 0 || gs[1].Label != "free" {
 		t.Errorf("gauges %+v; want two marks with nothing free yet", gs)
 	}
-	if _, err := rec.PlotFragmentation("x"); err != nil {
+	if _, err := memplot.FragmentationCurve("x", "", rec.Gauges()); err != nil {
 		t.Error(err)
 	}
 	if tt := rec.TimelineByTime(); len(tt.Samples) != 7 || tt.XLabel != "time (ms)" {
 		t.Errorf("TimelineByTime: %d samples, label %q", len(tt.Samples), tt.XLabel)
 	}
-	if _, err := rec.Plot("x"); err != nil {
+	if _, err := memplot.Curve("x", rec); err != nil {
 		t.Error(err)
 	}
 	rec.Stop() // idempotent

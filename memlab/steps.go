@@ -1,11 +1,8 @@
 package memlab
 
 import (
-	"errors"
-	"fmt"
-
 	"memlab.dev/memlab/lang"
-	"memlab.dev/memlab/memplot"
+	"memlab.dev/memlab/memplot/plotdata"
 )
 
 // Step is a lab's memory state after one step of an experiment.
@@ -117,47 +114,22 @@ func (s *Steps) Table() *Table {
 	return t
 }
 
-// Timeline is the steps as a memory curve, one point a step.
-func (s *Steps) Timeline() memplot.Timeline {
-	tl := memplot.Timeline{XLabel: lang.Text("step"), Discrete: true}
+// Timeline is the steps as a memory curve, one point a step, each labelled
+// with its step's label: memlab.Show(memplot.Curve("…", steps)) draws it.
+func (s *Steps) Timeline() plotdata.Timeline {
+	tl := plotdata.Timeline{XLabel: lang.Text("step"), Discrete: true, Labels: s.Labels()}
 	for i, st := range s.List {
-		tl.Samples = append(tl.Samples, memplot.Sample{X: float64(i), Allocated: st.Allocated, Reserved: st.Reserved, DriverUsed: st.DriverUsed})
+		tl.Samples = append(tl.Samples, plotdata.Sample{X: float64(i), Allocated: st.Allocated, Reserved: st.Reserved, DriverUsed: st.DriverUsed})
 	}
 	return tl
 }
 
-// Series is one value of every step as a staircase for [memplot.Lines].
-func (s *Steps) Series(name string, value func(Step) int64) memplot.Series {
-	out := memplot.Series{Name: name, Step: true}
+// Series is one value of every step as a staircase for memplot.Lines.
+func (s *Steps) Series(name string, value func(Step) int64) plotdata.Series {
+	out := plotdata.Series{Name: name, Step: true}
 	for i, st := range s.List {
 		out.X = append(out.X, float64(i))
 		out.Y = append(out.Y, value(st))
 	}
 	return out
-}
-
-// Plot draws the steps as a memory curve — allocated, reserved and
-// driver-used — with each step's label on the x axis.
-func (s *Steps) Plot(title string) (*memplot.Figure, error) { return s.plot(title, true) }
-
-// PlotAllocator is [Steps.Plot] without the driver's count, for steps whose
-// allocator numbers are small beside the CUDA context.
-func (s *Steps) PlotAllocator(title string) (*memplot.Figure, error) { return s.plot(title, false) }
-
-func (s *Steps) plot(title string, driver bool) (*memplot.Figure, error) {
-	if s == nil || len(s.List) == 0 {
-		return nil, errors.New("memlab: no steps to plot")
-	}
-	tl := s.Timeline()
-	if !driver {
-		for i := range tl.Samples {
-			tl.Samples[i].DriverUsed = -1
-		}
-	}
-	f, err := memplot.MemoryCurve(title, tl)
-	if err != nil {
-		return nil, fmt.Errorf("memlab: %w", err)
-	}
-	f.LabelX(s.Labels()...)
-	return f, nil
 }

@@ -6,7 +6,7 @@ import (
 
 	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/lang"
-	"memlab.dev/memlab/memplot"
+	"memlab.dev/memlab/memplot/plotdata"
 	"memlab.dev/memlab/tensor"
 )
 
@@ -47,15 +47,17 @@ func (v *Views) Table() *Table {
 	return tab
 }
 
-// Plot draws each tensor's own size beside the storage it keeps alive, in KiB.
-func (v *Views) Plot(title string) (*memplot.Figure, error) {
-	own := memplot.BarSeries{Name: lang.Text("nbytes (the view)")}
-	storage := memplot.BarSeries{Name: lang.Text("storage nbytes (allocated)")}
+// Bars is each tensor's own size beside the storage it keeps alive, in KiB,
+// one bar group per expression: memlab.Show(memplot.Bars("…", "KiB",
+// vs.Exprs, vs.Bars()...)) draws them.
+func (v *Views) Bars() []plotdata.BarSeries {
+	own := plotdata.BarSeries{Name: lang.Text("nbytes (the view)")}
+	storage := plotdata.BarSeries{Name: lang.Text("storage nbytes (allocated)")}
 	for _, t := range v.List {
 		own.Values = append(own.Values, float64(t.Nbytes())/1024)
 		storage.Values = append(storage.Values, float64(t.StorageNbytes())/1024)
 	}
-	return memplot.Bars(title, "KiB", v.Exprs, own, storage)
+	return []plotdata.BarSeries{own, storage}
 }
 
 // Release releases every tensor of the list (Python's del).

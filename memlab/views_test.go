@@ -1,6 +1,7 @@
 package memlab
 
 import (
+	"memlab.dev/memlab/memplot"
 	"strings"
 	"testing"
 
@@ -17,7 +18,7 @@ func TestViewsBlockOfBlocks(t *testing.T) {
 	if !strings.Contains(tab, "x[512]") || !strings.Contains(tab, "524288") {
 		t.Errorf("table:\n%s", tab)
 	}
-	if _, err := vs.Plot("v"); err != nil {
+	if _, err := memplot.Bars("v", "KiB", vs.Exprs, vs.Bars()...); err != nil {
 		t.Error(err)
 	}
 	seg, b, ok := l.BlockOf(vs.List[1])

@@ -15,12 +15,6 @@ import (
 	"memlab.dev/memlab/lang"
 )
 
-// BarSeries is one variant of a grouped bar chart: one value per group.
-type BarSeries struct {
-	Name   string
-	Values []float64
-}
-
 // Bars draws a grouped bar chart: for each group (an x-axis label) one bar per
 // series, side by side, in [Palette] colours. Values are drawn as given; yLabel
 // names their unit ("peak MiB", "µs per token").
@@ -125,15 +119,6 @@ func barWidth(groups, series int) vg.Length {
 	return min(w, 0.6*vg.Inch)
 }
 
-// Gauge is the fragmentation state of one variant or moment: the largest free
-// block the allocator could hand out without a new device allocation, and all
-// free bytes cached in its segments.
-type Gauge struct {
-	Label       string
-	LargestFree int64
-	TotalFree   int64
-}
-
 // Fragmentation draws the fragmentation gauge: for each [Gauge], total free
 // bytes beside the largest free block. When request > 0 a dashed line marks
 // the request size, so a request that fails with free memory to spare shows
@@ -191,14 +176,6 @@ func (f *Figure) HLine(y float64, label string) error {
 	f.Y.Max = max(f.Y.Max, y*1.1)
 	f.AddKey(label, l)
 	return nil
-}
-
-// FragSample is the fragmentation gauge at one point of a run.
-type FragSample struct {
-	X           float64
-	Label       string // shown on the x axis when every sample has one
-	LargestFree int64
-	TotalFree   int64
 }
 
 // FragmentationCurve draws the fragmentation gauge over a run: total free

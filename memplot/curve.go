@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"reflect"
 	"slices"
 
 	"gonum.org/v1/plot"
@@ -13,37 +14,6 @@ import (
 
 	"memlab.dev/memlab/lang"
 )
-
-// Sample is the memory state at one point of a timeline, in bytes.
-type Sample struct {
-	// X is where the sample lies on the x axis: an event index or a time.
-	X float64
-	// Allocated is the allocator's memory_allocated: bytes in live blocks.
-	Allocated int64
-	// Reserved is memory_reserved: bytes in segments the allocator holds.
-	Reserved int64
-	// DriverUsed is what the driver (and nvidia-smi) counts as used on the
-	// device: total − free from cudaMemGetInfo. Negative means unknown.
-	DriverUsed int64
-}
-
-// Mark labels a point of a timeline, such as the start of a phase.
-type Mark struct {
-	X     float64
-	Label string
-}
-
-// Timeline is a recorded sequence of memory samples with phase marks.
-type Timeline struct {
-	Samples []Sample
-	Marks   []Mark
-	// XLabel names the x axis ("event", "time (ms)"); empty means "event".
-	XLabel string
-	// Discrete says the samples are states after discrete steps at X = 0, 1,
-	// 2, …: each is drawn as a flat segment centred on its X. Otherwise each
-	// sample holds from its X until the next one's (a change at an event).
-	Discrete bool
-}
 
 // Colours of the three memory quantities, used on every memlab plot.
 var (
@@ -130,7 +100,48 @@ func MemoryCurve(title string, tl Timeline) (*Figure, error) {
 		return nil, err
 	}
 	f.Add(plotter.NewGrid())
+	if len(tl.Labels) > 0 {
+		f.LabelX(tl.Labels...)
+	}
 	return f, nil
+}
+
+// Timeliner is a recording that is a memory timeline: a memlab.Recorder
+// (over allocator events) or memlab.Steps (one point a step, labelled).
+type Timeliner interface {
+	Timeline() Timeline
+}
+
+// Curve draws a recording's memory curve — allocated, reserved and
+// driver-used — as [MemoryCurve] does: memlab.Show(memplot.Curve("…", steps)).
+func Curve(title string, of Timeliner) (*Figure, error) {
+	if isNilTimeliner(of) {
+		return nil, errors.New("memplot: Curve: nothing to draw (a nil recording)")
+	}
+	return MemoryCurve(title, of.Timeline())
+}
+
+// AllocatorCurve is [Curve] without the driver's count, for a recording whose
+// allocator numbers are small beside the CUDA context.
+func AllocatorCurve(title string, of Timeliner) (*Figure, error) {
+	if isNilTimeliner(of) {
+		return nil, errors.New("memplot: AllocatorCurve: nothing to draw (a nil recording)")
+	}
+	tl := of.Timeline()
+	tl.Samples = slices.Clone(tl.Samples)
+	for i := range tl.Samples {
+		tl.Samples[i].DriverUsed = -1
+	}
+	return MemoryCurve(title, tl)
+}
+
+// isNilTimeliner says whether of is nil or a nil pointer.
+func isNilTimeliner(of Timeliner) bool {
+	if of == nil {
+		return true
+	}
+	v := reflect.ValueOf(of)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // addMarks draws each mark as a dashed vertical line from 0 to top with its
@@ -168,26 +179,6 @@ func addMarks(p *plot.Plot, marks []Mark, top float64) error {
 	}
 	p.Add(lbl)
 	return nil
-}
-
-// Series is one named line of [Lines]: Y bytes at X.
-type Series struct {
-	Name string
-	X    []float64
-	Y    []int64
-	// Step draws the series as a staircase of flat segments, each centred on
-	// its X and reaching halfway to its neighbours: for states after discrete
-	// steps, such as memory after each op.
-	Step bool
-}
-
-// PerStep is a staircase of bytes after steps 1, 2, …: ys[i] at step i+1.
-func PerStep(name string, ys []int64) Series {
-	s := Series{Name: name, Y: ys, Step: true}
-	for i := range ys {
-		s.X = append(s.X, float64(i+1))
-	}
-	return s
 }
 
 // LabelledLines is [Lines] over steps 0, 1, … whose x ticks are labels
@@ -304,15 +295,6 @@ func max64(m int64, vs ...int64) int64 {
 	return m
 }
 
-// Pair is two byte series of one variant over a shared x axis, such as the
-// reserved and allocated memory of one replay.
-type Pair struct {
-	Name string
-	X    []float64
-	// Solid and Dashed are the two series, each as long as X.
-	Solid, Dashed []int64
-}
-
 // Pairs draws two series per variant, for comparing variants that each have
 // two curves (reserved and allocated memory under several settings): one
 // colour per variant, its first series solid and its second dashed. The key
@@ -391,3 +373,22 @@ const PairsHeight = 5 * vg.Inch
 
 // TickFontSize is the axes' tick labels and axis labels: 11 pt.
 const TickFontSize = vg.Length(11)
+
+// Comparer is a result that lays out several runs as a [PairChart], such as a
+// whatif.Result (a replay under several allocator settings).
+type Comparer interface {
+	Pairs(title string) (PairChart, error)
+}
+
+// Compare draws a comparison of runs as [Pairs] does, one colour per run:
+// memlab.Show(memplot.Compare("…", res)).
+func Compare(title string, of Comparer) (*Figure, error) {
+	if of == nil || (reflect.ValueOf(of).Kind() == reflect.Pointer && reflect.ValueOf(of).IsNil()) {
+		return nil, errors.New("memplot: Compare: nothing to draw (a nil result)")
+	}
+	c, err := of.Pairs(title)
+	if err != nil {
+		return nil, err
+	}
+	return Pairs(c.Title, c.XLabel, c.Solid, c.Dashed, c.Pairs...)
+}

@@ -15,7 +15,7 @@ import (
 // the rows between its Top and Bottom.
 func TestDataBoxLocatesDataInImage(t *testing.T) {
 	f, err := MemoryCurve("cursor", Timeline{Samples: []Sample{
-		{0, 0, 0, -1}, {2, 512 * mib, 1024 * mib, -1}, {8, 256 * mib, 1024 * mib, -1}, {10, 0, 512 * mib, -1},
+		{X: 0, Allocated: 0, Reserved: 0, DriverUsed: -1}, {X: 2, Allocated: 512 * mib, Reserved: 1024 * mib, DriverUsed: -1}, {X: 8, Allocated: 256 * mib, Reserved: 1024 * mib, DriverUsed: -1}, {X: 10, Allocated: 0, Reserved: 512 * mib, DriverUsed: -1},
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,12 @@
 // elsewhere; [Figure.Save] writes PNG, SVG or PDF by file extension.
 //
 // memplot knows nothing about allocators: it draws plain values ([Sample],
-// [Segment], [Gauge], [BarSeries]). Package memlab converts allocator snapshots
-// and recordings into them.
+// [Segment], [Gauge], [BarSeries]), defined in package plotdata so that
+// package memlab can record them without linking gonum/plot. memlab's
+// recordings are drawn by passing them here, and shown with memlab.Show:
+//
+//	memlab.Show(memplot.Curve("…", steps))                 // a Recorder or Steps: [Curve], [AllocatorCurve]
+//	memlab.Show(memplot.SegmentMap("…", l.Segments()))      // the lab's segments now
+//	memlab.Show(memplot.FragmentationCurve("…", "", rec.Gauges()))
+//	memlab.Show(memplot.Bars("…", "KiB", vs.Exprs, vs.Bars()...))
 package memplot

@@ -20,30 +20,30 @@ func fixtures() map[string]func() (*Figure, error) {
 		"curve": func() (*Figure, error) {
 			return MemoryCurve("a first memory curve", Timeline{
 				Samples: []Sample{
-					{0, 0, 0, 500 * mib},
-					{1, 1024 * mib, 1024 * mib, 1524 * mib},
-					{2, 1536 * mib, 1536 * mib, 2036 * mib},
-					{3, 512 * mib, 1536 * mib, 2036 * mib},
-					{4, 512 * mib, 512 * mib, 1012 * mib},
+					{X: 0, Allocated: 0, Reserved: 0, DriverUsed: 500 * mib},
+					{X: 1, Allocated: 1024 * mib, Reserved: 1024 * mib, DriverUsed: 1524 * mib},
+					{X: 2, Allocated: 1536 * mib, Reserved: 1536 * mib, DriverUsed: 2036 * mib},
+					{X: 3, Allocated: 512 * mib, Reserved: 1536 * mib, DriverUsed: 2036 * mib},
+					{X: 4, Allocated: 512 * mib, Reserved: 512 * mib, DriverUsed: 1012 * mib},
 				},
-				Marks: []Mark{{1, "forward"}, {3, "backward"}},
+				Marks: []Mark{{X: 1, Label: "forward"}, {X: 3, Label: "backward"}},
 			})
 		},
 		"segments": func() (*Figure, error) {
 			return SegmentMap("segments", []Segment{
-				{Address: 0x7f0000000000, Pool: "large", Blocks: []Block{{256 * mib, Allocated}, {768 * mib, InactiveSplit}}},
-				{Address: 0x7f0040000000, Pool: "large", Blocks: []Block{{512 * mib, Free}}},
-				{Address: 0x7f0060000000, Pool: "small", Blocks: []Block{{mib, Allocated}, {mib, InactiveSplit}}},
+				{Address: 0x7f0000000000, Pool: "large", Blocks: []Block{{Size: 256 * mib, State: Allocated}, {Size: 768 * mib, State: InactiveSplit}}},
+				{Address: 0x7f0040000000, Pool: "large", Blocks: []Block{{Size: 512 * mib, State: Free}}},
+				{Address: 0x7f0060000000, Pool: "small", Blocks: []Block{{Size: mib, State: Allocated}, {Size: mib, State: InactiveSplit}}},
 			})
 		},
 		"fragmentation": func() (*Figure, error) {
 			return Fragmentation("fragmentation", 768*mib,
-				Gauge{"fragmented", 400 * mib, 1200 * mib},
-				Gauge{"pre-allocated", 1024 * mib, 1024 * mib})
+				Gauge{Label: "fragmented", LargestFree: 400 * mib, TotalFree: 1200 * mib},
+				Gauge{Label: "pre-allocated", LargestFree: 1024 * mib, TotalFree: 1024 * mib})
 		},
 		"steps": func() (*Figure, error) {
 			f, err := MemoryCurve("steps", Timeline{Discrete: true, Samples: []Sample{
-				{0, 0, 0, -1}, {1, 256 * mib, 256 * mib, -1}, {2, 0, 256 * mib, -1}, {3, 0, 0, -1},
+				{X: 0, Allocated: 0, Reserved: 0, DriverUsed: -1}, {X: 1, Allocated: 256 * mib, Reserved: 256 * mib, DriverUsed: -1}, {X: 2, Allocated: 0, Reserved: 256 * mib, DriverUsed: -1}, {X: 3, Allocated: 0, Reserved: 0, DriverUsed: -1},
 			}})
 			if err == nil {
 				f.LabelX("start", "x = empty(256 MiB)", "del x", "empty_cache()")
@@ -58,7 +58,7 @@ func fixtures() map[string]func() (*Figure, error) {
 		},
 		"bars": func() (*Figure, error) {
 			return Bars("peak memory", "MiB", []string{"relu", "relu_"},
-				BarSeries{"sim", []float64{64, 32}}, BarSeries{"H200", []float64{66, 34}})
+				BarSeries{Name: "sim", Values: []float64{64, 32}}, BarSeries{Name: "H200", Values: []float64{66, 34}})
 		},
 	}
 }
@@ -115,14 +115,14 @@ func TestBadInput(t *testing.T) {
 		{"segment map without segments", func() (*Figure, error) { return SegmentMap("x", nil) }, "no segments"},
 		{"segment without blocks", func() (*Figure, error) { return SegmentMap("x", []Segment{{Address: 16}}) }, "has no blocks"},
 		{"block of size zero", func() (*Figure, error) {
-			return SegmentMap("x", []Segment{{Blocks: []Block{{0, Free}}}})
+			return SegmentMap("x", []Segment{{Blocks: []Block{{Size: 0, State: Free}}}})
 		}, "block 0 has size 0"},
 		{"bars with missing values", func() (*Figure, error) {
-			return Bars("x", "MiB", []string{"a", "b"}, BarSeries{"s", []float64{1}})
+			return Bars("x", "MiB", []string{"a", "b"}, BarSeries{Name: "s", Values: []float64{1}})
 		}, `series "s" has 1 values for 2 groups`},
 		{"bars without series", func() (*Figure, error) { return Bars("x", "MiB", []string{"a"}) }, "no series"},
 		{"gauge largest above total", func() (*Figure, error) {
-			return Fragmentation("x", 0, Gauge{"g", 10, 5})
+			return Fragmentation("x", 0, Gauge{Label: "g", LargestFree: 10, TotalFree: 5})
 		}, "need 0 ≤ largest ≤ total"},
 		{"fragmentation curve without samples", func() (*Figure, error) { return FragmentationCurve("x", "", nil) }, "no samples"},
 		{"fragmentation sample largest above total", func() (*Figure, error) {
@@ -152,7 +152,7 @@ func TestBadInput(t *testing.T) {
 func TestShowWritesFileOutsideNotebook(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(DirEnv, dir)
-	f, err := Bars("Peak Memory: relu vs relu_", "MiB", []string{"a"}, BarSeries{"s", []float64{1}})
+	f, err := Bars("Peak Memory: relu vs relu_", "MiB", []string{"a"}, BarSeries{Name: "s", Values: []float64{1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestShowWritesFileOutsideNotebook(t *testing.T) {
 }
 
 func TestSaveFormats(t *testing.T) {
-	f, err := Bars("x", "MiB", []string{"a"}, BarSeries{"s", []float64{1}})
+	f, err := Bars("x", "MiB", []string{"a"}, BarSeries{Name: "s", Values: []float64{1}})
 	if err != nil {
 		t.Fatal(err)
 	}

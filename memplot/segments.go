@@ -11,33 +11,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// BlockState is what a block of a segment holds, for colouring a segment map.
-type BlockState uint8
-
-// Block states, as PyTorch's memory_viz allocator-state view tells them apart.
-const (
-	// Allocated: a live tensor's block (snapshot state "active_allocated").
-	Allocated BlockState = iota
-	// InactiveSplit: a free block in a segment that also holds allocated
-	// blocks. EmptyCache cannot release it; it is what fragmentation is made of.
-	InactiveSplit
-	// Free: a free block that is a whole segment; EmptyCache releases it.
-	Free
-)
-
-// String returns the state's legend name.
-func (s BlockState) String() string {
-	switch s {
-	case Allocated:
-		return "allocated"
-	case InactiveSplit:
-		return "inactive split (free, pinned)"
-	case Free:
-		return "free segment (releasable)"
-	}
-	return fmt.Sprintf("BlockState(%d)", uint8(s))
-}
-
 // Colours of block states on a segment map.
 var (
 	AllocatedBlockColor     = AllocatedColor
@@ -45,7 +18,8 @@ var (
 	FreeBlockColor          = color.RGBA{R: 0xdd, G: 0xdd, B: 0xdd, A: 0xff} // light grey
 )
 
-func (s BlockState) color() color.Color {
+// blockColor is the colour of blocks in state s.
+func blockColor(s BlockState) color.Color {
 	switch s {
 	case Allocated:
 		return AllocatedBlockColor
@@ -53,29 +27,6 @@ func (s BlockState) color() color.Color {
 		return InactiveSplitBlockColor
 	}
 	return FreeBlockColor
-}
-
-// Block is one piece of a segment, in address order.
-type Block struct {
-	Size  int64
-	State BlockState
-}
-
-// Segment is one device allocation held by the caching allocator, cut into blocks.
-type Segment struct {
-	Address uint64
-	// Pool is "large" or "small" (PyTorch's two pools); it is shown in the label.
-	Pool   string
-	Blocks []Block
-}
-
-// Size is the sum of the segment's block sizes.
-func (s Segment) Size() int64 {
-	var n int64
-	for _, b := range s.Blocks {
-		n += b.Size
-	}
-	return n
 }
 
 // MaxSegmentRows is the most segments a segment map draws; the rest are
@@ -128,7 +79,7 @@ func SegmentMap(title string, segs []Segment) (*Figure, error) {
 		f.X.Label.Text += tr("; segments under 1/60 of the axis drawn wider")
 	}
 	for _, st := range []BlockState{Allocated, InactiveSplit, Free} {
-		f.AddKey(tr(st.String()), swatch{st.color()})
+		f.AddKey(tr(st.String()), swatch{blockColor(st)})
 	}
 	f.Add(plotter.NewGrid())
 	return f, nil
@@ -187,7 +138,7 @@ func (sb *segmentBars) Plot(c draw.Canvas, p *plot.Plot) {
 			x0, x1 := trX(at(off)), trX(at(off+b.Size))
 			off += b.Size
 			rect := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}
-			c.FillPolygon(b.State.color(), c.ClipPolygonXY(rect))
+			c.FillPolygon(blockColor(b.State), c.ClipPolygonXY(rect))
 			c.StrokeLines(draw.LineStyle{Color: color.White, Width: vg.Points(0.5)},
 				c.ClipLinesXY([]vg.Point{{X: x0, Y: y0}, {X: x0, Y: y1}})...)
 		}

@@ -123,7 +123,7 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 	}
 	summary := fmt.Sprintf("practitioners' programs: %s; %d outside any range, %d inside one wider than informative (programsKnown); %d settings not exact, each exact in every figure with its own run's device addresses", c, outside, wide, withOwn)
 	t.Log(summary)
-	c.widths.log(t, "practitioners' programs")
+	c.widths.log(t, "practitioners' programs", programsWide)
 	quotedInBenchmarks(t, "the practitioners' programs' summary line", summary)
 	if c.checked < 5*len(files) || len(files) < 5 {
 		t.Fatalf("checked %d program × setting pairs of %d programs, want 5 settings of each of at least 5", c.checked, len(files))
@@ -218,4 +218,18 @@ var programsKnown = map[string]string{
 	// 10 % of its top a count's range may be; PyTorch's figure is its low end, and the
 	// replay with that run's own addresses gives it exactly.
 	"serve_continuous_batching under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free": "a small count: a range two wide is more than 10 % of its top",
+}
+
+// programsWide are the practitioners' programs' ranges wider than informative
+// (rangeWidths.log), with their width in % of the top, whether PyTorch's figure is
+// their own or not: all over placements of device allocations the default run never
+// made (programsKnown says why for the figures that are not exact).
+var programsWide = map[string]float64{
+	"compile_dynamic_train under max_split_size_mb_64__garbage_collection_threshold_0p6: allocated_bytes.all.peak address":         6.4,
+	"offload_checkpoint_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc address":              13.8,
+	"offload_checkpoint_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":               16.1,
+	"offload_checkpoint_train under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak address": 46.0,
+	"offload_checkpoint_train under roundup_power2_divisions_4: num_device_alloc address":                                          13.7,
+	"offload_checkpoint_train under roundup_power2_divisions_4: segment.all.peak address":                                          13.7,
+	"serve_continuous_batching under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":              15.4,
 }

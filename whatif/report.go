@@ -10,17 +10,17 @@ import (
 
 	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/lang"
-	"memlab.dev/memlab/memplot"
+	"memlab.dev/memlab/memplot/plotdata"
 	"memlab.dev/memlab/snapshot"
 )
 
-// Plot draws every run's reserved (solid) and allocated (dashed) memory over the
-// trace's event index, on one axis, one colour per run named by its
-// [Setting.ShortLabel]. A cap every run shares is said once, in the title, so that
-// the key stays short.
-func (r *Result) Plot(title string) (*memplot.Figure, error) {
+// Pairs lays out every run's reserved (solid) and allocated (dashed) memory
+// over the trace's event index, for one axis, one colour per run named by its
+// [Setting.ShortLabel]: memlab.Show(memplot.Compare(title, res)) draws it. A cap
+// every run shares is said once, in the title, so that the key stays short.
+func (r *Result) Pairs(title string) (plotdata.PairChart, error) {
 	if r == nil || len(r.Runs) == 0 {
-		return nil, fmt.Errorf("whatif: Plot: no runs")
+		return plotdata.PairChart{}, fmt.Errorf("whatif: Pairs: no runs")
 	}
 	shared := true
 	for _, run := range r.Runs {
@@ -31,7 +31,7 @@ func (r *Result) Plot(title string) (*memplot.Figure, error) {
 	} else {
 		shared = false
 	}
-	var pairs []memplot.Pair
+	var pairs []plotdata.Pair
 	for _, run := range r.Runs {
 		st := run.Setting
 		if shared {
@@ -45,13 +45,9 @@ func (r *Result) Plot(title string) (*memplot.Figure, error) {
 		for i, e := range run.Curve.Event {
 			x[i] = float64(e)
 		}
-		pairs = append(pairs, memplot.Pair{Name: name, X: x, Solid: run.Curve.Reserved, Dashed: run.Curve.Allocated})
+		pairs = append(pairs, plotdata.Pair{Name: name, X: x, Solid: run.Curve.Reserved, Dashed: run.Curve.Allocated})
 	}
-	f, err := memplot.Pairs(title, "event", "reserved", "allocated", pairs...)
-	if err != nil {
-		return nil, fmt.Errorf("whatif: Plot: %w", err)
-	}
-	return f, nil
+	return plotdata.PairChart{Title: title, XLabel: "event", Solid: "reserved", Dashed: "allocated", Pairs: pairs}, nil
 }
 
 func (r *Result) devices() int {

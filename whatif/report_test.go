@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/memplot"
 )
 
 // TestColumns: one row per run as wide as the header, the setting in short, the
@@ -128,7 +129,7 @@ func TestPlotSharedCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := res.Plot("What if")
+	f, err := memplot.Compare("What if", res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestPlotSharedCap(t *testing.T) {
 		t.Errorf("the key repeats the shared fraction or lacks the setting")
 	}
 	res.Runs[1].Setting.Fraction = 0.25
-	if f, err = res.Plot("What if"); err != nil {
+	if f, err = memplot.Compare("What if", res); err != nil {
 		t.Fatal(err)
 	}
 	if f.Title.Text != "What if" {

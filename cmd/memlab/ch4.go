@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"memlab.dev/memlab/experiments/ch4"
+	"memlab.dev/memlab/experiments/ch4/ch4plot"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/model"
 )
@@ -106,10 +107,10 @@ func runCh4(args []string, stdout, stderr io.Writer) int {
 	if *plots == "" {
 		return 0
 	}
-	for name, plot := range map[string]func() (*memplot.Figure, error){
-		"memory": r.Plot, "latency": r.PlotLatency, "curves": r.PlotCurves,
+	for name, plot := range map[string]func(ch4.InferenceResult) (*memplot.Figure, error){
+		"memory": ch4plot.Inference, "latency": ch4plot.Latency, "curves": ch4plot.InferenceCurves,
 	} {
-		f, err := plot()
+		f, err := plot(r)
 		if err == nil {
 			path := filepath.Join(*plots, fmt.Sprintf("4.4-%s-%s.png", *size, name))
 			if err = f.Save(path); err == nil {

@@ -12,7 +12,6 @@ import (
 
 	"memlab.dev/memlab/device"
 	"memlab.dev/memlab/memlab"
-	"memlab.dev/memlab/memplot"
 
 	_ "memlab.dev/memlab/notebooks/src/00-setup-and-tour"    // registers notebook 00's cells
 	_ "memlab.dev/memlab/notebooks/src/02-memory-mechanics"  // registers notebook 02's cells
@@ -117,7 +116,7 @@ func runLab(args []string, stdout, stderr io.Writer) int {
 				name += fmt.Sprintf("-%d", i+1)
 			}
 			path := filepath.Join(*plots, name+".png")
-			if err := f.Save(path); err != nil {
+			if err := saveFigure(f, path); err != nil {
 				fmt.Fprintf(stdout, "FAILED to save a figure: %v\n", err)
 				failed++
 				continue
@@ -132,6 +131,16 @@ func runLab(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "all %d cells and %d experiments ran\n", len(cells), len(exps))
 	return 0
+}
+
+// saveFigure writes f to path (its extension names the format): memplot's
+// figures can; another kind is an error.
+func saveFigure(f memlab.Figure, path string) error {
+	s, ok := f.(interface{ Save(path string) error })
+	if !ok {
+		return fmt.Errorf("memlab lab: a figure of type %T cannot be saved to a file", f)
+	}
+	return s.Save(path)
 }
 
 // runCells runs notebook cells as GoNB would, one after another: a cell opens
@@ -155,13 +164,13 @@ func runCells(cells []memlab.Cell, dev, plots string, stdout io.Writer) (failed 
 	for _, c := range cells {
 		fmt.Fprintf(stdout, "=== %s · %s · %s\n", c.Notebook, c.Section, c.Name)
 		n := 0
-		prev := memlab.SetFigureSink(func(f *memplot.Figure) error {
+		prev := memlab.SetFigureSink(func(f memlab.Figure) error {
 			n++
 			if plots == "" {
 				return nil
 			}
 			path := filepath.Join(plots, fmt.Sprintf("%s-%s-%d.png", slug(c.Notebook), slug(c.Name), n))
-			if err := f.Save(path); err != nil {
+			if err := saveFigure(f, path); err != nil {
 				return err
 			}
 			fmt.Fprintf(stdout, "figure: %s\n", path)

@@ -14,6 +14,7 @@ import (
 
 	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/internal/gunzip"
+	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/snapshot"
 	"memlab.dev/memlab/whatif"
 
@@ -291,7 +292,7 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *plot != "" {
-		f, err := res.Plot("What if: " + filepath.Base(pos[0]))
+		f, err := memplot.Compare("What if: "+filepath.Base(pos[0]), res)
 		if err == nil {
 			// a file read on its own: wider than a notebook's figure, and sharp
 			f.Width, f.DPI = plotWidth, 192

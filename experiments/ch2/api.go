@@ -7,9 +7,7 @@ import (
 	"strings"
 
 	"memlab.dev/memlab/allocator"
-	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
-	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
 )
 
@@ -141,18 +139,4 @@ func TwoTenants(name string, capped bool, ask int64) (r Tenants, err error) {
 	}
 	r.Outside = r.Used - r.A - r.B
 	return r, tensor.ReleaseLive(append(held, x)...)
-}
-
-// TenantBars draws the cases of TwoTenants side by side: what each allocator
-// reserved and what the driver counts outside both, in GiB.
-func TenantBars(title string, runs []Tenants) (*memplot.Figure, error) {
-	cases := make([]string, len(runs))
-	bars := []memplot.BarSeries{{Name: "A (greedy) reserved"}, {Name: "B reserved"}, {Name: "outside both allocators (CUDA context)"}}
-	for i, r := range runs {
-		cases[i] = lang.Text(r.Case)
-		for j, v := range []int64{r.A, r.B, r.Outside} {
-			bars[j].Values = append(bars[j].Values, float64(v)/(1<<30))
-		}
-	}
-	return memplot.Bars(title, "GiB", cases, bars...)
 }

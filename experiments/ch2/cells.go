@@ -6,23 +6,8 @@ import (
 
 	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/memlab"
-	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
 )
-
-// TapePlot draws 2.1's saved-tensors figure: memory_allocated after each step
-// of the forward pass without a tape (inference) and with one (training),
-// the training run's step labels under the x axis.
-func TapePlot(title string, inference, training *memlab.Steps) (*memplot.Figure, error) {
-	allocated := func(s memlab.Step) int64 { return s.Allocated }
-	fig, err := memplot.Lines(title, "",
-		inference.Series("no tape (inference)", allocated), training.Series("tape (training)", allocated))
-	if err != nil {
-		return nil, fmt.Errorf("ch2: TapePlot: %w", err)
-	}
-	fig.LabelX(training.Labels()...)
-	return fig, nil
-}
 
 // TooFragmented reports what 2.3 calls fragmentation: the request of Request
 // bytes failed out of memory (err) although the cache, as snap saw it before

@@ -89,19 +89,6 @@ func TestHostBytesEach(t *testing.T) {
 	}
 }
 
-func TestTapePlot(t *testing.T) {
-	l := memlab.MustOpen(memlab.NotCurrent())
-	defer l.Close()
-	a, b := l.Steps(), l.Steps()
-	a.Add("x")
-	b.Add("x")
-	b.Add("y")
-	fig, err := TapePlot("t", a, b)
-	if err != nil || fig == nil {
-		t.Fatalf("TapePlot: %v", err)
-	}
-}
-
 func TestAllocRow(t *testing.T) {
 	l := memlab.MustOpen(memlab.Budget(1<<30), memlab.NotCurrent())
 	defer l.Close()

@@ -54,9 +54,6 @@ func TestRemedies(t *testing.T) {
 	if s := Table(outs).String(); !strings.Contains(s, "out of memory") {
 		t.Errorf("table:\n%s", s)
 	}
-	if _, err := Plot(outs); err != nil {
-		t.Error(err)
-	}
 }
 
 func TestWorkloadBadInput(t *testing.T) {

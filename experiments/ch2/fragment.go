@@ -5,9 +5,7 @@ import (
 	"fmt"
 
 	"memlab.dev/memlab/allocator"
-	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
-	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
 )
 
@@ -200,27 +198,4 @@ func Table(outs []Outcome) *memlab.Table {
 			memlab.FormatBytes(o.Room), memlab.FormatBytes(o.Peak), o.Allocs)
 	}
 	return tab
-}
-
-// Plot draws, per outcome, where the free memory lay against the request.
-func Plot(outs []Outcome) (*memplot.Figure, error) {
-	var names []string
-	rel := memplot.BarSeries{Name: "releasable (free segments or pages)"}
-	pin := memplot.BarSeries{Name: "pinned in split blocks"}
-	room := memplot.BarSeries{Name: "room on the device"}
-	for _, o := range outs {
-		name := lang.Text(o.Name)
-		if o.Err != nil {
-			name += " (OOM)"
-		}
-		names = append(names, name)
-		rel.Values = append(rel.Values, float64(o.Releasable)/(1<<20))
-		pin.Values = append(pin.Values, float64(o.Pinned)/(1<<20))
-		room.Values = append(room.Values, float64(o.Room)/(1<<20))
-	}
-	f, err := memplot.Bars("2.3 free memory before the 1.5 GiB request, per remedy", "MiB", names, rel, pin, room)
-	if err == nil {
-		err = f.HLine(Request/(1<<20), "the request, 1536 MiB")
-	}
-	return f, err
 }

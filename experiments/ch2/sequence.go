@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"memlab.dev/memlab/memlab"
-	"memlab.dev/memlab/memplot"
+	"memlab.dev/memlab/memplot/plotdata"
 	"memlab.dev/memlab/reference"
 	"memlab.dev/memlab/replay"
 	"memlab.dev/memlab/tensor"
@@ -15,7 +15,7 @@ import (
 // 4 GiB lab with allocator configuration conf (PYTORCH_CUDA_ALLOC_CONF), and
 // returns the memory after each op and the segments right after the 768 MiB
 // request.
-func ChapterSequence(conf string) (steps *memlab.Steps, at768 []memplot.Segment, err error) {
+func ChapterSequence(conf string) (steps *memlab.Steps, at768 []plotdata.Segment, err error) {
 	l, err := memlab.Open(memlab.Budget(4<<30), memlab.AllocConf(conf), memlab.NotCurrent())
 	if err != nil {
 		return nil, nil, fmt.Errorf("ch2: chapter sequence: %w", err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"memlab.dev/memlab/experiments/ch4"
+	"memlab.dev/memlab/experiments/ch4/ch4plot"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/model"
@@ -43,7 +44,7 @@ func TestKVStrategies(t *testing.T) {
 	if paged.PeakHeld >= pre.PeakHeld || paged.PeakHeld < r.PeakUseful || cat.PeakHeld != r.PeakUseful {
 		t.Errorf("peak held: paged %d, preallocated %d, cat %d, useful %d", paged.PeakHeld, pre.PeakHeld, cat.PeakHeld, r.PeakUseful)
 	}
-	if _, err := r.Plot(); err != nil {
+	if _, err := ch4plot.KV(r); err != nil {
 		t.Error(err)
 	}
 }
@@ -88,7 +89,7 @@ func TestInference(t *testing.T) {
 		}
 	}
 	for _, f := range []func() (any, error){
-		func() (any, error) { return r.Plot() }, func() (any, error) { return r.PlotLatency() }, func() (any, error) { return r.PlotCurves() },
+		func() (any, error) { return ch4plot.Inference(r) }, func() (any, error) { return ch4plot.Latency(r) }, func() (any, error) { return ch4plot.InferenceCurves(r) },
 	} {
 		if _, err := f(); err != nil {
 			t.Error(err)
@@ -234,12 +235,12 @@ func TestKVStrategiesDefault(t *testing.T) {
 		t.Errorf("paged: %d unused slots", paged.MaxWaste)
 	}
 	for _, prefix := range []string{"torch.cat", "paged"} {
-		if _, err := r.PlotSegments(prefix); err != nil {
+		if _, err := ch4plot.KVSegments(r, prefix); err != nil {
 			t.Error(err)
 		}
 	}
-	if _, err := r.PlotSegments("nope"); err == nil {
-		t.Error("PlotSegments of an unknown strategy succeeded")
+	if _, err := ch4plot.KVSegments(r, "nope"); err == nil {
+		t.Error("KVSegments of an unknown strategy succeeded")
 	}
 	var catFree, pagedFree int64 // free bytes in large-pool segments at the peak step
 	for _, c := range []struct {

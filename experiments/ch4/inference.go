@@ -11,7 +11,6 @@ import (
 
 	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
-	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/model"
 )
 
@@ -465,50 +464,4 @@ func (r InferenceResult) Findings() string {
 		fmt.Fprintf(&b, "- "+lang.Text("cudaMalloc calls during the workload: %s; every other allocation, attention scores included, is served from the caching allocator's cache.")+"\n", strings.Join(mallocs, ", "))
 	}
 	return b.String()
-}
-
-// Plot draws each mode's peak memory above the weights.
-func (r InferenceResult) Plot() (*memplot.Figure, error) {
-	return r.bars(lang.Text("peak memory above the weights"), "MiB", func(row InferenceRow) float64 { return float64(row.Working) / MiB })
-}
-
-// PlotLatency draws each mode's median time per generated token.
-func (r InferenceResult) PlotLatency() (*memplot.Figure, error) {
-	return r.bars(lang.Text("median time per generated token"), lang.Text("µs per token"), func(row InferenceRow) float64 {
-		return float64(row.Token) / float64(time.Microsecond)
-	})
-}
-
-// bars draws one bar per mode.
-func (r InferenceResult) bars(what, unit string, value func(InferenceRow) float64) (*memplot.Figure, error) {
-	groups := make([]string, len(r.Rows))
-	vals := memplot.BarSeries{Name: what}
-	for i, row := range r.Rows {
-		groups[i] = row.Mode.String()
-		vals.Values = append(vals.Values, value(row))
-	}
-	return memplot.Bars(fmt.Sprintf(lang.Text("4.4 %s model: %s"), SizeName(r.Size.Name), what), unit, groups, vals)
-}
-
-// PlotCurves draws the peak memory above the weights during each forward
-// pass of the workload for the first mode, the chapter's three techniques
-// and everything together (those that ran): every mode makes the same
-// passes, so the curves align pass by pass.
-func (r InferenceResult) PlotCurves() (*memplot.Figure, error) {
-	rows := []InferenceRow{r.Rows[0]}
-	for _, m := range []model.Mode{model.Chapter, model.Optimised} {
-		if row, ok := r.Row(m); ok && m != rows[0].Mode {
-			rows = append(rows, row)
-		}
-	}
-	var series []memplot.Series
-	for _, row := range rows {
-		s := memplot.Series{Name: row.Mode.String(), Y: make([]int64, len(row.StepPeak)), X: make([]float64, len(row.StepPeak))}
-		for i, v := range row.StepPeak {
-			s.X[i], s.Y[i] = float64(i), v-row.Weights
-		}
-		series = append(series, s)
-	}
-	return memplot.Lines(fmt.Sprintf(lang.Text("4.4 %s model: peak above the weights in each forward pass"), SizeName(r.Size.Name)),
-		lang.Text("forward pass, request after request (a prompt, then one per generated token)"), series...)
 }

@@ -10,7 +10,7 @@ import (
 	"memlab.dev/memlab/device/sim"
 	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
-	"memlab.dev/memlab/memplot"
+	"memlab.dev/memlab/memplot/plotdata"
 	"memlab.dev/memlab/model"
 	"memlab.dev/memlab/pool"
 	"memlab.dev/memlab/tensor"
@@ -207,8 +207,8 @@ func (r BatchRun) SameTokens(o BatchRun) bool {
 }
 
 // Curve is r's peaks per pass as a plot series.
-func (r BatchRun) Curve() memplot.Series {
-	s := memplot.Series{Name: r.Name}
+func (r BatchRun) Curve() plotdata.Series {
+	s := plotdata.Series{Name: r.Name}
 	for i, p := range r.Passes {
 		s.X, s.Y = append(s.X, float64(i)), append(s.Y, p)
 	}
@@ -224,8 +224,8 @@ func BERTBase(layers int) model.Config {
 }
 
 // Curves are the runs' peaks per pass, one series each.
-func Curves(runs []BatchRun) []memplot.Series {
-	var s []memplot.Series
+func Curves(runs []BatchRun) []plotdata.Series {
+	var s []plotdata.Series
 	for _, r := range runs {
 		s = append(s, r.Curve())
 	}

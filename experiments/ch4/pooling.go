@@ -12,7 +12,7 @@ import (
 
 	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
-	"memlab.dev/memlab/memplot"
+	"memlab.dev/memlab/memplot/plotdata"
 	"memlab.dev/memlab/pool"
 	"memlab.dev/memlab/tensor"
 )
@@ -52,7 +52,7 @@ type KVRow struct {
 	// Segments is the caching allocator's state after the step at which
 	// allocated memory peaked, for a segment map; SegmentsReserved is
 	// memory_reserved then.
-	Segments         []memplot.Segment
+	Segments         []plotdata.Segment
 	SegmentsReserved int64
 }
 
@@ -349,31 +349,4 @@ func (r KVResult) Table() *memlab.Table {
 		t.Row(lang.Text(row.Strategy), row.AllocCalls, row.DeviceMallocs, mib(row.PeakAllocated), mib(row.PeakReserved), mib(row.PeakHeld), row.MaxWaste, us(row.Median))
 	}
 	return t
-}
-
-// Plot draws the bytes each strategy holds for keys and values after each
-// step, against the bytes of live keys and values.
-func (r KVResult) Plot() (*memplot.Figure, error) {
-	series := []memplot.Series{{Name: lang.Text("live K/V (useful)"), Y: r.Useful}}
-	for _, row := range r.Rows {
-		series = append(series, memplot.Series{Name: lang.Text(row.Strategy), Y: row.Held})
-	}
-	for i := range series {
-		series[i].X = make([]float64, len(series[i].Y))
-		for j := range series[i].X {
-			series[i].X[j] = float64(j)
-		}
-	}
-	return memplot.Lines(lang.Text("4.3 KV cache: bytes held for keys and values"), lang.Text("decoding step"), series...)
-}
-
-// PlotSegments draws the segment map of the strategy whose name starts with
-// prefix after the step at which its allocated memory peaked: allocated
-// blocks, and the free ones the caching allocator keeps.
-func (r KVResult) PlotSegments(prefix string) (*memplot.Figure, error) {
-	row, ok := r.Row(prefix)
-	if !ok {
-		return nil, fmt.Errorf("ch4: KVResult.PlotSegments: no strategy %q", prefix)
-	}
-	return memplot.SegmentMap(fmt.Sprintf(lang.Text("4.3 %s: segments at the peak step (%s reserved)"), lang.Label(row.Strategy), mib(row.SegmentsReserved)), row.Segments)
 }

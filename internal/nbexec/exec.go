@@ -201,7 +201,11 @@ func run(mc memlab.Cell) (outs []map[string]any, err error) {
 	}
 	prevOut, prevErr, prevW := os.Stdout, os.Stderr, memlab.Output
 	os.Stdout, os.Stderr, memlab.Output = stdout.f, stderr.f, nil
-	prevFig := memlab.SetFigureSink(func(f *memplot.Figure) error {
+	prevFig := memlab.SetFigureSink(func(mf memlab.Figure) error {
+		f, ok := mf.(*memplot.Figure)
+		if !ok {
+			return fmt.Errorf("nbexec: a figure of type %T, not a memplot figure", mf)
+		}
 		png, err := f.PNG()
 		if err != nil {
 			return err

@@ -66,7 +66,11 @@ func exec(t testing.TB, c memlab.Cell) (res Result) {
 	leaks := &lockedWriter{}
 	prevLeak := tensor.SetLeakWriter(leaks)
 	defer tensor.SetLeakWriter(prevLeak)
-	prevSink := memlab.SetFigureSink(func(f *memplot.Figure) error {
+	prevSink := memlab.SetFigureSink(func(mf memlab.Figure) error {
+		f, ok := mf.(*memplot.Figure)
+		if !ok {
+			return fmt.Errorf("nbtest: a figure of type %T, not a memplot figure", mf)
+		}
 		if _, err := f.PNG(); err != nil {
 			return err
 		}

@@ -80,6 +80,9 @@ type Report struct {
 	// Build and Run are how long the grader's build of the tests and their
 	// run took (zero when they did not happen, or outside the grader).
 	Build, Run time.Duration
+	// Untouched says the tests did not run: the learner's working copy of the
+	// exercise is still its stub (see [RunExercises]); it is not started.
+	Untouched bool
 }
 
 // Counts returns the number of cases that passed, failed and were skipped.
@@ -109,6 +112,9 @@ func (r *Report) Passed() bool {
 // NotStarted reports whether the exercise is untouched: it builds, no case passes,
 // and every failure is a stub's "not implemented yet".
 func (r *Report) NotStarted() bool {
+	if r.Untouched {
+		return true
+	}
 	if r.BuildFailed || r.Rejected != "" {
 		return false
 	}

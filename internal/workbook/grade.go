@@ -741,6 +741,18 @@ func CheckCopy(ctx context.Context, root string, ex Exercise, dir string, opts R
 	return r, nil
 }
 
+// stubFile says whether the file name of the exercise folder dir is part of
+// the stub a working copy starts from: a .go file that is neither a test nor
+// the reference solution (first line //go:build solution).
+func stubFile(dir, name string) bool {
+	if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+		return false
+	}
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	first, _, _ := strings.Cut(string(data), "\n")
+	return err == nil && strings.TrimSpace(first) != "//go:build solution"
+}
+
 // CopyStub makes the learner's working copy of exercise ex: the folder
 // dir/<slug> with the exercise's stub and the files it shares with the
 // solution (no tests, no reference solution). It returns the folder and
@@ -767,14 +779,7 @@ func CopyStub(ex Exercise, dir string) (string, bool, error) {
 		return "", false, fmt.Errorf("workbook: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	_, err = copyGoFiles(ex.Dir, tmp, func(name string) bool {
-		if strings.HasSuffix(name, "_test.go") {
-			return false
-		}
-		data, err := os.ReadFile(filepath.Join(ex.Dir, name))
-		first, _, _ := strings.Cut(string(data), "\n")
-		return err == nil && strings.TrimSpace(first) != "//go:build solution"
-	})
+	_, err = copyGoFiles(ex.Dir, tmp, func(name string) bool { return stubFile(ex.Dir, name) })
 	if err != nil {
 		return "", false, err
 	}

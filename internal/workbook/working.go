@@ -1,6 +1,7 @@
 package workbook
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -361,13 +362,75 @@ func stampTree(h interface{ Write([]byte) (int, error) }, dir, skip string) erro
 	})
 }
 
+// Untouched says whether the learner has not started exercise ex in the
+// working copy work: it has no code there, or exactly the stub's code files
+// (the ones [CopyStub] copies), byte for byte.
+func Untouched(work string, ex Exercise) bool {
+	dir := filepath.Join(work, ex.Slug)
+	if !hasGoFiles(dir) {
+		return true
+	}
+	mine, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	stub := map[string]bool{}
+	if entries, err := os.ReadDir(ex.Dir); err == nil {
+		for _, e := range entries {
+			if e.Type().IsRegular() && stubFile(ex.Dir, e.Name()) {
+				stub[e.Name()] = true
+			}
+		}
+	}
+	n := 0
+	for _, e := range mine {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") {
+			continue
+		}
+		if !stub[e.Name()] {
+			return false // a file of the learner's own (or a test)
+		}
+		a, errA := os.ReadFile(filepath.Join(dir, e.Name()))
+		b, errB := os.ReadFile(filepath.Join(ex.Dir, e.Name()))
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			return false
+		}
+		n++
+	}
+	return n == len(stub)
+}
+
 // RunExercises runs the tests of exs on the learner's working copy work when
 // there is one (RunWorking), and on the exercises folder root itself when work
 // is "" (RunTests): what every progress view (memlab exercises list,
 // progress.Show) reports.
+//
+// On a working copy, an exercise the learner has not touched (no copy, or a
+// copy whose code is still the stub's, see [Untouched]) is reported "not
+// started" at once, without running its tests (a stub's tests only say "not
+// implemented yet"): a fresh working copy's first look costs no go test.
 func RunExercises(ctx context.Context, root, work string, exs []Exercise, opts RunOptions) (map[string]*Report, error) {
 	if work != "" {
-		return RunWorking(ctx, root, work, exs, opts)
+		reports := map[string]*Report{}
+		var touched []Exercise
+		for _, ex := range exs {
+			if Untouched(work, ex) {
+				reports[ex.Slug] = &Report{Slug: ex.Slug, Untouched: true}
+			} else {
+				touched = append(touched, ex)
+			}
+		}
+		if len(touched) == 0 {
+			return reports, nil
+		}
+		ran, err := RunWorking(ctx, root, work, touched, opts)
+		if err != nil {
+			return nil, err
+		}
+		for slug, r := range ran {
+			reports[slug] = r
+		}
+		return reports, nil
 	}
 	pkgs := make([]string, len(exs))
 	for i, ex := range exs {

@@ -68,3 +68,90 @@ func TestWorkingCopyDir(t *testing.T) {
 		t.Errorf("ProgressDir with a working copy = %q, want it, %q", got, want)
 	}
 }
+
+// TestUntouched: a working copy that is still the stub (or absent) is reported
+// "not started" without go test (PATH has no go here); an edited, added or
+// removed code file makes it touched, and touched exercises do run.
+func TestUntouched(t *testing.T) {
+	root, err := filepath.Abs("../../exercises")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exs, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(exs) < 3 {
+		t.Fatalf("%d exercises in %s, want at least 3", len(exs), root)
+	}
+	work := t.TempDir()
+	for _, ex := range exs[:2] {
+		if _, _, err := CopyStub(ex, work); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", "") // any go test run would fail
+	reports, err := RunExercises(context.Background(), root, work, exs[:3], RunOptions{})
+	if err != nil {
+		t.Fatalf("RunExercises on stubs ran something: %v", err)
+	}
+	for _, ex := range exs[:3] {
+		if r := reports[ex.Slug]; r == nil || !r.Untouched || State(r) != "not started" || r.Passed() {
+			t.Errorf("%s: report %+v, want an untouched, not started one", ex.Slug, r)
+		}
+	}
+	ex := exs[1]
+	dir := filepath.Join(work, ex.Slug)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var code string
+	for _, e := range entries {
+		if filepath.Ext(e.Name()) == ".go" {
+			code = filepath.Join(dir, e.Name())
+			break
+		}
+	}
+	if code == "" {
+		t.Fatalf("the stub of %s has no code file", ex.Slug)
+	}
+	orig, err := os.ReadFile(code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		change func() error
+	}{
+		{"edited", func() error { return os.WriteFile(code, append(append([]byte(nil), orig...), "// mine\n"...), 0o644) }},
+		{"added", func() error {
+			return os.WriteFile(filepath.Join(dir, "mine.go"), []byte("package x\n"), 0o644)
+		}},
+		{"removed", func() error { return os.Remove(code) }},
+	} {
+		if err := c.change(); err != nil {
+			t.Fatal(err)
+		}
+		restore := func() {
+			os.Remove(filepath.Join(dir, "mine.go"))
+			if err := os.WriteFile(code, orig, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if Untouched(work, ex) {
+			if c.name == "removed" && !hasGoFiles(dir) {
+				restore()
+				continue // no code at all: the stub's is tested, not started
+			}
+			t.Errorf("%s file: Untouched says the copy is the stub", c.name)
+		}
+		if _, err := RunExercises(context.Background(), root, work, []Exercise{ex}, RunOptions{}); err == nil {
+			t.Errorf("%s file: RunExercises ran no tests on a touched copy", c.name)
+		}
+		restore()
+		if !Untouched(work, ex) {
+			t.Errorf("after undoing the %s file: the copy is no longer untouched", c.name)
+		}
+	}
+}

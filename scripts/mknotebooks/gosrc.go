@@ -47,8 +47,9 @@ import (
 // cell's main; words after the marker are the cell's tags ("plot": nbcheck
 // wants an image). A declaration marked //nb:decl opens a code cell of
 // declarations, which GoNB keeps for later cells; unmarked declarations after
-// it join that cell, and any other unmarked declaration is an error. The
-// imports of all files make the notebook's first code cell. A line
+// it join that cell, and any other unmarked declaration is an error; a
+// declaration may not use a drawing package (memplot, ch2plot, ch4plot), which
+// every later cell would then link. The imports of all files make the notebook's first code cell. A line
 // "//nb:meta {JSON}" merges JSON into the notebook's metadata.
 //
 // A block comment that opens with "/*nb:raw" (words after it on its first line
@@ -146,6 +147,7 @@ func readGoNotebook(dir string) (*goNotebook, error) {
 		}
 		pos := func(p token.Pos) string { return fset.Position(p).String() }
 		off := func(p token.Pos) int { return fset.Position(p).Offset }
+		drawing := drawingImports(f)
 		docs := map[*ast.CommentGroup]bool{}
 		for _, d := range f.Decls {
 			switch d := d.(type) {
@@ -252,12 +254,18 @@ func readGoNotebook(dir string) (*goNotebook, error) {
 				nb.runs = append(nb.runs, runCell{fn: fn.Name.Name, section: section, tags: tags})
 				inDecl = false
 			case "decl":
+				if err := drawsNothing(it.decl, drawing, pos); err != nil {
+					return nil, err
+				}
 				text := declText(src, doc, it.decl, off)
 				nb.pending = append(nb.pending, rawCell{kind: "code", tags: tags, lines: text})
 				inDecl = true
 			case "":
 				if !inDecl {
 					return nil, fmt.Errorf("%s: declaration is in no notebook cell: mark it //nb:decl (or //nb:cell for a cell's body)", pos(start))
+				}
+				if err := drawsNothing(it.decl, drawing, pos); err != nil {
+					return nil, err
 				}
 				last := &nb.pending[len(nb.pending)-1]
 				last.lines = append(last.lines, "")
@@ -443,6 +451,51 @@ func constString(e ast.Expr) (string, bool) {
 // a time, a bandwidth, or a decimal percentage or size ("13.5 %", "4.0 MiB").
 // Whole sizes ("a 64 MiB tensor") describe an experiment's input and pass.
 var typedFigure = regexp.MustCompile(`\d+(\.\d+)?\s?(µs|us|ms|TB/s|GB/s)\b|\d+\.\d+\s?%|\d+\.\d+\s?(MiB|GiB|KiB|MB|GB)\b`)
+
+// drawingPackages are the packages that link gonum/plot: a cell imports them
+// only to draw.
+var drawingPackages = map[string]bool{
+	"memlab.dev/memlab/memplot":                 true,
+	"memlab.dev/memlab/experiments/ch2/ch2plot": true,
+	"memlab.dev/memlab/experiments/ch4/ch4plot": true,
+	"gonum.org/v1/plot":                         true,
+}
+
+// drawingImports maps the names f imports drawing packages under to their paths.
+func drawingImports(f *ast.File) map[string]string {
+	out := map[string]string{}
+	for _, imp := range f.Imports {
+		path := strings.Trim(imp.Path.Value, `"`)
+		if !drawingPackages[path] {
+			continue
+		}
+		name := path[strings.LastIndex(path, "/")+1:]
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		out[name] = path
+	}
+	return out
+}
+
+// drawsNothing checks that declaration d names no drawing package: GoNB keeps
+// a declaration for every later cell and links what it uses, so one that drew
+// would put gonum/plot into every later cell's program (issue 30).
+func drawsNothing(d ast.Decl, drawing map[string]string, pos func(token.Pos) string) error {
+	var err error
+	ast.Inspect(d, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok || err != nil {
+			return err == nil
+		}
+		if id, ok := sel.X.(*ast.Ident); ok && drawing[id.Name] != "" {
+			err = fmt.Errorf("%s: a declaration uses %s.%s (%s, which links gonum/plot): GoNB keeps declarations for every later cell, so each would link it; draw in a //nb:cell instead",
+				pos(sel.Pos()), id.Name, sel.Sel.Name, drawing[id.Name])
+		}
+		return err == nil
+	})
+	return err
+}
 
 // docOf returns a declaration's doc comment.
 func docOf(d ast.Decl) *ast.CommentGroup {

@@ -70,6 +70,7 @@ func TestReadGoNotebook(t *testing.T) {
 		"zh twice":       {"package nb07\n\n/*md\na\n*/\n\n/*md:zh-CN\n甲\n*/\n\n/*md:zh-CN\n乙\n*/\n\n//nb:cell\nfunc f() { println() }\n", "must follow the /*md comment"},
 		"zh missing":     {"package nb07\n\n/*md\na\n*/\n\n/*md:zh-CN\n甲\n*/\n\n//nb:cell\nfunc f() { println() }\n\n/*md\nb\n*/\n", "10-a.go: 1 of 2 markdown cells have no /*md:zh-CN block"},
 		"untranslated":   {"package nb07\n\nimport \"memlab.dev/memlab/memlab\"\n\n/*md\na\n*/\n\n/*md:zh-CN\n甲\n*/\n\n//nb:cell\nfunc f() { memlab.Measured(\"no catalog has %d\", 1) }\n", `"no catalog has %d" has no zh-CN translation`},
+		"decl draws":     {"package nb07\n\nimport \"memlab.dev/memlab/memplot\"\n\n/*md\na\n*/\n\n//nb:decl\nfunc curve() (*memplot.Figure, error) { return nil, nil }\n\n//nb:cell\nfunc f() { println() }\n", "a declaration uses memplot.Figure"},
 		"format var":     {"package nb07\n\nimport \"memlab.dev/memlab/memlab\"\n\n/*md\na\n*/\n\n//nb:cell\nfunc f() {\n\tf := \"%d\"\n\tmemlab.Measured(f, 1)\n}\n", "must be a string constant"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"memlab.dev/memlab/memlab"
+	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
 )
 
@@ -230,7 +231,7 @@ func firstCurve() {
 	a, r := rec.Peak()
 	memlab.Measured("%d allocator events; peak allocated %s, peak reserved %s; %d cudaMalloc calls",
 		rec.Events(), memlab.FormatBytes(a), memlab.FormatBytes(r), rec.SegmentAllocs())
-	memlab.Show(rec.Plot("a first memory curve"))
+	memlab.Show(memplot.Curve("a first memory curve", rec))
 }
 
 /*md

@@ -19,8 +19,8 @@ go run ./cmd/memlab exercises check 1
 ```
 
 The cell below shows where you stand on all of them, in your working copy: it runs their
-tests as `memlab exercises list` does (some seconds the first time, while Go compiles them;
-then only what you changed). Every
+tests as `memlab exercises list` does (an exercise you have not touched is "not started" at once; the tests run only for those you
+changed, and again only when they change). Every
 term the notebooks use, in Chinese, English, PyTorch and memlab: the
 [glossary](../../notebooks/GLOSSARY.md). Next: `02-memory-mechanics.ipynb`.
 */
@@ -40,7 +40,7 @@ go run ./cmd/memlab exercises check 1
 ```
 
 下面的单元格显示你在全部练习上的进度（读的是你的工作副本）：它像 `memlab exercises list` 一样运行这些练习的测试
-（第一次要等 Go 编译，需要十几秒；之后只重跑你改过的）。笔记本里用到的每个术语的中文、英文、PyTorch 与 memlab 对照见
+（没动过的练习直接显示「未开始」；只运行你改过的练习的测试，之后也只在它们又有改动时重跑）。笔记本里用到的每个术语的中文、英文、PyTorch 与 memlab 对照见
 [术语表](../../notebooks/GLOSSARY.md)。下一步：`02-memory-mechanics.ipynb`。
 */
 

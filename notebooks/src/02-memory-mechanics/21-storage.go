@@ -4,7 +4,9 @@ import (
 	"fmt"
 
 	"memlab.dev/memlab/experiments/ch2"
+	"memlab.dev/memlab/experiments/ch2/ch2plot"
 	"memlab.dev/memlab/memlab"
+	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
 )
 
@@ -76,7 +78,7 @@ func storageVsViews() {
 	vs.Table().Show()
 	memlab.Judge("slicing with tensor[::2] copies no data: only the stride and offset change", memlab.HoldsIf(views == 0),
 		"the six views added %s to memory_allocated, x.t().contiguous() %s", memlab.FormatBytes(views), memlab.FormatBytes(l.MemoryAllocated()-x.Nbytes()-views))
-	memlab.Show(vs.Plot("2.1 a view's size vs the storage it keeps"))
+	memlab.Show(memplot.Bars("2.1 a view's size vs the storage it keeps", "KiB", vs.Exprs, vs.Bars()...))
 	memlab.Check(vs.Release())
 }
 
@@ -252,7 +254,7 @@ func sliceKeepsBase() {
 	memlab.Judge("a view takes no new data area, but it can keep the original data from being freed", memlab.HoldsPartly(added == 0, held >= big.Nbytes()),
 		"the row view added %s; after del big it still holds %s; after the clone and del row, %s remain allocated",
 		memlab.FormatBytes(added), memlab.FormatBytes(held), memlab.FormatBytes(steps.Last().Allocated))
-	memlab.Show(steps.PlotAllocator("2.1 a slice keeps its base alive"))
+	memlab.Show(memplot.AllocatorCurve("2.1 a slice keeps its base alive", steps))
 	memlab.Check(row2.Release())
 }
 
@@ -537,7 +539,7 @@ func savedTensors() {
 	noTape, withTape, after := inference.List[layers].Allocated, training.List[layers].Allocated, training.Last().Allocated
 	memlab.Judge("autograd keeps references to intermediate results, so the data they refer to stays alive", memlab.HoldsIf(withTape > noTape && after < withTape),
 		"after %d layers memory_allocated is %s without a tape and %s with one; after Backward, %s", layers, memlab.FormatBytes(noTape), memlab.FormatBytes(withTape), memlab.FormatBytes(after))
-	memlab.Show(ch2.TapePlot("2.1 saved tensors hold memory until backward", inference, training))
+	memlab.Show(ch2plot.Tape("2.1 saved tensors hold memory until backward", inference, training))
 }
 
 /*md

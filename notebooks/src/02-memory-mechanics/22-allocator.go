@@ -107,7 +107,7 @@ func allocatedVsReserved() {
 		memlab.HoldsPartly(start.Reserved > 0, steps.Last().DeviceAllocs == first.DeviceAllocs),
 		"reserved before any tensor: %s, after x: %s; cudaMalloc calls after x: %d, after y: %d", memlab.FormatBytes(start.Reserved),
 		memlab.FormatBytes(first.Reserved), first.DeviceAllocs, steps.Last().DeviceAllocs)
-	memlab.Show(steps.Plot("2.2 allocated, reserved and driver-used memory"))
+	memlab.Show(memplot.Curve("2.2 allocated, reserved and driver-used memory", steps))
 }
 
 /*md
@@ -282,7 +282,7 @@ func fiveAllocations() {
 	_, first, _ := l.BlockOf(ts[0])
 	memlab.Judge("it first looks for a free block of a matching size; if it finds none, it asks CUDA for a new block", memlab.HoldsIf(rule),
 		"24 bytes took a %s block; %d cudaMalloc calls for five requests, each where no cached free block was large enough: %v", memlab.FormatBytes(first.Size), l.MemoryStats()["num_device_alloc"], rule)
-	memlab.Show(l.SegmentMap("2.2 the segments after five allocations (S small pool, L large)"))
+	memlab.Show(memplot.SegmentMap("2.2 the segments after five allocations (S small pool, L large)", l.Segments()))
 	memlab.Check(tensor.ReleaseAll(ts...))
 }
 

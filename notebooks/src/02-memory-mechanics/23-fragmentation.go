@@ -6,6 +6,7 @@ import (
 
 	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/experiments/ch2"
+	"memlab.dev/memlab/experiments/ch2/ch2plot"
 	"memlab.dev/memlab/explore"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
@@ -167,7 +168,7 @@ func fragment() {
 	memlab.Judge("the caching allocator has plenty of small blocks in hand, but not enough contiguous large ones", memlab.HoldsIf(ch2.TooFragmented(snap, err)), // out of memory, with enough free bytes
 		"%s free in the cache, the largest free block %s; the 1.5 GiB request: %s", memlab.FormatBytes(snap.TotalFree()), memlab.FormatBytes(snap.LargestFreeBlock()), memlab.Outcome(err))
 	memlab.Show(memplot.SegmentMap("2.3 segments before the 1.5 GiB request", memlab.Segments(snap)))
-	memlab.Show(rec.PlotFragmentation("2.3 free memory in the cache, batch by batch"))
+	memlab.Show(memplot.FragmentationCurve("2.3 free memory in the cache, batch by batch", "", rec.Gauges()))
 	memlab.Check(tensor.ReleaseAll(keep...))
 }
 
@@ -533,7 +534,7 @@ func preAllocation() {
 	memlab.Judge("pre-allocating large placeholder tensors before training and reusing them relieves fragmentation", memlab.HoldsIf(err == nil),
 		"the 1.5 GiB request after the six batches: %s; peak reserved %s; cudaMalloc calls: %d",
 		memlab.Outcome(err), memlab.FormatBytes(l.MaxMemoryReserved()), l.MemoryStats()["num_device_alloc"])
-	memlab.Show(l.SegmentMap("2.3 pre-allocation: the segments after the request"))
+	memlab.Show(memplot.SegmentMap("2.3 pre-allocation: the segments after the request", l.Segments()))
 	memlab.Check(tensor.ReleaseAll(append(keep, w.Buffer, req)...))
 }
 
@@ -726,7 +727,7 @@ func remedies() {
 		memlab.Measured("%s: the request %s; peak reserved %s against the fragmented run's %s; cudaMalloc calls: %d against %d",
 			o.Name, memlab.Outcome(o.Err), memlab.FormatBytes(o.Peak), memlab.FormatBytes(frag.Peak), o.Allocs, frag.Allocs)
 	}
-	memlab.Show(ch2.Plot(outs))
+	memlab.Show(ch2plot.Remedies(outs))
 }
 
 /*md
@@ -829,7 +830,7 @@ func multiScale() {
 		memlab.HoldsPartly(above(def.MaxReserved, exp.MaxReserved) > 10, above(smallest[0], smallest[1]) > 10),
 		"the defaults' peak reserved is %.1f %% above expandable segments', the smallest device the defaults train on %.1f %% above theirs",
 		above(def.MaxReserved, exp.MaxReserved), above(smallest[0], smallest[1]))
-	memlab.Show(res.Plot("2.3 multi-scale ResNet training: reserved and allocated under four settings"))
+	memlab.Show(memplot.Compare("2.3 multi-scale ResNet training: reserved and allocated under four settings", res))
 }
 
 /*md

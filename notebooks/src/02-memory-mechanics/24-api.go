@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"memlab.dev/memlab/experiments/ch2"
+	"memlab.dev/memlab/experiments/ch2/ch2plot"
 	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
@@ -498,7 +499,7 @@ func twoTenants() {
 		"greedy A held %s uncapped and %s capped at half", memlab.FormatBytes(runs[0].A), memlab.FormatBytes(runs[1].A))
 	memlab.Judge("two experiments on one card, half of it each, do not get in each other's way", memlab.HoldsWhen(runs[1].Err == nil, runs[2].Err == nil),
 		"capped at half, B's 3 GiB request: %s; its 4 GiB request: %s", memlab.Outcome(runs[1].Err), memlab.Outcome(runs[2].Err))
-	memlab.Show(ch2.TenantBars("2.4 two tenants on one device: what the driver counts", runs))
+	memlab.Show(ch2plot.Tenants("2.4 two tenants on one device: what the driver counts", runs))
 }
 
 /*md

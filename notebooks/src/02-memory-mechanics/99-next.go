@@ -38,7 +38,8 @@ go run ./cmd/memlab exercises check 1
 
 `go run ./cmd/memlab exercises hint 1` shows its next hint. The cell below shows where you
 stand on this notebook's exercises, in your working copy: it runs their tests as
-`memlab exercises list` does (a few seconds the first time; then only what you changed). Every term the notebook uses, in Chinese, English, PyTorch and memlab:
+`memlab exercises list` does (an exercise you have not touched is "not started" at once; the tests run only for those you
+changed, and again only when they change). Every term the notebook uses, in Chinese, English, PyTorch and memlab:
 the [glossary](../../notebooks/GLOSSARY.md). Next notebook: `04-reuse-and-sharing.ipynb`.
 */
 
@@ -75,7 +76,7 @@ go run ./cmd/memlab exercises check 1
 ```
 
 `go run ./cmd/memlab exercises hint 1` 显示它的下一条提示。下面的单元格显示你在本笔记本各练习上的进度（读的是你的工作副本）：
-它像 `memlab exercises list` 一样运行这些练习的测试（第一次需要几秒钟，之后只重跑你改过的）。笔记本里用到的每个术语的中文、英文、
+它像 `memlab exercises list` 一样运行这些练习的测试（没动过的练习直接显示「未开始」；只运行你改过的练习的测试，之后也只在它们又有改动时重跑）。笔记本里用到的每个术语的中文、英文、
 PyTorch 与 memlab 对照见[术语表](../../notebooks/GLOSSARY.md)。下一个笔记本：`04-reuse-and-sharing.ipynb`。
 */
 

@@ -6,6 +6,7 @@ import (
 	"memlab.dev/memlab/experiments/ch4"
 	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
+	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/tensor"
 )
 
@@ -83,7 +84,7 @@ func reluVsReluInPlace() {
 	memlab.Check(x.Release())
 	steps.Add("del x")
 	steps.Table().Show()
-	memlab.Show(steps.PlotAllocator("4.1 y = x.relu() vs x.relu_()"))
+	memlab.Show(memplot.AllocatorCurve("4.1 y = x.relu() vs x.relu_()", steps))
 	memlab.Measured("y = x.relu() peaks at %s, x.relu_() at %s: %.0f %% less, exactly the output's size",
 		memlab.FormatBytes(outOfPlace), memlab.FormatBytes(inPlace), 100*float64(outOfPlace-inPlace)/float64(outOfPlace))
 	memlab.Judge("an in-place activation allocates no output", memlab.HoldsIf(outOfPlace-inPlace == x.Nbytes()),

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"memlab.dev/memlab/experiments/ch4"
+	"memlab.dev/memlab/experiments/ch4/ch4plot"
 	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/memplot"
@@ -627,9 +628,9 @@ calls = torch.cuda.memory_stats()["allocation.all.allocated"]
 func kvStrategies() {
 	r := memlab.Must(ch4.KVStrategies(ch4.Setup{}, ch4.DefaultKVWorkload))
 	r.Table().Show()
-	memlab.Show(r.Plot())
-	memlab.Show(r.PlotSegments("torch.cat"))
-	memlab.Show(r.PlotSegments("paged"))
+	memlab.Show(ch4plot.KV(r))
+	memlab.Show(ch4plot.KVSegments(r, "torch.cat"))
+	memlab.Show(ch4plot.KVSegments(r, "paged"))
 	cat, _ := r.Row("torch.cat")
 	pre, _ := r.Row("preallocated")
 	paged, _ := r.Row("paged")

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"memlab.dev/memlab/experiments/ch4"
+	"memlab.dev/memlab/experiments/ch4/ch4plot"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/model"
 	"memlab.dev/memlab/tensor"
@@ -153,8 +154,8 @@ func inferenceSmall() {
 	r.Table().Show()
 	r.ExtrasTable().Show()
 	fmt.Print(r.Findings())
-	memlab.Show(r.Plot())
-	memlab.Show(r.PlotCurves())
+	memlab.Show(ch4plot.Inference(r))
+	memlab.Show(ch4plot.InferenceCurves(r))
 	saved, _ := r.Compare(model.Chapter, model.Baseline, ch4.Working)
 	memlab.Judge("the three techniques together cut memory use by 20–30 percent", memlab.HoldsIf(saved >= 20 && saved <= 30),
 		"the small model's workload: %.1f %% of the peak above the weights saved", saved)
@@ -632,8 +633,8 @@ func recordedH200() {
 		fmt.Println(run.Result.Findings())
 	}
 	if large, ok := runs.Size("large"); ok {
-		memlab.Show(large.Result.PlotLatency())
-		memlab.Show(large.Result.PlotCurves())
+		memlab.Show(ch4plot.Latency(large.Result))
+		memlab.Show(ch4plot.InferenceCurves(large.Result))
 		ll, _ := large.Result.Compare(model.LastLogits, model.Baseline, ch4.Working)
 		opt, _ := large.Result.Compare(model.Optimised, model.Baseline, ch4.Working)
 		memlab.Measured("large model: last-logits lowers the peak above the weights by only %.1f %% — the logits no longer make it — and optimised changes it by %+.1f %% (negative: higher)", ll, opt)

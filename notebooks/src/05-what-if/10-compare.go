@@ -4,6 +4,7 @@ import (
 	"memlab.dev/memlab/experiments/workloads"
 	"memlab.dev/memlab/explore"
 	"memlab.dev/memlab/memlab"
+	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/whatif"
 )
 
@@ -135,7 +136,7 @@ func compareSettings() {
 			100*float64(r.MaxReserved-def.MaxReserved)/float64(def.MaxReserved),
 			memlab.FormatBytes(def.MaxReserved), memlab.FormatBytes(r.PeakInactiveSplit))
 	}
-	memlab.Show(res.Plot("GPT-2 training: reserved and allocated under four settings"))
+	memlab.Show(memplot.Compare("GPT-2 training: reserved and allocated under four settings", res))
 }
 
 /*md

@@ -6,6 +6,7 @@ import (
 	"memlab.dev/memlab/experiments/workloads"
 	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
+	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/whatif"
 )
 
@@ -83,7 +84,7 @@ func underCap() {
 			}
 		}
 	}
-	memlab.Show(res.Plot("GPT-2 training, 2 MiB below each setting's smallest cap"))
+	memlab.Show(memplot.Compare("GPT-2 training, 2 MiB below each setting's smallest cap", res))
 }
 
 /*md

@@ -7,6 +7,7 @@ import (
 
 	"memlab.dev/memlab/experiments/workloads"
 	"memlab.dev/memlab/memlab"
+	"memlab.dev/memlab/memplot"
 	"memlab.dev/memlab/snapshot"
 	"memlab.dev/memlab/whatif"
 )
@@ -77,7 +78,7 @@ func severalStreams() {
 	memlab.Measured("%d streams allocate; %d frees completed later than requested (cross-stream)", len(streams), workloads.DeferredFrees(s.Traces[0]))
 	memlab.Measured("peak reserved %s by default, %s with expandable segments",
 		memlab.FormatBytes(res.Runs[0].MaxReserved), memlab.FormatBytes(res.Runs[1].MaxReserved))
-	memlab.Show(res.Plot("multistream_branches: reserved and allocated under three settings"))
+	memlab.Show(memplot.Compare("multistream_branches: reserved and allocated under three settings", res))
 }
 
 /*md
