@@ -152,6 +152,20 @@ func (p *pickler) open(kind byte, n int) (idx uint32, ok bool) {
 	return idx, ok
 }
 
+// batch is how many items Python's pickler puts between a MARK and its
+// APPENDS/SETITEMS; more go in further batches.
+const batch = 1000
+
+// nextItem starts item i of a container opened with n items: a new batch every
+// batch items, as Python's pickler writes (a reader's stack then holds one batch
+// of a trace, not the whole trace).
+func (p *pickler) nextItem(kind byte, i int) {
+	if i > 0 && i%batch == 0 {
+		p.close(kind, i)
+		p.raw('(')
+	}
+}
+
 func (p *pickler) close(kind byte, n int) {
 	if n > 0 {
 		if kind == dict {
@@ -272,6 +286,7 @@ func (p *pickler) snapshot(s *Snapshot) {
 	p.str("segments")
 	p.open(list, len(s.Segments))
 	for i := range s.Segments {
+		p.nextItem(list, i)
 		p.segment(&s.Segments[i])
 	}
 	p.close(list, len(s.Segments))
@@ -280,6 +295,7 @@ func (p *pickler) snapshot(s *Snapshot) {
 	for _, t := range s.Traces {
 		p.open(list, len(t))
 		for i := range t {
+			p.nextItem(list, i)
 			p.entry(&t[i])
 		}
 		p.close(list, len(t))
@@ -291,7 +307,8 @@ func (p *pickler) snapshot(s *Snapshot) {
 	}
 	p.str("external_annotations")
 	p.open(list, len(s.Annotations))
-	for _, a := range s.Annotations {
+	for i, a := range s.Annotations {
+		p.nextItem(list, i)
 		p.open(dict, 4)
 		p.str("stage")
 		p.str(a.Stage)
@@ -337,6 +354,7 @@ func (p *pickler) segment(seg *Segment) {
 	p.str("blocks")
 	p.open(list, len(seg.Blocks))
 	for i := range seg.Blocks {
+		p.nextItem(list, i)
 		b := &seg.Blocks[i]
 		p.open(dict, 5)
 		p.str("address")
