@@ -109,6 +109,7 @@ func release[T any](t *table[T], counts *[]uint16, n uint32) {
 	}
 	(*counts)[ci]++
 	if (*counts)[ci] == tableChunk {
+		t.spare = append(t.spare, t.chunks[ci])
 		t.chunks[ci] = nil
 	}
 }

@@ -99,8 +99,12 @@ type tree struct {
 }
 
 // table is an append-only array in chunks, so that growing it never copies.
+// A chunk let go (see release in convert.go) goes to spare and is cleared and
+// taken again by a later add: a streaming decode's dicts then cost a few chunks,
+// not garbage the size of the trace.
 type table[T any] struct {
 	chunks [][]T
+	spare  [][]T
 	n      uint32
 }
 
@@ -108,7 +112,14 @@ const tableChunk = 1 << 12
 
 func (t *table[T]) add(v T) uint32 {
 	if t.n%tableChunk == 0 {
-		t.chunks = append(t.chunks, make([]T, tableChunk))
+		if k := len(t.spare); k > 0 {
+			c := t.spare[k-1]
+			t.spare = t.spare[:k-1]
+			clear(c)
+			t.chunks = append(t.chunks, c)
+		} else {
+			t.chunks = append(t.chunks, make([]T, tableChunk))
+		}
 	}
 	t.chunks[t.n/tableChunk][t.n%tableChunk] = v
 	t.n++
