@@ -72,6 +72,7 @@ type converter struct {
 	// one) costs a lookup, and a converted list's items need not be kept.
 	stackList [][]Frame
 	listStack chunked32
+	byItems   map[itemsKey]uint32 // index in stackList of the lists with these items
 	// A frame is a triple of its name's and filename's string indices and its
 	// line; tripleOf holds, per dict, 1 + the index of its triple (0: not seen).
 	triples   []frameTriple
@@ -689,6 +690,16 @@ func (c *converter) frameList(a at, key string, v value) ([]Frame, error) {
 		return c.stackList[id-1], nil
 	}
 	l := c.lists.at(v.n)
+	// Lists with the same items are mostly one slice (the decoder interns them):
+	// met again, that slice is its stack, looked up without reading its frames.
+	var ik itemsKey
+	if len(l.items) > 0 {
+		ik = itemsKey{&l.items[0], len(l.items)}
+		if id, ok := c.byItems[ik]; ok {
+			c.listStack.set(v.n, id+1)
+			return c.stackList[id], nil
+		}
+	}
 	// Lists with the same frames (one call stack recorded many times) share one
 	// []Frame. The key of a list is the sequence of its frames' indices in
 	// c.triples, where a frame is its name's and filename's string indices and its
@@ -719,7 +730,21 @@ func (c *converter) frameList(a at, key string, v value) ([]Frame, error) {
 		c.stacks[string(c.key)] = id
 	}
 	c.listStack.set(v.n, id+1)
+	if ik.first != nil {
+		if c.byItems == nil {
+			c.byItems = map[itemsKey]uint32{}
+		}
+		c.byItems[ik] = id
+	}
 	return c.stackList[id], nil
+}
+
+// itemsKey names a slice of list items by its first item's address and its
+// length: two lists with one key have the same items (a converted list's items
+// no longer change: its entry is sealed, or the decode is over).
+type itemsKey struct {
+	first *value
+	n     int
 }
 
 // chunked32 is a sparse array of uint32 by index, in chunks of tableChunk
