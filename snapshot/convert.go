@@ -37,10 +37,12 @@ func decodeWith(data []byte, release func(from, upTo int)) (*Snapshot, error) {
 // them). Any error means "decode the plain way".
 func decodeStreaming(data []byte, release func(from, upTo int)) (*Snapshot, error) {
 	c := &converter{}
-	if n := countDicts(data, release); n > 0 {
+	n, memos := countDicts(data, release)
+	if n > 0 {
 		c.store = make([]TraceEntry, 0, n)
 		c.sealedAt = make([]uint32, 0, n)
 	}
+	c.memos = memos
 	t, err := unpickleWith(data, release, c)
 	if err != nil {
 		return nil, err
@@ -62,17 +64,22 @@ var errFallback = errors.New("snapshot: streaming decode gives way to the plain 
 // cached per object: a shared list costs once, however often it is referenced.
 type converter struct {
 	*tree
-	stacks map[string][]Frame // frames lists by their frames' keys (see frameList)
+	stacks map[string]uint32 // index in stackList of the frames lists with these frames' keys (see frameList)
 	key    []byte
+	// stackList holds each distinct call stack once; listStack holds, per frames
+	// list, 1 + the index of its stack (0: not converted yet), so that a list met
+	// again (memo references: PyTorch's free_requested and free_completed share
+	// one) costs a lookup, and a converted list's items need not be kept.
+	stackList [][]Frame
+	listStack chunked32
+	byItems   map[itemsKey]uint32 // index in stackList of the lists with these items
 	// A frame is a triple of its name's and filename's string indices and its
 	// line; tripleOf holds, per dict, 1 + the index of its triple (0: not seen).
-	triples    []frameTriple
-	seenList   []uint64           // bit per list: converted as frames once
-	sharedList map[uint32][]Frame // frames lists met more than once
-	claimed    []uint64           // bit per dict: converted as an entry (see claim)
-	tripleIdx  map[frameTriple]uint32
-	tripleOf   []uint32
-	codes      []uint8 // per string: 1 + its field code, 0 when not looked up yet
+	triples   []frameTriple
+	claimed   []uint64 // bit per dict: converted as an entry (see claim)
+	tripleIdx map[frameTriple]uint32
+	tripleOf  chunked32
+	codes     []uint8 // per string: 1 + its field code, 0 when not looked up yet
 
 	// Sealing (decodeStreaming): the decoder hands each dict that looks like a
 	// trace entry to seal as soon as its items are set; a dict that converts is
@@ -86,12 +93,11 @@ type converter struct {
 	frozenDicts []uint64 // bit per dict: sealed, or a frame of a sealed entry
 	frozenLists []uint64 // bit per list: the frames of a sealed entry
 	fallback    bool     // a sealed dict was read as something else
-	// multiRef has a bit per list that has more than one reference (memoized or
-	// duplicated); a frozen list without one is only its sealed entry's, so it is
-	// dead. Chunks of the tables whose dicts are all sealed, or whose lists are all
-	// dead, are let go (sealedIn and deadIn count them per chunk).
-	multiRef []uint64
+	// A frozen list is dead once converted: memo references to it are read
+	// through listStack. Chunks of the tables whose dicts are all sealed, or whose
+	// lists are all dead, are let go (sealedIn and deadIn count them per chunk).
 	sealedIn []uint16
+	memos    int // the values the pickle memoizes (countDicts): the memo's capacity
 	deadIn   []uint16
 }
 
@@ -104,6 +110,7 @@ func release[T any](t *table[T], counts *[]uint16, n uint32) {
 	}
 	(*counts)[ci]++
 	if (*counts)[ci] == tableChunk {
+		t.spare = append(t.spare, t.chunks[ci])
 		t.chunks[ci] = nil
 	}
 }
@@ -167,9 +174,10 @@ func (c *converter) seal(n uint32, kv []value) bool {
 				setBit(&c.frozenDicts, f.n)
 			}
 		}
-		if !bitAt(c.multiRef, frames.n) {
-			release(&c.lists, &c.deadIn, frames.n)
-		}
+		// The list converted (entryKV above): it is read again only through
+		// listStack (frameList), so its slot is dead even when the memo still
+		// names it; any other read of it gives way (converter.items).
+		release(&c.lists, &c.deadIn, frames.n)
 	}
 	setBit(&c.frozenDicts, n)
 	release(&c.dicts, &c.sealedIn, n)
@@ -663,23 +671,35 @@ func (c *converter) block(b *Block, a at, next uint64, v value) error {
 	return nil
 }
 
+// items is tree.items, but a list let go after it was converted as frames
+// (seal), read here as anything else, makes the streaming decode give way.
+func (c *converter) items(v value) []value {
+	if v.k == kList && c.lists.chunks[v.n/tableChunk] == nil {
+		c.fallback = true
+		return nil
+	}
+	return c.tree.items(v)
+}
+
 func (c *converter) frameList(a at, key string, v value) ([]Frame, error) {
 	if v.k != kList {
 		return nil, c.typeErr(a, key, "list", v)
 	}
-	l := c.lists.at(v.n)
-	if len(l.items) == 0 {
-		return nil, nil
+	// A list met again (shared by memo references) is its stack, looked up.
+	if id := c.listStack.get(v.n); id != 0 {
+		return c.stackList[id-1], nil
 	}
-	// A list met again (shared by memo references) is converted a second time
-	// and then kept, so no list costs more than twice its length.
-	seen := bitAt(c.seenList, v.n)
-	if seen {
-		if fs, ok := c.sharedList[v.n]; ok {
-			return fs, nil
+	l := c.lists.at(v.n)
+	// Lists with the same items are mostly one slice (the decoder interns them):
+	// met again, that slice is its stack, looked up without reading its frames.
+	var ik itemsKey
+	if len(l.items) > 0 {
+		ik = itemsKey{&l.items[0], len(l.items)}
+		if id, ok := c.byItems[ik]; ok {
+			c.listStack.set(v.n, id+1)
+			return c.stackList[id], nil
 		}
 	}
-	setBit(&c.seenList, v.n)
 	// Lists with the same frames (one call stack recorded many times) share one
 	// []Frame. The key of a list is the sequence of its frames' indices in
 	// c.triples, where a frame is its name's and filename's string indices and its
@@ -692,25 +712,61 @@ func (c *converter) frameList(a at, key string, v value) ([]Frame, error) {
 		}
 		c.key = binary.LittleEndian.AppendUint32(c.key, j)
 	}
-	fs, ok := c.stacks[string(c.key)]
+	id, ok := c.stacks[string(c.key)]
 	if !ok {
-		fs = make([]Frame, len(l.items))
+		var fs []Frame // nil for no frames
+		if len(l.items) > 0 {
+			fs = make([]Frame, len(l.items))
+		}
 		for i := range fs {
 			tr := c.triples[binary.LittleEndian.Uint32(c.key[4*i:])]
 			fs[i] = Frame{Name: c.strs[tr.name], Filename: c.strs[tr.file], Line: int(tr.line)}
 		}
 		if c.stacks == nil {
-			c.stacks = map[string][]Frame{}
+			c.stacks = map[string]uint32{}
 		}
-		c.stacks[string(c.key)] = fs
+		id = uint32(len(c.stackList))
+		c.stackList = append(c.stackList, fs)
+		c.stacks[string(c.key)] = id
 	}
-	if seen {
-		if c.sharedList == nil {
-			c.sharedList = map[uint32][]Frame{}
+	c.listStack.set(v.n, id+1)
+	if ik.first != nil {
+		if c.byItems == nil {
+			c.byItems = map[itemsKey]uint32{}
 		}
-		c.sharedList[v.n] = fs
+		c.byItems[ik] = id
 	}
-	return fs, nil
+	return c.stackList[id], nil
+}
+
+// itemsKey names a slice of list items by its first item's address and its
+// length: two lists with one key have the same items (a converted list's items
+// no longer change: its entry is sealed, or the decode is over).
+type itemsKey struct {
+	first *value
+	n     int
+}
+
+// chunked32 is a sparse array of uint32 by index, in chunks of tableChunk
+// allocated as they are first written: growing it never copies.
+type chunked32 struct{ chunks [][]uint32 }
+
+func (a *chunked32) get(i uint32) uint32 {
+	if ci := int(i / tableChunk); ci < len(a.chunks) && a.chunks[ci] != nil {
+		return a.chunks[ci][i%tableChunk]
+	}
+	return 0
+}
+
+func (a *chunked32) set(i, x uint32) {
+	ci := int(i / tableChunk)
+	if ci >= len(a.chunks) {
+		a.chunks = slices.Grow(a.chunks, ci+1-len(a.chunks))[:ci+1]
+	}
+	if a.chunks[ci] == nil {
+		a.chunks[ci] = make([]uint32, tableChunk)
+	}
+	a.chunks[ci][i%tableChunk] = x
 }
 
 // frameOf checks the frame dict v (item i of the frames list under key of a) and
@@ -723,10 +779,7 @@ func (c *converter) frameOf(a at, key string, i int, v value) (uint32, error) {
 	if c.tripleIdx == nil {
 		c.tripleIdx = map[frameTriple]uint32{}
 	}
-	if int(v.n) >= len(c.tripleOf) {
-		c.tripleOf = append(c.tripleOf, make([]uint32, int(c.dicts.n)-len(c.tripleOf))...)
-	}
-	if j := c.tripleOf[v.n]; j > 0 {
+	if j := c.tripleOf.get(v.n); j > 0 {
 		return j - 1, nil
 	}
 	d := c.dict(v)
@@ -776,7 +829,7 @@ func (c *converter) frameOf(a at, key string, i int, v value) (uint32, error) {
 		c.triples = append(c.triples, tr)
 		c.tripleIdx[tr] = j
 	}
-	c.tripleOf[v.n] = j + 1
+	c.tripleOf.set(v.n, j+1)
 	return j, nil
 }
 

@@ -2,7 +2,6 @@ package snapshot
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -68,31 +67,15 @@ func readGzipFile(path string, maxSize int64) (*Snapshot, error) {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
 	defer f.Close()
-	data, err := gunzipAll(f, maxSize, trailerSize(f))
+	zr, _, err := gunzip.NewReader(bufio.NewReaderSize(f, 1<<16))
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %s: %w", path, err)
 	}
-	s, err := decode(data)
-	if err != nil {
-		return nil, fmt.Errorf("%w (in %s, decompressed)", err, path)
-	}
-	return s, nil
-}
-
-// trailerSize is the size gzip's trailer states (ISIZE: the size modulo 2^32, as the
-// compressor wrote it), 0 when the file is too short to hold one. It only sizes a
-// buffer: the bytes decompressed are counted, never this.
-func trailerSize(f *os.File) int64 {
-	fi, err := f.Stat()
-	if err != nil || fi.Size() < 18 {
-		return 0
-	}
-	var b [4]byte
-	if _, err := f.ReadAt(b[:], fi.Size()-4); err != nil {
-		return 0
-	}
-	// A deflate stream expands at most 1032 times: a larger claim is a lie.
-	return min(int64(binary.LittleEndian.Uint32(b[:])), fi.Size()*1032)
+	// decompressed into an unnamed temporary file and decoded from a mapping
+	// (decodeCopy), as a stream is: held in memory until decoded, the pickle
+	// cost its size beside the snapshot (issue 28)
+	limit := boundOf(maxSize)
+	return decodeCopy(path, zr, limit, maxSizeWhy(limit), "", ", decompressed")
 }
 
 // PickleSize returns the size of the pickle at path: the file's size, or for a

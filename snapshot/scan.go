@@ -3,13 +3,15 @@ package snapshot
 import "encoding/binary"
 
 // countDicts walks the opcodes of the pickle in data without decoding it and
-// returns how many dicts it makes (EMPTY_DICT and DICT), so that the entries of a
-// streaming decode are stored in one array of the right size rather than one
-// grown by copying. It returns 0 for anything it does not recognise (the decode
-// then grows its array) and calls release (when not nil) every releaseEvery bytes,
-// as the decoder does. The count is bounded by what the input can hold: a trace
-// entry takes at least minEntryBytes of pickle.
-func countDicts(data []byte, release func(from, upTo int)) int {
+// returns how many dicts it makes (EMPTY_DICT and DICT) and how many values it
+// memoizes (MEMOIZE), so that the entries of a streaming decode and its memo are
+// each one array of the right size rather than one grown by copying (Python's
+// pickler memoizes every dict and list: a big history's memo is several values
+// per entry). It returns 0, 0 for anything it does not recognise (the decode then
+// grows its arrays) and calls release (when not nil) every releaseEvery bytes, as
+// the decoder does. The dicts are bounded by what the input can hold: a trace
+// entry takes at least minEntryBytes of pickle; a MEMOIZE is one byte.
+func countDicts(data []byte, release func(from, upTo int)) (dicts, memos int) {
 	n := 0
 	next, released := releaseEvery, 0
 	if release != nil {
@@ -26,12 +28,14 @@ func countDicts(data []byte, release func(from, upTo int)) int {
 		switch op {
 		case opEmptyDict, opDict:
 			n++
+		case opMemoize:
+			memos++
 		case opStop:
-			return min(n, len(data)/minEntryBytes)
+			return min(n, len(data)/minEntryBytes), memos
 		case opMark, opPop, opPopMark, opDup, opNone, opAppend, opList, opEmptyList,
 			opSetItem, opTuple, opEmptyTuple, opSetItems, opAppends, opTuple1, opTuple2,
 			opTuple3, opNewTrue, opNewFalse, opEmptySet, opAddItems, opFrozenSet,
-			opMemoize, opReduce, opBuild, opObj, opNewObj, opNewObjEx, opStackGlobal,
+			opReduce, opBuild, opObj, opNewObj, opNewObjEx, opStackGlobal,
 			opBinPersID, opNextBuffer, opReadonlyBuffer:
 		case opBinInt1, opBinGet, opBinPut, opProto, opExt1:
 			arg = 1
@@ -43,21 +47,21 @@ func countDicts(data []byte, release func(from, upTo int)) int {
 			arg = 8
 		case opShortBinString, opShortBinBytes, opShortBinUni, opLong1:
 			if p >= len(data) {
-				return 0
+				return 0, 0
 			}
 			arg = 1 + int(data[p])
 		case opBinString, opBinUnicode, opBinBytes, opLong4:
 			if p+4 > len(data) {
-				return 0
+				return 0, 0
 			}
 			arg = 4 + int(binary.LittleEndian.Uint32(data[p:]))
 		case opBinUnicode8, opBinBytes8, opByteArray8:
 			if p+8 > len(data) {
-				return 0
+				return 0, 0
 			}
 			m := binary.LittleEndian.Uint64(data[p:])
 			if m > uint64(len(data)) {
-				return 0
+				return 0, 0
 			}
 			arg = 8 + int(m)
 		case opFloat, opInt, opLong, opString, opUnicode, opPersID, opGet, opPut, opGlobal, opInst:
@@ -72,14 +76,14 @@ func countDicts(data []byte, release func(from, upTo int)) int {
 				p++
 			}
 		default:
-			return 0
+			return 0, 0
 		}
 		if arg > len(data)-p {
-			return 0
+			return 0, 0
 		}
 		p += arg
 	}
-	return 0
+	return 0, 0
 }
 
 // minEntryBytes is the fewest bytes of pickle a trace entry the streaming decode

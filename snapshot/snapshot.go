@@ -250,7 +250,9 @@ func ReadFile(path string) (*Snapshot, error) { return ReadFileMax(path, 0) }
 // stream, an empty one, a second member or trailing bytes are errors naming the
 // file. A plain pickle is read as it always was, whatever maxSize: on Linux a big
 // one is mapped and its pages handed back as the decoder passes them; the
-// decompressed pickle of a gzip file is held in memory until it is decoded. A path
+// decompressed pickle of a gzip file goes to an unnamed temporary file that is
+// decoded the same way (where mapping is not supported, it is held in memory until
+// it is decoded). A path
 // that is not a regular file (a FIFO, /dev/zero, bash's <(…)) is opened and read
 // once, through a bounded reader: its pickle, plain or decompressed, may be at
 // most maxSize bytes too.

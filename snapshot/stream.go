@@ -41,20 +41,29 @@ func readStream(path string, maxSize int64) (*Snapshot, error) {
 			return nil, fmt.Errorf("snapshot: %s: not a pickle: it starts with byte %#02x, which no pickle opcode is", path, first[0])
 		}
 	}
+	limit := boundOf(maxSize)
+	return decodeCopy(path, in, limit, maxSizeWhy(limit)+"; "+path+" is not a regular file, so its size is known only as it is read", "reading: ", "")
+}
+
+// decodeCopy copies the pickle in (at most limit bytes: a longer one is an error
+// wrapping a *gunzip.TooLargeError that says why) into an unnamed temporary file
+// and decodes it from a mapping of that file, whose pages are handed back as the
+// decoder passes them, as a plain file's are: what reading costs beside the
+// snapshot is a buffer, not the pickle. readErr prefixes an error of in; where
+// names the input in a decoding error (", decompressed").
+func decodeCopy(path string, in io.Reader, limit int64, why, readErr, where string) (*Snapshot, error) {
 	tmp, err := os.CreateTemp("", "memlab-stream-*.pickle")
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %s: a temporary file to hold it: %w", path, err)
 	}
 	defer tmp.Close()
 	os.Remove(tmp.Name()) // unnamed: gone once closed, whatever happens
-	limit := boundOf(maxSize)
 	n, err := io.Copy(tmp, io.LimitReader(in, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("snapshot: %s: reading: %w", path, err)
+		return nil, fmt.Errorf("snapshot: %s: %s%w", path, readErr, err)
 	}
 	if n > limit {
-		return nil, fmt.Errorf("snapshot: %s: %w", path, &gunzip.TooLargeError{What: "the snapshot's pickle", Limit: limit,
-			Why: maxSizeWhy(limit) + "; " + path + " is not a regular file, so its size is known only as it is read"})
+		return nil, fmt.Errorf("snapshot: %s: %w", path, &gunzip.TooLargeError{What: "the snapshot's pickle", Limit: limit, Why: why})
 	}
 	s, ok, err := decodeMapped(tmp, n)
 	if !ok {
@@ -65,7 +74,7 @@ func readStream(path string, maxSize int64) (*Snapshot, error) {
 		s, err = decode(data)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w (in %s)", err, path)
+		return nil, fmt.Errorf("%w (in %s%s)", err, path, where)
 	}
 	return s, nil
 }

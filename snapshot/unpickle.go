@@ -99,8 +99,12 @@ type tree struct {
 }
 
 // table is an append-only array in chunks, so that growing it never copies.
+// A chunk let go (see release in convert.go) goes to spare and is cleared and
+// taken again by a later add: a streaming decode's dicts then cost a few chunks,
+// not garbage the size of the trace.
 type table[T any] struct {
 	chunks [][]T
+	spare  [][]T
 	n      uint32
 }
 
@@ -108,7 +112,14 @@ const tableChunk = 1 << 12
 
 func (t *table[T]) add(v T) uint32 {
 	if t.n%tableChunk == 0 {
-		t.chunks = append(t.chunks, make([]T, tableChunk))
+		if k := len(t.spare); k > 0 {
+			c := t.spare[k-1]
+			t.spare = t.spare[:k-1]
+			clear(c)
+			t.chunks = append(t.chunks, c)
+		} else {
+			t.chunks = append(t.chunks, make([]T, tableChunk))
+		}
 	}
 	t.chunks[t.n/tableChunk][t.n%tableChunk] = v
 	t.n++
@@ -360,7 +371,11 @@ func unpickleWith(data []byte, release func(from, upTo int), conv *converter) (*
 	}
 	// The memo and the string table grow as needed: sized from the input, they
 	// would hold tens of MB unused for a pickle that memoizes only its strings.
-	d := &decoder{data: data, stack: make([]value, 0, 64), memo: make([]value, 0, 1024), release: release, conv: conv}
+	memo := 1024
+	if conv != nil {
+		memo = max(memo, conv.memos) // counted: the memo is the size it will be
+	}
+	d := &decoder{data: data, stack: make([]value, 0, 64), memo: make([]value, 0, memo), release: release, conv: conv}
 	if conv != nil {
 		conv.tree = &d.tree
 	}
@@ -512,9 +527,6 @@ func (d *decoder) newDict(kv []value) value {
 }
 
 func (d *decoder) memoPut(idx uint64, v value) {
-	if d.conv != nil && v.k == kList {
-		setBit(&d.conv.multiRef, v.n)
-	}
 	if v.wide {
 		d.wideKeep = max(d.wideKeep, int(v.n)+1)
 	}
@@ -689,9 +701,6 @@ func (d *decoder) step() error {
 		if d.conv != nil {
 			if v.k == kDict && d.conv.sealed(v.n) != 0 {
 				return errFallback
-			}
-			if v.k == kList {
-				setBit(&d.conv.multiRef, v.n)
 			}
 		}
 		if v.wide {
@@ -1052,6 +1061,12 @@ func (d *decoder) appendTo(want kind, items []value) error {
 	if len(l.items) == 0 {
 		l.items = d.intern(items)
 	} else {
+		if len(l.items)+len(items) > cap(l.items) {
+			// doubled, not append's 1.25× for big slices: a trace of a million
+			// entries comes in APPENDS of 1,000 (Python's batches), and each
+			// growth copies it
+			l.items = slices.Grow(l.items, max(len(l.items), len(items)))
+		}
 		l.items = append(l.items, items...)
 	}
 	return nil

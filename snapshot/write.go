@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 
 	"memlab.dev/memlab/allocator"
@@ -70,7 +71,10 @@ func Write(w io.Writer, a allocator.Snapshot) error {
 // that pickle.load, `python -m torch.cuda._memory_viz` and pytorch.org/memory_viz
 // read like one torch.cuda.memory._dump_snapshot() wrote, and that [Read] reads
 // back equal. Only the opcodes for dicts, lists, tuples, strings, integers, floats,
-// booleans and None are used, with strings memoized (stored once, then referenced).
+// booleans and None are used. As Python's pickler does, every string, dict and list
+// is memoized, a string or frame met again is a reference to it, and a
+// free_completed entry refers to its free_requested's frames list (PyTorch gives
+// both one context), so a big history costs the decoder what PyTorch's does.
 func (s *Snapshot) Write(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	p := &pickler{w: bw}
@@ -90,9 +94,10 @@ type pickler struct {
 	w         *bufio.Writer
 	err       error
 	buf       [9]byte
-	memo      map[string]uint32 // strings written so far, by memo index
-	frameMemo map[Frame]uint32  // frame dicts written so far, by memo index
-	next      uint32            // the next memo index
+	memo      map[string]uint32  // strings written so far, by memo index
+	frameMemo map[Frame]uint32   // frame dicts written so far, by memo index
+	next      uint32             // the next memo index
+	freeing   map[uint64]freeing // frames lists of blocks freed but not yet completed, by address
 }
 
 // get writes a BINGET or LONG_BINGET of memo index i.
@@ -135,9 +140,28 @@ const (
 	list = ']'
 )
 
-func (p *pickler) open(kind byte, n int) {
+// open starts a container, memoized as Python's pickler memoizes every dict and
+// list (EMPTY_DICT, MEMOIZE), and returns its memo index (ok false when the
+// indices are exhausted).
+func (p *pickler) open(kind byte, n int) (idx uint32, ok bool) {
 	p.raw(kind)
+	idx, ok = p.memoize()
 	if n > 0 {
+		p.raw('(')
+	}
+	return idx, ok
+}
+
+// batch is how many items Python's pickler puts between a MARK and its
+// APPENDS/SETITEMS; more go in further batches.
+const batch = 1000
+
+// nextItem starts item i of a container opened with n items: a new batch every
+// batch items, as Python's pickler writes (a reader's stack then holds one batch
+// of a trace, not the whole trace).
+func (p *pickler) nextItem(kind byte, i int) {
+	if i > 0 && i%batch == 0 {
+		p.close(kind, i)
 		p.raw('(')
 	}
 }
@@ -225,16 +249,16 @@ func (p *pickler) uint(x uint64) {
 	p.raw(b[:9]...)
 }
 
-// frames writes a list of frame dicts; a frame written before is a reference to
-// its dict, as in PyTorch's pickles.
-func (p *pickler) frames(fs []Frame) {
-	p.open(list, len(fs))
+// frames writes a list of frame dicts and returns its memo index; a frame written
+// before is a reference to its dict, as in PyTorch's pickles.
+func (p *pickler) frames(fs []Frame) (uint32, bool) {
+	li, lok := p.open(list, len(fs))
 	for _, f := range fs {
 		if i, ok := p.frameMemo[f]; ok {
 			p.get(i)
 			continue
 		}
-		p.open(dict, 3)
+		i, ok := p.open(dict, 3)
 		p.str("name")
 		p.str(f.Name)
 		p.str("filename")
@@ -246,7 +270,7 @@ func (p *pickler) frames(fs []Frame) {
 			p.int(int64(f.Line))
 		}
 		p.close(dict, 3)
-		if i, ok := p.memoize(); ok {
+		if ok {
 			if p.frameMemo == nil {
 				p.frameMemo = map[Frame]uint32{}
 			}
@@ -254,6 +278,7 @@ func (p *pickler) frames(fs []Frame) {
 		}
 	}
 	p.close(list, len(fs))
+	return li, lok
 }
 
 func (p *pickler) snapshot(s *Snapshot) {
@@ -261,6 +286,7 @@ func (p *pickler) snapshot(s *Snapshot) {
 	p.str("segments")
 	p.open(list, len(s.Segments))
 	for i := range s.Segments {
+		p.nextItem(list, i)
 		p.segment(&s.Segments[i])
 	}
 	p.close(list, len(s.Segments))
@@ -269,6 +295,7 @@ func (p *pickler) snapshot(s *Snapshot) {
 	for _, t := range s.Traces {
 		p.open(list, len(t))
 		for i := range t {
+			p.nextItem(list, i)
 			p.entry(&t[i])
 		}
 		p.close(list, len(t))
@@ -280,7 +307,8 @@ func (p *pickler) snapshot(s *Snapshot) {
 	}
 	p.str("external_annotations")
 	p.open(list, len(s.Annotations))
-	for _, a := range s.Annotations {
+	for i, a := range s.Annotations {
+		p.nextItem(list, i)
 		p.open(dict, 4)
 		p.str("stage")
 		p.str(a.Stage)
@@ -326,6 +354,7 @@ func (p *pickler) segment(seg *Segment) {
 	p.str("blocks")
 	p.open(list, len(seg.Blocks))
 	for i := range seg.Blocks {
+		p.nextItem(list, i)
 		b := &seg.Blocks[i]
 		p.open(dict, 5)
 		p.str("address")
@@ -377,8 +406,27 @@ func (p *pickler) entry(e *TraceEntry) {
 		p.raw('t')
 	}
 	p.str("frames")
-	p.frames(e.Frames)
+	// PyTorch's free_completed shares its free_requested's context: the same
+	// frames list, written once and referenced after.
+	if f, ok := p.freeing[e.Addr]; ok && e.Action == ActionFreeCompleted && slices.Equal(f.frames, e.Frames) {
+		p.get(f.idx)
+	} else if i, ok := p.frames(e.Frames); ok && e.Action == ActionFreeRequested && len(e.Frames) > 0 {
+		if p.freeing == nil {
+			p.freeing = map[uint64]freeing{}
+		}
+		p.freeing[e.Addr] = freeing{idx: i, frames: e.Frames}
+	}
+	if e.Action == ActionFreeCompleted {
+		delete(p.freeing, e.Addr)
+	}
 	p.close(dict, n)
+}
+
+// freeing is a free_requested entry's frames list, by memo index, until its
+// free_completed.
+type freeing struct {
+	idx    uint32
+	frames []Frame
 }
 
 func (p *pickler) settings(st *Settings) {

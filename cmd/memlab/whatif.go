@@ -255,16 +255,19 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	} else {
+		var own *whatif.Setting
+		if o, err := whatif.SnapshotSetting(s); err == nil {
+			own = &o
+		}
+		// Nothing reads s after Replay, so its trace (some 120 bytes an entry)
+		// is garbage while the settings replay from their own compact histories
+		// (issue 28: resident at most 3× the file).
 		res, err = whatif.Replay(s, settings, opts)
 		if err != nil {
 			fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
 			return 1
 		}
 		if len(settings) > 1 {
-			var own *whatif.Setting
-			if o, err := whatif.SnapshotSetting(s); err == nil {
-				own = &o
-			}
 			res.Advise(own)
 		}
 		fmt.Fprintf(table, "%s: %s\n\n", pos[0], res.About)
@@ -359,9 +362,9 @@ func whatifRanks(paths []string, confs []string, base whatif.Setting, opts whati
 }
 
 // memoryLimit is the Go runtime's soft memory limit for replaying the snapshots at
-// paths: 2.25× the size of their pickles, at least 128 MiB, plus the size of each
-// gzip-compressed one's pickle, which is held in memory while it is decoded; ok is
-// false when GOMEMLIMIT sets one. What is live at the peak (the converted trace
+// paths: 2.25× the size of their pickles, at least 128 MiB (a gzip-compressed
+// one's pickle is decoded from a temporary file, as a plain one from the file:
+// snapshot.ReadFileMax); ok is false when GOMEMLIMIT sets one. What is live at the peak (the converted trace
 // beside what the decoder still holds, then beside the replay's prepared history)
 // is about 1.6× the pickle for a snapshot with stack frames; without a limit the
 // collector lets the heap grow to twice what is live (BENCHMARKS.md, "Big
@@ -387,9 +390,6 @@ func memoryLimit(paths []string, maxSize int64) (limit int64, ok bool, err error
 			continue // reading it says what is wrong
 		}
 		total += n * 9 / 4
-		if gz {
-			total += n
-		}
 	}
 	return max(total, 128<<20), true, nil
 }

@@ -5,7 +5,10 @@
 // still holds is freed, every segment it made is released), so that the next
 // repetition can replay the same addresses; time stamps move on by the history's
 // span each time. The last repetition is left as recorded, so the snapshot's
-// segments still describe its end.
+// segments still describe its end. Each repetition has its own stacks (its Python
+// lines moved on), unless -same-stacks; the file is written as PyTorch's pickler
+// writes one (snapshot.Snapshot.Write). -read FILE only reads a snapshot, as
+// memlab does, to time that beside pickle.load.
 //
 //	go run ./scripts/bigsnapshot -from reference/workloads-2.11/gpt2_generate__default.pickle -size 80MiB -o /tmp/big.pickle
 package main
@@ -24,14 +27,25 @@ func main() {
 	from := flag.String("from", "reference/workloads-2.11/gpt2_generate__default.pickle", "the real snapshot whose history is repeated")
 	size := flag.String("size", "80MiB", "the size to reach, about (the file is a whole number of repetitions)")
 	out := flag.String("o", "", "the snapshot to write (must not exist)")
+	same := flag.Bool("same-stacks", false, "repeat the stacks as recorded (denser: every repetition's frames are references to the first's)")
+	read := flag.String("read", "", "only read this snapshot as memlab does (snapshot.ReadFile) and print its trace entries: memlab's reading, timed beside pickle.load")
 	flag.Parse()
-	if err := run(*from, *size, *out); err != nil {
+	if *read != "" {
+		s, err := snapshot.ReadFile(*read)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bigsnapshot:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("%s: %d trace entries\n", *read, entries(s))
+		return
+	}
+	if err := run(*from, *size, *out, !*same); err != nil {
 		fmt.Fprintln(os.Stderr, "bigsnapshot:", err)
 		os.Exit(1)
 	}
 }
 
-func run(from, size, out string) error {
+func run(from, size, out string, distinct bool) error {
 	if out == "" {
 		return fmt.Errorf("give -o FILE")
 	}
@@ -48,7 +62,7 @@ func run(from, size, out string) error {
 		return err
 	}
 	reps := max(1, int(want/uint64(fi.Size())))
-	big, err := Repeat(s, reps)
+	big, err := Repeat(s, reps, distinct)
 	if err != nil {
 		return err
 	}
@@ -68,18 +82,23 @@ func run(from, size, out string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	n := 0
-	for _, t := range big.Traces {
-		n += len(t)
-	}
 	st, _ := os.Stat(out)
-	fmt.Printf("%s: %d repetitions of %s, %d trace entries, %d bytes\n", out, reps, from, n, st.Size())
+	fmt.Printf("%s: %d repetitions of %s, %d trace entries, %d bytes\n", out, reps, from, entries(big), st.Size())
 	return nil
 }
 
+// entries returns the number of trace entries of s, all devices.
+func entries(s *snapshot.Snapshot) int {
+	n := 0
+	for _, t := range s.Traces {
+		n += len(t)
+	}
+	return n
+}
+
 // Repeat returns s with each device's history repeated reps times (see the package
-// doc).
-func Repeat(s *snapshot.Snapshot, reps int) (*snapshot.Snapshot, error) {
+// doc), each repetition with its own stacks when distinct is true (see vary).
+func Repeat(s *snapshot.Snapshot, reps int, distinct bool) (*snapshot.Snapshot, error) {
 	out := *s
 	out.Traces = make([][]snapshot.TraceEntry, len(s.Traces))
 	for d, tr := range s.Traces {
@@ -94,9 +113,13 @@ func Repeat(s *snapshot.Snapshot, reps int) (*snapshot.Snapshot, error) {
 		all := make([]snapshot.TraceEntry, 0, reps*(len(tr)+len(cleanup)))
 		for r := range reps {
 			shift := int64(r) * span
+			stacks := map[*snapshot.Frame][]snapshot.Frame{}
 			for _, e := range tr {
 				if e.TimeUS != 0 {
 					e.TimeUS += shift
+				}
+				if distinct {
+					e.Frames = vary(stacks, e.Frames, r)
 				}
 				all = append(all, e)
 			}
@@ -113,6 +136,30 @@ func Repeat(s *snapshot.Snapshot, reps int) (*snapshot.Snapshot, error) {
 		out.Traces[d] = all
 	}
 	return &out, nil
+}
+
+// vary returns the stack fs of repetition r: each Python frame's line moved on by
+// r, so that no two repetitions share a frame or a stack, as the stacks of a long
+// real run differ (a history repeated with its stacks would let the reader intern
+// what a real file makes it decode). Entries that share a stack share its varied
+// one (stacks, by the stack's first frame), as PyTorch's free_requested and
+// free_completed share one context.
+func vary(stacks map[*snapshot.Frame][]snapshot.Frame, fs []snapshot.Frame, r int) []snapshot.Frame {
+	if len(fs) == 0 || r == 0 {
+		return fs
+	}
+	if v, ok := stacks[&fs[0]]; ok && len(v) == len(fs) {
+		return v
+	}
+	v := make([]snapshot.Frame, len(fs))
+	for i, f := range fs {
+		if f.Line > 0 {
+			f.Line += r
+		}
+		v[i] = f
+	}
+	stacks[&fs[0]] = v
+	return v
 }
 
 // cleanupOf returns the entries that free what the history tr holds at its end:
