@@ -455,13 +455,18 @@ func (t *Table) String() string {
 // included. A table wider than OutputWidth narrows its columns as a browser
 // lays out an HTML table too wide for its page, each in proportion to how
 // far it can narrow: first only down to its widest cell below the header
-// (headers wrap first), then down to its longest unbreakable piece.
+// (headers wrap first, between words), then down to its longest word (cells
+// wrap between words), and only then down to its longest unbreakable piece
+// (a Chinese word breaks between two characters).
 func (t *Table) widths() []int {
 	n := len(t.Header)
-	widths, cells, least := make([]int, n), make([]int, n), make([]int, n)
+	widths, cells, words, least := make([]int, n), make([]int, n), make([]int, n), make([]int, n)
 	for k, r := range append([][]string{t.Header}, t.Rows...) {
 		for i, c := range r[:min(len(r), n)] {
 			widths[i] = max(widths[i], displayWidth(c))
+			for _, w := range cellPieces(c) {
+				words[i] = max(words[i], displayWidth(w))
+			}
 			for _, w := range cellBreaks(c) {
 				least[i] = max(least[i], displayWidth(w.text))
 			}
@@ -471,9 +476,9 @@ func (t *Table) widths() []int {
 		}
 	}
 	for i := range cells {
-		cells[i] = max(cells[i], least[i])
+		cells[i] = max(cells[i], words[i])
 	}
-	for _, floor := range [][]int{cells, least} {
+	for _, floor := range [][]int{cells, words, least} {
 		over, slack := 2*(n-1)-OutputWidth, 0
 		for i, w := range widths {
 			over += w

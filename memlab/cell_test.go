@@ -508,3 +508,23 @@ func TestTableLocalizesSizesAndCompounds(t *testing.T) {
 		}
 	}
 }
+
+// TestChineseHeadersStayWhole: a table too wide for OutputWidth wraps its cells
+// between words (a long label at its spaces) before it breaks a Chinese header
+// between two characters — notebook 04's table of memlab's own modes, whose
+// headers broke as 已分配峰/值 and 分配/器调/用 while a label kept 31 columns.
+func TestChineseHeadersStayWhole(t *testing.T) {
+	tab := NewTable("模式", "已分配峰值", "超出权重", "节省", "已预留峰值", "分配器调用", "cudaMalloc", "token 中位数")
+	tab.Row("pooled-scores", "3.47 MiB", "0.91 MiB", "-45.0%", "4.00 MiB", 4020, 0, "623 µs")
+	tab.Row("教材三招 + pooled-scores", "3.54 MiB", "0.98 MiB", "-55.9%", "4.00 MiB", 2385, 0, "582 µs")
+	tab.Row("视图 + kv-cache + last-logits", "3.04 MiB", "0.47 MiB", "24.8%", "4.00 MiB", 4102, 0, "581 µs")
+	out := tab.String()
+	if w := (Display{Text: out}).Width(); w > OutputWidth {
+		t.Fatalf("table is %d columns, want at most %d:\n%s", w, OutputWidth, out)
+	}
+	for _, h := range []string{"已分配峰值", "超出权重", "已预留峰值", "分配器调用"} {
+		if !strings.Contains(out, h) {
+			t.Errorf("header %s broke between characters:\n%s", h, out)
+		}
+	}
+}
