@@ -1039,6 +1039,28 @@ def offload_checkpoint_train(torch):
         del x, target, y, loss
 
 
+def gpt2_train_big(torch):
+    """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
+    transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
+    for 220 steps on length-bucketed batches (the shapes of gpt2_bucketed_train, in turn),
+    so that its default recording with Python stacks holds about a million trace entries,
+    as a real training job's `max_entries=1_000_000` snapshot does."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, vocab_size=32000, n_positions=1024)
+    model = GPT2LMHeadModel(cfg).cuda().train()
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+    shapes = [(64, 128), (16, 512), (32, 256), (8, 1024), (48, 170), (21, 390)]
+    for step in range(220):
+        bs, n = shapes[step % len(shapes)]
+        ids = torch.randint(0, cfg.vocab_size, (bs, n), device="cuda")
+        loss = model(input_ids=ids, labels=ids).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, loss
+
+
 PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_train_bf16,
                                     gpt2_generate, phases_empty_cache, prefetch_side_stream,
                                     compile_train, compile_reduce_overhead_infer, graph_shared_pool,
@@ -1058,6 +1080,10 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     gpt2_bucketed_train, llama_lora_train_bf16,
                                     efficientnet_channels_last_amp, serve_continuous_batching,
                                     compile_dynamic_train, offload_checkpoint_train)}
+
+# BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
+# part of any reference folder's five settings.
+BENCH_PROGRAMS = {f.__name__: f for f in (gpt2_train_big,)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train"}
 
@@ -1134,7 +1160,7 @@ def run(name, conf, frac, out, stacks):
     start_recording(torch, frac, stacks)
     t0, oom = time.time(), None
     try:
-        PROGRAMS[name](torch)
+        (PROGRAMS | BENCH_PROGRAMS)[name](torch)
     except torch.OutOfMemoryError as e:
         oom = str(e)
     wall = time.time() - t0
