@@ -13,8 +13,7 @@ import (
 )
 
 // TestPredictsPractitionerPrograms is the acceptance for issue 28's programs of kinds
-// practitioners run today and reference/ had none of (reference/programs-2.11: Hugging
-// Face fine-tuning with bf16 autocast, gradient checkpointing and accumulation;
+// practitioners run today and reference/ had none of (reference/programs-2.11:
 // length-bucketed LM training; LoRA on frozen bf16 weights; a channels_last CNN under
 // fp16 autocast with a GradScaler; a continuous-batching decoder serving loop;
 // torch.compile with dynamic shapes; activation offloading with checkpointing). Each
