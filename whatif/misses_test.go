@@ -52,7 +52,7 @@ func TestAddressDependentMisses(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, ff := range ffs {
-			name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(ff), prog+"__"), ".facts.json")
+			name := settingName(prog, ff)
 			what := prog + " under " + name
 			f := readFacts(t, ff)
 			st := f.setting(t)
@@ -112,38 +112,15 @@ func TestAddressDependentMisses(t *testing.T) {
 			checkRange(t, what, "address", inRange, r, f)
 			logRow(t, prog, name, "", r, f)
 			logPlacements(t, what, r)
-			otherPath, err := reference.Pickle(reference.Misses211, strings.TrimSuffix(filepath.Base(ff), ".facts.json")+".pickle")
-			if errors.Is(err, fs.ErrNotExist) {
+			if _, err := pickleBeside(ff); errors.Is(err, fs.ErrNotExist) {
 				if needAddrs {
 					t.Errorf("%s: a figure outside its address range, and that run's pickle is not shipped", what)
 				}
 				continue // only the missed settings' pickles are shipped
-			}
-			if err != nil {
+			} else if err != nil {
 				t.Fatal(err)
 			}
-			other, err := snapshot.ReadFile(otherPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			hS, err := prepare(other, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			moved, err := withAddresses(hD, hS)
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
-			o := Options{TotalMemory: f.TotalMemory, NoAddressRange: true}
-			rm, err := replayTimed(moved, st, o)
-			if err != nil {
-				t.Fatalf("%s with that run's addresses: %v", what, err)
-			}
-			check(t, what+" with that run's device addresses", *rm, f, acceptanceKeys)
-			if rm.Guessed != 0 {
-				t.Errorf("%s with that run's device addresses: %d still guessed", what, rm.Guessed)
-			}
-			logRow(t, prog, name, " (its addresses)", *rm, f)
+			checkWithOwnAddresses(t, hD, what, ff, r, f)
 			withAddrs++
 		}
 	}
