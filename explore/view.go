@@ -85,7 +85,7 @@ func (h *History) Curve(at int) (*memplot.Figure, error) {
 // Describe says what event i did and the memory after it, in one line.
 func (h *History) Describe(i int) string {
 	e := h.trace[i]
-	what := e.Action
+	what := e.Action.String()
 	switch e.Action {
 	case snapshot.ActionAlloc, snapshot.ActionFreeRequested, snapshot.ActionFreeCompleted,
 		snapshot.ActionSegmentAlloc, snapshot.ActionSegmentFree, snapshot.ActionSegmentMap, snapshot.ActionSegmentUnmap, snapshot.ActionOOM:

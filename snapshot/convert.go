@@ -79,7 +79,11 @@ type converter struct {
 	claimed   []uint64 // bit per dict: converted as an entry (see claim)
 	tripleIdx map[frameTriple]uint32
 	tripleOf  chunked32
-	codes     []uint8 // per string: 1 + its field code, 0 when not looked up yet
+	codes     []uint8                // per string: 1 + its field code, 0 when not looked up yet
+	metas     map[metaKey]*EntryMeta // the entries' shared EntryMetas (see meta)
+	// lastMeta is the EntryMeta meta gave last, for lastMetaKey.
+	lastMeta    *EntryMeta
+	lastMetaKey metaKey
 
 	// Sealing (decodeStreaming): the decoder hands each dict that looks like a
 	// trace entry to seal as soon as its items are set; a dict that converts is
@@ -945,6 +949,7 @@ func (c *converter) entry(e *TraceEntry, a at, v value) error {
 func (c *converter) entryKV(e *TraceEntry, a at, kv []value) error {
 	var err error
 	var haveAction, haveAddr, haveSize, haveFree bool
+	var m metaKey
 	for i := 0; i < len(kv); i += 2 {
 		code := c.code(kv[i])
 		k := fieldNames[code]
@@ -952,8 +957,12 @@ func (c *converter) entryKV(e *TraceEntry, a at, kv []value) error {
 		switch code {
 		case fAction:
 			haveAction = true
-			if e.Action, err = c.asStr(a, k, val); err == nil && !knownAction(e.Action) {
-				err = fmt.Errorf("snapshot: %s.action: unknown action %.60q", a, e.Action)
+			var name string
+			if name, err = c.asStr(a, k, val); err == nil {
+				var ok bool
+				if e.Action, ok = ParseAction(name); !ok {
+					err = fmt.Errorf("snapshot: %s.action: unknown action %.60q", a, name)
+				}
 			}
 		case fAddr:
 			haveAddr = true
@@ -967,17 +976,16 @@ func (c *converter) entryKV(e *TraceEntry, a at, kv []value) error {
 			e.TimeUS, err = c.asInt(a, k, val)
 		case fDeviceFree:
 			haveFree = true
-			e.DeviceFree, err = c.size(a, k, val)
+			m.deviceFree, err = c.size(a, k, val)
 		case fFrames:
 			e.Frames, err = c.frameList(a, k, val)
 		case fCompileContext:
-			e.CompileContext, err = c.asStr(a, k, val)
+			m.compileContext, err = c.asStr(a, k, val)
 		case fUserMetadata:
-			e.UserMetadata, err = c.asStr(a, k, val)
+			m.userMetadata, err = c.asStr(a, k, val)
 		case fPoolID:
-			var id [2]uint64
-			id, err = c.poolID(a, k, val)
-			e.PoolID = &id
+			m.hasPool = true
+			m.pool, err = c.poolID(a, k, val)
 		}
 		if err != nil {
 			return err
@@ -997,18 +1005,49 @@ func (c *converter) entryKV(e *TraceEntry, a at, kv []value) error {
 	if e.Action == ActionOOM {
 		e.Addr = 0
 	} else {
-		e.DeviceFree = 0
+		m.deviceFree = 0
+	}
+	// Fields that are absent or empty need no EntryMeta: its accessors give "" and 0.
+	if m != (metaKey{}) {
+		e.Meta = c.meta(m)
 	}
 	return nil
 }
 
-func knownAction(s string) bool {
-	switch s {
-	case ActionAlloc, ActionFreeRequested, ActionFreeCompleted, ActionSegmentAlloc,
-		ActionSegmentFree, ActionSegmentMap, ActionSegmentUnmap, ActionOOM, ActionSnapshot:
-		return true
+// metaKey is an EntryMeta as a map key (its pool by value).
+type metaKey struct {
+	deviceFree                   int64
+	compileContext, userMetadata string
+	hasPool                      bool
+	pool                         [2]uint64
+}
+
+// meta returns the one EntryMeta of the snapshot with these fields, made the
+// first time they are met: entries share it (a 2.11 history's all say "N/A").
+func (c *converter) meta(k metaKey) *EntryMeta {
+	if c.lastMeta != nil && k == c.lastMetaKey { // most entries repeat the one before's
+		return c.lastMeta
 	}
-	return false
+	m, ok := c.metas[k]
+	if !ok {
+		m = c.newMeta(k)
+	}
+	c.lastMeta, c.lastMetaKey = m, k
+	return m
+}
+
+// newMeta makes and keeps the EntryMeta with these fields.
+func (c *converter) newMeta(k metaKey) *EntryMeta {
+	m := &EntryMeta{DeviceFree: k.deviceFree, CompileContext: k.compileContext, UserMetadata: k.userMetadata}
+	if k.hasPool {
+		pool := k.pool
+		m.PoolID = &pool
+	}
+	if c.metas == nil {
+		c.metas = map[metaKey]*EntryMeta{}
+	}
+	c.metas[k] = m
+	return m
 }
 
 func (c *converter) annotations(s *Snapshot, v value) error {

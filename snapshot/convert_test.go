@@ -153,11 +153,11 @@ func TestReadShape(t *testing.T) {
 	if len(s.Segments) != 1 || len(s.Segments[0].Blocks) != 2 || len(tr) != 3 {
 		t.Fatalf("%+v", s)
 	}
-	if e := tr[1]; e.Action != ActionAlloc || e.Addr != 1<<21 || e.Size != 500 || e.TimeUS != 101 || e.CompileContext != "N/A" ||
+	if e := tr[1]; e.Action != ActionAlloc || e.Addr != 1<<21 || e.Size != 500 || e.TimeUS != 101 || e.CompileContext() != "N/A" ||
 		len(e.Frames) != 2 || e.Frames[1] != (Frame{Filename: "train.py", Line: 9, Name: "main"}) {
 		t.Errorf("alloc entry %+v", e)
 	}
-	if e := tr[2]; e.Action != ActionOOM || e.DeviceFree != 1<<20 || e.Size != 1<<30 || e.Addr != 0 {
+	if e := tr[2]; e.Action != ActionOOM || e.DeviceFree() != 1<<20 || e.Size != 1<<30 || e.Addr != 0 {
 		t.Errorf("oom entry %+v", e)
 	}
 	if !s.HasSettings || s.Settings.MaxSplitSize != 128<<20 || s.Settings.RoundupPower2Divisions[1] != 4 {

@@ -15,7 +15,7 @@ type Coverage struct {
 	Device  int
 	Entries int
 	// Actions counts the entries per action.
-	Actions map[string]int
+	Actions map[Action]int
 	// Streams are the distinct streams of the device's entries and segments, in
 	// ascending order (0 is the default stream).
 	Streams []uint64
@@ -53,7 +53,7 @@ func (c Coverage) Complete() bool {
 // the snapshot's segments (see [Coverage]). A device without a trace has a
 // Coverage with no entries.
 func (s *Snapshot) Coverage(device int) Coverage {
-	c := Coverage{Device: device, Actions: map[string]int{}, FirstUnknownFree: -1}
+	c := Coverage{Device: device, Actions: map[Action]int{}, FirstUnknownFree: -1}
 	var trace []TraceEntry
 	if device >= 0 && device < len(s.Traces) {
 		trace = s.Traces[device]

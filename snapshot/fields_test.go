@@ -85,8 +85,8 @@ func TestPoolIDs(t *testing.T) {
 		t.Errorf("segment_pool_id read as %v, want [0 3]", got)
 	}
 	for i, e := range s.Traces[0] {
-		if e.PoolID != nil {
-			t.Errorf("entry %d without pool_id: PoolID %v", i, *e.PoolID)
+		if e.HasPool() {
+			t.Errorf("entry %d without pool_id: pool %v", i, e.Pool())
 		}
 	}
 	withPool := kvs{{"action", "alloc"}, {"addr", 1 << 21}, {"size", 500}, {"stream", 0}, {"time_us", 101},
@@ -95,8 +95,8 @@ func TestPoolIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := s.Traces[0][1]; e.PoolID == nil || *e.PoolID != [2]uint64{2, 0} {
-		t.Errorf("pool_id read as %v, want &[2 0]", e.PoolID)
+	if e := s.Traces[0][1]; !e.HasPool() || e.Pool() != [2]uint64{2, 0} {
+		t.Errorf("pool_id read as %v (present: %v), want [2 0]", e.Pool(), e.HasPool())
 	}
 	var buf bytes.Buffer
 	if err := s.Write(&buf); err != nil {
@@ -106,10 +106,10 @@ func TestPoolIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := back.Traces[0][1]; e.PoolID == nil || *e.PoolID != [2]uint64{2, 0} {
-		t.Errorf("pool_id written and read back as %v", e.PoolID)
+	if e := back.Traces[0][1]; !e.HasPool() || e.Pool() != [2]uint64{2, 0} {
+		t.Errorf("pool_id written and read back as %v (present: %v)", e.Pool(), e.HasPool())
 	}
-	if e := back.Traces[0][0]; e.PoolID != nil {
+	if e := back.Traces[0][0]; e.HasPool() {
 		t.Errorf("Write added a pool_id to an entry without one")
 	}
 	if back.Segments[0].PoolID != [2]uint64{0, 3} {

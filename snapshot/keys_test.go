@@ -62,7 +62,7 @@ func TestWriteKeys(t *testing.T) {
 	// PyTorch's first alloc entry (entry 0 is a "snapshot" marker).
 	alloc := -1
 	for i, e := range theirs.items(theirs.field(theirs.root, "device_traces", 0)) {
-		if a, _ := theirs.get(theirs.dict(e), "action"); theirs.keyStr(a) == ActionAlloc {
+		if a, _ := theirs.get(theirs.dict(e), "action"); theirs.keyStr(a) == ActionAlloc.String() {
 			alloc = i
 			break
 		}

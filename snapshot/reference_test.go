@@ -97,7 +97,7 @@ func TestReadReference(t *testing.T) {
 			for _, tr := range s.Traces {
 				got.Traces = append(got.Traces, len(tr))
 				for _, e := range tr {
-					got.Actions[e.Action]++
+					got.Actions[e.Action.String()]++
 					streams[e.Stream] = true
 					got.TraceFrames += len(e.Frames)
 					if e.Action == snapshot.ActionAlloc {

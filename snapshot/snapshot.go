@@ -9,18 +9,84 @@ import (
 	"memlab.dev/memlab/internal/gunzip"
 )
 
+// Action is what a trace entry records, one of PyTorch's actions in device_traces;
+// String gives PyTorch's name. It is a byte, so that a big history's entries stay
+// small (issue 28).
+type Action uint8
+
 // Trace entry actions, as PyTorch names them in device_traces.
 const (
-	ActionAlloc         = "alloc"          // a block was handed out (Size = request)
-	ActionFreeRequested = "free_requested" // the program freed a block (Size = request)
-	ActionFreeCompleted = "free_completed" // the block went back to the cache
-	ActionSegmentAlloc  = "segment_alloc"  // cudaMalloc of a segment
-	ActionSegmentFree   = "segment_free"   // cudaFree of a segment
-	ActionSegmentMap    = "segment_map"    // pages mapped into an expandable segment
-	ActionSegmentUnmap  = "segment_unmap"  // pages unmapped from an expandable segment
-	ActionOOM           = "oom"            // an allocation failed (Size = rounded request, DeviceFree set)
-	ActionSnapshot      = "snapshot"       // torch.cuda.memory_snapshot() was taken
+	ActionAlloc         Action = iota + 1 // "alloc": a block was handed out (Size = request)
+	ActionFreeRequested                   // "free_requested": the program freed a block (Size = request)
+	ActionFreeCompleted                   // "free_completed": the block went back to the cache
+	ActionSegmentAlloc                    // "segment_alloc": cudaMalloc of a segment
+	ActionSegmentFree                     // "segment_free": cudaFree of a segment
+	ActionSegmentMap                      // "segment_map": pages mapped into an expandable segment
+	ActionSegmentUnmap                    // "segment_unmap": pages unmapped from an expandable segment
+	ActionOOM                             // "oom": an allocation failed (Size = rounded request, DeviceFree set)
+	ActionSnapshot                        // "snapshot": torch.cuda.memory_snapshot() was taken
 )
+
+// actionNames are PyTorch's names of the actions, by Action.
+var actionNames = [...]string{
+	ActionAlloc: "alloc", ActionFreeRequested: "free_requested", ActionFreeCompleted: "free_completed",
+	ActionSegmentAlloc: "segment_alloc", ActionSegmentFree: "segment_free", ActionSegmentMap: "segment_map",
+	ActionSegmentUnmap: "segment_unmap", ActionOOM: "oom", ActionSnapshot: "snapshot",
+}
+
+// String returns PyTorch's name of the action ("alloc", "free_requested", …), or
+// "Action(N)" for a value that names none.
+func (a Action) String() string {
+	if int(a) < len(actionNames) && actionNames[a] != "" {
+		return actionNames[a]
+	}
+	return fmt.Sprintf("Action(%d)", uint8(a))
+}
+
+// ParseAction returns the action PyTorch names name, and false for a name that is
+// none of them.
+func ParseAction(name string) (Action, bool) {
+	switch name {
+	case "alloc":
+		return ActionAlloc, true
+	case "free_requested":
+		return ActionFreeRequested, true
+	case "free_completed":
+		return ActionFreeCompleted, true
+	case "segment_alloc":
+		return ActionSegmentAlloc, true
+	case "segment_free":
+		return ActionSegmentFree, true
+	case "segment_map":
+		return ActionSegmentMap, true
+	case "segment_unmap":
+		return ActionSegmentUnmap, true
+	case "oom":
+		return ActionOOM, true
+	case "snapshot":
+		return ActionSnapshot, true
+	}
+	return 0, false
+}
+
+// MarshalText gives PyTorch's name of the action, so that an entry in JSON reads
+// as PyTorch's does.
+func (a Action) MarshalText() ([]byte, error) {
+	if _, ok := ParseAction(a.String()); !ok {
+		return nil, fmt.Errorf("snapshot: %s is no trace entry action", a)
+	}
+	return []byte(a.String()), nil
+}
+
+// UnmarshalText reads PyTorch's name of an action.
+func (a *Action) UnmarshalText(text []byte) error {
+	v, ok := ParseAction(string(text))
+	if !ok {
+		return fmt.Errorf("snapshot: unknown action %.60q", text)
+	}
+	*a = v
+	return nil
+}
 
 // Block states, as PyTorch names them.
 const (
@@ -89,9 +155,10 @@ type Block struct {
 	Frames        []Frame
 }
 
-// TraceEntry is one recorded allocator event.
+// TraceEntry is one recorded allocator event. It is 72 bytes: a real training
+// job's history holds a million of them (issue 28), so the fields that few distinct
+// values take are in Meta, shared between entries.
 type TraceEntry struct {
-	Action string // one of the Action constants; Read refuses any other
 	// Addr is the block (alloc, free_*) or segment/range (segment_*) address; 0 for oom.
 	Addr uint64
 	// Size is the request (alloc, free_*), the segment or range size (segment_*),
@@ -101,30 +168,67 @@ type TraceEntry struct {
 	// TimeUS is the event's wall-clock time in microseconds since the epoch (0 when
 	// the snapshot predates time stamps).
 	TimeUS int64
-	// DeviceFree is the device's free bytes reported by the driver (oom entries).
-	DeviceFree int64
 	// Frames is the stack of the event, when context was recorded. Read gives
 	// entries and blocks with the same stack one shared slice: treat it as
 	// read-only.
 	Frames []Frame
+	// Meta holds the entry's device_free, compile_context, user_metadata and
+	// pool_id; nil when it has none of them (or they are empty). Read gives entries with the same
+	// ones one shared EntryMeta (a 2.11 history's entries all say compile_context
+	// "N/A"): treat it as read-only, and set a new one to change an entry's.
+	Meta   *EntryMeta
+	Action Action // one of the Action constants; Read refuses any other
+}
+
+// EntryMeta holds the fields of a trace entry that few distinct values take.
+type EntryMeta struct {
+	// DeviceFree is the device's free bytes reported by the driver (oom entries).
+	DeviceFree int64
 	// CompileContext and UserMetadata are PyTorch's "compile_context" (torch.compile's
 	// frame, "N/A" outside it) and "user_metadata" strings, when present.
 	CompileContext string
 	UserMetadata   string
 	// PoolID is the entry's "pool_id", the memory pool of the block or segment
 	// ((0, 0): the default pool); nil when absent: PyTorch 2.11 does not write it
-	// (newer versions do), and a replay must then infer it (whatif does). A pointer
-	// keeps an entry of a 2.11 snapshot small (big snapshots, issue 21).
+	// (newer versions do), and a replay must then infer it (whatif does).
 	PoolID *[2]uint64
 }
+
+// DeviceFree returns the device's free bytes the driver reported (oom entries; 0
+// for others).
+func (e *TraceEntry) DeviceFree() int64 {
+	if e.Meta == nil {
+		return 0
+	}
+	return e.Meta.DeviceFree
+}
+
+// CompileContext returns the entry's compile_context ("" when absent).
+func (e *TraceEntry) CompileContext() string {
+	if e.Meta == nil {
+		return ""
+	}
+	return e.Meta.CompileContext
+}
+
+// UserMetadata returns the entry's user_metadata ("" when absent).
+func (e *TraceEntry) UserMetadata() string {
+	if e.Meta == nil {
+		return ""
+	}
+	return e.Meta.UserMetadata
+}
+
+// HasPool reports whether the entry names its pool (pool_id: later than PyTorch 2.11).
+func (e *TraceEntry) HasPool() bool { return e.Meta != nil && e.Meta.PoolID != nil }
 
 // Pool returns the entry's pool id, (0, 0) (the default pool) when the entry
 // names none.
 func (e *TraceEntry) Pool() [2]uint64 {
-	if e.PoolID == nil {
+	if !e.HasPool() {
 		return [2]uint64{}
 	}
-	return *e.PoolID
+	return *e.Meta.PoolID
 }
 
 // UnknownLine is the line of a frame whose line is not known: PyTorch writes
@@ -297,7 +401,7 @@ func ReadFileMax(path string, maxSize int64) (*Snapshot, error) {
 func (s *Snapshot) VersionHint() string {
 	for _, t := range s.Traces {
 		for i := range t {
-			if t[i].PoolID != nil {
+			if t[i].HasPool() {
 				return "later than 2.11"
 			}
 		}

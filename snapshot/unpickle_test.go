@@ -336,8 +336,8 @@ func testSnapshot() *Snapshot {
 		Traces: [][]TraceEntry{
 			{
 				{Action: ActionSegmentAlloc, Addr: 1 << 40, Size: 2 << 20, Stream: 0x5000, TimeUS: 1796114070905429, Frames: fr},
-				{Action: ActionAlloc, Addr: 1 << 40, Size: 1000, Stream: 0x5000, TimeUS: 1796114070905430, Frames: fr, CompileContext: "N/A"},
-				{Action: ActionOOM, Size: 1 << 36, DeviceFree: 123 << 20, TimeUS: 1796114070905431, UserMetadata: "step 3"},
+				{Action: ActionAlloc, Addr: 1 << 40, Size: 1000, Stream: 0x5000, TimeUS: 1796114070905430, Frames: fr, Meta: &EntryMeta{CompileContext: "N/A"}},
+				{Action: ActionOOM, Size: 1 << 36, TimeUS: 1796114070905431, Meta: &EntryMeta{DeviceFree: 123 << 20, UserMetadata: "step 3"}},
 			},
 			{},
 		},

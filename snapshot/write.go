@@ -46,12 +46,13 @@ func FromAllocator(a allocator.Snapshot) *Snapshot {
 	}
 	tr := make([]TraceEntry, 0, len(a.Trace))
 	for _, e := range a.Trace {
-		if e.Action == allocator.ActionEmptyCache {
+		act, ok := ParseAction(string(e.Action))
+		if !ok { // memlab's own empty_cache
 			continue
 		}
-		te := TraceEntry{Action: string(e.Action), Size: e.Size, Stream: e.Stream, TimeUS: e.Time.UnixMicro(), Frames: frames(e.Frames)}
-		if e.Action == allocator.ActionOOM {
-			te.DeviceFree = int64(e.Addr)
+		te := TraceEntry{Action: act, Size: e.Size, Stream: e.Stream, TimeUS: e.Time.UnixMicro(), Frames: frames(e.Frames)}
+		if act == ActionOOM {
+			te.Meta = &EntryMeta{DeviceFree: int64(e.Addr)}
 		} else {
 			te.Addr = e.Addr
 		}
@@ -375,15 +376,15 @@ func (p *pickler) segment(seg *Segment) {
 
 func (p *pickler) entry(e *TraceEntry) {
 	n := 8
-	if e.PoolID != nil {
+	if e.HasPool() {
 		n++
 	}
 	p.open(dict, n)
 	p.str("action")
-	p.str(e.Action)
+	p.str(e.Action.String())
 	if e.Action == ActionOOM {
 		p.str("device_free")
-		p.int(e.DeviceFree)
+		p.int(e.DeviceFree())
 	} else {
 		p.str("addr")
 		p.uint(e.Addr)
@@ -395,14 +396,15 @@ func (p *pickler) entry(e *TraceEntry) {
 	p.str("time_us")
 	p.int(e.TimeUS)
 	p.str("compile_context")
-	p.str(e.CompileContext)
+	p.str(e.CompileContext())
 	p.str("user_metadata")
-	p.str(e.UserMetadata)
-	if e.PoolID != nil {
+	p.str(e.UserMetadata())
+	if e.HasPool() {
+		pool := e.Pool()
 		p.str("pool_id")
 		p.raw('(')
-		p.uint(e.PoolID[0])
-		p.uint(e.PoolID[1])
+		p.uint(pool[0])
+		p.uint(pool[1])
 		p.raw('t')
 	}
 	p.str("frames")

@@ -65,7 +65,7 @@ func TestWriteRoundTrip(t *testing.T) {
 		}
 		var actions []string
 		for _, e := range s.Traces[0] {
-			actions = append(actions, e.Action)
+			actions = append(actions, e.Action.String())
 		}
 		want := "segment_alloc alloc segment_alloc alloc free_requested free_completed segment_free oom"
 		if conf == "expandable_segments:True" {

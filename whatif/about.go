@@ -55,8 +55,8 @@ func Describe(s *snapshot.Snapshot, opts Options) About {
 		ab.Events += len(tr)
 		for i := range tr {
 			streams[tr[i].Stream] = true
-			if tr[i].PoolID != nil {
-				addPool(*tr[i].PoolID)
+			if tr[i].HasPool() {
+				addPool(tr[i].Pool())
 			}
 		}
 	}

@@ -508,16 +508,16 @@ func completions(tr []snapshot.TraceEntry) map[int]int {
 	seq := 0
 	for i, e := range tr {
 		switch e.Action {
-		case "alloc":
+		case snapshot.ActionAlloc:
 			ord[e.Addr] = allocs
 			allocs++
 			requests++
-		case "free_requested":
+		case snapshot.ActionFreeRequested:
 			requests++
 			if completesLater(tr, i) {
 				out[ord[e.Addr]] = -1
 			}
-		case "free_completed":
+		case snapshot.ActionFreeCompleted:
 			if n, ok := ord[e.Addr]; ok {
 				if _, deferred := out[n]; deferred {
 					// Completions after a segment_free and before the next request come
@@ -533,9 +533,9 @@ func completions(tr []snapshot.TraceEntry) map[int]int {
 			}
 		}
 		switch e.Action {
-		case "segment_free", "segment_unmap":
+		case snapshot.ActionSegmentFree, snapshot.ActionSegmentUnmap:
 			inRelease = true
-		case "alloc", "oom", "free_requested":
+		case snapshot.ActionAlloc, snapshot.ActionOOM, snapshot.ActionFreeRequested:
 			inRelease = false
 		}
 	}
@@ -563,29 +563,29 @@ func withTiming(tr []snapshot.TraceEntry, when map[int]int) []snapshot.TraceEntr
 		}
 		slices.SortFunc(due, func(x, y int) int { return cmp.Compare(when[x], when[y]) })
 		for _, n := range due {
-			out = append(out, snapshot.TraceEntry{Action: "free_completed", Addr: renamed + uint64(n), Size: sizeOf[n], Stream: streamOf[n]})
+			out = append(out, snapshot.TraceEntry{Action: snapshot.ActionFreeCompleted, Addr: renamed + uint64(n), Size: sizeOf[n], Stream: streamOf[n]})
 		}
 	}
 	for i, e := range tr {
 		switch e.Action {
-		case "alloc":
+		case snapshot.ActionAlloc:
 			flush()
 			ord[e.Addr] = allocs
 			streamOf[allocs] = e.Stream
 			sizeOf[allocs] = e.Size
 			allocs++
 			requests++
-		case "free_requested":
+		case snapshot.ActionFreeRequested:
 			flush()
 			requests++
-		case "free_completed":
+		case snapshot.ActionFreeCompleted:
 			if n, ok := ord[e.Addr]; ok {
-				if _, deferred := own[n]; deferred && !(i > 0 && tr[i-1].Action == "free_requested" && tr[i-1].Addr == e.Addr) {
+				if _, deferred := own[n]; deferred && !(i > 0 && tr[i-1].Action == snapshot.ActionFreeRequested && tr[i-1].Addr == e.Addr) {
 					continue // moved
 				}
 			}
 		}
-		if n, ok := ord[e.Addr]; ok && (e.Action == "alloc" || e.Action == "free_requested" || e.Action == "free_completed") {
+		if n, ok := ord[e.Addr]; ok && (e.Action == snapshot.ActionAlloc || e.Action == snapshot.ActionFreeRequested || e.Action == snapshot.ActionFreeCompleted) {
 			e.Addr = renamed + uint64(n)
 		}
 		out = append(out, e)

@@ -33,8 +33,8 @@ func syntheticDeferred(n, every int) *snapshot.Snapshot {
 			}
 			e := live[k]
 			live = append(live[:k], live[k+1:]...)
-			tr = append(tr, snapshot.TraceEntry{Action: "free_requested", Addr: e.Addr, Size: e.Size, Stream: e.Stream})
-			done := snapshot.TraceEntry{Action: "free_completed", Addr: e.Addr, Size: e.Size, Stream: e.Stream}
+			tr = append(tr, snapshot.TraceEntry{Action: snapshot.ActionFreeRequested, Addr: e.Addr, Size: e.Size, Stream: e.Stream})
+			done := snapshot.TraceEntry{Action: snapshot.ActionFreeCompleted, Addr: e.Addr, Size: e.Size, Stream: e.Stream}
 			if e.Stream != 0 {
 				sideFrees++
 			}
@@ -61,7 +61,7 @@ func syntheticDeferred(n, every int) *snapshot.Snapshot {
 		if rng.IntN(4) == 0 {
 			stream = 0x5000
 		}
-		e := snapshot.TraceEntry{Action: "alloc", Addr: next, Size: size, Stream: stream}
+		e := snapshot.TraceEntry{Action: snapshot.ActionAlloc, Addr: next, Size: size, Stream: stream}
 		next += uint64(size+511)/512*512 + 512
 		live = append(live, e)
 		tr = append(tr, e)

@@ -46,7 +46,7 @@ func TestStreamMaxUint64(t *testing.T) {
 func TestInconsistentHistories(t *testing.T) {
 	const a = 0x7f0000000000
 	seg := func(size int64) snapshot.TraceEntry {
-		return snapshot.TraceEntry{Action: "segment_alloc", Addr: a, Size: size}
+		return snapshot.TraceEntry{Action: snapshot.ActionSegmentAlloc, Addr: a, Size: size}
 	}
 	for _, c := range []struct {
 		name  string
@@ -75,15 +75,15 @@ func TestManyUntracedSegmentFrees(t *testing.T) {
 	const n = 160000
 	es := make([]snapshot.TraceEntry, 0, n+1)
 	for i := range n {
-		es = append(es, snapshot.TraceEntry{Action: "segment_free", Addr: uint64(1<<40 + i<<21), Size: 2 << 20})
+		es = append(es, snapshot.TraceEntry{Action: snapshot.ActionSegmentFree, Addr: uint64(1<<40 + i<<21), Size: 2 << 20})
 	}
-	es = append(es, snapshot.TraceEntry{Action: "segment_alloc", Addr: 1 << 39, Size: 2 << 20}, alloc(1<<39, 4<<20))
+	es = append(es, snapshot.TraceEntry{Action: snapshot.ActionSegmentAlloc, Addr: 1 << 39, Size: 2 << 20}, alloc(1<<39, 4<<20))
 	// and releases interleaved with new segments and frees inside the old ones
 	for i := range n / 2 {
 		old := uint64(1<<41 + i<<21)
-		es = append(es, snapshot.TraceEntry{Action: "segment_alloc", Addr: uint64(1<<42 + i<<21), Size: 2 << 20},
+		es = append(es, snapshot.TraceEntry{Action: snapshot.ActionSegmentAlloc, Addr: uint64(1<<42 + i<<21), Size: 2 << 20},
 			freeReq(old, 512), freeDone(old, 512),
-			snapshot.TraceEntry{Action: "segment_free", Addr: old, Size: 2 << 20})
+			snapshot.TraceEntry{Action: snapshot.ActionSegmentFree, Addr: old, Size: 2 << 20})
 	}
 	if _, err := Replay(trace(es...), nil, Options{}); err != nil {
 		t.Fatal(err)

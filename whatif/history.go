@@ -200,7 +200,7 @@ func poolOfInitial(p *poolPlan, addr uint64) uint16 {
 // completesLater reports whether the free_requested at trace[i] waited for other
 // streams (record_stream): its free_completed is not the next entry.
 func completesLater(trace []snapshot.TraceEntry, i int) bool {
-	return !(i+1 < len(trace) && trace[i+1].Action == "free_completed" && trace[i+1].Addr == trace[i].Addr)
+	return !(i+1 < len(trace) && trace[i+1].Action == snapshot.ActionFreeCompleted && trace[i+1].Addr == trace[i].Addr)
 }
 
 // completionOrder sets the order key of every deferred free in ops: the order in which
@@ -228,12 +228,12 @@ func completionOrder(trace []snapshot.TraceEntry, ops []op) {
 	}
 	for i, e := range trace {
 		switch e.Action {
-		case "free_requested":
+		case snapshot.ActionFreeRequested:
 			flush()
 			if completesLater(trace, i) {
 				deferredAt[e.Addr] = true
 			}
-		case "free_completed":
+		case snapshot.ActionFreeCompleted:
 			if deferredAt[e.Addr] {
 				delete(deferredAt, e.Addr)
 				if len(cur) == 0 || cur[len(cur)-1] != e.Stream {
@@ -242,7 +242,7 @@ func completionOrder(trace []snapshot.TraceEntry, ops []op) {
 				continue
 			}
 			flush()
-		case "segment_free", "segment_unmap":
+		case snapshot.ActionSegmentFree, snapshot.ActionSegmentUnmap:
 			// a synchronisation's completions may sit among the releases
 		default:
 			flush()
@@ -329,7 +329,7 @@ func calledEmptyCache(frames []snapshot.Frame) bool {
 // *next is the index of the first alloc entry at or after each entry, made on the
 // first call.
 func cachedBlockServes(trace []snapshot.TraceEntry, i, j int, maxSplit int64, next *[]int32) bool {
-	if trace[j].Action != "segment_alloc" {
+	if trace[j].Action != snapshot.ActionSegmentAlloc {
 		return false
 	}
 	if *next == nil {
@@ -337,7 +337,7 @@ func cachedBlockServes(trace []snapshot.TraceEntry, i, j int, maxSplit int64, ne
 		(*next)[len(trace)] = int32(len(trace))
 		for k := len(trace) - 1; k >= 0; k-- {
 			(*next)[k] = (*next)[k+1]
-			if trace[k].Action == "alloc" {
+			if trace[k].Action == snapshot.ActionAlloc {
 				(*next)[k] = int32(k)
 			}
 		}
@@ -352,7 +352,7 @@ func cachedBlockServes(trace []snapshot.TraceEntry, i, j int, maxSplit int64, ne
 	// synchronisation of the retry path) was not free when the malloc looked
 	var completed []uint64 // addresses, sorted
 	for _, c := range trace[i:j] {
-		if c.Action == "free_completed" {
+		if c.Action == snapshot.ActionFreeCompleted {
 			completed = append(completed, c.Addr)
 		}
 	}
@@ -362,7 +362,7 @@ func cachedBlockServes(trace []snapshot.TraceEntry, i, j int, maxSplit int64, ne
 		return k < len(completed) && completed[k] < (span{r.Addr, r.Size}).end()
 	}
 	for _, r := range trace[i:j] {
-		if r.Action != "segment_free" || r.Stream != req.Stream || r.Size < req.Size || completedIn(r) {
+		if r.Action != snapshot.ActionSegmentFree || r.Stream != req.Stream || r.Size < req.Size || completedIn(r) {
 			continue
 		}
 		if (req.Size <= smallSize) != (r.Size == smallSegment) {

@@ -86,11 +86,11 @@ func TestHistoryThatStartsLate(t *testing.T) {
 // replayed policy.
 func TestEmptyCacheIsReplayed(t *testing.T) {
 	const a, b = 0x7f0000000000, 0x7f0002000000
-	seg := func(act string, addr uint64, size int64) snapshot.TraceEntry {
+	seg := func(act snapshot.Action, addr uint64, size int64) snapshot.TraceEntry {
 		return snapshot.TraceEntry{Action: act, Addr: addr, Size: size}
 	}
-	s := trace(seg("segment_alloc", a, 20<<20), alloc(a, 20<<20), freeReq(a, 20<<20), freeDone(a, 20<<20),
-		seg("segment_free", a, 20<<20), alloc(a, 512), seg("segment_alloc", b, 2<<20))
+	s := trace(seg(snapshot.ActionSegmentAlloc, a, 20<<20), alloc(a, 20<<20), freeReq(a, 20<<20), freeDone(a, 20<<20),
+		seg(snapshot.ActionSegmentFree, a, 20<<20), alloc(a, 512), seg(snapshot.ActionSegmentAlloc, b, 2<<20))
 	s.Traces[0] = s.Traces[0][:6] // alloc of 512 B after the empty_cache: a new small segment, not recorded
 	res, err := Replay(s, settings(t, "", "expandable_segments:True"), Options{})
 	if err != nil {
@@ -101,8 +101,8 @@ func TestEmptyCacheIsReplayed(t *testing.T) {
 			t.Errorf("%s: %d device frees, %d syncs; want the empty_cache's 1 and 1", r.Setting.Label(), r.DeviceFrees, r.Stats["num_sync_all_streams"])
 		}
 	}
-	retry := trace(seg("segment_alloc", a, 20<<20), alloc(a, 20<<20), freeReq(a, 20<<20), freeDone(a, 20<<20),
-		seg("segment_free", a, 20<<20), seg("segment_alloc", b, 40<<20), alloc(b, 40<<20))
+	retry := trace(seg(snapshot.ActionSegmentAlloc, a, 20<<20), alloc(a, 20<<20), freeReq(a, 20<<20), freeDone(a, 20<<20),
+		seg(snapshot.ActionSegmentFree, a, 20<<20), seg(snapshot.ActionSegmentAlloc, b, 40<<20), alloc(b, 40<<20))
 	res, err = Replay(retry, nil, Options{})
 	if err != nil {
 		t.Fatal(err)

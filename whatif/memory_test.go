@@ -155,7 +155,7 @@ func addressTrace(segs ...uint64) *snapshot.Snapshot {
 	var es []snapshot.TraceEntry
 	seg := func(i int, size int64) {
 		if i < len(segs) {
-			es = append(es, snapshot.TraceEntry{Action: "segment_alloc", Addr: segs[i], Size: size})
+			es = append(es, snapshot.TraceEntry{Action: snapshot.ActionSegmentAlloc, Addr: segs[i], Size: size})
 		}
 	}
 	seg(0, 36*mib)

@@ -237,9 +237,9 @@ func TestDriverPlacementNotFromCalls(t *testing.T) {
 	calls := func(tr []snapshot.TraceEntry) (reqs []int64, out []call) {
 		for _, e := range tr {
 			switch e.Action {
-			case "alloc":
+			case snapshot.ActionAlloc:
 				reqs = append(reqs, e.Size)
-			case "segment_alloc", "segment_free":
+			case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentFree:
 				out = append(out, call{len(reqs), e.Size, e.Addr})
 			}
 		}
@@ -404,9 +404,9 @@ func placementsAmongCandidates(def, other []snapshot.TraceEntry) (in, total int,
 	req := 0
 	for _, e := range def {
 		switch e.Action {
-		case "alloc":
+		case snapshot.ActionAlloc:
 			req++
-		case "segment_alloc":
+		case snapshot.ActionSegmentAlloc:
 			if made[req] == nil {
 				made[req] = map[int64]int{}
 			}
@@ -417,9 +417,9 @@ func placementsAmongCandidates(def, other []snapshot.TraceEntry) (in, total int,
 	req = 0
 	for i, e := range other {
 		switch e.Action {
-		case "alloc":
+		case snapshot.ActionAlloc:
 			req++
-		case "segment_alloc":
+		case snapshot.ActionSegmentAlloc:
 			if made[req][e.Size] > 0 {
 				made[req][e.Size]--
 			} else {
@@ -436,7 +436,7 @@ func placementsAmongCandidates(def, other []snapshot.TraceEntry) (in, total int,
 			if a, err := m.Malloc(uint64(e.Size)); err != nil || a != e.Addr {
 				return 0, 0, nil, fmt.Errorf("entry %d: segment at %#x placed at %#x: %v", i, e.Addr, a, err)
 			}
-		case "segment_free":
+		case snapshot.ActionSegmentFree:
 			if err := m.Free(e.Addr); err != nil {
 				return 0, 0, nil, fmt.Errorf("entry %d: %w", i, err)
 			}
@@ -656,9 +656,9 @@ func TestSmallPoolSegmentOrderRecorded(t *testing.T) {
 		var first uint64
 		for _, e := range s.Traces[0] {
 			switch {
-			case e.Action == "alloc":
+			case e.Action == snapshot.ActionAlloc:
 				sizes = append(sizes, e.Size)
-			case e.Action == "segment_alloc" && e.Size == small:
+			case e.Action == snapshot.ActionSegmentAlloc && e.Size == small:
 				if first == 0 {
 					first = e.Addr
 				}

@@ -64,7 +64,7 @@ type segLife struct {
 // are poolInference's methods, in the order the package comment above gives the rules.
 func inferPools(s *snapshot.Snapshot, device int, trace []snapshot.TraceEntry) *poolPlan {
 	x := newPoolInference(s, device, trace)
-	if slices.ContainsFunc(trace, func(e snapshot.TraceEntry) bool { return e.PoolID != nil }) {
+	if slices.ContainsFunc(trace, func(e snapshot.TraceEntry) bool { return e.HasPool() }) {
 		return x.named() // PyTorch after 2.11: the entries name their pools
 	}
 	// Nothing names a private pool: no segment of the dump has one and no
@@ -148,8 +148,8 @@ func (x *poolInference) named() *poolPlan {
 		if e.Action == snapshot.ActionAlloc {
 			p.alloc[i] = uint16(x.poolIndex(e.Pool()))
 		}
-		if (e.Action == snapshot.ActionSegmentFree || e.Action == snapshot.ActionSegmentUnmap) && e.PoolID != nil {
-			p.freeOf[i] = uint16(x.poolIndex(*e.PoolID))
+		if (e.Action == snapshot.ActionSegmentFree || e.Action == snapshot.ActionSegmentUnmap) && e.HasPool() {
+			p.freeOf[i] = uint16(x.poolIndex(e.Pool()))
 		}
 	}
 	p.initial = func(a uint64) uint16 { k, _ := x.dumpPool(a); return uint16(k) }

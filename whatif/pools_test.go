@@ -16,11 +16,11 @@ const (
 )
 
 func segAlloc(addr uint64, size int64, stream uint64) snapshot.TraceEntry {
-	return snapshot.TraceEntry{Action: "segment_alloc", Addr: addr, Size: size, Stream: stream}
+	return snapshot.TraceEntry{Action: snapshot.ActionSegmentAlloc, Addr: addr, Size: size, Stream: stream}
 }
 
 func segFree(addr uint64, size int64, stream uint64, frames []snapshot.Frame) snapshot.TraceEntry {
-	return snapshot.TraceEntry{Action: "segment_free", Addr: addr, Size: size, Stream: stream, Frames: frames}
+	return snapshot.TraceEntry{Action: snapshot.ActionSegmentFree, Addr: addr, Size: size, Stream: stream, Frames: frames}
 }
 
 func on(e snapshot.TraceEntry, stream uint64) snapshot.TraceEntry { e.Stream = stream; return e }
@@ -129,9 +129,9 @@ func TestPoolFromCaptureStream(t *testing.T) {
 // routed by it, and the output says it was read, not inferred.
 func TestPoolFromEntries(t *testing.T) {
 	b := alloc(segB, 1024)
-	b.PoolID = &[2]uint64{0, 4}
+	b.Meta = &snapshot.EntryMeta{PoolID: &[2]uint64{0, 4}}
 	s := trace(segAlloc(segA, twoM, 0), alloc(segA, 512), segAlloc(segB, twoM, 0), b)
-	s.Traces[0][1].PoolID = &[2]uint64{}
+	s.Traces[0][1].Meta = &snapshot.EntryMeta{PoolID: &[2]uint64{}}
 	s.Segments = []snapshot.Segment{dumpSeg(segA, 0, [2]uint64{}, 512), dumpSeg(segB, 0, [2]uint64{}, 1024)}
 	res := replayOwn(t, s)
 	if got := res.Runs[0].DeviceAllocs; got != 2 {

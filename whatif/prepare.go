@@ -100,7 +100,7 @@ func (p *preparer) segmentsBefore() {
 	streams := map[uint64]bool{}
 	for i, e := range p.trace {
 		streams[e.Stream] = true
-		if e.Action == "segment_alloc" || e.Action == "segment_map" {
+		if e.Action == snapshot.ActionSegmentAlloc || e.Action == snapshot.ActionSegmentMap {
 			created = append(created, span{e.Addr, e.Size})
 			if e.Size > h.largest.size {
 				h.largest, h.largestAt = span{e.Addr, e.Size}, i
@@ -126,7 +126,7 @@ func (p *preparer) segmentsBefore() {
 		}
 	}
 	for _, e := range p.trace {
-		if (e.Action == "segment_free" || e.Action == "segment_unmap") && !createdIdx.contains(e.Addr) {
+		if (e.Action == snapshot.ActionSegmentFree || e.Action == snapshot.ActionSegmentUnmap) && !createdIdx.contains(e.Addr) {
 			p.before = append(p.before, span{e.Addr, e.Size})
 		}
 	}
@@ -144,10 +144,10 @@ func (p *preparer) recordedReserved() {
 	p.maxReserved = reserved
 	for _, e := range p.trace {
 		switch e.Action {
-		case "segment_alloc", "segment_map":
+		case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentMap:
 			reserved += e.Size
 			p.maxReserved = max(p.maxReserved, reserved)
-		case "segment_free", "segment_unmap":
+		case snapshot.ActionSegmentFree, snapshot.ActionSegmentUnmap:
 			reserved -= e.Size
 		}
 	}
@@ -159,9 +159,9 @@ func (p *preparer) recordedReserved() {
 func (p *preparer) reservedBefore(i int) int64 {
 	for ; p.reservedNext < i; p.reservedNext++ {
 		switch e := &p.trace[p.reservedNext]; e.Action {
-		case "segment_alloc", "segment_map":
+		case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentMap:
 			p.reservedAt += e.Size
-		case "segment_free", "segment_unmap":
+		case snapshot.ActionSegmentFree, snapshot.ActionSegmentUnmap:
 			p.reservedAt -= e.Size
 		}
 	}
@@ -198,21 +198,21 @@ func (p *preparer) steps() error {
 		e := trace[i]
 		var err error
 		switch e.Action {
-		case "alloc":
+		case snapshot.ActionAlloc:
 			err = p.alloc(i)
-		case "free_requested":
+		case snapshot.ActionFreeRequested:
 			i, err = p.freeRequested(i)
-		case "free_completed":
+		case snapshot.ActionFreeCompleted:
 			err = p.freeCompleted(i)
-		case "segment_alloc", "segment_map":
-			p.hints = append(p.hints, hint{addr: e.Addr, size: e.Size, mapped: e.Action == "segment_map"})
-		case "segment_free", "segment_unmap":
+		case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentMap:
+			p.hints = append(p.hints, hint{addr: e.Addr, size: e.Size, mapped: e.Action == snapshot.ActionSegmentMap})
+		case snapshot.ActionSegmentFree, snapshot.ActionSegmentUnmap:
 			i = p.releases(i)
-		case "oom":
+		case snapshot.ActionOOM:
 			p.requests++
 			p.h.ops = append(p.h.ops, op{kind: opOOM, event: int32(i), stream: e.Stream, size: e.Size, hints: p.h.addHints(p.hints)})
 			p.endRequest()
-		case "snapshot", "user_defined":
+		case snapshot.ActionSnapshot:
 		default:
 			return p.errAt(i, "unknown action %q", e.Action)
 		}
@@ -376,19 +376,19 @@ func (p *preparer) releases(i int) int {
 		return j
 	}
 	j := i
-	for j < len(trace) && (trace[j].Action == "segment_free" || trace[j].Action == "segment_unmap" || trace[j].Action == "free_completed") {
+	for j < len(trace) && (trace[j].Action == snapshot.ActionSegmentFree || trace[j].Action == snapshot.ActionSegmentUnmap || trace[j].Action == snapshot.ActionFreeCompleted) {
 		j++
 	}
-	next := ""
+	var next snapshot.Action
 	if j < len(trace) {
 		next = trace[j].Action
 	}
-	inMalloc := next == "segment_alloc" || next == "segment_map" || next == "oom"
+	inMalloc := next == snapshot.ActionSegmentAlloc || next == snapshot.ActionSegmentMap || next == snapshot.ActionOOM
 	gc := p.s.Settings.GarbageCollectionThreshold > 0
 	switch {
 	case len(trace[i].Frames) > 0:
 		inMalloc = !calledEmptyCache(trace[i].Frames)
-	case !inMalloc || next == "oom":
+	case !inMalloc || next == snapshot.ActionOOM:
 	case cachedBlockServes(trace, i, j, p.s.Settings.MaxSplitSize, &p.nextAlloc):
 		inMalloc = false // the malloc would have taken that block, releasing nothing
 	case !gc && p.reservedBefore(i)+trace[j].Size <= p.maxReserved:
@@ -404,7 +404,7 @@ func (p *preparer) releases(i int) int {
 	h.ops = append(h.ops, op{kind: opEmptyCache, event: int32(i)})
 	// the free_completed events of the run are handled one by one
 	for k := i + 1; k < j; k++ {
-		if trace[k].Action == "segment_free" || trace[k].Action == "segment_unmap" {
+		if trace[k].Action == snapshot.ActionSegmentFree || trace[k].Action == snapshot.ActionSegmentUnmap {
 			i = k
 		} else {
 			break

@@ -18,15 +18,15 @@ func trace(es ...snapshot.TraceEntry) *snapshot.Snapshot {
 }
 
 func alloc(addr uint64, size int64) snapshot.TraceEntry {
-	return snapshot.TraceEntry{Action: "alloc", Addr: addr, Size: size}
+	return snapshot.TraceEntry{Action: snapshot.ActionAlloc, Addr: addr, Size: size}
 }
 
 func freeReq(addr uint64, size int64) snapshot.TraceEntry {
-	return snapshot.TraceEntry{Action: "free_requested", Addr: addr, Size: size}
+	return snapshot.TraceEntry{Action: snapshot.ActionFreeRequested, Addr: addr, Size: size}
 }
 
 func freeDone(addr uint64, size int64) snapshot.TraceEntry {
-	return snapshot.TraceEntry{Action: "free_completed", Addr: addr, Size: size}
+	return snapshot.TraceEntry{Action: snapshot.ActionFreeCompleted, Addr: addr, Size: size}
 }
 
 // TestRobustBadHistories: malformed histories are errors that name the device, the
@@ -40,7 +40,7 @@ func TestRobustBadHistories(t *testing.T) {
 	}{
 		{"nil snapshot", nil, []string{"nil snapshot"}},
 		{"no history", &snapshot.Snapshot{}, []string{"no allocation history"}},
-		{"unknown action", trace(alloc(a, 512), snapshot.TraceEntry{Action: "teleport"}), []string{"event 1", "unknown action", "teleport"}},
+		{"unknown action", trace(alloc(a, 512), snapshot.TraceEntry{Action: 200}), []string{"event 1", "unknown action", "Action(200)"}},
 		{"free of an address never allocated", trace(alloc(a, 512), freeReq(a+4096, 512)), []string{"event 1", "free_requested", "never allocated"}},
 		{"double free", trace(alloc(a, 512), freeReq(a, 512), freeDone(a, 512), freeReq(a, 512)), []string{"event 3", "never allocated"}},
 		{"double free while pending", trace(alloc(a, 512), freeReq(a, 512), alloc(a+512, 512), freeReq(a, 512)), []string{"event 3", "already freed"}},
@@ -126,7 +126,7 @@ func TestOOMCarriesFrames(t *testing.T) {
 func FuzzReplay(f *testing.F) {
 	f.Add([]byte{0, 1, 10, 0, 1, 1, 10, 0, 2, 1, 10, 0})
 	f.Add([]byte{0, 1, 200, 1, 0, 2, 3, 0, 1, 1, 3, 0, 3, 0, 0, 0, 2, 1, 3, 0})
-	actions := []string{"alloc", "free_requested", "free_completed", "segment_free", "segment_alloc", "oom", "snapshot", "bogus"}
+	actions := []snapshot.Action{snapshot.ActionAlloc, snapshot.ActionFreeRequested, snapshot.ActionFreeCompleted, snapshot.ActionSegmentFree, snapshot.ActionSegmentAlloc, snapshot.ActionOOM, snapshot.ActionSnapshot, 200}
 	settings, err := ParseSettings("", "expandable_segments:True", "max_split_size_mb:64,roundup_power2_divisions:4")
 	if err != nil {
 		f.Fatal(err)

@@ -87,7 +87,71 @@ type confList []string
 func (c *confList) String() string     { return strings.Join(*c, " ") }
 func (c *confList) Set(s string) error { *c = append(*c, s); return nil }
 
+// whatifRequest is a checked `memlab whatif` command line.
+type whatifRequest struct {
+	paths          []string // the snapshots: one, or one per rank
+	confs          []string // --conf, as given
+	base           whatif.Setting
+	opts           whatif.Options
+	jsonOut, plot  string
+	sweep, minCap  bool
+	top, advise    int
+	table, stdout  io.Writer // table is stderr when --json - takes stdout
+	stderr         io.Writer
+	memLimit       int64 // the soft memory limit to set while replaying (0: none)
+	limitFromFiles bool  // memLimit is from the files' sizes (not GOMEMLIMIT)
+}
+
 func runWhatif(args []string, stdout, stderr io.Writer) int {
+	req, code := parseWhatif(args, stdout, stderr)
+	if req == nil {
+		return code
+	}
+	if req.limitFromFiles {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(req.memLimit))
+	}
+	if len(req.paths) > 1 {
+		return whatifRanks(req.paths, req.confs, req.base, req.opts, req.jsonOut, req.table, stdout, stderr)
+	}
+	s, err := snapshot.ReadFileMax(req.paths[0], req.opts.MaxSnapshotSize)
+	if err != nil {
+		return req.failed("%v", sizeHint(err))
+	}
+	if req.limitFromFiles {
+		raiseMemoryLimit()
+	}
+	settings, err := whatif.ParseSettings(req.confs...)
+	if err != nil {
+		return req.usage("%v", err)
+	}
+	if len(settings) == 0 {
+		own, err := whatif.SnapshotSetting(s)
+		if err != nil {
+			return req.failed("%v", err)
+		}
+		settings = []whatif.Setting{own}
+	}
+	for i := range settings {
+		settings[i].Fraction, settings[i].Cap = req.base.Fraction, req.base.Cap
+	}
+	if req.minCap {
+		return req.minCaps(s, settings)
+	}
+	var res, checked *whatif.Result
+	if req.sweep {
+		res, checked, err = req.sweepSettings(s)
+	} else {
+		res, err = req.replay(s, settings)
+	}
+	if err != nil {
+		return req.failed("%v", err)
+	}
+	return req.report(res, checked)
+}
+
+// parseWhatif reads and checks the command line; a nil request comes with the
+// exit status (2: a usage error, 0: -help, 1: a snapshot too large to read).
+func parseWhatif(args []string, stdout, stderr io.Writer) (*whatifRequest, int) {
 	fs := flag.NewFlagSet("whatif", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var confs confList
@@ -110,17 +174,16 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	}
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		return helpOr2(err)
+		return nil, helpOr2(err)
 	}
+	req := &whatifRequest{paths: pos, confs: confs, jsonOut: *jsonOut, plot: *plot, sweep: *sweep, minCap: *minCap,
+		top: *top, advise: *advise, table: stdout, stdout: stdout, stderr: stderr,
+		opts: whatif.Options{ContinueAfterOOM: *keepGoing, RangeBudget: *rangeTime}}
 	// --json - writes JSON alone on stdout: the table goes to stderr.
-	table := stdout
 	if *jsonOut == "-" {
-		table = stderr
+		req.table = stderr
 	}
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "memlab whatif: "+format+"\n", a...)
-		return 2
-	}
+	fail := func(format string, a ...any) (*whatifRequest, int) { return nil, req.usage(format, a...) }
 	if len(pos) == 0 {
 		fs.Usage()
 		return fail("give one snapshot file, or one per rank")
@@ -128,20 +191,18 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	if *rangeTime <= 0 {
 		return fail("--range-time %v: want a positive duration (1m, 30s)", *rangeTime)
 	}
-	opts := whatif.Options{ContinueAfterOOM: *keepGoing, RangeBudget: *rangeTime}
 	if n, err := parseBytes(*maxSize); err != nil || n == 0 || n > snapshot.DefaultMaxSize+1 {
 		return fail("--max-snapshot-size %q: want a size in bytes or with a unit, at most 4GiB (the largest pickle memlab reads)", *maxSize)
 	} else {
-		opts.MaxSnapshotSize = int64(min(n, snapshot.DefaultMaxSize))
+		req.opts.MaxSnapshotSize = int64(min(n, snapshot.DefaultMaxSize))
 	}
 	if *total != "" {
 		n, err := parseBytes(*total)
 		if err != nil {
 			return fail("--total: %v", err)
 		}
-		opts.TotalMemory = int64(n)
+		req.opts.TotalMemory = int64(n)
 	}
-	var base whatif.Setting
 	if *fraction != "" && *capFlag != "" {
 		return fail("give --fraction or --cap, not both")
 	}
@@ -150,14 +211,14 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 		if err != nil || !(f > 0 && f <= 1) {
 			return fail("--fraction %q: want a number in (0, 1]", *fraction)
 		}
-		base.Fraction = f
+		req.base.Fraction = f
 	}
 	if *capFlag != "" {
 		n, err := parseBytes(*capFlag)
 		if err != nil {
 			return fail("--cap: %v", err)
 		}
-		base.Cap = int64(n)
+		req.base.Cap = int64(n)
 	}
 	if *advise < 0 {
 		return fail("--advise %d: give 0 (no advice) or more settings", *advise)
@@ -176,138 +237,131 @@ func runWhatif(args []string, stdout, stderr io.Writer) int {
 	if err := checkOutputs(pos, output{"--json", *jsonOut}, output{"--plot", *plot}); err != nil {
 		return fail("%v", err)
 	}
-	lim, limited, err := memoryLimit(pos, opts.MaxSnapshotSize)
-	if err != nil {
-		fmt.Fprintf(stderr, "memlab whatif: %v\n", sizeHint(err))
-		return 1
-	}
-	if limited {
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(lim))
-	}
 	if len(pos) > 1 {
 		switch {
 		case *sweep || *minCap || *plot != "":
 			return fail("--sweep, --min-cap and --plot take one snapshot, got %d", len(pos))
-		case len(confs) == 0 && (base.Cap > 0 || base.Fraction > 0):
+		case len(confs) == 0 && (req.base.Cap > 0 || req.base.Fraction > 0):
 			return fail(`with several snapshots, --cap and --fraction need --conf ("" for PyTorch's defaults)`)
 		}
-		return whatifRanks(pos, confs, base, opts, *jsonOut, table, stdout, stderr)
 	}
-	s, err := snapshot.ReadFileMax(pos[0], opts.MaxSnapshotSize)
+	if req.memLimit, req.limitFromFiles, err = memoryLimit(pos, req.opts.MaxSnapshotSize); err != nil {
+		return nil, req.failed("%v", sizeHint(err))
+	}
+	return req, 0
+}
+
+// usage says what is wrong with the command line and returns its exit status, 2.
+func (req *whatifRequest) usage(format string, a ...any) int {
+	fmt.Fprintf(req.stderr, "memlab whatif: "+format+"\n", a...)
+	return 2
+}
+
+// failed says why the snapshot could not be read, replayed or reported, and
+// returns its exit status, 1.
+func (req *whatifRequest) failed(format string, a ...any) int {
+	fmt.Fprintf(req.stderr, "memlab whatif: "+format+"\n", a...)
+	return 1
+}
+
+// minCaps prints, per setting, the smallest cap at which no placement tried runs out.
+func (req *whatifRequest) minCaps(s *snapshot.Snapshot, settings []whatif.Setting) int {
+	for _, st := range settings {
+		c, err := whatif.MinCapRange(s, st, req.opts)
+		if err != nil {
+			return req.failed("%v", err)
+		}
+		conv := "converged"
+		if !c.Converged {
+			conv = "not converged"
+		}
+		fmt.Fprintf(req.table, "%s: smallest cap without OOM %s (%d bytes): no OOM in any of %d placements of the device allocations tried (%s); with the driver model's placement alone %s (%d bytes)\n",
+			st.Label(), allocator.FormatSize(c.Cap), c.Cap, c.Placements, conv, allocator.FormatSize(c.ModelCap), c.ModelCap)
+	}
+	return 0
+}
+
+// sweepSettings searches the settings (--sweep) and prints the header; checked is
+// the first --advise of them replayed again with their ranges (nil for --advise 0).
+func (req *whatifRequest) sweepSettings(s *snapshot.Snapshot) (res, checked *whatif.Result, err error) {
+	base := req.base
+	if base.Conf, err = allocator.ParseConfig(""); err != nil {
+		return nil, nil, err
+	}
+	runs, err := whatif.Sweep(s, base, req.opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "memlab whatif: %v\n", sizeHint(err))
-		return 1
+		return nil, nil, err
 	}
-	if limited {
-		raiseMemoryLimit()
+	fmt.Fprintf(req.table, "%s: %s\n\n", req.paths[0], whatif.Describe(s, req.opts))
+	fmt.Fprintf(req.table, "%d settings without OOM; lowest peak reserved first:\n\n", len(runs))
+	if len(runs) > req.top && req.top > 0 {
+		runs = runs[:req.top]
 	}
-	settings, err := whatif.ParseSettings(confs...)
+	res = &whatif.Result{Runs: runs, About: whatif.Describe(s, req.opts)}
+	if req.advise > 0 {
+		if checked, err = whatif.SweepAdvice(s, runs, base, req.advise, req.opts); err != nil {
+			return nil, nil, err
+		}
+	}
+	return res, checked, nil
+}
+
+// replay replays the snapshot under the settings, advises with several, and
+// prints the header.
+func (req *whatifRequest) replay(s *snapshot.Snapshot, settings []whatif.Setting) (*whatif.Result, error) {
+	var own *whatif.Setting
+	if o, err := whatif.SnapshotSetting(s); err == nil {
+		own = &o
+	}
+	// Nothing reads s after Replay, so its trace (72 bytes an entry)
+	// is garbage while the settings replay from their own compact histories
+	// (issue 28: resident at most 3× the file).
+	res, err := whatif.Replay(s, settings, req.opts)
 	if err != nil {
-		return fail("%v", err)
+		return nil, err
 	}
-	if len(settings) == 0 {
-		own, err := whatif.SnapshotSetting(s)
-		if err != nil {
-			fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
-			return 1
-		}
-		settings = []whatif.Setting{own}
+	if len(settings) > 1 {
+		res.Advise(own)
 	}
-	for i := range settings {
-		settings[i].Fraction, settings[i].Cap = base.Fraction, base.Cap
-	}
-	if *minCap {
-		for _, st := range settings {
-			c, err := whatif.MinCapRange(s, st, opts)
-			if err != nil {
-				fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
-				return 1
-			}
-			conv := "converged"
-			if !c.Converged {
-				conv = "not converged"
-			}
-			fmt.Fprintf(table, "%s: smallest cap without OOM %s (%d bytes): no OOM in any of %d placements of the device allocations tried (%s); with the driver model's placement alone %s (%d bytes)\n",
-				st.Label(), allocator.FormatSize(c.Cap), c.Cap, c.Placements, conv, allocator.FormatSize(c.ModelCap), c.ModelCap)
-		}
-		return 0
-	}
-	var res, checked *whatif.Result
-	if *sweep {
-		if base.Conf, err = allocator.ParseConfig(""); err != nil {
-			return fail("%v", err)
-		}
-		runs, err := whatif.Sweep(s, base, opts)
-		if err != nil {
-			fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
-			return 1
-		}
-		fmt.Fprintf(table, "%s: %s\n\n", pos[0], whatif.Describe(s, opts))
-		fmt.Fprintf(table, "%d settings without OOM; lowest peak reserved first:\n\n", len(runs))
-		if len(runs) > *top && *top > 0 {
-			runs = runs[:*top]
-		}
-		res = &whatif.Result{Runs: runs, About: whatif.Describe(s, opts)}
-		if *advise > 0 {
-			if checked, err = whatif.SweepAdvice(s, runs, base, *advise, opts); err != nil {
-				fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
-				return 1
-			}
-		}
-	} else {
-		var own *whatif.Setting
-		if o, err := whatif.SnapshotSetting(s); err == nil {
-			own = &o
-		}
-		// Nothing reads s after Replay, so its trace (some 120 bytes an entry)
-		// is garbage while the settings replay from their own compact histories
-		// (issue 28: resident at most 3× the file).
-		res, err = whatif.Replay(s, settings, opts)
-		if err != nil {
-			fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
-			return 1
-		}
-		if len(settings) > 1 {
-			res.Advise(own)
-		}
-		fmt.Fprintf(table, "%s: %s\n\n", pos[0], res.About)
-	}
-	if err := res.WriteTable(table); err != nil {
-		fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
-		return 1
+	fmt.Fprintf(req.table, "%s: %s\n\n", req.paths[0], res.About)
+	return res, nil
+}
+
+// report prints the table (and a sweep's checked settings), writes --json and
+// --plot, and returns the exit status: exitOOM when a replay predicts an OOM.
+func (req *whatifRequest) report(res, checked *whatif.Result) int {
+	if err := res.WriteTable(req.table); err != nil {
+		return req.failed("%v", err)
 	}
 	if checked != nil {
-		fmt.Fprintf(table, "\nThe sweep's first settings again, with their ranges over placements, beside the snapshot's own setting (--advise %d):\n\n", *advise)
-		if err := checked.WriteTable(table); err != nil {
-			fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
-			return 1
+		fmt.Fprintf(req.table, "\nThe sweep's first settings again, with their ranges over placements, beside the snapshot's own setting (--advise %d):\n\n", req.advise)
+		if err := checked.WriteTable(req.table); err != nil {
+			return req.failed("%v", err)
 		}
 		res.Advice = checked.Advice
 	}
-	if *jsonOut != "" {
-		w, err := create(*jsonOut, stdout)
+	if req.jsonOut != "" {
+		w, err := create(req.jsonOut, req.stdout)
 		if err == nil {
 			err = errors.Join(res.WriteJSON(w), w.Close())
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "memlab whatif: --json: %v\n", err)
-			return 1
+			return req.failed("--json: %v", err)
 		}
 	}
-	if *plot != "" {
-		f, err := memplot.Compare("What if: "+filepath.Base(pos[0]), res)
+	if req.plot != "" {
+		f, err := memplot.Compare("What if: "+filepath.Base(req.paths[0]), res)
 		if err == nil {
 			// a file read on its own: wider than a notebook's figure, and sharp
 			f.Width, f.DPI = plotWidth, 192
-			err = f.Save(*plot)
+			err = f.Save(req.plot)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "memlab whatif: --plot: %v\n", err)
-			return 1
+			return req.failed("--plot: %v", err)
 		}
-		fmt.Fprintf(table, "wrote %s\n", *plot)
+		fmt.Fprintf(req.table, "wrote %s\n", req.plot)
 	}
-	if !*sweep && predictsOOM(res.Runs) {
+	if !req.sweep && predictsOOM(res.Runs) {
 		return exitOOM
 	}
 	return 0

@@ -1042,7 +1042,7 @@ def offload_checkpoint_train(torch):
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
-    for 220 steps on length-bucketed batches (the shapes of gpt2_bucketed_train, in turn),
+    for 300 steps on length-bucketed batches (the shapes of gpt2_bucketed_train, in turn),
     so that its default recording with Python stacks holds about a million trace entries,
     as a real training job's `max_entries=1_000_000` snapshot does."""
     from transformers import GPT2Config, GPT2LMHeadModel
@@ -1051,7 +1051,7 @@ def gpt2_train_big(torch):
     model = GPT2LMHeadModel(cfg).cuda().train()
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
     shapes = [(64, 128), (16, 512), (32, 256), (8, 1024), (48, 170), (21, 390)]
-    for step in range(220):
+    for step in range(300):
         bs, n = shapes[step % len(shapes)]
         ids = torch.randint(0, cfg.vocab_size, (bs, n), device="cuda")
         loss = model(input_ids=ids, labels=ids).loss

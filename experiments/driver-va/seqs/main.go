@@ -34,9 +34,9 @@ func run() error {
 		var seq [][3]any
 		for _, e := range s.Traces[0] {
 			switch e.Action {
-			case "segment_alloc":
+			case snapshot.ActionSegmentAlloc:
 				seq = append(seq, [3]any{"a", e.Addr, e.Size})
-			case "segment_free":
+			case snapshot.ActionSegmentFree:
 				seq = append(seq, [3]any{"f", e.Addr, e.Size})
 			}
 		}
