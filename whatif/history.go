@@ -77,7 +77,11 @@ type history struct {
 	// latest is, by block id, the latest delay the recording allows a deferred free
 	// (boundDelays, timing.go); a free it does not name may wait any time.
 	latest map[int32]int
-	ids    int32 // block ids handed out: ops' and initial blocks' ids are below it
+	// ordinal is, by block id, a deferred free's block's place among the blocks
+	// the history made, in order: its mixed timings' seed (mixedDelay), the same
+	// whichever id the block was given (ids are reused: newID).
+	ordinal map[int32]int32
+	ids     int32 // block ids handed out: ops' and initial blocks' ids are below it
 	// other is a stream the history never uses: the replay records a free that
 	// waited for other streams as used on it (record_stream).
 	other uint64

@@ -18,6 +18,7 @@ import (
 // liveBlock is what the preparation knows of a block the snapshot shows allocated.
 type liveBlock struct {
 	id        int32
+	ordinal   int32 // its place among the blocks the history made (history.ordinal)
 	size      int64 // the request (0: allocated before the trace, unknown)
 	event     int   // where it was allocated (−1: before the trace)
 	requested bool
@@ -42,6 +43,8 @@ type preparer struct {
 
 	live     map[uint64]liveBlock // snapshot address → block, allocated or pending
 	nextID   int32
+	freeIDs  []int32         // ids a later allocation may take (reuseID)
+	made     int32           // blocks given an id so far (their ordinals)
 	touched  map[uint64]bool // the final segments' blocks the trace allocates or frees
 	released map[uint16]bool // the private pools whose release has been replayed
 
@@ -88,7 +91,30 @@ func (p *preparer) errAt(i int, format string, args ...any) error {
 	return fmt.Errorf("whatif: device %d event %d (%s): %s", p.device, i, p.trace[i].Action, fmt.Sprintf(format, args...))
 }
 
-func (p *preparer) newID() int32 { id := p.nextID; p.nextID++; return id }
+// newID gives an allocation its block id: one a free let go (reuseID) when there
+// is one, so that a replay's arrays by id (its blocks' addresses, a schedule)
+// are as long as the most blocks live at once, not as the history (issue 28: a
+// million-event history replayed on sixteen cores at once).
+func (p *preparer) newID() int32 {
+	if n := len(p.freeIDs); n > 0 {
+		id := p.freeIDs[n-1]
+		p.freeIDs = p.freeIDs[:n-1]
+		p.made++
+		return id
+	}
+	return p.freshID()
+}
+
+// freshID gives a block an id no other block had: a block allocated before the
+// trace holds its id from the replay's start, so it must not share it with an
+// earlier allocation of the trace.
+func (p *preparer) freshID() int32 { id := p.nextID; p.nextID++; p.made++; return id }
+
+// reuseID lets a later allocation take the id of a block whose free completed at
+// once: every replay frees it there and keeps nothing of it by id (a deferred
+// free's id stays its own: replays complete it at different points, and the
+// schedules name it).
+func (p *preparer) reuseID(id int32) { p.freeIDs = append(p.freeIDs, id) }
 
 // segmentsBefore finds the segments that existed before the trace (final segments the
 // trace never creates, and segments the trace frees without having created them), the
@@ -255,7 +281,7 @@ func (p *preparer) alloc(i int) error {
 		return p.errAt(i, "%#x is already allocated (event %d)", e.Addr, b.event)
 	}
 	id := p.newID()
-	p.live[e.Addr] = liveBlock{id: id, size: e.Size, event: i, freeOp: -1}
+	p.live[e.Addr] = liveBlock{id: id, ordinal: p.made - 1, size: e.Size, event: i, freeOp: -1}
 	p.touch(e.Addr)
 	var pool uint16
 	if p.h.pools != nil {
@@ -277,7 +303,8 @@ func (p *preparer) freeRequested(i int) (int, error) {
 		if !p.beforeIdx.contains(e.Addr) {
 			return i, p.errAt(i, "%#x was never allocated", e.Addr)
 		}
-		b = liveBlock{id: p.newID(), event: -1, freeOp: -1}
+		id := p.freshID()
+		b = liveBlock{id: id, ordinal: p.made - 1, event: -1, freeOp: -1}
 		h.initial = append(h.initial, initialBlock{addr: e.Addr, size: e.Size, stream: e.Stream, id: b.id, pool: poolOfInitial(h.pools, e.Addr)})
 		p.touch(e.Addr)
 	}
@@ -291,11 +318,16 @@ func (p *preparer) freeRequested(i int) (int, error) {
 	deferred := completesLater(p.trace, i)
 	if deferred {
 		h.deferred++
+		if h.ordinal == nil {
+			h.ordinal = map[int32]int32{}
+		}
+		h.ordinal[b.id] = b.ordinal
 	}
 	b.freeOp = len(h.ops)
 	h.ops = append(h.ops, op{kind: opFree, id: b.id, event: int32(i), stream: e.Stream, deferred: deferred, lag: p.requests})
 	if !deferred {
 		delete(p.live, e.Addr)
+		p.reuseID(b.id)
 		return i + 1, nil // its free_completed
 	}
 	p.live[e.Addr] = b
@@ -462,7 +494,7 @@ func (p *preparer) initialBlocks() {
 			if size <= 0 {
 				size = b.Size
 			}
-			h.initial = append(h.initial, initialBlock{addr: b.Address, size: size, stream: seg.Stream, id: p.newID(), pool: poolOfInitial(h.pools, b.Address)})
+			h.initial = append(h.initial, initialBlock{addr: b.Address, size: size, stream: seg.Stream, id: p.freshID(), pool: poolOfInitial(h.pools, b.Address)})
 		}
 	}
 	sort.Slice(h.initial, func(i, j int) bool { return h.initial[i].addr < h.initial[j].addr })

@@ -30,14 +30,14 @@ type replayer struct {
 	run   *Run
 
 	addrs    []uint64 // by block id; 0: not held
-	pending  []bool   // by block id: a deferred free not yet completed
+	pending  idSet    // block ids of deferred frees not yet completed
 	npending int
 	// Frees due together complete by rank (op.order: stream by stream, then in the
 	// order they were made), at a synchronisation too.
 	rank     map[uint64]int64 // replay address of a pending block → its completion order
 	pendList []int32          // ids of pending frees, in the order of their Free (lazily pruned)
 	pendHead int              // pendList[:pendHead] are completed
-	freedAt  []int            // id of a pending free → cudaFree calls before it
+	freedAt  []int32          // id of a pending free → cudaFree calls before it (mod 2^32)
 	mallocs  int              // allocations replayed so far
 	dues     dueHeap          // pending frees by the allocation at which sched makes them due
 	due      []int32          // scratch of process
@@ -89,8 +89,8 @@ func newReplayer(h *history, st Setting, opts Options, sched schedule) (*replaye
 	r := &replayer{h: h, st: st, opts: opts, sched: sched, total: total, mem: mem, a: a,
 		run:     &Run{Setting: st, Device: h.device, Stopped: -1},
 		addrs:   make([]uint64, h.ids),
-		pending: make([]bool, h.ids),
-		freedAt: make([]int, h.ids),
+		pending: make(idSet, (h.ids+63)/64),
+		freedAt: make([]int32, h.ids),
 		rank:    map[uint64]int64{},
 	}
 	a.SetSyncOrder(func(x, y uint64) int { return cmp.Compare(r.rank[x], r.rank[y]) })
@@ -146,7 +146,7 @@ func (r *replayer) through(ops []op) (*Run, error) {
 // dropAll forgets every pending free: a synchronisation completed them all.
 func (r *replayer) dropAll() {
 	for _, id := range r.pendList[r.pendHead:] {
-		r.pending[id] = false
+		r.pending.clear(id)
 	}
 	r.npending, r.pendList, r.pendHead, r.dues = 0, r.pendList[:0], 0, r.dues[:0]
 }
@@ -170,11 +170,11 @@ func (r *replayer) process() error {
 	// a cudaFree since a free: freedAt grows along pendList, so these are a prefix
 	for ; r.pendHead < len(r.pendList); r.pendHead++ {
 		id := r.pendList[r.pendHead]
-		if r.pending[id] {
-			if r.freedAt[id] == r.mem.frees {
+		if r.pending.has(id) {
+			if r.freedAt[id] == int32(r.mem.frees) {
 				break
 			}
-			r.pending[id] = false
+			r.pending.clear(id)
 			r.due = append(r.due, id)
 		}
 	}
@@ -184,8 +184,8 @@ func (r *replayer) process() error {
 	}
 	for len(r.dues) > 0 && r.dues[0].at <= r.mallocs {
 		d := heap.Pop(&r.dues).(dueFree)
-		if r.pending[d.id] {
-			r.pending[d.id] = false
+		if r.pending.has(d.id) {
+			r.pending.clear(d.id)
 			r.due = append(r.due, d.id)
 		}
 	}
@@ -293,20 +293,20 @@ func (r *replayer) step(o op) (stop bool, err error) {
 		}
 		if o.deferred {
 			r.addrs[o.id] = p
-			r.pending[o.id] = true
+			r.pending.set(o.id)
 			r.npending++
 			r.rank[p] = o.order()
 			r.pendList = append(r.pendList, o.id)
-			r.freedAt[o.id] = r.mem.frees
+			r.freedAt[o.id] = int32(r.mem.frees)
 			if r.sched != nil && r.sched[o.id] != never {
 				heap.Push(&r.dues, dueFree{at: r.mallocs + r.sched[o.id] + 1, id: o.id})
 			}
 		}
 	case opComplete:
-		if r.sched != nil || !r.pending[o.id] {
+		if r.sched != nil || !r.pending.has(o.id) {
 			break // completed by a synchronisation, or never allocated
 		}
-		r.pending[o.id] = false
+		r.pending.clear(o.id)
 		r.npending--
 		if err := a.CompleteFree(r.addrs[o.id]); err != nil {
 			return false, fmt.Errorf("event %d: %w", o.event, err)
@@ -395,3 +395,11 @@ func (h *dueHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return x
 }
+
+// idSet is a set of block ids, a bit each: a replay holds one per placement
+// replayed at once (issue 28: a million-event history on sixteen cores).
+type idSet []uint64
+
+func (s idSet) has(id int32) bool { return s[id/64]&(1<<(id%64)) != 0 }
+func (s idSet) set(id int32)      { s[id/64] |= 1 << (id % 64) }
+func (s idSet) clear(id int32)    { s[id/64] &^= 1 << (id % 64) }

@@ -96,9 +96,10 @@ func timingRange(runs ...*Run) map[string][2]int64 {
 // deferredFree is what a schedule needs of one free that waited for other streams.
 type deferredFree struct {
 	id      int32
-	mallocs int // allocation requests before it
-	lag     int // allocations between it and its recorded completion (−1: never completed)
-	latest  int // the longest delay a timing may give it (never: unbounded); see boundDelays
+	ordinal int32 // its block's place among the blocks the history made (history.ordinal)
+	mallocs int   // allocation requests before it
+	lag     int   // allocations between it and its recorded completion (−1: never completed)
+	latest  int   // the longest delay a timing may give it (never: unbounded); see boundDelays
 }
 
 // deferredFrees lists the history's deferred frees in order, each with the latest
@@ -115,7 +116,7 @@ func (h *history) deferredFrees() []deferredFree {
 			if !ok {
 				latest = never
 			}
-			out = append(out, deferredFree{id: o.id, mallocs: m, lag: int(o.lag), latest: latest})
+			out = append(out, deferredFree{id: o.id, ordinal: h.ordinal[o.id], mallocs: m, lag: int(o.lag), latest: latest})
 		}
 	}
 	return out
@@ -264,7 +265,7 @@ func (h *history) schedules(n int) []namedSchedule {
 	for seed := uint64(1); seed <= 2; seed++ {
 		for _, d := range []int{32, 64, 128} {
 			add(fmt.Sprintf("each up to %d allocations late (seed %d)", d, seed), func(f deferredFree) int {
-				return mixedDelay(seed, f.id, d)
+				return mixedDelay(seed, f.ordinal, d)
 			})
 		}
 	}
@@ -301,9 +302,10 @@ func (h *history) schedules(n int) []namedSchedule {
 	return out
 }
 
-// mixedDelay is the delay of free id under seed (splitmix64 of both), in [0, d].
-func mixedDelay(seed uint64, id int32, d int) int {
-	z := seed*0x9e3779b97f4a7c15 + uint64(id)*0xbf58476d1ce4e5b9
+// mixedDelay is the delay of the free of the block made ordinal-th under seed
+// (splitmix64 of both), in [0, d].
+func mixedDelay(seed uint64, ordinal int32, d int) int {
+	z := seed*0x9e3779b97f4a7c15 + uint64(ordinal)*0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	z ^= z >> 31

@@ -282,8 +282,8 @@ func TestWhatifGzip(t *testing.T) {
 }
 
 // TestMemoryLimitGzip: the soft memory limit of a gzip-compressed snapshot is
-// sized by the bytes it decompresses to (counted, not its trailer's claim): 2.25×
-// its pickle, as a plain file of that pickle's size gets (the pickle is decoded
+// sized by the bytes it decompresses to (counted, not its trailer's claim):
+// limitPerPickleByte × its pickle, as a plain file of that pickle's size gets (the pickle is decoded
 // from a temporary file, not held in memory: issue 28).
 func TestMemoryLimitGzip(t *testing.T) {
 	dir := t.TempDir()
@@ -303,11 +303,11 @@ func TestMemoryLimitGzip(t *testing.T) {
 	if err := os.Truncate(plain, n); err != nil { // sparse: no disk
 		t.Fatal(err)
 	}
-	if lim, ok, err := memoryLimit([]string{plain}, 0); err != nil || !ok || lim != n*9/4 {
-		t.Errorf("plain: limit %d, %v, %v; want %d", lim, ok, err, n*9/4)
+	if lim, ok, err := memoryLimit([]string{plain}, 0); err != nil || !ok || lim != n*limitPerPickleByte {
+		t.Errorf("plain: limit %d, %v, %v; want %d", lim, ok, err, n*limitPerPickleByte)
 	}
-	if lim, ok, err := memoryLimit([]string{zipped}, 0); err != nil || !ok || lim != n*9/4 {
-		t.Errorf("gzip: limit %d, %v, %v; want %d", lim, ok, err, n*9/4)
+	if lim, ok, err := memoryLimit([]string{zipped}, 0); err != nil || !ok || lim != n*limitPerPickleByte {
+		t.Errorf("gzip: limit %d, %v, %v; want %d", lim, ok, err, n*limitPerPickleByte)
 	}
 	if _, _, err := memoryLimit([]string{liar}, 0); err == nil || !strings.Contains(err.Error(), "checksum") {
 		t.Errorf("lying trailer: %v, want the checksum error", err)

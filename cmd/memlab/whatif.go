@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
@@ -415,14 +416,20 @@ func whatifRanks(paths []string, confs []string, base whatif.Setting, opts whati
 	return 0
 }
 
+// limitPerPickleByte is memlab whatif's soft memory limit per byte of pickle: a
+// real 82 MiB training snapshot with Python stacks (962,734 entries) peaked at
+// 2.0× its file resident with it, 2.8× with 2.25 on sixteen cores (BENCHMARKS.md),
+// at no cost in time; raiseMemoryLimit lifts it where a snapshot holds more.
+const limitPerPickleByte = 2
+
 // memoryLimit is the Go runtime's soft memory limit for replaying the snapshots at
-// paths: 2.25× the size of their pickles, at least 128 MiB (a gzip-compressed
-// one's pickle is decoded from a temporary file, as a plain one from the file:
-// snapshot.ReadFileMax); ok is false when GOMEMLIMIT sets one. What is live at the peak (the converted trace
-// beside what the decoder still holds, then beside the replay's prepared history)
-// is about 1.6× the pickle for a snapshot with stack frames; without a limit the
-// collector lets the heap grow to twice what is live (BENCHMARKS.md, "Big
-// snapshots", has the figures). A gzip file's pickle is measured by decompressing
+// paths: limitPerPickleByte × the size of their pickles, at least 128 MiB (a
+// gzip-compressed one's pickle is decoded from a temporary file, as a plain one
+// from the file: snapshot.ReadFileMax); ok is false when GOMEMLIMIT sets one. What
+// is live at the peak (the converted trace beside what the decoder still holds,
+// then beside the replay's prepared history) is about 1.6× the pickle for a real
+// snapshot with stack frames; without a limit the collector lets the heap grow to
+// twice what is live (BENCHMARKS.md, "Big snapshots", has the figures). A gzip file's pickle is measured by decompressing
 // it once, counting (snapshot.PickleSize: its trailer's size is only a hint);
 // one larger than maxSize is the error reading it would give, found before any
 // of it is kept. A path that is not a regular file (a FIFO, <(…)) has no size before it
@@ -443,7 +450,7 @@ func memoryLimit(paths []string, maxSize int64) (limit int64, ok bool, err error
 			}
 			continue // reading it says what is wrong
 		}
-		total += n * 9 / 4
+		total += n * limitPerPickleByte
 	}
 	return max(total, 128<<20), true, nil
 }
@@ -459,10 +466,13 @@ func sizeHint(err error) error {
 }
 
 // raiseMemoryLimit raises the soft memory limit, once a snapshot is read, to 1.75×
-// the heap live at the last collection when that is above it: a snapshot whose
-// entries take fewer bytes of pickle (no stack frames) holds more per byte of file,
-// and a limit near what is live would make the collector run without end.
+// the heap live then when that is above it: a snapshot whose entries take fewer
+// bytes of pickle (no stack frames) holds more per byte of file, and a limit near
+// what is live would make the collector run without end. It collects first: the
+// last collection ran while the decoder's tables were still live, and a limit
+// raised from them would let the replay's heap grow past the file's limit.
 func raiseMemoryLimit() {
+	runtime.GC()
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(sample)
 	if sample[0].Value.Kind() != metrics.KindUint64 {
