@@ -111,3 +111,48 @@ func TestEmptyCacheIsReplayed(t *testing.T) {
 		t.Errorf("a release followed by a new segment was replayed as empty_cache: %d device frees, %d syncs", r.DeviceFrees, r.Stats["num_sync_all_streams"])
 	}
 }
+
+// TestBlockIDsReused: a block whose free completes at once gives its id to a later
+// allocation, so a replay's arrays by id (one set per placement replayed at once)
+// are as long as the most blocks live at once, not as the history: gpt2_train's
+// thousands of allocations need as many ids as the blocks it holds at its peak,
+// and a deferred free keeps its id (multistream_branches' schedules name them).
+func TestBlockIDsReused(t *testing.T) {
+	for _, name := range []string{"gpt2_train", "multistream_branches"} {
+		path, err := reference.File(reference.Workloads211, name+"__default.pickle")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := snapshot.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := prepare(s, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		allocs, live, most := 0, 0, 0
+		deferred := map[int32]bool{}
+		for _, o := range h.ops {
+			switch o.kind {
+			case opAlloc:
+				allocs++
+				live++
+				most = max(most, live)
+			case opFree:
+				live--
+				if o.deferred {
+					if deferred[o.id] {
+						t.Errorf("%s: two deferred frees share block id %d", name, o.id)
+					}
+					deferred[o.id] = true
+				}
+			}
+		}
+		t.Logf("%s: %d allocations, at most %d blocks live, %d deferred frees, %d initial blocks: %d ids",
+			name, allocs, most, len(deferred), len(h.initial), h.ids)
+		if limit := most + len(deferred) + len(h.initial); int(h.ids) > limit {
+			t.Errorf("%s: %d block ids, want at most %d (the most blocks live at once, the deferred frees and the initial blocks)", name, h.ids, limit)
+		}
+	}
+}
