@@ -97,10 +97,14 @@ func TestReadPyTorchLayout(t *testing.T) {
 		t.Errorf("a TraceEntry is %d bytes, want at most 72 (a million-entry history holds a million)", size)
 	}
 	stacks := map[*Frame]bool{}
+	metas := map[*EntryMeta]bool{}
 	pending := map[uint64]*Frame{}
 	shared := 0
 	for i := range tr {
 		e := &tr[i]
+		if e.Meta != nil {
+			metas[e.Meta] = true
+		}
 		if len(e.Frames) == 0 {
 			continue
 		}
@@ -116,6 +120,10 @@ func TestReadPyTorchLayout(t *testing.T) {
 				shared++
 			}
 		}
+	}
+	// Every entry says compile_context "N/A": they share one EntryMeta.
+	if len(metas) != 1 || tr[0].CompileContext() != "N/A" {
+		t.Errorf("%d distinct EntryMetas (compile_context %q), want the one all entries share", len(metas), tr[0].CompileContext())
 	}
 	if shared == 0 || len(stacks) < 200000/40000*50 {
 		t.Errorf("%d free pairs sharing frames, %d distinct stacks: the layout is not the one meant", shared, len(stacks))
