@@ -231,4 +231,5 @@ var programsWide = map[string]float64{
 	"offload_checkpoint_train under roundup_power2_divisions_4: num_device_alloc address":                                          13.7,
 	"offload_checkpoint_train under roundup_power2_divisions_4: segment.all.peak address":                                          13.7,
 	"serve_continuous_batching under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":              15.4,
+	"t5_beam_generate under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":                       66.7,
 }

@@ -1039,6 +1039,86 @@ def offload_checkpoint_train(torch):
         del x, target, y, loss
 
 
+def fasterrcnn_varsize_infer(torch):
+    """torchvision's fasterrcnn_mobilenet_v3_large_fpn (random weights) serving detection
+    in eval mode under torch.inference_mode: 6 batches of 2 images, each image its own size
+    (between 320 and 800 px a side), so that the transform's resize and padding, the
+    anchors and the region proposals (NMS: data-dependent counts) make new shapes every
+    batch."""
+    import torchvision
+    torch.manual_seed(0)
+    model = torchvision.models.detection.fasterrcnn_mobilenet_v3_large_fpn(
+        weights=None, weights_backbone=None, num_classes=91).cuda().eval()
+    sizes = [(480, 640), (800, 600), (320, 512), (720, 720), (600, 800), (400, 360),
+             (640, 480), (512, 768), (360, 640), (800, 800), (544, 320), (700, 500)]
+    with torch.inference_mode():
+        for b in range(6):
+            images = [torch.rand(3, h, w, device="cuda") for h, w in sizes[2 * b:2 * b + 2]]
+            out = model(images)
+            del images, out
+
+
+def dlrm_sparse_train(torch):
+    """A DLRM-like recommender: eight sparse=True EmbeddingBags (100k-400k rows, 64 wide,
+    sum pooling) over bags of random length (1-40 lookups), a dense bottom MLP and a top MLP
+    over the pooled features and their pairwise dot products; SparseAdam for the tables'
+    sparse gradients (coalesced: their size is the distinct rows a batch touches), Adam for
+    the MLPs, 5 steps at batch 2048."""
+    from torch import nn
+    torch.manual_seed(0)
+    rows = [100_000, 200_000, 400_000, 150_000, 300_000, 120_000, 250_000, 180_000]
+    tables = nn.ModuleList(nn.EmbeddingBag(n, 64, mode="sum", sparse=True) for n in rows).cuda()
+    bottom = nn.Sequential(nn.Linear(13, 256), nn.ReLU(), nn.Linear(256, 64), nn.ReLU()).cuda()
+    pairs = (len(rows) + 1) * len(rows) // 2
+    top = nn.Sequential(nn.Linear(64 + pairs, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(),
+                        nn.Linear(256, 1)).cuda()
+    sparse_opt = torch.optim.SparseAdam(list(tables.parameters()), lr=1e-3)
+    dense_opt = torch.optim.Adam(list(bottom.parameters()) + list(top.parameters()), lr=1e-3)
+    batch = 2048
+    iu = torch.triu_indices(len(rows) + 1, len(rows) + 1, offset=1, device="cuda")
+    for step in range(5):
+        dense = torch.randn(batch, 13, device="cuda")
+        pooled = [bottom(dense)]
+        for t, n in zip(tables, rows):
+            lengths = torch.randint(1, 41, (batch,), device="cuda")
+            offsets = torch.cat([torch.zeros(1, dtype=torch.long, device="cuda"), lengths.cumsum(0)[:-1]])
+            idx = torch.randint(0, n, (int(lengths.sum()),), device="cuda")
+            pooled.append(t(idx, offsets))
+        z = torch.stack(pooled, dim=1)                      # batch × 9 × 64
+        dots = torch.bmm(z, z.transpose(1, 2))[:, iu[0], iu[1]]
+        logit = top(torch.cat([pooled[0], dots], dim=1)).squeeze(1)
+        label = torch.randint(0, 2, (batch,), device="cuda").float()
+        loss = nn.functional.binary_cross_entropy_with_logits(logit, label)
+        loss.backward()
+        sparse_opt.step()
+        dense_opt.step()
+        sparse_opt.zero_grad(set_to_none=True)
+        dense_opt.zero_grad(set_to_none=True)
+        del dense, pooled, z, dots, logit, label, loss
+
+
+def t5_beam_generate(torch):
+    """transformers' T5 (encoder-decoder: 6 + 6 layers, d 512, random weights) translating
+    4 batches of padded inputs of different lengths (attention mask) by beam search (4
+    beams, 24 new tokens): the encoder's output and the decoder's self- and cross-attention
+    caches, reordered between the beams every step."""
+    from transformers import T5Config, T5ForConditionalGeneration
+    torch.manual_seed(0)
+    cfg = T5Config(vocab_size=32128, d_model=512, d_kv=64, d_ff=2048, num_layers=6,
+                   num_decoder_layers=6, num_heads=8, decoder_start_token_id=0, pad_token_id=0,
+                   eos_token_id=1)
+    model = T5ForConditionalGeneration(cfg).cuda().eval()
+    with torch.inference_mode():
+        for bs, n in [(8, 64), (4, 200), (16, 40), (6, 128)]:
+            ids = torch.randint(2, cfg.vocab_size, (bs, n), device="cuda")
+            mask = torch.ones(bs, n, dtype=torch.long, device="cuda")
+            for i in range(bs):                             # padded rows of different lengths
+                mask[i, n - (i * n) // (2 * bs):] = 0
+            out = model.generate(input_ids=ids, attention_mask=mask, num_beams=4, max_new_tokens=24,
+                                 min_new_tokens=24, do_sample=False)
+            del ids, mask, out
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -1079,7 +1159,8 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     opt125m_score_generate_bs1, llama2l_score_generate_bs1,
                                     gpt2_bucketed_train, llama_lora_train_bf16,
                                     efficientnet_channels_last_amp, serve_continuous_batching,
-                                    compile_dynamic_train, offload_checkpoint_train)}
+                                    compile_dynamic_train, offload_checkpoint_train,
+                                    fasterrcnn_varsize_infer, dlrm_sparse_train, t5_beam_generate)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
