@@ -15,9 +15,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
+	"time"
 
 	"memlab.dev/memlab/snapshot"
 	"memlab.dev/memlab/units"
@@ -29,20 +32,62 @@ func main() {
 	out := flag.String("o", "", "the snapshot to write (must not exist)")
 	same := flag.Bool("same-stacks", false, "repeat the stacks as recorded (denser: every repetition's frames are references to the first's)")
 	read := flag.String("read", "", "only read this snapshot as memlab does (snapshot.ReadFile) and print its trace entries: memlab's reading, timed beside pickle.load")
+	times := flag.Int("times", 1, "with -read: read it this many times in one process, printing each read's wall time")
+	inMemory := flag.Bool("in-memory", false, "with -read: read the file into memory and decode it there (snapshot.Read) instead of from a mapping")
+	cpuProfile := flag.String("cpuprofile", "", "with -read: write a CPU profile of the reads to this file")
 	flag.Parse()
 	if *read != "" {
-		s, err := snapshot.ReadFile(*read)
-		if err != nil {
+		if err := readTimes(*read, *times, *inMemory, *cpuProfile); err != nil {
 			fmt.Fprintln(os.Stderr, "bigsnapshot:", err)
 			os.Exit(1)
 		}
-		fmt.Printf("%s: %d trace entries\n", *read, entries(s))
 		return
 	}
 	if err := run(*from, *size, *out, !*same); err != nil {
 		fmt.Fprintln(os.Stderr, "bigsnapshot:", err)
 		os.Exit(1)
 	}
+}
+
+// readTimes reads the snapshot at path n times as memlab does (snapshot.ReadFile, or
+// snapshot.Read of the file read into memory when inMemory), printing its entries and,
+// for more than one read, each read's wall time; with a profile path, under the CPU
+// profiler.
+func readTimes(path string, n int, inMemory bool, profile string) error {
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	for i := 0; i < max(n, 1); i++ {
+		start := time.Now()
+		var s *snapshot.Snapshot
+		var err error
+		if inMemory {
+			var data []byte
+			if data, err = os.ReadFile(path); err == nil {
+				s, err = snapshot.Read(bytes.NewReader(data))
+			}
+		} else {
+			s, err = snapshot.ReadFile(path)
+		}
+		if err != nil {
+			return err
+		}
+		if n > 1 {
+			fmt.Printf("read %d: %.3f s\n", i+1, time.Since(start).Seconds())
+		}
+		if i == 0 {
+			fmt.Printf("%s: %d trace entries\n", path, entries(s))
+		}
+	}
+	return nil
 }
 
 func run(from, size, out string, distinct bool) error {
