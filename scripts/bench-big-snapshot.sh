@@ -8,14 +8,13 @@
 # memlab whatif does first) beside pickle.load alone, memlab whatif under one
 # setting and under four, with GOMEMLIMIT=off, and on the same snapshot gzipped
 # (gzip -6; its "file" and "resident / file" are the pickle's, decompressed).
-# Prints a Markdown table of wall time and peak resident memory (/usr/bin/time -v) for
+# Prints a Markdown table of wall time and peak resident memory (scripts/measure_run.py) for
 # BENCHMARKS.md, with the command, date and machine. The snapshots go to a temporary
 # folder, removed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(80MiB 300MiB)
-[ -x /usr/bin/time ] || { echo "bench-big-snapshot: needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/memlab" ./cmd/memlab
@@ -28,11 +27,8 @@ measure() {
 	local label=$1 file=$2 size
 	shift 2
 	size=$(stat -c %s "$file")
-	/usr/bin/time -v -o "$tmp/time" "$@" >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
-	awk -v label="$label" -v size="$size" -v snap="$snap" '
-		/Elapsed \(wall clock\)/ { n = split($NF, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i] }
-		/Maximum resident set size/ { rss = $NF * 1024 }
-		END { printf "| %s | %s | %.1f MiB | %.2f s | %.0f MiB | %.2f× |\n", label, snap, size / 1048576, s, rss / 1048576, rss / size }' "$tmp/time"
+	python3 scripts/measure_run.py "$@" | awk -v label="$label" -v size="$size" -v snap="$snap" '
+		{ printf "| %s | %s | %.1f MiB | %.2f s | %.0f MiB | %.2f× |\n", label, snap, size / 1048576, $1, $3 / 1024, $3 * 1024 / size }'
 }
 
 echo "Measured by \`scripts/bench-big-snapshot.sh ${sizes[*]}\` on $(date -u '+%Y-%m-%d %H:%M UTC') ($(nproc) cores, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), load average $(cut -d' ' -f1 /proc/loadavg) at the start; $(go version | cut -d' ' -f3), $(python3 --version)); snapshots from \`$from\` by \`scripts/bigsnapshot\`:"

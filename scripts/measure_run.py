@@ -1,8 +1,8 @@
 """measure_run.py CMD [ARG...]: run one command, its output discarded, and print its wall
 seconds, its CPU seconds (user + system) and its peak resident memory in KiB, on one line.
 Run in a process of its own, so that the peak is the command's alone (getrusage of the
-children). Used by scripts/bench-real-snapshot.sh where /usr/bin/time is missing (the
-GPU machine). A command that fails makes this fail with its stderr."""
+children); the GPU machine has no /usr/bin/time. Used by scripts/bench-real-snapshot.sh and
+scripts/bench-big-snapshot.sh. A command that fails makes this fail with its stderr."""
 import resource
 import subprocess
 import sys

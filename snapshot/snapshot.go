@@ -37,11 +37,14 @@ var actionNames = [...]string{
 // String returns PyTorch's name of the action ("alloc", "free_requested", …), or
 // "Action(N)" for a value that names none.
 func (a Action) String() string {
-	if int(a) < len(actionNames) && actionNames[a] != "" {
+	if a.valid() {
 		return actionNames[a]
 	}
 	return fmt.Sprintf("Action(%d)", uint8(a))
 }
+
+// valid reports whether a is one of the Action constants.
+func (a Action) valid() bool { return int(a) < len(actionNames) && actionNames[a] != "" }
 
 // ParseAction returns the action PyTorch names name, and false for a name that is
 // none of them.
@@ -72,7 +75,7 @@ func ParseAction(name string) (Action, bool) {
 // MarshalText gives PyTorch's name of the action, so that an entry in JSON reads
 // as PyTorch's does.
 func (a Action) MarshalText() ([]byte, error) {
-	if _, ok := ParseAction(a.String()); !ok {
+	if !a.valid() {
 		return nil, fmt.Errorf("snapshot: %s is no trace entry action", a)
 	}
 	return []byte(a.String()), nil

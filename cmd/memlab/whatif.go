@@ -418,8 +418,11 @@ func whatifRanks(paths []string, confs []string, base whatif.Setting, opts whati
 
 // limitPerPickleByte is memlab whatif's soft memory limit per byte of pickle: a
 // real 82 MiB training snapshot with Python stacks (962,734 entries) peaked at
-// 2.0× its file resident with it, 2.8× with 2.25 on sixteen cores (BENCHMARKS.md),
-// at no cost in time; raiseMemoryLimit lifts it where a snapshot holds more.
+// 2.0–2.1× its file resident with it, on 2 cores and on 16 (BENCHMARKS.md); on the
+// 2-core machine a one-setting what-if took the same time as under 2.25 (2.0 s),
+// on the H200's host 1.8–1.9 s against 1.4–1.6 s before this limit and the
+// collection raiseMemoryLimit runs (the two not timed apart). raiseMemoryLimit
+// lifts it where a snapshot holds more.
 const limitPerPickleByte = 2
 
 // memoryLimit is the Go runtime's soft memory limit for replaying the snapshots at

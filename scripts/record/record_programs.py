@@ -852,12 +852,24 @@ def gpt2_bucketed_train(torch):
     language model on length-bucketed batches of about 8k tokens each (batch x length
     64x128, 16x512, 32x256, 8x1024, 48x170, 21x390: a new shape every step, no padding
     inside a bucket), AdamW."""
+    train_gpt2_on_buckets(torch, n_layer=4, n_embd=512, n_head=8, steps=len(GPT2_BUCKETS))
+
+
+# GPT2_BUCKETS are the batch x length shapes of the bucketed GPT-2 programs, in turn.
+GPT2_BUCKETS = [(64, 128), (16, 512), (32, 256), (8, 1024), (48, 170), (21, 390)]
+
+
+def train_gpt2_on_buckets(torch, n_layer, n_embd, n_head, steps):
+    """Train transformers' GPT-2 of this size (vocab 32000, random weights, seed 0) as a
+    language model with AdamW for steps steps, one GPT2_BUCKETS shape a step, in turn:
+    gpt2_bucketed_train and gpt2_train_big."""
     from transformers import GPT2Config, GPT2LMHeadModel
     torch.manual_seed(0)
-    cfg = GPT2Config(n_layer=4, n_embd=512, n_head=8, vocab_size=32000, n_positions=1024)
+    cfg = GPT2Config(n_layer=n_layer, n_embd=n_embd, n_head=n_head, vocab_size=32000, n_positions=1024)
     model = GPT2LMHeadModel(cfg).cuda().train()
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
-    for bs, n in [(64, 128), (16, 512), (32, 256), (8, 1024), (48, 170), (21, 390)]:
+    for step in range(steps):
+        bs, n = GPT2_BUCKETS[step % len(GPT2_BUCKETS)]
         ids = torch.randint(0, cfg.vocab_size, (bs, n), device="cuda")
         loss = model(input_ids=ids, labels=ids).loss
         loss.backward()
@@ -1125,20 +1137,7 @@ def gpt2_train_big(torch):
     for 300 steps on length-bucketed batches (the shapes of gpt2_bucketed_train, in turn),
     so that its default recording with Python stacks holds about a million trace entries,
     as a real training job's `max_entries=1_000_000` snapshot does."""
-    from transformers import GPT2Config, GPT2LMHeadModel
-    torch.manual_seed(0)
-    cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, vocab_size=32000, n_positions=1024)
-    model = GPT2LMHeadModel(cfg).cuda().train()
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
-    shapes = [(64, 128), (16, 512), (32, 256), (8, 1024), (48, 170), (21, 390)]
-    for step in range(300):
-        bs, n = shapes[step % len(shapes)]
-        ids = torch.randint(0, cfg.vocab_size, (bs, n), device="cuda")
-        loss = model(input_ids=ids, labels=ids).loss
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-        del ids, loss
+    train_gpt2_on_buckets(torch, n_layer=12, n_embd=768, n_head=12, steps=300)
 
 
 PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_train_bf16,
