@@ -1,0 +1,165 @@
+package snapshot
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"memlab.dev/memlab/reference"
+)
+
+// plainPickle returns the bytes of the pickle at path, gunzipped when it is a .gz.
+func plainPickle(t testing.TB, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(path, ".gz") {
+		return data
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plain
+}
+
+// TestCountFramedAgrees counts the PyTorch-written pickles of three reference
+// folders frame by frame, in runs of several sizes, and checks the counts against
+// one walk from the start: PyTorch's pickles are framed, so the walk on every core
+// must take them.
+func TestCountFramedAgrees(t *testing.T) {
+	var paths []string
+	for _, folder := range []string{reference.Workloads211, reference.Programs211, reference.Modern211} {
+		p, err := reference.GlobPickles(folder, "*.pickle")
+		if err != nil || len(p) == 0 {
+			t.Fatalf("%s: %d pickles, %v", folder, len(p), err)
+		}
+		paths = append(paths, p...)
+	}
+	for _, path := range paths {
+		data := plainPickle(t, path)
+		wantDicts, wantMemos := countWalk(data, nil)
+		if wantDicts == 0 {
+			t.Fatalf("%s: one walk counts no dicts", path)
+		}
+		frames, stop, ok := splitFrames(data)
+		if !ok || len(frames) == 0 {
+			t.Fatalf("%s (%d bytes): %d frames, ok %v: PyTorch writes pickles in frames", filepath.Base(path), len(data), len(frames), ok)
+		}
+		for _, runBytes := range []int{1, 64 << 10, 1 << 20, releaseEvery} {
+			var (
+				mu       sync.Mutex // release is called on every core
+				released []span
+			)
+			release := func(from, upTo int) {
+				mu.Lock()
+				released = append(released, span{from, upTo})
+				mu.Unlock()
+			}
+			if runBytes == 1 {
+				release = nil // also without a release hook
+			}
+			dicts, memos, ok := countFramed(data, frames, stop, runBytes, release)
+			if !ok || dicts != wantDicts || memos != wantMemos {
+				t.Errorf("%s, runs of %d bytes: %d dicts, %d memos (ok %v); one walk: %d, %d", filepath.Base(path), runBytes, dicts, memos, ok, wantDicts, wantMemos)
+			}
+			if release != nil && coveredBytes(released) != len(data) {
+				t.Errorf("%s, runs of %d bytes: released %d of %d bytes", filepath.Base(path), runBytes, coveredBytes(released), len(data))
+			}
+		}
+	}
+}
+
+// coveredBytes is how many bytes the spans cover, each counted once.
+func coveredBytes(spans []span) int {
+	slices.SortFunc(spans, func(a, b span) int { return a.from - b.from })
+	n, end := 0, 0
+	for _, s := range spans {
+		from := max(s.from, end)
+		if s.to > from {
+			n += s.to - from
+			end = s.to
+		}
+	}
+	return n
+}
+
+// framed wraps each of parts in a FRAME, after PROTO 4.
+func framed(parts ...[]byte) []byte {
+	out := []byte{opProto, 4}
+	for _, p := range parts {
+		out = append(out, opFrame)
+		out = binary.LittleEndian.AppendUint64(out, uint64(len(p)))
+		out = append(out, p...)
+	}
+	return out
+}
+
+// TestCountFramedGivesWay checks that pickles whose frames do not hold whole
+// opcodes, or whose STOP is not at the end of the last frame, are not counted
+// frame by frame, and that countDicts still gives one walk's counts for them.
+func TestCountFramedGivesWay(t *testing.T) {
+	dict := []byte{opEmptyDict, opMemoize}
+	cases := map[string][]byte{
+		// BINUNICODE of 4 bytes whose bytes lie in the next frame
+		"an opcode across two frames":     framed(append(append([]byte{}, dict...), opShortBinUni, 4, 'a'), []byte{'b', 'c', 'd', opPop, opStop}),
+		"a STOP in the first frame":       framed(append(append([]byte{}, dict...), opStop), append(append([]byte{}, dict...), opStop)),
+		"no STOP":                         framed(dict, dict),
+		"a last byte '.' inside a string": framed(dict, []byte{opShortBinUni, 1, '.'}),
+	}
+	for name, data := range cases {
+		frames, stop, ok := splitFrames(data)
+		if ok {
+			if _, _, ok := countFramed(data, frames, stop, 1, nil); ok {
+				t.Errorf("%s: counted frame by frame", name)
+			}
+		}
+		wd, wm := countWalk(data, nil)
+		if d, m := countDicts(data, nil); d != wd || m != wm {
+			t.Errorf("%s: countDicts %d, %d; one walk %d, %d", name, d, m, wd, wm)
+		}
+	}
+	// And a well-framed one is counted frame by frame.
+	good := framed(dict, append(append([]byte{}, dict...), opPop, opStop))
+	frames, stop, ok := splitFrames(good)
+	if !ok {
+		t.Fatal("a well-framed pickle: not split")
+	}
+	wd, wm := countWalk(good, nil)
+	if d, m, ok := countFramed(good, frames, stop, 1, nil); !ok || d != wd || m != wm || m != 2 {
+		t.Errorf("a well-framed pickle: %d dicts, %d memos, ok %v; one walk %d, %d", d, m, ok, wd, wm)
+	}
+}
+
+// FuzzCountFramed checks, on any bytes, that counting frame by frame, whenever it
+// does not give way, gives one walk's counts.
+func FuzzCountFramed(f *testing.F) {
+	f.Add(framed([]byte{opEmptyDict, opMemoize}, []byte{opEmptyDict, opMemoize, opPop, opStop}))
+	f.Add(framed([]byte{opShortBinUni, 2, 'a'}, []byte{'b', opStop}))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		frames, stop, ok := splitFrames(data)
+		if !ok {
+			return
+		}
+		for _, runBytes := range []int{1, 16} {
+			if d, m, ok := countFramed(data, frames, stop, runBytes, nil); ok {
+				if wd, wm := countWalk(data, nil); d != wd || m != wm {
+					t.Fatalf("runs of %d bytes: %d dicts, %d memos; one walk %d, %d", runBytes, d, m, wd, wm)
+				}
+			}
+		}
+	})
+}
