@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench-real-snapshot.sh SNAPSHOT [REPEATS]: memlab beside CPython's pickle.load and
 # PyTorch's own torch/cuda/_memory_viz.py on one snapshot PyTorch wrote, all at the same
-# load, each run REPEATS times (default 2; the table gives the lowest and highest).
+# load, each run REPEATS times, interleaved (default 2; the table gives the lowest, highest
+# and middle).
 # Rows: pickle.load alone; _memory_viz's `stats` and `trace_plot` (what a practitioner
 # runs to look at a snapshot: both read it with pickle.load, trace_plot then writes the
 # HTML page); memlab's reading alone (bigsnapshot -read, what memlab whatif does first);
@@ -25,27 +26,43 @@ torch=$(python3 -c 'import torch; print("torch " + torch.__version__)' 2>/dev/nu
 confs=(--conf "" --conf expandable_segments:True --conf max_split_size_mb:128 --conf roundup_power2_divisions:4)
 size=$(stat -c %s "$snap")
 
-# row LABEL CMD...: REPEATS runs; wall, CPU and peak resident as "lowest–highest".
-row() {
-	local label=$1
+# Rows are run interleaved: each round runs every row once, so that a change of the
+# machine's load falls on all of them alike. add LABEL CMD... declares a row.
+labels=()
+add() {
+	labels+=("$1")
 	shift
-	for _ in $(seq "$repeats"); do python3 scripts/measure_run.py "$@"; done >"$tmp/runs"
-	awk -v label="$label" -v size="$size" '
-		function span(lo, hi, fmt) { return (sprintf(fmt, lo) == sprintf(fmt, hi)) ? sprintf(fmt, lo) : sprintf(fmt "–" fmt, lo, hi) }
-		NR == 1 { wl = wh = $1; cl = ch = $2; rl = rh = $3 }
-		{ if ($1 < wl) wl = $1; if ($1 > wh) wh = $1; if ($2 < cl) cl = $2; if ($2 > ch) ch = $2; if ($3 < rl) rl = $3; if ($3 > rh) rh = $3 }
-		END { printf "| %s | %s s | %s s | %s MiB | %s× |\n", label, span(wl, wh, "%.2f"), span(cl, ch, "%.2f"), span(rl / 1024, rh / 1024, "%.0f"), span(rl * 1024 / size, rh * 1024 / size, "%.2f") }' "$tmp/runs"
+	printf '%q ' "$@" >"$tmp/cmd${#labels[@]}"
 }
-
+# summary N: row N's runs as "lowest–highest (middle)" wall, CPU and peak resident.
+summary() {
+	python3 - "${labels[$1 - 1]}" "$size" "$tmp/runs$1" <<'PY'
+import statistics, sys
+label, size, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+runs = [list(map(float, l.split())) for l in open(path) if l.strip()]
+def span(xs, fmt, middle=False):
+    lo, hi = fmt % min(xs), fmt % max(xs)
+    s = lo if lo == hi else f"{lo}–{hi}"
+    return f"{s} (middle {fmt % statistics.median(xs)})" if middle and lo != hi else s
+wall, cpu, rss = ([r[i] for r in runs] for i in range(3))
+print(f"| {label} | {span(wall, '%.2f', True)} s | {span(cpu, '%.2f')} s | {span([k / 1024 for k in rss], '%.0f')} MiB | {span([k * 1024 / size for k in rss], '%.2f')}× |")
+PY
+}
 echo "Measured by \`scripts/bench-real-snapshot.sh $(basename "$snap") $repeats\` on $(date -u '+%Y-%m-%d %H:%M UTC') ($(nproc) cores, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), load average $(cut -d' ' -f1 /proc/loadavg) at the start; $(python3 --version), $torch; _memory_viz.py: ${viz:-not found, its rows left out}); the snapshot: $(awk -v n="$size" 'BEGIN { printf "%.1f MiB (%d bytes)", n / 1048576, n }'), $("$bigsnapshot" -read "$snap" 2>&1 | head -1 | sed "s/.*: //"):"
 echo
 echo "| run | wall time | CPU time | peak resident | resident / file |"
 echo "|---|---|---|---|---|"
-row "\`pickle.load\` alone" python3 -c 'import pickle, sys; pickle.load(open(sys.argv[1], "rb"))' "$snap"
+add "\`pickle.load\` alone" python3 -c 'import pickle, sys; pickle.load(open(sys.argv[1], "rb"))' "$snap"
 if [ -n "$viz" ]; then
-	row "\`_memory_viz.py stats\`" python3 "$viz" stats "$snap"
-	row "\`_memory_viz.py trace_plot\` (writes the HTML page)" python3 "$viz" trace_plot "$snap" -o "$tmp/trace.html"
+	add "\`_memory_viz.py stats\`" python3 "$viz" stats "$snap"
+	add "\`_memory_viz.py trace_plot\` (writes the HTML page)" python3 "$viz" trace_plot "$snap" -o "$tmp/trace.html"
 fi
-row "memlab reading alone (\`bigsnapshot -read\`)" "$bigsnapshot" -read "$snap"
-row "\`memlab whatif\`, the snapshot's own setting" "$memlab" whatif "$snap"
-row "\`memlab whatif\`, four settings" "$memlab" whatif "$snap" "${confs[@]}"
+add "memlab reading alone (\`bigsnapshot -read\`)" "$bigsnapshot" -read "$snap"
+add "\`memlab whatif\`, the snapshot's own setting" "$memlab" whatif "$snap"
+add "\`memlab whatif\`, four settings" "$memlab" whatif "$snap" "${confs[@]}"
+for _ in $(seq "$repeats"); do
+	for i in $(seq ${#labels[@]}); do
+		eval "python3 scripts/measure_run.py $(cat "$tmp/cmd$i")" >>"$tmp/runs$i"
+	done
+done
+for i in $(seq ${#labels[@]}); do summary "$i"; done
