@@ -292,6 +292,9 @@ type decoder struct {
 	// shared slice has no room beyond its length, so an append copies it.
 	shared map[uint64][]value
 	seed   maphash.Seed
+	// interned holds the index in strs of short strings met so far (see
+	// unicode), at most internCap of them.
+	interned map[string]uint32
 	// release, when set, is called every releaseEvery bytes (see unpickleWith).
 	release func(from, upTo int)
 	// conv, when set, seals trace entries as their dicts are completed (see
@@ -947,15 +950,36 @@ func (d *decoder) pushStr(s string) {
 	d.push(value{n: uint32(len(d.strs) - 1), k: kStr})
 }
 
+// Short strings met again are not copied again: a 2.11 history writes a new
+// "N/A" string (compile_context) for each of its entries. Strings are values, so
+// two equal ones may share an index in strs.
+const (
+	internMax = 32      // the longest string interned, in bytes
+	internCap = 1 << 12 // the most strings interned: a bound on hostile inputs
+)
+
 func (d *decoder) unicode(n uint64, what string) error {
 	b, err := d.take(n, what)
 	if err != nil {
 		return err
 	}
+	if len(b) <= internMax {
+		if i, ok := d.interned[string(b)]; ok {
+			d.push(value{n: i, k: kStr})
+			return nil
+		}
+	}
 	if i := pyUTF8(b); i >= 0 {
 		return d.fail("the string is not UTF-8 (byte %#02x at %d)", b[i], i)
 	}
-	d.pushStr(string(b))
+	s := string(b)
+	d.pushStr(s)
+	if len(b) <= internMax && len(d.interned) < internCap {
+		if d.interned == nil {
+			d.interned = make(map[string]uint32)
+		}
+		d.interned[s] = uint32(len(d.strs) - 1)
+	}
 	return nil
 }
 

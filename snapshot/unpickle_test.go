@@ -378,3 +378,57 @@ func TestLargeDict(t *testing.T) {
 		t.Errorf("key 1 holds %v, want 8 (the last of 1, 1.0 and True)", kv[3])
 	}
 }
+
+// strListPickle is a pickle of a list of strs, each written anew (SHORT_BINUNICODE
+// and MEMOIZE), as CPython writes str objects that are equal but not the same.
+func strListPickle(strs []string) []byte {
+	b := []byte{opProto, 4, opEmptyList, opMemoize, opMark}
+	for _, s := range strs {
+		b = append(b, opShortBinUni, byte(len(s)))
+		b = append(b, s...)
+		b = append(b, opMemoize)
+	}
+	return append(b, opAppends, opStop)
+}
+
+// TestShortStringsInterned checks that a short string written again and again (a
+// 2.11 history's compile_context "N/A", once per entry) is kept once, that the
+// values read are the strings written, and that the strings kept once are bounded
+// (internCap) on an input of many different ones, which still reads as written.
+func TestShortStringsInterned(t *testing.T) {
+	same := make([]string, 10000)
+	for i := range same {
+		same[i] = "N/A"
+	}
+	distinct := make([]string, internCap+1000)
+	for i := range distinct {
+		distinct[i] = fmt.Sprintf("s%06d", i)
+	}
+	long := strings.Repeat("x", internMax+1)
+	for _, c := range []struct {
+		name     string
+		strs     []string
+		wantKept int
+	}{
+		{"one short string written 10000 times", same, 1},
+		{"more short strings than are interned", append(distinct, distinct...), len(distinct) + 1000},
+		{"a string longer than internMax", []string{long, long}, 2},
+	} {
+		tr, err := unpickle(strListPickle(c.strs))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		items := tr.items(tr.root)
+		if len(items) != len(c.strs) {
+			t.Fatalf("%s: %d items, want %d", c.name, len(items), len(c.strs))
+		}
+		for i, v := range items {
+			if v.k != kStr || tr.str(v) != c.strs[i] {
+				t.Fatalf("%s: item %d reads %s, want %q", c.name, i, tr.repr(v), c.strs[i])
+			}
+		}
+		if len(tr.strs) != c.wantKept {
+			t.Errorf("%s: %d strings kept, want %d", c.name, len(tr.strs), c.wantKept)
+		}
+	}
+}
