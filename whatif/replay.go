@@ -232,6 +232,9 @@ func (r *replayer) malloc(o op) (p uint64, ok bool, err error) {
 	}
 	r.mem.step(r.h.hintsOf(&o))
 	p, err = r.mallocIn(o.size, o.stream, o.pool)
+	if r.mem.guessed == 0 {
+		r.run.beforeGuess = r.mallocs
+	}
 	r.synced()
 	if err != nil {
 		return 0, false, r.fail(o, err)
@@ -360,6 +363,7 @@ func (r *replayer) finish() *Run {
 	run.OOMs = run.Stats["num_ooms"]
 	run.PeakInactiveSplit = run.Stats["inactive_split_bytes.all.peak"]
 	run.Guessed = r.mem.guessed
+	run.requests = r.mallocs
 	run.Final = a.Snapshot()
 	run.Limits = a.Limits()
 	if run.Stopped >= 0 {

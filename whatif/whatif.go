@@ -277,6 +277,10 @@ type Run struct {
 	// Guessed counts device allocations the recorded run did not make, so their
 	// addresses are the driver model's guesses.
 	Guessed int
+	// beforeGuess is how many allocation requests the replay made before its first
+	// guessed device allocation (all of them when none was guessed): the prefix the
+	// placements of guessed allocations leave alone (TestGuessesComeEarly).
+	beforeGuess, requests int
 	// Final is the allocator's state after the last event.
 	Final allocator.Snapshot
 	// CrossStreamFrees counts the frees of the history that waited for other streams
