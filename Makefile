@@ -96,8 +96,11 @@ RACE_PACKAGES ?= ./allocator ./tensor ./device/sim ./kernels/cpu ./pool ./model 
 # took 414 s of make test's 470 s of -race; go test ./... runs all of it without).
 # Each name must match a test: the run fails when one no longer does.
 RACE_WHATIF ?= TestFilesRanks TestSeveralDevices TestSparseDeviceIDs TestInconsistentHistories TestNeutralSettings TestColumns TestRobustBadHistories TestRobustBadSettings
+# snapshot's shared state is the first pass that counts a framed pickle's frames on
+# every core: its tests, on every reference folder's pickles.
 race:
 	$(call timed,go test -race,$(GO) test -race $(RACE_PACKAGES); \
+		$(GO) test -race -run '^TestCountFramed' ./snapshot; \
 		out=$$($(GO) test -race -v -run '^($(subst $(eval) ,|,$(strip $(RACE_WHATIF))))$$' ./whatif) || { echo "$$out"; exit 1; }; \
 		echo "$$out" | tail -n 1; ran=$$(echo "$$out" | grep -c '^--- PASS'); \
 		[ "$$ran" = $(words $(RACE_WHATIF)) ] || { echo "race: $$ran of the $(words $(RACE_WHATIF)) whatif tests in RACE_WHATIF ran: one was renamed or removed"; exit 1; })
