@@ -1131,6 +1131,137 @@ def t5_beam_generate(torch):
             del ids, mask, out
 
 
+def gpt2_assisted_generate_fp16(torch):
+    """Speculative decoding: transformers' assisted generation (`generate(assistant_model=)`)
+    of a GPT-2 target (8 layers, d 768, random weights) with a 2-layer draft of the same
+    vocabulary, both fp16, greedy, batch 1 (what assisted generation takes), four prompts of
+    different lengths, 40 new tokens each: the draft proposes a few tokens, the target checks
+    them in one pass, and both KV caches are cropped back to the accepted length."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    target = GPT2LMHeadModel(GPT2Config(n_layer=8, n_embd=768, n_head=12)).cuda().half().eval()
+    draft = GPT2LMHeadModel(GPT2Config(n_layer=2, n_embd=768, n_head=12)).cuda().half().eval()
+    with torch.inference_mode():
+        for n in (37, 180, 90, 400):
+            ids = torch.randint(0, 50257, (1, n), device="cuda")
+            out = target.generate(ids, attention_mask=torch.ones_like(ids), assistant_model=draft,
+                                  max_new_tokens=40, min_new_tokens=40, do_sample=False,
+                                  pad_token_id=0)
+            del ids, out
+
+
+def moe_train_bf16(torch):
+    """A mixture-of-experts language model trained under bf16 autocast: 4 blocks of
+    attention (scaled_dot_product_attention, causal) and an MoE feed-forward of 8 experts
+    (d 512, hidden 1024) with top-2 routing, so that how many tokens each expert takes is
+    decided by the router every step (index_select of a data-dependent count, then
+    index_add_ back); AdamW, 4 steps at 8x256, 4x512, 16x128, 6x300 tokens."""
+    from torch import nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, heads, experts, vocab = 512, 8, 8, 8000
+
+    class MoE(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.router = nn.Linear(d, experts, bias=False)
+            self.up = nn.ModuleList(nn.Linear(d, 2 * d) for _ in range(experts))
+            self.down = nn.ModuleList(nn.Linear(2 * d, d) for _ in range(experts))
+
+        def forward(self, x):
+            flat = x.reshape(-1, d)
+            weight, choice = torch.topk(F.softmax(self.router(flat).float(), dim=-1), 2, dim=-1)
+            out = torch.zeros_like(flat)
+            for e in range(experts):
+                rows, slot = torch.nonzero(choice == e, as_tuple=True)
+                if rows.numel() == 0:
+                    continue
+                h = self.down[e](F.gelu(self.up[e](flat.index_select(0, rows))))
+                out.index_add_(0, rows, (h * weight[rows, slot, None]).to(out.dtype))
+            return out.reshape_as(x)
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.n1, self.n2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.qkv, self.proj, self.moe = nn.Linear(d, 3 * d), nn.Linear(d, d), MoE()
+
+        def forward(self, x):
+            b, t, _ = x.shape
+            q, k, v = self.qkv(self.n1(x)).view(b, t, 3, heads, d // heads).permute(2, 0, 3, 1, 4)
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
+            return x + self.moe(self.n2(x))
+
+    emb = nn.Embedding(vocab, d).cuda()
+    blocks = nn.ModuleList(Block() for _ in range(4)).cuda()
+    head = nn.Linear(d, vocab).cuda()
+    params = list(emb.parameters()) + list(blocks.parameters()) + list(head.parameters())
+    opt = torch.optim.AdamW(params, lr=1e-4)
+    for b, t in [(8, 256), (4, 512), (16, 128), (6, 300)]:
+        ids = torch.randint(0, vocab, (b, t + 1), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            x = emb(ids[:, :-1])
+            for blk in blocks:
+                x = blk(x)
+            loss = F.cross_entropy(head(x).float().reshape(-1, vocab), ids[:, 1:].reshape(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, x, loss
+
+
+def llama_static_cache_generate_bf16(torch):
+    """transformers' Llama (4 layers, d 768, 12 heads, 4 KV heads: GQA; vocab 32000, random
+    weights) in bf16, greedy `generate` with a static KV cache (`cache_implementation=
+    "static"`: the cache for prompt + new tokens allocated whole before the first token)
+    for padded batches of different sizes and prompt lengths, 32 new tokens each."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=32000, hidden_size=768, intermediate_size=2048,
+                      num_hidden_layers=4, num_attention_heads=12, num_key_value_heads=4,
+                      max_position_embeddings=2048, pad_token_id=0)
+    model = LlamaForCausalLM(cfg).cuda().to(torch.bfloat16).eval()
+    with torch.inference_mode():
+        for bs, n in [(4, 100), (2, 300), (8, 50), (3, 180)]:
+            ids = torch.randint(1, cfg.vocab_size, (bs, n), device="cuda")
+            mask = torch.ones_like(ids)
+            for i in range(bs):                             # left padding of different lengths
+                mask[i, : (i * n) // (2 * bs)] = 0
+            out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=32,
+                                 min_new_tokens=32, do_sample=False,
+                                 cache_implementation="static")
+            del ids, mask, out
+
+
+def nested_jagged_encode(torch):
+    """A 4-layer encoder (d 512, 8 heads) serving batches of sequences of very different
+    lengths as nested tensors of the jagged layout (`torch.nested.nested_tensor(...,
+    layout=torch.jagged)`): no padding, scaled_dot_product_attention on the ragged batch,
+    five batches of 8-32 sequences of 16-700 tokens, in bf16 under inference_mode."""
+    from torch import nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, heads = 512, 8
+    layers = [nn.ModuleDict(dict(qkv=nn.Linear(d, 3 * d), proj=nn.Linear(d, d),
+                                 up=nn.Linear(d, 4 * d), down=nn.Linear(4 * d, d))).cuda().to(torch.bfloat16).eval()
+              for _ in range(4)]
+    g = torch.Generator().manual_seed(1)
+    with torch.inference_mode():
+        for batch in (8, 32, 12, 20, 16):
+            lens = torch.randint(16, 701, (batch,), generator=g).tolist()
+            x = torch.nested.nested_tensor([torch.randn(n, d, device="cuda", dtype=torch.bfloat16)
+                                            for n in lens],
+                                           layout=torch.jagged)
+            for L in layers:
+                q, k, v = L["qkv"](x).chunk(3, dim=-1)
+                q, k, v = (t.unflatten(-1, [heads, d // heads]).transpose(1, 2) for t in (q, k, v))
+                a = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).flatten(-2)
+                x = x + L["proj"](a)
+                x = x + L["down"](F.gelu(L["up"](x)))
+            del x
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -1159,11 +1290,15 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     gpt2_bucketed_train, llama_lora_train_bf16,
                                     efficientnet_channels_last_amp, serve_continuous_batching,
                                     compile_dynamic_train, offload_checkpoint_train,
-                                    fasterrcnn_varsize_infer, dlrm_sparse_train, t5_beam_generate)}
+                                    fasterrcnn_varsize_infer, dlrm_sparse_train, t5_beam_generate,
+                                    moe_train_bf16, nested_jagged_encode)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
 BENCH_PROGRAMS = {f.__name__: f for f in (gpt2_train_big,)}
+# UNSHIPPED programs are recorded only by name too: recorded with the last programs of
+# reference/programs-2.11 and not shipped (its README says why).
+UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_cache_generate_bf16)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train"}
 
@@ -1240,7 +1375,7 @@ def run(name, conf, frac, out, stacks):
     start_recording(torch, frac, stacks)
     t0, oom = time.time(), None
     try:
-        (PROGRAMS | BENCH_PROGRAMS)[name](torch)
+        (PROGRAMS | BENCH_PROGRAMS | UNSHIPPED)[name](torch)
     except torch.OutOfMemoryError as e:
         oom = str(e)
     wall = time.time() - t0
