@@ -138,12 +138,16 @@ type span struct{ from, to int }
 // contents in order and the position just after the STOP that ends the pickle;
 // ok is false when the pickle is not framed that way: an opcode it does not
 // know, a frame that runs past the end, or no STOP at the end of the last frame.
-// The opcodes outside frames are not counted: countFramed counts the gaps.
+// The opcodes outside frames are not counted: countFramed counts the gaps. A pickle
+// of more than one frame per minFrameBytes (and 16) is not split either: CPython's frames are
+// 64 KiB, and the list of a hostile input's tiny frames would take more memory than
+// its counts save.
 func splitFrames(data []byte) (frames []span, stop int, ok bool) {
 	var c opCount
+	most := len(data)/minFrameBytes + 16
 	for p := 0; p < len(data); {
 		if data[p] == opFrame {
-			if p+9 > len(data) {
+			if p+9 > len(data) || len(frames) == most {
 				return nil, 0, false
 			}
 			n := binary.LittleEndian.Uint64(data[p+1:])
@@ -275,6 +279,9 @@ func countRun(c *opCount, data []byte, frames []span, first, last, from, end, st
 	}
 	return true, sawStop
 }
+
+// minFrameBytes is the average frame size below which splitFrames gives up.
+const minFrameBytes = 4 << 10
 
 // minEntryBytes is the fewest bytes of pickle a trace entry the streaming decode
 // keeps can take: EMPTY_DICT, MARK, three keys and their values (action, size,

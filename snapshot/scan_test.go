@@ -132,6 +132,15 @@ func TestCountFramedGivesWay(t *testing.T) {
 			t.Errorf("%s: countDicts %d, %d; one walk %d, %d", name, d, m, wd, wm)
 		}
 	}
+	// A pickle of many tiny frames is not split: the frames' list would outweigh it.
+	var tiny [][]byte
+	for range 2 * minFrameBytes {
+		tiny = append(tiny, []byte{opNone, opPop})
+	}
+	tiny = append(tiny, []byte{opNone, opStop})
+	if frames, _, ok := splitFrames(framed(tiny...)); ok {
+		t.Errorf("%d frames of 2 bytes: split into %d", len(tiny), len(frames))
+	}
 	// And a well-framed one is counted frame by frame.
 	good := framed(dict, append(append([]byte{}, dict...), opPop, opStop))
 	frames, stop, ok := splitFrames(good)
