@@ -2,7 +2,6 @@ package whatif
 
 import (
 	"maps"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -248,43 +247,28 @@ func TestConvergence(t *testing.T) {
 // that lets the first guess come later fails this test, and the saving is then
 // worth measuring again.
 func TestGuessesComeEarly(t *testing.T) {
-	files, err := reference.GlobPickles(reference.Programs211, "*__default.pickle")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("%d programs, %v", len(files), err)
-	}
 	longest, guessing := 0.0, 0
-	for _, def := range files {
-		prog := strings.TrimSuffix(filepath.Base(reference.TrimPickle(def)), "__default")
-		s, err := snapshot.ReadFile(def)
+	programCases(t, func(prog, ff string, s *snapshot.Snapshot, f facts) {
+		what := prog + " under " + settingName(prog, ff)
+		res, err := Replay(s, []Setting{f.setting(t)}, Options{TotalMemory: f.TotalMemory, NoAddressRange: true, NoTimingRange: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		factFiles, err := reference.Glob(reference.Programs211, prog+"__*.facts.json")
-		if err != nil {
-			t.Fatal(err)
+		r := res.Runs[0]
+		if r.Guessed == 0 {
+			if r.beforeGuess != r.requests {
+				t.Errorf("%s: nothing guessed, but a prefix of %d of %d requests", what, r.beforeGuess, r.requests)
+			}
+			return
 		}
-		for _, ff := range factFiles {
-			f := readFacts(t, ff)
-			res, err := Replay(s, []Setting{f.setting(t)}, Options{TotalMemory: f.TotalMemory, NoAddressRange: true, NoTimingRange: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := res.Runs[0]
-			if r.Guessed == 0 {
-				if r.beforeGuess != r.requests {
-					t.Errorf("%s under %s: nothing guessed, but a prefix of %d of %d requests", prog, settingName(prog, ff), r.beforeGuess, r.requests)
-				}
-				continue
-			}
-			guessing++
-			share := float64(r.beforeGuess) / float64(r.requests)
-			longest = max(longest, share)
-			t.Logf("%s under %s: first guess after %d of %d requests (%.1f %%)", prog, settingName(prog, ff), r.beforeGuess, r.requests, 100*share)
-			if share > 0.35 {
-				t.Errorf("%s under %s: the first guessed device allocation after %.1f %% of the requests: a prefix shared by the placements may now pay", prog, settingName(prog, ff), 100*share)
-			}
+		guessing++
+		share := float64(r.beforeGuess) / float64(r.requests)
+		longest = max(longest, share)
+		t.Logf("%s: first guess after %d of %d requests (%.1f %%)", what, r.beforeGuess, r.requests, 100*share)
+		if share > 0.35 {
+			t.Errorf("%s: the first guessed device allocation after %.1f %% of the requests: a prefix shared by the placements may now pay", what, 100*share)
 		}
-	}
+	})
 	if guessing == 0 {
 		t.Fatal("no replay guessed a device allocation")
 	}
