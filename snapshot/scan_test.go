@@ -2,34 +2,29 @@ package snapshot
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 
+	"memlab.dev/memlab/internal/gunzip"
 	"memlab.dev/memlab/reference"
 )
 
-// plainPickle returns the bytes of the pickle at path, gunzipped when it is a .gz.
+// plainPickle returns the bytes of the pickle at path, gunzipped (gunzipAll, as
+// ReadFile does) when it is gzip-compressed.
 func plainPickle(t testing.TB, path string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasSuffix(path, ".gz") {
+	if !gunzip.Magic(data) {
 		return data
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	plain, err := io.ReadAll(zr)
+	plain, err := gunzipAll(bytes.NewReader(data), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
