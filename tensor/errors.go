@@ -21,6 +21,10 @@ var (
 type Error struct {
 	Op  string // the operation, such as "view" or "select"
 	Msg string // PyTorch's message for the same mistake
+	// Format and Args make Msg (fmt.Sprintf(Format, Args...)): an edition
+	// of the workbook looks its translation up by Format (package lang).
+	Format string
+	Args   []any
 	// Index is true where PyTorch raises IndexError rather than RuntimeError.
 	Index bool
 }
@@ -29,9 +33,9 @@ type Error struct {
 func (e *Error) Error() string { return "tensor: " + e.Op + ": " + e.Msg }
 
 func torchErr(op, format string, args ...any) error {
-	return &Error{Op: op, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Op: op, Msg: fmt.Sprintf(format, args...), Format: format, Args: args}
 }
 
 func indexErr(op, format string, args ...any) error {
-	return &Error{Op: op, Msg: fmt.Sprintf(format, args...), Index: true}
+	return &Error{Op: op, Msg: fmt.Sprintf(format, args...), Format: format, Args: args, Index: true}
 }

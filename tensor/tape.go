@@ -3,7 +3,6 @@ package tensor
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 )
 
@@ -141,6 +140,14 @@ func (tp *Tape) CheckSaved() error {
 	return tp.check()
 }
 
+// PyTorch's messages for a saved tensor modified in place, word for word:
+// one saved as an operation's output, and one saved as it is (a leaf or an
+// input).
+const (
+	modifiedOutput = "one of the variables needed for gradient computation has been modified by an inplace operation: [%s %v], which is output %d of %s, is at version %d; expected version %d instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True)."
+	modifiedLeaf   = "one of the variables needed for gradient computation has been modified by an inplace operation: [%s %v] is at version %d; expected version %d instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True)."
+)
+
 func (tp *Tape) check() error {
 	if tp.freed {
 		return torchErr("backward", "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward.")
@@ -148,13 +155,10 @@ func (tp *Tape) check() error {
 	for i := len(tp.nodes) - 1; i >= 0; i-- {
 		for _, s := range tp.nodes[i].saved {
 			if v := s.t.storage.Version(); v != s.version {
-				var b strings.Builder
-				fmt.Fprintf(&b, "one of the variables needed for gradient computation has been modified by an inplace operation: [%s %v]", torchTypeName(s.t.dtype), s.t.layout.Shape)
 				if s.gradFn != "" {
-					fmt.Fprintf(&b, ", which is output %d of %s,", s.outputNr, s.gradFn)
+					return torchErr("backward", modifiedOutput, torchTypeName(s.t.dtype), s.t.layout.Shape, s.outputNr, s.gradFn, v, s.version)
 				}
-				fmt.Fprintf(&b, " is at version %d; expected version %d instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).", v, s.version)
-				return torchErr("backward", "%s", b.String())
+				return torchErr("backward", modifiedLeaf, torchTypeName(s.t.dtype), s.t.layout.Shape, v, s.version)
 			}
 		}
 	}

@@ -57,7 +57,7 @@ func TestA_SpanErrors(t *testing.T) {
 		{"negative offset", View{-1, []int{5}, []int{1}}, 4, msg("a storage offset cannot be negative", "存储偏移不能为负")},
 		{"negative size", View{0, []int{-5}, []int{1}}, 4, msg("a size cannot be negative", "大小不能为负")},
 		{"mismatched strides", View{0, []int{5, 2}, []int{1}}, 4, msg("one stride per dimension", "每一维一个步长")},
-		{"zero element size", View{0, []int{5}, []int{1}}, 0, msg("every dtype has at least 1 byte", "每种 dtype 至少 1 字节")},
+		{"zero element size", View{0, []int{5}, []int{1}}, 0, msg("every dtype has at least 1 byte", "每种数据类型至少 1 字节")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,7 +4,7 @@
 // write. See README.md.
 //
 // 中文：练习 13：分页 KV 缓存（vLLM 的 PagedAttention）
-// 的块表——按需分配固定大小的块、按 token 定位、fork 共享与写时复制。
+// 的块表——按需分配固定大小的块、按词元定位、fork 共享与写时复制。
 // 题目见 README.zh-CN.md。
 package kvcache
 

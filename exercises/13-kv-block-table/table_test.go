@@ -107,31 +107,31 @@ func TestA_AllocateOnDemand(t *testing.T) {
 		steps                []step
 	}{
 		{"README example", 8, 16, []step{
-			{do: "append", seq: 1, n: 20, blocks: map[int][]int{1: {0, 1}}, lens: map[int]int{1: 20}, free: 6, why: msg("20 tokens need two 16-token blocks, lowest ids first", "20 个 token 需要两个 16 token 的块，id 小的先取")},
+			{do: "append", seq: 1, n: 20, blocks: map[int][]int{1: {0, 1}}, lens: map[int]int{1: 20}, free: 6, why: msg("20 tokens need two 16-token blocks, lowest ids first", "20 个词元需要两个 16 个词元的块，id 小的先取")},
 			{do: "append", seq: 2, n: 16, blocks: map[int][]int{2: {2}, 1: {0, 1}}, lens: map[int]int{2: 16}, free: 5, why: msg("exactly one block", "正好一个块")},
-			{do: "append", seq: 1, n: 12, blocks: map[int][]int{1: {0, 1}}, lens: map[int]int{1: 32}, free: 5, why: msg("block 1 held 4 tokens and had 12 free slots: no new block", "块 1 有 4 个 token，还有 12 个空位：不需要新块")},
-			{do: "append", seq: 1, n: 1, blocks: map[int][]int{1: {0, 1, 3}}, lens: map[int]int{1: 33}, free: 4, why: msg("token 33 starts a new block: the lowest free id is 3", "第 33 个 token 开始一个新块：最小的空闲 id 是 3")},
+			{do: "append", seq: 1, n: 12, blocks: map[int][]int{1: {0, 1}}, lens: map[int]int{1: 32}, free: 5, why: msg("block 1 held 4 tokens and had 12 free slots: no new block", "块 1 有 4 个词元，还有 12 个空位：不需要新块")},
+			{do: "append", seq: 1, n: 1, blocks: map[int][]int{1: {0, 1, 3}}, lens: map[int]int{1: 33}, free: 4, why: msg("token 33 starts a new block: the lowest free id is 3", "第 33 个词元开始一个新块：最小的空闲 id 是 3")},
 		}},
 		{"freed blocks are reused lowest first", 8, 16, []step{
 			{do: "append", seq: 1, n: 20, blocks: map[int][]int{1: {0, 1}}, free: 6, why: "two blocks"},
 			{do: "append", seq: 2, n: 16, blocks: map[int][]int{2: {2}}, free: 5, why: "one block"},
 			{do: "append", seq: 3, n: 1, blocks: map[int][]int{3: {3}}, free: 4, why: "one block"},
 			{do: "free", seq: 1, blocks: map[int][]int{1: nil}, lens: map[int]int{1: 0}, free: 6, why: msg("blocks 0 and 1 go back to the free list; the sequence is gone", "块 0 和块 1 回到空闲列表；这个序列没了")},
-			{do: "append", seq: 4, n: 40, blocks: map[int][]int{4: {0, 1, 4}}, free: 3, why: msg("40 tokens take three blocks: 0 and 1 (freed) and then 4", "40 个 token 占三个块：0 和 1（已释放的），然后是 4")},
+			{do: "append", seq: 4, n: 40, blocks: map[int][]int{4: {0, 1, 4}}, free: 3, why: msg("40 tokens take three blocks: 0 and 1 (freed) and then 4", "40 个词元占三个块：0 和 1（已释放的），然后是 4")},
 		}},
 		{"all or nothing", 4, 16, []step{
 			{do: "append", seq: 1, n: 40, blocks: map[int][]int{1: {0, 1, 2}}, free: 1, why: "three blocks"},
-			{do: "append", seq: 2, n: 17, err: ErrOutOfBlocks, blocks: map[int][]int{2: nil}, lens: map[int]int{2: 0}, free: 1, why: msg("17 tokens need two blocks but one is free: refuse and change nothing (no half-allocated sequence)", "17 个 token 需要两个块，但只有一个空闲：拒绝，什么都不改（不能有分配了一半的序列）")},
-			{do: "append", seq: 1, n: 25, err: ErrOutOfBlocks, blocks: map[int][]int{1: {0, 1, 2}}, lens: map[int]int{1: 40}, free: 1, why: msg("40+25 = 65 tokens need 5 blocks; sequence 1 has 3 and only 1 is free: refuse, keep the 40 tokens as they were", "40+25 = 65 个 token 需要 5 个块；序列 1 有 3 个，只有 1 个空闲：拒绝，那 40 个 token 保持原样")},
+			{do: "append", seq: 2, n: 17, err: ErrOutOfBlocks, blocks: map[int][]int{2: nil}, lens: map[int]int{2: 0}, free: 1, why: msg("17 tokens need two blocks but one is free: refuse and change nothing (no half-allocated sequence)", "17 个词元需要两个块，但只有一个空闲：拒绝，什么都不改（不能有分配了一半的序列）")},
+			{do: "append", seq: 1, n: 25, err: ErrOutOfBlocks, blocks: map[int][]int{1: {0, 1, 2}}, lens: map[int]int{1: 40}, free: 1, why: msg("40+25 = 65 tokens need 5 blocks; sequence 1 has 3 and only 1 is free: refuse, keep the 40 tokens as they were", "40+25 = 65 个词元需要 5 个块；序列 1 有 3 个，只有 1 个空闲：拒绝，那 40 个词元保持原样")},
 		}},
 		{"exactly enough", 4, 16, []step{
 			{do: "append", seq: 1, n: 40, free: 1, why: "three blocks"},
-			{do: "append", seq: 1, n: 24, blocks: map[int][]int{1: {0, 1, 2, 3}}, lens: map[int]int{1: 64}, free: 0, why: msg("8 slots left in block 2 plus one free block of 16 hold exactly 24 tokens", "块 2 剩下的 8 个空位加上一个 16 的空闲块，正好装下 24 个 token")},
+			{do: "append", seq: 1, n: 24, blocks: map[int][]int{1: {0, 1, 2, 3}}, lens: map[int]int{1: 64}, free: 0, why: msg("8 slots left in block 2 plus one free block of 16 hold exactly 24 tokens", "块 2 剩下的 8 个空位加上一个 16 的空闲块，正好装下 24 个词元")},
 			{do: "append", seq: 1, n: 1, err: ErrOutOfBlocks, lens: map[int]int{1: 64}, free: 0, why: msg("the cache is full", "缓存满了")},
 		}},
 		{"bad calls", 4, 16, []step{
-			{do: "append", seq: 1, n: 0, err: errAny, blocks: map[int][]int{1: nil}, free: 4, why: msg("appending no tokens is a caller bug", "追加零个 token 是调用者的 bug")},
-			{do: "append", seq: 1, n: -3, err: errAny, blocks: map[int][]int{1: nil}, free: 4, why: msg("a negative token count", "负的 token 数")},
+			{do: "append", seq: 1, n: 0, err: errAny, blocks: map[int][]int{1: nil}, free: 4, why: msg("appending no tokens is a caller bug", "追加零个词元是调用者的 bug")},
+			{do: "append", seq: 1, n: -3, err: errAny, blocks: map[int][]int{1: nil}, free: 4, why: msg("a negative token count", "负的词元数")},
 			{do: "free", seq: 7, err: errAny, free: 4, why: msg("sequence 7 does not exist", "序列 7 不存在")},
 			{do: "append", seq: 1, n: 1, free: 3, why: "one block"},
 			{do: "free", seq: 1, free: 4, why: msg("back to the free list", "回到空闲列表")},
@@ -152,7 +152,7 @@ func TestA_NewBlockTableErrors(t *testing.T) {
 				return
 			}
 			if err == nil {
-				t.Errorf(msg("%s: want an error — a cache needs at least one block of at least one token", "%s：期望一个错误——缓存至少需要一个块，每块至少一个 token"), call)
+				t.Errorf(msg("%s: want an error — a cache needs at least one block of at least one token", "%s：期望一个错误——缓存至少需要一个块，每块至少一个词元"), call)
 			}
 		})
 	}
@@ -183,12 +183,12 @@ func TestB_Slot(t *testing.T) {
 		wantErr           bool
 		why               string
 	}{
-		{1, 0, 0, 0, false, msg("token 0 is at the start of the first block", "token 0 在第一个块的开头")},
-		{1, 17, 1, 1, false, msg("token 17 is logical block 1 (physical 1), offset 1", "token 17 是逻辑块 1（物理块 1），偏移 1")},
-		{1, 32, 3, 0, false, msg("token 32 is logical block 2, which is physical block 3", "token 32 是逻辑块 2，即物理块 3")},
-		{2, 15, 2, 15, false, msg("the last token of sequence 2", "序列 2 的最后一个 token")},
-		{1, 33, 0, 0, true, msg("sequence 1 has 33 tokens: positions 0..32", "序列 1 有 33 个 token：位置 0..32")},
-		{2, 16, 0, 0, true, msg("sequence 2 has 16 tokens", "序列 2 有 16 个 token")},
+		{1, 0, 0, 0, false, msg("token 0 is at the start of the first block", "词元 0 在第一个块的开头")},
+		{1, 17, 1, 1, false, msg("token 17 is logical block 1 (physical 1), offset 1", "词元 17 是逻辑块 1（物理块 1），偏移 1")},
+		{1, 32, 3, 0, false, msg("token 32 is logical block 2, which is physical block 3", "词元 32 是逻辑块 2，即物理块 3")},
+		{2, 15, 2, 15, false, msg("the last token of sequence 2", "序列 2 的最后一个词元")},
+		{1, 33, 0, 0, true, msg("sequence 1 has 33 tokens: positions 0..32", "序列 1 有 33 个词元：位置 0..32")},
+		{2, 16, 0, 0, true, msg("sequence 2 has 16 tokens", "序列 2 有 16 个词元")},
 		{1, -1, 0, 0, true, msg("negative positions do not exist", "负的位置不存在")},
 		{9, 0, 0, 0, true, msg("sequence 9 does not exist", "序列 9 不存在")},
 	}
@@ -220,7 +220,7 @@ func TestC_ForkAndCopyOnWrite(t *testing.T) {
 		steps                []step
 	}{
 		{"copy on write of a partial block", 8, 4, []step{
-			{do: "append", seq: 1, n: 6, blocks: map[int][]int{1: {0, 1}}, free: 6, why: msg("6 tokens in 4-token blocks: block 1 holds 2", "4 token 的块里 6 个 token：块 1 装 2 个")},
+			{do: "append", seq: 1, n: 6, blocks: map[int][]int{1: {0, 1}}, free: 6, why: msg("6 tokens in 4-token blocks: block 1 holds 2", "4 个词元的块里 6 个词元：块 1 装 2 个")},
 			{do: "fork", seq: 1, n: 2, blocks: map[int][]int{1: {0, 1}, 2: {0, 1}}, lens: map[int]int{2: 6}, free: 6, why: msg("the child shares both blocks: no new memory", "子序列共享两个块：不需要新显存")},
 			{do: "append", seq: 2, n: 1, copies: []Copy{{From: 1, To: 2}}, blocks: map[int][]int{1: {0, 1}, 2: {0, 2}}, lens: map[int]int{1: 6, 2: 7}, free: 5, why: msg("block 1 is shared and has free slots: writing there would change sequence 1's cache, so the child gets a copy in block 2", "块 1 是共享的且有空位：往那里写会改掉序列 1 的缓存，所以子序列在块 2 里得到一份拷贝")},
 			{do: "append", seq: 1, n: 1, blocks: map[int][]int{1: {0, 1}}, free: 5, why: msg("block 1 is no longer shared: sequence 1 writes into it, no copy", "块 1 不再共享：序列 1 直接写进去，不拷贝")},
@@ -230,7 +230,7 @@ func TestC_ForkAndCopyOnWrite(t *testing.T) {
 		{"full shared blocks need no copy", 8, 4, []step{
 			{do: "append", seq: 1, n: 8, blocks: map[int][]int{1: {0, 1}}, free: 6, why: msg("two full blocks", "两个满的块")},
 			{do: "fork", seq: 1, n: 2, free: 6, why: "shared"},
-			{do: "append", seq: 2, n: 1, blocks: map[int][]int{1: {0, 1}, 2: {0, 1, 2}}, free: 5, why: msg("the new token goes into a new block; the full shared blocks are only read", "新 token 进新块；满的共享块只被读取")},
+			{do: "append", seq: 2, n: 1, blocks: map[int][]int{1: {0, 1}, 2: {0, 1, 2}}, free: 5, why: msg("the new token goes into a new block; the full shared blocks are only read", "新词元进新块；满的共享块只被读取")},
 		}},
 		{"fork of a fork", 8, 4, []step{
 			{do: "append", seq: 1, n: 2, free: 7, why: "one block"},

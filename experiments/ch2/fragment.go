@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/memlab"
 	"memlab.dev/memlab/tensor"
 )
@@ -74,7 +75,7 @@ func (w Workload) Run(l *memlab.Lab, rec *memlab.Recorder) (kept []*tensor.Tenso
 		}
 		keep = append(keep, k)
 		if rec != nil {
-			rec.Mark(fmt.Sprintf("batch %d", i))
+			rec.Mark(fmt.Sprintf(lang.Text("batch %d"), i))
 		}
 	}
 	if err := tensor.ReleaseAll(acts...); err != nil {

@@ -441,10 +441,10 @@ func (r InferenceResult) Findings() string {
 	}
 	if row, ok := r.Row(model.KVCache); ok {
 		v, _ := r.Compare(model.KVCache, base.Mode, TokenLatency)
-		fmt.Fprintf(&b, "- "+lang.Text("Median token: %v %s, kv-cache %s (%.1f %% faster; the chapter says 5–10 %%)"), ModeName(base.Mode), us(base.Token), us(row.Token), v)
+		fmt.Fprintf(&b, "- "+lang.Text("Median token: %v %s, kv-cache %s (%s; the chapter says 5–10 %% faster)"), ModeName(base.Mode), us(base.Token), us(row.Token), Faster(v))
 		if c, ok := r.Row(model.Chapter); ok {
 			cv, _ := r.Compare(model.Chapter, base.Mode, TokenLatency)
-			fmt.Fprintf(&b, lang.Text(", chapter %s (%.1f %% faster)"), us(c.Token), cv)
+			fmt.Fprintf(&b, lang.Text(", chapter %s (%s)"), us(c.Token), Faster(cv))
 		}
 		fmt.Fprint(&b, lang.Text("."))
 		if r.Simulated {

@@ -211,11 +211,15 @@ func run(mc memlab.Cell) (outs []map[string]any, err error) {
 			return err
 		}
 		flush()
+		title := f.Plot.Title.Text // in the edition's words, where Name is an English slug
+		if title == "" {
+			title = f.Name
+		}
 		outs = append(outs, map[string]any{
 			"output_type": "display_data",
 			"data": map[string]any{
 				"image/png":  base64.StdEncoding.EncodeToString(png),
-				"text/plain": []string{fmt.Sprintf(lang.Text("<memlab figure: %s>"), f.Name)},
+				"text/plain": []string{fmt.Sprintf(lang.Text("<memlab figure: %s>"), strings.Join(strings.Fields(title), " "))},
 			},
 			"metadata": map[string]any{},
 		})

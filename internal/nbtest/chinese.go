@@ -15,12 +15,6 @@ import (
 	"memlab.dev/memlab/memlab"
 )
 
-// PyTorchText marks, in the Chinese edition, a line that quotes PyTorch's own
-// message as PyTorch prints it (its view error, an allocator error that
-// mirrors PyTorch's wording): 报错（PyTorch 原文）：…. What follows the marker
-// on the line is PyTorch's English, which the Chinese edition keeps.
-const PyTorchText = "（PyTorch 原文）"
-
 // allowed are the lowercase words a Chinese output may carry: names of
 // PyTorch, CUDA and Go things written as their APIs and settings spell them
 // (as the reviewer's count, /work/shared/tools/zh_outputs.py, allows them).
@@ -71,9 +65,9 @@ func EnglishWords(s string, keep []string) []string {
 // isWordRune is Python's \w: a letter or digit of any script, or _.
 func isWordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
 
-// KeptTerms are the English terms the glossary (path, notebooks/GLOSSARY.md)
-// keeps in Chinese text as the chapters write them: the first column of its
-// section "kept as the chapter writes them", each word of it.
+// KeptTerms are the English words the glossary (path, notebooks/GLOSSARY.md)
+// lets the Chinese edition print: the first column of its section "kept in
+// English in the Chinese edition", each word of it.
 func KeptTerms(path string) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -86,7 +80,7 @@ func KeptTerms(path string) ([]string, error) {
 	for sc.Scan() {
 		l := sc.Text()
 		if strings.HasPrefix(l, "## ") {
-			in = strings.Contains(strings.ToLower(l), "kept as the chapter writes them")
+			in = strings.Contains(strings.ToLower(l), "kept in english in the chinese edition")
 			continue
 		}
 		if !in || !strings.HasPrefix(l, "| ") || strings.HasPrefix(l, "|---") {
@@ -102,7 +96,7 @@ func KeptTerms(path string) ([]string, error) {
 		return nil, fmt.Errorf("nbtest: KeptTerms: %w", err)
 	}
 	if len(terms) == 0 {
-		return nil, fmt.Errorf("nbtest: KeptTerms: %s has no section \"kept as the chapter writes them\"", path)
+		return nil, fmt.Errorf("nbtest: KeptTerms: %s has no section \"kept in English in the Chinese edition\"", path)
 	}
 	return terms, nil
 }
@@ -123,8 +117,9 @@ var (
 // memlab's own: a line of output, or a figure's title, axis, key entry or
 // group label ([memplot.Figure.Texts]), with an English word ([EnglishWords])
 // that is neither one the glossary keeps (glossary: notebooks/GLOSSARY.md,
-// [KeptTerms]) nor part of PyTorch's own texts (after [PyTorchText],
-// memory_summary, the OOM message). A catalog miss (a text the cells pass to
+// [KeptTerms]) nor part of PyTorch's own reports (memory_summary, the OOM
+// message). PyTorch's other errors print translated (memlab.PyTorchText): one
+// the catalog lacks fails as a catalog miss. A catalog miss (a text the cells pass to
 // package lang that lang/zh-CN/*.txt lacks) that shows in the output is named
 // as such. It returns the outputs by cell name.
 func ChineseEdition(t *testing.T, cells []memlab.Cell, glossary string) map[string]string {
@@ -157,9 +152,6 @@ func ChineseEdition(t *testing.T, cells []memlab.Cell, glossary string) map[stri
 		}
 		shown := strings.Join(lines, "\n")
 		for _, l := range lines {
-			if i := strings.Index(l, PyTorchText); i >= 0 {
-				l = l[:i]
-			}
 			if codeLine.MatchString(l) || pytorchLine.MatchString(l) {
 				continue
 			}

@@ -111,7 +111,7 @@ In PyTorch:
 ```python
 x = torch.randn(2, 3, device="cuda")
 print(x)
-print("shape", x.shape, "stride", x.stride(), "dtype", x.dtype, "on", x.device)
+print("x.shape", x.shape, "x.stride()", x.stride(), "x.dtype", x.dtype, "x.device", x.device)
 print(x.nbytes, torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
 del x
 print(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())   # the segment stays cached
@@ -132,7 +132,7 @@ print(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())   # the segme
 ```python
 x = torch.randn(2, 3, device="cuda")
 print(x)
-print("shape", x.shape, "stride", x.stride(), "dtype", x.dtype, "on", x.device)
+print("x.shape", x.shape, "x.stride()", x.stride(), "x.dtype", x.dtype, "x.device", x.device)
 print(x.nbytes, torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
 del x
 print(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())   # 段仍留在缓存里
@@ -145,7 +145,7 @@ func firstTensor() {
 	defer l.Close()
 	x := memlab.Must(tensor.Randn(l, 0, tensor.Float32, 2, 3))
 	fmt.Println(x)
-	fmt.Println("shape", x.Shape(), "stride", x.Strides(), "dtype", x.DType(), "on", x.Device())
+	fmt.Println("x.shape", x.Shape(), "x.stride()", x.Strides(), "x.dtype", x.DType(), "x.device", x.Device())
 	memlab.Measured("x.Nbytes() is %d bytes; memory_allocated() is %s and memory_reserved() %s",
 		x.Nbytes(), memlab.FormatBytes(memlab.MemoryAllocated()), memlab.FormatBytes(memlab.MemoryReserved()))
 	memlab.Check(x.Release()) // Python's del x

@@ -18,7 +18,7 @@ func TestWhichDevice(t *testing.T) {
 
 func TestFirstTensor(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "firstTensor"),
-		`shape \[2, 3\] stride \[3 1\] dtype float32 on sim:0`,
+		`x\.shape \[2, 3\] x\.stride\(\) \[3 1\] x\.dtype float32 x\.device sim:0`,
 		`Measured: x\.Nbytes\(\) is 24 bytes; memory_allocated\(\) is 512 bytes and memory_reserved\(\) 2\.00 MiB`,
 		`Measured: after x\.Release\(\): memory_allocated\(\) 0 bytes, memory_reserved\(\) 2\.00 MiB`)
 }

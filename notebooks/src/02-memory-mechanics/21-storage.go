@@ -208,7 +208,7 @@ print(torch.cuda.memory_allocated(), torch.cuda.memory_reserved())
 */
 
 /*md:zh-CN
-显存一个字节也没动：在 PyTorch 中，保存 shape、stride 和 offset 的 `TensorImpl` 是主机 (CPU) 端的对象，只有存储里的字节才占显存。memlab 也是这样实现的——视图只是一个 Go 值。元信息本身确实只有几十字节，和教材说的一样；承载它的对象要大一些（PyTorch 里也是如此），而且放在主机内存里。真正吃显存的是数据区。
+显存一个字节也没动：在 PyTorch 中，保存形状、步长和偏移量的 `TensorImpl` 是主机 (CPU) 端的对象，只有存储里的字节才占显存。memlab 也是这样实现的——视图只是一个 Go 值。元信息本身确实只有几十字节，和教材说的一样；承载它的对象要大一些（PyTorch 里也是如此），而且放在主机内存里。真正吃显存的是数据区。
 
 **动手试试——先预测：** 改成十万个视图（`make([]*tensor.Tensor, 100000)`）。三个计数现在变化多少？
 
@@ -368,7 +368,7 @@ v = half.view(1024, 256, 2)                         # it only splits a dimension
 try:
     x.t().view(-1)
 except RuntimeError as e:
-    print(e)                                        # "... Use .reshape(...) instead."
+    print(e)                                        # "view size is not compatible with input tensor's size and stride … Use .reshape(...) instead."
 before = torch.cuda.memory_allocated()
 r = x.t().reshape(-1)                               # copies
 print(torch.cuda.memory_allocated() - before)
@@ -398,7 +398,7 @@ v = half.view(1024, 256, 2)                         # 只拆开了一个维度�
 try:
     x.t().view(-1)
 except RuntimeError as e:
-    print(e)                                        # "... Use .reshape(...) instead."
+    print(e)                                        # "view size is not compatible with input tensor's size and stride … Use .reshape(...) instead."
 before = torch.cuda.memory_allocated()
 r = x.t().reshape(-1)                               # 拷贝
 print(torch.cuda.memory_allocated() - before)
@@ -470,6 +470,8 @@ print(torch.cuda.memory_allocated())
 */
 
 /*md:zh-CN
+中文版把 PyTorch 的报错打印成译文，前面标着「PyTorch 报错（译文）」；PyTorch 打印的英文原文就是上面代码注释里那句，搜索时用它。
+
 PyTorch 的实际规则比教材说的宽松：只要新形状能在同一块存储上用步长表示出来，`view` 就能成功——被合并的每一段维度只需*自身内部*连续。所以在 PyTorch 2.11 中 `x[:, ::2].view(1024, 256, 2)` 能成功（它只是拆开了一个维度），而 `x.t().view(-1)` 会报错，并提示改用会拷贝数据的 `reshape`。
 
 **动手试试——先预测：** 试试 `half.View(512, 1024)`，它把 `x[:, ::2]` 的每两行合并成一行。能成功吗？`memlab.Must(x.Narrow(1, 0, 512)).View(-1)`（即 `x[:, :512].view(-1)`）呢？
@@ -488,7 +490,7 @@ PyTorch 的实际规则比教材说的宽松：只要新形状能在同一块存
 四层之后，记录计算过程时比不记录时多分配了多少显存？`Backward` 之后还剩多少？
 
 ```python
-W = torch.randn(512, 512, device="cuda", requires_grad=True)   # autograd 开始记录
+W = torch.randn(512, 512, device="cuda", requires_grad=True)   # 自动求导开始记录
 h = torch.randn(512, 512, device="cuda")
 for _ in range(4):
     h = torch.relu(h @ W)                           # relu 的输出，反向传播要用
@@ -555,7 +557,7 @@ With the tape it grows by one activation per layer, to W, x and eight relu outpu
 */
 
 /*md:zh-CN
-autograd 保存的每个张量，不管是不是视图，都会一直处于已分配 (allocated) 状态，直到反向传播用完它：教材里那些切片视图一直活着，也是这个原因。
+自动求导保存的每个张量，不管是不是视图，都会一直处于已分配 (allocated) 状态，直到反向传播用完它：教材里那些切片视图一直活着，也是这个原因。
 
 **动手试试——先预测：** 把 `layers` 设为 8。记录计算过程时 memory_allocated 会涨到多少？不记录时呢？
 
@@ -591,7 +593,7 @@ autograd 保存的每个张量，不管是不是视图，都会一直处于已�
 ### 小结
 
 - 张量 = 一块存储（显存）+ 一个视图：形状、步长和偏移量，这些放在主机内存里。视图、切片和转置都不分配显存；`contiguous()`、对无法直接看成新形状的布局调用 `reshape`，以及 `clone()` 会拷贝。
-- 视图无论多小，都让整块存储活着；autograd 保存的每个张量也是如此，直到反向传播结束。
+- 视图无论多小，都让整块存储活着；自动求导保存的每个张量也是如此，直到反向传播结束。
 - `view` 只要求新形状能在同一块存储上用步长走完，并不要求张量连续。
 
 **讨论**

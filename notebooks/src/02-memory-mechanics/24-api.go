@@ -278,18 +278,18 @@ for epoch in range(3):
 16 步时泄漏翻倍，修好的循环依然什么也不留；只保留每隔一步的张量，泄漏减半。
 </details>
 
-### 每个 epoch 结束时的习惯
+### 每一轮结束时的习惯
 
 > 教材原文：「个人习惯：我一般在训练脚本的每个epoch结束时，调用一次torch.cuda.empty_cache()和torch.cuda.reset_peak_memory_stats()。」
 
-每个 epoch 结束时：调用 `empty_cache()`（把这个 epoch 缓存的显存还回去，让下一个 epoch——或别的进程——从真正存活的部分开始）和 `reset_peak_memory_stats()`（让 `max_memory_allocated()` 报告这个 epoch 的峰值，而不是整个运行的峰值）。下面是三个批次逐渐变小的 epoch，旁边放着 64 MiB 的权重：每个 epoch 的峰值是不是它自己的？epoch 之间已预留显存会不会回落到只剩权重？
+每一轮 (epoch) 结束时：调用 `empty_cache()`（把这一轮缓存的显存还回去，让下一轮——或别的进程——从真正存活的部分开始）和 `reset_peak_memory_stats()`（让 `max_memory_allocated()` 报告这一轮的峰值，而不是整个运行的峰值）。下面跑三轮，批一轮比一轮小，旁边放着 64 MiB 的权重：每一轮的峰值是不是它自己的？两轮之间，已预留显存会不会回落到只剩权重？
 
 ```python
 for epoch in range(3):
     train_one_epoch()                               # 你的训练循环
     print(torch.cuda.max_memory_allocated(), torch.cuda.memory_reserved())
-    torch.cuda.empty_cache()                        # 还回这个 epoch 缓存的显存
-    torch.cuda.reset_peak_memory_stats()            # 下一个峰值只属于下一个 epoch
+    torch.cuda.empty_cache()                        # 还回这一轮缓存的显存
+    torch.cuda.reset_peak_memory_stats()            # 下一个峰值只属于下一轮
 ```
 */
 
@@ -361,18 +361,18 @@ for habit in (True, False):                         # one fresh process each
 */
 
 /*md:zh-CN
-两个调用都达到了教材想要的效果：峰值一列是每个 epoch 自己的峰值，已预留显存在 epoch 之间降到只剩权重。`empty_cache()` 不会改变 `memory_allocated()`（见最后一列和第二行实测）：它只还回没有任何张量在用的显存。代价是：下一个 epoch 最初的几次分配又得重新 `cudaMalloc`——下一个单元格会数一数、计一计时。
+两个调用都达到了教材想要的效果：峰值一列是每一轮自己的峰值，已预留显存在两轮之间降到只剩权重。`empty_cache()` 不会改变 `memory_allocated()`（见最后一列和第二行实测）：它只还回没有任何张量在用的显存。代价是：下一轮最初的几次分配又得重新 `cudaMalloc`——下一个单元格会数一数、计一计时。
 
-**动手试试——先预测：** 去掉 `l.EmptyCache()` 这一行。第 2、3 个 epoch 的 “reserved at the end” 会显示什么？
+**动手试试——先预测：** 去掉 `l.EmptyCache()` 这一行。第 2、3 轮的“结束时已预留”会显示什么？
 
 <details><summary>答案</summary>
 
-每次都是第一个 epoch 的最高水位：缓存的段从不还回去，尽管后面的 epoch 需要的少得多——别的东西（另一个进程、别处后来更大的申请）也用不上它。
+每次都是第一轮的最高水位：缓存的段从不还回去，尽管后面几轮需要的少得多——别的东西（另一个进程、别处后来更大的申请）也用不上它。
 </details>
 
 ### 这个习惯的代价
 
-十个 epoch，每个 epoch 一百步，每步一个 256 MiB 的激活值，分别在每个 epoch 结束时调用和不调用 `empty_cache()`。在模拟设备上，`memlab.WithLatency()` 让每次 `cudaMalloc` 和 `cudaFree` 花掉它在 H200 上花的时间（memlab 实测过）；在 GPU 上，这些调用花的是它们自己的时间。
+跑十轮，每轮一百步，每步一个 256 MiB 的激活值，分别在每一轮结束时调用和不调用 `empty_cache()`。在模拟设备上，`memlab.WithLatency()` 让每次 `cudaMalloc` 和 `cudaFree` 花掉它在 H200 上花的时间（memlab 实测过）；在 GPU 上，这些调用花的是它们自己的时间。
 
 ```python
 import time
@@ -429,13 +429,13 @@ number of distinct sizes an epoch caches.
 */
 
 /*md:zh-CN
-这个习惯的代价，是每个 epoch 每个缓存的段要多一次 `cudaMalloc` 和一次 `cudaFree`——这里每个 epoch 各一次，而不调用它的循环总共只 `cudaMalloc` 一次。把实测的时间和你自己一个 epoch 的长度放在一起比：除非 epoch 很短，这些调用都微不足道。这个习惯换来的，正是教材给出的理由：这个 epoch 缓存的显存还给了别人。
+这个习惯的代价，是每一轮、每个缓存的段都要多一次 `cudaMalloc` 和一次 `cudaFree`——这里每轮各一次，而不调用它的循环总共只 `cudaMalloc` 一次。把实测的时间和你自己一轮的时长放在一起比：除非一轮很短，这些调用都微不足道。这个习惯换来的，正是教材给出的理由：这一轮缓存的显存还给了别人。
 
 **动手试试——先预测：** 让每一步的激活值大小都不同：循环改成 `for step := range 100`，申请 `(256 + step%4) << 20`。现在两种习惯各要调用多少次 `cudaMalloc`？
 
 <details><summary>答案</summary>
 
-调用这个习惯时每个 epoch 三次，总共三十次；不调用时总共只有三次。申请会向上取整到 2 MiB 的倍数，所以这四种大小只需要三个段（256、258 和 260 MiB），而每次 `empty_cache()` 之后三个段都要重新建。这个习惯的代价，随一个 epoch 缓存的不同大小的数目而增长。
+调用这个习惯时每轮三次，总共三十次；不调用时总共只有三次。申请会向上取整到 2 MiB 的倍数，所以这四种大小只需要三个段（256、258 和 260 MiB），而每次 `empty_cache()` 之后三个段都要重新建。这个习惯的代价，随一轮里缓存的不同大小的数目而增长。
 </details>
 */
 
@@ -564,12 +564,12 @@ Capping only A, B is served. Capping only B, A takes the whole device first and 
 ### 小结
 
 - `memory_allocated()` 是存活张量占用的显存；`memory_reserved()` 是分配器手里的段（无论缓存着还是在用）；`mem_get_info()` 是驱动眼中整个设备的情况，CUDA 上下文和其他进程都算在内。
-- 检查泄漏要比较前后的 `memory_allocated()`，而不是 `memory_reserved()`。每个 epoch 结束时的习惯让每个 epoch 的统计只属于它自己，代价是多几次 `cudaMalloc`。
+- 检查泄漏要比较前后的 `memory_allocated()`，而不是 `memory_reserved()`。每一轮结束时的习惯让每一轮的统计只属于它自己，代价是多几次 `cudaMalloc`。
 - `set_per_process_memory_fraction` 限制的是一个分配器；只有每个租户都设了上限，它才能保护别的租户，而加起来等于整张卡的上限不给上下文留任何余地。
 
 **讨论**
 
 1. 两个人共用一块 GPU，各自限制在 0.5。其中一个人仍然在低于上限时 OOM。你先查什么？
-2. 每个 epoch 都调用 `empty_cache()`，什么时候值得付出那些 `cudaMalloc`，什么时候不值得？
+2. 每一轮都调用 `empty_cache()`，什么时候值得付出那些 `cudaMalloc`，什么时候不值得？
 3. 一个测试断言函数运行之后 `memory_reserved()` 回到初始值。这样的测试能发现什么，又会漏掉什么？
 */

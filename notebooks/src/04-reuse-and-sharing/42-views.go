@@ -182,7 +182,7 @@ func viewCopies() {
 		switch {
 		case errors.As(err, &te):
 			tab.Row(op.expr, memlab.FormatBytes(grew), "", "", lang.Text("refused (below)"))
-			refused = append(refused, op.expr+": "+memlab.PyTorchText(te.Msg))
+			refused = append(refused, op.expr+": "+memlab.PyTorchText(te))
 		case err != nil:
 			panic(err)
 		default:

@@ -531,9 +531,9 @@ def free(seq):                                        # its blocks serve any oth
 分页缓存（vLLM 的做法）把键和值存放在同一块显存区 (arena) 里大小固定的块中；每个序列有一张块表 (block table)。先在三个短序列上看看它的 API：
 
 ```python
-k_arena = torch.empty(8, 2, 16, 64, device="cuda")   # 8 个块 × 头数 × 16 个 token × head_dim（v_arena 同理）
+k_arena = torch.empty(8, 2, 16, 64, device="cuda")   # 8 个块 × 头数 × 16 个词元 × head_dim（v_arena 同理）
 free_blocks, block_table = list(range(8)), {}
-def allocate(seq, tokens):                            # 一个 tokens 长的序列需要的块
+def allocate(seq, tokens):                            # 长 tokens 个词元的序列需要的块
     block_table[seq] = [free_blocks.pop(0) for _ in range(-(-tokens // 16))]
 def free(seq):                                        # 释放的块可以给任何其他序列用
     free_blocks.extend(block_table.pop(seq))
@@ -601,24 +601,24 @@ calls = torch.cuda.memory_stats()["allocation.all.allocated"]
 /*md:zh-CN
 每个序列最多浪费一个块的尾部（`Waste`），释放掉的序列的块可以给任何其他序列用：没有外部碎片。
 
-**动手试试：** 在循环之后加入第四个 60 token 的序列（`c.Allocate(3)`，再用 60 个 token 的 `k4` 调用 `c.Append(3, 0, k4, k4)`），打印返回的错误；在 `c.Free(1)` 之后再追加一次。先预测：第一次放得下吗？第二次呢？
+**动手试试：** 在循环之后加入第四个长 60 个词元 (token) 的序列（`c.Allocate(3)`，再用含 60 个词元的 `k4` 调用 `c.Append(3, 0, k4, k4)`），打印返回的错误；在 `c.Free(1)` 之后再追加一次。先预测：第一次放得下吗？第二次呢？
 
 <details><summary>答案</summary>
 
 第一次追加以 `pool: KV cache full` 失败——它需要 4 个块，空闲的只有 2 个——并且什么也没改；序列 1 释放之后，空闲块有 4 个，就放得下了。
 </details>
 
-接下来是 16 个长度在 16–320 个 token 之间的序列，每次同时解码 4 个（一个结束就开始下一个），8 个头 × 128 维，比较三种缓存：每个序列的键和值用 `torch.cat` 逐步拼接增长；一个为每个序列预分配 320 个 token 的 `pool.KVCache`；以及一个由 16 token 的块组成、显存区容纳 4 × 320 个 token 的 `pool.PagedKVCache`。这个工作负载太长，不适合放在一个单元格里，代码在 [`ch4.KVStrategies`](../../experiments/ch4/pooling.go)。教材关于 KV 缓存的原话：
+接下来是 16 个长度在 16–320 个词元之间的序列，每次同时解码 4 个（一个结束就开始下一个），8 个头 × 128 维，比较三种缓存：每个序列的键和值用 `torch.cat` 逐步拼接增长；一个为每个序列预分配 320 个词元的 `pool.KVCache`；以及一个由每块 16 个词元的块组成、显存区容纳 4 × 320 个词元的 `pool.PagedKVCache`。这个工作负载太长，不适合放在一个单元格里，代码在 [`ch4.KVStrategies`](../../experiments/ch4/pooling.go)。教材关于 KV 缓存的原话：
 
 > 教材原文：「因为KV Cache的大小在推理过程中是固定的，用池化可以避免每次生成token时都重新分配显存，推理延迟能降5-10%。」
 
 ```python
-# torch.cat 增长：每个 token 都生成一个更长的新缓存
+# torch.cat 增长：每个词元都生成一个更长的新缓存
 k_cache = torch.cat([k_cache, k_new], dim=1)         # [heads, tokens + 1, head_dim]
 # 预分配：按最长序列分配一个缓冲区，原地写入
 k_cache = torch.empty(heads, max_len, head_dim, device="cuda")
-k_cache[:, t] = k_new[:, 0]                          # 第 t 个 token：不分配
-# 分页：第 t 个 token 写进显存区中它所在的块
+k_cache[:, t] = k_new[:, 0]                          # 第 t 个词元：不分配
+# 分页：第 t 个词元写进显存区中它所在的块
 k_arena[block_table[seq][t // 16], :, t % 16] = k_new[:, 0]
 calls = torch.cuda.memory_stats()["allocation.all.allocated"]
 ```
@@ -669,7 +669,7 @@ call: the arena.
 /*md:zh-CN
 `torch.cat` 恰好只持有还活着的键和值，但每一步都要把整个缓存拷贝一遍，而且每一步请求的大小都不一样，于是缓存分配器最后会攥着一些早先装过较短的缓存、后来装不下而被腾空的段（第一张段分布图里的灰色：已缓存、空闲），外加一个部分空闲的大段。预分配对每个序列只分配一次，但不管序列多长都占着最长的长度。分页缓存只分配一次，每个序列最多浪费一个块的尾部；它的段分布图只有一个段，而且全部已分配。
 
-所以教材的前提恰好说反了：KV 缓存的大小*并不*固定——它每一步都长一个 token，这正是 `torch.cat` 每步都要分配的原因。是池子*把*它的大小固定下来：固定在最长长度（预分配，代价是闲置的槽位），或者按块固定（分页）；这样一来，正如教材所说，生成 token 时就不再分配显存了。至于能不能因此换来 5-10% 的延迟下降，得在 GPU 上回答：4.4 节的 H200 实测会给出结果。
+所以教材的前提恰好说反了：KV 缓存的大小*并不*固定——它每一步都长一个词元，这正是 `torch.cat` 每步都要分配的原因。是池子*把*它的大小固定下来：固定在最长长度（预分配，代价是闲置的槽位），或者按块固定（分页）；这样一来，正如教材所说，生成词元时就不再分配显存了。至于能不能因此换来 5-10% 的延迟下降，得在 GPU 上回答：4.4 节的 H200 实测会给出结果。
 
 **动手试试：** 改为传入 `w := ch4.DefaultKVWorkload; w.BlockSize = 64`。先预测：分页缓存的“最大闲置槽位”会怎样？它的分配器调用次数呢？
 
@@ -706,7 +706,7 @@ call: the arena.
 
 - 缓存分配器本身就是一个池子：第一步之后，请求都由它的缓存供给，不再 `cudaMalloc`；`TensorPool` 多给的是完全不调用分配器，以及显存的上限，代价是不管用没用都占着显存。
 - 教材自己的池子类没有上限，也不做检查：形状不对的张量、被放回两次的张量，都会被当成正确的发出去。
-- `max_split_size_mb` 决定哪些缓存块可以被分割，而不是释放后相邻的块能否合并；用 `torch.cat` 增长的 KV 缓存每生成一个 token 都要分配，预分配或分页的则不用。
+- `max_split_size_mb` 决定哪些缓存块可以被分割，而不是释放后相邻的块能否合并；用 `torch.cat` 增长的 KV 缓存每生成一个词元都要分配，预分配或分页的则不用。
 
 #### 讨论题
 

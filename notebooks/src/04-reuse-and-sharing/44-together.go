@@ -71,7 +71,7 @@ table, runs them — edit them, and what the tables measure changes with your co
 
 > 教材原文：「视图机制：把(batch, seq_len, hidden)的输入通过view()变成(batch * seq_len, hidden)，避免数据拷贝。 - in-place操作：LayerNorm和激活函数用in-place版本，减少中间张量。 - 显存池化：KV Cache和注意力分数矩阵用池化管理，避免频繁分配。」
 
-下面是 [`model`](../../model/model.go) 包里那个 Transformer 的前向传播（词嵌入和位置嵌入；若干个块，每块依次是 layernorm → 带 KV 缓存的因果注意力 → 残差 → layernorm → GELU MLP → 残差；最后一个 layernorm；输出 logits 与嵌入共享权重），按批 (batch) 写了出来。每一招是 `Tricks` 的一个字段，每一招都是代码里看得见的一处改动：**`View`** 在 `flatten` 里（教材说的 `(batch, seq, hidden)` → `(batch·seq, hidden)`，不开就是一次拷贝）和 `copyOf` 里（拆开与合并注意力头，朴素移植会在前后套上 `.contiguous()`）；**`InPlace`** 在 `add`、`scale` 和 `mlp` 的 GELU 里；**`Pool`** 在 `cache` 里：键和值写进一个按最长序列预分配、取自 `TensorPool` 的显存区，而不是用 `torch.cat` 一步步拼长。用 PyTorch 写，这个块是：
+下面是 [`model`](../../model/model.go) 包里那个 Transformer 的前向传播（词嵌入和位置嵌入；若干个块，每块依次是 layernorm → 带 KV 缓存的因果注意力 → 残差 → layernorm → GELU MLP → 残差；最后一个 layernorm；算输出分数 (logits) 的投影与嵌入共享权重），按批 (batch) 写了出来。每一招是 `Tricks` 的一个字段，每一招都是代码里看得见的一处改动：**`View`** 在 `flatten` 里（教材说的 `(batch, seq, hidden)` → `(batch·seq, hidden)`，不开就是一次拷贝）和 `copyOf` 里（拆开与合并注意力头，朴素移植会在前后套上 `.contiguous()`）；**`InPlace`** 在 `add`、`scale` 和 `mlp` 的 GELU 里；**`Pool`** 在 `cache` 里：键和值写进一个按最长序列预分配、取自 `TensorPool` 的显存区，而不是用 `torch.cat` 一步步拼长。用 PyTorch 写，这个块是：
 
 ```python
 def attention(h, cache, pos, mask):            # h: (batch·seq, hidden)
@@ -89,7 +89,7 @@ def attention(h, cache, pos, mask):            # h: (batch·seq, hidden)
 x = (wte[ids] + wpe[pos:pos + S]).view(B * S, D)   # View；否则先拷贝，再取视图
 ```
 
-`model` 包的各个模式（`model.Baseline`、`InPlace`、`Views`、`KVCache`、`Chapter`）跑的就是这同一段代码：一个测试（`TestForwardMirrorsModel`）在 batch 为 1 时把两者并排运行，检查每一次前向传播的峰值分毫不差、分配器调用次数相同（不开 `View` 时这里每次前向传播多一次调用：模型本身没有 batch 维度可展平）；另一个测试（`TestEditedForwardChangesPeaks`）在 4.5 节的整个工作负载上、对每种模式（包括 memlab 自己加的）检查同样的事。下面三个单元格就是前向传播；4.4 节的每个实验，以及 4.1 节的原地操作表格，跑的都是它们——改动它们，表格测到的结果就随你的代码而变。
+`model` 包的各个模式（`model.Baseline`、`InPlace`、`Views`、`KVCache`、`Chapter`）跑的就是这同一段代码：一个测试（`TestForwardMirrorsModel`）在批大小为 1 时把两者并排运行，检查每一次前向传播的峰值分毫不差、分配器调用次数相同（不开 `View` 时这里每次前向传播多一次调用：模型本身没有批维度可展平）；另一个测试（`TestEditedForwardChangesPeaks`）在 4.5 节的整个工作负载上、对每种模式（包括 memlab 自己加的）检查同样的事。下面三个单元格就是前向传播；4.4 节的每个实验，以及 4.1 节的原地操作表格，跑的都是它们——改动它们，表格测到的结果就随你的代码而变。
 */
 
 /*md
@@ -329,9 +329,9 @@ cache, no logits), for the 12 % question.
 */
 
 /*md:zh-CN
-#### 前向传播之三：嵌入、掩码、logits 与生成
+#### 前向传播之三：嵌入、掩码、输出分数与生成
 
-`forward` 以 4.4 节解码器的方式运行这些块，返回每个序列的下一个 token；`logits` 把每个位置都投影到词表上，就像一个返回完整 `[batch, seq, vocab]` 的移植版本那样（开了 `last` 时只投影每个序列的最后一个位置，4.5 节 memlab 自己加的 `model.LastLogits` 用它）；`pass` 把这几个单元格交给 `model` 包的引擎，每种模式都用；`encode` 是 BERT 运行同样这些块的方式（没有掩码、没有缓存、没有 logits），用来回答 12% 的问题。
+`forward` 以 4.4 节解码器的方式运行这些块，返回每个序列的下一个词元 (token)；`logits` 把每个位置都投影到词表上，就像一个返回完整 `[batch, seq, vocab]` 的移植版本那样（开了 `last` 时只投影每个序列的最后一个位置，4.5 节 memlab 自己加的 `model.LastLogits` 用它）；`pass` 把这几个单元格交给 `model` 包的引擎，每种模式都用；`encode` 是 BERT 运行同样这些块的方式（没有掩码、没有缓存、没有输出分数），用来回答 12% 的问题。
 */
 
 // embed is the token and position embeddings of ids [B][S] at positions
@@ -488,7 +488,7 @@ for t in (dict(view=False, in_place=False, pool=False), tricks):
 /*md:zh-CN
 ### 一次打开一招
 
-下面每次运行都为一批 4 个、每个 48 token 的提示词生成 16 个 token（small 模型，每次一个新的 lab），曲线是每一次前向传播中 `max_memory_allocated` 超出权重的部分：第一次前向传播处理提示词，其余每次一个 token。`tricks` 由你来改。
+下面每次运行都为一批 4 个、各长 48 个词元的提示词生成 16 个词元（small 模型，每次一个新的 lab），曲线是每一次前向传播中 `max_memory_allocated` 超出权重的部分：第一次前向传播处理提示词，其余每次处理一个词元。`tricks` 由你来改。
 
 ```python
 tricks = dict(view=False, in_place=False, pool=False)     # 打开一招，再运行
@@ -567,7 +567,7 @@ func chapterTechniques() {
 	base, all3 := runs[0], runs[len(runs)-1]
 	saved := ch4.Percent(all3.Peak, base.Peak)
 	memlab.Judge("the three techniques together cut memory use by 20–30 percent", memlab.HoldsIf(saved >= 20 && saved <= 30),
-		"peak above the weights %s → %s (%.1f %% saved), the same tokens: %v", memlab.FormatBytes(base.Peak), memlab.FormatBytes(all3.Peak), saved, base.SameTokens(all3))
+		"peak above the weights %s → %s (%s), the same tokens: %v", memlab.FormatBytes(base.Peak), memlab.FormatBytes(all3.Peak), ch4.Saved(saved), base.SameTokens(all3))
 	memlab.Judge("…because there is less allocating", memlab.HoldsIf(all3.Calls < base.Calls), "allocator calls %d → %d", base.Calls, all3.Calls)
 }
 
@@ -613,18 +613,18 @@ removes tensors alive there.
 /*md:zh-CN
 每次运行的峰值都出现在处理提示词的那次前向传播里，就在 `logits` 为每个位置计算输出投影、得到 `[batch·seq, vocab]` 的那一刻：三招没有一招碰得到那时活着的张量。原地操作让峰值原地不动；视图让它升高（作为视图留在缓存里的 `k` 和 `v` 让融合的 `qkv` 一直活着：视图会保住基张量的存储，见练习 11）；池化也让它升高（显存区从第一次前向传播起就按最长序列定大小）。峰值相同的几次运行，曲线重合在一起。每一招都确实削减的，是分配器调用——也就是教材那句话的后半句“减少了内存分配”。教材的 20-30% 只有在峰值恰好由这些技术能去掉的东西构成时才可能成立；下面几节去找这样的地方。
 
-**动手试试：** 在“教材的表格”那个单元格（看它的第一行注释）里，把提示词从 48 个 token 改成 8 个（`ch4.RunBatch(t.String(), generate(t), 4, 8, 16)`）。先预测：三招合用这回能压低峰值吗？还是会抬高它——抬高的比例比 48 个 token 时更大还是更小？
+**动手试试：** 在“教材的表格”那个单元格（看它的第一行注释）里，把提示词从 48 个词元改成 8 个（`ch4.RunBatch(t.String(), generate(t), 4, 8, 16)`）。先预测：三招合用这回能压低峰值吗？还是会抬高它——抬高的比例比 48 个词元时更大还是更小？
 
 <details><summary>答案</summary>
 
-三招合用这回让峰值升高的比例比 48 个 token 时更大：提示词的 logits 随提示词一起缩小，而显存区（按提示词加生成 token 的长度定大小）缩得少。分配器调用次数则一点没变：一次前向传播做多少个操作，与提示词多长无关。
+三招合用这回让峰值升高的比例比 48 个词元时更大：提示词的输出分数随提示词一起缩小，而显存区（按提示词加上生成词元的长度定大小）缩得少。分配器调用次数则一点没变：一次前向传播做多少个操作，与提示词多长无关。
 </details>
 
-**动手试试：** 峰值是所有提示词位置的 logits。在“前向传播之三”里，让 `logits` 在每次运行中都只投影最后一个位置：它的第一行 `if f.last && S > 1` 已经会在投影之前选出每个序列的最后一行（一个视图，`h.view(B, S, -1)[:, -1]`），但只用于模型的 `LastLogits` 模式——把它改成 `if S > 1`。再运行一遍“教材的表格”那个单元格。先预测：基线的峰值会下降吗？生成的 token 会变吗？原地操作这回能省下点什么吗？
+**动手试试：** 峰值是所有提示词位置的输出分数。在“前向传播之三”里，让 `logits` 在每次运行中都只投影最后一个位置：它的第一行 `if f.last && S > 1` 已经会在投影之前选出每个序列的最后一行（一个视图，`h.view(B, S, -1)[:, -1]`），但只用于模型的 `LastLogits` 模式——把它改成 `if S > 1`。再运行一遍“教材的表格”那个单元格。先预测：基线的峰值会下降吗？生成的词元会变吗？原地操作这回能省下点什么吗？
 
 <details><summary>答案</summary>
 
-峰值下降了——`[batch·seq, vocab]` 那个张量没有了——生成的 token 不变（最后一个位置的 logits 还是同样的）。logits 离开峰值之后，各招改动的是新峰值那一刻活着的张量，所以表里各行的百分比都会变：原地操作这回去掉了在那里活着的张量。
+峰值下降了——`[batch·seq, vocab]` 那个张量没有了——生成的词元不变（最后一个位置的输出分数还是同样的）。输出分数离开峰值之后，各招改动的是新峰值那一刻活着的张量，所以表里各行的百分比都会变：原地操作这回去掉了在那里活着的张量。
 </details>
 */
 
@@ -668,7 +668,7 @@ or nowhere?
 
 > 教材原文：「我的经验：有一次优化一个BERT推理管线，发现仅仅把几个激活函数改成in-place版本，显存占用就降了12%。别小看这点，对于长序列推理，12%可能就是能不能跑batch size=32和64的区别。」
 
-BERT 是编码器 (encoder)：对整个序列做一次前向传播，没有 KV 缓存，也不在词表上算 logits。`encode`（在“前向传播之三”里）就这样运行上面的块，用的是 BERT-base 的形状——隐藏维 768、12 个头、MLP 3072——序列长 128 和 512，batch 32 和 64；一次用非融合注意力（eager attention，完整的分数矩阵 `[batch, 12, seq, seq]`），一次用融合注意力 (fused attention，即 `F.scaled_dot_product_attention`：从不持有完整矩阵)。只跑一层：编码器的各层一层接一层地运行、什么也不保留，所以一层就达到整次前向传播超出权重的峰值（有测试拿它和 12 层对照）。`InPlace` 让 GELU、缩放和残差相加都原地进行——比教材说的“几个激活函数”还多。在模拟设备上，这个单元格只记账显存、不计算数值，所以这样的规模也一瞬间跑完；在 GPU 上内核照常运行。
+BERT 是编码器 (encoder)：对整个序列做一次前向传播，没有 KV 缓存，也不在词表上算输出分数。`encode`（在“前向传播之三”里）就这样运行上面的块，用的是 BERT-base 的形状——隐藏维 768、12 个头、MLP 3072——序列长 128 和 512，批大小 32 和 64；一次用非融合注意力（eager attention，完整的分数矩阵 `[batch, 12, seq, seq]`），一次用融合注意力 (fused attention，即 `F.scaled_dot_product_attention`：从不持有完整矩阵)。只跑一层：编码器的各层一层接一层地运行、什么也不保留，所以一层就达到整次前向传播超出权重的峰值（有测试拿它和 12 层对照）。`InPlace` 让 GELU、缩放和残差相加都原地进行——比教材说的“几个激活函数”还多。在模拟设备上，这个单元格只记账显存、不计算数值，所以这样的规模也一瞬间跑完；在 GPU 上内核照常运行。
 
 ```python
 for attn in ("eager", "sdpa"):                      # BertModel(config, attn_implementation=attn)
@@ -724,13 +724,13 @@ the two peaks are of one size, and what in place saves lies between the 128- and
 */
 
 /*md:zh-CN
-最后一列是一个序列的分数矩阵与一个 MLP 激活值之比。比值小于 1 时（128 个 token，非融合），峰值在 MLP 里：GELU 的输出和它的输入同时存在——这正是原地操作去掉的东西。到了 512 个 token，峰值落在注意力上：分数和它的 softmax，两个 `[batch, 12, seq, seq]` 张量同时活着；缩放本来已经原地做了，而 softmax 要在输入旁边写一个新张量（PyTorch 的 softmax 没有原地版本），所以原地操作碰不到这个峰值。融合注意力从不持有整个矩阵，于是在每个长度上峰值都由 MLP 构成：原地操作处处省下差不多同样的比例。峰值那一刻主导激活值的是谁，决定了能省多少；batch 不决定（峰值时的每个张量都随它成比例变化）。另外，GELU 在 PyTorch 的公开 API 里根本没有原地版本（`F.gelu` 不像 `F.relu` 那样有 `inplace=` 参数）：在 PyTorch 里要省这一份，得靠自定义或融合的内核。
+最后一列是一个序列的分数矩阵与一个 MLP 激活值之比。比值小于 1 时（128 个词元，非融合），峰值在 MLP 里：GELU 的输出和它的输入同时存在——这正是原地操作去掉的东西。到了 512 个词元，峰值落在注意力上：分数和它的 softmax，两个 `[batch, 12, seq, seq]` 张量同时活着；缩放本来已经原地做了，而 softmax 要在输入旁边写一个新张量（PyTorch 的 softmax 没有原地版本），所以原地操作碰不到这个峰值。融合注意力从不持有整个矩阵，于是在每个长度上峰值都由 MLP 构成：原地操作处处省下差不多同样的比例。峰值那一刻主导激活值的是谁，决定了能省多少；批大小不决定（峰值时的每个张量都随它成比例变化）。另外，GELU 在 PyTorch 的公开 API 里根本没有原地版本（`F.gelu` 不像 `F.relu` 那样有 `inplace=` 参数）：在 PyTorch 里要省这一份，得靠自定义或融合的内核。
 
-**动手试试：** 在“4.1's 12 %”那个单元格（看它的第一行注释）里加一个序列长度 256。先预测：用非融合注意力时，256 个 token 落在 MLP 一边，还是分数一边？
+**动手试试：** 在“4.1's 12 %”那个单元格（看它的第一行注释）里加一个序列长度 256。先预测：用非融合注意力时，256 个词元落在 MLP 一边，还是分数一边？
 
 <details><summary>答案</summary>
 
-在 256 个 token 时，一个序列的分数（12·256·256）正好等于一个 MLP 激活值（256·3072）：两个峰一样大，原地操作省下的比例落在 128 和 512 两行之间。
+在 256 个词元时，一个序列的分数（12·256·256）正好等于一个 MLP 激活值（256·3072）：两个峰一样大，原地操作省下的比例落在 128 和 512 两行之间。
 </details>
 */
 
@@ -755,9 +755,9 @@ for batch, in_place in ((32, False), (64, False), (64, True)):
 */
 
 /*md:zh-CN
-### 按教材的规模：batch 32 还是 64？
+### 按教材的规模：批大小 32 还是 64？
 
-实测教材的第二句话：同一个编码器，512 个 token，batch 分别为 32 和 64，放在一台模拟设备上，它的容量介于基线在 batch 32 与 batch 64 时所预留的显存之间——基线能跑 32、跑不了 64（每台机器上都用模拟设备：这个问题要的正是恰好这么大的设备；在 GPU 上得用 `set_per_process_memory_fraction` 设上限）。原地操作能让 64 在这里跑起来吗？融合注意力呢？
+实测教材的第二句话：同一个编码器，512 个词元，批大小分别为 32 和 64，放在一台模拟设备上，它的容量介于基线在批大小 32 与批大小 64 时所预留的显存之间——基线能跑 32、跑不了 64（每台机器上都用模拟设备：这个问题要的正是恰好这么大的设备；在 GPU 上得用 `set_per_process_memory_fraction` 设上限）。原地操作能让 64 在这里跑起来吗？融合注意力呢？
 
 ```python
 # 在这么大的一块 GPU 上（或者用 torch.cuda.set_per_process_memory_fraction 给一块 GPU 设上限）
@@ -806,12 +806,12 @@ bridge a gap of a half.
 */
 
 /*md:zh-CN
-在 512 个 token 时，batch 翻倍，分数张量也要翻倍，而原地操作一个也省不下：要想让只能跑 32 的地方跑得下 64，某种技术就得去掉大约一半的峰值——也就是注意力分数本身。这正是融合注意力做的事（PyTorch 用 FlashAttention 或省显存的内核执行 `F.scaled_dot_product_attention`，根本不保留分数）：它不在教材的三招之列。
+在 512 个词元时，批大小翻倍，分数张量也要翻倍，而原地操作一个也省不下：要想让只能跑 32 的地方跑得下 64，某种技术就得去掉大约一半的峰值——也就是注意力分数本身。这正是融合注意力做的事（PyTorch 用 FlashAttention 或省显存的内核执行 `F.scaled_dot_product_attention`，根本不保留分数）：它不在教材的三招之列。
 
-**动手试试：** 在“batch 32 or 64”那个单元格里把序列改成 128 个 token（两处都改）——在这个长度上原地操作确实省下了一部分峰值。先预测：原地操作这回能让 batch 64 跑下来吗？
+**动手试试：** 在“batch 32 or 64”那个单元格里把序列改成 128 个词元（两处都改）——在这个长度上原地操作确实省下了一部分峰值。先预测：原地操作这回能让批大小 64 跑下来吗？
 
 <details><summary>答案</summary>
 
-不能：在 128 个 token 时原地操作省下了一部分峰值，但 batch 64 需要的大约是 batch 32 的两倍——设备的容量在两者正中间，省下大约十分之一，填不上一半的差距。
+不能：在 128 个词元时原地操作省下了一部分峰值，但批大小 64 需要的大约是批大小 32 的两倍——设备的容量在两者正中间，省下大约十分之一，填不上一半的差距。
 </details>
 */

@@ -43,7 +43,7 @@ print(torch.cuda.max_memory_allocated() - weights,
 /*md:zh-CN
 ### `model` 包：同一段前向传播，逐个模式
 
-`model` 包用它的各个模式运行上面那段前向传播，一次一个请求，没有 batch 维度：`model.Baseline`、`InPlace`、`Views`、`KVCache` 以及三招合用的 `model.Chapter`，对应上面的 `Tricks`。另外两个是 memlab 自己加的，不是教材的：`PooledScores`（注意力分数和 softmax 写进池化的缓冲区，见下文）和 `LastLogits`（只为要采样的那个位置计算输出投影）；`Optimised` 是 `Chapter` 加 `LastLogits`。所有模式得到的 logits 都完全相同。这一节的引擎跑的是你的前向传播：`pass`（在“前向传播之三”里）把上面三个单元格作为 `model.Forward` 交给引擎，每种模式都用它：教材的三招靠 `Tricks`，`LastLogits` 靠 `logits` 里的 `last`，`PooledScores` 靠 `scores` 里引擎池子的分数缓冲区。改动前向传播，这些表格也随之改变。不开 `View` 时，你的前向传播每次比模型自己的多一次分配器调用：那就是 `(batch, seq, hidden)` 展平时的拷贝。先看一个请求，逐个模式对比——用 PyTorch 对一个模型、一个请求来测是这样：
+`model` 包用它的各个模式运行上面那段前向传播，一次一个请求，没有批维度：`model.Baseline`、`InPlace`、`Views`、`KVCache` 以及三招合用的 `model.Chapter`，对应上面的 `Tricks`。另外两个是 memlab 自己加的，不是教材的：`PooledScores`（注意力分数和 softmax 写进池化的缓冲区，见下文）和 `LastLogits`（只为要采样的那个位置计算输出投影）；`Optimised` 是 `Chapter` 加 `LastLogits`。所有模式得到的输出分数都完全相同。这一节的引擎跑的是你的前向传播：`pass`（在“前向传播之三”里）把上面三个单元格作为 `model.Forward` 交给引擎，每种模式都用它：教材的三招靠 `Tricks`，`LastLogits` 靠 `logits` 里的 `last`，`PooledScores` 靠 `scores` 里引擎池子的分数缓冲区。改动前向传播，这些表格也随之改变。不开 `View` 时，你的前向传播每次比模型自己的多一次分配器调用：那就是 `(batch, seq, hidden)` 展平时的拷贝。先看一个请求，逐个模式对比——用 PyTorch 对一个模型、一个请求来测是这样：
 
 ```python
 weights = torch.cuda.memory_allocated()        # 模型已加载
@@ -122,12 +122,12 @@ print(peak, torch.cuda.max_memory_reserved(), stats["allocation.all.allocated"],
 
 <details><summary>答案</summary>
 
-不，反而更低：预分配的缓存不管请求长短都按最长请求来定大小，而短提示词的完整 logits 本来就小。
+不，反而更低：预分配的缓存不管请求长短都按最长请求来定大小，而短提示词的完整输出分数本来就小。
 </details>
 
 ### 完整的工作负载
 
-8 个请求，提示词长 16–64 个 token，各生成 8–32 个 token；每种模式各用一台自己的设备，各模式按请求轮流执行。这次运行就是 [`ch4.Inference`](../../experiments/ch4/inference.go)：把上面那个单元格对每个请求都做一遍，在 GPU 上用 CUDA 事件计时。在 2 核机器的模拟设备上它要跑大约 15 秒（CPU 内核要算出每一个数值；在 GPU 上一秒左右），每个请求在所有模式下跑完时打印一行。第一张表是教材要的：基线、每招单独用、三招合用；第二张表单独列出 memlab 自己加的（池化的分数、last-logits 以及它们的组合），它们不是教材的内容。表格下方的结论由这次运行打印，并把教材的数字和实测放在一起对照——先是三招合用：
+8 个请求，提示词长 16–64 个词元，各生成 8–32 个词元；每种模式各用一台自己的设备，各模式按请求轮流执行。这次运行就是 [`ch4.Inference`](../../experiments/ch4/inference.go)：把上面那个单元格对每个请求都做一遍，在 GPU 上用 CUDA 事件计时。在 2 核机器的模拟设备上它要跑大约 15 秒（CPU 内核要算出每一个数值；在 GPU 上一秒左右），每个请求在所有模式下跑完时打印一行。第一张表是教材要的：基线、每招单独用、三招合用；第二张表单独列出 memlab 自己加的（池化的分数、last-logits 以及它们的组合），它们不是教材的内容。表格下方的结论由这次运行打印，并把教材的数字和实测放在一起对照——先是三招合用：
 
 > 教材原文：「这三步走下来，显存占用通常能降20-30%，而且推理速度还有提升——因为减少了内存分配和拷贝的开销。」
 
@@ -213,18 +213,18 @@ print(sorted(speedups)[1], min(speedups), max(speedups))
 */
 
 /*md:zh-CN
-曲线给出每种模式在每一次前向传播中的峰值，一次接一次（各模式的前向传播完全相同）：尖峰是处理提示词，平坦的部分是逐 token 解码。基线的峰值出现在某个提示词的前向传播里，此时它要为提示词的每个位置计算 logits——这就是为什么 memlab 额外加的 `last-logits` 能挪动峰值，而单靠原地操作不能：原地操作碰不到那一刻还活着的张量。`views` 通过作为缓存保留下来的 K/V 视图，让融合的 QKV 投影一直活着（视图会保住基张量的存储，见练习 11）；`kv-cache` 则按最长请求定大小：所以教材的三招合用并不能降低这个峰值。教材的 20-30% 只有在峰值恰好由这些技术能去掉的东西构成时才可能成立；这个模型的峰值不是。它们每一次都确实去掉的，是分配器调用。
+曲线给出每种模式在每一次前向传播中的峰值，一次接一次（各模式的前向传播完全相同）：尖峰是处理提示词，平坦的部分是逐词元解码。基线的峰值出现在某个提示词的前向传播里，此时它要为提示词的每个位置计算输出分数——这就是为什么 memlab 额外加的 `last-logits` 能挪动峰值，而单靠原地操作不能：原地操作碰不到那一刻还活着的张量。`views` 通过作为缓存保留下来的 K/V 视图，让融合的 QKV 投影一直活着（视图会保住基张量的存储，见练习 11）；`kv-cache` 则按最长请求定大小：所以教材的三招合用并不能降低这个峰值。教材的 20-30% 只有在峰值恰好由这些技术能去掉的东西构成时才可能成立；这个模型的峰值不是。它们每一次都确实去掉的，是分配器调用。
 
 **动手试试：** 运行 `ch4.Inference(ch4.Setup{Forward: pass}, "small", model.Optimised&^model.InPlace, model.Optimised)`——第一个模式是参照。先预测：单独使用时什么也没省下的原地操作，这回能压低峰值吗？
 
 <details><summary>答案</summary>
 
-能：last-logits 把 logits 从峰值里拿掉之后，原地操作去掉的正是新峰值那一刻活着的张量；结论里打印了比例。（这两个模式都是 memlab 自己加的，所以它们的行在第二张表里。）
+能：last-logits 把输出分数从峰值里拿掉之后，原地操作去掉的正是新峰值那一刻活着的张量；结论里打印了比例。（这两个模式都是 memlab 自己加的，所以它们的行在第二张表里。）
 </details>
 
-### 逐 token 延迟：跑一次不算测量
+### 逐词元延迟：跑一次不算测量
 
-上面结论里的 token 延迟中位数只来自一次运行；在这台设备上，各模式之间的差别和两次运行之间的差别差不多大。教材 4.3 节给 KV 缓存池的数字是：
+上面结论里的词元延迟中位数只来自一次运行；在这台设备上，各模式之间的差别和两次运行之间的差别差不多大。教材 4.3 节给 KV 缓存池的数字是：
 
 > 教材原文：「因为KV Cache的大小在推理过程中是固定的，用池化可以避免每次生成token时都重新分配显存，推理延迟能降5-10%。」
 
@@ -247,13 +247,13 @@ func tokenLatencySpread() {
 		r = memlab.Must(ch4.Inference(ch4.Setup{Forward: pass}, "small", model.Baseline, model.KVCache))
 		v, _ := r.Compare(model.KVCache, model.Baseline, ch4.TokenLatency)
 		faster = append(faster, v)
-		ch4.Say("live run %d of 3: kv-cache %.1f %% faster", run+1, v)
+		ch4.Say("live run %d of 3: kv-cache %s", run+1, ch4.Faster(v))
 	}
 	median := ch4.LiveSpread(r.Device, faster) // and the range
 	rec := memlab.Must(ch4.LoadRecorded())
 	ch4.SayMallocs(r, rec) // cudaMalloc, allocator calls and token times: live, then recorded on the H200
 	source, v := ch4.LatencyEvidence(r.Device, median, rec)
-	memlab.Judge("pooling the KV cache cuts inference latency by 5–10 percent", memlab.HoldsIf(v >= 5), "%s: %.1f %% faster", source, v)
+	memlab.Judge("pooling the KV cache cuts inference latency by 5–10 percent", memlab.HoldsIf(v >= 5), "%s: %s", source, ch4.Faster(v))
 }
 
 /*md
@@ -307,7 +307,7 @@ for n in range(1, max_len + 1):
 */
 
 /*md:zh-CN
-实时运行的范围说明了一次运行和下一次能差多远：一次运行得出的百分比算不上结论；在模拟设备上，实时的时间是 CPU 内核的时间，而不是 GPU 的。H200 的录制结果每种规模只有一次运行（没有重复）：它的每个数字都只能当作一个样本。small 模型在 H200 上的实时运行和录制运行不一定一致：在这个规模上，一个 token 只要零点几毫秒，各模式之间的差别和离散范围同一个量级——所以结论那一行会写明它依据的是哪个数字。提速并不来自 `cudaMalloc`——上面几行数了它们的次数，和分配器调用比起来少得无足轻重——而是来自 `torch.cat` 缓存在每一层、每个 token 上都要做的两件事：两次分配器调用（一个新的键张量和一个新的值张量），以及把到目前为止的整个缓存拷贝一遍；池化的缓存只拷贝新 token 的键和值。
+实时运行的范围说明了一次运行和下一次能差多远：一次运行得出的百分比算不上结论；在模拟设备上，实时的时间是 CPU 内核的时间，而不是 GPU 的。H200 的录制结果每种规模只有一次运行（没有重复）：它的每个数字都只能当作一个样本。small 模型在 H200 上的实时运行和录制运行不一定一致：在这个规模上，一个词元只要零点几毫秒，各模式之间的差别和离散范围同一个量级——所以结论那一行会写明它依据的是哪个数字。提速并不来自 `cudaMalloc`——上面几行数了它们的次数，和分配器调用比起来少得无足轻重——而是来自 `torch.cat` 缓存在每一层、每个词元上都要做的两件事：两次分配器调用（一个新的键张量和一个新的值张量），以及把到目前为止的整个缓存拷贝一遍；池化的缓存只拷贝新词元的键和值。
 
 **动手试试：** 把单元格里的 `model.KVCache` 换成 `model.Chapter`（两处都换）。运行之前先预测：分配器调用比 `kv-cache` 多还是少？会不会有 `cudaMalloc`？
 
@@ -322,7 +322,7 @@ for n in range(1, max_len + 1):
 
 > 教材原文：「显存池化：KV Cache和注意力分数矩阵用池化管理，避免频繁分配。」
 
-每一个解码步都要计算一个新长度的 `scores = q @ k.T`。在 PyTorch 中，写入池化缓冲区用的是 `out=` 形式：`torch.matmul(q, k_t, out=buf[..., :n])`；memlab 中对应的是 `tensor.MatmulInto(out, q, kt)`（概率则用 `tensor.SoftmaxInto`），带有和 PyTorch 一样的 dtype 与重叠检查。下面对一层的所有头跑 96 步：先是每步分配分数张量，再是写进一个按最长序列定大小的缓冲区的视图里（`[heads, 1, maxLen]`，第 `n` 步用前 `n` 列）：
+每一个解码步都要计算一个新长度的 `scores = q @ k.T`。在 PyTorch 中，写入池化缓冲区用的是 `out=` 形式：`torch.matmul(q, k_t, out=buf[..., :n])`；memlab 中对应的是 `tensor.MatmulInto(out, q, kt)`（概率则用 `tensor.SoftmaxInto`），带有和 PyTorch 一样的数据类型 (dtype) 检查与重叠检查。下面对一层的所有头跑 96 步：先是每步分配分数张量，再是写进一个按最长序列定大小的缓冲区的视图里（`[heads, 1, maxLen]`，第 `n` 步用前 `n` 列）：
 
 ```python
 q = torch.randn(heads, 1, head_dim, device="cuda")
@@ -482,9 +482,9 @@ print(torch.cuda.max_memory_allocated(), (h - h2).abs().max().item())
 */
 
 /*md:zh-CN
-两个缓冲区供应了每次前向传播的每一层（两次未命中，其余全部命中），分配器调用也随之减少——教材建议的这一半成立。峰值却上升了，正好多出这两个缓冲区：它们按最长请求定大小，并且一直留在池子里，于是压在了 logits 造成的峰值之下，而那个峰值本来就不是分数张量造成的。只有在分数张量构成峰值的地方，池化才划算，而且还得最长请求与典型请求相差不大。**所以 `chapter` 仍然是以 KV 缓存显存区为池子的那三招**（这也是 H200 录制结果里“chapter”的含义，那些结果录制于这个模式出现之前），`chapter+pooled-scores` 则在 `memlab ch4` 的表格和下文中与它并列报告。
+两个缓冲区供应了每次前向传播的每一层（两次未命中，其余全部命中），分配器调用也随之减少——教材建议的这一半成立。峰值却上升了，正好多出这两个缓冲区：它们按最长请求定大小，并且一直留在池子里，于是压在了输出分数造成的峰值之下，而那个峰值本来就不是分数张量造成的。只有在分数张量构成峰值的地方，池化才划算，而且还得最长请求与典型请求相差不大。**所以 `chapter` 仍然是以 KV 缓存显存区为池子的那三招**（这也是 H200 录制结果里“chapter”的含义，那些结果录制于这个模式出现之前），`chapter+pooled-scores` 则在 `memlab ch4` 的表格和下文中与它并列报告。
 
-**动手试试：** 在“scores allocated at each step”那个单元格（看它的第一行注释）里，像处理一个长提示词那样给 `q` 1024 个位置（`tensor.Randn(l, 1, tensor.Float32, heads, 1024, headDim)`），缓冲区设为 `[heads, 1024, maxLen]`：超过 64 列之后，分配出来的分数张量就大于 1 MiB，即小块池的上限。先预测：分配式循环会调用几次 `cudaMalloc`？它的分数张量落在几个地址上？在“pooled score buffers in the model”那个单元格里，给模式列表加上 `model.Optimised` 和 `model.Optimised | model.PooledScores`：等 last-logits 把 logits 从峰值里拿掉之后，缓冲区还会抬高峰值吗？
+**动手试试：** 在“scores allocated at each step”那个单元格（看它的第一行注释）里，像处理一个长提示词那样给 `q` 1024 个位置（`tensor.Randn(l, 1, tensor.Float32, heads, 1024, headDim)`），缓冲区设为 `[heads, 1024, maxLen]`：超过 64 列之后，分配出来的分数张量就大于 1 MiB，即小块池的上限。先预测：分配式循环会调用几次 `cudaMalloc`？它的分数张量落在几个地址上？在“pooled score buffers in the model”那个单元格里，给模式列表加上 `model.Optimised` 和 `model.Optimised | model.PooledScores`：等 last-logits 把输出分数从峰值里拿掉之后，缓冲区还会抬高峰值吗？
 
 <details><summary>答案</summary>
 
@@ -502,7 +502,7 @@ print(torch.cuda.max_memory_allocated(), (h - h2).abs().max().item())
 ```python
 ln = torch.nn.LayerNorm(128, device="cuda")
 w = torch.randn(128, 128, device="cuda") * 0.02     # 一个子层
-h = torch.randn(64, 128, device="cuda")             # 残差流，64 个 token
+h = torch.randn(64, 128, device="cuda")             # 残差流，64 个词元
 h2 = h.clone()
 torch.cuda.reset_peak_memory_stats()
 h += ln(h) @ w                                      # 模型里的做法
@@ -706,7 +706,7 @@ trades peak memory for fewer allocations.
 /*md:zh-CN
 #### 小结
 
-- 峰值由某一刻同时活着的张量构成；一招只有去掉其中之一，才能降低峰值。在教材的解码器里，那一刻是所有提示词位置的 logits，三招没有一招碰得到它。
+- 峰值由某一刻同时活着的张量构成；一招只有去掉其中之一，才能降低峰值。在教材的解码器里，那一刻是所有提示词位置的输出分数，三招没有一招碰得到它。
 - 原地操作在激活值与它的输出构成峰值的地方才省（BERT-base 的 MLP，或者注意力融合之后的所有长度），在注意力分数构成峰值的地方一点不省。
 - 每一招都确实削减的是分配器调用；固定大小的缓存或池子，是用峰值显存换更少的分配。
 

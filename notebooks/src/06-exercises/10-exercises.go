@@ -736,7 +736,7 @@ type BlockTable struct {
 //
 // It returns an error if numBlocks or blockSize is less than 1.
 //
-// 中文：创建一个有 numBlocks 个物理块（全部空闲）、每块 blockSize 个 token 的块表。
+// 中文：创建一个有 numBlocks 个物理块（全部空闲）、每块 blockSize 个词元的块表。
 // 两者都至少为 1，否则返回错误。
 func NewBlockTable(numBlocks, blockSize int) (*BlockTable, error) {
 	panic("not implemented")
@@ -751,7 +751,7 @@ func NewBlockTable(numBlocks, blockSize int) (*BlockTable, error) {
 // It returns an error if tokens < 1, and an error wrapping ErrOutOfBlocks if too
 // few blocks are free; either way nothing changes.
 //
-// 中文：给序列 seq 追加 tokens 个 token（第一次用到时创建它）：
+// 中文：给序列 seq 追加 tokens 个词元（第一次用到时创建它）：
 // 先填满最后一块，新块按 id 从小到大取；最后一块共享且未填满时先写时复制，
 // 返回需要的拷贝。空闲块不够时返回包装 ErrOutOfBlocks 的错误，
 // 什么都不改。
@@ -769,7 +769,7 @@ func (bt *BlockTable) Blocks(seq int) []int {
 
 // Len returns the number of tokens of seq, 0 for an unknown sequence.
 //
-// 中文：返回序列的 token 数；未知序列返回 0。
+// 中文：返回序列的词元数；未知序列返回 0。
 func (bt *BlockTable) Len(seq int) int {
 	panic("not implemented")
 }
@@ -785,7 +785,7 @@ func (bt *BlockTable) NumFree() int {
 //
 // It returns an error if seq is unknown or pos is outside [0, Len(seq)).
 //
-// 中文：返回序列第 pos 个 token 所在的物理块和块内偏移。位置越界或序列未知时返回错误。
+// 中文：返回序列第 pos 个词元所在的物理块和块内偏移。位置越界或序列未知时返回错误。
 func (bt *BlockTable) Slot(seq, pos int) (block, offset int, err error) {
 	panic("not implemented")
 }
