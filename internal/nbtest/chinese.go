@@ -101,6 +101,17 @@ func KeptTerms(path string) ([]string, error) {
 	return terms, nil
 }
 
+// ProseWords are the English prose words of one line of a Chinese output
+// ([EnglishWords]), the line read as [ChineseEdition] reads it: none in a
+// line of code or a command's stamp, or in PyTorch's memory summary and OOM
+// message; a go run command and the simulated device's name left out.
+func ProseWords(line string, keep []string) []string {
+	if codeLine.MatchString(line) || pytorchLine.MatchString(line) {
+		return nil
+	}
+	return EnglishWords(deviceName.ReplaceAllString(command.ReplaceAllString(line, ""), ""), keep)
+}
+
 // codeLine matches what a Chinese output quotes as code, not prose: a line
 // that is a comment or a command's stamp ("# 2026-12-01 …: memlab ch4 -size
 // small", as the reviewer's count skips them), a go run command, and the
@@ -152,11 +163,7 @@ func ChineseEdition(t *testing.T, cells []memlab.Cell, glossary string) map[stri
 		}
 		shown := strings.Join(lines, "\n")
 		for _, l := range lines {
-			if codeLine.MatchString(l) || pytorchLine.MatchString(l) {
-				continue
-			}
-			l = deviceName.ReplaceAllString(command.ReplaceAllString(l, ""), "")
-			if w := EnglishWords(l, keep); len(w) > 0 {
+			if w := ProseWords(l, keep); len(w) > 0 {
 				t.Errorf("cell %s prints English %q in the Chinese edition: %s", c.Name, w, l)
 			}
 		}
