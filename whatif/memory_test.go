@@ -241,3 +241,43 @@ func TestPrepareBytesPerEntry(t *testing.T) {
 		t.Errorf("preparing allocates %.0f bytes per trace entry, want at most 48", perEntry)
 	}
 }
+
+// TestPackedPlacements: a packing placement puts guessed allocations that no chunk
+// tail takes one after another, ascending, in a range of their own above or below
+// the recorded ones, leaving no chunk tails between them; a chunk tail still takes
+// what fits in it first, as in the model.
+func TestPackedPlacements(t *testing.T) {
+	const rec = 0x7f0000000000
+	for _, pack := range []packing{packAbove, packBelow} {
+		m := newDeviceMemory(1 << 40)
+		m.pack = pack
+		m.step([]hint{{addr: rec, size: 2 * mib}})
+		if a, err := m.Malloc(2 * mib); err != nil || a != rec {
+			t.Fatalf("pack %d: the recorded allocation went to %#x (%v), want its own address", pack, a, err)
+		}
+		m.step(nil)
+		tail, err := m.Malloc(2 * mib) // the recorded segment's chunk tail takes it
+		if err != nil || tail != rec+2*mib {
+			t.Fatalf("pack %d: a 2 MiB guess went to %#x (%v), want the chunk tail at %#x", pack, tail, err, rec+2*mib)
+		}
+		first, err := m.Malloc(40 * mib)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, err := m.Malloc(30 * mib) // more than the 28 MiB left of the tail
+		if err != nil {
+			t.Fatal(err)
+		}
+		if second != first+40*mib {
+			t.Errorf("pack %d: 40 MiB at %#x then 30 MiB at %#x, want it packed right after", pack, first, second)
+		}
+		if above := first > rec; above != (pack == packAbove) {
+			t.Errorf("pack %d: the packed range starts at %#x, recorded segment at %#x", pack, first, rec)
+		}
+		for _, h := range m.holes {
+			if h.addr >= first && h.addr < second+30*mib {
+				t.Errorf("pack %d: a chunk tail %#x+%d MiB inside the packed range", pack, h.addr, h.size/mib)
+			}
+		}
+	}
+}

@@ -76,6 +76,20 @@ func capUnused(r *Run, st Setting) (Setting, bool) {
 // replay under st whose model placement guessed guessed device allocations.
 func placementOptions(h *history, st Setting, opts Options, seed int, guessed int) Options {
 	o := opts
+	// Placements 3 and 4 of a replay that guessed pack the guessed allocations that
+	// no chunk tail or freed range takes in a range of their own, above and below
+	// the recorded ones (packing), a layout random places never line up; the random
+	// placements after them keep the seeds they had before these two were added, so
+	// every range the random ones gave is still reached.
+	if guessed > 0 && !h.isOwn(st) {
+		switch {
+		case seed == 3 || seed == 4:
+			o.placement, o.pack = int64(seed), packAbove+packing(seed-3)
+			return o
+		case seed > 4:
+			seed -= 2
+		}
+	}
 	o.placement = int64(seed)
 	// Under another setting than the snapshot's own, the driver may also swap the
 	// recorded allocations of a size (the package doc says where it did): every

@@ -230,15 +230,6 @@ var programsKnown = map[string]string{
 	// 10 % of its top a count's range may be; PyTorch's figure is its low end, and the
 	// replay with that run's own addresses gives it exactly.
 	"serve_continuous_batching under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free": "a small count: a range two wide is more than 10 % of its top",
-	// Recorded at 17:33 UTC on 2026-12-03, after the model last changed, and checked
-	// only then, as held-back programs are: under roundup:4 the mixture of experts'
-	// data-dependent expert batches take segments of sizes the default run never
-	// asked for, and no placement tried puts them where PyTorch's driver did. Where a
-	// block lands decides whether a split's remainder is kept whole (512 KiB more
-	// allocated at the peak) and how much is left inactive; the replay with that run's
-	// own addresses is exact in every figure.
-	"moe_train_bf16 under roundup_power2_divisions_4: allocated_bytes.all.peak":      "guessed segments never placed where the driver put them (512 KiB)",
-	"moe_train_bf16 under roundup_power2_divisions_4: inactive_split_bytes.all.peak": "guessed segments never placed where the driver put them (1 % below the range)",
 }
 
 // programsWide are the practitioners' programs' ranges wider than informative

@@ -64,11 +64,12 @@ func newReplayer(h *history, st Setting, opts Options, sched schedule) (*replaye
 		// (TestAddressPlacementKinds: for gpt2_generate_large's capped run, these
 		// reach PyTorch's num_device_free more often than those that move recorded
 		// ones too).
-		mem.moveRecorded = opts.placement%2 == 1
+		mem.moveRecorded = opts.placement%2 == 1 && opts.pack == noPacking
 		if opts.permute {
 			mem.recorded = h.recordedAddresses()
 			mem.order = opts.order
 		}
+		mem.pack = opts.pack
 	}
 	a, err := allocator.New(mem, st.Conf)
 	if err != nil {

@@ -201,6 +201,9 @@ type Options struct {
 	permute bool
 	// order, with permute, lays them in a fixed order instead (regionOrder).
 	order regionOrder
+	// pack, with placement, packs the guessed device allocations in a range of
+	// their own (packing).
+	pack packing
 	// ContinueAfterOOM goes on replaying after an allocation fails that the recorded
 	// run made. By default the replay stops there, as the program would have: PyTorch
 	// raised torch.OutOfMemoryError at that call, and what the program did next is not
