@@ -218,3 +218,39 @@ func splitLines(text string) []string {
 	}
 	return lines
 }
+
+// OutputText is a cell's printed output: its streams and the plain text of
+// what it displayed, in order.
+func (c *Cell) OutputText() string {
+	var b strings.Builder
+	for _, o := range c.Outputs {
+		if t, ok := o["text"]; ok {
+			b.WriteString(joinText(t))
+			continue
+		}
+		if d, ok := o["data"].(map[string]any); ok {
+			if t, ok := d["text/plain"]; ok {
+				b.WriteString(joinText(t))
+				b.WriteString("\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+// joinText joins nbformat's multiline text (a string or a list of strings).
+func joinText(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case []any:
+		var b strings.Builder
+		for _, s := range t {
+			if s, ok := s.(string); ok {
+				b.WriteString(s)
+			}
+		}
+		return b.String()
+	}
+	return ""
+}

@@ -93,45 +93,9 @@ func ReadExecuted(pristinePath, keptPath string) ([]Cell, error) {
 		if name == "" {
 			continue
 		}
-		cells = append(cells, Cell{Name: name, Fresh: current[sum], Verdicts: Parse(name, outputText(c))})
+		cells = append(cells, Cell{Name: name, Fresh: current[sum], Verdicts: Parse(name, c.OutputText())})
 	}
 	return cells, nil
-}
-
-// outputText is a cell's printed output: its streams and the plain text of
-// what it displayed, in order.
-func outputText(c *nbexec.Cell) string {
-	var b strings.Builder
-	for _, o := range c.Outputs {
-		if t, ok := o["text"]; ok {
-			b.WriteString(joinText(t))
-			continue
-		}
-		if d, ok := o["data"].(map[string]any); ok {
-			if t, ok := d["text/plain"]; ok {
-				b.WriteString(joinText(t))
-				b.WriteString("\n")
-			}
-		}
-	}
-	return b.String()
-}
-
-// joinText joins nbformat's multiline text (a string or a list of strings).
-func joinText(v any) string {
-	switch t := v.(type) {
-	case string:
-		return t
-	case []any:
-		var b strings.Builder
-		for _, s := range t {
-			if s, ok := s.(string); ok {
-				b.WriteString(s)
-			}
-		}
-		return b.String()
-	}
-	return ""
 }
 
 // Agree checks notebook name's verdicts on two devices: sim holds the output
