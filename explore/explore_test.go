@@ -18,7 +18,7 @@ import (
 
 func load(t testing.TB, name string) *snapshot.Snapshot {
 	t.Helper()
-	p, err := reference.File(reference.Workloads211, name)
+	p, err := reference.Pickle(reference.Workloads211, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1262,6 +1262,181 @@ def nested_jagged_encode(torch):
             del x
 
 
+def pyg_sage_train(torch):
+    """PyTorch Geometric's GraphSAGE (three SAGEConv layers, 128 -> 256 -> 256 -> 40, mean
+    aggregation: scatter over each edge's target) trained full-batch on four random graphs
+    of different sizes (60k-200k nodes, 6-15 edges a node, self-loops removed: an edge
+    count the data decides), Adam, one step a graph."""
+    from torch import nn
+    from torch_geometric.nn import SAGEConv
+    F = nn.functional
+    torch.manual_seed(0)
+    convs = nn.ModuleList([SAGEConv(128, 256), SAGEConv(256, 256), SAGEConv(256, 40)]).cuda()
+    opt = torch.optim.Adam(convs.parameters(), lr=1e-3)
+    for n, deg in [(60_000, 12), (150_000, 8), (90_000, 15), (200_000, 6)]:
+        x = torch.randn(n, 128, device="cuda")
+        edges = torch.randint(0, n, (2, n * deg), device="cuda")
+        edges = edges[:, edges[0] != edges[1]]
+        y = torch.randint(0, 40, (n,), device="cuda")
+        h = x
+        for i, conv in enumerate(convs):
+            h = conv(h, edges)
+            if i < len(convs) - 1:
+                h = F.relu(h)
+        loss = F.cross_entropy(h, y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, edges, y, h, loss
+
+
+def clip_contrastive_train_fp16(torch):
+    """transformers' CLIP (a ViT-B/32-shaped vision tower of 6 layers, d 512, 224 px, and a
+    6-layer text tower, d 512, random weights) trained with its contrastive loss under fp16
+    autocast and a GradScaler, AdamW; 3 steps at batch 96, 160, 64 of image-caption pairs
+    whose captions are padded to each batch's longest (12-77 tokens)."""
+    from transformers import CLIPConfig, CLIPModel
+    torch.manual_seed(0)
+    cfg = CLIPConfig(text_config=dict(hidden_size=512, intermediate_size=2048, num_hidden_layers=6,
+                                      num_attention_heads=8, max_position_embeddings=77),
+                     vision_config=dict(hidden_size=512, intermediate_size=2048, num_hidden_layers=6,
+                                        num_attention_heads=8, image_size=224, patch_size=32),
+                     projection_dim=256)
+    model = CLIPModel(cfg).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    scaler = torch.amp.GradScaler("cuda")
+    for bs, n in [(96, 40), (160, 77), (64, 12)]:
+        pixels = torch.randn(bs, 3, 224, 224, device="cuda")
+        ids = torch.randint(1, cfg.text_config.vocab_size, (bs, n), device="cuda")
+        mask = torch.ones_like(ids)
+        for i in range(bs):                                 # captions of different lengths
+            mask[i, max(2, n - (i * n) // bs):] = 0
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(input_ids=ids, attention_mask=mask, pixel_values=pixels, return_loss=True).loss
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad(set_to_none=True)
+        del pixels, ids, mask, loss
+
+
+def timm_convnext_accum_ema_train(torch):
+    """timm's convnext_tiny (random weights) trained at mixed resolutions under bf16
+    autocast with gradient accumulation (three micro-batches a step, each its own size and
+    resolution), clip_grad_norm_, fused AdamW (`fused=True`) and an exponential moving
+    average of the weights (timm's ModelEmaV3, a second copy of the model on the GPU);
+    3 steps."""
+    import timm
+    from timm.utils import ModelEmaV3
+    torch.manual_seed(0)
+    model = timm.create_model("convnext_tiny", pretrained=False, num_classes=100).cuda()
+    ema = ModelEmaV3(model, decay=0.999)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    steps = [[(32, 224), (16, 288), (48, 160)], [(24, 256), (64, 128)], [(8, 384), (40, 192), (20, 224)]]
+    for micro in steps:
+        for bs, px in micro:
+            x = torch.randn(bs, 3, px, px, device="cuda")
+            y = torch.randint(0, 100, (bs,), device="cuda")
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = torch.nn.functional.cross_entropy(model(x), y) / len(micro)
+            loss.backward()
+            del x, y, loss
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        ema.update(model)
+
+
+def deeplab_varsize_train_bf16(torch):
+    """torchvision's deeplabv3_mobilenet_v3_large (random weights, 21 classes) trained for
+    segmentation under bf16 autocast, SGD with momentum, on batches of different sizes and
+    image shapes (8x512x512, 4x768x640, 16x320x480, 6x640x640): the dilated backbone's
+    and the upsampled logits' sizes change every step."""
+    import torchvision
+    torch.manual_seed(0)
+    model = torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(
+        weights=None, weights_backbone=None, num_classes=21, aux_loss=False).cuda().train()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
+    for bs, h, w in [(8, 512, 512), (4, 768, 640), (16, 320, 480), (6, 640, 640)]:
+        x = torch.randn(bs, 3, h, w, device="cuda")
+        y = torch.randint(0, 21, (bs, h, w), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = torch.nn.functional.cross_entropy(model(x)["out"].float(), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, y, loss
+
+
+def paged_kv_serve_fp16(torch):
+    """A hand-written fp16 decoder (4 layers, d 1024, 16 heads, vocab 32000) serving 12
+    requests (prompts of 16-700 tokens, 4-32 new tokens each) as vLLM does: one pool of
+    16-token blocks for every layer's keys and values allocated up front, a block table per
+    request, blocks taken from a free list as a request grows and given back when it ends;
+    up to 4 requests at a time, chunked prefill (at most 256 prompt tokens a step) beside
+    the others' decode; each step writes the new keys and values into their blocks and
+    gathers a request's blocks into contiguous tensors for attention."""
+    from torch import nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, heads, layers, vocab, blk, nblocks = 1024, 16, 4, 32000, 16, 1024
+    hd = d // heads
+    emb = nn.Embedding(vocab, d).cuda().half()
+    qkv = nn.ModuleList(nn.Linear(d, 3 * d) for _ in range(layers)).cuda().half()
+    proj = nn.ModuleList(nn.Linear(d, d) for _ in range(layers)).cuda().half()
+    mlp = nn.ModuleList(nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+                        for _ in range(layers)).cuda().half()
+    head = nn.Linear(d, vocab).cuda().half()
+    pool = torch.zeros(layers, 2, nblocks, blk, heads, hd, device="cuda", dtype=torch.half)
+    free = list(range(nblocks))
+    g = torch.Generator().manual_seed(1)
+    reqs = [dict(prompt=torch.randint(1, vocab, (int(torch.randint(16, 701, (1,), generator=g)),),
+                                      generator=g).tolist(),
+                 want=int(torch.randint(4, 33, (1,), generator=g)), tokens=[], blocks=[])
+            for _ in range(12)]
+    waiting, active = list(range(len(reqs))), []
+    with torch.inference_mode():
+        while waiting or active:
+            while waiting and len(active) < 4:
+                active.append(waiting.pop(0))
+            for r in list(active):
+                q = reqs[r]
+                done = len(q["tokens"])
+                if done < len(q["prompt"]):
+                    new = q["prompt"][done:done + 256]
+                else:
+                    new = q["tokens"][-1:]
+                start, n = done, len(new)
+                while len(q["blocks"]) * blk < start + n:
+                    q["blocks"].append(free.pop())
+                table = torch.tensor(q["blocks"], device="cuda")
+                pos = torch.arange(start, start + n, device="cuda")
+                x = emb(torch.tensor(new, device="cuda"))
+                allowed = torch.arange(start + n, device="cuda")[None, :] <= pos[:, None]
+                for l in range(layers):
+                    qq, k, v = qkv[l](x).view(n, 3, heads, hd).unbind(1)
+                    pool[l, 0, table[pos // blk], pos % blk] = k
+                    pool[l, 1, table[pos // blk], pos % blk] = v
+                    keys = pool[l, 0, table].reshape(-1, heads, hd)[:start + n]
+                    vals = pool[l, 1, table].reshape(-1, heads, hd)[:start + n]
+                    a = F.scaled_dot_product_attention(qq.transpose(0, 1), keys.transpose(0, 1),
+                                                       vals.transpose(0, 1), attn_mask=allowed)
+                    x = x + proj[l](a.transpose(0, 1).reshape(n, d))
+                    x = x + mlp[l](x)
+                nxt = int(head(x[-1]).argmax())
+                if done < len(q["prompt"]):
+                    q["tokens"].extend(new)
+                    if len(q["tokens"]) == len(q["prompt"]):
+                        q["tokens"].append(nxt)
+                else:
+                    q["tokens"].append(nxt)
+                if len(q["tokens"]) >= len(q["prompt"]) + q["want"]:
+                    free.extend(q["blocks"])
+                    q["blocks"] = []
+                    active.remove(r)
+                del table, pos, x, allowed
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -1291,7 +1466,10 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     efficientnet_channels_last_amp, serve_continuous_batching,
                                     compile_dynamic_train, offload_checkpoint_train,
                                     fasterrcnn_varsize_infer, dlrm_sparse_train, t5_beam_generate,
-                                    moe_train_bf16, nested_jagged_encode)}
+                                    moe_train_bf16, nested_jagged_encode,
+                                    pyg_sage_train, clip_contrastive_train_fp16,
+                                    timm_convnext_accum_ema_train, deeplab_varsize_train_bf16,
+                                    paged_kv_serve_fp16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
