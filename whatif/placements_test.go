@@ -238,14 +238,17 @@ func TestConvergence(t *testing.T) {
 // TestGuessesComeEarly measures the prefix of a replay that its placements of
 // guessed device allocations leave alone, and bounds it: for every shipped
 // practitioner's program under every setting it was recorded under, the model's
-// replay guesses its first device allocation within the first third of the
-// allocation requests (31.5 % at most when this was written: dlrm_sparse_train
+// replay guesses its first device allocation within the first half of the
+// allocation requests (43.8 % at most: clip_contrastive_train_fp16 under
+// max_split_size_mb:128, recorded 2026-12-04; 31.5 % before it, dlrm_sparse_train
 // under the capped GC setting; 0.2 % on the 82 MiB GPT-2 training snapshot of
-// BENCHMARKS.md). The placements that move recorded allocations too differ from
-// the first device allocation on. So replaying that prefix once for all placements
-// would save at most a third of half of them, and is not done; a model change
-// that lets the first guess come later fails this test, and the saving is then
-// worth measuring again.
+// BENCHMARKS.md). The placements that move or permute recorded allocations differ
+// from the first device allocation on: all but one in four of the random ones
+// (placementOptions) and the two fixed orders. So replaying that prefix once for
+// all placements would save at most half of a quarter of them (CLIP's whole
+// range, 98 placements of 5,381 requests, takes under a second on two cores), and
+// is not done; a model change that lets the first guess come later fails this
+// test, and the saving is then worth measuring again.
 func TestGuessesComeEarly(t *testing.T) {
 	longest, guessing := 0.0, 0
 	programCases(t, func(prog, ff string, s *snapshot.Snapshot, f facts) {
@@ -265,7 +268,7 @@ func TestGuessesComeEarly(t *testing.T) {
 		share := float64(r.beforeGuess) / float64(r.requests)
 		longest = max(longest, share)
 		t.Logf("%s: first guess after %d of %d requests (%.1f %%)", what, r.beforeGuess, r.requests, 100*share)
-		if share > 0.35 {
+		if share > 0.5 {
 			t.Errorf("%s: the first guessed device allocation after %.1f %% of the requests: a prefix shared by the placements may now pay", what, 100*share)
 		}
 	})
