@@ -1437,6 +1437,127 @@ def paged_kv_serve_fp16(torch):
                 del table, pos, x, allowed
 
 
+def lightning_bert_train_bf16(torch):
+    """PyTorch Lightning's Trainer fitting transformers' BERT for sequence classification
+    (6 layers, d 512, random weights) with `precision="bf16-mixed"`, gradient accumulation
+    over 2 batches, gradient clipping and AdamW, 8 batches of different sizes and lengths
+    (dynamic padding: 32x64, 8x384, 16x200, 64x48, ...); no logger, checkpoint or progress
+    bar."""
+    import logging
+    import pytorch_lightning as pl
+    from transformers import BertConfig, BertForSequenceClassification
+    logging.getLogger("pytorch_lightning").setLevel(logging.ERROR)
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=30522, hidden_size=512, num_hidden_layers=6, num_attention_heads=8,
+                     intermediate_size=2048, num_labels=4)
+    shapes = [(32, 64), (8, 384), (16, 200), (64, 48), (12, 256), (24, 128), (4, 512), (48, 96)]
+    g = torch.Generator().manual_seed(1)
+    batches = [(torch.randint(0, cfg.vocab_size, (b, n), generator=g), torch.randint(0, 4, (b,), generator=g))
+               for b, n in shapes]
+
+    class Module(pl.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.model = BertForSequenceClassification(cfg)
+
+        def training_step(self, batch, _):
+            ids, labels = batch
+            return self.model(input_ids=ids, labels=labels).loss
+
+        def configure_optimizers(self):
+            return torch.optim.AdamW(self.parameters(), lr=1e-4)
+
+    trainer = pl.Trainer(accelerator="gpu", devices=1, precision="bf16-mixed", max_epochs=1,
+                         accumulate_grad_batches=2, gradient_clip_val=1.0, logger=False,
+                         enable_checkpointing=False, enable_progress_bar=False,
+                         enable_model_summary=False, num_sanity_val_steps=0)
+    trainer.fit(Module(), train_dataloaders=torch.utils.data.DataLoader(batches, batch_size=None))
+
+
+def hf_trainer_gpt2_accum(torch):
+    """transformers' Trainer training GPT-2 (4 layers, d 512, vocab 32000, random weights)
+    as a language model with bf16, gradient accumulation over 2 batches of 8, group_by_length
+    and a collator padding each batch to its longest (96 samples of 32-600 tokens), AdamW
+    (the Trainer's, fused as it chooses), 6 optimizer steps; nothing saved or logged."""
+    import tempfile
+    from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(n_layer=4, n_embd=512, n_head=8, vocab_size=32000, n_positions=1024))
+    g = torch.Generator().manual_seed(1)
+    samples = [torch.randint(0, 32000, (int(torch.randint(32, 601, (1,), generator=g)),), generator=g)
+               for _ in range(96)]
+    data = [{"input_ids": x} for x in samples]
+
+    def collate(rows):
+        n = max(len(r["input_ids"]) for r in rows)
+        ids = torch.zeros(len(rows), n, dtype=torch.long)
+        mask = torch.zeros(len(rows), n, dtype=torch.long)
+        for i, r in enumerate(rows):
+            ids[i, :len(r["input_ids"])], mask[i, :len(r["input_ids"])] = r["input_ids"], 1
+        labels = ids.masked_fill(mask == 0, -100)
+        return {"input_ids": ids, "attention_mask": mask, "labels": labels}
+
+    with tempfile.TemporaryDirectory() as out:
+        args = TrainingArguments(output_dir=out, max_steps=6, per_device_train_batch_size=8,
+                                 gradient_accumulation_steps=2, bf16=True, group_by_length=True,
+                                 save_strategy="no", logging_strategy="no", report_to=[],
+                                 dataloader_num_workers=0, seed=0, disable_tqdm=True)
+        Trainer(model=model, args=args, train_dataset=data, data_collator=collate).train()
+
+
+def wav2vec2_ctc_train_fp16(torch):
+    """transformers' Wav2Vec2 for CTC (a 7-layer convolutional feature encoder and 4
+    transformer layers, d 384, random weights) trained on padded batches of raw 16 kHz
+    audio of different lengths (1-6 s) with CTC loss over transcripts of different lengths,
+    fp16 autocast and a GradScaler, AdamW, 4 steps."""
+    from transformers import Wav2Vec2Config, Wav2Vec2ForCTC
+    torch.manual_seed(0)
+    cfg = Wav2Vec2Config(vocab_size=40, hidden_size=384, num_hidden_layers=4, num_attention_heads=6,
+                         intermediate_size=1536, pad_token_id=0, ctc_loss_reduction="mean", ctc_zero_infinity=True,
+                         feat_extract_norm="layer", do_stable_layer_norm=True)
+    model = Wav2Vec2ForCTC(cfg).cuda().train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    scaler = torch.amp.GradScaler("cuda")
+    g = torch.Generator().manual_seed(1)
+    for bs in (8, 4, 12, 6):
+        lens = torch.randint(16_000, 96_001, (bs,), generator=g)
+        audio = torch.zeros(bs, int(lens.max()), device="cuda")
+        mask = torch.zeros(bs, int(lens.max()), dtype=torch.long, device="cuda")
+        for i, n in enumerate(lens.tolist()):
+            audio[i, :n] = torch.randn(n, device="cuda")
+            mask[i, :n] = 1
+        tl = torch.randint(5, 40, (bs,), generator=g)
+        labels = torch.full((bs, int(tl.max())), -100, dtype=torch.long)
+        for i, n in enumerate(tl.tolist()):
+            labels[i, :n] = torch.randint(1, 40, (n,), generator=g)
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(audio, attention_mask=mask, labels=labels.cuda()).loss
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad(set_to_none=True)
+        del audio, mask, labels, loss
+
+
+def r3d_video_train_bf16(torch):
+    """torchvision's r3d_18 (3D ResNet for video, random weights, 50 classes) trained under
+    bf16 autocast on clips of different lengths and sizes (8x16x112^2, 4x32x112^2,
+    16x8x160^2, 6x24x128^2 frames x pixels), SGD with momentum."""
+    import torchvision
+    torch.manual_seed(0)
+    model = torchvision.models.video.r3d_18(weights=None, num_classes=50).cuda().train()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
+    for bs, t, px in [(8, 16, 112), (4, 32, 112), (16, 8, 160), (6, 24, 128)]:
+        x = torch.randn(bs, 3, t, px, px, device="cuda")
+        y = torch.randint(0, 50, (bs,), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, y, loss
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -1469,7 +1590,9 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     moe_train_bf16, nested_jagged_encode,
                                     pyg_sage_train, clip_contrastive_train_fp16,
                                     timm_convnext_accum_ema_train, deeplab_varsize_train_bf16,
-                                    paged_kv_serve_fp16)}
+                                    paged_kv_serve_fp16, lightning_bert_train_bf16,
+                                    hf_trainer_gpt2_accum, wav2vec2_ctc_train_fp16,
+                                    r3d_video_train_bf16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
