@@ -1476,13 +1476,15 @@ def lightning_bert_train_bf16(torch):
 
 def hf_trainer_gpt2_accum(torch):
     """transformers' Trainer training GPT-2 (4 layers, d 512, vocab 32000, random weights)
-    as a language model with bf16, gradient accumulation over 2 batches of 8, group_by_length
-    and a collator padding each batch to its longest (96 samples of 32-600 tokens), AdamW
-    (the Trainer's, fused as it chooses), 6 optimizer steps; nothing saved or logged."""
+    as a language model with bf16, gradient accumulation over 2 batches of 8 and a collator
+    padding each batch to its longest (96 samples of 32-600 tokens, shuffled by the
+    Trainer's seeded sampler), AdamW (the Trainer's default), 6 optimizer steps; nothing
+    saved or logged."""
     import tempfile
     from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments
     torch.manual_seed(0)
-    model = GPT2LMHeadModel(GPT2Config(n_layer=4, n_embd=512, n_head=8, vocab_size=32000, n_positions=1024))
+    model = GPT2LMHeadModel(GPT2Config(n_layer=4, n_embd=512, n_head=8, vocab_size=32000, n_positions=1024,
+                                       bos_token_id=0, eos_token_id=0))
     g = torch.Generator().manual_seed(1)
     samples = [torch.randint(0, 32000, (int(torch.randint(32, 601, (1,), generator=g)),), generator=g)
                for _ in range(96)]
@@ -1499,7 +1501,7 @@ def hf_trainer_gpt2_accum(torch):
 
     with tempfile.TemporaryDirectory() as out:
         args = TrainingArguments(output_dir=out, max_steps=6, per_device_train_batch_size=8,
-                                 gradient_accumulation_steps=2, bf16=True, group_by_length=True,
+                                 gradient_accumulation_steps=2, bf16=True,
                                  save_strategy="no", logging_strategy="no", report_to=[],
                                  dataloader_num_workers=0, seed=0, disable_tqdm=True)
         Trainer(model=model, args=args, train_dataset=data, data_collator=collate).train()
