@@ -1592,16 +1592,15 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     moe_train_bf16, nested_jagged_encode,
                                     pyg_sage_train, clip_contrastive_train_fp16,
                                     timm_convnext_accum_ema_train, deeplab_varsize_train_bf16,
-                                    paged_kv_serve_fp16, lightning_bert_train_bf16,
-                                    hf_trainer_gpt2_accum, wav2vec2_ctc_train_fp16,
-                                    r3d_video_train_bf16)}
+                                    paged_kv_serve_fp16, hf_trainer_gpt2_accum, r3d_video_train_bf16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
 BENCH_PROGRAMS = {f.__name__: f for f in (gpt2_train_big,)}
 # UNSHIPPED programs are recorded only by name too: recorded with the last programs of
 # reference/programs-2.11 and not shipped (its README says why).
-UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_cache_generate_bf16)}
+UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_cache_generate_bf16,
+                                      lightning_bert_train_bf16, wav2vec2_ctc_train_fp16)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train"}
 
