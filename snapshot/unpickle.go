@@ -575,6 +575,21 @@ func (d *decoder) run() (value, error) {
 		if d.frameEnd > 0 && d.pos >= d.frameEnd {
 			d.frameEnd = 0
 		}
+		// The common opcodes, up to the next release or the frame's end, then
+		// one opcode of any kind.
+		limit := len(d.data)
+		if d.frameEnd > 0 {
+			limit = d.frameEnd
+		}
+		until := limit
+		if d.release != nil {
+			until = min(until, next)
+		}
+		if fastOpcodes {
+			if d.pos = d.fast(d.pos, until, limit); d.pos >= until {
+				continue
+			}
+		}
 		d.op = d.pos
 		d.code = d.data[d.pos]
 		d.pos++
@@ -587,6 +602,133 @@ func (d *decoder) run() (value, error) {
 	}
 	return value{}, fmt.Errorf("snapshot: pickle: input ends at offset %d without a STOP opcode (truncated)", len(d.data))
 }
+
+// fast executes the opcodes from data[p] on that PyTorch's snapshots are mostly
+// made of, as step would, up to the first one that starts at or after until, that
+// it leaves to step (any other opcode, and any that step would refuse or that
+// takes the slow way: a sealed dict referenced, a memo index not in the memo, a
+// string not interned) or whose argument runs past limit (the end of the frame
+// or of the input); it returns where that one starts. It keeps the stack and the
+// input in locals: the opcodes are a few bytes each, and a pickle has tens of
+// millions of them.
+func (d *decoder) fast(p, until, limit int) int {
+	data := d.data[:limit]
+	stack := d.stack
+	floor := d.floor()
+	defer func() { d.stack = stack }()
+	for p < until {
+		switch data[p] {
+		case opLongBinGet, opBinGet:
+			idx, w := 0, 5
+			if data[p] == opBinGet {
+				w = 2
+			}
+			if p+w > limit {
+				return p
+			}
+			if w == 2 {
+				idx = int(data[p+1])
+			} else {
+				idx = int(binary.LittleEndian.Uint32(data[p+1:]))
+			}
+			if idx >= len(d.memo) {
+				return p
+			}
+			v := d.memo[idx]
+			if v.k == kDict && d.conv != nil && d.conv.sealed(v.n) != 0 {
+				return p
+			}
+			stack = append(stack, v)
+			p += w
+		case opMemoize:
+			if len(stack) <= floor || len(d.memoMap) > 0 {
+				return p
+			}
+			v := stack[len(stack)-1]
+			if v.wide {
+				d.wideKeep = max(d.wideKeep, int(v.n)+1)
+			}
+			d.memo = append(d.memo, v)
+			p++
+		case opMark:
+			d.marks = append(d.marks, len(stack))
+			d.markWide = append(d.markWide, len(d.wide))
+			floor = len(stack)
+			p++
+		case opEmptyDict:
+			stack = append(stack, d.newDict(nil))
+			p++
+		case opEmptyList:
+			stack = append(stack, d.newList(kList, nil))
+			p++
+		case opNone:
+			stack = append(stack, value{k: kNone})
+			p++
+		case opBinInt1:
+			if p+2 > limit {
+				return p
+			}
+			stack = append(stack, value{n: uint32(data[p+1]), k: kInt})
+			p += 2
+		case opBinInt2:
+			if p+3 > limit {
+				return p
+			}
+			stack = append(stack, value{n: uint32(binary.LittleEndian.Uint16(data[p+1:])), k: kInt})
+			p += 3
+		case opBinInt:
+			if p+5 > limit {
+				return p
+			}
+			stack = append(stack, value{n: binary.LittleEndian.Uint32(data[p+1:]), k: kInt})
+			p += 5
+		case opLong1:
+			if p+2 > limit {
+				return p
+			}
+			n := int(data[p+1])
+			if n == 0 || n > 8 || p+2+n > limit {
+				return p
+			}
+			raw := data[p+2 : p+2+n]
+			var u uint64
+			for i := n - 1; i >= 0; i-- {
+				u = u<<8 | uint64(raw[i])
+			}
+			if n < 8 && raw[n-1]&0x80 != 0 {
+				u |= ^uint64(0) << (8 * n)
+			}
+			if x := int64(u); x >= math.MinInt32 && x <= math.MaxInt32 {
+				stack = append(stack, value{n: uint32(int32(x)), k: kInt})
+			} else {
+				d.wide = append(d.wide, u)
+				stack = append(stack, value{n: uint32(len(d.wide) - 1), k: kInt, wide: true})
+			}
+			p += 2 + n
+		case opShortBinUni:
+			if p+2 > limit {
+				return p
+			}
+			n := int(data[p+1])
+			if n > internMax || p+2+n > limit {
+				return p
+			}
+			i, ok := d.interned[string(data[p+2:p+2+n])]
+			if !ok {
+				return p
+			}
+			stack = append(stack, value{n: i, k: kStr})
+			p += 2 + n
+		default:
+			return p
+		}
+	}
+	return p
+}
+
+// fastOpcodes is whether run takes the common opcodes through fast; tests turn
+// it off to check that fast does what step does.
+var fastOpcodes = true
 
 var errStop = errors.New("stop")
 
