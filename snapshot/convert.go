@@ -156,8 +156,14 @@ func (c *converter) dict(v value) *dictObj {
 func (c *converter) seal(n uint32, kv []value) bool {
 	isEntry := false
 	var frames value
+	var codes [maxSealKeys]uint8
+	if len(kv) > 2*len(codes) {
+		return false
+	}
 	for i := 0; i < len(kv); i += 2 {
-		switch c.code(kv[i]) {
+		code := c.code(kv[i])
+		codes[i/2] = code
+		switch code {
 		case fAction:
 			isEntry = true
 		case fFrames:
@@ -168,7 +174,7 @@ func (c *converter) seal(n uint32, kv []value) bool {
 		return false
 	}
 	var e TraceEntry
-	if err := c.entryKV(&e, at{format: "entry"}, kv); err != nil {
+	if err := c.entryCodes(&e, at{format: "entry"}, kv, codes[:len(kv)/2]); err != nil {
 		return false
 	}
 	if frames.k == kList && !bitAt(c.frozenLists, frames.n) {
@@ -192,6 +198,10 @@ func (c *converter) seal(n uint32, kv []value) bool {
 	c.sealedAt[n] = uint32(len(c.store))
 	return true
 }
+
+// maxSealKeys is the most keys of a dict that seal converts (the decoder hands
+// it dicts of at most 16 keys: see distinctStrKeys).
+const maxSealKeys = 16
 
 // Field codes of the keys of the hot dicts (trace entries and frames), so that
 // their conversion switches on a small integer instead of comparing strings.
@@ -316,15 +326,35 @@ func (c *converter) asList(a at, key string, v value) ([]value, error) {
 }
 
 func (c *converter) asInt(a at, key string, v value) (int64, error) {
-	switch v.k {
-	case kInt:
-		return int64(c.bits(v)), nil
-	case kUint:
-		return 0, fmt.Errorf("snapshot: %s.%s: %d does not fit in int64", a, key, c.bits(v))
-	case kBig:
-		return 0, fmt.Errorf("snapshot: %s.%s: %s does not fit in int64", a, key, shortInt(c.bigs[v.n]))
+	if n, ok := c.intOK(v); ok {
+		return n, nil
 	}
-	return 0, c.typeErr(a, key, "int", v)
+	return 0, c.intErr(a, key, v)
+}
+
+// intOK, uintOK and sizeOK are asInt, asUint and size for the values they take,
+// with false for any other (then they give the error).
+func (t *tree) intOK(v value) (int64, bool) { return int64(t.bits(v)), v.k == kInt }
+
+func (t *tree) uintOK(v value) (uint64, bool) {
+	u := t.bits(v)
+	return u, v.k == kUint || v.k == kInt && int64(u) >= 0
+}
+
+func (t *tree) sizeOK(v value) (int64, bool) {
+	n := int64(t.bits(v))
+	return n, v.k == kInt && n >= 0
+}
+
+// intErr is asInt's error for v, which is not a kInt.
+func (c *converter) intErr(a at, key string, v value) error {
+	switch v.k {
+	case kUint:
+		return fmt.Errorf("snapshot: %s.%s: %d does not fit in int64", a, key, c.bits(v))
+	case kBig:
+		return fmt.Errorf("snapshot: %s.%s: %s does not fit in int64", a, key, shortInt(c.bigs[v.n]))
+	}
+	return c.typeErr(a, key, "int", v)
 }
 
 // shortInt renders a big integer for an error, abbreviated when long (by its
@@ -341,18 +371,21 @@ func shortInt(b *big.Int) string {
 }
 
 func (c *converter) asUint(a at, key string, v value) (uint64, error) {
+	if u, ok := c.uintOK(v); ok {
+		return u, nil
+	}
+	return 0, c.uintErr(a, key, v)
+}
+
+// uintErr is asUint's error for v, which is not a non-negative int.
+func (c *converter) uintErr(a at, key string, v value) error {
 	switch v.k {
 	case kInt:
-		if int64(c.bits(v)) < 0 {
-			return 0, fmt.Errorf("snapshot: %s.%s: want a non-negative int, got %d", a, key, int64(c.bits(v)))
-		}
-		return c.bits(v), nil
-	case kUint:
-		return c.bits(v), nil
+		return fmt.Errorf("snapshot: %s.%s: want a non-negative int, got %d", a, key, int64(c.bits(v)))
 	case kBig:
-		return 0, fmt.Errorf("snapshot: %s.%s: %s does not fit in 64 bits", a, key, shortInt(c.bigs[v.n]))
+		return fmt.Errorf("snapshot: %s.%s: %s does not fit in 64 bits", a, key, shortInt(c.bigs[v.n]))
 	}
-	return 0, c.typeErr(a, key, "int", v)
+	return c.typeErr(a, key, "int", v)
 }
 
 func (c *converter) asStr(a at, key string, v value) (string, error) {
@@ -397,6 +430,14 @@ func (c *converter) device(a at, key string, v value) (int, error) {
 
 // size reads a size in bytes, which cannot be negative.
 func (c *converter) size(a at, key string, v value) (int64, error) {
+	if n, ok := c.sizeOK(v); ok {
+		return n, nil
+	}
+	return c.sizeErr(a, key, v)
+}
+
+// sizeErr is size's answer for v, which is not a non-negative int.
+func (c *converter) sizeErr(a at, key string, v value) (int64, error) {
 	n, err := c.asInt(a, key, v)
 	if err == nil && n < 0 {
 		err = fmt.Errorf("snapshot: %s.%s: %d is negative", a, key, n)
@@ -947,11 +988,22 @@ func (c *converter) entry(e *TraceEntry, a at, v value) error {
 
 // entryKV converts the items of a trace entry's dict (key, value, …).
 func (c *converter) entryKV(e *TraceEntry, a at, kv []value) error {
+	return c.entryCodes(e, a, kv, nil)
+}
+
+// entryCodes is entryKV given the field codes of the keys (c.code), or nil to
+// look them up.
+func (c *converter) entryCodes(e *TraceEntry, a at, kv []value, codes []uint8) error {
 	var err error
-	var haveAction, haveAddr, haveSize, haveFree bool
+	var ok, haveAction, haveAddr, haveSize, haveFree bool
 	var m metaKey
 	for i := 0; i < len(kv); i += 2 {
-		code := c.code(kv[i])
+		var code uint8
+		if codes != nil {
+			code = codes[i/2]
+		} else {
+			code = c.code(kv[i])
+		}
 		k := fieldNames[code]
 		val := kv[i+1]
 		switch code {
@@ -966,14 +1018,22 @@ func (c *converter) entryKV(e *TraceEntry, a at, kv []value) error {
 			}
 		case fAddr:
 			haveAddr = true
-			e.Addr, err = c.asUint(a, k, val)
+			if e.Addr, ok = c.uintOK(val); !ok {
+				e.Addr, err = c.asUint(a, k, val)
+			}
 		case fSize:
 			haveSize = true
-			e.Size, err = c.size(a, k, val)
+			if e.Size, ok = c.sizeOK(val); !ok {
+				e.Size, err = c.size(a, k, val)
+			}
 		case fStream:
-			e.Stream, err = c.asUint(a, k, val)
+			if e.Stream, ok = c.uintOK(val); !ok {
+				e.Stream, err = c.asUint(a, k, val)
+			}
 		case fTimeUS:
-			e.TimeUS, err = c.asInt(a, k, val)
+			if e.TimeUS, ok = c.intOK(val); !ok {
+				e.TimeUS, err = c.asInt(a, k, val)
+			}
 		case fDeviceFree:
 			haveFree = true
 			m.deviceFree, err = c.size(a, k, val)

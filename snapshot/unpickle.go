@@ -1270,6 +1270,9 @@ func (d *decoder) setItems(items []value, markWide int) error {
 		return d.fail("sets items of a %s, want a dict", d.typeName(t))
 	}
 	for i := 0; i < len(items); i += 2 {
+		if k := items[i].k; k != kTuple && k != kList && k != kDict && k != kSet {
+			continue // hashable (keyCheck)
+		}
 		if why := d.keyCheck(items[i]); why != "" {
 			return d.fail("dict key %s", why)
 		}
@@ -1346,7 +1349,11 @@ func (d *decoder) trimWide(items []value, markWide int) {
 	if n == 0 {
 		return
 	}
-	slices.Sort(idx[:n])
+	for i := 1; i < n; i++ { // insertion sort: a few values (addr, time_us)
+		for j := i; j > 0 && idx[j] < idx[j-1]; j-- {
+			idx[j], idx[j-1] = idx[j-1], idx[j]
+		}
+	}
 	lo := idx[0]
 	for i := 1; i < n; i++ {
 		if idx[i] == idx[i-1] {
