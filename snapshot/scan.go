@@ -140,18 +140,23 @@ func (c *opCount) op(data []byte, p, end int) (next int, stop bool) {
 // gives, from tables instead of a switch: the walks before a decode see every
 // opcode of the pickle, and most take a fixed number of bytes.
 func (c *opCount) walk(data []byte, p, until, end int) (next int, stop bool) {
-	var tally [3]int // by opTally: others, dicts, memoized values
-	defer func() {
-		c.dicts += tally[1]
-		c.memos += tally[2]
-	}()
+	next, stop, dicts, memos := walkOps(data, p, until, end)
+	c.dicts += dicts
+	c.memos += memos
+	return next, stop
+}
+
+// walkOps is walk, returning the dicts and memoized values it counted.
+func walkOps(data []byte, p, until, end int) (next int, stop bool, dicts, memos int) {
 	for p < until {
 		op := data[p]
 		w := opWalk[op]
-		tally[opTally[op]]++
+		t := opTally[op]
+		dicts += int(t & 1)
+		memos += int(t >> 1)
 		if w <= walkFixedMax {
 			if w == 0 {
-				return -1, false
+				return -1, false, dicts, memos
 			}
 			p += int(w)
 			continue
@@ -159,28 +164,29 @@ func (c *opCount) walk(data []byte, p, until, end int) (next int, stop bool) {
 		switch w {
 		case walkLen1:
 			if p+1 >= end {
-				return -1, false
+				return -1, false, dicts, memos
 			}
 			p += 2 + int(data[p+1])
 		case walkLen4:
 			if p+5 > end {
-				return -1, false
+				return -1, false, dicts, memos
 			}
 			p += 5 + int(binary.LittleEndian.Uint32(data[p+1:]))
 		case walkStop:
-			return p + 1, true
+			return p + 1, true, dicts, memos
 		default: // walkLen8, the text opcodes
+			var c opCount
 			q, _ := c.op(data, p, end)
 			if q < 0 {
-				return -1, false
+				return -1, false, dicts, memos
 			}
 			p = q
 		}
 	}
 	if p > end {
-		return -1, false
+		return -1, false, dicts, memos
 	}
-	return p, false
+	return p, false, dicts, memos
 }
 
 // What walk does with each opcode (opWalk): 1 to walkFixedMax is the whole

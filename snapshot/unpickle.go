@@ -290,8 +290,9 @@ type decoder struct {
 	// that lists with the same items (the frames lists of one call stack, recorded
 	// a million times) share one slice. List items are only ever appended to, and a
 	// shared slice has no room beyond its length, so an append copies it.
-	shared map[uint64][]value
-	seed   maphash.Seed
+	shared  map[uint64][]value
+	seed    maphash.Seed
+	hashBuf []byte // the bytes of the items intern hashes
 	// interned holds the index in strs of short strings met so far (see
 	// unicode), at most internCap of them.
 	interned map[string]uint32
@@ -331,18 +332,17 @@ func (d *decoder) intern(items []value) []value {
 		d.shared = map[uint64][]value{}
 		d.seed = maphash.MakeSeed()
 	}
-	var h maphash.Hash
-	h.SetSeed(d.seed)
-	var b [8]byte
+	b := d.hashBuf[:0]
 	for _, v := range items {
-		binary.LittleEndian.PutUint32(b[:4], v.n)
-		b[4], b[5] = byte(v.k), 0
+		b = binary.LittleEndian.AppendUint32(b, v.n)
+		w := byte(0)
 		if v.wide {
-			b[5] = 1
+			w = 1
 		}
-		h.Write(b[:6])
+		b = append(b, byte(v.k), w)
 	}
-	key := h.Sum64()
+	d.hashBuf = b
+	key := maphash.Bytes(d.seed, b)
 	if prev, ok := d.shared[key]; ok && slices.Equal(prev, items) {
 		return prev
 	}
