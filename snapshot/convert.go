@@ -103,6 +103,13 @@ type converter struct {
 	sealedIn []uint16
 	memos    int // the values the pickle memoizes (countDicts): the memo's capacity
 	deadIn   []uint16
+	// What seal found about the keys of the last dict it was handed: their field
+	// codes, whether they make an entry, and the position of the frames in kv
+	// (-1: none); for the keys named keysGen (0: none).
+	keyCodes   [maxSealKeys]uint8
+	keysEntry  bool
+	keysFrames int
+	keysGen    uint64
 }
 
 // release counts one more sealed dict or dead list in the chunk of index n of
@@ -152,29 +159,36 @@ func (c *converter) dict(v value) *dictObj {
 
 // seal converts the items of dict n (key, value, … with distinct string keys) as
 // a trace entry when they are one, and reports whether it did: then the dict is
-// sealed and its items need not be kept.
-func (c *converter) seal(n uint32, kv []value) bool {
-	isEntry := false
-	var frames value
-	var codes [maxSealKeys]uint8
-	if len(kv) > 2*len(codes) {
-		return false
-	}
-	for i := 0; i < len(kv); i += 2 {
-		code := c.code(kv[i])
-		codes[i/2] = code
-		switch code {
-		case fAction:
-			isEntry = true
-		case fFrames:
-			frames = kv[i+1]
+// sealed and its items need not be kept. keysGen, when not 0, names the keys of
+// kv (decoder.keysGen): what seal found about keys of that name is kept, and not
+// looked up again for the next dict with the same.
+func (c *converter) seal(n uint32, kv []value, keysGen uint64) bool {
+	if keysGen == 0 || keysGen != c.keysGen {
+		if len(kv) > 2*maxSealKeys {
+			return false
 		}
+		c.keysEntry, c.keysFrames = false, -1
+		for i := 0; i < len(kv); i += 2 {
+			code := c.code(kv[i])
+			c.keyCodes[i/2] = code
+			switch code {
+			case fAction:
+				c.keysEntry = true
+			case fFrames:
+				c.keysFrames = i + 1
+			}
+		}
+		c.keysGen = keysGen
 	}
-	if !isEntry {
+	if !c.keysEntry {
 		return false
+	}
+	var frames value
+	if c.keysFrames >= 0 {
+		frames = kv[c.keysFrames]
 	}
 	var e TraceEntry
-	if err := c.entryCodes(&e, at{format: "entry"}, kv, codes[:len(kv)/2]); err != nil {
+	if err := c.entryCodes(&e, at{format: "entry"}, kv, c.keyCodes[:len(kv)/2]); err != nil {
 		return false
 	}
 	if frames.k == kList && !bitAt(c.frozenLists, frames.n) {

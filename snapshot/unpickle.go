@@ -283,9 +283,6 @@ type decoder struct {
 	bigDicts map[uint32]map[string]int // hash index of large dicts: key → position in kv
 	nans     int
 	frameEnd int // the end of the current FRAME (0: outside frames)
-	// lastKeys are the string indices of the last dict's keys found distinct, at
-	// even positions (odd positions are unused).
-	lastKeys []uint32
 	// shared holds the items of lists met so far, by the hash of their values, so
 	// that lists with the same items (the frames lists of one call stack, recorded
 	// a million times) share one slice. List items are only ever appended to, and a
@@ -294,8 +291,16 @@ type decoder struct {
 	seed    maphash.Seed
 	hashBuf []byte // the bytes of the items intern hashes
 	// interned holds the index in strs of short strings met so far (see
-	// unicode), at most internCap of them.
-	interned map[string]uint32
+	// unicode), at most internCap of them; shortCache holds 1 + the index of a
+	// few of them, looked up first by fast (by shortHash): a 2.11 history's
+	// entries each hold a new "N/A".
+	interned   map[string]uint32
+	shortCache [16]uint32
+	// lastKeys are the string indices of the last dict's keys found distinct, at
+	// even positions (odd positions are unused); keysGen counts the times they
+	// changed, so that seal can keep what it found about them (see sameKeys).
+	lastKeys []uint32
+	keysGen  uint64
 	// release, when set, is called every releaseEvery bytes (see unpickleWith).
 	release func(from, upTo int)
 	// conv, when set, seals trace entries as their dicts are completed (see
@@ -613,42 +618,48 @@ func (d *decoder) run() (value, error) {
 // millions of them.
 func (d *decoder) fast(p, until, limit int) int {
 	data := d.data[:limit]
-	stack := d.stack
+	stack, memo, conv := d.stack, d.memo, d.conv
 	floor := d.floor()
-	defer func() { d.stack = stack }()
+loop:
 	for p < until {
 		switch data[p] {
-		case opLongBinGet, opBinGet:
-			idx, w := 0, 5
-			if data[p] == opBinGet {
-				w = 2
+		case opLongBinGet:
+			if p+5 > limit {
+				break loop
 			}
-			if p+w > limit {
-				return p
+			idx := uint(binary.LittleEndian.Uint32(data[p+1:]))
+			if idx >= uint(len(memo)) {
+				break loop
 			}
-			if w == 2 {
-				idx = int(data[p+1])
-			} else {
-				idx = int(binary.LittleEndian.Uint32(data[p+1:]))
-			}
-			if idx >= len(d.memo) {
-				return p
-			}
-			v := d.memo[idx]
-			if v.k == kDict && d.conv != nil && d.conv.sealed(v.n) != 0 {
-				return p
+			v := memo[idx]
+			if v.k == kDict && conv != nil && conv.sealed(v.n) != 0 {
+				break loop
 			}
 			stack = append(stack, v)
-			p += w
+			p += 5
+		case opBinGet:
+			if p+2 > limit {
+				break loop
+			}
+			idx := uint(data[p+1])
+			if idx >= uint(len(memo)) {
+				break loop
+			}
+			v := memo[idx]
+			if v.k == kDict && conv != nil && conv.sealed(v.n) != 0 {
+				break loop
+			}
+			stack = append(stack, v)
+			p += 2
 		case opMemoize:
 			if len(stack) <= floor || len(d.memoMap) > 0 {
-				return p
+				break loop
 			}
 			v := stack[len(stack)-1]
 			if v.wide {
 				d.wideKeep = max(d.wideKeep, int(v.n)+1)
 			}
-			d.memo = append(d.memo, v)
+			memo = append(memo, v)
 			p++
 		case opMark:
 			d.marks = append(d.marks, len(stack))
@@ -666,29 +677,29 @@ func (d *decoder) fast(p, until, limit int) int {
 			p++
 		case opBinInt1:
 			if p+2 > limit {
-				return p
+				break loop
 			}
 			stack = append(stack, value{n: uint32(data[p+1]), k: kInt})
 			p += 2
 		case opBinInt2:
 			if p+3 > limit {
-				return p
+				break loop
 			}
 			stack = append(stack, value{n: uint32(binary.LittleEndian.Uint16(data[p+1:])), k: kInt})
 			p += 3
 		case opBinInt:
 			if p+5 > limit {
-				return p
+				break loop
 			}
 			stack = append(stack, value{n: binary.LittleEndian.Uint32(data[p+1:]), k: kInt})
 			p += 5
 		case opLong1:
 			if p+2 > limit {
-				return p
+				break loop
 			}
 			n := int(data[p+1])
 			if n == 0 || n > 8 || p+2+n > limit {
-				return p
+				break loop
 			}
 			raw := data[p+2 : p+2+n]
 			var u uint64
@@ -707,23 +718,39 @@ func (d *decoder) fast(p, until, limit int) int {
 			p += 2 + n
 		case opShortBinUni:
 			if p+2 > limit {
-				return p
+				break loop
 			}
 			n := int(data[p+1])
 			if n > internMax || p+2+n > limit {
-				return p
+				break loop
 			}
-			i, ok := d.interned[string(data[p+2:p+2+n])]
-			if !ok {
-				return p
+			b := data[p+2 : p+2+n]
+			h := shortHash(b)
+			i := d.shortCache[h]
+			if i == 0 || d.strs[i-1] != string(b) {
+				j, ok := d.interned[string(b)]
+				if !ok {
+					break loop
+				}
+				i = j + 1
+				d.shortCache[h] = i
 			}
-			stack = append(stack, value{n: i, k: kStr})
+			stack = append(stack, value{n: i - 1, k: kStr})
 			p += 2 + n
 		default:
-			return p
+			break loop
 		}
 	}
+	d.stack, d.memo = stack, memo
 	return p
+}
+
+// shortHash picks the slot of decoder.shortCache for a short string.
+func shortHash(b []byte) int {
+	if len(b) == 0 {
+		return 0
+	}
+	return (len(b) ^ int(b[0]) ^ int(b[len(b)-1])<<1) & 15
 }
 
 // fastOpcodes is whether run takes the common opcodes through fast; tests turn
@@ -1269,7 +1296,8 @@ func (d *decoder) setItems(items []value, markWide int) error {
 	if t.k != kDict {
 		return d.fail("sets items of a %s, want a dict", d.typeName(t))
 	}
-	for i := 0; i < len(items); i += 2 {
+	same := d.sameKeys(items) // then the keys are strings: hashable
+	for i := 0; i < len(items) && !same; i += 2 {
 		if k := items[i].k; k != kTuple && k != kList && k != kDict && k != kSet {
 			continue // hashable (keyCheck)
 		}
@@ -1281,8 +1309,8 @@ func (d *decoder) setItems(items []value, markWide int) error {
 		return errFallback // a sealed entry, or one of its frames, changes after it
 	}
 	dict := d.dicts.at(t.n)
-	if len(dict.kv) == 0 && d.distinctStrKeys(items) {
-		if d.conv != nil && d.conv.seal(t.n, items) {
+	if len(dict.kv) == 0 && (same || d.distinctStrKeys(items)) {
+		if d.conv != nil && d.conv.seal(t.n, items, d.keysGen) {
 			d.trimWide(items, markWide)
 			return nil
 		}
@@ -1422,23 +1450,27 @@ func (d *decoder) appendKey(b []byte, v value, depth int) []byte {
 	return fmt.Appendf(b, "o%d:%d", v.k, v.n) // frozensets: by identity
 }
 
+// sameKeys reports whether the keys of kv are the strings of lastKeys, in order
+// (one dict per trace entry, each with the keys of the one before): then they
+// are distinct strings.
+func (d *decoder) sameKeys(kv []value) bool {
+	if len(kv) != len(d.lastKeys) {
+		return false
+	}
+	for i := 0; i < len(kv); i += 2 {
+		if kv[i].k != kStr || kv[i].n != d.lastKeys[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // distinctStrKeys reports whether the keys of kv are strings that differ from each
-// other (the common case, checked quickly for small dicts).
+// other (the common case, checked quickly for small dicts), and makes them
+// lastKeys when they are.
 func (d *decoder) distinctStrKeys(kv []value) bool {
 	if len(kv) > 32 {
 		return false
-	}
-	if len(kv) == len(d.lastKeys) { // the same keys as the last dict (one per trace entry)
-		same := true
-		for i := 0; i < len(kv); i += 2 {
-			if kv[i].k != kStr || kv[i].n != d.lastKeys[i] {
-				same = false
-				break
-			}
-		}
-		if same {
-			return true
-		}
 	}
 	for i := 0; i < len(kv); i += 2 {
 		if kv[i].k != kStr {
@@ -1454,6 +1486,7 @@ func (d *decoder) distinctStrKeys(kv []value) bool {
 	for i := range kv {
 		d.lastKeys = append(d.lastKeys, kv[i&^1].n)
 	}
+	d.keysGen++
 	return true
 }
 
