@@ -666,12 +666,20 @@ loop:
 			d.markWide = append(d.markWide, len(d.wide))
 			floor = len(stack)
 			p++
-		case opEmptyDict:
-			stack = append(stack, d.newDict(nil))
+		case opEmptyDict, opEmptyList:
+			// with the MEMOIZE that follows each in Python's pickles
+			var v value
+			if data[p] == opEmptyDict {
+				v = d.newDict(nil)
+			} else {
+				v = d.newList(kList, nil)
+			}
+			stack = append(stack, v)
 			p++
-		case opEmptyList:
-			stack = append(stack, d.newList(kList, nil))
-			p++
+			if p < until && data[p] == opMemoize && len(d.memoMap) == 0 {
+				memo = append(memo, v)
+				p++
+			}
 		case opNone:
 			stack = append(stack, value{k: kNone})
 			p++
@@ -701,13 +709,19 @@ loop:
 			if n == 0 || n > 8 || p+2+n > limit {
 				break loop
 			}
-			raw := data[p+2 : p+2+n]
 			var u uint64
-			for i := n - 1; i >= 0; i-- {
-				u = u<<8 | uint64(raw[i])
-			}
-			if n < 8 && raw[n-1]&0x80 != 0 {
-				u |= ^uint64(0) << (8 * n)
+			if all := d.data; p+10 <= len(all) {
+				// 8 bytes read at once, sign-extended from the n of them
+				sh := uint(64 - 8*n)
+				u = uint64(int64(binary.LittleEndian.Uint64(all[p+2:])<<sh) >> sh)
+			} else {
+				raw := data[p+2 : p+2+n]
+				for i := n - 1; i >= 0; i-- {
+					u = u<<8 | uint64(raw[i])
+				}
+				if n < 8 && raw[n-1]&0x80 != 0 {
+					u |= ^uint64(0) << (8 * n)
+				}
 			}
 			if x := int64(u); x >= math.MinInt32 && x <= math.MaxInt32 {
 				stack = append(stack, value{n: uint32(int32(x)), k: kInt})
