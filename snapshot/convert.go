@@ -103,14 +103,15 @@ type converter struct {
 	sealedIn []uint16
 	memos    int // the values the pickle memoizes (countDicts): the memo's capacity
 	deadIn   []uint16
-	// What seal found about the keys of the last dict it was handed: their field
-	// codes, whether they make an entry, and the position of the frames in kv
-	// (-1: none); for the keys named keysGen (0: none).
-	keyCodes   [maxSealKeys]uint8
-	keysEntry  bool
-	keysFrames int
-	keysGen    uint64
+	// What seal found about the keys of the last dict it was handed: where each
+	// field's value is in kv (-1: absent), for the keys named keysGen (0: none).
+	keyPos  fieldPos
+	keysGen uint64
 }
+
+// fieldPos holds, by field code, the position of a field's value in a dict's
+// items (-1: absent).
+type fieldPos [len(fieldNames)]int8
 
 // release counts one more sealed dict or dead list in the chunk of index n of
 // table t and lets the chunk go when all its slots are: none is read again.
@@ -167,28 +168,18 @@ func (c *converter) seal(n uint32, kv []value, keysGen uint64) bool {
 		if len(kv) > 2*maxSealKeys {
 			return false
 		}
-		c.keysEntry, c.keysFrames = false, -1
-		for i := 0; i < len(kv); i += 2 {
-			code := c.code(kv[i])
-			c.keyCodes[i/2] = code
-			switch code {
-			case fAction:
-				c.keysEntry = true
-			case fFrames:
-				c.keysFrames = i + 1
-			}
-		}
+		c.fieldPositions(&c.keyPos, kv)
 		c.keysGen = keysGen
 	}
-	if !c.keysEntry {
+	if c.keyPos[fAction] < 0 {
 		return false
 	}
 	var frames value
-	if c.keysFrames >= 0 {
-		frames = kv[c.keysFrames]
+	if j := c.keyPos[fFrames]; j >= 0 {
+		frames = kv[j]
 	}
 	var e TraceEntry
-	if err := c.entryCodes(&e, at{format: "entry"}, kv, c.keyCodes[:len(kv)/2]); err != nil {
+	if !c.entryAt(&e, kv, &c.keyPos) {
 		return false
 	}
 	if frames.k == kList && !bitAt(c.frozenLists, frames.n) {
@@ -1002,22 +993,11 @@ func (c *converter) entry(e *TraceEntry, a at, v value) error {
 
 // entryKV converts the items of a trace entry's dict (key, value, …).
 func (c *converter) entryKV(e *TraceEntry, a at, kv []value) error {
-	return c.entryCodes(e, a, kv, nil)
-}
-
-// entryCodes is entryKV given the field codes of the keys (c.code), or nil to
-// look them up.
-func (c *converter) entryCodes(e *TraceEntry, a at, kv []value, codes []uint8) error {
 	var err error
 	var ok, haveAction, haveAddr, haveSize, haveFree bool
 	var m metaKey
 	for i := 0; i < len(kv); i += 2 {
-		var code uint8
-		if codes != nil {
-			code = codes[i/2]
-		} else {
-			code = c.code(kv[i])
-		}
+		code := c.code(kv[i])
 		k := fieldNames[code]
 		val := kv[i+1]
 		switch code {
@@ -1086,6 +1066,100 @@ func (c *converter) entryCodes(e *TraceEntry, a at, kv []value, codes []uint8) e
 		e.Meta = c.meta(m)
 	}
 	return nil
+}
+
+// fieldPositions sets pos to where each field's value is in kv, whose keys are
+// distinct strings (so that each field code comes at most once), at most
+// maxSealKeys of them.
+func (c *converter) fieldPositions(pos *fieldPos, kv []value) {
+	for i := range pos {
+		pos[i] = -1
+	}
+	for i := 0; i < len(kv); i += 2 {
+		if code := c.code(kv[i]); code != fUnknown {
+			pos[code] = int8(i + 1)
+		}
+	}
+}
+
+// entryAt is entryKV for seal, given where each field's value is in kv: it
+// reports only whether the items convert, and converts them, field by field in
+// one order rather than key by key (a trace's entries all have the same keys).
+// It gives the entry entryKV gives, and fails where entryKV fails.
+func (c *converter) entryAt(e *TraceEntry, kv []value, pos *fieldPos) bool {
+	var ok bool
+	var m metaKey
+	j := pos[fAction]
+	if j < 0 || kv[j].k != kStr {
+		return false
+	}
+	if e.Action, ok = ParseAction(c.strs[kv[j].n]); !ok {
+		return false
+	}
+	if j = pos[fSize]; j < 0 {
+		return false
+	}
+	if e.Size, ok = c.sizeOK(kv[j]); !ok {
+		return false
+	}
+	if j = pos[fAddr]; j >= 0 {
+		if e.Addr, ok = c.uintOK(kv[j]); !ok {
+			return false
+		}
+	} else if e.Action != ActionOOM {
+		return false // missing addr
+	}
+	if j = pos[fDeviceFree]; j >= 0 {
+		if m.deviceFree, ok = c.sizeOK(kv[j]); !ok {
+			return false
+		}
+	} else if e.Action == ActionOOM {
+		return false // missing device_free
+	}
+	if j = pos[fStream]; j >= 0 {
+		if e.Stream, ok = c.uintOK(kv[j]); !ok {
+			return false
+		}
+	}
+	if j = pos[fTimeUS]; j >= 0 {
+		if e.TimeUS, ok = c.intOK(kv[j]); !ok {
+			return false
+		}
+	}
+	if j = pos[fCompileContext]; j >= 0 {
+		if kv[j].k != kStr {
+			return false
+		}
+		m.compileContext = c.strs[kv[j].n]
+	}
+	if j = pos[fUserMetadata]; j >= 0 {
+		if kv[j].k != kStr {
+			return false
+		}
+		m.userMetadata = c.strs[kv[j].n]
+	}
+	var err error
+	if j = pos[fPoolID]; j >= 0 {
+		m.hasPool = true
+		if m.pool, err = c.poolID(at{format: "entry"}, "pool_id", kv[j]); err != nil {
+			return false
+		}
+	}
+	if j = pos[fFrames]; j >= 0 {
+		if e.Frames, err = c.frameList(at{format: "entry"}, "frames", kv[j]); err != nil {
+			return false
+		}
+	}
+	// as entryKV does
+	if e.Action == ActionOOM {
+		e.Addr = 0
+	} else {
+		m.deviceFree = 0
+	}
+	if m != (metaKey{}) {
+		e.Meta = c.meta(m)
+	}
+	return true
 }
 
 // metaKey is an EntryMeta as a map key (its pool by value).
