@@ -103,7 +103,15 @@ type converter struct {
 	sealedIn []uint16
 	memos    int // the values the pickle memoizes (countDicts): the memo's capacity
 	deadIn   []uint16
+	// What seal found about the keys of the last dict it was handed: where each
+	// field's value is in kv (-1: absent), for the keys named keysGen (0: none).
+	keyPos  fieldPos
+	keysGen uint64
 }
+
+// fieldPos holds, by field code, the position of a field's value in a dict's
+// items (-1: absent).
+type fieldPos [len(fieldNames)]int8
 
 // release counts one more sealed dict or dead list in the chunk of index n of
 // table t and lets the chunk go when all its slots are: none is read again.
@@ -152,23 +160,26 @@ func (c *converter) dict(v value) *dictObj {
 
 // seal converts the items of dict n (key, value, … with distinct string keys) as
 // a trace entry when they are one, and reports whether it did: then the dict is
-// sealed and its items need not be kept.
-func (c *converter) seal(n uint32, kv []value) bool {
-	isEntry := false
-	var frames value
-	for i := 0; i < len(kv); i += 2 {
-		switch c.code(kv[i]) {
-		case fAction:
-			isEntry = true
-		case fFrames:
-			frames = kv[i+1]
+// sealed and its items need not be kept. keysGen, when not 0, names the keys of
+// kv (decoder.keysGen): what seal found about keys of that name is kept, and not
+// looked up again for the next dict with the same.
+func (c *converter) seal(n uint32, kv []value, keysGen uint64) bool {
+	if keysGen == 0 || keysGen != c.keysGen {
+		if len(kv) > 2*maxSealKeys {
+			return false
 		}
+		c.fieldPositions(&c.keyPos, kv)
+		c.keysGen = keysGen
 	}
-	if !isEntry {
+	if c.keyPos[fAction] < 0 {
 		return false
 	}
+	var frames value
+	if j := c.keyPos[fFrames]; j >= 0 {
+		frames = kv[j]
+	}
 	var e TraceEntry
-	if err := c.entryKV(&e, at{format: "entry"}, kv); err != nil {
+	if !c.entryAt(&e, kv, &c.keyPos) {
 		return false
 	}
 	if frames.k == kList && !bitAt(c.frozenLists, frames.n) {
@@ -192,6 +203,10 @@ func (c *converter) seal(n uint32, kv []value) bool {
 	c.sealedAt[n] = uint32(len(c.store))
 	return true
 }
+
+// maxSealKeys is the most keys of a dict that seal converts (the decoder hands
+// it dicts of at most 16 keys: see distinctStrKeys).
+const maxSealKeys = 16
 
 // Field codes of the keys of the hot dicts (trace entries and frames), so that
 // their conversion switches on a small integer instead of comparing strings.
@@ -316,15 +331,35 @@ func (c *converter) asList(a at, key string, v value) ([]value, error) {
 }
 
 func (c *converter) asInt(a at, key string, v value) (int64, error) {
-	switch v.k {
-	case kInt:
-		return int64(c.bits(v)), nil
-	case kUint:
-		return 0, fmt.Errorf("snapshot: %s.%s: %d does not fit in int64", a, key, c.bits(v))
-	case kBig:
-		return 0, fmt.Errorf("snapshot: %s.%s: %s does not fit in int64", a, key, shortInt(c.bigs[v.n]))
+	if n, ok := c.intOK(v); ok {
+		return n, nil
 	}
-	return 0, c.typeErr(a, key, "int", v)
+	return 0, c.intErr(a, key, v)
+}
+
+// intOK, uintOK and sizeOK are asInt, asUint and size for the values they take,
+// with false for any other (then they give the error).
+func (t *tree) intOK(v value) (int64, bool) { return int64(t.bits(v)), v.k == kInt }
+
+func (t *tree) uintOK(v value) (uint64, bool) {
+	u := t.bits(v)
+	return u, v.k == kUint || v.k == kInt && int64(u) >= 0
+}
+
+func (t *tree) sizeOK(v value) (int64, bool) {
+	n := int64(t.bits(v))
+	return n, v.k == kInt && n >= 0
+}
+
+// intErr is asInt's error for v, which is not a kInt.
+func (c *converter) intErr(a at, key string, v value) error {
+	switch v.k {
+	case kUint:
+		return fmt.Errorf("snapshot: %s.%s: %d does not fit in int64", a, key, c.bits(v))
+	case kBig:
+		return fmt.Errorf("snapshot: %s.%s: %s does not fit in int64", a, key, shortInt(c.bigs[v.n]))
+	}
+	return c.typeErr(a, key, "int", v)
 }
 
 // shortInt renders a big integer for an error, abbreviated when long (by its
@@ -341,18 +376,21 @@ func shortInt(b *big.Int) string {
 }
 
 func (c *converter) asUint(a at, key string, v value) (uint64, error) {
+	if u, ok := c.uintOK(v); ok {
+		return u, nil
+	}
+	return 0, c.uintErr(a, key, v)
+}
+
+// uintErr is asUint's error for v, which is not a non-negative int.
+func (c *converter) uintErr(a at, key string, v value) error {
 	switch v.k {
 	case kInt:
-		if int64(c.bits(v)) < 0 {
-			return 0, fmt.Errorf("snapshot: %s.%s: want a non-negative int, got %d", a, key, int64(c.bits(v)))
-		}
-		return c.bits(v), nil
-	case kUint:
-		return c.bits(v), nil
+		return fmt.Errorf("snapshot: %s.%s: want a non-negative int, got %d", a, key, int64(c.bits(v)))
 	case kBig:
-		return 0, fmt.Errorf("snapshot: %s.%s: %s does not fit in 64 bits", a, key, shortInt(c.bigs[v.n]))
+		return fmt.Errorf("snapshot: %s.%s: %s does not fit in 64 bits", a, key, shortInt(c.bigs[v.n]))
 	}
-	return 0, c.typeErr(a, key, "int", v)
+	return c.typeErr(a, key, "int", v)
 }
 
 func (c *converter) asStr(a at, key string, v value) (string, error) {
@@ -397,6 +435,14 @@ func (c *converter) device(a at, key string, v value) (int, error) {
 
 // size reads a size in bytes, which cannot be negative.
 func (c *converter) size(a at, key string, v value) (int64, error) {
+	if n, ok := c.sizeOK(v); ok {
+		return n, nil
+	}
+	return c.sizeErr(a, key, v)
+}
+
+// sizeErr is size's answer for v, which is not a non-negative int.
+func (c *converter) sizeErr(a at, key string, v value) (int64, error) {
 	n, err := c.asInt(a, key, v)
 	if err == nil && n < 0 {
 		err = fmt.Errorf("snapshot: %s.%s: %d is negative", a, key, n)
@@ -948,7 +994,7 @@ func (c *converter) entry(e *TraceEntry, a at, v value) error {
 // entryKV converts the items of a trace entry's dict (key, value, …).
 func (c *converter) entryKV(e *TraceEntry, a at, kv []value) error {
 	var err error
-	var haveAction, haveAddr, haveSize, haveFree bool
+	var ok, haveAction, haveAddr, haveSize, haveFree bool
 	var m metaKey
 	for i := 0; i < len(kv); i += 2 {
 		code := c.code(kv[i])
@@ -966,14 +1012,22 @@ func (c *converter) entryKV(e *TraceEntry, a at, kv []value) error {
 			}
 		case fAddr:
 			haveAddr = true
-			e.Addr, err = c.asUint(a, k, val)
+			if e.Addr, ok = c.uintOK(val); !ok {
+				e.Addr, err = c.asUint(a, k, val)
+			}
 		case fSize:
 			haveSize = true
-			e.Size, err = c.size(a, k, val)
+			if e.Size, ok = c.sizeOK(val); !ok {
+				e.Size, err = c.size(a, k, val)
+			}
 		case fStream:
-			e.Stream, err = c.asUint(a, k, val)
+			if e.Stream, ok = c.uintOK(val); !ok {
+				e.Stream, err = c.asUint(a, k, val)
+			}
 		case fTimeUS:
-			e.TimeUS, err = c.asInt(a, k, val)
+			if e.TimeUS, ok = c.intOK(val); !ok {
+				e.TimeUS, err = c.asInt(a, k, val)
+			}
 		case fDeviceFree:
 			haveFree = true
 			m.deviceFree, err = c.size(a, k, val)
@@ -1012,6 +1066,100 @@ func (c *converter) entryKV(e *TraceEntry, a at, kv []value) error {
 		e.Meta = c.meta(m)
 	}
 	return nil
+}
+
+// fieldPositions sets pos to where each field's value is in kv, whose keys are
+// distinct strings (so that each field code comes at most once), at most
+// maxSealKeys of them.
+func (c *converter) fieldPositions(pos *fieldPos, kv []value) {
+	for i := range pos {
+		pos[i] = -1
+	}
+	for i := 0; i < len(kv); i += 2 {
+		if code := c.code(kv[i]); code != fUnknown {
+			pos[code] = int8(i + 1)
+		}
+	}
+}
+
+// entryAt is entryKV for seal, given where each field's value is in kv: it
+// reports only whether the items convert, and converts them, field by field in
+// one order rather than key by key (a trace's entries all have the same keys).
+// It gives the entry entryKV gives, and fails where entryKV fails.
+func (c *converter) entryAt(e *TraceEntry, kv []value, pos *fieldPos) bool {
+	var ok bool
+	var m metaKey
+	j := pos[fAction]
+	if j < 0 || kv[j].k != kStr {
+		return false
+	}
+	if e.Action, ok = ParseAction(c.strs[kv[j].n]); !ok {
+		return false
+	}
+	if j = pos[fSize]; j < 0 {
+		return false
+	}
+	if e.Size, ok = c.sizeOK(kv[j]); !ok {
+		return false
+	}
+	if j = pos[fAddr]; j >= 0 {
+		if e.Addr, ok = c.uintOK(kv[j]); !ok {
+			return false
+		}
+	} else if e.Action != ActionOOM {
+		return false // missing addr
+	}
+	if j = pos[fDeviceFree]; j >= 0 {
+		if m.deviceFree, ok = c.sizeOK(kv[j]); !ok {
+			return false
+		}
+	} else if e.Action == ActionOOM {
+		return false // missing device_free
+	}
+	if j = pos[fStream]; j >= 0 {
+		if e.Stream, ok = c.uintOK(kv[j]); !ok {
+			return false
+		}
+	}
+	if j = pos[fTimeUS]; j >= 0 {
+		if e.TimeUS, ok = c.intOK(kv[j]); !ok {
+			return false
+		}
+	}
+	if j = pos[fCompileContext]; j >= 0 {
+		if kv[j].k != kStr {
+			return false
+		}
+		m.compileContext = c.strs[kv[j].n]
+	}
+	if j = pos[fUserMetadata]; j >= 0 {
+		if kv[j].k != kStr {
+			return false
+		}
+		m.userMetadata = c.strs[kv[j].n]
+	}
+	var err error
+	if j = pos[fPoolID]; j >= 0 {
+		m.hasPool = true
+		if m.pool, err = c.poolID(at{format: "entry"}, "pool_id", kv[j]); err != nil {
+			return false
+		}
+	}
+	if j = pos[fFrames]; j >= 0 {
+		if e.Frames, err = c.frameList(at{format: "entry"}, "frames", kv[j]); err != nil {
+			return false
+		}
+	}
+	// as entryKV does
+	if e.Action == ActionOOM {
+		e.Addr = 0
+	} else {
+		m.deviceFree = 0
+	}
+	if m != (metaKey{}) {
+		e.Meta = c.meta(m)
+	}
+	return true
 }
 
 // metaKey is an EntryMeta as a map key (its pool by value).

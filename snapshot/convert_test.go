@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -355,5 +357,91 @@ func TestSharedFrames(t *testing.T) {
 		if !reflect.DeepEqual(tr[i].Frames, want) {
 			t.Errorf("entry %d frames %v, want %v", i, tr[i].Frames, want)
 		}
+	}
+}
+
+// TestEntryAtAgrees checks that entryAt (seal's conversion of a trace entry, field
+// by field) accepts exactly the entries entryKV (key by key) accepts, and makes the
+// same TraceEntry of them: random entries whose fields are each absent, of the
+// right type, or of a wrong one, their keys in random orders.
+func TestEntryAtAgrees(t *testing.T) {
+	tr := &tree{}
+	str := func(s string) value {
+		tr.strs = append(tr.strs, s)
+		return value{n: uint32(len(tr.strs) - 1), k: kStr}
+	}
+	wide := func(k kind, bits uint64) value {
+		tr.wide = append(tr.wide, bits)
+		return value{n: uint32(len(tr.wide) - 1), k: k, wide: true}
+	}
+	small := func(x int32) value { return value{n: uint32(x), k: kInt} }
+	list := func(k kind, items ...value) value {
+		return value{n: tr.lists.add(listObj{items: items}), k: k}
+	}
+	tr.bigs = append(tr.bigs, new(big.Int).Lsh(big.NewInt(1), 70))
+	ints := []value{small(0), small(7), small(-3), wide(kInt, 1<<40), wide(kInt, 1<<63|5), wide(kUint, 1<<63|5),
+		value{k: kBig}, value{k: kNone}, wide(kFloat, 0), value{n: 1, k: kBool}}
+	strs := []value{str(""), str("N/A"), str("x"), small(1), value{k: kNone}}
+	frame := value{n: tr.dicts.add(dictObj{kv: []value{str("name"), str("f"), str("filename"), str("a.py"), str("line"), small(3)}}), k: kDict}
+	options := map[string][]value{
+		"action":          {str("alloc"), str("free_requested"), str("oom"), str("segment_map"), str("bogus"), small(1)},
+		"addr":            ints,
+		"size":            ints,
+		"stream":          ints,
+		"time_us":         ints,
+		"device_free":     ints,
+		"compile_context": strs,
+		"user_metadata":   strs,
+		"pool_id":         {list(kTuple, small(0), small(0)), list(kTuple, small(1), wide(kUint, 1<<63)), list(kTuple, small(1)), list(kList, small(-1), small(2)), small(0)},
+		"frames":          {list(kList), list(kList, frame), list(kList, frame, frame), list(kTuple, frame), list(kList, small(1)), small(0)},
+		"other":           {small(1)},
+	}
+	keys := map[string]value{}
+	var names []string
+	for name := range options {
+		keys[name] = str(name)
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	rng := rand.New(rand.NewPCG(1, 2))
+	accepted := 0
+	for range 20000 {
+		var kv []value
+		for _, name := range names {
+			opts := options[name]
+			// mostly the first option (of the right type), sometimes none
+			i := rng.IntN(len(opts) + 1)
+			if rng.IntN(3) > 0 {
+				i = 0
+			}
+			if i < len(opts) {
+				kv = append(kv, keys[name], opts[i])
+			}
+		}
+		for i := len(kv)/2 - 1; i > 0; i-- {
+			j := rng.IntN(i + 1)
+			kv[2*i], kv[2*j] = kv[2*j], kv[2*i]
+			kv[2*i+1], kv[2*j+1] = kv[2*j+1], kv[2*i+1]
+		}
+		c1, c2 := &converter{tree: tr}, &converter{tree: tr}
+		var e1, e2 TraceEntry
+		err := c1.entryKV(&e1, at{format: "entry"}, kv)
+		var pos fieldPos
+		c2.fieldPositions(&pos, kv)
+		ok := c2.entryAt(&e2, kv, &pos)
+		if ok != (err == nil) {
+			t.Fatalf("%s: entryAt %v, entryKV %v", tr.repr(list(kList, kv...)), ok, err)
+		}
+		if !ok {
+			continue
+		}
+		accepted++
+		if !reflect.DeepEqual(e1, e2) {
+			t.Fatalf("%s: entryAt %+v, entryKV %+v", tr.repr(list(kList, kv...)), e2, e1)
+		}
+	}
+	t.Logf("%d of the random entries convert", accepted)
+	if accepted < 1000 {
+		t.Errorf("only %d of the random entries convert", accepted)
 	}
 }

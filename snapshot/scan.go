@@ -40,11 +40,15 @@ func countWalk(data []byte, release func(from, upTo int)) (dicts, memos int) {
 	}
 	var c opCount
 	for p := 0; p < len(data); {
-		if release != nil && p >= next {
-			release(released, p)
-			released, next = p, p+releaseEvery
+		until := len(data)
+		if release != nil {
+			if p >= next {
+				release(released, p)
+				released, next = p, p+releaseEvery
+			}
+			until = min(next, len(data))
 		}
-		q, stop := c.op(data, p, len(data))
+		q, stop := c.walk(data, p, until, len(data))
 		if q < 0 {
 			return 0, 0
 		}
@@ -128,6 +132,105 @@ func (c *opCount) op(data []byte, p, end int) (next int, stop bool) {
 	}
 	return p + arg, false
 }
+
+// walk counts the opcodes that start in data[p:until], each of which must end by
+// end (until <= end <= len(data)), and returns where the next one starts (-1 for an
+// opcode it does not know or one that runs past end) and whether it stopped at a
+// STOP: then next is just after it. It gives what calling op on each opcode in turn
+// gives, from tables instead of a switch: the walks before a decode see every
+// opcode of the pickle, and most take a fixed number of bytes.
+func (c *opCount) walk(data []byte, p, until, end int) (next int, stop bool) {
+	next, stop, dicts, memos := walkOps(data, p, until, end)
+	c.dicts += dicts
+	c.memos += memos
+	return next, stop
+}
+
+// walkOps is walk, returning the dicts and memoized values it counted.
+func walkOps(data []byte, p, until, end int) (next int, stop bool, dicts, memos int) {
+	for p < until {
+		op := data[p]
+		w := opWalk[op]
+		t := opTally[op]
+		dicts += int(t & 1)
+		memos += int(t >> 1)
+		if w <= walkFixedMax {
+			if w == 0 {
+				return -1, false, dicts, memos
+			}
+			p += int(w)
+			continue
+		}
+		switch w {
+		case walkLen1:
+			if p+1 >= end {
+				return -1, false, dicts, memos
+			}
+			p += 2 + int(data[p+1])
+		case walkLen4:
+			if p+5 > end {
+				return -1, false, dicts, memos
+			}
+			p += 5 + int(binary.LittleEndian.Uint32(data[p+1:]))
+		case walkStop:
+			return p + 1, true, dicts, memos
+		default: // walkLen8, the text opcodes
+			var c opCount
+			q, _ := c.op(data, p, end)
+			if q < 0 {
+				return -1, false, dicts, memos
+			}
+			p = q
+		}
+	}
+	if p > end {
+		return -1, false, dicts, memos
+	}
+	return p, false, dicts, memos
+}
+
+// What walk does with each opcode (opWalk): 1 to walkFixedMax is the whole
+// opcode's length, arguments included; 0 is not an opcode.
+const (
+	walkFixedMax = 9
+	walkLen1     = iota + walkFixedMax // a 1-byte length and that many bytes
+	walkLen4                           // a 4-byte length and that many bytes
+	walkStop                           // STOP
+	walkOther                          // left to op: 8-byte lengths, text arguments
+)
+
+// opWalk and opTally are walk's tables: how each opcode is laid out, and what it
+// counts (1: a dict, 2: a memoized value, 0: nothing).
+var opWalk, opTally = func() (w, t [256]uint8) {
+	for op := range 256 {
+		var c opCount
+		// Which opcodes op knows, and the length of the fixed ones: ask it.
+		buf := make([]byte, 16)
+		buf[0] = byte(op)
+		switch byte(op) {
+		case opStop:
+			w[op] = walkStop
+		case opShortBinString, opShortBinBytes, opShortBinUni, opLong1:
+			w[op] = walkLen1
+		case opBinString, opBinUnicode, opBinBytes, opLong4:
+			w[op] = walkLen4
+		case opBinUnicode8, opBinBytes8, opByteArray8,
+			opFloat, opInt, opLong, opString, opUnicode, opPersID, opGet, opPut, opGlobal, opInst:
+			w[op] = walkOther
+		default:
+			if q, _ := c.op(buf, 0, len(buf)); q > 0 {
+				w[op] = uint8(q)
+			}
+		}
+		switch {
+		case c.dicts > 0:
+			t[op] = 1
+		case c.memos > 0:
+			t[op] = 2
+		}
+	}
+	return w, t
+}()
 
 // span is a range of a pickle, [from, to).
 type span struct{ from, to int }
@@ -257,8 +360,8 @@ func countRun(c *opCount, data []byte, frames []span, first, last, from, end, st
 		}
 		// The opcodes before frame i (PROTO before the first; a large string's
 		// header and bytes between two).
-		for p < gapEnd {
-			q, isStop := c.op(data, p, gapEnd)
+		if p < gapEnd {
+			q, isStop := c.walk(data, p, gapEnd, gapEnd)
 			if q < 0 || isStop {
 				return false, false
 			}
@@ -269,7 +372,7 @@ func countRun(c *opCount, data []byte, frames []span, first, last, from, end, st
 		}
 		f := frames[i]
 		for p = f.from; p < f.to; {
-			q, isStop := c.op(data, p, f.to)
+			q, isStop := c.walk(data, p, f.to, f.to)
 			if q < 0 || isStop && q != stop {
 				return false, false
 			}

@@ -167,3 +167,68 @@ func FuzzCountFramed(f *testing.F) {
 		}
 	})
 }
+
+// walkByOp is what walk gives, by calling op on each opcode in turn.
+func walkByOp(data []byte, p, until, end int) (c opCount, next int, stop bool) {
+	for p < until {
+		q, isStop := c.op(data, p, end)
+		if q < 0 || isStop {
+			return c, q, isStop
+		}
+		p = q
+	}
+	return c, p, false
+}
+
+// checkWalk checks walk against walkByOp on data, from p up to until with
+// arguments bounded by end.
+func checkWalk(t *testing.T, data []byte, p, until, end int) {
+	t.Helper()
+	want, wantNext, wantStop := walkByOp(data, p, until, end)
+	var got opCount
+	next, stop := got.walk(data, p, until, end)
+	if next != wantNext || stop != wantStop || (next >= 0 && got != want) {
+		t.Fatalf("walk(%d, %d, %d) of % x: next %d, stop %v, counts %+v; op by op: %d, %v, %+v",
+			p, until, end, data[:min(len(data), 64)], next, stop, got, wantNext, wantStop, want)
+	}
+}
+
+// TestWalkAgreesWithOp checks the table-driven walk against op, opcode by opcode,
+// on real pickles (whole, and cut at every few bytes) and on every opcode with
+// every argument length that fits or runs past the end.
+func TestWalkAgreesWithOp(t *testing.T) {
+	paths, err := reference.GlobPickles(reference.Workloads211, "*.pickle")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("%d pickles, %v", len(paths), err)
+	}
+	data := plainPickle(t, paths[0])
+	checkWalk(t, data, 0, len(data), len(data))
+	for end := 0; end < min(len(data), 1<<14); end += 7 {
+		checkWalk(t, data, 0, end, end)
+		checkWalk(t, data, 0, end/2, end)
+	}
+	for op := range 256 {
+		for _, arg := range [][]byte{nil, {0}, {3, 'a', 'b', 'c'}, {200}, {4, 0, 0, 0, 'a', 'b', 'c', 'd'},
+			{0xff, 0xff, 0xff, 0xff}, {1, 0, 0, 0, 0, 0, 0, 0, 'x'}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
+			[]byte("12\n"), []byte("a\nb\n"), []byte("a\n")} {
+			data := append([]byte{byte(op)}, arg...)
+			for end := 1; end <= len(data); end++ {
+				checkWalk(t, data, 0, end, end)
+				checkWalk(t, append(slices.Clip(data), opStop), 0, end, end)
+			}
+		}
+	}
+}
+
+// FuzzWalk checks walk against op on any bytes.
+func FuzzWalk(f *testing.F) {
+	f.Add([]byte{opEmptyDict, opMemoize, opShortBinUni, 1, 'a', opBinInt, 1, 2, 3, 4, opStop}, 3)
+	f.Add([]byte{opBinUnicode8, 1, 0, 0, 0, 0, 0, 0, 0, 'a', opInt, '1', '\n', opStop}, 0)
+	f.Fuzz(func(t *testing.T, data []byte, cut int) {
+		checkWalk(t, data, 0, len(data), len(data))
+		if cut >= 0 && cut <= len(data) {
+			checkWalk(t, data, 0, cut, len(data))
+			checkWalk(t, data, 0, cut, cut)
+		}
+	})
+}

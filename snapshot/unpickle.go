@@ -283,18 +283,24 @@ type decoder struct {
 	bigDicts map[uint32]map[string]int // hash index of large dicts: key → position in kv
 	nans     int
 	frameEnd int // the end of the current FRAME (0: outside frames)
-	// lastKeys are the string indices of the last dict's keys found distinct, at
-	// even positions (odd positions are unused).
-	lastKeys []uint32
 	// shared holds the items of lists met so far, by the hash of their values, so
 	// that lists with the same items (the frames lists of one call stack, recorded
 	// a million times) share one slice. List items are only ever appended to, and a
 	// shared slice has no room beyond its length, so an append copies it.
-	shared map[uint64][]value
-	seed   maphash.Seed
+	shared  map[uint64][]value
+	seed    maphash.Seed
+	hashBuf []byte // the bytes of the items intern hashes
 	// interned holds the index in strs of short strings met so far (see
-	// unicode), at most internCap of them.
-	interned map[string]uint32
+	// unicode), at most internCap of them; shortCache holds 1 + the index of a
+	// few of them, looked up first by fast (by shortHash): a 2.11 history's
+	// entries each hold a new "N/A".
+	interned   map[string]uint32
+	shortCache [16]uint32
+	// lastKeys are the string indices of the last dict's keys found distinct, at
+	// even positions (odd positions are unused); keysGen counts the times they
+	// changed, so that seal can keep what it found about them (see sameKeys).
+	lastKeys []uint32
+	keysGen  uint64
 	// release, when set, is called every releaseEvery bytes (see unpickleWith).
 	release func(from, upTo int)
 	// conv, when set, seals trace entries as their dicts are completed (see
@@ -331,18 +337,17 @@ func (d *decoder) intern(items []value) []value {
 		d.shared = map[uint64][]value{}
 		d.seed = maphash.MakeSeed()
 	}
-	var h maphash.Hash
-	h.SetSeed(d.seed)
-	var b [8]byte
+	b := d.hashBuf[:0]
 	for _, v := range items {
-		binary.LittleEndian.PutUint32(b[:4], v.n)
-		b[4], b[5] = byte(v.k), 0
+		b = binary.LittleEndian.AppendUint32(b, v.n)
+		w := byte(0)
 		if v.wide {
-			b[5] = 1
+			w = 1
 		}
-		h.Write(b[:6])
+		b = append(b, byte(v.k), w)
 	}
-	key := h.Sum64()
+	d.hashBuf = b
+	key := maphash.Bytes(d.seed, b)
 	if prev, ok := d.shared[key]; ok && slices.Equal(prev, items) {
 		return prev
 	}
@@ -575,6 +580,21 @@ func (d *decoder) run() (value, error) {
 		if d.frameEnd > 0 && d.pos >= d.frameEnd {
 			d.frameEnd = 0
 		}
+		// The common opcodes, up to the next release or the frame's end, then
+		// one opcode of any kind.
+		limit := len(d.data)
+		if d.frameEnd > 0 {
+			limit = d.frameEnd
+		}
+		until := limit
+		if d.release != nil {
+			until = min(until, next)
+		}
+		if fastOpcodes {
+			if d.pos = d.fast(d.pos, until, limit); d.pos >= until {
+				continue
+			}
+		}
 		d.op = d.pos
 		d.code = d.data[d.pos]
 		d.pos++
@@ -587,6 +607,169 @@ func (d *decoder) run() (value, error) {
 	}
 	return value{}, fmt.Errorf("snapshot: pickle: input ends at offset %d without a STOP opcode (truncated)", len(d.data))
 }
+
+// fast executes the opcodes from data[p] on that PyTorch's snapshots are mostly
+// made of, as step would, up to the first one that starts at or after until, that
+// it leaves to step (any other opcode, and any that step would refuse or that
+// takes the slow way: a sealed dict referenced, a memo index not in the memo, a
+// string not interned) or whose argument runs past limit (the end of the frame
+// or of the input); it returns where that one starts. It keeps the stack and the
+// input in locals: the opcodes are a few bytes each, and a pickle has tens of
+// millions of them.
+func (d *decoder) fast(p, until, limit int) int {
+	data := d.data[:limit]
+	stack, memo, conv := d.stack, d.memo, d.conv
+	floor := d.floor()
+loop:
+	for p < until {
+		switch data[p] {
+		case opLongBinGet:
+			if p+5 > limit {
+				break loop
+			}
+			idx := uint(binary.LittleEndian.Uint32(data[p+1:]))
+			if idx >= uint(len(memo)) {
+				break loop
+			}
+			v := memo[idx]
+			if v.k == kDict && conv != nil && conv.sealed(v.n) != 0 {
+				break loop
+			}
+			stack = append(stack, v)
+			p += 5
+		case opBinGet:
+			if p+2 > limit {
+				break loop
+			}
+			idx := uint(data[p+1])
+			if idx >= uint(len(memo)) {
+				break loop
+			}
+			v := memo[idx]
+			if v.k == kDict && conv != nil && conv.sealed(v.n) != 0 {
+				break loop
+			}
+			stack = append(stack, v)
+			p += 2
+		case opMemoize:
+			if len(stack) <= floor || len(d.memoMap) > 0 {
+				break loop
+			}
+			v := stack[len(stack)-1]
+			if v.wide {
+				d.wideKeep = max(d.wideKeep, int(v.n)+1)
+			}
+			memo = append(memo, v)
+			p++
+		case opMark:
+			d.marks = append(d.marks, len(stack))
+			d.markWide = append(d.markWide, len(d.wide))
+			floor = len(stack)
+			p++
+		case opEmptyDict, opEmptyList:
+			// with the MEMOIZE that follows each in Python's pickles
+			var v value
+			if data[p] == opEmptyDict {
+				v = d.newDict(nil)
+			} else {
+				v = d.newList(kList, nil)
+			}
+			stack = append(stack, v)
+			p++
+			if p < until && data[p] == opMemoize && len(d.memoMap) == 0 {
+				memo = append(memo, v)
+				p++
+			}
+		case opNone:
+			stack = append(stack, value{k: kNone})
+			p++
+		case opBinInt1:
+			if p+2 > limit {
+				break loop
+			}
+			stack = append(stack, value{n: uint32(data[p+1]), k: kInt})
+			p += 2
+		case opBinInt2:
+			if p+3 > limit {
+				break loop
+			}
+			stack = append(stack, value{n: uint32(binary.LittleEndian.Uint16(data[p+1:])), k: kInt})
+			p += 3
+		case opBinInt:
+			if p+5 > limit {
+				break loop
+			}
+			stack = append(stack, value{n: binary.LittleEndian.Uint32(data[p+1:]), k: kInt})
+			p += 5
+		case opLong1:
+			if p+2 > limit {
+				break loop
+			}
+			n := int(data[p+1])
+			if n == 0 || n > 8 || p+2+n > limit {
+				break loop
+			}
+			var u uint64
+			if all := d.data; p+10 <= len(all) {
+				// 8 bytes read at once, sign-extended from the n of them
+				sh := uint(64 - 8*n)
+				u = uint64(int64(binary.LittleEndian.Uint64(all[p+2:])<<sh) >> sh)
+			} else {
+				raw := data[p+2 : p+2+n]
+				for i := n - 1; i >= 0; i-- {
+					u = u<<8 | uint64(raw[i])
+				}
+				if n < 8 && raw[n-1]&0x80 != 0 {
+					u |= ^uint64(0) << (8 * n)
+				}
+			}
+			if x := int64(u); x >= math.MinInt32 && x <= math.MaxInt32 {
+				stack = append(stack, value{n: uint32(int32(x)), k: kInt})
+			} else {
+				d.wide = append(d.wide, u)
+				stack = append(stack, value{n: uint32(len(d.wide) - 1), k: kInt, wide: true})
+			}
+			p += 2 + n
+		case opShortBinUni:
+			if p+2 > limit {
+				break loop
+			}
+			n := int(data[p+1])
+			if n > internMax || p+2+n > limit {
+				break loop
+			}
+			b := data[p+2 : p+2+n]
+			h := shortHash(b)
+			i := d.shortCache[h]
+			if i == 0 || d.strs[i-1] != string(b) {
+				j, ok := d.interned[string(b)]
+				if !ok {
+					break loop
+				}
+				i = j + 1
+				d.shortCache[h] = i
+			}
+			stack = append(stack, value{n: i - 1, k: kStr})
+			p += 2 + n
+		default:
+			break loop
+		}
+	}
+	d.stack, d.memo = stack, memo
+	return p
+}
+
+// shortHash picks the slot of decoder.shortCache for a short string.
+func shortHash(b []byte) int {
+	if len(b) == 0 {
+		return 0
+	}
+	return (len(b) ^ int(b[0]) ^ int(b[len(b)-1])<<1) & 15
+}
+
+// fastOpcodes is whether run takes the common opcodes through fast; tests turn
+// it off to check that fast does what step does.
+var fastOpcodes = true
 
 var errStop = errors.New("stop")
 
@@ -1127,7 +1310,11 @@ func (d *decoder) setItems(items []value, markWide int) error {
 	if t.k != kDict {
 		return d.fail("sets items of a %s, want a dict", d.typeName(t))
 	}
-	for i := 0; i < len(items); i += 2 {
+	same := d.sameKeys(items) // then the keys are strings: hashable
+	for i := 0; i < len(items) && !same; i += 2 {
+		if k := items[i].k; k != kTuple && k != kList && k != kDict && k != kSet {
+			continue // hashable (keyCheck)
+		}
 		if why := d.keyCheck(items[i]); why != "" {
 			return d.fail("dict key %s", why)
 		}
@@ -1136,8 +1323,8 @@ func (d *decoder) setItems(items []value, markWide int) error {
 		return errFallback // a sealed entry, or one of its frames, changes after it
 	}
 	dict := d.dicts.at(t.n)
-	if len(dict.kv) == 0 && d.distinctStrKeys(items) {
-		if d.conv != nil && d.conv.seal(t.n, items) {
+	if len(dict.kv) == 0 && (same || d.distinctStrKeys(items)) {
+		if d.conv != nil && d.conv.seal(t.n, items, d.keysGen) {
 			d.trimWide(items, markWide)
 			return nil
 		}
@@ -1204,7 +1391,11 @@ func (d *decoder) trimWide(items []value, markWide int) {
 	if n == 0 {
 		return
 	}
-	slices.Sort(idx[:n])
+	for i := 1; i < n; i++ { // insertion sort: a few values (addr, time_us)
+		for j := i; j > 0 && idx[j] < idx[j-1]; j-- {
+			idx[j], idx[j-1] = idx[j-1], idx[j]
+		}
+	}
 	lo := idx[0]
 	for i := 1; i < n; i++ {
 		if idx[i] == idx[i-1] {
@@ -1273,23 +1464,27 @@ func (d *decoder) appendKey(b []byte, v value, depth int) []byte {
 	return fmt.Appendf(b, "o%d:%d", v.k, v.n) // frozensets: by identity
 }
 
+// sameKeys reports whether the keys of kv are the strings of lastKeys, in order
+// (one dict per trace entry, each with the keys of the one before): then they
+// are distinct strings.
+func (d *decoder) sameKeys(kv []value) bool {
+	if len(kv) != len(d.lastKeys) {
+		return false
+	}
+	for i := 0; i < len(kv); i += 2 {
+		if kv[i].k != kStr || kv[i].n != d.lastKeys[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // distinctStrKeys reports whether the keys of kv are strings that differ from each
-// other (the common case, checked quickly for small dicts).
+// other (the common case, checked quickly for small dicts), and makes them
+// lastKeys when they are.
 func (d *decoder) distinctStrKeys(kv []value) bool {
 	if len(kv) > 32 {
 		return false
-	}
-	if len(kv) == len(d.lastKeys) { // the same keys as the last dict (one per trace entry)
-		same := true
-		for i := 0; i < len(kv); i += 2 {
-			if kv[i].k != kStr || kv[i].n != d.lastKeys[i] {
-				same = false
-				break
-			}
-		}
-		if same {
-			return true
-		}
 	}
 	for i := 0; i < len(kv); i += 2 {
 		if kv[i].k != kStr {
@@ -1305,6 +1500,7 @@ func (d *decoder) distinctStrKeys(kv []value) bool {
 	for i := range kv {
 		d.lastKeys = append(d.lastKeys, kv[i&^1].n)
 	}
+	d.keysGen++
 	return true
 }
 

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"unicode"
 
 	"memlab.dev/memlab/internal/robusttest"
+	"memlab.dev/memlab/reference"
 )
 
 // repr renders a decoded value as Python's repr() does, for the values the
@@ -431,4 +433,47 @@ func TestShortStringsInterned(t *testing.T) {
 			t.Errorf("%s: %d strings kept, want %d", c.name, len(tr.strs), c.wantKept)
 		}
 	}
+}
+
+// unpickleBoth decodes data with and without the fast opcodes (decoder.fast) and
+// fails unless both give the same tree or the same error.
+func unpickleBoth(t *testing.T, data []byte) {
+	t.Helper()
+	fast, ferr := unpickle(data)
+	fastOpcodes = false
+	slow, serr := unpickle(data)
+	fastOpcodes = true
+	if (ferr == nil) != (serr == nil) || ferr != nil && ferr.Error() != serr.Error() {
+		t.Fatalf("with fast opcodes: %v; without: %v", ferr, serr)
+	}
+	if ferr == nil && !reflect.DeepEqual(fast, slow) {
+		t.Fatalf("with fast opcodes: %s; without: %s", fast.repr(fast.root), slow.repr(slow.root))
+	}
+}
+
+// TestFastOpcodesAgree checks that the decoder's fast opcodes give what step gives
+// on the reference snapshots, on each cut short at every few hundred bytes, and on
+// the hand-made pickles of testdata.
+func TestFastOpcodesAgree(t *testing.T) {
+	paths, err := reference.GlobPickles(reference.Workloads211, "*.pickle")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("%d pickles, %v", len(paths), err)
+	}
+	testdata, _ := filepath.Glob(filepath.Join("testdata", "*.pickle"))
+	for _, path := range append(paths[:3], testdata...) {
+		data := plainPickle(t, path)
+		unpickleBoth(t, data)
+		for cut := 0; cut < min(len(data), 1<<16); cut += 251 {
+			unpickleBoth(t, data[:cut])
+		}
+	}
+}
+
+// FuzzFastOpcodes checks on any bytes that the decoder's fast opcodes give what
+// step gives.
+func FuzzFastOpcodes(f *testing.F) {
+	f.Add([]byte{opProto, 4, opEmptyDict, opMemoize, opMark, opShortBinUni, 1, 'a', opMemoize, opLong1, 2, 0xff, 0x7f, opBinGet, 1, opBinInt1, 5, opSetItems, opStop})
+	f.Add([]byte{opProto, 4, opFrame, 3, 0, 0, 0, 0, 0, 0, 0, opEmptyList, opMemoize, opBinInt, opStop})
+	f.Add([]byte{opMark, opLongBinGet, 9, 0, 0, 0, opBinPut, 3, opMemoize, opBinGet, 3, opTuple, opStop})
+	f.Fuzz(func(t *testing.T, data []byte) { unpickleBoth(t, data) })
 }
