@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -236,6 +237,66 @@ func (r *Run) notComparable() []string {
 	return out
 }
 
+// alikeNote says which settings gave the same figures as st (all of one cap, as a
+// sweep's are): "whatever its max_split_size_mb (none, 64 or 128)" when they are st
+// with every combination of values of the options they vary (a limit no block reached,
+// a collection that never ran), else "under" their short labels.
+func alikeNote(st Setting, alike []Setting) string {
+	type option struct {
+		name string
+		of   func(Setting) string
+	}
+	options := []option{
+		{"max_split_size_mb", func(s Setting) string { return optionValue(float64(s.Conf.MaxSplitSize >> 20)) }},
+		{"roundup_power2_divisions", func(s Setting) string { return optionValue(float64(s.Conf.RoundupPower2Divisions[0])) }},
+		{"expandable_segments", func(s Setting) string { return strconv.FormatBool(s.Conf.ExpandableSegments) }},
+		{"garbage_collection_threshold", func(s Setting) string { return optionValue(s.Conf.GarbageCollectionThreshold) }},
+	}
+	group := append([]Setting{st}, alike...)
+	combos := map[string]bool{}
+	product := 1
+	var varied []string
+	for _, s := range group {
+		combos[s.Conf.String()] = true
+	}
+	for _, o := range options {
+		var values []string
+		for _, s := range group {
+			if v := o.of(s); !slices.Contains(values, v) {
+				values = append(values, v)
+			}
+		}
+		if len(values) > 1 {
+			product *= len(values)
+			varied = append(varied, fmt.Sprintf("%s (%s)", o.name, joinOr(values)))
+		}
+	}
+	if len(combos) == len(group) && product == len(group) && len(varied) > 0 {
+		return "whatever its " + joinAnd(varied)
+	}
+	var names []string
+	for _, a := range alike {
+		names = append(names, shortener.Replace(a.Conf.String()))
+	}
+	return "under " + joinAnd(names)
+}
+
+// optionValue is an option's value for alikeNote: "none" for 0 (not set).
+func optionValue(v float64) string {
+	if v == 0 {
+		return "none"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// joinOr joins "a", "b" and "c" as "a, b or c".
+func joinOr(parts []string) string {
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
+}
+
 // tableKeys are the memory_stats keys whose figures [Result.Columns] shows, with
 // the column names.
 var tableKeys = []struct{ key, column string }{
@@ -285,6 +346,13 @@ func (r *Result) WriteTable(w io.Writer) error {
 	for _, run := range r.Runs {
 		if short := run.Setting.ShortLabel(); short != run.Setting.Label() {
 			fmt.Fprintf(w, "%s%s: PYTORCH_CUDA_ALLOC_CONF=%s\n", sep, short, run.Setting.Conf.String())
+			sep = ""
+		}
+	}
+	sep = "\n"
+	for _, run := range r.Runs {
+		if len(run.Alike) > 0 && run.Device == r.Runs[0].Device {
+			fmt.Fprintf(w, "%s%s: the same figures %s (one row: the setting with the fewest options)\n", sep, run.Setting.ShortLabel(), alikeNote(run.Setting, run.Alike))
 			sep = ""
 		}
 	}
@@ -430,6 +498,7 @@ type jsonRun struct {
 	GCPasses          int64               `json:"gc_passes"`
 	GCReleased        int64               `json:"gc_released_segments"`
 	Notes             []string            `json:"notes,omitempty"`
+	Alike             []string            `json:"same_figures_as,omitempty"`
 }
 
 // WriteJSON writes {"runs": [{"conf", "fraction", "max_memory_allocated",
@@ -486,6 +555,9 @@ func (r *Result) jsonResult() jsonResult {
 			Allowed: run.Allowed, CapRefusals: run.Limits.CapRefusals, GCPasses: run.Limits.GCPasses, GCReleased: run.Limits.GCReleased,
 			Notes:        run.LimitNotes(r.About.TotalMemory),
 			AddressRange: run.AddressRange, AddressPlacements: run.AddressPlacements, AfterOOMRange: run.AfterOOMRange}
+		for _, a := range run.Alike {
+			j.Alike = append(j.Alike, a.Conf.String())
+		}
 		if n := run.afterOOMNote(); n != "" {
 			j.Notes = append(j.Notes, n)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"memlab.dev/memlab/allocator"
@@ -42,6 +43,11 @@ func SweepSettings(base Setting) []Setting {
 // Sweep replays s under every setting of SweepSettings(base) and returns the runs that
 // did not run out of memory, lowest peak reserved first (ties: fewer cudaMallocs, then
 // the order of SweepSettings). Several devices: the peaks are summed per setting.
+// Settings whose replays give the same figures on every device (sameFigures) are one
+// entry: the setting among them with the fewest options set (ties: the order of
+// SweepSettings), the others in its runs' Run.Alike — a max_split_size_mb no block
+// reaches, for one, changes nothing, and a ranking that listed each such setting would
+// fill its first rows with one result.
 // The runs carry no address ranges (Options.NoAddressRange): with dozens of settings
 // their extra replays would cost more than the sweep; a run whose figures depend on
 // placement says so (Run.AddressUnranged).
@@ -75,16 +81,92 @@ func Sweep(s *snapshot.Snapshot, base Setting, opts Options) ([]Run, error) {
 		}
 		return rows[a].mallocs < rows[b].mallocs
 	})
-	var out []Run
+	groups := map[int][]int{} // a group's first setting in rows' order → its settings
+	var firsts []int
 	for _, r := range rows {
-		if r.ooms == 0 {
-			out = append(out, res.Runs[r.i*per:(r.i+1)*per]...)
+		if r.ooms > 0 {
+			continue
+		}
+		runs := res.Runs[r.i*per : (r.i+1)*per]
+		found := false
+		for _, f := range firsts {
+			if sameFigures(res.Runs[f*per:(f+1)*per], runs) {
+				groups[f] = append(groups[f], r.i)
+				found = true
+				break
+			}
+		}
+		if !found {
+			firsts = append(firsts, r.i)
+			groups[r.i] = []int{r.i}
+		}
+	}
+	var out []Run
+	for _, f := range firsts {
+		g := groups[f]
+		rep := g[0]
+		for _, i := range g[1:] {
+			if optionsSet(settings[i]) < optionsSet(settings[rep]) {
+				rep = i
+			}
+		}
+		var alike []Setting
+		for _, i := range g {
+			if i != rep {
+				alike = append(alike, settings[i])
+			}
+		}
+		slices.SortStableFunc(alike, func(a, b Setting) int { return optionsSet(a) - optionsSet(b) })
+		for _, r := range res.Runs[rep*per : (rep+1)*per] {
+			r.Alike = alike
+			out = append(out, r)
 		}
 	}
 	if len(out) == 0 {
 		return nil, errors.New("whatif: sweep: every setting runs out of memory under this cap")
 	}
 	return out, nil
+}
+
+// sameFigures reports whether two settings' runs (one per device, in the same order)
+// give the same figures on every device: the table's (peaks allocated and reserved,
+// cudaMalloc and cudaFree calls, retries, OOMs, the fragmentation peak, the largest
+// free block at the peak) and the segments' peak.
+func sameFigures(a, b []Run) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if x.MaxAllocated != y.MaxAllocated || x.MaxReserved != y.MaxReserved ||
+			x.DeviceAllocs != y.DeviceAllocs || x.DeviceFrees != y.DeviceFrees ||
+			x.AllocRetries != y.AllocRetries || x.OOMs != y.OOMs ||
+			x.PeakInactiveSplit != y.PeakInactiveSplit || x.LargestFreeAtPeak != y.LargestFreeAtPeak ||
+			x.Stats["segment.all.peak"] != y.Stats["segment.all.peak"] {
+			return false
+		}
+	}
+	return true
+}
+
+// optionsSet counts the options of SweepSettings that st sets away from PyTorch's
+// defaults: max_split_size_mb, roundup_power2_divisions, expandable_segments and
+// garbage_collection_threshold.
+func optionsSet(st Setting) int {
+	n := 0
+	if st.Conf.MaxSplitSize > 0 {
+		n++
+	}
+	if slices.ContainsFunc(st.Conf.RoundupPower2Divisions[:], func(d int) bool { return d > 0 }) {
+		n++
+	}
+	if st.Conf.ExpandableSegments {
+		n++
+	}
+	if st.Conf.GarbageCollectionThreshold > 0 {
+		n++
+	}
+	return n
 }
 
 // MinCap returns the smallest cap on reserved memory, to 2 MiB, under which st (its own

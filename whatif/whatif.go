@@ -334,6 +334,10 @@ type Run struct {
 	// driver places device allocations has no address range (Options.NoAddressRange:
 	// Sweep and MinCap's searches compute none).
 	AddressUnranged string
+	// Alike lists, for a run of [Sweep], the other settings it tried whose replays gave
+	// the same figures on every device (sameFigures), fewest options set first; this
+	// run's setting is the one with the fewest. Nil outside a sweep.
+	Alike []Setting
 	// AfterOOMRange holds, for a replay that stopped at a predicted OOM (Stopped ≥ 0),
 	// each memory_stats key that frees after the OOM could still change — the
 	// fragmentation peaks, inactive_split_bytes and inactive_split — with its figure

@@ -44,7 +44,8 @@ defaults; none: the snapshot's own settings), and one row per configuration is p
 --sweep tries max_split_size_mb, roundup_power2_divisions, expandable_segments (and,
 under a cap, garbage_collection_threshold) and lists the settings with the lowest peak
 reserved (ranked by the driver model's placement: its rows say they carry no address
-range), then replays the first --advise of them (default 3) again with their ranges,
+range), one row per result (settings with the same figures share the row of the one with
+the fewest options; a line names the others, --json their "same_figures_as"), then replays the first --advise of them (default 3) again with their ranges,
 beside the snapshot's own setting, and ends with advice as below; --min-cap finds, per configuration, the smallest cap at which no placement of
 the device allocations tried runs out, beside the model placement's own.
 A figure that depends on where the driver places device allocations carries its range
@@ -294,7 +295,14 @@ func (req *whatifRequest) sweepSettings(s *snapshot.Snapshot) (res, checked *wha
 		return nil, nil, err
 	}
 	fmt.Fprintf(req.table, "%s: %s\n\n", req.paths[0], whatif.Describe(s, req.opts))
-	fmt.Fprintf(req.table, "%d settings without OOM; lowest peak reserved first:\n\n", len(runs))
+	entries, tried := 0, 0
+	for _, r := range runs {
+		if r.Device == runs[0].Device {
+			entries++
+			tried += 1 + len(r.Alike)
+		}
+	}
+	fmt.Fprintf(req.table, "%d settings without OOM, %d different results; lowest peak reserved first:\n\n", tried, entries)
 	if len(runs) > req.top && req.top > 0 {
 		runs = runs[:req.top]
 	}

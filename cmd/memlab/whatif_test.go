@@ -282,3 +282,48 @@ func TestWhatifSweepAdvice(t *testing.T) {
 		t.Errorf("--advise 0 still advises:\n%s", out.String())
 	}
 }
+
+// TestWhatifSweepOneRowPerResult checks that --sweep prints one row per result, says
+// how many settings the rows stand for and which settings share a row's figures
+// (gpt2_train: no block reaches 512 MiB, so max_split_size_mb 512 and 1024 are the
+// defaults' row), and that --json lists them under same_figures_as.
+func TestWhatifSweepOneRowPerResult(t *testing.T) {
+	snap, err := reference.File(reference.Workloads211, "gpt2_train__default.pickle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "sweep.json")
+	var out, errb bytes.Buffer
+	if code := run([]string{"whatif", snap, "--sweep", "--advise", "0", "--json", path}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{
+		"60 settings without OOM, 46 different results; lowest peak reserved first",
+		"\ndefault: the same figures whatever its max_split_size_mb (none, 512 or 1024) (one row: the setting with the fewest options)\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "  max_split 512  ") {
+		t.Errorf("max_split 512 has a row of its own:\n%s", out.String())
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Runs []struct {
+			Conf  string   `json:"conf"`
+			Alike []string `json:"same_figures_as"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range got.Runs {
+		if r.Conf == "" && strings.Join(r.Alike, " ") != "max_split_size_mb:512 max_split_size_mb:1024" {
+			t.Errorf("--json: the defaults' row has same_figures_as %q", r.Alike)
+		}
+	}
+}

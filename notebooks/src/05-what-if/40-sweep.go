@@ -1,6 +1,8 @@
 package nb05
 
 import (
+	"strings"
+
 	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/experiments/workloads"
 	"memlab.dev/memlab/memlab"
@@ -47,7 +49,16 @@ func sweepSettings() {
 	s := memlab.Must(workloads.Load("gpt2_train__default.pickle"))
 	base := whatif.Setting{Conf: allocator.DefaultConfig()}
 	runs := memlab.Must(whatif.Sweep(s, base, whatif.Options{}))
-	tried := len(whatif.SweepSettings(base))
+	tried, kept := len(whatif.SweepSettings(base)), 0
+	var sameAsDefaults []string
+	for _, r := range runs {
+		kept += 1 + len(r.Alike) // one row for every setting with the same figures
+		if r.Setting.Label() == "default" {
+			for _, a := range r.Alike {
+				sameAsDefaults = append(sameAsDefaults, a.Label())
+			}
+		}
+	}
 	top := runs[:min(8, len(runs))]
 	memlab.TableOf(&whatif.Result{Runs: top}).Without("cudaFree", "retries").Show() // 0 in every run
 	var names []string
@@ -58,17 +69,20 @@ func sweepSettings() {
 		reserved.Values = append(reserved.Values, float64(r.MaxReserved)/(1<<20))
 		allocated.Values = append(allocated.Values, float64(r.MaxAllocated)/(1<<20))
 	}
-	memlab.Measured("%d of %d settings replayed without OOM; the lowest reserved peak, %s, is %s",
-		len(runs), tried, memlab.FormatBytes(top[0].MaxReserved), top[0].Setting.Label())
+	memlab.Measured("%d of %d settings replayed without OOM, %d different results; the lowest reserved peak, %s, is %s",
+		kept, tried, len(runs), memlab.FormatBytes(top[0].MaxReserved), top[0].Setting.Label())
+	memlab.Measured("the defaults' figures, also under %s", strings.Join(sameAsDefaults, ", "))
 	memlab.Show(memplot.Bars("GPT-2: the settings with the lowest reserved peak", "MiB", names, reserved, allocated))
 }
 
 /*md
 The best settings are the ones that let the cache shrink and grow without fragmenting;
-the allocated bars show what rounding costs in memory the tensors do not use. No
-`max_split_size_mb` below 512 makes the top eight: for this program every smaller limit
-the sweep tries reserves more than the defaults (print all of `runs` to see them), which
-is section 1's answer to the chapter's advice again.
+the allocated bars show what rounding costs in memory the tensors do not use. Settings
+with the same figures are one row, the one with the fewest options set; the others are
+in its run's `Alike`. The defaults' row stands for the `max_split_size_mb` values the
+second Measured line names: no block reaches those limits, so they change nothing. Every
+smaller limit the sweep tries reserves more than the defaults (print all of `runs` to see
+them), which is section 1's answer to the chapter's advice again.
 
 **Try it — predict first:** sweep around a cap, `base := whatif.Setting{Conf: allocator.DefaultConfig(), Cap: 6 << 30}`. More settings tried, or fewer? And the highest reserved peak among the runs kept?
 
@@ -80,7 +94,7 @@ More: `garbage_collection_threshold` joins the search once there is a cap (the M
 */
 
 /*md:zh-CN
-最好的设置，是能让缓存自由伸缩而不产生碎片的设置；已分配那一列柱子则显示取整的代价——张量用不上、却被占掉的显存。前八名里没有一个 `max_split_size_mb` 小于 512 的设置：对这个程序来说，搜索尝试的每一个更小的限制，已预留显存都比默认设置多（把 `runs` 全部打印出来就能看到），这再一次印证了第 1 节对教材建议的回答。
+最好的设置，是能让缓存自由伸缩而不产生碎片的设置；已分配那一列柱子则显示取整的代价——张量用不上、却被占掉的显存。数字完全相同的几种设置只占一行，用其中改动选项最少的那一种代表，其余的放在这次运行的 `Alike` 里。默认设置那一行同时代表第二行「实测：」列出的那几个 `max_split_size_mb` 取值：没有哪个块大到这些限制，所以它们什么也没改变。搜索尝试的每一个更小的限制，已预留显存都比默认设置多（把 `runs` 全部打印出来就能看到），这再一次印证了第 1 节对教材建议的回答。
 
 **动手试试——先预测：** 围绕一个显存上限来搜索，`base := whatif.Setting{Conf: allocator.DefaultConfig(), Cap: 6 << 30}`。尝试的设置会更多还是更少？留下来的运行里，已预留峰值最高是多少？
 
