@@ -105,23 +105,42 @@ func Measured(format string, args ...any) {
 // a column header — in edition's words, and every error as [ErrorText]
 // prints it, so that a Measured line, a verdict line or a table shown speaks
 // the edition's language while the cell's code compares English constants.
-// Other values, and strings the catalog lacks (sizes, settings, code), are
-// left as they are.
+// A []string is a list, printed as the edition writes one ("a, b and c";
+// "a、b 和 c"), each item a label. Other values, and strings the catalog lacks
+// (sizes, settings, code), are left as they are.
 func Labels(edition string, args []any) []any {
-	if edition == lang.English {
-		return args
-	}
 	out := make([]any, len(args))
 	for i, a := range args {
 		switch v := a.(type) {
 		case string:
 			a = lang.LabelIn(edition, v)
 		case error:
-			a = errorTextIn(edition, v)
+			if edition != lang.English {
+				a = errorTextIn(edition, v)
+			}
+		case []string:
+			a = listIn(edition, v)
 		}
 		out[i] = a
 	}
 	return out
+}
+
+// listIn writes items as edition writes a list: "a", "a and b", "a, b and
+// c"; in Chinese "a 和 b", "a、b 和 c". Each item is looked up as a label.
+func listIn(edition string, items []string) string {
+	sep, and := ", ", " and "
+	if edition == lang.Chinese {
+		sep, and = "、", " 和 "
+	}
+	words := make([]string, len(items))
+	for i, it := range items {
+		words[i] = lang.LabelIn(edition, it)
+	}
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], sep) + and + words[len(words)-1]
 }
 
 // localized is t with its caption, headers and cells in the workbook's

@@ -476,6 +476,28 @@ func TestLabelsFollowTheEdition(t *testing.T) {
 	}
 }
 
+// A []string argument prints as a list in the edition's way, its items
+// translated where they are labels.
+func TestLabelsWriteListsInTheEdition(t *testing.T) {
+	cases := []struct {
+		edition string
+		items   []string
+		want    string
+	}{
+		{lang.English, nil, ""},
+		{lang.English, []string{"a"}, "a"},
+		{lang.English, []string{"a", "b"}, "a and b"},
+		{lang.English, []string{"a", "b", "c"}, "a, b and c"},
+		{lang.Chinese, []string{"max_split_size_mb:512", "max_split_size_mb:1024"}, "max_split_size_mb:512 和 max_split_size_mb:1024"},
+		{lang.Chinese, []string{"a", "b", "served"}, "a、b 和 已满足"},
+	}
+	for _, c := range cases {
+		if got := fmt.Sprint(Labels(c.edition, []any{c.items})...); got != c.want {
+			t.Errorf("%s %q printed %q, want %q", c.edition, c.items, got, c.want)
+		}
+	}
+}
+
 // memlabOOM is an out-of-memory error.
 type memlabOOM struct{}
 

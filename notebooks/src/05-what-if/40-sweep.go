@@ -1,8 +1,6 @@
 package nb05
 
 import (
-	"strings"
-
 	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/experiments/workloads"
 	"memlab.dev/memlab/memlab"
@@ -71,7 +69,7 @@ func sweepSettings() {
 	}
 	memlab.Measured("%d of %d settings replayed without OOM, %d different results; the lowest reserved peak, %s, is %s",
 		kept, tried, len(runs), memlab.FormatBytes(top[0].MaxReserved), top[0].Setting.Label())
-	memlab.Measured("the defaults' figures, also under %s", strings.Join(sameAsDefaults, ", "))
+	memlab.Measured("the default setting's figures, also under %s", sameAsDefaults)
 	memlab.Show(memplot.Bars("GPT-2: the settings with the lowest reserved peak", "MiB", names, reserved, allocated))
 }
 

@@ -56,7 +56,7 @@ func TestSweepSettings(t *testing.T) {
 		`(?m)^default +4\.95 GiB +5\.44 GiB +101 `,
 		`(?m)^roundup 8 +5\.01 GiB +5\.52 GiB +101 `, // after the defaults, now that max_split 512 and 1024 are their row
 		`Measured: 60 of 60 settings replayed without OOM, 46 different results; the lowest reserved peak, 5\.04 GiB, is expandable_segments:True`,
-		`Measured: the defaults' figures, also under max_split_size_mb:512, max_split_size_mb:1024\n`) // the limits never apply: no block is that large
+		`Measured: the default setting's figures, also under max_split_size_mb:512 and max_split_size_mb:1024\n`) // the limits never apply: no block is that large
 }
 
 func TestSeveralStreams(t *testing.T) {
