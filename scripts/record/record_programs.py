@@ -1560,6 +1560,230 @@ def r3d_video_train_bf16(torch):
         del x, y, loss
 
 
+def fasterrcnn_varsize_train(torch):
+    """torchvision's fasterrcnn_mobilenet_v3_large_fpn (random weights, 11 classes) trained
+    for detection, SGD with momentum: 3 steps of 2-4 images, each its own size (320-800 px
+    a side) and 1-6 boxes, so the resize, the anchors, the sampled proposals and the
+    per-image losses take new shapes every step."""
+    import torchvision
+    torch.manual_seed(0)
+    model = torchvision.models.detection.fasterrcnn_mobilenet_v3_large_fpn(
+        weights=None, weights_backbone=None, num_classes=11).cuda().train()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+    steps = [[(480, 640, 3), (600, 400, 1)], [(320, 320, 6), (800, 600, 2), (512, 512, 4)],
+             [(720, 480, 5), (400, 720, 2), (640, 640, 1), (360, 500, 3)]]
+    for images in steps:
+        xs, targets = [], []
+        for h, w, k in images:
+            xs.append(torch.rand(3, h, w, device="cuda"))
+            lo = torch.rand(k, 2, device="cuda") * torch.tensor([w * 0.6, h * 0.6], device="cuda")
+            size = 16 + torch.rand(k, 2, device="cuda") * torch.tensor([w * 0.35, h * 0.35], device="cuda")
+            targets.append({"boxes": torch.cat([lo, lo + size], 1),
+                            "labels": torch.randint(1, 11, (k,), device="cuda")})
+        losses = model(xs, targets)
+        loss = sum(losses.values())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        del xs, targets, losses, loss
+
+
+def bart_seq2seq_train_bf16(torch):
+    """transformers' BART (3 + 3 layers, d 512, vocab 32000, random weights) trained as a
+    sequence-to-sequence model (summarisation-like: sources of 64-512 tokens, targets of
+    16-128, each batch padded to its longest, padding masked in the attention and as -100
+    in the labels) under bf16 autocast, AdamW, 4 steps of different batch x length shapes."""
+    from transformers import BartConfig, BartForConditionalGeneration
+    torch.manual_seed(0)
+    cfg = BartConfig(vocab_size=32000, d_model=512, encoder_layers=3, decoder_layers=3,
+                     encoder_attention_heads=8, decoder_attention_heads=8, encoder_ffn_dim=2048,
+                     decoder_ffn_dim=2048, max_position_embeddings=1024)
+    model = BartForConditionalGeneration(cfg).cuda().train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    for bs, src, tgt in [(16, 256, 64), (8, 512, 128), (32, 64, 16), (12, 384, 96)]:
+        ids = torch.randint(3, 32000, (bs, src), device="cuda")
+        mask = torch.ones_like(ids)
+        labels = torch.randint(3, 32000, (bs, tgt), device="cuda")
+        for i in range(bs):                                  # each pair its own length
+            mask[i, src - (i * src) // (2 * bs):] = 0
+            labels[i, tgt - (i * tgt) // (2 * bs):] = -100
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, mask, labels, loss
+
+
+def diffusion_cfg_sample_fp16(torch):
+    """Latent-diffusion-style sampling in fp16 under inference_mode: a hand-written
+    conditional U-Net (three levels, 128-512 channels, timestep and text embeddings added
+    to every block) denoising three requests of different batch and latent size (4x64^2,
+    2x96^2, 8x48^2) for 12 DDIM-like steps each with classifier-free guidance (the batch
+    doubled by torch.cat, the two halves mixed), then a decoder upsampling the latents 8x
+    to images (the largest tensors of the run)."""
+    from torch import nn
+    F = nn.functional
+    torch.manual_seed(0)
+
+    class Block(nn.Module):
+        def __init__(self, i, o):
+            super().__init__()
+            self.c1, self.c2 = nn.Conv2d(i, o, 3, padding=1), nn.Conv2d(o, o, 3, padding=1)
+            self.n1, self.n2 = nn.GroupNorm(8, o), nn.GroupNorm(8, o)
+            self.emb = nn.Linear(256, o)
+
+        def forward(self, x, e):
+            h = F.silu(self.n1(self.c1(x)))
+            h = h + self.emb(e)[:, :, None, None]
+            return F.silu(self.n2(self.c2(h)))
+
+    class UNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.d1, self.d2, self.d3 = Block(4, 128), Block(128, 256), Block(256, 512)
+            self.u2, self.u1 = Block(512 + 256, 256), Block(256 + 128, 128)
+            self.out = nn.Conv2d(128, 4, 1)
+            self.t = nn.Sequential(nn.Linear(1, 256), nn.SiLU(), nn.Linear(256, 256))
+
+        def forward(self, x, t, cond):
+            e = self.t(t[:, None]) + cond
+            a = self.d1(x, e)
+            b = self.d2(F.avg_pool2d(a, 2), e)
+            c = self.d3(F.avg_pool2d(b, 2), e)
+            b = self.u2(torch.cat([F.interpolate(c, scale_factor=2), b], 1), e)
+            return self.out(self.u1(torch.cat([F.interpolate(b, scale_factor=2), a], 1), e))
+
+    decoder = nn.Sequential(nn.Conv2d(4, 256, 3, padding=1), nn.SiLU(),
+                            nn.Upsample(scale_factor=2), nn.Conv2d(256, 128, 3, padding=1), nn.SiLU(),
+                            nn.Upsample(scale_factor=2), nn.Conv2d(128, 64, 3, padding=1), nn.SiLU(),
+                            nn.Upsample(scale_factor=2), nn.Conv2d(64, 3, 3, padding=1))
+    unet = UNet().cuda().half().eval()
+    decoder = decoder.cuda().half().eval()
+    text = nn.Embedding(1000, 256).cuda().half()
+    with torch.inference_mode():
+        for bs, px in [(4, 64), (2, 96), (8, 48)]:
+            cond = text(torch.randint(0, 1000, (bs,), device="cuda"))
+            uncond = torch.zeros_like(cond)
+            x = torch.randn(bs, 4, px, px, device="cuda", dtype=torch.half)
+            for step in range(12):
+                t = torch.full((2 * bs,), 1.0 - step / 12, device="cuda", dtype=torch.half)
+                eps = unet(torch.cat([x, x]), t, torch.cat([cond, uncond]))
+                c, u = eps.chunk(2)
+                eps = u + 7.5 * (c - u)
+                x = x - 0.08 * eps
+                del c, u, eps, t
+            images = decoder(x).clamp(-1, 1)
+            del cond, uncond, x, images
+
+
+def vitmae_pretrain_bf16(torch):
+    """transformers' ViTMAE (6-layer encoder, d 512, 4-layer decoder, d 256, random
+    weights) pretrained as a masked autoencoder under bf16 autocast: 75 % of each image's
+    16 px patches masked at random (per-sample noise sorted, the kept patches gathered),
+    the pixels of the masked ones reconstructed; AdamW, 4 steps at batch 64, 128, 32, 96
+    of 224 px images."""
+    from transformers import ViTMAEConfig, ViTMAEForPreTraining
+    torch.manual_seed(0)
+    cfg = ViTMAEConfig(hidden_size=512, num_hidden_layers=6, num_attention_heads=8,
+                       intermediate_size=2048, decoder_hidden_size=256, decoder_num_hidden_layers=4,
+                       decoder_num_attention_heads=8, decoder_intermediate_size=1024,
+                       image_size=224, patch_size=16, mask_ratio=0.75)
+    model = ViTMAEForPreTraining(cfg).cuda().train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1.5e-4)
+    for bs in [64, 128, 32, 96]:
+        pixels = torch.randn(bs, 3, 224, 224, device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(pixel_values=pixels).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del pixels, loss
+
+
+def ppo_rollout_train(torch):
+    """Proximal policy optimisation on a synthetic vectorised environment: 64 environments
+    stepped 256 times by an actor-critic MLP (observations 64 wide, two layers of 256, 18
+    actions), every step's observation, action, log-probability, value and reward written
+    into rollout buffers; advantages by GAE in a Python loop backwards over the steps; then
+    4 epochs over minibatches of 2048 drawn by torch.randperm, clipped surrogate and value
+    losses, Adam; two rollouts. Thousands of small tensors: the small pool's program."""
+    from torch import nn
+    F = nn.functional
+    torch.manual_seed(0)
+    envs, steps, obs_dim, acts = 64, 256, 64, 18
+    body = nn.Sequential(nn.Linear(obs_dim, 256), nn.Tanh(), nn.Linear(256, 256), nn.Tanh()).cuda()
+    pi, v = nn.Linear(256, acts).cuda(), nn.Linear(256, 1).cuda()
+    params = list(body.parameters()) + list(pi.parameters()) + list(v.parameters())
+    opt = torch.optim.Adam(params, lr=3e-4)
+    dyn = torch.randn(obs_dim, obs_dim, device="cuda") / obs_dim ** 0.5
+    obs = torch.randn(envs, obs_dim, device="cuda")
+    for rollout in range(2):
+        buf_obs = torch.empty(steps, envs, obs_dim, device="cuda")
+        buf_act = torch.empty(steps, envs, dtype=torch.long, device="cuda")
+        buf_logp = torch.empty(steps, envs, device="cuda")
+        buf_val = torch.empty(steps, envs, device="cuda")
+        buf_rew = torch.empty(steps, envs, device="cuda")
+        with torch.no_grad():
+            for t in range(steps):
+                h = body(obs)
+                dist = torch.distributions.Categorical(logits=pi(h))
+                a = dist.sample()
+                buf_obs[t], buf_act[t], buf_logp[t], buf_val[t] = obs, a, dist.log_prob(a), v(h).squeeze(1)
+                obs = torch.tanh(obs @ dyn + 0.1 * torch.randn_like(obs))
+                buf_rew[t] = obs[:, 0] * (a.float() / acts)
+        adv = torch.zeros_like(buf_rew)
+        last = torch.zeros(envs, device="cuda")
+        with torch.no_grad():
+            nxt = v(body(obs)).squeeze(1)
+            for t in reversed(range(steps)):
+                delta = buf_rew[t] + 0.99 * nxt - buf_val[t]
+                last = delta + 0.99 * 0.95 * last
+                adv[t], nxt = last, buf_val[t]
+        ret = (adv + buf_val).reshape(-1)
+        adv = ((adv - adv.mean()) / (adv.std() + 1e-8)).reshape(-1)
+        o, act, logp0 = buf_obs.reshape(-1, obs_dim), buf_act.reshape(-1), buf_logp.reshape(-1)
+        for epoch in range(4):
+            perm = torch.randperm(steps * envs, device="cuda")
+            for mb in perm.split(2048):
+                h = body(o[mb])
+                dist = torch.distributions.Categorical(logits=pi(h))
+                ratio = (dist.log_prob(act[mb]) - logp0[mb]).exp()
+                pg = -torch.min(ratio * adv[mb], ratio.clamp(0.8, 1.2) * adv[mb]).mean()
+                vl = F.mse_loss(v(h).squeeze(1), ret[mb])
+                loss = pg + 0.5 * vl - 0.01 * dist.entropy().mean()
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                nn.utils.clip_grad_norm_(params, 0.5)
+                opt.step()
+        del buf_obs, buf_act, buf_logp, buf_val, buf_rew, adv, ret, o, act, logp0, perm
+
+
+def embedding_index_build(torch):
+    """Dense retrieval: a 4-layer encoder (d 384, 6 heads, fp16, inference_mode) embeds a
+    corpus in chunks of 256-1024 passages of 32-256 tokens; the index grows by torch.cat
+    after every chunk (a new, larger tensor each time, the old one freed); then 6 batches
+    of queries are scored against the whole index (a matrix product) and the top 100 kept."""
+    from torch import nn
+    F = nn.functional
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(384, 6, 1536, batch_first=True)
+    enc = nn.TransformerEncoder(layer, 4, enable_nested_tensor=False).cuda().half().eval()
+    emb = nn.Embedding(30000, 384).cuda().half()
+    with torch.inference_mode():
+        index = torch.empty(0, 384, device="cuda", dtype=torch.half)
+        for n, length in [(512, 128), (1024, 64), (256, 256), (768, 96), (1024, 32), (384, 192)]:
+            ids = torch.randint(0, 30000, (n, length), device="cuda")
+            vec = F.normalize(enc(emb(ids)).mean(1), dim=-1)
+            index = torch.cat([index, vec])
+            del ids, vec
+        for q, length in [(64, 16), (256, 24), (32, 48), (128, 12), (512, 20), (16, 64)]:
+            ids = torch.randint(0, 30000, (q, length), device="cuda")
+            query = F.normalize(enc(emb(ids)).mean(1), dim=-1)
+            scores, top = (query @ index.T).topk(100, dim=1)
+            del ids, query, scores, top
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -1592,7 +1816,9 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     moe_train_bf16, nested_jagged_encode,
                                     pyg_sage_train, clip_contrastive_train_fp16,
                                     timm_convnext_accum_ema_train, deeplab_varsize_train_bf16,
-                                    paged_kv_serve_fp16, hf_trainer_gpt2_accum, r3d_video_train_bf16)}
+                                    paged_kv_serve_fp16, hf_trainer_gpt2_accum, r3d_video_train_bf16,
+                                    bart_seq2seq_train_bf16, diffusion_cfg_sample_fp16, vitmae_pretrain_bf16, ppo_rollout_train,
+                                    embedding_index_build)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
@@ -1600,7 +1826,8 @@ BENCH_PROGRAMS = {f.__name__: f for f in (gpt2_train_big,)}
 # UNSHIPPED programs are recorded only by name too: recorded with the last programs of
 # reference/programs-2.11 and not shipped (its README says why).
 UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_cache_generate_bf16,
-                                      lightning_bert_train_bf16, wav2vec2_ctc_train_fp16)}
+                                      lightning_bert_train_bf16, wav2vec2_ctc_train_fp16,
+                                      fasterrcnn_varsize_train)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train"}
 
