@@ -180,26 +180,33 @@ func sizeIn(n, top int64, d int) string {
 }
 
 // baseline returns the run the others are compared with: the run of the same device
-// under the snapshot's own setting (Replay notes it), else under "default" with no
-// cap; nil when there is none, or when run is it.
+// under the snapshot's own setting (Replay notes it), else under "default", without a
+// cap; when every row is capped (--fraction, --cap), the run of that setting under its
+// cap, as the advice takes it ([Advice.Baseline]). Nil when there is none, or when
+// run is it.
 func (r *Result) baseline(run Run) *Run {
+	want := Setting{}
+	if r.own != nil {
+		want = *r.own
+	}
+	var sameConf *Run
 	for i := range r.Runs {
 		b := &r.Runs[i]
-		if b.Device != run.Device {
+		if b.Device != run.Device || b.Setting.Conf.String() != want.Conf.String() {
 			continue
 		}
-		own := b.Setting.Label() == "default"
-		if r.own != nil {
-			own = b.Setting.Label() == r.own.Label()
+		if b.Setting.Label() == want.Label() {
+			sameConf = b
+			break
 		}
-		if own {
-			if b.Setting.Label() == run.Setting.Label() {
-				return nil
-			}
-			return b
+		if sameConf == nil {
+			sameConf = b
 		}
 	}
-	return nil
+	if sameConf == nil || sameConf.Setting.Label() == run.Setting.Label() {
+		return nil
+	}
+	return sameConf
 }
 
 // directionUnknown lists the table's keys whose address range spans the baseline's
