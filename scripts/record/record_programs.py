@@ -1784,6 +1784,252 @@ def embedding_index_build(torch):
             del ids, query, scores, top
 
 
+def dpo_pairs_train_bf16(torch):
+    """Direct preference optimisation: transformers' GPT-2 (4 layers, d 512, vocab 32000,
+    random weights) as the policy, trained, and a frozen bf16 copy as the reference (eval,
+    no_grad); each step B prompts with a chosen and a rejected answer of different
+    lengths, one padded batch of 2B rows through both models, the answer tokens'
+    log-probabilities gathered from the logits (a float log_softmax over the vocabulary),
+    the DPO loss (beta 0.1) under bf16 autocast; AdamW, 4 steps."""
+    import copy
+    from transformers import GPT2Config, GPT2LMHeadModel
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    cfg = GPT2Config(vocab_size=32000, n_positions=1024, n_embd=512, n_layer=4, n_head=8)
+    policy = GPT2LMHeadModel(cfg).cuda().train()
+    ref = copy.deepcopy(policy).to(torch.bfloat16).eval().requires_grad_(False)
+    opt = torch.optim.AdamW(policy.parameters(), lr=1e-5)
+
+    def answer_logps(model, ids, mask, answer):
+        logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
+        lp = torch.gather(logits.log_softmax(-1), 2, ids[:, 1:, None]).squeeze(2)
+        return (lp * answer[:, 1:]).sum(1)
+
+    for bs, prompt, longest in [(8, 128, 256), (4, 256, 512), (16, 64, 128), (6, 200, 384)]:
+        n = prompt + longest
+        ids = torch.randint(0, 32000, (2 * bs, n), device="cuda")
+        mask = torch.ones_like(ids)
+        answer = torch.zeros(2 * bs, n, device="cuda")
+        for i in range(2 * bs):                             # each answer its own length
+            end = n - (i * longest) // (4 * bs)
+            mask[i, end:] = 0
+            answer[i, prompt:end] = 1
+        with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+            ref_lp = answer_logps(ref, ids, mask, answer)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            lp = answer_logps(policy, ids, mask, answer)
+        chosen, rejected = (lp - ref_lp).chunk(2)
+        loss = -F.logsigmoid(0.1 * (chosen - rejected)).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, mask, answer, ref_lp, lp, chosen, rejected, loss
+
+
+def distill_resnet_train_bf16(torch):
+    """Knowledge distillation: torchvision's resnet50 (random weights) as the teacher in
+    eval mode under no_grad, resnet18 as the student trained on its temperature-softened
+    outputs (KL divergence) and the labels, both channels_last under bf16 autocast; SGD
+    with Nesterov momentum, 4 steps at 64x224, 32x288, 96x160 and 48x256 px."""
+    import torchvision
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    cl = torch.channels_last
+    teacher = torchvision.models.resnet50(weights=None, num_classes=100).cuda().eval().to(memory_format=cl)
+    student = torchvision.models.resnet18(weights=None, num_classes=100).cuda().train().to(memory_format=cl)
+    opt = torch.optim.SGD(student.parameters(), lr=0.05, momentum=0.9, nesterov=True)
+    for bs, px in [(64, 224), (32, 288), (96, 160), (48, 256)]:
+        x = torch.randn(bs, 3, px, px, device="cuda").to(memory_format=cl)
+        y = torch.randint(0, 100, (bs,), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            with torch.no_grad():
+                t = teacher(x)
+            s = student(x)
+            kd = F.kl_div(F.log_softmax(s.float() / 2, -1), F.log_softmax(t.float() / 2, -1),
+                          reduction="batchmean", log_target=True)
+            loss = 0.5 * F.cross_entropy(s, y) + 2.0 * kd
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, y, t, s, kd, loss
+
+
+def whisper_train_fp16(torch):
+    """transformers' Whisper (4 + 4 layers, d 384, 80 mel bins, random weights) trained on
+    30 s log-mel inputs (bs x 80 x 3000) with transcripts of 32-200 tokens padded per
+    batch (-100 in the labels), fp16 autocast with a GradScaler, AdamW, 4 steps."""
+    from transformers import WhisperConfig, WhisperForConditionalGeneration
+    torch.manual_seed(0)
+    cfg = WhisperConfig(vocab_size=51865, num_mel_bins=80, d_model=384, encoder_layers=4, decoder_layers=4,
+                        encoder_attention_heads=6, decoder_attention_heads=6, encoder_ffn_dim=1536,
+                        decoder_ffn_dim=1536, max_source_positions=1500, max_target_positions=448)
+    model = WhisperForConditionalGeneration(cfg).cuda().train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    scaler = torch.amp.GradScaler("cuda")
+    for bs, n in [(8, 64), (16, 32), (4, 200), (12, 100)]:
+        feats = torch.randn(bs, 80, 3000, device="cuda")
+        labels = torch.randint(0, 50000, (bs, n), device="cuda")
+        for i in range(bs):                                 # each transcript its own length
+            labels[i, n - (i * n) // (2 * bs):] = -100
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(input_features=feats, labels=labels).loss
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad(set_to_none=True)
+        del feats, labels, loss
+
+
+def int8_weight_only_decode_bf16(torch):
+    """A hand-written decoder (6 layers, d 1024, 16 heads, vocab 32000, random weights)
+    whose linear weights are stored int8 with one bf16 scale per output channel and
+    dequantized into a bf16 temporary at every call (weight-only quantisation, as
+    gpt-fast does without its fused kernels), serving 5 requests one after another with
+    a static KV cache (allocated for 1024 positions per request, written in place by
+    index_copy_): a prefill of 64-700 tokens, then 12-32 greedy decode steps, under
+    inference_mode."""
+    from torch import nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, h, layers, vocab, maxlen = 1024, 16, 6, 32000, 1024
+
+    def qlinear(i, o):
+        w = torch.randn(o, i, device="cuda") / i ** 0.5
+        scale = w.abs().amax(1, keepdim=True) / 127
+        return (w / scale).round().to(torch.int8), scale.to(torch.bfloat16)
+
+    def lin(x, q):
+        return F.linear(x, q[0].to(torch.bfloat16) * q[1])
+
+    with torch.inference_mode():
+        blocks = [dict(qkv=qlinear(d, 3 * d), o=qlinear(d, d), up=qlinear(d, 4 * d), down=qlinear(4 * d, d))
+                  for _ in range(layers)]
+        emb = (torch.randn(vocab, d, device="cuda") * 0.02).to(torch.bfloat16)
+        head = qlinear(d, vocab)
+        for prompt, new in [(64, 32), (700, 12), (256, 24), (512, 16), (128, 28)]:
+            k_cache = torch.zeros(layers, 1, h, maxlen, d // h, device="cuda", dtype=torch.bfloat16)
+            v_cache = torch.zeros_like(k_cache)
+            ids = torch.randint(0, vocab, (1, prompt), device="cuda")
+            pos = torch.arange(prompt, device="cuda")
+            end = prompt
+            for step in range(new + 1):
+                x = emb[ids]
+                for layer, b in enumerate(blocks):
+                    q, k, v = lin(F.rms_norm(x, (d,)), b["qkv"]).split(d, -1)
+                    q, k, v = (t.reshape(1, -1, h, d // h).transpose(1, 2) for t in (q, k, v))
+                    k_cache[layer].index_copy_(2, pos, k)
+                    v_cache[layer].index_copy_(2, pos, v)
+                    a = F.scaled_dot_product_attention(q, k_cache[layer][:, :, :end], v_cache[layer][:, :, :end],
+                                                       is_causal=step == 0)
+                    x = x + lin(a.transpose(1, 2).reshape(1, -1, d), b["o"])
+                    x = x + lin(F.silu(lin(F.rms_norm(x, (d,)), b["up"])), b["down"])
+                ids = lin(x[:, -1:], head).argmax(-1)
+                pos = pos[-1:] + 1
+                end += 1
+            del k_cache, v_cache, ids, pos, x
+
+
+def bert_train_eval_interleaved_bf16(torch):
+    """transformers' BERT (4 layers, d 512, random weights) fine-tuned for 5-way
+    classification under bf16 autocast with AdamW on dynamically padded batches (each
+    its own batch x length), and evaluated every second step: model.eval(), no_grad,
+    three larger batches of other lengths, accuracy accumulated on the GPU, then back
+    to training; 6 training steps."""
+    from transformers import BertConfig, BertForSequenceClassification
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=30522, hidden_size=512, num_hidden_layers=4, num_attention_heads=8,
+                     intermediate_size=2048, num_labels=5)
+    model = BertForSequenceClassification(cfg).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=2e-5)
+
+    def batch(bs, n):
+        ids = torch.randint(1000, 30522, (bs, n), device="cuda")
+        mask = torch.ones_like(ids)
+        for i in range(bs):                                 # each text its own length
+            mask[i, n - (i * n) // (2 * bs):] = 0
+        return ids, mask, torch.randint(0, 5, (bs,), device="cuda")
+
+    train = [(32, 128), (16, 384), (64, 64), (24, 256), (8, 512), (48, 160)]
+    evals = [(128, 128), (64, 320), (256, 48)]
+    for step, (bs, n) in enumerate(train):
+        model.train()
+        ids, mask, y = batch(bs, n)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(input_ids=ids, attention_mask=mask, labels=y).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, mask, y, loss
+        if step % 2 == 1:
+            model.eval()
+            correct = torch.zeros((), device="cuda")
+            with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+                for ebs, en in evals:
+                    ids, mask, y = batch(ebs, en)
+                    correct += (model(input_ids=ids, attention_mask=mask).logits.argmax(-1) == y).sum()
+                    del ids, mask, y
+            del correct
+
+
+def mamba_scan_train_bf16(torch):
+    """A hand-written selective state-space language model (Mamba-like: 4 blocks, d 512,
+    state 16, expand 2; a depthwise causal conv, input-dependent step sizes and B, C, and
+    the recurrence scanned in a Python loop over chunks of 64 positions, each chunk's
+    states by cumulative sums of log-decays) trained under bf16 autocast, AdamW, 4 steps
+    at 8x512, 16x256, 4x1024 and 12x384 tokens: many mid-size temporaries per chunk,
+    kept for backward."""
+    from torch import nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, e, n, vocab, chunk = 512, 1024, 16, 32000, 64
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.LayerNorm(d)
+            self.inp = nn.Linear(d, 2 * e)
+            self.conv = nn.Conv1d(e, e, 4, groups=e, padding=3)
+            self.dt, self.bc = nn.Linear(e, e), nn.Linear(e, 2 * n)
+            self.a_log = nn.Parameter(torch.zeros(e, n))
+            self.out = nn.Linear(e, d)
+
+        def forward(self, x):
+            length = x.shape[1]
+            u, gate = self.inp(self.norm(x)).chunk(2, -1)
+            u = F.silu(self.conv(u.transpose(1, 2))[..., :length].transpose(1, 2))
+            dt = F.softplus(self.dt(u)).float()
+            b, c = self.bc(u).float().chunk(2, -1)
+            a = -torch.exp(self.a_log)
+            state = torch.zeros(x.shape[0], e, n, device=x.device)
+            ys = []
+            for s in range(0, length, chunk):
+                dtc, uc = dt[:, s:s + chunk], u[:, s:s + chunk].float()
+                decay = torch.cumsum(dtc[..., None] * a, 1)            # B x T x E x N
+                inp = (dtc * uc)[..., None] * b[:, s:s + chunk, None, :]
+                h = torch.exp(decay) * (state[:, None] + torch.cumsum(inp * torch.exp(-decay), 1))
+                ys.append((h * c[:, s:s + chunk, None, :]).sum(-1))
+                state = h[:, -1]
+            y = torch.cat(ys, 1).to(x.dtype) * F.silu(gate)
+            return x + self.out(y)
+
+    emb = nn.Embedding(vocab, d).cuda()
+    blocks = nn.ModuleList([Block() for _ in range(4)]).cuda()
+    head = nn.Linear(d, vocab).cuda()
+    params = list(emb.parameters()) + list(blocks.parameters()) + list(head.parameters())
+    opt = torch.optim.AdamW(params, lr=3e-4)
+    for bs, length in [(8, 512), (16, 256), (4, 1024), (12, 384)]:
+        ids = torch.randint(0, vocab, (bs, length + 1), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            x = emb(ids[:, :-1])
+            for blk in blocks:
+                x = blk(x)
+            loss = F.cross_entropy(head(x).float().reshape(-1, vocab), ids[:, 1:].reshape(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, x, loss
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -1818,7 +2064,9 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     timm_convnext_accum_ema_train, deeplab_varsize_train_bf16,
                                     paged_kv_serve_fp16, hf_trainer_gpt2_accum, r3d_video_train_bf16,
                                     bart_seq2seq_train_bf16, diffusion_cfg_sample_fp16, vitmae_pretrain_bf16, ppo_rollout_train,
-                                    embedding_index_build)}
+                                    embedding_index_build, dpo_pairs_train_bf16, distill_resnet_train_bf16,
+                                    int8_weight_only_decode_bf16,
+                                    bert_train_eval_interleaved_bf16, mamba_scan_train_bf16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
@@ -1827,7 +2075,7 @@ BENCH_PROGRAMS = {f.__name__: f for f in (gpt2_train_big,)}
 # reference/programs-2.11 and not shipped (its README says why).
 UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_cache_generate_bf16,
                                       lightning_bert_train_bf16, wav2vec2_ctc_train_fp16,
-                                      fasterrcnn_varsize_train)}
+                                      fasterrcnn_varsize_train, whisper_train_fp16)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train"}
 
