@@ -60,7 +60,7 @@ func checkAgainstPyTorch() {
 		n := workloads.Agree(r, f)                                // how many figures equal PyTorch's
 		equal += n
 		tab.Row(r.Setting.ShortLabel(), memlab.FormatBytes(r.MaxReserved), memlab.FormatBytes(f.Stats["reserved_bytes.all.peak"]),
-			r.DeviceAllocs, f.Stats["num_device_alloc"], fmt.Sprintf("%d of %d", n, len(workloads.Figures)))
+			r.DeviceAllocs, f.Stats["num_device_alloc"], fmt.Sprintf("%d/%d", n, len(workloads.Figures)))
 		names = append(names, r.Setting.ShortLabel())
 		pred.Values = append(pred.Values, float64(r.MaxReserved)/(1<<20))
 		torch.Values = append(torch.Values, float64(f.Stats["reserved_bytes.all.peak"])/(1<<20))

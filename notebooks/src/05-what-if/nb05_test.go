@@ -39,7 +39,7 @@ func TestCompareSettings(t *testing.T) {
 
 func TestCheckAgainstPyTorch(t *testing.T) {
 	nbtest.Want(t, nbtest.Run(t, Cells, "checkAgainstPyTorch"),
-		`(?m)^max_split 64 \+ gc 0\.6 fraction=0\.040751 +5\.09 GiB +5\.09 GiB +174 +174 +8 of 8$`,
+		`(?m)^max_split 64 \+ gc 0\.6 fraction=0\.040751 +5\.09 GiB +5\.09 GiB +174 +174 +8/8$`,
 		`Measured: 40 of 40 figures of the GPT-2 replays equal what PyTorch measured under those settings`)
 }
 
