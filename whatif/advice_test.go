@@ -290,6 +290,8 @@ func TestAdvicePractitionerPrograms(t *testing.T) {
 	for _, l := range slices.Sorted(maps.Keys(picks)) {
 		by = append(by, fmt.Sprintf("%s %d", l, picks[l]))
 	}
-	t.Logf("advice on the practitioners' programs: %d programs; %d advised a setting (%s), each saving in PyTorch's measurement, inside the advice's range; %d of them the setting PyTorch measured lowest; %d kept the default",
+	line := fmt.Sprintf("advice on the practitioners' programs: %d programs; %d advised a setting (%s), each saving in PyTorch's measurement, inside the advice's range; %d of them the setting PyTorch measured lowest; %d kept the default",
 		programs, advised, strings.Join(by, ", "), lowest, kept)
+	t.Log(line)
+	quotedInBenchmarks(t, "the advice's line", line)
 }
