@@ -151,6 +151,24 @@ func LabelIn(edition, s string) string {
 	return TextIn(edition, s) // the miss, as TextIn reports it
 }
 
+// List writes items as edition writes a list joined by "and": "a", "a and b",
+// "a, b and c"; in Chinese "a 和 b", "a、b 和 c". Items are written as given.
+func List(edition string, items []string) string { return list(edition, items, " and ", " 和 ") }
+
+// ListOr is [List] joined by "or": "a, b or c"; in Chinese "a、b 或 c".
+func ListOr(edition string, items []string) string { return list(edition, items, " or ", " 或 ") }
+
+func list(edition string, items []string, en, zh string) string {
+	sep, last := ", ", en
+	if edition == Chinese {
+		sep, last = "、", zh
+	}
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], sep) + last + items[len(items)-1]
+}
+
 // Has reports whether edition's catalog translates en (English always does).
 func Has(edition, en string) bool {
 	if edition == English {

@@ -151,3 +151,29 @@ func TestLabelIn(t *testing.T) {
 		}
 	}
 }
+
+// TestList: a list as each edition writes it, joined by "and" or "or".
+func TestList(t *testing.T) {
+	for _, c := range []struct {
+		edition string
+		or      bool
+		items   []string
+		want    string
+	}{
+		{English, false, nil, ""},
+		{English, false, []string{"a"}, "a"},
+		{English, false, []string{"a", "b"}, "a and b"},
+		{English, false, []string{"a", "b", "c"}, "a, b and c"},
+		{English, true, []string{"none", "512", "1024"}, "none, 512 or 1024"},
+		{Chinese, false, []string{"a", "b", "c"}, "a、b 和 c"},
+		{Chinese, true, []string{"a", "b"}, "a 或 b"},
+	} {
+		got := List(c.edition, c.items)
+		if c.or {
+			got = ListOr(c.edition, c.items)
+		}
+		if got != c.want {
+			t.Errorf("%s (or %v) %q: %q, want %q", c.edition, c.or, c.items, got, c.want)
+		}
+	}
+}

@@ -126,21 +126,14 @@ func Labels(edition string, args []any) []any {
 	return out
 }
 
-// listIn writes items as edition writes a list: "a", "a and b", "a, b and
-// c"; in Chinese "a 和 b", "a、b 和 c". Each item is looked up as a label.
+// listIn writes items as edition writes a list ([lang.List]), each item looked
+// up as a label.
 func listIn(edition string, items []string) string {
-	sep, and := ", ", " and "
-	if edition == lang.Chinese {
-		sep, and = "、", " 和 "
-	}
 	words := make([]string, len(items))
 	for i, it := range items {
 		words[i] = lang.LabelIn(edition, it)
 	}
-	if len(words) < 2 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], sep) + and + words[len(words)-1]
+	return lang.List(edition, words)
 }
 
 // localized is t with its caption, headers and cells in the workbook's

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/lang"
 	"memlab.dev/memlab/snapshot"
 )
 
@@ -336,22 +337,12 @@ func freshUserPool(index map[[2]uint64]int, dump []snapshot.Segment) [2]uint64 {
 
 func sameFrames(a, b []snapshot.Frame) bool { return slices.Equal(a, b) }
 
-// joinAnd joins "a", "b" and "c" as "a, b and c".
+// joinAnd joins "a", "b" and "c" as "a, b and c" ("no segment" for none).
 func joinAnd(parts []string) string {
-	switch len(parts) {
-	case 0:
+	if len(parts) == 0 {
 		return "no segment"
-	case 1:
-		return parts[0]
 	}
-	out := ""
-	for i, s := range parts[:len(parts)-1] {
-		if i > 0 {
-			out += ", "
-		}
-		out += s
-	}
-	return out + " and " + parts[len(parts)-1]
+	return lang.List(lang.English, parts)
 }
 
 // notInPool undoes the capture-stream rule for a segment that cannot have been in the

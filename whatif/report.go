@@ -275,7 +275,7 @@ func alikeNote(st Setting, alike []Setting) string {
 		}
 		if len(values) > 1 {
 			product *= len(values)
-			varied = append(varied, fmt.Sprintf("%s (%s)", o.name, joinOr(values)))
+			varied = append(varied, fmt.Sprintf("%s (%s)", o.name, lang.ListOr(lang.English, values)))
 		}
 	}
 	if len(combos) == len(group) && product == len(group) && len(varied) > 0 {
@@ -294,14 +294,6 @@ func optionValue(v float64) string {
 		return "none"
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
-}
-
-// joinOr joins "a", "b" and "c" as "a, b or c".
-func joinOr(parts []string) string {
-	if len(parts) < 2 {
-		return strings.Join(parts, "")
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
 }
 
 // tableKeys are the memory_stats keys whose figures [Result.Columns] shows, with
