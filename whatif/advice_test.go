@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -215,44 +214,41 @@ func TestRanksWorstByHighEnd(t *testing.T) {
 // advised setting is the one PyTorch measured lowest is logged: within the ranges
 // another may be as low (BENCHMARKS.md quotes the line).
 func TestAdvicePractitionerPrograms(t *testing.T) {
-	files, err := reference.GlobPickles(reference.Programs211, "*__default.pickle")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("%d programs, %v", len(files), err)
+	// each program's default snapshot, and its uncapped settings with what PyTorch
+	// measured under them, the default first (the advice's baseline)
+	type recorded struct {
+		s        *snapshot.Snapshot
+		sts      []Setting
+		measured []int64
+		total    int64
 	}
+	byProg := map[string]*recorded{}
+	programCases(t, func(prog, ff string, s *snapshot.Snapshot, f facts) {
+		if f.Frac != nil || f.OOM != nil {
+			return // a capped run: its cap is not a setting to advise
+		}
+		p := byProg[prog]
+		if p == nil {
+			p = &recorded{s: s, total: f.TotalMemory}
+			byProg[prog] = p
+		}
+		st := f.setting(t)
+		if st.Conf.String() == "" {
+			p.sts = append([]Setting{st}, p.sts...)
+			p.measured = append([]int64{f.MaxReserved}, p.measured...)
+		} else {
+			p.sts = append(p.sts, st)
+			p.measured = append(p.measured, f.MaxReserved)
+		}
+	})
 	programs, advised, lowest, kept := 0, 0, 0, 0
 	picks := map[string]int{}
-	for _, def := range files {
-		prog := strings.TrimSuffix(filepath.Base(reference.TrimPickle(def)), "__default")
-		factFiles, err := reference.Glob(reference.Programs211, prog+"__*.facts.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var sts []Setting
-		var measured []int64
-		var total int64
-		for _, ff := range factFiles {
-			f := readFacts(t, ff)
-			if f.Frac != nil || f.OOM != nil {
-				continue // a capped run: its cap is not a setting to advise
-			}
-			st := f.setting(t)
-			if st.Conf.String() == "" { // the default first: the advice's baseline
-				sts = append([]Setting{st}, sts...)
-				measured = append([]int64{f.MaxReserved}, measured...)
-			} else {
-				sts = append(sts, st)
-				measured = append(measured, f.MaxReserved)
-			}
-			total = f.TotalMemory
-		}
+	for _, prog := range slices.Sorted(maps.Keys(byProg)) {
+		sts, measured := byProg[prog].sts, byProg[prog].measured
 		if len(sts) < 2 || sts[0].Conf.String() != "" {
 			t.Fatalf("%s: %d uncapped settings recorded, the default first: %v", prog, len(sts), sts)
 		}
-		s, err := snapshot.ReadFile(def)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := Replay(s, sts, Options{TotalMemory: total})
+		res, err := Replay(byProg[prog].s, sts, Options{TotalMemory: byProg[prog].total})
 		if err != nil {
 			t.Fatalf("%s: %v", prog, err)
 		}
