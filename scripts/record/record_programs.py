@@ -1193,12 +1193,20 @@ def moe_train_bf16(torch):
             x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
             return x + self.moe(self.n2(x))
 
+    train_token_lm(torch, Block, d, vocab, 1e-4, [(8, 256), (4, 512), (16, 128), (6, 300)])
+
+
+def train_token_lm(torch, block, d, vocab, lr, shapes):
+    """Train a language model of an embedding, four blocks made by block() and a head,
+    AdamW at lr: one step per (batch, length) of shapes on random tokens, next-token
+    cross entropy under bf16 autocast (moe_train_bf16, mamba_scan_train_bf16)."""
+    nn, F = torch.nn, torch.nn.functional
     emb = nn.Embedding(vocab, d).cuda()
-    blocks = nn.ModuleList(Block() for _ in range(4)).cuda()
+    blocks = nn.ModuleList(block() for _ in range(4)).cuda()
     head = nn.Linear(d, vocab).cuda()
     params = list(emb.parameters()) + list(blocks.parameters()) + list(head.parameters())
-    opt = torch.optim.AdamW(params, lr=1e-4)
-    for b, t in [(8, 256), (4, 512), (16, 128), (6, 300)]:
+    opt = torch.optim.AdamW(params, lr=lr)
+    for b, t in shapes:
         ids = torch.randint(0, vocab, (b, t + 1), device="cuda")
         with torch.autocast("cuda", dtype=torch.bfloat16):
             x = emb(ids[:, :-1])
@@ -2012,22 +2020,7 @@ def mamba_scan_train_bf16(torch):
             y = torch.cat(ys, 1).to(x.dtype) * F.silu(gate)
             return x + self.out(y)
 
-    emb = nn.Embedding(vocab, d).cuda()
-    blocks = nn.ModuleList([Block() for _ in range(4)]).cuda()
-    head = nn.Linear(d, vocab).cuda()
-    params = list(emb.parameters()) + list(blocks.parameters()) + list(head.parameters())
-    opt = torch.optim.AdamW(params, lr=3e-4)
-    for bs, length in [(8, 512), (16, 256), (4, 1024), (12, 384)]:
-        ids = torch.randint(0, vocab, (bs, length + 1), device="cuda")
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            x = emb(ids[:, :-1])
-            for blk in blocks:
-                x = blk(x)
-            loss = F.cross_entropy(head(x).float().reshape(-1, vocab), ids[:, 1:].reshape(-1))
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-        del ids, x, loss
+    train_token_lm(torch, Block, d, vocab, 3e-4, [(8, 512), (16, 256), (4, 1024), (12, 384)])
 
 
 def gpt2_train_big(torch):
