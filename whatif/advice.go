@@ -114,12 +114,13 @@ func advise(cands []*adviceCandidate, own *Setting) *Advice {
 	base := cands[0]
 	a := &Advice{}
 	if own != nil {
-		for _, c := range cands {
-			if c.setting.Conf.String() == own.Conf.String() {
-				base, a.BaselineOwn = c, true
-				a.Recorded = c.setting.Cap == 0 && !(c.setting.Fraction > 0 && c.setting.Fraction < 1)
-				break
-			}
+		sts := make([]Setting, len(cands))
+		for i, c := range cands {
+			sts[i] = c.setting
+		}
+		if k := baselineOf(sts, *own); k >= 0 {
+			base, a.BaselineOwn = cands[k], true
+			a.Recorded = base.setting.Cap == 0 && !(base.setting.Fraction > 0 && base.setting.Fraction < 1)
 		}
 	}
 	a.Baseline = base.setting

@@ -207,6 +207,28 @@ func TestRanksWorstByHighEnd(t *testing.T) {
 	}
 }
 
+// TestAdviceAndTableShareTheBaseline: with the recorded setting both capped and not
+// among the rows, the advice and the table compare with the uncapped one, the
+// recorded run, whichever comes first.
+func TestAdviceAndTableShareTheBaseline(t *testing.T) {
+	st := settings(t, "", "", "expandable_segments:True")
+	st[0].Fraction = 0.5
+	const mib = 1 << 20
+	r := &Result{Runs: []Run{
+		adviceRun(st[0], 900*mib, 900*mib, 900*mib, 20, false),
+		adviceRun(st[1], 1000*mib, 1000*mib, 1000*mib, 20, false),
+		adviceRun(st[2], 800*mib, 800*mib, 800*mib, 25, false),
+	}}
+	own := settings(t, "")[0]
+	r.Advise(&own)
+	if a := r.Advice; a == nil || !a.Recorded || a.Baseline.Label() != "default" || a.BaselineReserved[0] != 1000*mib {
+		t.Fatalf("advice %+v: want the uncapped default, the recorded run, as its baseline", a)
+	}
+	if b := r.baseline(r.Runs[2]); b == nil || b.Setting.Label() != "default" {
+		t.Errorf("the table's baseline %v: want the uncapped default, as the advice's", b)
+	}
+}
+
 // TestAdvicePractitionerPrograms: for every program of reference/programs-2.11, the
 // advice over the settings it was recorded under without a cap (the snapshot's
 // default first) names a setting PyTorch measured to reserve less than the default,

@@ -180,33 +180,46 @@ func sizeIn(n, top int64, d int) string {
 }
 
 // baseline returns the run the others are compared with: the run of the same device
-// under the snapshot's own setting (Replay notes it), else under "default", without a
-// cap; when every row is capped (--fraction, --cap), the run of that setting under its
-// cap, as the advice takes it ([Advice.Baseline]). Nil when there is none, or when
-// run is it.
+// under the snapshot's own setting (Replay notes it; else the defaults), as
+// [baselineOf] picks it, the rule the advice follows too. Nil when there is none, or
+// when run is it.
 func (r *Result) baseline(run Run) *Run {
 	want := Setting{}
 	if r.own != nil {
 		want = *r.own
 	}
-	var sameConf *Run
+	var same []*Run
+	var sts []Setting
 	for i := range r.Runs {
-		b := &r.Runs[i]
-		if b.Device != run.Device || b.Setting.Conf.String() != want.Conf.String() {
-			continue
-		}
-		if b.Setting.Label() == want.Label() {
-			sameConf = b
-			break
-		}
-		if sameConf == nil {
-			sameConf = b
+		if r.Runs[i].Device == run.Device {
+			same = append(same, &r.Runs[i])
+			sts = append(sts, r.Runs[i].Setting)
 		}
 	}
-	if sameConf == nil || sameConf.Setting.Label() == run.Setting.Label() {
+	k := baselineOf(sts, want)
+	if k < 0 || same[k].Setting.Label() == run.Setting.Label() {
 		return nil
 	}
-	return sameConf
+	return same[k]
+}
+
+// baselineOf returns the index in sts of the setting the others are compared with:
+// own's configuration without a cap; else, when every row of it is capped (--fraction,
+// --cap), the first under a cap; -1 when own's configuration is not among them.
+func baselineOf(sts []Setting, own Setting) int {
+	k := -1
+	for i, st := range sts {
+		if st.Conf.String() != own.Conf.String() {
+			continue
+		}
+		if st.Label() == own.Label() {
+			return i
+		}
+		if k < 0 {
+			k = i
+		}
+	}
+	return k
 }
 
 // directionUnknown lists the table's keys whose address range spans the baseline's
