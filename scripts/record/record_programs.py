@@ -2023,6 +2023,239 @@ def mamba_scan_train_bf16(torch):
     train_token_lm(torch, Block, d, vocab, 3e-4, [(8, 512), (16, 256), (4, 1024), (12, 384)])
 
 
+def gan_train_fp16(torch):
+    """A DCGAN-style GAN trained under fp16 autocast: a generator (latent 128 → 64² RGB by
+    four transposed convolutions, batch norm) and a discriminator (four strided
+    convolutions), two Adam optimizers and two `GradScaler`s; each step the discriminator
+    on real images and on the generator's output (`detach()`), then the generator through
+    the discriminator; 5 steps at batch 64, 128, 32, 96, 48."""
+    nn = torch.nn
+    torch.manual_seed(0)
+    g = nn.Sequential(
+        nn.ConvTranspose2d(128, 512, 4, 1, 0, bias=False), nn.BatchNorm2d(512), nn.ReLU(True),
+        nn.ConvTranspose2d(512, 256, 4, 2, 1, bias=False), nn.BatchNorm2d(256), nn.ReLU(True),
+        nn.ConvTranspose2d(256, 128, 4, 2, 1, bias=False), nn.BatchNorm2d(128), nn.ReLU(True),
+        nn.ConvTranspose2d(128, 64, 4, 2, 1, bias=False), nn.BatchNorm2d(64), nn.ReLU(True),
+        nn.ConvTranspose2d(64, 3, 4, 2, 1, bias=False), nn.Tanh()).cuda()
+    d = nn.Sequential(
+        nn.Conv2d(3, 64, 4, 2, 1, bias=False), nn.LeakyReLU(0.2, True),
+        nn.Conv2d(64, 128, 4, 2, 1, bias=False), nn.BatchNorm2d(128), nn.LeakyReLU(0.2, True),
+        nn.Conv2d(128, 256, 4, 2, 1, bias=False), nn.BatchNorm2d(256), nn.LeakyReLU(0.2, True),
+        nn.Conv2d(256, 512, 4, 2, 1, bias=False), nn.BatchNorm2d(512), nn.LeakyReLU(0.2, True),
+        nn.Conv2d(512, 1, 4, 1, 0, bias=False), nn.Flatten()).cuda()
+    opt_g = torch.optim.Adam(g.parameters(), lr=2e-4, betas=(0.5, 0.999))
+    opt_d = torch.optim.Adam(d.parameters(), lr=2e-4, betas=(0.5, 0.999))
+    scale_g, scale_d = torch.amp.GradScaler("cuda"), torch.amp.GradScaler("cuda")
+    bce = nn.BCEWithLogitsLoss()
+    for bs in [64, 128, 32, 96, 48]:
+        real = torch.rand(bs, 3, 64, 64, device="cuda") * 2 - 1
+        z = torch.randn(bs, 128, 1, 1, device="cuda")
+        ones, zeros = torch.ones(bs, 1, device="cuda"), torch.zeros(bs, 1, device="cuda")
+        with torch.autocast("cuda", dtype=torch.float16):
+            fake = g(z)
+            loss_d = bce(d(real), ones) + bce(d(fake.detach()), zeros)
+        scale_d.scale(loss_d).backward()
+        scale_d.step(opt_d)
+        scale_d.update()
+        opt_d.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss_g = bce(d(fake), ones)
+        scale_g.scale(loss_g).backward()
+        scale_g.step(opt_g)
+        scale_g.update()
+        opt_g.zero_grad(set_to_none=True)
+        opt_d.zero_grad(set_to_none=True)
+        del real, z, ones, zeros, fake, loss_d, loss_g
+
+
+def dpsgd_per_sample_grads(torch):
+    """Differentially private SGD as Opacus does it, by hand: a small CNN (two
+    convolutions, two linear layers) on 32² images, every sample's own gradient by
+    `torch.func.vmap(grad(...))` (a copy of every weight per sample), each clipped to norm
+    1, summed, Gaussian noise added, an SGD step; 5 steps at batch 256, 512, 128, 384,
+    320."""
+    from torch.func import functional_call, grad, vmap
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(64 * 8 * 8, 256), nn.ReLU(),
+                          nn.Linear(256, 10)).cuda()
+    params = {k: v.detach() for k, v in model.named_parameters()}
+
+    def loss_of(p, x, y):
+        out = functional_call(model, p, (x[None],))
+        return F.cross_entropy(out, y[None])
+
+    per_sample = vmap(grad(loss_of), in_dims=(None, 0, 0))
+    for bs in [256, 512, 128, 384, 320]:
+        x = torch.randn(bs, 3, 32, 32, device="cuda")
+        y = torch.randint(0, 10, (bs,), device="cuda")
+        grads = per_sample(params, x, y)
+        norms = torch.stack([g.reshape(bs, -1).norm(dim=1) for g in grads.values()]).norm(dim=0)
+        factor = (1.0 / (norms + 1e-6)).clamp(max=1.0)
+        with torch.no_grad():
+            for k, g in grads.items():
+                summed = torch.einsum("b,b...->...", factor, g)
+                summed += torch.randn_like(summed) * 1.1
+                params[k] -= 0.05 * summed / bs
+        del x, y, grads, norms, factor, summed
+
+
+def swin_varres_train_bf16(torch):
+    """torchvision's `swin_t` (random weights, 100 classes) trained under bf16 autocast
+    at four resolutions (the shifted windows padded to fit each), AdamW with weight
+    decay, `clip_grad_norm_`; steps at 32×224, 16×320, 48×192, 24×256 px."""
+    import torchvision
+    torch.manual_seed(0)
+    model = torchvision.models.swin_t(num_classes=100).cuda().train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.05)
+    for bs, px in [(32, 224), (16, 320), (48, 192), (24, 256)]:
+        x = torch.randn(bs, 3, px, px, device="cuda")
+        y = torch.randint(0, 100, (bs,), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, y, loss
+
+
+def nerf_rays_train(torch):
+    """NeRF-style training: a coordinate MLP (8 layers of 256, a skip connection, view
+    direction branch) over positionally encoded samples along rays, 64 stratified samples
+    a ray, volume rendering by `cumprod` of transmittance, an MSE loss against target
+    colours, Adam; each step a batch of rays rendered in chunks of 8,192 (the chunks' outputs
+    kept for backward, then `torch.cat`), 4 steps of 16k, 32k, 8k and 24k rays."""
+    nn = torch.nn
+    torch.manual_seed(0)
+
+    def encode(x, n):
+        f = 2.0 ** torch.arange(n, device=x.device) * torch.pi
+        xf = x[..., None] * f
+        return torch.cat([x, torch.sin(xf).flatten(-2), torch.cos(xf).flatten(-2)], -1)
+
+    class NeRF(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.ModuleList([nn.Linear(63, 256)] + [nn.Linear(256, 256) for _ in range(3)])
+            self.b = nn.ModuleList([nn.Linear(256 + 63, 256)] + [nn.Linear(256, 256) for _ in range(3)])
+            self.sigma, self.feat = nn.Linear(256, 1), nn.Linear(256, 256)
+            self.rgb = nn.Sequential(nn.Linear(256 + 27, 128), nn.ReLU(), nn.Linear(128, 3))
+
+        def forward(self, p, v):
+            h = p
+            for layer in self.a:
+                h = torch.relu(layer(h))
+            h = torch.cat([h, p], -1)
+            for layer in self.b:
+                h = torch.relu(layer(h))
+            return torch.relu(self.sigma(h)), torch.sigmoid(self.rgb(torch.cat([self.feat(h), v], -1)))
+
+    model = NeRF().cuda()
+    opt = torch.optim.Adam(model.parameters(), lr=5e-4)
+    samples = 64
+    for rays in [16384, 32768, 8192, 24576]:
+        origin = torch.randn(rays, 3, device="cuda")
+        direction = torch.nn.functional.normalize(torch.randn(rays, 3, device="cuda"), dim=-1)
+        target = torch.rand(rays, 3, device="cuda")
+        colours = []
+        for s in range(0, rays, 8192):
+            o, dv = origin[s:s + 8192], direction[s:s + 8192]
+            t = torch.linspace(2.0, 6.0, samples, device="cuda") + torch.rand(o.shape[0], samples, device="cuda") * (4.0 / samples)
+            pts = o[:, None] + dv[:, None] * t[..., None]
+            sigma, rgb = model(encode(pts, 10), encode(dv, 4)[:, None].expand(-1, samples, -1))
+            delta = torch.cat([t[:, 1:] - t[:, :-1], torch.full_like(t[:, :1], 1e10)], -1)
+            alpha = 1 - torch.exp(-sigma[..., 0] * delta)
+            trans = torch.cumprod(torch.cat([torch.ones_like(alpha[:, :1]), 1 - alpha + 1e-10], -1), -1)[:, :-1]
+            colours.append(((alpha * trans)[..., None] * rgb).sum(1))
+        loss = torch.nn.functional.mse_loss(torch.cat(colours), target)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del origin, direction, target, colours, loss
+
+
+def simclr_two_views_train_bf16(torch):
+    """SimCLR-style contrastive pretraining: torchvision's resnet18 (random weights) with a
+    projection head; each image's two views made on the GPU (a random crop by
+    `interpolate` back to 112 px, a flip, colour jitter), both through the encoder as
+    one batch of 2B, the NT-Xent loss over the 2B × 2B similarity matrix (temperature
+    0.2) under bf16 autocast; SGD with momentum, 4 steps at B = 256, 512, 128, 384."""
+    import torchvision
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    enc = torchvision.models.resnet18(num_classes=512).cuda().train()
+    head = nn.Sequential(nn.ReLU(), nn.Linear(512, 128)).cuda()
+    opt = torch.optim.SGD(list(enc.parameters()) + list(head.parameters()), lr=0.3, momentum=0.9)
+
+    def view(x, k):
+        crop = 96 + 8 * k
+        v = F.interpolate(x[..., :crop, :crop], size=112, mode="bilinear", align_corners=False)
+        if k % 2:
+            v = v.flip(-1)
+        return (v * (0.8 + 0.4 * torch.rand(x.shape[0], 3, 1, 1, device=x.device))).clamp(0, 1)
+
+    for step, bs in enumerate([256, 512, 128, 384]):
+        x = torch.rand(bs, 3, 128, 128, device="cuda")
+        views = torch.cat([view(x, step), view(x, step + 1)])
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            z = F.normalize(head(enc(views)).float(), dim=1)
+            sim = z @ z.t() / 0.2
+            sim.fill_diagonal_(float("-inf"))
+            labels = torch.cat([torch.arange(bs, 2 * bs), torch.arange(0, bs)]).cuda()
+            loss = F.cross_entropy(sim, labels)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, views, z, sim, labels, loss
+
+
+def cpu_offload_adam_train(torch):
+    """ZeRO-Offload-style training on one GPU: a 6-layer transformer language model (d 768,
+    vocab 32000) whose fp32 master weights and Adam states live in pinned host memory;
+    each step runs forward and backward on the GPU in bf16 weights, copies every gradient
+    to the host (`non_blocking` into pinned buffers, then a synchronize), steps a CPU
+    Adam there and copies the updated weights back into the GPU's bf16 parameters;
+    4 steps at 8×512, 16×256, 4×1024, 12×384 tokens."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, vocab = 768, 32000
+    layers = [nn.TransformerEncoderLayer(d, 12, 4 * d, batch_first=True, norm_first=True) for _ in range(6)]
+    model = nn.Sequential(nn.Embedding(vocab, d), *layers, nn.LayerNorm(d), nn.Linear(d, vocab))
+    master = [p.detach().clone().pin_memory() for p in model.parameters()]
+    model = model.to(torch.bfloat16).cuda()
+    grads_host = [torch.empty_like(m).pin_memory() for m in master]
+    opt = torch.optim.Adam(master, lr=1e-4)
+    mask_cache = {}
+    for bs, n in [(8, 512), (16, 256), (4, 1024), (12, 384)]:
+        ids = torch.randint(0, vocab, (bs, n + 1), device="cuda")
+        if n not in mask_cache:
+            mask_cache[n] = nn.Transformer.generate_square_subsequent_mask(n, device="cuda", dtype=torch.bfloat16)
+        h = model[0](ids[:, :-1])
+        for layer in model[1:7]:
+            h = layer(h, src_mask=mask_cache[n], is_causal=True)
+        logits = model[8](model[7](h))
+        loss = F.cross_entropy(logits.float().reshape(-1, vocab), ids[:, 1:].reshape(-1))
+        loss.backward()
+        for p, g in zip(model.parameters(), grads_host):
+            g.copy_(p.grad, non_blocking=True)
+            p.grad = None
+        torch.cuda.synchronize()
+        for m, g in zip(master, grads_host):
+            m.grad = g.float()
+        opt.step()
+        with torch.no_grad():
+            for p, m in zip(model.parameters(), master):
+                p.copy_(m, non_blocking=True)
+        torch.cuda.synchronize()
+        del ids, h, logits, loss
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -2059,7 +2292,10 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     bart_seq2seq_train_bf16, diffusion_cfg_sample_fp16, vitmae_pretrain_bf16, ppo_rollout_train,
                                     embedding_index_build, dpo_pairs_train_bf16, distill_resnet_train_bf16,
                                     int8_weight_only_decode_bf16,
-                                    bert_train_eval_interleaved_bf16, mamba_scan_train_bf16)}
+                                    bert_train_eval_interleaved_bf16, mamba_scan_train_bf16,
+                                    gan_train_fp16, dpsgd_per_sample_grads, swin_varres_train_bf16,
+                                    nerf_rays_train, simclr_two_views_train_bf16,
+                                    cpu_offload_adam_train)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
