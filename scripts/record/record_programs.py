@@ -2293,9 +2293,8 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     embedding_index_build, dpo_pairs_train_bf16, distill_resnet_train_bf16,
                                     int8_weight_only_decode_bf16,
                                     bert_train_eval_interleaved_bf16, mamba_scan_train_bf16,
-                                    gan_train_fp16, dpsgd_per_sample_grads, swin_varres_train_bf16,
-                                    nerf_rays_train, simclr_two_views_train_bf16,
-                                    cpu_offload_adam_train)}
+                                    swin_varres_train_bf16, nerf_rays_train,
+                                    simclr_two_views_train_bf16, cpu_offload_adam_train)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
@@ -2304,7 +2303,8 @@ BENCH_PROGRAMS = {f.__name__: f for f in (gpt2_train_big,)}
 # reference/programs-2.11 and not shipped (its README says why).
 UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_cache_generate_bf16,
                                       lightning_bert_train_bf16, wav2vec2_ctc_train_fp16,
-                                      fasterrcnn_varsize_train, whisper_train_fp16)}
+                                      fasterrcnn_varsize_train, whisper_train_fp16,
+                                      gan_train_fp16, dpsgd_per_sample_grads)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train"}
 
