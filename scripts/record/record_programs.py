@@ -2256,6 +2256,245 @@ def cpu_offload_adam_train(torch):
         del ids, h, logits, loss
 
 
+def chunked_ce_lm_train_bf16(torch):
+    """A language model with a large vocabulary (128,256, Llama-3-sized) trained under bf16
+    autocast with the loss computed in chunks of 1,024 tokens, as Liger's fused linear
+    cross entropy and torchtune's chunked loss do to avoid holding all the logits: each
+    chunk's logits made, its loss taken and backpropagated into the hidden states at once
+    (`torch.autograd.backward` of the chunk with `retain_graph`), then the trunk's backward
+    from the gathered hidden-state gradient; 4 blocks of `nn.TransformerEncoderLayer`
+    (d 768), AdamW, 4 steps at 8×512, 4×1024, 16×256, 6×700 tokens."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, vocab, chunk = 768, 128256, 1024
+    emb = nn.Embedding(vocab, d).cuda()
+    trunk = nn.ModuleList(nn.TransformerEncoderLayer(d, 12, 4 * d, batch_first=True, norm_first=True)
+                          for _ in range(4)).cuda()
+    head = nn.Linear(d, vocab, bias=False).cuda()
+    params = list(emb.parameters()) + list(trunk.parameters()) + list(head.parameters())
+    opt = torch.optim.AdamW(params, lr=1e-4)
+    for bs, n in [(8, 512), (4, 1024), (16, 256), (6, 700)]:
+        ids = torch.randint(0, vocab, (bs, n + 1), device="cuda")
+        mask = nn.Transformer.generate_square_subsequent_mask(n, device="cuda", dtype=torch.bfloat16)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            h = emb(ids[:, :-1])
+            for layer in trunk:
+                h = layer(h, src_mask=mask, is_causal=True)
+        flat = h.detach().reshape(-1, d).requires_grad_(True)
+        target = ids[:, 1:].reshape(-1)
+        tokens = target.numel()
+        for s in range(0, tokens, chunk):
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                logits = head(flat[s:s + chunk]).float()
+            loss = F.cross_entropy(logits, target[s:s + chunk], reduction="sum") / tokens
+            loss.backward()
+            del logits, loss
+        h.backward(flat.grad.reshape(h.shape))
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, mask, h, flat, target
+
+
+def gpt2_sliding_ppl_eval_fp16(torch):
+    """Perplexity of transformers' GPT-2 (6 layers, d 768, random weights, fp16) over three
+    long documents (3,000–9,000 tokens) by the sliding window of transformers' perplexity
+    guide: windows of 1,024 tokens, stride 512, the overlap's labels set to -100, the
+    negative log-likelihoods kept on the GPU and summed at the end, under `inference_mode`."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(vocab_size=50257, n_positions=1024, n_embd=768, n_layer=6, n_head=12)
+    model = GPT2LMHeadModel(cfg).cuda().half().eval()
+    total = []
+    with torch.inference_mode():
+        for length in [3000, 9000, 5000]:
+            doc = torch.randint(0, 50257, (1, length), device="cuda")
+            prev = 0
+            for begin in range(0, length, 512):
+                end = min(begin + 1024, length)
+                ids = doc[:, begin:end]
+                labels = ids.clone()
+                labels[:, :-(end - prev)] = -100
+                out = model(ids, labels=labels)
+                total.append(out.loss * (end - prev))
+                prev = end
+                del ids, labels, out
+                if end == length:
+                    break
+            del doc
+        ppl = torch.exp(torch.stack(total).sum() / 17000)
+        del ppl, total
+
+
+def prefix_cache_serve_fp16(torch):
+    """Serving with a shared-prefix cache, as vLLM's and SGLang's prefix caching do, by hand:
+    a hand-written fp16 decoder (4 layers, d 1024) and 12 requests that begin with one of
+    three system prompts (300, 700, 150 tokens); a prompt's KV is computed once and kept, a
+    request's own suffix (20–200 tokens) prefilled on top of a copy of it
+    (`torch.cat`), then 8–24 decode steps growing that copy; a cached prompt evicted
+    (least recently used) when a fourth would be kept; under `inference_mode`."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, h, layers, vocab = 1024, 16, 4, 32000
+    dh = d // h
+    emb = nn.Embedding(vocab, d)
+    qkv = nn.ModuleList(nn.Linear(d, 3 * d) for _ in range(layers))
+    proj = nn.ModuleList(nn.Linear(d, d) for _ in range(layers))
+    mlp = nn.ModuleList(nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d)) for _ in range(layers))
+    head = nn.Linear(d, vocab)
+    for m in (emb, qkv, proj, mlp, head):
+        m.cuda().half().eval()
+
+    def forward(tokens, past):
+        x = emb(tokens)
+        n = tokens.shape[1]
+        new = []
+        for i in range(layers):
+            q, k, v = qkv[i](x).view(1, n, 3, h, dh).permute(2, 0, 3, 1, 4)
+            if past is not None:
+                k, v = torch.cat([past[i][0], k], 2), torch.cat([past[i][1], v], 2)
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=past is None)
+            x = x + proj[i](a.transpose(1, 2).reshape(1, n, d))
+            x = x + mlp[i](x)
+            new.append((k, v))
+        return head(x[:, -1]), new
+
+    g = torch.Generator().manual_seed(2)
+    prompts = {0: 300, 1: 700, 2: 150, 3: 500}
+    cache = {}
+    order = []
+    with torch.inference_mode():
+        for r in range(12):
+            p = [0, 1, 0, 2, 3, 0, 1, 2, 3, 1, 0, 2][r]
+            if p not in cache:
+                if len(cache) == 3:
+                    del cache[order.pop(0)]
+                _, cache[p] = forward(torch.randint(0, vocab, (1, prompts[p]), device="cuda"), None)
+            else:
+                order.remove(p)
+            order.append(p)
+            suffix = int(torch.randint(20, 201, (1,), generator=g))
+            logits, kv = forward(torch.randint(0, vocab, (1, suffix), device="cuda"), cache[p])
+            for _ in range(int(torch.randint(8, 25, (1,), generator=g))):
+                logits, kv = forward(logits.argmax(-1, keepdim=True), kv)
+            del logits, kv
+
+
+def gradcache_contrastive_train(torch):
+    """Contrastive training of a text encoder with in-batch negatives at a batch larger than
+    memory would allow, by GradCache: the batch's query and passage embeddings first
+    computed without gradients in sub-batches of 64, the loss and its gradient taken with
+    respect to the cached embeddings, then each sub-batch run again with gradients and
+    backpropagated from its slice of that gradient; a 4-layer encoder (d 512), AdamW,
+    3 steps at 512, 1,024 and 768 pairs of 64 and 192 tokens."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, vocab, sub = 512, 30522, 64
+    emb = nn.Embedding(vocab, d).cuda()
+    enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 8, 4 * d, batch_first=True), 4,
+                                enable_nested_tensor=False).cuda()
+    params = list(emb.parameters()) + list(enc.parameters())
+    opt = torch.optim.AdamW(params, lr=1e-4)
+
+    def embed(ids):
+        return F.normalize(enc(emb(ids)).mean(1), dim=-1)
+
+    for pairs in [512, 1024, 768]:
+        q = torch.randint(0, vocab, (pairs, 64), device="cuda")
+        p = torch.randint(0, vocab, (pairs, 192), device="cuda")
+        with torch.no_grad():
+            rq = torch.cat([embed(q[s:s + sub]) for s in range(0, pairs, sub)])
+            rp = torch.cat([embed(p[s:s + sub]) for s in range(0, pairs, sub)])
+        rq.requires_grad_(True)
+        rp.requires_grad_(True)
+        loss = F.cross_entropy(rq @ rp.t() / 0.05, torch.arange(pairs, device="cuda"))
+        loss.backward()
+        for ids, grad in ((q, rq.grad), (p, rp.grad)):
+            for s in range(0, pairs, sub):
+                embed(ids[s:s + sub]).backward(grad[s:s + sub])
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del q, p, rq, rp, loss, grad
+
+
+def maml_second_order_train(torch):
+    """Second-order MAML by `torch.func.functional_call`: a 4-layer MLP (1,024 wide) adapted
+    to each of 8 tasks by 3 inner SGD steps whose gradients keep their graph
+    (`create_graph=True`), the query loss after adaptation backpropagated through the inner
+    steps into the meta-parameters; Adam on the meta-parameters, 4 meta-steps with support
+    and query sets of 256/512, 512/1,024, 128/256 and 384/768 points."""
+    from torch.func import functional_call
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(64, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
+                        nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 1)).cuda()
+    meta = dict(net.named_parameters())
+    opt = torch.optim.Adam(meta.values(), lr=1e-3)
+    for support, query in [(256, 512), (512, 1024), (128, 256), (384, 768)]:
+        total = 0
+        for task in range(8):
+            xs, ys = torch.randn(support, 64, device="cuda"), torch.randn(support, 1, device="cuda")
+            xq, yq = torch.randn(query, 64, device="cuda"), torch.randn(query, 1, device="cuda")
+            fast = meta
+            for _ in range(3):
+                loss = F.mse_loss(functional_call(net, fast, (xs,)), ys)
+                grads = torch.autograd.grad(loss, list(fast.values()), create_graph=True)
+                fast = {k: w - 0.01 * g for (k, w), g in zip(fast.items(), grads)}
+            total = total + F.mse_loss(functional_call(net, fast, (xq,)), yq)
+            del xs, ys, xq, yq, fast, loss, grads
+        (total / 8).backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del total
+
+
+def longctx_ckpt_train_bf16(torch):
+    """Long-context training: a 6-block decoder (d 1024, 16 heads, causal
+    `scaled_dot_product_attention`) on sequences of 4k–16k tokens at batch 1–4, every block
+    recomputed in backward (`torch.utils.checkpoint`, non-reentrant), bf16 weights and
+    autocast, the loss over a 32,000-token vocabulary computed in float; AdamW, 4 steps at
+    2×8192, 1×16384, 4×4096, 1×12288."""
+    nn = torch.nn
+    F = nn.functional
+    from torch.utils.checkpoint import checkpoint
+    torch.manual_seed(0)
+    d, heads, vocab = 1024, 16, 32000
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.n1, self.n2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.qkv, self.out = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+        def forward(self, x):
+            b, n, _ = x.shape
+            q, k, v = self.qkv(self.n1(x)).view(b, n, 3, heads, d // heads).permute(2, 0, 3, 1, 4)
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.out(a.transpose(1, 2).reshape(b, n, d))
+            return x + self.mlp(self.n2(x))
+
+    emb = nn.Embedding(vocab, d).cuda().bfloat16()
+    blocks = nn.ModuleList(Block() for _ in range(6)).cuda().bfloat16()
+    head = nn.Linear(d, vocab).cuda().bfloat16()
+    params = list(emb.parameters()) + list(blocks.parameters()) + list(head.parameters())
+    opt = torch.optim.AdamW(params, lr=1e-4)
+    for bs, n in [(2, 8192), (1, 16384), (4, 4096), (1, 12288)]:
+        ids = torch.randint(0, vocab, (bs, n + 1), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            x = emb(ids[:, :-1])
+            for blk in blocks:
+                x = checkpoint(blk, x, use_reentrant=False)
+            loss = F.cross_entropy(head(x).float().reshape(-1, vocab), ids[:, 1:].reshape(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, x, loss
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -2294,7 +2533,10 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     int8_weight_only_decode_bf16,
                                     bert_train_eval_interleaved_bf16, mamba_scan_train_bf16,
                                     swin_varres_train_bf16, nerf_rays_train,
-                                    simclr_two_views_train_bf16, cpu_offload_adam_train)}
+                                    simclr_two_views_train_bf16, cpu_offload_adam_train,
+                                    chunked_ce_lm_train_bf16, gpt2_sliding_ppl_eval_fp16,
+                                    prefix_cache_serve_fp16, gradcache_contrastive_train,
+                                    maml_second_order_train, longctx_ckpt_train_bf16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
