@@ -263,7 +263,7 @@ func TestAdvicePractitionerPrograms(t *testing.T) {
 			p.measured = append(p.measured, f.MaxReserved)
 		}
 	})
-	programs, advised, lowest, kept := 0, 0, 0, 0
+	programs, advised, lowest, kept, keptLowest := 0, 0, 0, 0, 0
 	picks := map[string]int{}
 	for _, prog := range slices.Sorted(maps.Keys(byProg)) {
 		sts, measured := byProg[prog].sts, byProg[prog].measured
@@ -289,6 +289,9 @@ func TestAdvicePractitionerPrograms(t *testing.T) {
 		}
 		if a.Best == nil {
 			kept++
+			if measured[low] == measured[0] {
+				keptLowest++
+			}
 			t.Logf("%s: keep the default; PyTorch measured %s lowest (%d against %d bytes)", prog, sts[low].Label(), measured[low], measured[0])
 			continue
 		}
@@ -308,8 +311,8 @@ func TestAdvicePractitionerPrograms(t *testing.T) {
 	for _, l := range slices.Sorted(maps.Keys(picks)) {
 		by = append(by, fmt.Sprintf("%s %d", l, picks[l]))
 	}
-	line := fmt.Sprintf("advice on the practitioners' programs: %d programs; %d advised a setting (%s), each saving in PyTorch's measurement, inside the advice's range; %d of them the setting PyTorch measured lowest; %d kept the default",
-		programs, advised, strings.Join(by, ", "), lowest, kept)
+	line := fmt.Sprintf("advice on the practitioners' programs: %d programs; %d advised a setting (%s), each saving in PyTorch's measurement, inside the advice's range; %d of them the setting PyTorch measured lowest; %d kept the default, %d of them where PyTorch measured the default lowest",
+		programs, advised, strings.Join(by, ", "), lowest, kept, keptLowest)
 	t.Log(line)
 	quotedInBenchmarks(t, "the advice's line", line)
 }

@@ -265,6 +265,9 @@ var programsKnown = map[string]string{
 	"swin_varres_train_bf16 under roundup_power2_divisions_4: num_device_alloc":                             "outside: the driver put new segments far above every range, which the model does not",
 	"swin_varres_train_bf16 under roundup_power2_divisions_4: segment.all.peak":                             "outside: the driver put new segments far above every range, which the model does not",
 	"swin_varres_train_bf16 under roundup_power2_divisions_4: inactive_split_bytes.all.peak":                "137 of the run's 162 cudaMalloc calls guessed",
+	// Recorded 2026-12-04 18:43 UTC and checked only after: GradCache's capped run made
+	// 1,708 cudaMalloc calls more than its default run, as BART above.
+	"gradcache_contrastive_train under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak": "1,708 cudaMalloc calls more than the default run, under the cap",
 	// A small count (cudaFree calls under the cap): any range two wide is more than the
 	// 10 % of its top a count's range may be; PyTorch's figure is its low end, and the
 	// replay with that run's own addresses gives it exactly.
@@ -308,4 +311,11 @@ var programsWide = map[string]float64{
 	"swin_varres_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc address": 10.7,
 	"swin_varres_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":  14.1,
 	"swin_varres_train_bf16 under roundup_power2_divisions_4: inactive_split_bytes.all.peak address":                46.4,
+	// The six recorded 2026-12-04 18:43 UTC: a small count around an exact figure (the
+	// sliding-window evaluation's cudaFree calls under the cap, {9, 11}), and GradCache,
+	// whose capped run made 1,708 cudaMalloc calls more than its default and whose
+	// reserved peak under roundup 4 is exact at the range's low end.
+	"gpt2_sliding_ppl_eval_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":                18.2,
+	"gradcache_contrastive_train under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak address": 46.6,
+	"gradcache_contrastive_train under roundup_power2_divisions_4: reserved_bytes.all.peak address":                                   6.4,
 }

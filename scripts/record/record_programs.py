@@ -2329,8 +2329,8 @@ def gpt2_sliding_ppl_eval_fp16(torch):
 def prefix_cache_serve_fp16(torch):
     """Serving with a shared-prefix cache, as vLLM's and SGLang's prefix caching do, by hand:
     a hand-written fp16 decoder (4 layers, d 1024) and 12 requests that begin with one of
-    three system prompts (300, 700, 150 tokens); a prompt's KV is computed once and kept, a
-    request's own suffix (20–200 tokens) prefilled on top of a copy of it
+    four system prompts (300, 700, 150, 500 tokens); a prompt's KV is computed once and
+    kept, a request's own suffix (20–200 tokens) prefilled on top of a copy of it
     (`torch.cat`), then 8–24 decode steps growing that copy; a cached prompt evicted
     (least recently used) when a fourth would be kept; under `inference_mode`."""
     nn = torch.nn
