@@ -2495,6 +2495,258 @@ def longctx_ckpt_train_bf16(torch):
         del ids, x, loss
 
 
+def vae_tiled_decode_fp16(torch):
+    """Tiled VAE decoding, as diffusers' `enable_vae_tiling` does to decode large images in
+    bounded memory, by hand: a convolutional decoder (latent 4 channels → RGB, 8× up, 512–128
+    channels, group norm, SiLU) run on overlapping 64×64 latent tiles (overlap 16), each
+    tile's output blended into the image with linear ramps over the overlap; four images of
+    96², 128×192, 160² and 64×256 latents in fp16 under `inference_mode`."""
+    nn = torch.nn
+    torch.manual_seed(0)
+
+    def block(cin, cout):
+        return nn.Sequential(nn.GroupNorm(32, cin), nn.SiLU(), nn.Conv2d(cin, cout, 3, padding=1))
+
+    dec = nn.Sequential(nn.Conv2d(4, 512, 3, padding=1), block(512, 512), block(512, 512),
+                        nn.Upsample(scale_factor=2), block(512, 512), block(512, 256),
+                        nn.Upsample(scale_factor=2), block(256, 256), block(256, 128),
+                        nn.Upsample(scale_factor=2), block(128, 128), block(128, 128),
+                        nn.GroupNorm(32, 128), nn.SiLU(), nn.Conv2d(128, 3, 3, padding=1)).cuda().half().eval()
+    tile, overlap, up = 64, 16, 8
+    step = tile - overlap
+    ramp = torch.linspace(0, 1, overlap * up, device="cuda", dtype=torch.float16)
+    with torch.inference_mode():
+        for h, w in [(96, 96), (128, 192), (160, 160), (64, 256)]:
+            z = torch.randn(1, 4, h, w, device="cuda", dtype=torch.float16)
+            image = torch.zeros(1, 3, h * up, w * up, device="cuda", dtype=torch.float16)
+            weight = torch.zeros(1, 1, h * up, w * up, device="cuda", dtype=torch.float16)
+            for y in range(0, max(h - overlap, 1), step):
+                for x in range(0, max(w - overlap, 1), step):
+                    t = dec(z[:, :, y:y + tile, x:x + tile])
+                    th, tw = t.shape[-2:]
+                    mask = torch.ones(1, 1, th, tw, device="cuda", dtype=torch.float16)
+                    if y > 0:
+                        mask[..., :overlap * up, :] *= ramp[:, None]
+                    if x > 0:
+                        mask[..., :, :overlap * up] *= ramp[None, :]
+                    image[..., y * up:y * up + th, x * up:x * up + tw] += t * mask
+                    weight[..., y * up:y * up + th, x * up:x * up + tw] += mask
+                    del t, mask
+            image /= weight.clamp(min=1e-3)
+            del z, image, weight
+
+
+def speculative_decode_fp16(torch):
+    """Speculative decoding by hand, as vLLM's and transformers' assisted generation do: a
+    2-layer draft and an 8-layer target decoder (d 1024, fp16, hand-written, each with its
+    own KV cache grown by `torch.cat`); the draft proposes 4 tokens one at a time, the target
+    scores them in one pass, the longest agreeing prefix (the data decides) is kept and both
+    caches cut back to it by slicing (`contiguous()` copies); 4 prompts of 64–900 tokens, 48
+    new tokens each, under `inference_mode`."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, h, vocab = 1024, 16, 32000
+    dh = d // h
+
+    class Decoder(nn.Module):
+        def __init__(self, layers):
+            super().__init__()
+            self.emb = nn.Embedding(vocab, d)
+            self.qkv = nn.ModuleList(nn.Linear(d, 3 * d) for _ in range(layers))
+            self.proj = nn.ModuleList(nn.Linear(d, d) for _ in range(layers))
+            self.mlp = nn.ModuleList(nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+                                     for _ in range(layers))
+            self.head = nn.Linear(d, vocab)
+
+        def forward(self, tokens, past):
+            x = self.emb(tokens)
+            n = tokens.shape[1]
+            new = []
+            for i in range(len(self.qkv)):
+                q, k, v = self.qkv[i](x).view(1, n, 3, h, dh).permute(2, 0, 3, 1, 4)
+                if past:
+                    k, v = torch.cat([past[i][0], k], 2), torch.cat([past[i][1], v], 2)
+                a = F.scaled_dot_product_attention(q, k, v, is_causal=not past and n > 1)
+                x = x + self.proj[i](a.transpose(1, 2).reshape(1, n, d))
+                x = x + self.mlp[i](x)
+                new.append((k, v))
+            return self.head(x), new
+
+    draft = Decoder(2).cuda().half().eval()
+    target = Decoder(8).cuda().half().eval()
+    # the draft mostly agrees with the target: it shares its embedding and head
+    with torch.no_grad():
+        draft.emb.weight.copy_(target.emb.weight)
+        draft.head.weight.copy_(target.head.weight)
+
+    def cut(kv, length):
+        return [(k[:, :, :length].contiguous(), v[:, :, :length].contiguous()) for k, v in kv]
+
+    with torch.inference_mode():
+        for n in [64, 900, 300, 600]:
+            prompt = torch.randint(0, vocab, (1, n), device="cuda")
+            logits, tkv = target(prompt, None)
+            _, dkv = draft(prompt, None)
+            last = logits[:, -1:].argmax(-1)
+            done = 0
+            while done < 48:
+                proposal, dl, dk = [], last, dkv
+                for _ in range(4):
+                    out, dk = draft(dl, dk)
+                    dl = out[:, -1:].argmax(-1)
+                    proposal.append(dl)
+                block = torch.cat([last] + proposal, 1)
+                out, tk = target(block, tkv)
+                agree = (out[:, :-1].argmax(-1) == block[:, 1:]).int().cumprod(1).sum().item()
+                keep = tkv[0][0].shape[2] + 1 + agree
+                tkv, dkv = cut(tk, keep), cut(dk, keep)
+                last = out[:, agree:agree + 1].argmax(-1)
+                done += agree + 1
+                del proposal, block, out, tk, dk, dl
+            del prompt, logits, tkv, dkv, last
+
+
+def bert_token_budget_serve_fp16(torch):
+    """An embedding server batching by token budget: transformers' BERT (6 layers, d 768,
+    random weights, fp16) encoding 600 texts of 8–512 tokens, sorted by length and packed
+    into batches of at most 16,384 padded tokens (batch size the lengths decide), each
+    batch's mean-pooled embeddings normalised and copied to the host; `inference_mode`."""
+    from transformers import BertConfig, BertModel
+    torch.manual_seed(0)
+    model = BertModel(BertConfig(hidden_size=768, num_hidden_layers=6, num_attention_heads=12,
+                                 intermediate_size=3072)).cuda().half().eval()
+    g = torch.Generator().manual_seed(3)
+    lengths = sorted(int(x) for x in torch.randint(8, 513, (600,), generator=g))
+    batches, cur = [], []
+    for n in lengths:
+        if cur and (len(cur) + 1) * n > 16384:
+            batches.append(cur)
+            cur = []
+        cur.append(n)
+    batches.append(cur)
+    out = []
+    with torch.inference_mode():
+        for b in batches:
+            longest = b[-1]
+            ids = torch.randint(1000, 30000, (len(b), longest), device="cuda")
+            mask = (torch.arange(longest, device="cuda")[None] < torch.tensor(b, device="cuda")[:, None]).long()
+            hidden = model(input_ids=ids, attention_mask=mask).last_hidden_state
+            emb = (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
+            out.append(torch.nn.functional.normalize(emb.float(), dim=-1).cpu())
+            del ids, mask, hidden, emb
+
+
+def fp8_scaled_mm_train(torch):
+    """Float8 training of the linear layers by hand, as torchao's float8 recipe does: a
+    4-block MLP-mixer-like model (d 2048) whose every linear layer casts its input and weight
+    to `float8_e4m3fn` with a per-tensor scale from the amax, multiplies them with
+    `torch._scaled_mm` into bf16, and in backward casts the output gradient to
+    `float8_e5m2` for the two gradient products; AdamW over bf16 weights, 4 steps at 4,096,
+    8,192, 2,048 and 6,144 tokens."""
+    nn = torch.nn
+    torch.manual_seed(0)
+    e4, e5 = torch.float8_e4m3fn, torch.float8_e5m2
+
+    def to_f8(t, dtype):
+        scale = torch.finfo(dtype).max / t.abs().amax().float().clamp(min=1e-12)
+        return (t.float() * scale).to(dtype), scale.reciprocal()
+
+    class F8Matmul(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            x8, sx = to_f8(x, e4)
+            w8, sw = to_f8(w, e4)
+            ctx.save_for_backward(x8, sx, w8, sw)
+            return torch._scaled_mm(x8, w8.t(), scale_a=sx, scale_b=sw, out_dtype=torch.bfloat16)
+
+        @staticmethod
+        def backward(ctx, g):
+            x8, sx, w8, sw = ctx.saved_tensors
+            g8, sg = to_f8(g, e5)
+            gx = torch._scaled_mm(g8, w8.t().contiguous().t(), scale_a=sg, scale_b=sw, out_dtype=torch.bfloat16)
+            gw = torch._scaled_mm(g8.t().contiguous(), x8.t().contiguous().t(), scale_a=sg, scale_b=sx,
+                                  out_dtype=torch.bfloat16)
+            return gx, gw
+
+    class Linear(nn.Module):
+        def __init__(self, i, o):
+            super().__init__()
+            self.weight = nn.Parameter(torch.randn(o, i, dtype=torch.bfloat16) * i ** -0.5)
+
+        def forward(self, x):
+            shape = x.shape
+            return F8Matmul.apply(x.reshape(-1, shape[-1]), self.weight).reshape(*shape[:-1], -1)
+
+    d = 2048
+    blocks = nn.ModuleList(nn.ModuleList([nn.LayerNorm(d), Linear(d, 4 * d), Linear(4 * d, d)])
+                           for _ in range(4)).cuda().to(torch.bfloat16)
+    opt = torch.optim.AdamW(blocks.parameters(), lr=1e-4)
+    for tokens in [4096, 8192, 2048, 6144]:
+        x = torch.randn(tokens, d, device="cuda", dtype=torch.bfloat16)
+        for norm, up, down in blocks:
+            x = x + down(torch.nn.functional.gelu(up(norm(x))))
+        x.float().pow(2).mean().backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x
+
+
+def gru_packed_seq_train(torch):
+    """A GRU sequence tagger trained on variable-length batches as `PackedSequence`s: an
+    embedding, a 2-layer bidirectional `nn.GRU` (hidden 512) over
+    `pack_padded_sequence(enforce_sorted=False)`, unpacked and tagged per token, masked cross
+    entropy; Adam, `clip_grad_norm_`, 5 steps at batch 64 of 20–400, 32 of 100–800, 128 of
+    5–60, 48 of 50–500 and 96 of 10–200 tokens."""
+    nn = torch.nn
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+    torch.manual_seed(0)
+    emb = nn.Embedding(20000, 256).cuda()
+    gru = nn.GRU(256, 512, num_layers=2, bidirectional=True, batch_first=True).cuda()
+    tag = nn.Linear(1024, 50).cuda()
+    params = list(emb.parameters()) + list(gru.parameters()) + list(tag.parameters())
+    opt = torch.optim.Adam(params, lr=1e-3)
+    g = torch.Generator().manual_seed(4)
+    for bs, lo, hi in [(64, 20, 400), (32, 100, 800), (128, 5, 60), (48, 50, 500), (96, 10, 200)]:
+        lengths = torch.randint(lo, hi + 1, (bs,), generator=g)
+        longest = int(lengths.max())
+        ids = torch.randint(0, 20000, (bs, longest), device="cuda")
+        labels = torch.randint(0, 50, (bs, longest), device="cuda")
+        packed = pack_padded_sequence(emb(ids), lengths, batch_first=True, enforce_sorted=False)
+        out, _ = gru(packed)
+        out, _ = pad_packed_sequence(out, batch_first=True, total_length=longest)
+        mask = torch.arange(longest, device="cuda")[None] < lengths.cuda()[:, None]
+        loss = nn.functional.cross_entropy(tag(out)[mask], labels[mask])
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, labels, packed, out, mask, loss
+
+
+def resnet_dynamic_batch_serve_fp16(torch):
+    """An image classifier serving a queue with dynamic batching: torchvision's resnet50
+    (random weights) in fp16 and `channels_last` under `inference_mode`; requests of
+    224–384 px arrive in bursts, each burst resized to one size and batched up to 32 (the
+    last batch of a burst smaller), top-5 classes copied to the host; 8 bursts."""
+    import torchvision
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    model = torchvision.models.resnet50().cuda().half().eval().to(memory_format=torch.channels_last)
+    g = torch.Generator().manual_seed(5)
+    with torch.inference_mode():
+        for burst in range(8):
+            count = int(torch.randint(5, 70, (1,), generator=g))
+            px = [224, 256, 288, 320, 384][burst % 5]
+            for s in range(0, count, 32):
+                n = min(32, count - s)
+                raw = torch.rand(n, 3, px + 37, px + 53, device="cuda", dtype=torch.float16)
+                x = F.interpolate(raw, size=(px, px), mode="bilinear", align_corners=False)
+                x = x.contiguous(memory_format=torch.channels_last)
+                top = model(x).float().softmax(-1).topk(5).indices.cpu()
+                del raw, x, top
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -2536,7 +2788,10 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     simclr_two_views_train_bf16, cpu_offload_adam_train,
                                     chunked_ce_lm_train_bf16, gpt2_sliding_ppl_eval_fp16,
                                     prefix_cache_serve_fp16, gradcache_contrastive_train,
-                                    maml_second_order_train, longctx_ckpt_train_bf16)}
+                                    maml_second_order_train, longctx_ckpt_train_bf16,
+                                    vae_tiled_decode_fp16, speculative_decode_fp16,
+                                    bert_token_budget_serve_fp16, fp8_scaled_mm_train,
+                                    gru_packed_seq_train, resnet_dynamic_batch_serve_fp16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
