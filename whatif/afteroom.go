@@ -133,6 +133,6 @@ func (r *Run) afterOOMNote() string {
 	if len(cols) > 0 {
 		what = strings.Join(cols, ", ")
 	}
-	return fmt.Sprintf("%s depend%s on what the program did after its OOM: the replay stops at the OOM, and after it the program's own exception handling frees tensors; a <low, high> beside a figure is its range from the figure at the OOM to the most that freeing the blocks still live, in any order, could reach; it assumes the program only frees after the OOM, as an exception unwinding does (an allocation, empty_cache or a MemPool's destruction after it is outside the range)",
+	return fmt.Sprintf("%s depend%s on what the program did after its OOM: the replay stops at the OOM, and after it the program's own exception handling frees tensors; a <low, high> beside a figure is its range from the figure at the OOM to the most that freeing the blocks still live, in any order, could reach (over every placement tried, where the figure depends on driver addresses); it assumes the program only frees after the OOM, as an exception unwinding does (an allocation, empty_cache or a MemPool's destruction after it is outside the range)",
 		what, verbS(len(cols)))
 }

@@ -189,10 +189,12 @@ func measuredRuns(t *testing.T, prog, name, k string) []int64 {
 func withAddresses(h, other *history) (*history, error) {
 	var hints [][]hint
 	var sizes []int64
+	endsInOOM := false
 	for _, o := range other.ops {
 		if o.kind == opAlloc || o.kind == opOOM {
 			hints = append(hints, other.hintsOf(&o))
 			sizes = append(sizes, o.size)
+			endsInOOM = o.kind == opOOM
 		}
 	}
 	c := *h
@@ -202,6 +204,9 @@ func withAddresses(h, other *history) (*history, error) {
 	for i, o := range c.ops {
 		if o.kind != opAlloc && o.kind != opOOM {
 			continue
+		}
+		if k >= len(hints) && endsInOOM {
+			break // the other run stopped at its OOM; a replay of h stops there too
 		}
 		if k >= len(hints) || sizes[k] != o.size {
 			return nil, fmt.Errorf("request %d (event %d): the other run's requests differ", k, o.event)

@@ -156,6 +156,7 @@ func addressRange(h *history, st Setting, opts Options, r *Run) error {
 				break // a batch goes past the point of convergence: the rest is not counted
 			}
 			conv.add(runs[k])
+			widenAfterOOM(r, runs[k])
 			done++
 		}
 	}
@@ -166,6 +167,24 @@ func addressRange(h *history, st Setting, opts Options, r *Run) error {
 		r.AddressBudgetSpent = true
 	}
 	return nil
+}
+
+// widenAfterOOM widens the after-OOM ranges of r, a replay stopped at an OOM, to take
+// in placement p: its figure (at its own stop, or at the end if it did not run out) and
+// the most frees after its own OOM could reach. Each placement stops with other blocks
+// live, so the frees after the OOM can raise the fragmentation peaks from each
+// placement's figure at the stop; the range holds every placement's. (bert_token_budget_serve_fp16
+// of reference/programs-2.11 under the capped GC setting: PyTorch's fragmentation peak,
+// 146,113,024 bytes, lies above every placement's figure at the stop, up to 117,698,048,
+// and inside the after-OOM range.)
+func widenAfterOOM(r, p *Run) {
+	for k, lr := range r.AfterOOMRange {
+		lo, hi := p.Stats[k], p.Stats[k]
+		if plr, ok := p.AfterOOMRange[k]; ok {
+			lo, hi = min(lo, plr[0]), max(hi, plr[1])
+		}
+		r.AfterOOMRange[k] = [2]int64{min(lr[0], lo), max(lr[1], hi)}
+	}
 }
 
 // convergence follows the range of every memory_stats key over the placements added

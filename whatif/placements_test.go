@@ -309,3 +309,24 @@ func TestGuessesComeEarly(t *testing.T) {
 	}
 	t.Logf("%d replays that guess; the longest prefix before a guess: %.1f %% of the requests", guessing, 100*longest)
 }
+
+// TestAfterOOMRangeTakesInEveryPlacement: the after-OOM range of a replay stopped at an
+// OOM takes in each placement's figure at its own stop and the most its own frees could
+// reach, and a placement that did not run out its final figure; figures without an
+// after-OOM range gain none.
+func TestAfterOOMRangeTakesInEveryPlacement(t *testing.T) {
+	const frag = "inactive_split_bytes.all.peak"
+	r := &Run{Stopped: 3, Stats: map[string]int64{frag: 100, "num_device_alloc": 5},
+		AfterOOMRange: map[string][2]int64{frag: {100, 150}}}
+	widenAfterOOM(r, &Run{Stopped: 2, Stats: map[string]int64{frag: 90}, AfterOOMRange: map[string][2]int64{frag: {90, 170}}})
+	if got := r.AfterOOMRange[frag]; got != [2]int64{90, 170} {
+		t.Errorf("after an earlier OOM at 90 that frees could take to 170: range %v, want [90 170]", got)
+	}
+	widenAfterOOM(r, &Run{Stopped: -1, Stats: map[string]int64{frag: 180}})
+	if got := r.AfterOOMRange[frag]; got != [2]int64{90, 180} {
+		t.Errorf("after a placement that ran to the end at 180: range %v, want [90 180]", got)
+	}
+	if _, ok := r.AfterOOMRange["num_device_alloc"]; ok || len(r.AfterOOMRange) != 1 {
+		t.Errorf("after-OOM ranges %v: want only %s's", r.AfterOOMRange, frag)
+	}
+}

@@ -81,8 +81,16 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 				t.Errorf("%s: peak reserved %d, PyTorch max_memory_reserved %d", what, r.MaxReserved, f.MaxReserved)
 			}
 		}
+		// A figure frees after a predicted OOM could still change is PyTorch's after
+		// the program's frees: it must lie inside the after-OOM range, while the
+		// address range holds the figure at the stop (the table prints both).
+		for k := range r.AfterOOMRange {
+			delete(timed, k)
+			delete(placed, k)
+		}
 		checkRange(t, what, "timing", timed, r, f)
 		checkRange(t, what, "address", placed, r, f)
+		checkRange(t, what, "after-OOM", r.AfterOOMRange, r, f)
 		logRow(t, prog, name, "", r, f)
 		logPlacements(t, what, r)
 		if !exactIn(r, f) {
@@ -108,7 +116,7 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 		n := perProgram[prog]
 		t.Logf("| %s | %d | %d | %d | %d | %d |", prog, n["exact"]+n["in range"]+n["wide range"]+n["outside"], n["exact"], n["in range"], n["wide range"], n["outside"])
 	}
-	summary := fmt.Sprintf("practitioners' programs: %s; %d outside any range, %d inside one wider than informative (programsKnown); %d settings not exact, each exact in every figure with its own run's device addresses", c, outside, wide, withOwn)
+	summary := fmt.Sprintf("practitioners' programs: %s; %d outside any range, %d inside one wider than informative (programsKnown); %d settings not exact, each exact in every figure with its own run's device addresses (a figure after a predicted OOM: inside its after-OOM range)", c, outside, wide, withOwn)
 	t.Log(summary)
 	c.widths.log(t, "practitioners' programs", programsWide)
 	quotedInBenchmarks(t, "the practitioners' programs' summary line", summary)
@@ -154,7 +162,8 @@ func programCases(t *testing.T, fn func(prog, factsFile string, s *snapshot.Snap
 
 // checkWithOwnAddresses replays hD, the default snapshot's history, with the device
 // addresses the recorded run of facts file ff got from the driver (its pickle, beside
-// ff) and fails t unless every acceptance figure then equals PyTorch's: the allocator
+// ff) and fails t unless every acceptance figure then equals PyTorch's (or, for one
+// the frees after a predicted OOM could change, lies inside its after-OOM range): the allocator
 // policy is right and where the driver put the cudaMalloc calls the default run did not
 // make is all the default snapshot lacks (TestAddressDependentMisses does the same).
 func checkWithOwnAddresses(t *testing.T, hD *history, what, ff string, r Run, f facts) {
@@ -179,7 +188,12 @@ func checkWithOwnAddresses(t *testing.T, hD *history, what, ff string, r Run, f 
 	if err != nil {
 		t.Fatalf("%s with that run's device addresses: %v", what, err)
 	}
-	check(t, what+" with that run's device addresses", *rm, f, acceptanceKeys)
+	exact := slices.DeleteFunc(slices.Clone(acceptanceKeys), func(k string) bool {
+		_, after := rm.AfterOOMRange[k]
+		return after
+	})
+	check(t, what+" with that run's device addresses", *rm, f, exact)
+	checkRange(t, what+" with that run's device addresses", "after-OOM", rm.AfterOOMRange, *rm, f)
 	if rm.Guessed != 0 {
 		t.Errorf("%s with that run's device addresses: %d still guessed", what, rm.Guessed)
 	}
@@ -268,6 +282,15 @@ var programsKnown = map[string]string{
 	// Recorded 2026-12-04 18:43 UTC and checked only after: GradCache's capped run made
 	// 1,708 cudaMalloc calls more than its default run, as BART above.
 	"gradcache_contrastive_train under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak": "1,708 cudaMalloc calls more than the default run, under the cap",
+	// Outside its range (recorded 2026-12-04 18:53 UTC, checked only after): float8
+	// training under max_split_size_mb:128. That run's driver laid the eight 32 MiB
+	// segments of the first step in another order than the default run's (from the
+	// first: one below, then six above it, top-down, where the default run had three
+	// below and four above), and started the range below every other 128 MiB higher;
+	// none of the orders the placements tried gives that run's reuse of the 32 MiB
+	// blocks, and every placement's figure is at least 228,285,440 bytes (PyTorch's
+	// 220,102,656, 3.6 % below). With that run's own addresses every figure is exact.
+	"fp8_scaled_mm_train under max_split_size_mb_128: inactive_split_bytes.all.peak": "outside: the driver laid the first step's 32 MiB segments in an order no placement tries",
 	// A small count (cudaFree calls under the cap): any range two wide is more than the
 	// 10 % of its top a count's range may be; PyTorch's figure is its low end, and the
 	// replay with that run's own addresses gives it exactly.
@@ -318,4 +341,16 @@ var programsWide = map[string]float64{
 	"gpt2_sliding_ppl_eval_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":                18.2,
 	"gradcache_contrastive_train under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak address": 46.6,
 	"gradcache_contrastive_train under roundup_power2_divisions_4: reserved_bytes.all.peak address":                                   6.4,
+	// The six recorded 2026-12-04 18:53 UTC. Token-budget batching under the cap runs
+	// out, as PyTorch did, under every placement, but at different requests: where the
+	// guessed segments leave more blocks split the OOM comes earlier, so the peaks up
+	// to the stop and the counts spread; PyTorch's figures are the model's. The image
+	// server's capped counts spread over the placements of 89 cudaMalloc calls more
+	// than its default run made, around PyTorch's figures, which are the model's.
+	"bert_token_budget_serve_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: allocated_bytes.all.peak address": 23.2,
+	"bert_token_budget_serve_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: reserved_bytes.all.peak address":  15.1,
+	"bert_token_budget_serve_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc address":         20.7,
+	"bert_token_budget_serve_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":          50.0,
+	"resnet_dynamic_batch_serve_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc address":      11.8,
+	"resnet_dynamic_batch_serve_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":       13.0,
 }

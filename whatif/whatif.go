@@ -342,8 +342,9 @@ type Run struct {
 	// each memory_stats key that frees after the OOM could still change — the
 	// fragmentation peaks, inactive_split_bytes and inactive_split — with its figure
 	// at the stop and the most it can reach if the program, after the OOM, only frees
-	// blocks, in any order (afteroom.go derives it from PyTorch's rules); nil when no
-	// figure can move.
+	// blocks, in any order (afteroom.go derives it from PyTorch's rules), widened to
+	// take in every placement of the address range (widenAfterOOM); nil when no figure
+	// can move.
 	AfterOOMRange map[string][2]int64
 }
 
