@@ -2747,6 +2747,212 @@ def resnet_dynamic_batch_serve_fp16(torch):
                 del raw, x, top
 
 
+def dqn_replay_train(torch):
+    """DQN with a replay buffer on the GPU: a buffer of 200,000 transitions (84×84×4 uint8
+    frames, actions, rewards, done flags) preallocated up front and written ring-wise by
+    index, a convolutional Q-network (Nature DQN) and its target copy; each of 300
+    environment steps writes a batch of 32 transitions, every 4th a minibatch of 128
+    sampled by `torch.randint` and indexed out, the Huber loss on the Bellman target, Adam;
+    the target network synchronised every 100 steps."""
+    import copy
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    cap = 200_000
+    frames = torch.zeros(cap, 4, 84, 84, dtype=torch.uint8, device="cuda")
+    nexts = torch.zeros(cap, 4, 84, 84, dtype=torch.uint8, device="cuda")
+    actions = torch.zeros(cap, dtype=torch.long, device="cuda")
+    rewards = torch.zeros(cap, device="cuda")
+    dones = torch.zeros(cap, device="cuda")
+    q = nn.Sequential(nn.Conv2d(4, 32, 8, 4), nn.ReLU(), nn.Conv2d(32, 64, 4, 2), nn.ReLU(),
+                      nn.Conv2d(64, 64, 3, 1), nn.ReLU(), nn.Flatten(), nn.Linear(3136, 512), nn.ReLU(),
+                      nn.Linear(512, 18)).cuda()
+    target = copy.deepcopy(q)
+    opt = torch.optim.Adam(q.parameters(), lr=1e-4)
+    pos, size = 0, 0
+    for step in range(300):
+        idx = (torch.arange(32, device="cuda") + pos) % cap
+        frames[idx] = torch.randint(0, 256, (32, 4, 84, 84), dtype=torch.uint8, device="cuda")
+        nexts[idx] = torch.randint(0, 256, (32, 4, 84, 84), dtype=torch.uint8, device="cuda")
+        actions[idx] = torch.randint(0, 18, (32,), device="cuda")
+        rewards[idx] = torch.randn(32, device="cuda")
+        dones[idx] = (torch.rand(32, device="cuda") < 0.01).float()
+        pos, size = (pos + 32) % cap, min(size + 32, cap)
+        if step % 4 == 3:
+            s = torch.randint(0, size, (128,), device="cuda")
+            obs, nxt = frames[s].float() / 255, nexts[s].float() / 255
+            with torch.no_grad():
+                best = target(nxt).max(1).values
+                goal = rewards[s] + 0.99 * (1 - dones[s]) * best
+            pred = q(obs).gather(1, actions[s][:, None]).squeeze(1)
+            loss = F.smooth_l1_loss(pred, goal)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            del s, obs, nxt, best, goal, pred, loss
+        if step % 100 == 99:
+            target.load_state_dict(q.state_dict())
+
+
+def qat_resnet18_train(torch):
+    """Quantisation-aware training with `torch.ao.quantization`: torchvision's resnet18
+    (random weights) with the default QAT qconfig (fake-quantised weights and activations,
+    observers updating their ranges), `prepare_qat` after fusing nothing, trained 4 steps
+    with SGD at 64×224, 32×256, 96×160 and 48×192 px, the observers frozen after the third."""
+    import torchvision
+    from torch.ao import quantization as tq
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18(num_classes=100).train()
+    model.qconfig = tq.get_default_qat_qconfig("x86")
+    model = tq.prepare_qat(model).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    for step, (bs, px) in enumerate([(64, 224), (32, 256), (96, 160), (48, 192)]):
+        if step == 3:
+            model.apply(tq.disable_observer)
+        x = torch.randn(bs, 3, px, px, device="cuda")
+        y = torch.randint(0, 100, (bs,), device="cuda")
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, y, loss
+
+
+def prune_masks_finetune_bf16(torch):
+    """Pruning with `torch.nn.utils.prune`: the feed-forward layers and the head of a
+    6-layer transformer language model (d 768) pruned by L1 magnitude to 30 %, then 50 % (a `weight_orig`
+    parameter and a `weight_mask` buffer each, the weight recomputed as their product at
+    every forward), fine-tuned under bf16 autocast with AdamW between the two rounds and
+    after, then `prune.remove` making the pruning permanent; 4 steps at 8×512, 16×256,
+    4×1024, 12×384 tokens."""
+    nn = torch.nn
+    F = nn.functional
+    from torch.nn.utils import prune
+    torch.manual_seed(0)
+    d, vocab = 768, 32000
+    model = nn.Sequential(nn.Embedding(vocab, d),
+                          *[nn.TransformerEncoderLayer(d, 12, 4 * d, batch_first=True, norm_first=True)
+                            for _ in range(6)],
+                          nn.LayerNorm(d), nn.Linear(d, vocab)).cuda()
+    # the feed-forward layers and the head: attention's out_proj is read as a weight by
+    # MultiheadAttention, not called, so a pruning hook on it would not run
+    linears = [m for m in model.modules() if type(m) is nn.Linear]
+
+    def finetune(shapes):
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        for bs, n in shapes:
+            ids = torch.randint(0, vocab, (bs, n + 1), device="cuda")
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                logits = model(ids[:, :-1])
+                loss = F.cross_entropy(logits.float().reshape(-1, vocab), ids[:, 1:].reshape(-1))
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            del ids, logits, loss
+
+    for m in linears:
+        prune.l1_unstructured(m, "weight", amount=0.3)
+    finetune([(8, 512), (16, 256)])
+    for m in linears:
+        prune.l1_unstructured(m, "weight", amount=0.5)
+    finetune([(4, 1024), (12, 384)])
+    for m in linears:
+        prune.remove(m, "weight")
+
+
+def layer_offload_infer_fp16(torch):
+    """Inference of a model larger than the GPU would hold, as accelerate's CPU offload
+    does, by hand: a 24-layer decoder (d 2048, fp16) whose layer weights stay in pinned
+    host memory; for each layer its weights are copied to the GPU (`non_blocking`), the
+    layer runs on the batch's hidden states, and its GPU copy is dropped; 4 batches of
+    4×512, 1×2048, 8×256 and 2×1024 tokens, under `inference_mode`."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, heads, vocab, layers = 2048, 16, 32000, 24
+    host = []
+    for _ in range(layers):
+        host.append({
+            "qkv": (torch.randn(3 * d, d, dtype=torch.float16) * 0.02).pin_memory(),
+            "out": (torch.randn(d, d, dtype=torch.float16) * 0.02).pin_memory(),
+            "up": (torch.randn(4 * d, d, dtype=torch.float16) * 0.02).pin_memory(),
+            "down": (torch.randn(d, 4 * d, dtype=torch.float16) * 0.02).pin_memory(),
+        })
+    emb = nn.Embedding(vocab, d).cuda().half()
+    head = nn.Linear(d, vocab, bias=False).cuda().half()
+    with torch.inference_mode():
+        for bs, n in [(4, 512), (1, 2048), (8, 256), (2, 1024)]:
+            x = emb(torch.randint(0, vocab, (bs, n), device="cuda"))
+            for w in host:
+                g = {k: v.to("cuda", non_blocking=True) for k, v in w.items()}
+                q, k, v = F.linear(F.layer_norm(x, (d,)), g["qkv"]).view(bs, n, 3, heads, d // heads).permute(2, 0, 3, 1, 4)
+                a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                x = x + F.linear(a.transpose(1, 2).reshape(bs, n, d), g["out"])
+                x = x + F.linear(F.gelu(F.linear(F.layer_norm(x, (d,)), g["up"])), g["down"])
+                del g, q, k, v, a
+            top = head(x[:, -1]).argmax(-1).cpu()
+            del x, top
+
+
+def sam_like_prompt_decode_fp16(torch):
+    """Segment-Anything-style serving: a ViT image encoder (12 layers, d 768, 16-pixel
+    patches of a 1024² image, fp16) run once per image and its embedding kept; then batches
+    of point prompts (16–128 a batch, the count varies) each through a light two-way mask
+    decoder (prompt tokens attending to the 64×64 embedding and back, two transposed
+    convolutions up to 256² masks); 3 images, 5 prompt batches each, under
+    `inference_mode`."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d = 768
+    patch = nn.Conv2d(3, d, 16, 16).cuda().half().eval()
+    enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 12, 4 * d, batch_first=True, norm_first=True), 12,
+                                enable_nested_tensor=False).cuda().half().eval()
+    neck = nn.Conv2d(d, 256, 1).cuda().half().eval()
+    prompt_emb = nn.Linear(2, 256).cuda().half().eval()
+    t2i = nn.MultiheadAttention(256, 8, batch_first=True).cuda().half().eval()
+    i2t = nn.MultiheadAttention(256, 8, batch_first=True).cuda().half().eval()
+    up = nn.Sequential(nn.ConvTranspose2d(256, 64, 2, 2), nn.GELU(), nn.ConvTranspose2d(64, 32, 2, 2)).cuda().half().eval()
+    g = torch.Generator().manual_seed(6)
+    with torch.inference_mode():
+        for image in range(3):
+            img = torch.randn(1, 3, 1024, 1024, device="cuda", dtype=torch.float16)
+            tokens = patch(img).flatten(2).transpose(1, 2)
+            emb = neck(enc(tokens).transpose(1, 2).reshape(1, d, 64, 64))
+            for _ in range(5):
+                count = int(torch.randint(16, 129, (1,), generator=g))
+                pts = prompt_emb(torch.rand(count, 1, 2, device="cuda", dtype=torch.float16))
+                src = emb.flatten(2).transpose(1, 2).expand(count, -1, -1)
+                pts = pts + t2i(pts, src, src)[0]
+                src = src + i2t(src, pts, pts)[0]
+                masks = up(src.transpose(1, 2).reshape(count, 256, 64, 64))
+                best = (masks.mean(1) > 0).float().mean((1, 2)).cpu()
+                del pts, src, masks, best
+            del img, tokens, emb
+
+
+def gpt2_topp_sample_generate_fp16(torch):
+    """Sampling several answers per prompt with transformers' `generate`: GPT-2 (6 layers,
+    d 768, random weights, fp16) with `do_sample=True`, `top_p=0.9`, `temperature=0.8`,
+    `num_return_sequences=4`, 64 new tokens, on 4 padded batches of prompts (batch 2–8,
+    32–400 tokens, left padding and an attention mask); seeded."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=50257, n_positions=1024, n_embd=768, n_layer=6,
+                                       n_head=12)).cuda().half().eval()
+    with torch.inference_mode():
+        for bs, longest in [(4, 128), (2, 400), (8, 32), (6, 256)]:
+            ids = torch.randint(0, 50257, (bs, longest), device="cuda")
+            mask = torch.ones_like(ids)
+            for i in range(bs):
+                mask[i, :(i * longest) // (2 * bs)] = 0
+            torch.manual_seed(bs)
+            out = model.generate(input_ids=ids, attention_mask=mask, do_sample=True, top_p=0.9,
+                                 temperature=0.8, num_return_sequences=4, max_new_tokens=64,
+                                 min_new_tokens=64, pad_token_id=0)
+            del ids, mask, out
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -2791,7 +2997,10 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     maml_second_order_train, longctx_ckpt_train_bf16,
                                     vae_tiled_decode_fp16, speculative_decode_fp16,
                                     bert_token_budget_serve_fp16, fp8_scaled_mm_train,
-                                    gru_packed_seq_train, resnet_dynamic_batch_serve_fp16)}
+                                    gru_packed_seq_train, resnet_dynamic_batch_serve_fp16,
+                                    dqn_replay_train, qat_resnet18_train, prune_masks_finetune_bf16,
+                                    layer_offload_infer_fp16, sam_like_prompt_decode_fp16,
+                                    gpt2_topp_sample_generate_fp16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
