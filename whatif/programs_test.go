@@ -353,4 +353,17 @@ var programsWide = map[string]float64{
 	"bert_token_budget_serve_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":          50.0,
 	"resnet_dynamic_batch_serve_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc address":      11.8,
 	"resnet_dynamic_batch_serve_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":       13.0,
+	// The six recorded 2026-12-04 19:06 UTC, all around figures equal to PyTorch's: top-p
+	// sampling's capped and roundup 4 runs (11 and 4 cudaMalloc calls more than its default
+	// run, small counts, its segments of sizes the default never had), pruning's and
+	// SAM-style decoding's capped runs (131 and 116 calls more), and quantisation-aware
+	// training's reserved peak under roundup 4, where every segment is of a new size.
+	"gpt2_topp_sample_generate_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: reserved_bytes.all.peak address":    5.6,
+	"gpt2_topp_sample_generate_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":            40.0,
+	"gpt2_topp_sample_generate_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: segment.all.peak address":           13.0,
+	"gpt2_topp_sample_generate_fp16 under roundup_power2_divisions_4: reserved_bytes.all.peak address":                                6.3,
+	"prune_masks_finetune_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":                 11.0,
+	"qat_resnet18_train under roundup_power2_divisions_4: reserved_bytes.all.peak address":                                            10.8,
+	"sam_like_prompt_decode_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: segment.all.peak address":              14.3,
+	"sam_like_prompt_decode_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak address": 40.7,
 }
