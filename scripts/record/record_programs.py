@@ -2953,6 +2953,262 @@ def gpt2_topp_sample_generate_fp16(torch):
             del ids, mask, out
 
 
+def diffusion_unet_ema_train_bf16(torch):
+    """Latent-diffusion training: a hand-written conditional U-Net (three levels, 128–512
+    channels, timestep and text embeddings in every block) learning to predict the noise
+    added to latents at random timesteps of a cosine schedule, the text condition dropped
+    for 10 % of the batch (for classifier-free guidance), bf16 autocast, AdamW, and an EMA
+    copy of the weights updated by `torch._foreach_lerp_` after every step; 5 steps at
+    32×64², 16×96², 64×32², 24×80² and 48×48² latents."""
+    import copy
+    import math
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+
+    class Block(nn.Module):
+        def __init__(self, i, o):
+            super().__init__()
+            self.c1, self.c2 = nn.Conv2d(i, o, 3, padding=1), nn.Conv2d(o, o, 3, padding=1)
+            self.n1, self.n2 = nn.GroupNorm(8, o), nn.GroupNorm(8, o)
+            self.emb = nn.Linear(256, o)
+
+        def forward(self, x, e):
+            h = F.silu(self.n1(self.c1(x))) + self.emb(e)[:, :, None, None]
+            return F.silu(self.n2(self.c2(h)))
+
+    class UNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.d1, self.d2, self.d3 = Block(4, 128), Block(128, 256), Block(256, 512)
+            self.u2, self.u1 = Block(512 + 256, 256), Block(256 + 128, 128)
+            self.out = nn.Conv2d(128, 4, 1)
+            self.t = nn.Sequential(nn.Linear(1, 256), nn.SiLU(), nn.Linear(256, 256))
+
+        def forward(self, x, t, cond):
+            e = self.t(t[:, None]) + cond
+            a = self.d1(x, e)
+            b = self.d2(F.avg_pool2d(a, 2), e)
+            c = self.d3(F.avg_pool2d(b, 2), e)
+            b = self.u2(torch.cat([F.interpolate(c, scale_factor=2), b], 1), e)
+            return self.out(self.u1(torch.cat([F.interpolate(b, scale_factor=2), a], 1), e))
+
+    unet = UNet().cuda()
+    text = nn.Embedding(1000, 256).cuda()
+    ema = copy.deepcopy(unet).requires_grad_(False)
+    params = list(unet.parameters()) + list(text.parameters())
+    opt = torch.optim.AdamW(params, lr=1e-4)
+    for bs, side in [(32, 64), (16, 96), (64, 32), (24, 80), (48, 48)]:
+        latents = torch.randn(bs, 4, side, side, device="cuda")
+        t = torch.rand(bs, device="cuda")
+        alpha = torch.cos(t * math.pi / 2)[:, None, None, None]
+        noise = torch.randn_like(latents)
+        noisy = alpha * latents + (1 - alpha ** 2).sqrt() * noise
+        cond = text(torch.randint(0, 1000, (bs,), device="cuda"))
+        cond = cond * (torch.rand(bs, 1, device="cuda") > 0.1)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = F.mse_loss(unet(noisy, t, cond).float(), noise)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        with torch.no_grad():
+            torch._foreach_lerp_(list(ema.parameters()), list(unet.parameters()), 0.001)
+        del latents, t, alpha, noise, noisy, cond, loss
+
+
+def llama_packed_pretrain_bf16(torch):
+    """Pretraining on packed sequences, as practitioners pack documents to avoid padding:
+    transformers' Llama (4 layers, d 768, GQA with 4 KV heads, random weights, bf16
+    weights) fed rows of 2,048 tokens, each the concatenation of several documents of
+    random lengths, with `position_ids` restarting at every document boundary and labels
+    -100 at each document's first token; AdamW, 4 steps at batch 4, 8, 2 and 6."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=32000, hidden_size=768, intermediate_size=2048, num_hidden_layers=4,
+                      num_attention_heads=12, num_key_value_heads=4, max_position_embeddings=2048)
+    model = LlamaForCausalLM(cfg).to(torch.bfloat16).cuda().train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    g = torch.Generator().manual_seed(7)
+    for bs in [4, 8, 2, 6]:
+        ids = torch.randint(0, 32000, (bs, 2048), device="cuda")
+        positions = torch.empty(bs, 2048, dtype=torch.long)
+        labels = ids.clone()
+        for row in range(bs):
+            start = 0
+            while start < 2048:
+                n = min(int(torch.randint(64, 900, (1,), generator=g)), 2048 - start)
+                positions[row, start:start + n] = torch.arange(n)
+                labels[row, start] = -100
+                start += n
+        out = model(input_ids=ids, position_ids=positions.cuda(), labels=labels)
+        out.loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, positions, labels, out
+
+
+def llava_like_projector_train_bf16(torch):
+    """Vision-language alignment as LLaVA's first stage does: a frozen ViT image encoder
+    (12 layers, d 768, 14-pixel patches of 336² images: 576 tokens) and a frozen
+    transformers Llama language model (4 layers, d 1024, bf16) with only a two-layer MLP
+    projector trained; each sample's 576 projected image tokens spliced into its caption's
+    embeddings by `torch.cat` (captions of 16–120 tokens, padded), the caption tokens'
+    next-token loss, AdamW; 4 steps at batch 16, 8, 24 and 12."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    patch = nn.Conv2d(3, 768, 14, 14)
+    vit = nn.TransformerEncoder(nn.TransformerEncoderLayer(768, 12, 3072, batch_first=True, norm_first=True), 12,
+                                enable_nested_tensor=False)
+    for m in (patch, vit):
+        m.to(torch.bfloat16).cuda().eval().requires_grad_(False)
+    lm = LlamaForCausalLM(LlamaConfig(vocab_size=32000, hidden_size=1024, intermediate_size=2816,
+                                      num_hidden_layers=4, num_attention_heads=16, num_key_value_heads=16))
+    lm = lm.to(torch.bfloat16).cuda().eval().requires_grad_(False)
+    proj = nn.Sequential(nn.Linear(768, 1024), nn.GELU(), nn.Linear(1024, 1024)).cuda()
+    opt = torch.optim.AdamW(proj.parameters(), lr=1e-3)
+    g = torch.Generator().manual_seed(8)
+    for bs in [16, 8, 24, 12]:
+        images = torch.randn(bs, 3, 336, 336, device="cuda", dtype=torch.bfloat16)
+        lengths = [int(x) for x in torch.randint(16, 121, (bs,), generator=g)]
+        longest = max(lengths)
+        caption = torch.randint(0, 32000, (bs, longest), device="cuda")
+        with torch.no_grad():
+            feats = vit(patch(images).flatten(2).transpose(1, 2))
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            image_tokens = proj(feats)
+            embeds = torch.cat([image_tokens.to(torch.bfloat16), lm.get_input_embeddings()(caption)], 1)
+            mask = torch.ones(bs, 576 + longest, dtype=torch.long, device="cuda")
+            labels = torch.full((bs, 576 + longest), -100, dtype=torch.long, device="cuda")
+            for i, n in enumerate(lengths):
+                mask[i, 576 + n:] = 0
+                labels[i, 576:576 + n] = caption[i, :n]
+            loss = lm(inputs_embeds=embeds, attention_mask=mask, labels=labels).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del images, caption, feats, image_tokens, embeds, mask, labels, loss
+
+
+def swa_resnet_train(torch):
+    """Stochastic weight averaging with `torch.optim.swa_utils`: torchvision's resnet50
+    (random weights, 100 classes) trained with SGD and a cosine schedule for 3 steps, then
+    with `SWALR` for 3 more, each averaged into an `AveragedModel` (a second copy of the
+    weights and buffers on the GPU), and `update_bn` recomputing the averaged model's batch
+    norm statistics over 4 batches; batches of 64×160, 32×224, 48×192 px in turn."""
+    import torchvision
+    from torch.optim.swa_utils import SWALR, AveragedModel, update_bn
+    torch.manual_seed(0)
+    model = torchvision.models.resnet50(num_classes=100).cuda().train()
+    swa = AveragedModel(model)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
+    cosine = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=3)
+    swalr = SWALR(opt, swa_lr=0.05)
+    shapes = [(64, 160), (32, 224), (48, 192)]
+    for step in range(6):
+        bs, px = shapes[step % 3]
+        x = torch.randn(bs, 3, px, px, device="cuda")
+        y = torch.randint(0, 100, (bs,), device="cuda")
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        if step < 3:
+            cosine.step()
+        else:
+            swa.update_parameters(model)
+            swalr.step()
+        del x, y, loss
+    loader = [torch.randn(bs, 3, px, px, device="cuda") for bs, px in shapes + shapes[:1]]
+    update_bn(loader, swa)
+    del loader
+
+
+def vit_mixup_cutmix_train_bf16(torch):
+    """A timm-style ViT recipe by hand: torchvision's `vit_b_16` (random weights, 100
+    classes) under bf16 autocast with Mixup and CutMix on the GPU (the batch mixed with its
+    flipped self, a random box pasted for CutMix on every other step), soft targets with
+    label smoothing 0.1, random erasing of a patch per image, AdamW with weight decay,
+    `clip_grad_norm_`; 4 steps at batch 64, 96, 32 and 80 of 224 px."""
+    import torchvision
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    model = torchvision.models.vit_b_16(num_classes=100).cuda().train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.05)
+    for step, bs in enumerate([64, 96, 32, 80]):
+        x = torch.rand(bs, 3, 224, 224, device="cuda")
+        y = F.one_hot(torch.randint(0, 100, (bs,), device="cuda"), 100).float() * 0.9 + 0.1 / 100
+        lam = 0.7
+        if step % 2:
+            x[:, :, 56:168, 56:168] = x.flip(0)[:, :, 56:168, 56:168]
+            lam = 1 - (112 * 112) / (224 * 224)
+        else:
+            x = lam * x + (1 - lam) * x.flip(0)
+        y = lam * y + (1 - lam) * y.flip(0)
+        erase = torch.rand(bs, 1, 224, 224, device="cuda") < 0.02
+        x = x.masked_fill(erase, 0.0)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = torch.sum(-y * F.log_softmax(model(x).float(), -1), -1).mean()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, y, erase, loss
+
+
+def kv_int8_cache_decode_fp16(torch):
+    """Decoding with an int8-quantised KV cache, as serving engines offer to fit more
+    requests: a hand-written fp16 decoder (6 layers, d 1024, 16 heads) whose keys and
+    values are stored as int8 with an fp16 scale per head and position, in caches
+    preallocated for 2,048 positions and written by index; every step dequantises the
+    cache up to the current length into fp16 temporaries for attention; 4 requests (batch
+    4, 2, 8, 1) of 128–1,500-token prompts and 32–96 new tokens, `inference_mode`."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, h, layers, vocab, cap = 1024, 16, 6, 32000, 2048
+    dh = d // h
+    emb = nn.Embedding(vocab, d)
+    qkv = nn.ModuleList(nn.Linear(d, 3 * d) for _ in range(layers))
+    proj = nn.ModuleList(nn.Linear(d, d) for _ in range(layers))
+    mlp = nn.ModuleList(nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d)) for _ in range(layers))
+    head = nn.Linear(d, vocab)
+    for m in (emb, qkv, proj, mlp, head):
+        m.cuda().half().eval()
+
+    def quant(t):
+        scale = t.abs().amax(-1, keepdim=True).clamp(min=1e-4) / 127
+        return (t / scale).round().to(torch.int8), scale
+
+    with torch.inference_mode():
+        for bs, prompt, new in [(4, 512, 64), (2, 1500, 32), (8, 128, 96), (1, 900, 48)]:
+            kq = [torch.zeros(bs, h, cap, dh, dtype=torch.int8, device="cuda") for _ in range(layers)]
+            vq = [torch.zeros(bs, h, cap, dh, dtype=torch.int8, device="cuda") for _ in range(layers)]
+            ks = [torch.zeros(bs, h, cap, 1, dtype=torch.float16, device="cuda") for _ in range(layers)]
+            vs = [torch.zeros(bs, h, cap, 1, dtype=torch.float16, device="cuda") for _ in range(layers)]
+            tokens = torch.randint(0, vocab, (bs, prompt), device="cuda")
+            length = 0
+            for _ in range(new + 1):
+                n = tokens.shape[1]
+                x = emb(tokens)
+                for i in range(layers):
+                    q, k, v = qkv[i](x).view(bs, n, 3, h, dh).permute(2, 0, 3, 1, 4)
+                    kq[i][:, :, length:length + n], ks[i][:, :, length:length + n] = quant(k)
+                    vq[i][:, :, length:length + n], vs[i][:, :, length:length + n] = quant(v)
+                    end = length + n
+                    kf = kq[i][:, :, :end].half() * ks[i][:, :, :end]
+                    vf = vq[i][:, :, :end].half() * vs[i][:, :, :end]
+                    a = F.scaled_dot_product_attention(q, kf, vf, is_causal=n > 1)
+                    x = x + proj[i](a.transpose(1, 2).reshape(bs, n, d))
+                    x = x + mlp[i](x)
+                    del q, k, v, kf, vf, a
+                length += n
+                tokens = head(x[:, -1:]).argmax(-1)
+                del x
+            del kq, vq, ks, vs, tokens
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -3000,7 +3256,10 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     gru_packed_seq_train, resnet_dynamic_batch_serve_fp16,
                                     dqn_replay_train, qat_resnet18_train, prune_masks_finetune_bf16,
                                     layer_offload_infer_fp16, sam_like_prompt_decode_fp16,
-                                    gpt2_topp_sample_generate_fp16)}
+                                    gpt2_topp_sample_generate_fp16,
+                                    diffusion_unet_ema_train_bf16, llama_packed_pretrain_bf16,
+                                    llava_like_projector_train_bf16, swa_resnet_train,
+                                    vit_mixup_cutmix_train_bf16, kv_int8_cache_decode_fp16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
