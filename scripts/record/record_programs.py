@@ -3209,6 +3209,241 @@ def kv_int8_cache_decode_fp16(torch):
             del kq, vq, ks, vs, tokens
 
 
+def whisper_greedy_decode_fp16(torch):
+    """Speech recognition serving: transformers' Whisper (4 + 4 layers, d 512, random
+    weights, fp16) encoding batches of 30 s log-mel inputs (80 × 3,000) once, then decoding
+    greedily with the decoder's self-attention cache grown step by step and the
+    cross-attention cache computed at the first step; 4 batches of 8, 2, 16 and 4
+    utterances, 24–64 tokens each, under `inference_mode`."""
+    from transformers import WhisperConfig, WhisperForConditionalGeneration
+    torch.manual_seed(0)
+    cfg = WhisperConfig(vocab_size=51865, d_model=512, encoder_layers=4, decoder_layers=4,
+                        encoder_attention_heads=8, decoder_attention_heads=8,
+                        encoder_ffn_dim=2048, decoder_ffn_dim=2048, num_mel_bins=80)
+    model = WhisperForConditionalGeneration(cfg).cuda().half().eval()
+    with torch.inference_mode():
+        for bs, steps in [(8, 48), (2, 64), (16, 24), (4, 40)]:
+            features = torch.randn(bs, 80, 3000, device="cuda", dtype=torch.float16)
+            encoded = model.model.encoder(features)
+            tokens = torch.full((bs, 1), 50258, dtype=torch.long, device="cuda")
+            past = None
+            for _ in range(steps):
+                out = model(encoder_outputs=encoded, decoder_input_ids=tokens[:, -1:], past_key_values=past,
+                            use_cache=True)
+                past = out.past_key_values
+                tokens = torch.cat([tokens, out.logits[:, -1].argmax(-1, keepdim=True)], 1)
+                del out
+            del features, encoded, tokens, past
+
+
+def bert_mlm_dynamic_mask_bf16(torch):
+    """Masked-language-model pretraining with dynamic masking on the GPU, as transformers'
+    `DataCollatorForLanguageModeling` does: transformers' BERT (6 layers, d 768, random
+    weights) under bf16 autocast; each batch's 15 % of tokens chosen anew, 80 % of those
+    replaced by [MASK], 10 % by random tokens, the loss only over the chosen ones (labels
+    -100 elsewhere), AdamW; 5 steps at 32×128, 16×512, 64×64,
+    8×512 and 24×256 tokens."""
+    from transformers import BertConfig, BertForMaskedLM
+    torch.manual_seed(0)
+    model = BertForMaskedLM(BertConfig(hidden_size=768, num_hidden_layers=6, num_attention_heads=12,
+                                       intermediate_size=3072)).cuda().train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    for bs, n in [(32, 128), (16, 512), (64, 64), (8, 512), (24, 256)]:
+        ids = torch.randint(1000, 30000, (bs, n), device="cuda")
+        chosen = torch.rand(bs, n, device="cuda") < 0.15
+        labels = ids.masked_fill(~chosen, -100)
+        roll = torch.rand(bs, n, device="cuda")
+        inputs = ids.masked_fill(chosen & (roll < 0.8), 103)
+        swap = chosen & (roll >= 0.8) & (roll < 0.9)
+        inputs = torch.where(swap, torch.randint_like(ids, 1000, 30000), inputs)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(input_ids=inputs, labels=labels).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, chosen, labels, roll, inputs, swap, loss
+
+
+def pointnet_knn_train(torch):
+    """Point-cloud segmentation in the manner of PointNet++/DGCNN: for each cloud the
+    16 nearest neighbours of every point by `torch.cdist` and `topk` (an N × N distance
+    matrix), neighbour features gathered and combined by shared MLPs with max-pooling
+    (edge convolutions, three layers), per-point classification, Adam; 4 steps of 8 clouds
+    of 4,096, 4 of 8,192, 16 of 2,048 and 6 of 6,144 points."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+
+    class EdgeConv(nn.Module):
+        def __init__(self, i, o):
+            super().__init__()
+            self.mlp = nn.Sequential(nn.Linear(2 * i, o), nn.LayerNorm(o), nn.GELU(), nn.Linear(o, o))
+
+        def forward(self, x, idx):
+            b, n, c = x.shape
+            nb = torch.gather(x, 1, idx.reshape(b, -1, 1).expand(-1, -1, c)).reshape(b, n, -1, c)
+            e = torch.cat([x[:, :, None].expand_as(nb), nb - x[:, :, None]], -1)
+            return self.mlp(e).amax(2)
+
+    layers = nn.ModuleList([EdgeConv(3, 64), EdgeConv(64, 64), EdgeConv(64, 128)]).cuda()
+    head = nn.Linear(64 + 64 + 128, 13).cuda()
+    opt = torch.optim.Adam(list(layers.parameters()) + list(head.parameters()), lr=1e-3)
+    for bs, n in [(8, 4096), (4, 8192), (16, 2048), (6, 6144)]:
+        pts = torch.randn(bs, n, 3, device="cuda")
+        labels = torch.randint(0, 13, (bs, n), device="cuda")
+        with torch.no_grad():
+            idx = torch.cdist(pts, pts).topk(16, largest=False).indices
+        feats, x = [], pts
+        for layer in layers:
+            x = layer(x, idx)
+            feats.append(x)
+        loss = F.cross_entropy(head(torch.cat(feats, -1)).reshape(-1, 13), labels.reshape(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del pts, labels, idx, feats, x, loss
+
+
+def conformer_ctc_train_bf16(torch):
+    """Speech recognition training with a Conformer encoder and CTC, by hand: log-mel
+    frames (80) subsampled 4× by two strided convolutions, 6 Conformer blocks (d 256: a
+    half feed-forward, self-attention with a key padding mask, a depthwise convolution
+    module, another half feed-forward), per-frame logits over 128 tokens and
+    `F.ctc_loss` against transcripts of data-decided lengths; bf16 autocast, AdamW, 4 steps
+    of 16 utterances of 2–15 s, 32 of 1–6 s, 8 of 10–30 s and 24 of 3–10 s."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d = 256
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ff1 = nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 4 * d), nn.SiLU(), nn.Linear(4 * d, d))
+            self.ff2 = nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 4 * d), nn.SiLU(), nn.Linear(4 * d, d))
+            self.norm_a, self.norm_c, self.norm_o = nn.LayerNorm(d), nn.LayerNorm(d), nn.LayerNorm(d)
+            self.attn = nn.MultiheadAttention(d, 4, batch_first=True)
+            self.pw1, self.dw, self.pw2 = nn.Linear(d, 2 * d), nn.Conv1d(d, d, 31, padding=15, groups=d), nn.Linear(d, d)
+            self.bn = nn.BatchNorm1d(d)
+
+        def forward(self, x, pad):
+            x = x + 0.5 * self.ff1(x)
+            h = self.norm_a(x)
+            x = x + self.attn(h, h, h, key_padding_mask=pad, need_weights=False)[0]
+            h = F.glu(self.pw1(self.norm_c(x)), -1).transpose(1, 2)
+            x = x + self.pw2(F.silu(self.bn(self.dw(h))).transpose(1, 2))
+            return self.norm_o(x + 0.5 * self.ff2(x))
+
+    sub = nn.Sequential(nn.Conv1d(80, d, 3, stride=2, padding=1), nn.SiLU(),
+                        nn.Conv1d(d, d, 3, stride=2, padding=1), nn.SiLU()).cuda()
+    blocks = nn.ModuleList(Block() for _ in range(6)).cuda()
+    out = nn.Linear(d, 128).cuda()
+    params = list(sub.parameters()) + list(blocks.parameters()) + list(out.parameters())
+    opt = torch.optim.AdamW(params, lr=1e-3)
+    g = torch.Generator().manual_seed(9)
+    for bs, lo, hi in [(16, 2, 15), (32, 1, 6), (8, 10, 30), (24, 3, 10)]:
+        seconds = torch.randint(lo, hi + 1, (bs,), generator=g)
+        frames = seconds * 100
+        longest = int(frames.max())
+        mel = torch.randn(bs, 80, longest, device="cuda")
+        lengths = (frames + 3) // 4
+        targets = [torch.randint(1, 128, (int(s) * 3,), generator=g) for s in seconds]
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            x = sub(mel).transpose(1, 2)
+            pad = torch.arange(x.shape[1])[None] >= lengths[:, None]
+            pad = pad.cuda()
+            for blk in blocks:
+                x = blk(x, pad)
+            logp = out(x).float().log_softmax(-1).transpose(0, 1)
+        loss = F.ctc_loss(logp, torch.cat(targets).cuda(), lengths.cuda(),
+                          torch.tensor([len(t) for t in targets]).cuda(), zero_infinity=True)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del mel, x, pad, logp, loss
+
+
+def moe_generate_bf16(torch):
+    """Serving a mixture-of-experts decoder, as Mixtral-style models are served, by hand:
+    8 layers (d 1024), 8 experts of 2,816 hidden units each with top-2 routing (each expert
+    taking the tokens the router sends it by `index_select` and giving them back by
+    `index_add_`: counts the data decides), a KV cache grown by `torch.cat`; 4 requests
+    (batch 1, 4, 2, 8) with 200–1,200-token prompts and 32–64 new tokens, bf16,
+    `inference_mode`."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, h, layers, experts, hidden, vocab = 1024, 16, 8, 8, 2816, 32000
+    dh = d // h
+    emb = nn.Embedding(vocab, d)
+    qkv = nn.ModuleList(nn.Linear(d, 3 * d, bias=False) for _ in range(layers))
+    proj = nn.ModuleList(nn.Linear(d, d, bias=False) for _ in range(layers))
+    router = nn.ModuleList(nn.Linear(d, experts, bias=False) for _ in range(layers))
+    up = nn.ModuleList(nn.ModuleList(nn.Linear(d, 2 * hidden, bias=False) for _ in range(experts)) for _ in range(layers))
+    down = nn.ModuleList(nn.ModuleList(nn.Linear(hidden, d, bias=False) for _ in range(experts)) for _ in range(layers))
+    head = nn.Linear(d, vocab, bias=False)
+    for m in (emb, qkv, proj, router, up, down, head):
+        m.cuda().to(torch.bfloat16).eval()
+    with torch.inference_mode():
+        for bs, prompt, new in [(1, 1200, 64), (4, 400, 48), (2, 800, 32), (8, 200, 40)]:
+            tokens = torch.randint(0, vocab, (bs, prompt), device="cuda")
+            cache = [None] * layers
+            for _ in range(new + 1):
+                n = tokens.shape[1]
+                x = emb(tokens)
+                for i in range(layers):
+                    q, k, v = qkv[i](F.rms_norm(x, (d,))).view(bs, n, 3, h, dh).permute(2, 0, 3, 1, 4)
+                    if cache[i] is not None:
+                        k, v = torch.cat([cache[i][0], k], 2), torch.cat([cache[i][1], v], 2)
+                    cache[i] = (k, v)
+                    a = F.scaled_dot_product_attention(q, k, v, is_causal=n > 1)
+                    x = x + proj[i](a.transpose(1, 2).reshape(bs, n, d))
+                    flat = F.rms_norm(x, (d,)).reshape(-1, d)
+                    weights, chosen = router[i](flat).softmax(-1).topk(2, -1)
+                    mixed = torch.zeros_like(flat)
+                    for e in range(experts):
+                        rows, slot = (chosen == e).nonzero(as_tuple=True)
+                        if rows.numel() == 0:
+                            continue
+                        gate, val = up[i][e](flat.index_select(0, rows)).chunk(2, -1)
+                        y = down[i][e](F.silu(gate) * val) * weights[rows, slot, None]
+                        mixed.index_add_(0, rows, y)
+                    x = x + mixed.view(bs, n, d)
+                    del q, k, v, a, flat, weights, chosen, mixed
+                tokens = head(F.rms_norm(x[:, -1:], (d,))).argmax(-1)
+                del x
+            del cache, tokens
+
+
+def reward_model_pairwise_train_bf16(torch):
+    """Reward-model training for RLHF: transformers' GPT-2 (6 layers, d 768, random weights)
+    with a scalar head on the last non-padding token, each pair's chosen and rejected
+    responses (different lengths, right-padded) as one batch of 2B rows, the pairwise
+    log-sigmoid ranking loss, bf16 autocast, AdamW; 4 steps at B = 8, 16, 4, 12 with
+    prompts plus responses of up to 1,024 tokens."""
+    from transformers import GPT2Config, GPT2Model
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    body = GPT2Model(GPT2Config(vocab_size=50257, n_positions=1024, n_embd=768, n_layer=6, n_head=12)).cuda().train()
+    score = torch.nn.Linear(768, 1).cuda()
+    opt = torch.optim.AdamW(list(body.parameters()) + list(score.parameters()), lr=1e-5)
+    g = torch.Generator().manual_seed(10)
+    for bs, longest in [(8, 512), (16, 256), (4, 1024), (12, 384)]:
+        lengths = torch.randint(longest // 4, longest + 1, (2 * bs,), generator=g)
+        ids = torch.randint(0, 50257, (2 * bs, longest), device="cuda")
+        mask = (torch.arange(longest)[None] < lengths[:, None]).long().cuda()
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            hidden = body(input_ids=ids, attention_mask=mask).last_hidden_state
+            last = hidden[torch.arange(2 * bs, device="cuda"), lengths.cuda() - 1]
+            r = score(last).float().squeeze(-1)
+        chosen, rejected = r.chunk(2)
+        loss = -F.logsigmoid(chosen - rejected).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, mask, hidden, last, r, chosen, rejected, loss
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -3259,7 +3494,10 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     gpt2_topp_sample_generate_fp16,
                                     diffusion_unet_ema_train_bf16, llama_packed_pretrain_bf16,
                                     llava_like_projector_train_bf16, swa_resnet_train,
-                                    vit_mixup_cutmix_train_bf16, kv_int8_cache_decode_fp16)}
+                                    vit_mixup_cutmix_train_bf16, kv_int8_cache_decode_fp16,
+                                    whisper_greedy_decode_fp16, bert_mlm_dynamic_mask_bf16,
+                                    pointnet_knn_train, conformer_ctc_train_bf16, moe_generate_bf16,
+                                    reward_model_pairwise_train_bf16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
