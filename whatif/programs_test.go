@@ -88,6 +88,18 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 			delete(timed, k)
 			delete(placed, k)
 		}
+		// A range programsWide lists is held to the width listed there (rangeWidths.log
+		// fails it if it widens) rather than to rangeWidth; classify has placed
+		// PyTorch's figure against it.
+		for k, lr := range placed {
+			if _, listed := programsWide[what+": "+k+" address"]; !listed {
+				continue
+			}
+			if v := r.Stats[k]; v < lr[0] || v > lr[1] {
+				t.Errorf("%s: %s: the prediction %d is outside its own address range %v", what, k, v, lr)
+			}
+			delete(placed, k)
+		}
 		checkRange(t, what, "timing", timed, r, f)
 		checkRange(t, what, "address", placed, r, f)
 		checkRange(t, what, "after-OOM", r.AfterOOMRange, r, f)
@@ -297,6 +309,12 @@ var programsKnown = map[string]string{
 	// PyTorch's at the low end, as serve_continuous_batching's below.
 	"diffusion_unet_ema_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak": "181 cudaMalloc calls more than the default run, under the cap",
 	"kv_int8_cache_decode_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free":                   "a small count: a range two wide is more than 10 % of its top",
+	// Recorded 2026-12-04 19:58 UTC and checked only after: the pairwise reward model
+	// under roundup_power2_divisions:4 made 33 of its 129 cudaMalloc calls at sizes its
+	// default run never had; the placements of those spread the fragmentation peak over
+	// 55.7 % of the range's top, more than any other range (and more than rangeWidth, the
+	// bound for a range no list names). PyTorch's figure lies inside.
+	"reward_model_pairwise_train_bf16 under roundup_power2_divisions_4: inactive_split_bytes.all.peak": "33 cudaMalloc calls at sizes the default run never had; the widest range",
 	// A small count (cudaFree calls under the cap): any range two wide is more than the
 	// 10 % of its top a count's range may be; PyTorch's figure is its low end, and the
 	// replay with that run's own addresses gives it exactly.
@@ -375,4 +393,11 @@ var programsWide = map[string]float64{
 	// The six recorded 2026-12-04 19:26 UTC (programsKnown says why).
 	"diffusion_unet_ema_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak address": 48.2,
 	"kv_int8_cache_decode_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":                   14.3,
+	// The five shipped of the six recorded 2026-12-04 19:58 UTC: the Conformer's and the
+	// reward model's capped runs (86 and 301 cudaMalloc calls more than their default
+	// runs), around figures equal to PyTorch's, and the reward model under roundup 4
+	// (programsKnown).
+	"conformer_ctc_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":                       14.3,
+	"reward_model_pairwise_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak address": 44.3,
+	"reward_model_pairwise_train_bf16 under roundup_power2_divisions_4: inactive_split_bytes.all.peak address":                             55.7,
 }

@@ -3496,7 +3496,7 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     llava_like_projector_train_bf16, swa_resnet_train,
                                     vit_mixup_cutmix_train_bf16, kv_int8_cache_decode_fp16,
                                     whisper_greedy_decode_fp16, bert_mlm_dynamic_mask_bf16,
-                                    pointnet_knn_train, conformer_ctc_train_bf16, moe_generate_bf16,
+                                    pointnet_knn_train, conformer_ctc_train_bf16,
                                     reward_model_pairwise_train_bf16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
@@ -3507,7 +3507,7 @@ BENCH_PROGRAMS = {f.__name__: f for f in (gpt2_train_big,)}
 UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_cache_generate_bf16,
                                       lightning_bert_train_bf16, wav2vec2_ctc_train_fp16,
                                       fasterrcnn_varsize_train, whisper_train_fp16,
-                                      gan_train_fp16, dpsgd_per_sample_grads)}
+                                      gan_train_fp16, dpsgd_per_sample_grads, moe_generate_bf16)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train"}
 
