@@ -13,16 +13,16 @@ import (
 )
 
 // TestPredictsPractitionerPrograms is the acceptance for issue 28's programs of kinds
-// practitioners run today and reference/ had none of (reference/programs-2.11:
-// length-bucketed LM training; LoRA on frozen bf16 weights; a channels_last CNN under
-// fp16 autocast with a GradScaler; a continuous-batching decoder serving loop;
-// torch.compile with dynamic shapes; activation offloading with checkpointing). Each
-// program's default snapshot is replayed under every setting it was also recorded
-// under and each acceptance figure is sorted: equal to PyTorch's, inside its range
-// (timing, address or after-OOM) of informative width, inside a range wider than
-// informative, or outside. The last two pass only when programsKnown lists them with
-// the reason; a listed figure that comes out exact or inside an informative range fails
-// the test, so the list cannot outlive its reason. OOM or not must match in every case.
+// practitioners run today and reference/ had none of (reference/programs-2.11; its
+// README lists them and when each was recorded). Each program's default snapshot is
+// replayed under every setting it was also recorded under and each acceptance figure
+// is sorted: equal to PyTorch's, inside its range (timing, address or after-OOM) of
+// informative width, inside a range wider than informative, or outside. The last two
+// pass only when programsKnown lists them with the reason; a listed figure that comes
+// out exact or inside an informative range fails the test, so the list cannot outlive
+// its reason. Every range wider than informative, whether PyTorch's figure is the
+// model's or not, must be in programsWide at no more than its listed width; one no list
+// names must also be within rangeWidth. OOM or not must match in every case.
 // BENCHMARKS.md quotes the summary.
 func TestPredictsPractitionerPrograms(t *testing.T) {
 	var c tally
