@@ -1623,16 +1623,12 @@ def bart_seq2seq_train_bf16(torch):
         del ids, mask, labels, loss
 
 
-def diffusion_cfg_sample_fp16(torch):
-    """Latent-diffusion-style sampling in fp16 under inference_mode: a hand-written
-    conditional U-Net (three levels, 128-512 channels, timestep and text embeddings added
-    to every block) denoising three requests of different batch and latent size (4x64^2,
-    2x96^2, 8x48^2) for 12 DDIM-like steps each with classifier-free guidance (the batch
-    doubled by torch.cat, the two halves mixed), then a decoder upsampling the latents 8x
-    to images (the largest tensors of the run)."""
-    from torch import nn
+def conditional_unet(torch):
+    """A hand-written conditional U-Net for latents of 4 channels (three levels, 128-512
+    channels, the timestep's and the text's 256-wide embeddings added to every block), as
+    diffusion_cfg_sample_fp16 samples with and diffusion_unet_ema_train_bf16 trains."""
+    nn = torch.nn
     F = nn.functional
-    torch.manual_seed(0)
 
     class Block(nn.Module):
         def __init__(self, i, o):
@@ -1642,8 +1638,7 @@ def diffusion_cfg_sample_fp16(torch):
             self.emb = nn.Linear(256, o)
 
         def forward(self, x, e):
-            h = F.silu(self.n1(self.c1(x)))
-            h = h + self.emb(e)[:, :, None, None]
+            h = F.silu(self.n1(self.c1(x))) + self.emb(e)[:, :, None, None]
             return F.silu(self.n2(self.c2(h)))
 
     class UNet(nn.Module):
@@ -1662,11 +1657,24 @@ def diffusion_cfg_sample_fp16(torch):
             b = self.u2(torch.cat([F.interpolate(c, scale_factor=2), b], 1), e)
             return self.out(self.u1(torch.cat([F.interpolate(b, scale_factor=2), a], 1), e))
 
+    return UNet()
+
+
+def diffusion_cfg_sample_fp16(torch):
+    """Latent-diffusion-style sampling in fp16 under inference_mode: a hand-written
+    conditional U-Net (three levels, 128-512 channels, timestep and text embeddings added
+    to every block) denoising three requests of different batch and latent size (4x64^2,
+    2x96^2, 8x48^2) for 12 DDIM-like steps each with classifier-free guidance (the batch
+    doubled by torch.cat, the two halves mixed), then a decoder upsampling the latents 8x
+    to images (the largest tensors of the run)."""
+    from torch import nn
+    torch.manual_seed(0)
+
     decoder = nn.Sequential(nn.Conv2d(4, 256, 3, padding=1), nn.SiLU(),
                             nn.Upsample(scale_factor=2), nn.Conv2d(256, 128, 3, padding=1), nn.SiLU(),
                             nn.Upsample(scale_factor=2), nn.Conv2d(128, 64, 3, padding=1), nn.SiLU(),
                             nn.Upsample(scale_factor=2), nn.Conv2d(64, 3, 3, padding=1))
-    unet = UNet().cuda().half().eval()
+    unet = conditional_unet(torch).cuda().half().eval()
     decoder = decoder.cuda().half().eval()
     text = nn.Embedding(1000, 256).cuda().half()
     with torch.inference_mode():
@@ -2326,6 +2334,21 @@ def gpt2_sliding_ppl_eval_fp16(torch):
         del ppl, total
 
 
+def fp16_decoder_weights(torch, d, layers, vocab):
+    """The weights of a hand-written fp16 decoder on the GPU, in eval mode, made in this
+    order: the token embedding, per layer the fused q/k/v and the output projections and
+    a 4×-wide GELU MLP, and the head (prefix_cache_serve_fp16, kv_int8_cache_decode_fp16)."""
+    nn = torch.nn
+    emb = nn.Embedding(vocab, d)
+    qkv = nn.ModuleList(nn.Linear(d, 3 * d) for _ in range(layers))
+    proj = nn.ModuleList(nn.Linear(d, d) for _ in range(layers))
+    mlp = nn.ModuleList(nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d)) for _ in range(layers))
+    head = nn.Linear(d, vocab)
+    for m in (emb, qkv, proj, mlp, head):
+        m.cuda().half().eval()
+    return emb, qkv, proj, mlp, head
+
+
 def prefix_cache_serve_fp16(torch):
     """Serving with a shared-prefix cache, as vLLM's and SGLang's prefix caching do, by hand:
     a hand-written fp16 decoder (4 layers, d 1024) and 12 requests that begin with one of
@@ -2338,13 +2361,7 @@ def prefix_cache_serve_fp16(torch):
     torch.manual_seed(0)
     d, h, layers, vocab = 1024, 16, 4, 32000
     dh = d // h
-    emb = nn.Embedding(vocab, d)
-    qkv = nn.ModuleList(nn.Linear(d, 3 * d) for _ in range(layers))
-    proj = nn.ModuleList(nn.Linear(d, d) for _ in range(layers))
-    mlp = nn.ModuleList(nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d)) for _ in range(layers))
-    head = nn.Linear(d, vocab)
-    for m in (emb, qkv, proj, mlp, head):
-        m.cuda().half().eval()
+    emb, qkv, proj, mlp, head = fp16_decoder_weights(torch, d, layers, vocab)
 
     def forward(tokens, past):
         x = emb(tokens)
@@ -2966,34 +2983,7 @@ def diffusion_unet_ema_train_bf16(torch):
     F = nn.functional
     torch.manual_seed(0)
 
-    class Block(nn.Module):
-        def __init__(self, i, o):
-            super().__init__()
-            self.c1, self.c2 = nn.Conv2d(i, o, 3, padding=1), nn.Conv2d(o, o, 3, padding=1)
-            self.n1, self.n2 = nn.GroupNorm(8, o), nn.GroupNorm(8, o)
-            self.emb = nn.Linear(256, o)
-
-        def forward(self, x, e):
-            h = F.silu(self.n1(self.c1(x))) + self.emb(e)[:, :, None, None]
-            return F.silu(self.n2(self.c2(h)))
-
-    class UNet(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.d1, self.d2, self.d3 = Block(4, 128), Block(128, 256), Block(256, 512)
-            self.u2, self.u1 = Block(512 + 256, 256), Block(256 + 128, 128)
-            self.out = nn.Conv2d(128, 4, 1)
-            self.t = nn.Sequential(nn.Linear(1, 256), nn.SiLU(), nn.Linear(256, 256))
-
-        def forward(self, x, t, cond):
-            e = self.t(t[:, None]) + cond
-            a = self.d1(x, e)
-            b = self.d2(F.avg_pool2d(a, 2), e)
-            c = self.d3(F.avg_pool2d(b, 2), e)
-            b = self.u2(torch.cat([F.interpolate(c, scale_factor=2), b], 1), e)
-            return self.out(self.u1(torch.cat([F.interpolate(b, scale_factor=2), a], 1), e))
-
-    unet = UNet().cuda()
+    unet = conditional_unet(torch).cuda()
     text = nn.Embedding(1000, 256).cuda()
     ema = copy.deepcopy(unet).requires_grad_(False)
     params = list(unet.parameters()) + list(text.parameters())
@@ -3169,13 +3159,7 @@ def kv_int8_cache_decode_fp16(torch):
     torch.manual_seed(0)
     d, h, layers, vocab, cap = 1024, 16, 6, 32000, 2048
     dh = d // h
-    emb = nn.Embedding(vocab, d)
-    qkv = nn.ModuleList(nn.Linear(d, 3 * d) for _ in range(layers))
-    proj = nn.ModuleList(nn.Linear(d, d) for _ in range(layers))
-    mlp = nn.ModuleList(nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d)) for _ in range(layers))
-    head = nn.Linear(d, vocab)
-    for m in (emb, qkv, proj, mlp, head):
-        m.cuda().half().eval()
+    emb, qkv, proj, mlp, head = fp16_decoder_weights(torch, d, layers, vocab)
 
     def quant(t):
         scale = t.abs().amax(-1, keepdim=True).clamp(min=1e-4) / 127
