@@ -109,7 +109,7 @@ func TestAddressDependentMisses(t *testing.T) {
 					t.Errorf("%s: %s = %d (address range %v), PyTorch measured %d", what, k, got, lr, w)
 				}
 			}
-			checkRange(t, what, "address", inRange, r, f)
+			checkRange(t, what, "address", inRange, r, f, nil)
 			logRow(t, prog, name, "", r, f)
 			logPlacements(t, what, r)
 			if _, err := pickleBeside(ff); errors.Is(err, fs.ErrNotExist) {
