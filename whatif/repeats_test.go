@@ -1,6 +1,8 @@
 package whatif
 
 import (
+	"fmt"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -123,4 +125,157 @@ func TestNeutralSettings(t *testing.T) {
 	if measured[0] == measured[1] {
 		t.Errorf("PyTorch measured the same fragmentation peak under both (%d): the claim this test backs is gone", measured[0])
 	}
+}
+
+// TestProgramsRepeated checks the predictions against more runs of practitioners'
+// programs, each under a setting where a figure of the shipped run lies outside its
+// range or inside one wider than informative (reference/programs-2.11/repeats/K/,
+// recorded on the H200 after the shipped runs, under the same setting and memory
+// fraction). Each repeat is a run the replay of the shipped default snapshot must
+// predict, as the shipped one is: OOM or not must match, and every acceptance figure
+// must be exact or inside its range (repeatsOutside lists those that are not, with
+// why). A repeat not exact in every figure ships with its pickle and, replayed with its
+// own device addresses, must equal PyTorch's figures (checkWithOwnAddresses): it made
+// the default run's requests, and only where the driver put its segments differs.
+//
+// It also reports what the repeats show of PyTorch itself: in how many figures the runs
+// of one program under one setting measured more than one value, and, for each figure
+// programsKnown lists for the shipped run, the values PyTorch measured over its runs
+// and how much of the range they span. BENCHMARKS.md quotes the summary.
+func TestProgramsRepeated(t *testing.T) {
+	files, err := reference.Glob(reference.Programs211, "repeats/*/*.facts.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("repeats of the practitioners' programs: %d (%v)", len(files), err)
+	}
+	type pair struct{ prog, name string }
+	repeats := map[pair][]string{}
+	for _, ff := range files {
+		prog, name, ok := strings.Cut(strings.TrimSuffix(filepath.Base(ff), ".facts.json"), "__")
+		if !ok {
+			t.Fatalf("%s: not PROGRAM__SETTING.facts.json", ff)
+		}
+		p := pair{prog, name}
+		repeats[p] = append(repeats[p], ff)
+	}
+	seen := map[string]bool{}
+	kinds := map[string]int{}
+	runs, varying, listedVarying, listed := 0, 0, 0, 0
+	for _, p := range slices.SortedFunc(maps.Keys(repeats), func(a, b pair) int {
+		return strings.Compare(a.prog+" "+a.name, b.prog+" "+b.name)
+	}) {
+		what := p.prog + " under " + p.name
+		def, err := reference.Pickle(reference.Programs211, p.prog+"__default.pickle")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := snapshot.ReadFile(def)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shippedFF, err := reference.File(reference.Programs211, p.prog+"__"+p.name+".facts.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		shipped := readFacts(t, shippedFF)
+		st := shipped.setting(t)
+		res, err := Replay(s, []Setting{st}, Options{TotalMemory: shipped.TotalMemory})
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		r := res.Runs[0]
+		hD, err := prepare(s, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		measured := map[string][]int64{}
+		for _, k := range acceptanceKeys {
+			measured[k] = []int64{shipped.Stats[k]}
+		}
+		for _, ff := range repeats[p] {
+			rep := filepath.Base(filepath.Dir(ff))
+			whatRep := what + " (repeat " + rep + ")"
+			f := readFacts(t, ff)
+			if g := f.setting(t); g.Label() != st.Label() || g.Fraction != st.Fraction || f.TotalMemory != shipped.TotalMemory {
+				t.Fatalf("%s: recorded under %s (fraction %g, %d bytes), the shipped run under %s (fraction %g, %d bytes)",
+					whatRep, g.Label(), g.Fraction, f.TotalMemory, st.Label(), st.Fraction, shipped.TotalMemory)
+			}
+			runs++
+			if (r.FirstOOM != nil) != (f.OOM != nil) {
+				t.Errorf("%s: OOM %v, PyTorch %v", whatRep, r.FirstOOM != nil, f.OOM != nil)
+			}
+			for _, k := range acceptanceKeys {
+				measured[k] = append(measured[k], f.Stats[k])
+				kind, lr := classify(r, f, k)
+				kinds[kind]++
+				id := whatRep + ": " + k
+				why, isListed := repeatsOutside[id]
+				if isListed {
+					seen[id] = true
+				}
+				switch {
+				case kind == "outside" && !isListed:
+					t.Errorf("%s: %s = %d, PyTorch measured %d, outside %v: fix the model or list it in repeatsOutside with the reason", whatRep, k, r.Stats[k], f.Stats[k], lr)
+				case kind != "outside" && isListed:
+					t.Errorf("%s: %s = %d, PyTorch measured %d (%s %v): take it off repeatsOutside", whatRep, k, r.Stats[k], f.Stats[k], kind, lr)
+				case isListed:
+					t.Logf("known: %s: %s = %d, PyTorch measured %d: outside %v (%s)", whatRep, k, r.Stats[k], f.Stats[k], lr, why)
+				}
+			}
+			logRow(t, p.prog, p.name, " (repeat "+rep+")", r, f)
+			if !exactIn(r, f) {
+				checkWithOwnAddresses(t, hD, whatRep, ff, r, f)
+			}
+		}
+		for _, k := range acceptanceKeys {
+			vals := slices.Compact(slices.Sorted(slices.Values(measured[k])))
+			if len(vals) > 1 {
+				varying++
+			}
+			if _, ok := programsKnown[what+": "+k]; !ok {
+				continue
+			}
+			listed++
+			if len(vals) > 1 {
+				listedVarying++
+			}
+			lr, ok := r.AddressRange[k]
+			if !ok {
+				lr, ok = r.TimingRange[k]
+			}
+			span := "no range"
+			if ok && lr[1] > lr[0] {
+				span = fmt.Sprintf("%.0f %% of the range %v", 100*float64(vals[len(vals)-1]-vals[0])/float64(lr[1]-lr[0]), lr)
+			}
+			t.Logf("%s: %s: the model %d; PyTorch measured %v over %d runs (%d distinct), spanning %s", what, k, r.Stats[k], measured[k], len(measured[k]), len(vals), span)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(repeatsOutside)) {
+		if !seen[id] {
+			t.Errorf("repeatsOutside lists %q, which no shipped repeat has", id)
+		}
+	}
+	summary := fmt.Sprintf("repeats of the practitioners' programs: %d runs of %d program × setting pairs, %d figures: %d exact, %d inside an informative range, %d inside a wider one, %d outside (repeatsOutside); PyTorch's runs of one pair (the shipped and the repeats) measured more than one value in %d of the %d figures, and in %d of the %d the shipped run has outside a range or in a wide one",
+		runs, len(repeats), runs*len(acceptanceKeys), kinds["exact"], kinds["in range"], kinds["wide range"], kinds["outside"],
+		varying, len(repeats)*len(acceptanceKeys), listedVarying, listed)
+	t.Log(summary)
+	quotedInBenchmarks(t, "the repeats' summary line", summary)
+}
+
+// repeatsOutside are the figures of reference/programs-2.11/repeats that lie outside
+// every range the replay gives, keyed "PROGRAM under SETTING (repeat K): KEY", each
+// with why.
+var repeatsOutside = map[string]string{
+	// The shipped run and all three repeats measured 204,390,400: not a run-to-run
+	// spread but a placement the model does not make. The driver filled a free range
+	// above the run's first segments ascending, where the default run had packed six
+	// segments; a model that takes such a packed range to continue up to the next live
+	// segment is exact here but moved 24 other shipped figures off PyTorch's (tried
+	// 2026-12-04, not kept).
+	"dpo_pairs_train_bf16 under max_split_size_mb_128 (repeat 1): inactive_split_bytes.all.peak": "the driver continued a packed range above every other, in every run",
+	"dpo_pairs_train_bf16 under max_split_size_mb_128 (repeat 2): inactive_split_bytes.all.peak": "the driver continued a packed range above every other, in every run",
+	"dpo_pairs_train_bf16 under max_split_size_mb_128 (repeat 3): inactive_split_bytes.all.peak": "the driver continued a packed range above every other, in every run",
+	// The shipped run and repeat 2 measured 220,102,656, repeats 1 and 3 the model's
+	// 228,285,440: the driver laid the first step's 32 MiB segments in one of two
+	// orders, and no placement tries the other.
+	"fp8_scaled_mm_train under max_split_size_mb_128 (repeat 2): inactive_split_bytes.all.peak": "the driver's other order of the first step's 32 MiB segments (two runs of four)",
 }

@@ -17,7 +17,7 @@ what-if replay, the others are what the replay must predict. The capped setting 
 under set_per_process_memory_fraction(1.15 x the default run's peak allocated / total).
 
   python3 record_programs.py --out DIR [--programs a,b] [--stacks-all] [--rerun] [--jobs N]
-                                  [--repeats N] [--timeout S]
+                                  [--repeats N [--settings TAG,TAG]] [--timeout S]
                                         every program (or those), every setting
   python3 record_programs.py --list
 
@@ -30,7 +30,8 @@ differ from the first (none, for a program that makes the same requests in every
 --jobs N records N programs at once (each in its own processes; the settings of one
 program one after another). --repeats N then records every setting N times more into
 OUT/repeats/1..N/ (without frames; a program whose default facts are in OUT already is
-not recorded first, and its capped runs use that default's fraction). Where the programs
+not recorded first, and its capped runs use that default's fraction); --settings limits
+the repeats to the settings of those tags (e.g. roundup_power2_divisions_4). Where the programs
 are recorded is reference/workloads-2.11/, modern-2.11/, misses-2.11/ and programs-2.11/
 (their READMEs).
 
@@ -3582,11 +3583,11 @@ def run(name, conf, frac, out, stacks):
 RERUN_KEYS = ["max_memory_allocated", "max_memory_reserved", "memory_allocated", "memory_reserved"]
 
 
-def record_program(name, out, stacks_all, rerun, cache, timeout, repeat=0):
+def record_program(name, out, stacks_all, rerun, cache, timeout, repeat=0, only=None):
     """Record one program under every setting (the default first, with Python frames),
     each in a fresh process; a compiled program on a warm compile cache. Returns its log.
-    repeat K > 0 records every setting again, without frames, into OUT/repeats/K/, the
-    capped one under the fraction of OUT's default run."""
+    repeat K > 0 records every setting (or those whose tags are in only) again, without
+    frames, into OUT/repeats/K/, the capped one under the fraction of OUT's default run."""
     log = []
     env = dict(os.environ)
     if name in COMPILED:
@@ -3618,13 +3619,18 @@ def record_program(name, out, stacks_all, rerun, cache, timeout, repeat=0):
         with open(os.path.join(out, f"{name}__default.facts.json")) as f:
             return json.load(f)
 
+    warm = os.path.join(cache, name, "warm-run")
     if repeat:
         d = default_facts()
+        if name in COMPILED and not os.path.exists(os.path.join(warm, f"{name}__default.facts.json")) \
+                and not sub("", None, False, warm):
+            return log
         for conf in SETTINGS:
-            sub(conf, capped_fraction(conf, d), False, os.path.join(out, "repeats", str(repeat)))
+            if only is None or tag(conf) in only:
+                sub(conf, capped_fraction(conf, d), False, os.path.join(out, "repeats", str(repeat)))
         log[:] = [f"repeat {repeat}: {line}" for line in log]
         return log
-    if name in COMPILED and not sub("", None, False, os.path.join(cache, name, "warm-run")):
+    if name in COMPILED and not sub("", None, False, warm):
         return log
     if not record_settings(lambda conf: sub(conf, capped_fraction(conf, default_facts()) if conf else None,
                                             conf == "" or stacks_all, out)):
@@ -3643,15 +3649,17 @@ def record_program(name, out, stacks_all, rerun, cache, timeout, repeat=0):
     return log
 
 
-def record_all(out, names, stacks_all, rerun=False, cache="compile-cache", jobs=1, timeout=None, repeats=0):
+def record_all(out, names, stacks_all, rerun=False, cache="compile-cache", jobs=1, timeout=None, repeats=0,
+               only=None):
     """Record the programs (those whose default facts are in OUT already only when
-    repeats > 0), then each program's settings `repeats` times again."""
+    repeats > 0), then each program's settings (those whose tags are in only, if given)
+    `repeats` times again."""
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
         futs = [ex.submit(record_program, n, out, stacks_all, rerun, cache, timeout) for n in names
                 if not (repeats and os.path.exists(os.path.join(out, f"{n}__default.facts.json")))]
         for fu in futs:
             print("\n".join(fu.result()), flush=True)
-        futs = [ex.submit(record_program, n, out, stacks_all, False, cache, timeout, k)
+        futs = [ex.submit(record_program, n, out, stacks_all, False, cache, timeout, k, only)
                 for k in range(1, repeats + 1) for n in names]
         for fu in futs:
             print("\n".join(fu.result()), flush=True)
@@ -3677,7 +3685,14 @@ if __name__ == "__main__":
     ap.add_argument("--repeats", type=int, default=0,
                     help="record every setting N times more into OUT/repeats/1..N (programs whose "
                          "default facts are in OUT already are not recorded again first)")
+    ap.add_argument("--settings",
+                    help="with --repeats: repeat only the settings of these tags (comma-separated, "
+                         "e.g. roundup_power2_divisions_4)")
     a = ap.parse_args()
+    only = set(a.settings.split(",")) if a.settings else None
+    if only and not only <= {tag(c) for c in SETTINGS}:
+        ap.error(f"--settings: unknown tags {sorted(only - {tag(c) for c in SETTINGS})}; "
+                 f"the settings are {[tag(c) for c in SETTINGS]}")
     if a.list:
         print("\n".join(PROGRAMS))
         sys.exit(0)
@@ -3686,4 +3701,4 @@ if __name__ == "__main__":
         run(a.program, a.conf, a.frac, a.out, a.stacks)
     else:
         record_all(a.out, a.programs.split(",") if a.programs else list(PROGRAMS), a.stacks_all,
-                   a.rerun, a.cache, a.jobs, a.timeout, a.repeats)
+                   a.rerun, a.cache, a.jobs, a.timeout, a.repeats, only)
