@@ -134,9 +134,9 @@ func TestNeutralSettings(t *testing.T) {
 // fraction). Each repeat is a run the replay of the shipped default snapshot must
 // predict, as the shipped one is: OOM or not must match, and every acceptance figure
 // must be exact or inside its range (repeatsOutside lists those that are not, with
-// why). A repeat not exact in every figure ships with its pickle and, replayed with its
-// own device addresses, must equal PyTorch's figures (checkWithOwnAddresses): it made
-// the default run's requests, and only where the driver put its segments differs.
+// why). A repeat not exact in every figure, replayed with its own device addresses (its
+// pickle, beside its facts), must equal PyTorch's figures (checkWithOwnAddresses): it
+// made the default run's requests, and only where the driver put its segments differs.
 //
 // It also reports what the repeats show of PyTorch itself: in how many figures the runs
 // of one program under one setting measured more than one value, and, for each figure
