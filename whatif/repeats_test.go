@@ -243,7 +243,10 @@ func TestProgramsRepeated(t *testing.T) {
 				lr, ok = r.TimingRange[k]
 			}
 			span := "no range"
-			if ok && lr[1] > lr[0] {
+			switch {
+			case ok && (vals[0] < lr[0] || vals[len(vals)-1] > lr[1]):
+				span = fmt.Sprintf("beyond the range %v", lr)
+			case ok && lr[1] > lr[0]:
 				span = fmt.Sprintf("%.0f %% of the range %v", 100*float64(vals[len(vals)-1]-vals[0])/float64(lr[1]-lr[0]), lr)
 			}
 			t.Logf("%s: %s: the model %d; PyTorch measured %v over %d runs (%d distinct), spanning %s", what, k, r.Stats[k], measured[k], len(measured[k]), len(vals), span)
