@@ -3754,7 +3754,8 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       fasterrcnn_varsize_train, whisper_train_fp16,
                                       gan_train_fp16, dpsgd_per_sample_grads, moe_generate_bf16)}
 # UNRECORDED programs are the next blind check's: written 2026-12-04 at night for the
-# H200, which this session was then no longer lent, so never yet run (nor on any GPU).
+# H200, which this session was then no longer lent, so never yet run on a GPU (all but
+# sparse24_mlp_infer_fp16, which needs CUDA, ran to the end on the CPU at small sizes).
 # Record them as the programs above were (`--programs` with their names, `--rerun`), check
 # them only after, then move those that ship into PROGRAMS.
 UNRECORDED = {f.__name__: f for f in (vmap_ensemble_train, muon_optimizer_train_bf16, patch_forecast_train,
