@@ -127,40 +127,29 @@ func TestNeutralSettings(t *testing.T) {
 	}
 }
 
-// TestProgramsRepeated checks the predictions against more runs of practitioners'
-// programs, each under a setting where a figure of the shipped run lies outside its
-// range or inside one wider than informative (reference/programs-2.11/repeats/K/,
-// recorded on the H200 after the shipped runs, under the same setting and memory
-// fraction). Each repeat is a run the replay of the shipped default snapshot must
-// predict, as the shipped one is: OOM or not must match, and every acceptance figure
-// must be exact or inside its range (repeatsOutside lists those that are not, with
-// why). A repeat not exact in every figure, replayed with its own device addresses (its
-// pickle, beside its facts), must equal PyTorch's figures (checkWithOwnAddresses): it
-// made the default run's requests, and only where the driver put its segments differs.
+// TestProgramsRepeated checks the predictions against more runs of the practitioners'
+// programs under the three settings whose figures depend on where the driver puts
+// segments: three more runs of each pair where a figure of the shipped run lies outside
+// its range or inside one wider than informative, one more of each other pair
+// (reference/programs-2.11/repeats/K/, recorded on the H200 after the shipped runs,
+// under the same setting and memory fraction). Each repeat is a run the replay of the
+// shipped default snapshot must predict, as the shipped one is: OOM or not must match,
+// and every acceptance figure must be exact or inside its range (repeatsOutside lists
+// those that are not, with why). A repeat not exact in every figure, replayed with its
+// own device addresses (its pickle, beside its facts), must equal PyTorch's figures
+// (checkWithOwnAddresses): it made the default run's requests, and only where the
+// driver put its segments differs.
 //
 // It also reports what the repeats show of PyTorch itself: in how many figures the runs
 // of one program under one setting measured more than one value, and, for each figure
 // programsKnown lists for the shipped run, the values PyTorch measured over its runs
 // and how much of the range they span. BENCHMARKS.md quotes the summary.
 func TestProgramsRepeated(t *testing.T) {
-	files, err := reference.Glob(reference.Programs211, "repeats/*/*.facts.json")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("repeats of the practitioners' programs: %d (%v)", len(files), err)
-	}
-	type pair struct{ prog, name string }
-	repeats := map[pair][]string{}
-	for _, ff := range files {
-		prog, name, ok := strings.Cut(strings.TrimSuffix(filepath.Base(ff), ".facts.json"), "__")
-		if !ok {
-			t.Fatalf("%s: not PROGRAM__SETTING.facts.json", ff)
-		}
-		p := pair{prog, name}
-		repeats[p] = append(repeats[p], ff)
-	}
+	repeats := programRepeats(t)
 	seen := map[string]bool{}
 	kinds := map[string]int{}
 	runs, varying, listedVarying, listed := 0, 0, 0, 0
-	for _, p := range slices.SortedFunc(maps.Keys(repeats), func(a, b pair) int {
+	for _, p := range slices.SortedFunc(maps.Keys(repeats), func(a, b programPair) int {
 		return strings.Compare(a.prog+" "+a.name, b.prog+" "+b.name)
 	}) {
 		what := p.prog + " under " + p.name
@@ -242,14 +231,7 @@ func TestProgramsRepeated(t *testing.T) {
 			if !ok {
 				lr, ok = r.TimingRange[k]
 			}
-			span := "no range"
-			switch {
-			case ok && (vals[0] < lr[0] || vals[len(vals)-1] > lr[1]):
-				span = fmt.Sprintf("beyond the range %v", lr)
-			case ok && lr[1] > lr[0]:
-				span = fmt.Sprintf("%.0f %% of the range %v", 100*float64(vals[len(vals)-1]-vals[0])/float64(lr[1]-lr[0]), lr)
-			}
-			t.Logf("%s: %s: the model %d; PyTorch measured %v over %d runs (%d distinct), spanning %s", what, k, r.Stats[k], measured[k], len(measured[k]), len(vals), span)
+			t.Logf("%s: %s: the model %d; PyTorch measured %v over %d runs (%d distinct), spanning %s", what, k, r.Stats[k], measured[k], len(measured[k]), len(vals), spanOf(vals, lr, ok))
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(repeatsOutside)) {
@@ -262,6 +244,44 @@ func TestProgramsRepeated(t *testing.T) {
 		varying, len(repeats)*len(acceptanceKeys), listedVarying, listed)
 	t.Log(summary)
 	quotedInBenchmarks(t, "the repeats' summary line", summary)
+}
+
+// programPair is one practitioners' program under one setting (the setting part of
+// its facts files' names).
+type programPair struct{ prog, name string }
+
+// programRepeats returns the facts files of reference/programs-2.11/repeats/*/ by the
+// program and setting they are runs of, and fails t when there are none.
+func programRepeats(t *testing.T) map[programPair][]string {
+	t.Helper()
+	files, err := reference.Glob(reference.Programs211, "repeats/*/*.facts.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("repeats of the practitioners' programs: %d (%v)", len(files), err)
+	}
+	repeats := map[programPair][]string{}
+	for _, ff := range files {
+		prog, name, ok := strings.Cut(strings.TrimSuffix(filepath.Base(ff), ".facts.json"), "__")
+		if !ok {
+			t.Fatalf("%s: not PROGRAM__SETTING.facts.json", ff)
+		}
+		p := programPair{prog, name}
+		repeats[p] = append(repeats[p], ff)
+	}
+	return repeats
+}
+
+// spanOf says how the distinct values PyTorch measured, vals (sorted), lie in the
+// range lr (ranged false: the replay gives the figure none).
+func spanOf(vals []int64, lr [2]int64, ranged bool) string {
+	switch {
+	case !ranged:
+		return "no range"
+	case vals[0] < lr[0] || vals[len(vals)-1] > lr[1]:
+		return fmt.Sprintf("beyond the range %v", lr)
+	case lr[1] == lr[0]:
+		return fmt.Sprintf("the range %v", lr)
+	}
+	return fmt.Sprintf("%.0f %% of the range %v", 100*float64(vals[len(vals)-1]-vals[0])/float64(lr[1]-lr[0]), lr)
 }
 
 // repeatsOutside are the figures of reference/programs-2.11/repeats that lie outside
