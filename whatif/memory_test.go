@@ -291,14 +291,19 @@ func TestPackedPlacements(t *testing.T) {
 // put it, given the driver's true layout before it: every cudaMalloc call of the
 // practitioners' programs' recorded runs but those with expandable segments (which map
 // pages instead), each run replayed on a simulated device at its own addresses, its
-// first call left out (nothing is known before it). BENCHMARKS.md quotes the share; a
-// change to the rule that moves it must say so there.
+// first call left out (nothing is known before it). It also measures how many of the
+// addresses the driver gave the calls a run under another setting made and its default
+// run did not are among the places the address range's random placements choose from
+// (candidates; placementsAmongCandidates). BENCHMARKS.md quotes both lines; a change to
+// the rule or the candidates that moves them must say so there.
 func TestDriverModelAgreement(t *testing.T) {
 	paths, err := reference.GlobPickles(reference.Programs211, "*__*.pickle")
 	if err != nil {
 		t.Fatal(err)
 	}
 	hit, total, runs := 0, 0, 0
+	in, guessed := 0, 0
+	defaults := map[string][]snapshot.TraceEntry{}
 	for _, path := range paths {
 		if strings.Contains(filepath.Base(path), "expandable_segments_True") {
 			continue
@@ -312,6 +317,26 @@ func TestDriverModelAgreement(t *testing.T) {
 			t.Fatalf("%s: %v", path, err)
 		}
 		hit, total, runs = hit+h, total+n, runs+1
+		prog, setting, _ := strings.Cut(filepath.Base(reference.TrimPickle(path)), "__")
+		if setting == "default" {
+			continue
+		}
+		if defaults[prog] == nil {
+			def, err := reference.Pickle(reference.Programs211, prog+"__default.pickle")
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := snapshot.ReadFile(def)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defaults[prog] = d.Traces[0]
+		}
+		a, b, _, err := placementsAmongCandidates(defaults[prog], s.Traces[0])
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		in, guessed = in+a, guessed+b
 	}
 	if runs < 200 || total == 0 {
 		t.Fatalf("%d runs, %d device allocations: the practitioners' programs are not all there", runs, total)
@@ -320,6 +345,10 @@ func TestDriverModelAgreement(t *testing.T) {
 		hit, total, 100*float64(hit)/float64(total), runs)
 	t.Log(line)
 	quotedInBenchmarks(t, "the driver model's agreement line", line)
+	line = fmt.Sprintf("candidates: %d of the %d addresses the driver gave device allocations a run's default run did not make are among the places the random placements choose from (%.1f %%)",
+		in, guessed, 100*float64(in)/float64(guessed))
+	t.Log(line)
+	quotedInBenchmarks(t, "the candidates' coverage line", line)
 }
 
 // agreement replays trace's cudaMalloc and cudaFree calls on a simulated device at
