@@ -3958,6 +3958,8 @@ if __name__ == "__main__":
                          "e.g. roundup_power2_divisions_4)")
     a = ap.parse_args()
     only = set(a.settings.split(",")) if a.settings else None
+    if only and not a.repeats:
+        ap.error("--settings limits --repeats: give --repeats N with it")
     if only and not only <= {tag(c) for c in SETTINGS}:
         ap.error(f"--settings: unknown tags {sorted(only - {tag(c) for c in SETTINGS})}; "
                  f"the settings are {[tag(c) for c in SETTINGS]}")
