@@ -42,6 +42,32 @@ func (f facts) setting(t *testing.T) Setting {
 	return st
 }
 
+// referenceSnapshot reads the snapshot name (P__S.pickle, or its .gz) of a folder of
+// reference/ and fails t when it is missing or unreadable.
+func referenceSnapshot(t *testing.T, folder, name string) *snapshot.Snapshot {
+	t.Helper()
+	p, err := reference.Pickle(folder, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := snapshot.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// replayLike replays s under the setting of the recorded run f on a device of its size
+// and returns the run (what names it in a failure).
+func replayLike(t *testing.T, what string, s *snapshot.Snapshot, f facts) Run {
+	t.Helper()
+	res, err := Replay(s, []Setting{f.setting(t)}, Options{TotalMemory: f.TotalMemory})
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return res.Runs[0]
+}
+
 func readFacts(t *testing.T, path string) facts {
 	t.Helper()
 	data, err := os.ReadFile(path)

@@ -47,14 +47,7 @@ func settings(t *testing.T, confs ...string) []Setting {
 // blocks freed in it without an allocation in it, and those still allocated at its end,
 // are re-made first, and a warning says how many and how much.
 func TestHistoryThatStartsLate(t *testing.T) {
-	path, err := reference.File(reference.Workloads211, "gpt2_train__default.pickle")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := snapshot.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := referenceSnapshot(t, reference.Workloads211, "gpt2_train__default.pickle")
 	full, err := Replay(s, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -119,14 +112,7 @@ func TestEmptyCacheIsReplayed(t *testing.T) {
 // and a deferred free keeps its id (multistream_branches' schedules name them).
 func TestBlockIDsReused(t *testing.T) {
 	for _, name := range []string{"gpt2_train", "multistream_branches"} {
-		path, err := reference.File(reference.Workloads211, name+"__default.pickle")
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := snapshot.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := referenceSnapshot(t, reference.Workloads211, name+"__default.pickle")
 		h, err := prepare(s, 0)
 		if err != nil {
 			t.Fatal(err)

@@ -219,14 +219,7 @@ func TestAddressRange(t *testing.T) {
 // 83 bytes an entry before ops shrank and the per-entry frames and reserved
 // memory arrays went.
 func TestPrepareBytesPerEntry(t *testing.T) {
-	path, err := reference.File(reference.Workloads211, "gpt2_generate__default.pickle")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := snapshot.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := referenceSnapshot(t, reference.Workloads211, "gpt2_generate__default.pickle")
 	n := len(s.Traces[0])
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -322,15 +315,7 @@ func TestDriverModelAgreement(t *testing.T) {
 			continue
 		}
 		if defaults[prog] == nil {
-			def, err := reference.Pickle(reference.Programs211, prog+"__default.pickle")
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, err := snapshot.ReadFile(def)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defaults[prog] = d.Traces[0]
+			defaults[prog] = referenceSnapshot(t, reference.Programs211, prog+"__default.pickle").Traces[0]
 		}
 		a, b, _, err := placementsAmongCandidates(defaults[prog], s.Traces[0])
 		if err != nil {

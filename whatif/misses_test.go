@@ -55,12 +55,7 @@ func TestAddressDependentMisses(t *testing.T) {
 			name := settingName(prog, ff)
 			what := prog + " under " + name
 			f := readFacts(t, ff)
-			st := f.setting(t)
-			res, err := Replay(s, []Setting{st}, Options{TotalMemory: f.TotalMemory})
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
-			r := res.Runs[0]
+			r := replayLike(t, what, s, f)
 			pairs++
 			if r.CrossStreamFrees != 0 {
 				t.Errorf("%s: %d cross-stream frees in a single-stream program", what, r.CrossStreamFrees)
@@ -516,14 +511,7 @@ func withSwappedSegments(h *history, size int64, a, b uint64) *history {
 // which permutes recorded segments of a size (deviceMemory.swapped), holds that figure.
 func TestSmallPoolSegmentOrder(t *testing.T) {
 	const prog, small = "gpt2_generate_12l", 2 << 20
-	p, err := reference.Pickle(reference.Misses211, prog+"__default.pickle")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := snapshot.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := referenceSnapshot(t, reference.Misses211, prog+"__default.pickle")
 	h, err := prepare(s, 0)
 	if err != nil {
 		t.Fatal(err)

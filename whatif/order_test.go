@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"memlab.dev/memlab/reference"
-	"memlab.dev/memlab/snapshot"
 )
 
 // TestOrderOfSameSizeSegments is what the driver did in gpt2_generate_fp16's runs
@@ -154,15 +153,7 @@ func withOrder(h, other *history, size int64, rng *rand.Rand) (*history, error) 
 // missesHistory reads reference/misses-2.11's P__S snapshot and prepares device 0.
 func missesHistory(t *testing.T, name string) *history {
 	t.Helper()
-	p, err := reference.Pickle(reference.Misses211, name+".pickle")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := snapshot.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := prepare(s, 0)
+	h, err := prepare(referenceSnapshot(t, reference.Misses211, name+".pickle"), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

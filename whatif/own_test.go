@@ -127,14 +127,7 @@ func TestEmptyCacheWithoutFrames(t *testing.T) {
 // snapshot under max_split_size_mb:128, which guesses none, carries one that holds
 // what PyTorch measured there.
 func TestOwnSettingHasNoAddressRange(t *testing.T) {
-	p, err := reference.Pickle(reference.Misses211, "gpt2_generate_12l__default.pickle")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := snapshot.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := referenceSnapshot(t, reference.Misses211, "gpt2_generate_12l__default.pickle")
 	own, err := Replay(s, nil, Options{})
 	if err != nil {
 		t.Fatal(err)

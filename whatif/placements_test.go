@@ -15,15 +15,7 @@ import (
 // workload reads a default snapshot of reference/workloads-2.11.
 func workload(t *testing.T, prog string) *snapshot.Snapshot {
 	t.Helper()
-	p, err := reference.Pickle(reference.Workloads211, prog+"__default.pickle")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := snapshot.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return referenceSnapshot(t, reference.Workloads211, prog+"__default.pickle")
 }
 
 // TestAddressRangeSameOnAnyCores: the placements tried, and so the range, do not

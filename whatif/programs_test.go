@@ -33,11 +33,7 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 	programCases(t, func(prog, ff string, s *snapshot.Snapshot, f facts) {
 		name := settingName(prog, ff)
 		what := prog + " under " + name
-		res, err := Replay(s, []Setting{f.setting(t)}, Options{TotalMemory: f.TotalMemory})
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		r := res.Runs[0]
+		r := replayLike(t, what, s, f)
 		if r.CrossStreamFrees != 0 {
 			t.Errorf("%s: %d cross-stream frees in a single-stream program (a program with them needs checkPair and every setting's pickle)", what, r.CrossStreamFrees)
 		}

@@ -25,14 +25,7 @@ import (
 // replay's range must hold all of them (checkPair).
 func TestRepeatedRuns(t *testing.T) {
 	const prog = "multistream_branches"
-	shippedPath, err := reference.Pickle(reference.Workloads211, prog+"__default.pickle")
-	if err != nil {
-		t.Fatal(err)
-	}
-	shipped, err := snapshot.ReadFile(shippedPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	shipped := referenceSnapshot(t, reference.Workloads211, prog+"__default.pickle")
 	files, err := reference.Glob(reference.Workloads211, "repeats/*/"+prog+"__*.facts.json")
 	if err != nil {
 		t.Fatal(err)
@@ -153,25 +146,14 @@ func TestProgramsRepeated(t *testing.T) {
 		return strings.Compare(a.prog+" "+a.name, b.prog+" "+b.name)
 	}) {
 		what := p.prog + " under " + p.name
-		def, err := reference.Pickle(reference.Programs211, p.prog+"__default.pickle")
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := snapshot.ReadFile(def)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := referenceSnapshot(t, reference.Programs211, p.prog+"__default.pickle")
 		shippedFF, err := reference.File(reference.Programs211, p.prog+"__"+p.name+".facts.json")
 		if err != nil {
 			t.Fatal(err)
 		}
 		shipped := readFacts(t, shippedFF)
 		st := shipped.setting(t)
-		res, err := Replay(s, []Setting{st}, Options{TotalMemory: shipped.TotalMemory})
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		r := res.Runs[0]
+		r := replayLike(t, what, s, shipped)
 		hD, err := prepare(s, 0)
 		if err != nil {
 			t.Fatal(err)

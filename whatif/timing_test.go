@@ -11,14 +11,7 @@ import (
 
 func multistream(t *testing.T) *snapshot.Snapshot {
 	t.Helper()
-	path, err := reference.File(reference.Workloads211, "multistream_branches__default.pickle")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := snapshot.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := referenceSnapshot(t, reference.Workloads211, "multistream_branches__default.pickle")
 	return s
 }
 
