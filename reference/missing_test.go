@@ -21,7 +21,8 @@ const exercisesGroundTruth = "^TestSolutionsAgreeWithPyTorch$"
 
 // groundTruthTests finds, in every package of the module, the tests and
 // benchmarks that look up ground truth: those whose body calls reference.Dir,
-// File or Glob, directly or through helpers of the package's test files. It
+// File, Glob, Pickle or GlobPickles, directly or through helpers of the package's
+// test files. It
 // returns them by import path: test names and benchmark names.
 func groundTruthTests(t *testing.T, repo string) map[string][2][]string {
 	t.Helper()
@@ -62,7 +63,7 @@ func groundTruthTests(t *testing.T, repo string) map[string][2][]string {
 					case *ast.Ident:
 						calls[fn.Name.Name] = append(calls[fn.Name.Name], c.Name)
 					case *ast.SelectorExpr:
-						if x, ok := c.X.(*ast.Ident); ok && x.Name == "reference" && slices.Contains([]string{"Dir", "File", "Glob"}, c.Sel.Name) {
+						if x, ok := c.X.(*ast.Ident); ok && x.Name == "reference" && slices.Contains([]string{"Dir", "File", "Glob", "Pickle", "GlobPickles"}, c.Sel.Name) {
 							reads[fn.Name.Name] = true
 						}
 					}
