@@ -33,7 +33,7 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 	programCases(t, func(prog, ff string, s *snapshot.Snapshot, f facts) {
 		name := settingName(prog, ff)
 		what := prog + " under " + name
-		r := replayLike(t, what, s, f)
+		r := practitionerRun(t, what, s, ff, f)
 		if r.CrossStreamFrees != 0 {
 			t.Errorf("%s: %d cross-stream frees in a single-stream program (a program with them needs checkPair and every setting's pickle)", what, r.CrossStreamFrees)
 		}
@@ -119,6 +119,25 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 	if c.checked < 5*len(perProgram) || len(perProgram) < 5 {
 		t.Fatalf("checked %d program × setting pairs of %d programs, want 5 settings of each of at least 5", c.checked, len(perProgram))
 	}
+}
+
+// practitionerRuns holds the replays of reference/programs-2.11's default snapshots
+// under each recorded setting, by the setting's facts file, so that the tests judging
+// the shipped runs (TestPredictsPractitionerPrograms) and their repeats
+// (TestProgramsRepeated) replay each once: a replay ranges its figures over many
+// placements. The package's tests do not run in parallel.
+var practitionerRuns = map[string]Run{}
+
+// practitionerRun is replayLike(t, what, s, f) for the facts file ff of
+// reference/programs-2.11, replayed once per test binary.
+func practitionerRun(t *testing.T, what string, s *snapshot.Snapshot, ff string, f facts) Run {
+	t.Helper()
+	r, ok := practitionerRuns[ff]
+	if !ok {
+		r = replayLike(t, what, s, f)
+		practitionerRuns[ff] = r
+	}
+	return r
 }
 
 // exactIn reports whether run r equals PyTorch's facts f in every acceptance figure.

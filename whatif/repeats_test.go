@@ -153,7 +153,7 @@ func TestProgramsRepeated(t *testing.T) {
 		}
 		shipped := readFacts(t, shippedFF)
 		st := shipped.setting(t)
-		r := replayLike(t, what, s, shipped)
+		r := practitionerRun(t, what, s, shippedFF, shipped)
 		hD, err := prepare(s, 0)
 		if err != nil {
 			t.Fatal(err)
