@@ -158,6 +158,20 @@ func (h *history) hintsOf(o *op) []hint {
 	return h.hints[o.hints-1]
 }
 
+// recordedSpans returns the address ranges of the device allocations (segment_alloc,
+// not segment_map) the recorded run made, merged, by address.
+func (h *history) recordedSpans() []liveSpan {
+	var spans []liveSpan
+	for _, hs := range h.hints {
+		for _, x := range hs {
+			if !x.mapped {
+				spans = append(spans, liveSpan{addr: x.addr, size: uint64(x.size)})
+			}
+		}
+	}
+	return mergeSpans(spans)
+}
+
 // recordedAddresses returns, by size, the distinct addresses of the device allocations
 // (segment_alloc, not segment_map) the recorded run made.
 func (h *history) recordedAddresses() map[uint64][]uint64 {

@@ -1,8 +1,10 @@
 package whatif
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand"
+	"slices"
 	"sort"
 
 	"memlab.dev/memlab/allocator"
@@ -58,6 +60,14 @@ type deviceMemory struct {
 	// previous one (packing); next is the next address there (0 before the first).
 	pack packing
 	next uint64
+	// recordedSpans holds the address ranges of every device allocation the recorded
+	// run made, merged (packs after them: afterGuessed); lastEnd is the end of the
+	// previous device allocation, lastGuessed whether it was guessed, guessing
+	// whether the current one is.
+	recordedSpans []liveSpan
+	lastEnd       uint64
+	lastGuessed   bool
+	guessing      bool
 }
 
 // packing is where a placement packs the guessed device allocations that no chunk
@@ -212,10 +222,15 @@ func (m *deviceMemory) place(size uint64, mapped bool) uint64 {
 		if i, a, ok := m.resized(size); ok {
 			m.taken[i] = true
 			m.guessed++
+			m.guessing = true
 			return a
 		}
 	}
 	m.guessed++
+	m.guessing = true
+	if a, ok := m.afterGuessed(size); ok {
+		return a
+	}
 	// The driver fills the free tails of its chunks, and the ranges of small freed
 	// segments, first-fit, lowest address first; else it carves a new range from the
 	// top of the highest range a large freed segment gave back; else below every range
@@ -243,6 +258,25 @@ func (m *deviceMemory) place(size uint64, mapped bool) uint64 {
 		return m.packed(size)
 	}
 	return m.below(size)
+}
+
+// afterGuessed returns the end of the previous device allocation when that one was
+// guessed too and the range from there is free and never held a recorded allocation
+// (a packing placement packs in its own way). The driver packs a run's new segments one
+// after another (packing says where it was seen); and where the recorded run had a
+// segment, the run under another setting had that segment too when it made the same
+// call. Given the driver's true layout before each call, the model puts half again as
+// many of the calls a setting adds where the driver did with this rule as without it
+// (the "added calls" line of TestDriverModelAgreement; BENCHMARKS.md has both, and the
+// figures the rule changed).
+func (m *deviceMemory) afterGuessed(size uint64) (uint64, bool) {
+	a := m.lastEnd
+	if m.pack != noPacking || !m.lastGuessed || a == 0 || m.overlaps(a, size) || spansOverlap(m.recordedSpans, a, size) {
+		return 0, false
+	}
+	m.holes = cut(m.holes, a, size)
+	m.freed = cut(m.freed, a, size)
+	return a, true
 }
 
 // swapped returns a random one of the addresses at which the recorded run made a
@@ -491,9 +525,11 @@ func (m *deviceMemory) Malloc(size uint64) (uint64, error) {
 	if size == 0 || m.used+size > m.total {
 		return 0, oom(size)
 	}
+	m.guessing = false
 	a := m.place(size, false)
 	m.add(a, size, false)
 	m.used += size
+	m.lastEnd, m.lastGuessed = a+size, m.guessing
 	if a%chunkSize == 0 && (m.next == 0 || a+size != m.next) { // a packed range leaves no tails
 		// a new chunk of the driver: the rest of it takes later allocations that fit
 		if end := chunkRound(size); end > size && !m.overlaps(a+size, end-size) {
@@ -501,6 +537,28 @@ func (m *deviceMemory) Malloc(size uint64) (uint64, error) {
 		}
 	}
 	return a, nil
+}
+
+// spansOverlap reports whether [addr, addr+size) overlaps a range of l, a list by
+// address of ranges that do not overlap each other.
+func spansOverlap(l []liveSpan, addr, size uint64) bool {
+	i := sort.Search(len(l), func(i int) bool { return l[i].addr+l[i].size > addr })
+	return i < len(l) && l[i].addr < addr+size
+}
+
+// mergeSpans returns the union of spans as ranges that neither overlap nor touch, by
+// address.
+func mergeSpans(spans []liveSpan) []liveSpan {
+	slices.SortFunc(spans, func(a, b liveSpan) int { return cmp.Compare(a.addr, b.addr) })
+	var out []liveSpan
+	for _, s := range spans {
+		if n := len(out); n > 0 && s.addr <= out[n-1].addr+out[n-1].size {
+			out[n-1].size = max(out[n-1].size, s.addr+s.size-out[n-1].addr)
+			continue
+		}
+		out = append(out, liveSpan{addr: s.addr, size: s.size})
+	}
+	return out
 }
 
 // addHole records a free chunk tail, merged with adjacent ones.

@@ -378,15 +378,15 @@ func TestDriverPlacementsAmongCandidates(t *testing.T) {
 			}
 			traces[i] = s.Traces[0]
 		}
-		in, total, out, err := placementsAmongCandidates(traces[0], traces[1])
+		c, err := placementsAmongCandidates(traces[0], traces[1])
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		t.Logf("%s: %d of %d device allocations the default run did not make placed among the candidates", name, in, total)
+		t.Logf("%s: %d of %d device allocations the default run did not make placed among the candidates", name, c.in, c.total)
 		if name == "gpt2_generate_large__max_split_size_mb_64__garbage_collection_threshold_0p6" {
 			checked = true
-			if total == 0 || in != total {
-				t.Errorf("%s: %d of %d among the candidates; not: %v", name, in, total, out)
+			if c.total == 0 || c.in != c.total {
+				t.Errorf("%s: %d of %d among the candidates; not: %v", name, c.in, c.total, c.out)
 			}
 		}
 	}
@@ -395,12 +395,22 @@ func TestDriverPlacementsAmongCandidates(t *testing.T) {
 	}
 }
 
+// addedCalls counts, of the device allocations a run made that its default run did not
+// make for the same request (the calls a setting adds, whose addresses a replay guesses),
+// those whose address is among the candidates before it (in; out names the others) and
+// those the driver model's own rule places at it (model).
+type addedCalls struct {
+	total, in, model int
+	out              []string
+}
+
 // placementsAmongCandidates replays other's cudaMalloc and cudaFree calls on a
-// simulated device and counts, of the device allocations def (the same program's
-// default run) did not make for the same request, those whose address is among the
-// candidates before it; out names the others.
-func placementsAmongCandidates(def, other []snapshot.TraceEntry) (in, total int, out []string, err error) {
+// simulated device at their recorded addresses and counts the calls other adds to def
+// (the same program's default run): addedCalls.
+func placementsAmongCandidates(def, other []snapshot.TraceEntry) (addedCalls, error) {
+	var c addedCalls
 	made := map[int]map[int64]int{} // request → sizes of the device allocations before it
+	var spans []liveSpan
 	req := 0
 	for _, e := range def {
 		switch e.Action {
@@ -411,38 +421,45 @@ func placementsAmongCandidates(def, other []snapshot.TraceEntry) (in, total int,
 				made[req] = map[int64]int{}
 			}
 			made[req][e.Size]++
+			spans = append(spans, liveSpan{addr: e.Addr, size: uint64(e.Size)})
 		}
 	}
 	m := newDeviceMemory(H200Memory)
+	m.recordedSpans = mergeSpans(spans) // as a replay of def has them
 	req = 0
 	for i, e := range other {
 		switch e.Action {
 		case snapshot.ActionAlloc:
 			req++
 		case snapshot.ActionSegmentAlloc:
-			if made[req][e.Size] > 0 {
+			added := made[req][e.Size] == 0
+			if !added {
 				made[req][e.Size]--
 			} else {
-				total++
+				c.total++
 				m.step(nil)
+				if m.clone().place(uint64(e.Size), false) == e.Addr {
+					c.model++
+				}
 				cands, _ := m.candidates(uint64(e.Size))
 				if slices.Contains(cands, e.Addr) {
-					in++
+					c.in++
 				} else {
-					out = append(out, fmt.Sprintf("request %d: %d MiB", req, e.Size>>20))
+					c.out = append(c.out, fmt.Sprintf("request %d: %d MiB", req, e.Size>>20))
 				}
 			}
 			m.step([]hint{{addr: e.Addr, size: e.Size}})
 			if a, err := m.Malloc(uint64(e.Size)); err != nil || a != e.Addr {
-				return 0, 0, nil, fmt.Errorf("entry %d: segment at %#x placed at %#x: %v", i, e.Addr, a, err)
+				return c, fmt.Errorf("entry %d: segment at %#x placed at %#x: %v", i, e.Addr, a, err)
 			}
+			m.lastGuessed = added // a replay of def guesses the calls other adds
 		case snapshot.ActionSegmentFree:
 			if err := m.Free(e.Addr); err != nil {
-				return 0, 0, nil, fmt.Errorf("entry %d: %w", i, err)
+				return c, fmt.Errorf("entry %d: %w", i, err)
 			}
 		}
 	}
-	return in, total, out, nil
+	return c, nil
 }
 
 // TestAddressPlacementKinds: of the address range's placements, those that move only

@@ -57,6 +57,7 @@ func newReplayer(h *history, st Setting, opts Options, sched schedule) (*replaye
 		total = H200Memory
 	}
 	mem := newDeviceMemory(uint64(total))
+	mem.recordedSpans = h.recordedSpans()
 	if opts.placement != 0 {
 		mem.placer = rand.New(rand.NewSource(opts.placement))
 		// Every other placement moves only the guessed allocations: the driver may

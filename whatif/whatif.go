@@ -34,9 +34,11 @@
 // guessed addresses (Run.Guessed counts them), which matter only when free blocks of
 // equal size compete: one of another size than the recorded run made for the request
 // ends where the recorded range's 32 MiB chunks end; one the recorded run did not make
-// fills a free chunk tail or a small freed segment's range first-fit, else the top of
-// a large freed segment's range, else goes below every range, as the driver was seen
-// to place them (experiments/driver-va, and the runs of reference/workloads-2.11).
+// goes right after the previous device allocation if that one was guessed too and the
+// range there is free and never held a recorded allocation, else fills a free chunk
+// tail or a small freed segment's range first-fit, else the top of a large freed
+// segment's range, else goes below every range, as the driver was seen to place them
+// (experiments/driver-va, the runs of reference/workloads-2.11 and programs-2.11).
 // Where the driver puts them depends on device memory the snapshot does not show
 // (cuBLAS and cuDNN workspaces, kernel modules), so a run that guessed is also replayed
 // with each guessed allocation, and in every other replay at random half of the others
