@@ -241,6 +241,46 @@ func TestPrepareBytesPerEntry(t *testing.T) {
 	}
 }
 
+// TestAfterGuessed: a guessed device allocation goes right after the previous one when
+// that was guessed too, not into the lowest chunk tail that fits, unless a recorded
+// allocation of the run held that range at some time; after a recorded allocation the
+// lowest tail takes it.
+func TestAfterGuessed(t *testing.T) {
+	const rec = 0x7f0000000000
+	for _, c := range []struct {
+		what     string
+		recorded []liveSpan // ranges of the run's recorded allocations at other times
+		want     uint64
+	}{
+		{"right after the guessed one", nil, rec + 31*mib},
+		{"a recorded allocation held that range: the lowest tail", []liveSpan{{addr: rec + 31*mib, size: mib}}, rec - 28*mib},
+	} {
+		m := newDeviceMemory(1 << 40)
+		m.recordedSpans = mergeSpans(append(c.recorded, liveSpan{addr: rec, size: 2 * mib}, liveSpan{addr: rec - 32*mib, size: 4 * mib}))
+		for _, r := range []liveSpan{{addr: rec, size: 2 * mib}, {addr: rec - 32*mib, size: 4 * mib}} { // tails of 30 and 28 MiB
+			m.step([]hint{{addr: r.addr, size: int64(r.size)}})
+			if a, err := m.Malloc(r.size); err != nil || a != r.addr {
+				t.Fatalf("%s: the recorded allocation went to %#x (%v), want %#x", c.what, a, err, r.addr)
+			}
+		}
+		m.step(nil)
+		if a, err := m.Malloc(mib); err != nil || a != rec-28*mib {
+			t.Errorf("%s: 1 MiB after a recorded allocation at %#x (%v), want the lowest tail, rec-28 MiB", c.what, a, err)
+		}
+		if err := m.Free(rec - 28*mib); err != nil {
+			t.Fatal(err)
+		}
+		m.step(nil)
+		if a, err := m.Malloc(29 * mib); err != nil || a != rec+2*mib {
+			t.Fatalf("%s: 29 MiB at %#x (%v), want the 30 MiB tail at rec+2 MiB", c.what, a, err)
+		}
+		m.step(nil)
+		if a, err := m.Malloc(mib); err != nil || a != c.want {
+			t.Errorf("%s: 1 MiB after the guessed 29 MiB at rec%+d MiB (%v), want rec%+d MiB", c.what, (int64(a)-rec)/mib, err, (int64(c.want)-rec)/mib)
+		}
+	}
+}
+
 // TestPackedPlacements: a packing placement puts guessed allocations that no chunk
 // tail takes one after another, ascending, in a range of their own above or below
 // the recorded ones, leaving no chunk tails between them; a chunk tail still takes
