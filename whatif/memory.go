@@ -61,9 +61,9 @@ type deviceMemory struct {
 	pack packing
 	next uint64
 	// recordedSpans holds the address ranges of every device allocation the recorded
-	// run made, merged (packs after them: afterGuessed); lastEnd is the end of the
-	// previous device allocation, lastGuessed whether it was guessed, guessing
-	// whether the current one is.
+	// run made, at any time, merged (afterGuessed packs nothing into them); lastEnd is
+	// the end of the previous device allocation, lastGuessed whether it was guessed,
+	// guessing whether the one being placed is.
 	recordedSpans []liveSpan
 	lastEnd       uint64
 	lastGuessed   bool
