@@ -281,6 +281,42 @@ func TestAfterGuessed(t *testing.T) {
 	}
 }
 
+// TestAfterSameSize: the placement that packs after same-size allocations puts a
+// guessed one right after the last device allocation of its size, where free and never
+// recorded (DPO's first new 48 MiB segment under max_split_size_mb:128); the model's own
+// rule does not, and neither does that placement over a recorded allocation's range.
+func TestAfterSameSize(t *testing.T) {
+	const rec = 0x7f0000000000
+	for _, c := range []struct {
+		what     string
+		pack     packing
+		recorded []liveSpan // ranges of the run's recorded allocations at other times
+		after    bool
+	}{
+		{"the placement after same sizes", packAfterSameSize, nil, true},
+		{"the model's own rule", noPacking, nil, false},
+		{"over a recorded range", packAfterSameSize, []liveSpan{{addr: rec + 48*mib, size: 2 * mib}}, false},
+	} {
+		m := newDeviceMemory(1 << 40)
+		m.pack = c.pack
+		m.recordedSpans = mergeSpans(append(c.recorded, liveSpan{addr: rec, size: 48 * mib}, liveSpan{addr: rec + 512*mib, size: 2 * mib}))
+		for _, r := range []liveSpan{{addr: rec, size: 48 * mib}, {addr: rec + 512*mib, size: 2 * mib}} {
+			m.step([]hint{{addr: r.addr, size: int64(r.size)}})
+			if a, err := m.Malloc(r.size); err != nil || a != r.addr {
+				t.Fatalf("%s: the recorded allocation went to %#x (%v), want %#x", c.what, a, err, r.addr)
+			}
+		}
+		m.step(nil)
+		a, err := m.Malloc(48 * mib)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after := a == rec+48*mib; after != c.after {
+			t.Errorf("%s: a guessed 48 MiB went to rec%+d MiB; right after the recorded 48 MiB: %v, want %v", c.what, (int64(a)-rec)/mib, after, c.after)
+		}
+	}
+}
+
 // TestPackedPlacements: a packing placement puts guessed allocations that no chunk
 // tail takes one after another, ascending, in a range of their own above or below
 // the recorded ones, leaving no chunk tails between them; a chunk tail still takes

@@ -78,16 +78,21 @@ func placementOptions(h *history, st Setting, opts Options, seed int, guessed in
 	o := opts
 	// Placements 3 and 4 of a replay that guessed pack the guessed allocations that
 	// no chunk tail or freed range takes in a range of their own, above and below
-	// the recorded ones (packing), a layout random places never line up; the random
-	// placements after them keep the seeds they had before these two were added, so
-	// every range the random ones gave is still reached.
+	// the recorded ones (packing), a layout random places never line up; placement 5
+	// puts them after the last allocation of their size where it can
+	// (afterSameSize). The random placements after them keep the seeds they had
+	// before these three were added, so every range the random ones gave is still
+	// reached.
 	if guessed > 0 && !h.isOwn(st) {
 		switch {
 		case seed == 3 || seed == 4:
 			o.placement, o.pack = int64(seed), packAbove+packing(seed-3)
 			return o
-		case seed > 4:
-			seed -= 2
+		case seed == 5:
+			o.placement, o.pack = int64(seed), packAfterSameSize
+			return o
+		case seed > 5:
+			seed -= 3
 		}
 	}
 	o.placement = int64(seed)

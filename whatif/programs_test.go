@@ -267,19 +267,6 @@ var programsKnown = map[string]string{
 	"bert_train_eval_interleaved_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free":    "113 cudaMalloc calls more than the default run, under the cap",
 	"distill_resnet_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free":           "63 cudaMalloc calls more than the default run, under the cap",
 	"mamba_scan_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak": "554 cudaMalloc calls more than the default run, under the cap",
-	// Outside its range (recorded 2026-12-04 17:00 UTC, checked only after): DPO under
-	// max_split_size_mb:128 makes 51 cudaMalloc calls its default run did not. The
-	// driver put the first three in a range above every other, after the run of
-	// segments it had packed there one after another (+340, +388, +436 MiB from the
-	// first), the next two right after the previous one's end, and later ones in
-	// chunks it skipped or returned to that range; the model carves them all below.
-	// Placing a guessed allocation right after the previous one's end, or after that
-	// packed run, brought the model's figure to 238 MB (PyTorch 204 MB, the model's
-	// 278 MB) but changed figures of other programs the model had exact; offering
-	// those places to the random placements put PyTorch's figure inside but widened six
-	// other ranges past the informative widths (2026-12-04 17:07-17:10 UTC). With that run's
-	// own addresses every figure is exact.
-	"dpo_pairs_train_bf16 under max_split_size_mb_128: inactive_split_bytes.all.peak": "outside: the driver continued a packed range above every other, which the model does not",
 	// Recorded 2026-12-04 18:34 UTC and checked only after: the Swin transformer at
 	// four resolutions made 424 cudaMalloc calls more under the cap than its default
 	// run, as BART above. Under roundup_power2_divisions:4 the driver put that run's

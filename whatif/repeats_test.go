@@ -270,15 +270,6 @@ func spanOf(vals []int64, lr [2]int64, ranged bool) string {
 // every range the replay gives, keyed "PROGRAM under SETTING (repeat K): KEY", each
 // with why.
 var repeatsOutside = map[string]string{
-	// The shipped run and all three repeats measured 204,390,400: not a run-to-run
-	// spread but a placement the model does not make. The driver filled a free range
-	// above the run's first segments ascending, where the default run had packed six
-	// segments; a model that takes such a packed range to continue up to the next live
-	// segment is exact here but moved 24 other shipped figures off PyTorch's (tried
-	// 2026-12-04, not kept).
-	"dpo_pairs_train_bf16 under max_split_size_mb_128 (repeat 1): inactive_split_bytes.all.peak": "the driver continued a packed range above every other, in every run",
-	"dpo_pairs_train_bf16 under max_split_size_mb_128 (repeat 2): inactive_split_bytes.all.peak": "the driver continued a packed range above every other, in every run",
-	"dpo_pairs_train_bf16 under max_split_size_mb_128 (repeat 3): inactive_split_bytes.all.peak": "the driver continued a packed range above every other, in every run",
 	// The shipped run and repeat 2 measured 220,102,656, repeats 1 and 3 the model's
 	// 228,285,440: the driver laid the first step's 32 MiB segments in one of two
 	// orders, and no placement tries the other.
