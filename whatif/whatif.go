@@ -50,7 +50,10 @@
 // each), replayed several at once (one per processor) until the range stops widening (16
 // placements in a row widen no figure's, after at least 24; at most 256), whatever the
 // history's length, within a time budget (Options.RangeBudget; a range it stopped
-// says so). Under a setting other than the snapshot's own (its allocator_settings, with
+// says so). Three of those placements are fixed, layouts the driver was seen to make
+// that random places rarely line up: the guessed allocations packed one after another
+// in a range of their own above or below the recorded ones, or each right after the
+// last allocation of its size (memory.go's packing). Under a setting other than the snapshot's own (its allocator_settings, with
 // no cap: a snapshot does not record a memory fraction, so a capped replay is taken for
 // another run), the driver may also place the device allocations the recorded run made
 // for the same request elsewhere, or the same-size ones in another order
