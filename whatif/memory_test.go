@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -362,11 +363,12 @@ func TestPackedPlacements(t *testing.T) {
 // put it, given the driver's true layout before it: every cudaMalloc call of the
 // practitioners' programs' recorded runs but those with expandable segments (which map
 // pages instead), each run replayed on a simulated device at its own addresses, its
-// first call left out (nothing is known before it). It also measures how many of the
-// addresses the driver gave the calls a run under another setting made and its default
-// run did not are among the places the address range's random placements choose from
-// (candidates; placementsAmongCandidates). BENCHMARKS.md quotes both lines; a change to
-// the rule or the candidates that moves them must say so there.
+// first call left out (nothing is known before it). Then, of the calls a run under
+// another setting made and its default run did not (the ones a replay guesses), how
+// many the rule places where the driver did, in all and per setting, and how many of
+// the driver's addresses are among the places the address range's random placements
+// choose from (candidates; placementsAmongCandidates). BENCHMARKS.md quotes every line;
+// a change to the rule or the candidates that moves them must say so there.
 func TestDriverModelAgreement(t *testing.T) {
 	paths, err := reference.GlobPickles(reference.Programs211, "*__*.pickle")
 	if err != nil {
@@ -374,6 +376,7 @@ func TestDriverModelAgreement(t *testing.T) {
 	}
 	hit, total, runs := 0, 0, 0
 	var added addedCalls
+	bySetting := map[string]*addedCalls{}
 	defaults := map[string][]snapshot.TraceEntry{}
 	for _, path := range paths {
 		if strings.Contains(filepath.Base(path), "expandable_segments_True") {
@@ -400,6 +403,11 @@ func TestDriverModelAgreement(t *testing.T) {
 			t.Fatalf("%s: %v", path, err)
 		}
 		added.total, added.in, added.model = added.total+c.total, added.in+c.in, added.model+c.model
+		if bySetting[setting] == nil {
+			bySetting[setting] = &addedCalls{}
+		}
+		bySetting[setting].total += c.total
+		bySetting[setting].model += c.model
 	}
 	if runs < 200 || total == 0 || added.total == 0 {
 		t.Fatalf("%d runs, %d device allocations: the practitioners' programs are not all there", runs, total)
@@ -412,6 +420,13 @@ func TestDriverModelAgreement(t *testing.T) {
 		added.model, added.total, 100*float64(added.model)/float64(added.total))
 	t.Log(line)
 	quotedInBenchmarks(t, "the driver model's agreement line on the calls a setting adds", line)
+	for _, setting := range slices.Sorted(maps.Keys(bySetting)) {
+		c := bySetting[setting]
+		line := fmt.Sprintf("added calls under %s: %d of %d placed where the driver put them (%.1f %%)",
+			setting, c.model, c.total, 100*float64(c.model)/float64(c.total))
+		t.Log(line)
+		quotedInBenchmarks(t, "the driver model's agreement line under "+setting, line)
+	}
 	line = fmt.Sprintf("candidates: %d of the %d addresses the driver gave device allocations a run's default run did not make are among the places the random placements choose from (%.1f %%)",
 		added.in, added.total, 100*float64(added.in)/float64(added.total))
 	t.Log(line)
