@@ -268,14 +268,14 @@ func (m *deviceMemory) place(size uint64, mapped bool) uint64 {
 }
 
 // afterGuessed returns the end of the previous device allocation when that one was
-// guessed too and the range from there is free and never held a recorded allocation
-// (a packing placement packs in its own way). The driver packs a run's new segments one
-// after another (packing says where it was seen); and where the recorded run had a
-// segment, the run under another setting had that segment too when it made the same
-// call. Given the driver's true layout before each call, the model puts half again as
-// many of the calls a setting adds where the driver did with this rule as without it
-// (the "added calls" line of TestDriverModelAgreement; BENCHMARKS.md has both, and the
-// figures the rule changed).
+// guessed too and the range from there is free and never held a recorded allocation (a
+// placement packing above or below packs its own way). The driver packs a run's new
+// segments one after another (packing says where it was seen); and where the recorded
+// run had a segment, the run under another setting had that segment too when it made
+// the same call. Given the driver's true layout before each call, the model puts half
+// again as many of the calls a setting adds where the driver did with this rule as
+// without it (the "added calls" line of TestDriverModelAgreement; BENCHMARKS.md has
+// both, and the figures the rule changed).
 func (m *deviceMemory) afterGuessed(size uint64) (uint64, bool) {
 	a := m.lastEnd
 	if (m.pack != noPacking && m.pack != packAfterSameSize) || !m.lastGuessed || a == 0 || m.overlaps(a, size) || spansOverlap(m.recordedSpans, a, size) {
