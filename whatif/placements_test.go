@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/reference"
 	"memlab.dev/memlab/snapshot"
 )
@@ -320,5 +321,25 @@ func TestAfterOOMRangeTakesInEveryPlacement(t *testing.T) {
 	}
 	if _, ok := r.AfterOOMRange["num_device_alloc"]; ok || len(r.AfterOOMRange) != 1 {
 		t.Errorf("after-OOM ranges %v: want only %s's", r.AfterOOMRange, frag)
+	}
+}
+
+// TestFixedPlacementsFirst: a range over a replay that guessed starts, after the two
+// fixed orders of the recorded allocations, with its three fixed placements (packed
+// above, packed below, after the last allocation of the same size), and the random
+// placements after them keep the seeds they had before (placement 6 is random seed 3).
+func TestFixedPlacementsFirst(t *testing.T) {
+	h := &history{} // no setting of its own: every setting is another
+	st := Setting{Conf: allocator.DefaultConfig()}
+	for seed, want := range map[int]packing{3: packAbove, 4: packBelow, 5: packAfterSameSize} {
+		if o := placementOptions(h, st, Options{}, seed, 1); o.pack != want || o.placement != int64(seed) {
+			t.Errorf("placement %d: pack %d, seed %d; want pack %d", seed, o.pack, o.placement, want)
+		}
+	}
+	if o := placementOptions(h, st, Options{}, 6, 1); o.pack != noPacking || o.placement != 3 {
+		t.Errorf("placement 6: pack %d, seed %d; want random seed 3", o.pack, o.placement)
+	}
+	if o := placementOptions(h, st, Options{}, 5, 0); o.pack != noPacking {
+		t.Errorf("placement 5 of a replay that guessed nothing packs (%d); want none", o.pack)
 	}
 }
