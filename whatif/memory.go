@@ -61,20 +61,19 @@ type deviceMemory struct {
 	pack packing
 	next uint64
 	// recordedSpans holds the address ranges of every device allocation the recorded
-	// run made, at any time, merged (afterGuessed packs nothing into them); lastEnd is
-	// the end of the previous device allocation, lastGuessed whether it was guessed,
-	// guessing whether the one being placed is.
+	// run made, at any time, merged (packAt packs nothing into them); lastEnd is the
+	// end of the previous device allocation and lastGuessed whether it was guessed.
 	recordedSpans []liveSpan
 	lastEnd       uint64
 	lastGuessed   bool
-	guessing      bool
 	// endOfSize holds, with packAfterSameSize, the end of the last device allocation
 	// of each size.
 	endOfSize map[uint64]uint64
 }
 
 // packing is where a placement packs the guessed device allocations that no chunk
-// tail or freed range takes. The driver was seen to pack a run's new 2 and 20 MiB
+// tail or freed range takes (packAbove, packBelow), or whether it puts each right
+// after the last allocation of its size first (packAfterSameSize). The driver was seen to pack a run's new 2 and 20 MiB
 // segments one after another, ascending, with no chunk tails between them, in a
 // range of its own: reference/programs-2.11's moe_train_bf16 under
 // roundup_power2_divisions:4, from its 26th device allocation on (BENCHMARKS.md). Its
@@ -150,10 +149,7 @@ func (m *deviceMemory) step(h []hint) {
 	}
 }
 
-func (m *deviceMemory) overlaps(addr, size uint64) bool {
-	i := sort.Search(len(m.live), func(i int) bool { return m.live[i].addr+m.live[i].size > addr })
-	return i < len(m.live) && m.live[i].addr < addr+size
-}
+func (m *deviceMemory) overlaps(addr, size uint64) bool { return spansOverlap(m.live, addr, size) }
 
 func (m *deviceMemory) add(addr, size uint64, reserved bool) {
 	i := sort.Search(len(m.live), func(i int) bool { return m.live[i].addr > addr })
@@ -226,12 +222,10 @@ func (m *deviceMemory) place(size uint64, mapped bool) uint64 {
 		if i, a, ok := m.resized(size); ok {
 			m.taken[i] = true
 			m.guessed++
-			m.guessing = true
 			return a
 		}
 	}
 	m.guessed++
-	m.guessing = true
 	if a, ok := m.afterGuessed(size); ok {
 		return a
 	}
@@ -277,13 +271,10 @@ func (m *deviceMemory) place(size uint64, mapped bool) uint64 {
 // without it (the "added calls" line of TestDriverModelAgreement; BENCHMARKS.md has
 // both, and the figures the rule changed).
 func (m *deviceMemory) afterGuessed(size uint64) (uint64, bool) {
-	a := m.lastEnd
-	if (m.pack != noPacking && m.pack != packAfterSameSize) || !m.lastGuessed || a == 0 || m.overlaps(a, size) || spansOverlap(m.recordedSpans, a, size) {
+	if m.pack == packAbove || m.pack == packBelow || !m.lastGuessed {
 		return 0, false
 	}
-	m.holes = cut(m.holes, a, size)
-	m.freed = cut(m.freed, a, size)
-	return a, true
+	return m.packAt(m.lastEnd, size)
 }
 
 // afterSameSize returns, in a placement that packs after same-size allocations
@@ -298,8 +289,17 @@ func (m *deviceMemory) afterGuessed(size uint64) (uint64, bool) {
 // placement of the range it changed no exact figure and widened no range past the
 // informative widths (go test ./whatif).
 func (m *deviceMemory) afterSameSize(size uint64) (uint64, bool) {
-	a := m.endOfSize[size]
-	if m.pack != packAfterSameSize || a == 0 || m.overlaps(a, size) || spansOverlap(m.recordedSpans, a, size) {
+	if m.pack != packAfterSameSize {
+		return 0, false
+	}
+	return m.packAt(m.endOfSize[size], size)
+}
+
+// packAt takes [a, a+size) for a guessed allocation, out of the chunk tails and freed
+// ranges, when a is set (not 0) and the range is free and never held a recorded
+// allocation.
+func (m *deviceMemory) packAt(a, size uint64) (uint64, bool) {
+	if a == 0 || m.overlaps(a, size) || spansOverlap(m.recordedSpans, a, size) {
 		return 0, false
 	}
 	m.holes = cut(m.holes, a, size)
@@ -553,11 +553,11 @@ func (m *deviceMemory) Malloc(size uint64) (uint64, error) {
 	if size == 0 || m.used+size > m.total {
 		return 0, oom(size)
 	}
-	m.guessing = false
+	guessed := m.guessed
 	a := m.place(size, false)
 	m.add(a, size, false)
 	m.used += size
-	m.lastEnd, m.lastGuessed = a+size, m.guessing
+	m.lastEnd, m.lastGuessed = a+size, m.guessed > guessed
 	if m.pack == packAfterSameSize {
 		if m.endOfSize == nil {
 			m.endOfSize = map[uint64]uint64{}
