@@ -366,19 +366,12 @@ func TestDriverPlacementsAmongCandidates(t *testing.T) {
 		if setting == "default" {
 			continue
 		}
-		def, err := reference.Pickle(reference.Misses211, prog+"__default.pickle")
+		def := referenceSnapshot(t, reference.Misses211, prog+"__default.pickle")
+		other, err := snapshot.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var traces [2][]snapshot.TraceEntry
-		for i, p := range []string{def, path} {
-			s, err := snapshot.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			traces[i] = s.Traces[0]
-		}
-		c, err := placementsAmongCandidates(traces[0], traces[1])
+		c, err := placementsAmongCandidates(def.Traces[0], other.Traces[0])
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -618,14 +611,7 @@ func TestSmallPoolSegmentOrderRecorded(t *testing.T) {
 	name := prog + "__" + setting
 	read := func(rel string) (*snapshot.Snapshot, *history) {
 		t.Helper()
-		p, err := reference.Pickle(reference.Misses211, rel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := snapshot.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := referenceSnapshot(t, reference.Misses211, rel)
 		h, err := prepare(s, 0)
 		if err != nil {
 			t.Fatal(err)
