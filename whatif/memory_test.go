@@ -402,12 +402,11 @@ func TestDriverModelAgreement(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		added.total, added.in, added.model = added.total+c.total, added.in+c.in, added.model+c.model
+		added.add(c)
 		if bySetting[setting] == nil {
 			bySetting[setting] = &addedCalls{}
 		}
-		bySetting[setting].total += c.total
-		bySetting[setting].model += c.model
+		bySetting[setting].add(c)
 	}
 	if runs < 200 || total == 0 || added.total == 0 {
 		t.Fatalf("%d runs, %d device allocations: the practitioners' programs are not all there", runs, total)

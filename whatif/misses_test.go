@@ -397,6 +397,11 @@ type addedCalls struct {
 	out              []string
 }
 
+// add counts c's calls in a too (not their out).
+func (a *addedCalls) add(c addedCalls) {
+	a.total, a.in, a.model = a.total+c.total, a.in+c.in, a.model+c.model
+}
+
 // placementsAmongCandidates replays other's cudaMalloc and cudaFree calls on a
 // simulated device at their recorded addresses and counts the calls other adds to def
 // (the same program's default run): addedCalls.
