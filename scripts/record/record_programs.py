@@ -3742,7 +3742,10 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     vit_mixup_cutmix_train_bf16, kv_int8_cache_decode_fp16,
                                     whisper_greedy_decode_fp16, bert_mlm_dynamic_mask_bf16,
                                     pointnet_knn_train, conformer_ctc_train_bf16,
-                                    reward_model_pairwise_train_bf16)}
+                                    reward_model_pairwise_train_bf16,
+                                    vmap_ensemble_train, muon_optimizer_train_bf16, patch_forecast_train,
+                                    unet3d_sliding_window_infer_fp16, gptq_calibrate_quantize,
+                                    sparse24_mlp_infer_fp16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
@@ -3753,14 +3756,6 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       lightning_bert_train_bf16, wav2vec2_ctc_train_fp16,
                                       fasterrcnn_varsize_train, whisper_train_fp16,
                                       gan_train_fp16, dpsgd_per_sample_grads, moe_generate_bf16)}
-# UNRECORDED programs are the next blind check's: written 2026-12-04 at night for the
-# H200, which this session was then no longer lent, so never yet run on a GPU (all but
-# sparse24_mlp_infer_fp16, which needs CUDA, ran to the end on the CPU at small sizes).
-# Record them as the programs above were (`--programs` with their names, `--rerun`), check
-# them only after, then move those that ship into PROGRAMS.
-UNRECORDED = {f.__name__: f for f in (vmap_ensemble_train, muon_optimizer_train_bf16, patch_forecast_train,
-                                       unet3d_sliding_window_infer_fp16, gptq_calibrate_quantize,
-                                       sparse24_mlp_infer_fp16)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train"}
 
@@ -3837,7 +3832,7 @@ def run(name, conf, frac, out, stacks):
     start_recording(torch, frac, stacks)
     t0, oom = time.time(), None
     try:
-        (PROGRAMS | BENCH_PROGRAMS | UNSHIPPED | UNRECORDED)[name](torch)
+        (PROGRAMS | BENCH_PROGRAMS | UNSHIPPED)[name](torch)
     except torch.OutOfMemoryError as e:
         oom = str(e)
     wall = time.time() - t0
