@@ -4272,7 +4272,9 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     sparse24_mlp_infer_fp16,
                                     galore_projected_adam_train_bf16, vqvae_codebook_train,
                                     selective_ckpt_train_bf16, multi_lora_serve_fp16,
-                                    adam8bit_blockwise_train)}
+                                    adam8bit_blockwise_train,
+                                    grpo_group_rollout_train_bf16, adafactor_t5_train, dit_cfg_sample_bf16,
+                                    parametrized_norms_train, realnvp_flow_train, dino_multicrop_train_bf16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
@@ -4284,12 +4286,6 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       fasterrcnn_varsize_train, whisper_train_fp16,
                                       gan_train_fp16, dpsgd_per_sample_grads, moe_generate_bf16,
                                       streaming_sink_kv_decode_fp16)}
-# UNRECORDED programs are the next blind check's: written 2026-12-05 for the H200, run
-# on the CPU at small sizes only. Record them as the programs above were (`--programs`
-# with their names, `--rerun`), check them only after, then move those that ship into
-# PROGRAMS.
-UNRECORDED = {f.__name__: f for f in (grpo_group_rollout_train_bf16, adafactor_t5_train, dit_cfg_sample_bf16,
-                                       parametrized_norms_train, realnvp_flow_train, dino_multicrop_train_bf16)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train"}
 
@@ -4366,7 +4362,7 @@ def run(name, conf, frac, out, stacks):
     start_recording(torch, frac, stacks)
     t0, oom = time.time(), None
     try:
-        (PROGRAMS | BENCH_PROGRAMS | UNSHIPPED | UNRECORDED)[name](torch)
+        (PROGRAMS | BENCH_PROGRAMS | UNSHIPPED)[name](torch)
     except torch.OutOfMemoryError as e:
         oom = str(e)
     wall = time.time() - t0
