@@ -3464,19 +3464,40 @@ def vmap_ensemble_train(torch):
         del x, y, logits, loss
 
 
+def _decoder_lm(torch, d, layers, vocab):
+    """A decoder-only language model on the GPU, made in this order: `layers`
+    nn.TransformerEncoderLayer blocks (d, 16 heads, pre-norm, no dropout), a token embedding
+    and an untied head (muon_optimizer_train_bf16, galore_projected_adam_train_bf16,
+    adam8bit_blockwise_train)."""
+    nn = torch.nn
+    layer = nn.TransformerEncoderLayer(d, 16, 4 * d, dropout=0.0, batch_first=True, norm_first=True)
+    body = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False).cuda()
+    emb, head = nn.Embedding(vocab, d).cuda(), nn.Linear(d, vocab, bias=False).cuda()
+    return body, emb, head
+
+
+def _decoder_lm_loss(torch, body, emb, head, vocab, bs, n):
+    """bs random sequences of n + 1 tokens through _decoder_lm's model under bf16 autocast,
+    causally masked: returns the tokens, the mask, the last hidden states and the
+    next-token loss, for the caller to keep until its step ends, as the recorded runs did."""
+    nn = torch.nn
+    ids = torch.randint(0, vocab, (bs, n + 1), device="cuda")
+    mask = nn.Transformer.generate_square_subsequent_mask(n, device="cuda")
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        h = body(emb(ids[:, :-1]), mask=mask, is_causal=True)
+        loss = nn.functional.cross_entropy(head(h).float().reshape(-1, vocab), ids[:, 1:].reshape(-1))
+    return ids, mask, h, loss
+
+
 def muon_optimizer_train_bf16(torch):
     """A decoder-only transformer (8 layers, d 1,024, 16 heads, random weights) trained with
     a Muon optimizer written out: each matrix's momentum orthogonalised by five
     Newton-Schulz iterations in bf16 (the quintic of Keller Jordan's Muon), the embeddings,
     head and norms by AdamW; bf16 autocast, 4 steps at batch x length 8 x 1,024, 16 x 512,
     4 x 2,048 and 12 x 768."""
-    nn = torch.nn
-    F = nn.functional
     torch.manual_seed(0)
-    d, vocab = 1024, 32000
-    layer = nn.TransformerEncoderLayer(d, 16, 4 * d, dropout=0.0, batch_first=True, norm_first=True)
-    body = nn.TransformerEncoder(layer, 8, enable_nested_tensor=False).cuda()
-    emb, head = nn.Embedding(vocab, d).cuda(), nn.Linear(d, vocab, bias=False).cuda()
+    vocab = 32000
+    body, emb, head = _decoder_lm(torch, 1024, 8, vocab)
     mats = [p for p in body.parameters() if p.ndim == 2]
     rest = [p for p in body.parameters() if p.ndim != 2] + list(emb.parameters()) + list(head.parameters())
     adamw = torch.optim.AdamW(rest, lr=3e-4)
@@ -3495,11 +3516,7 @@ def muon_optimizer_train_bf16(torch):
         return x.T if tall else x
 
     for bs, n in [(8, 1024), (16, 512), (4, 2048), (12, 768)]:
-        ids = torch.randint(0, vocab, (bs, n + 1), device="cuda")
-        mask = nn.Transformer.generate_square_subsequent_mask(n, device="cuda")
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            h = body(emb(ids[:, :-1]), mask=mask, is_causal=True)
-            loss = F.cross_entropy(head(h).float().reshape(-1, vocab), ids[:, 1:].reshape(-1))
+        ids, mask, h, loss = _decoder_lm_loss(torch, body, emb, head, vocab, bs, n)
         loss.backward()
         with torch.no_grad():
             for p, m in zip(mats, momentum):
@@ -3696,24 +3713,16 @@ def galore_projected_adam_train_bf16(torch):
     `torch.linalg.svd` of the gradient, with Adam's moments kept in the projected space and
     the update projected back; AdamW for the embeddings, head and norms; bf16 autocast,
     5 steps at batch x length 8 x 1,024, 16 x 512, 4 x 2,048, 8 x 1,024 and 12 x 768."""
-    nn = torch.nn
-    F = nn.functional
     torch.manual_seed(0)
-    d, vocab, rank = 1024, 32000, 128
-    layer = nn.TransformerEncoderLayer(d, 16, 4 * d, dropout=0.0, batch_first=True, norm_first=True)
-    body = nn.TransformerEncoder(layer, 6, enable_nested_tensor=False).cuda()
-    emb, head = nn.Embedding(vocab, d).cuda(), nn.Linear(d, vocab, bias=False).cuda()
+    vocab, rank = 32000, 128
+    body, emb, head = _decoder_lm(torch, 1024, 6, vocab)
     mats = [p for p in body.parameters() if p.ndim == 2]
     rest = [p for p in body.parameters() if p.ndim != 2] + list(emb.parameters()) + list(head.parameters())
     adamw = torch.optim.AdamW(rest, lr=3e-4)
     state = [{} for _ in mats]
     b1, b2, lr = 0.9, 0.999, 1e-3
     for step, (bs, n) in enumerate([(8, 1024), (16, 512), (4, 2048), (8, 1024), (12, 768)]):
-        ids = torch.randint(0, vocab, (bs, n + 1), device="cuda")
-        mask = nn.Transformer.generate_square_subsequent_mask(n, device="cuda")
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            h = body(emb(ids[:, :-1]), mask=mask, is_causal=True)
-            loss = F.cross_entropy(head(h).float().reshape(-1, vocab), ids[:, 1:].reshape(-1))
+        ids, mask, h, loss = _decoder_lm_loss(torch, body, emb, head, vocab, bs, n)
         loss.backward()
         with torch.no_grad():
             for p, s in zip(mats, state):
@@ -3905,10 +3914,8 @@ def adam8bit_blockwise_train(torch):
     nn = torch.nn
     F = nn.functional
     torch.manual_seed(0)
-    d, vocab, block = 1024, 32000, 2048
-    layer = nn.TransformerEncoderLayer(d, 16, 4 * d, dropout=0.0, batch_first=True, norm_first=True)
-    body = nn.TransformerEncoder(layer, 6, enable_nested_tensor=False).cuda()
-    emb, head = nn.Embedding(vocab, d).cuda(), nn.Linear(d, vocab, bias=False).cuda()
+    vocab, block = 32000, 2048
+    body, emb, head = _decoder_lm(torch, 1024, 6, vocab)
     params = list(body.parameters()) + list(emb.parameters()) + list(head.parameters())
     b1, b2, lr, wd = 0.9, 0.999, 3e-4, 0.01
 
@@ -3922,11 +3929,7 @@ def adam8bit_blockwise_train(torch):
 
     state = {}
     for t, (bs, n) in enumerate([(8, 1024), (16, 512), (4, 2048), (12, 768)], 1):
-        ids = torch.randint(0, vocab, (bs, n + 1), device="cuda")
-        mask = nn.Transformer.generate_square_subsequent_mask(n, device="cuda")
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            h = body(emb(ids[:, :-1]), mask=mask, is_causal=True)
-            loss = F.cross_entropy(head(h).float().reshape(-1, vocab), ids[:, 1:].reshape(-1))
+        ids, mask, h, loss = _decoder_lm_loss(torch, body, emb, head, vocab, bs, n)
         loss.backward()
         with torch.no_grad():
             for i, p in enumerate(params):
