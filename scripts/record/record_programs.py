@@ -368,13 +368,11 @@ def mempool_kv_cache(torch):
     torch.cuda.empty_cache()
 
 
-def fsdp2_train(torch):
-    """FSDP2 (torch.distributed.fsdp.fully_shard) on one rank (world size 1, NCCL on the one
-    GPU): 4 MLP blocks (1024 -> 4096 -> 1024), each sharded, and the root; AdamW, 4 steps
-    at batch 32, 64, 32, 48 of 256 tokens. All-gathers and reduce-scatters run on
-    FSDP's own streams."""
+def _init_one_rank(torch):
+    """Start a process group of one rank (world size 1, NCCL on the one GPU, a free local
+    port) as torchrun would for a single-GPU job, NVLink multicast off (fsdp2_train,
+    ddp_accum_train_bf16)."""
     import torch.distributed as dist
-    from torch.distributed.fsdp import fully_shard
     with socket.socket() as so:
         so.bind(("127.0.0.1", 0))
         port = so.getsockname()[1]
@@ -383,6 +381,16 @@ def fsdp2_train(torch):
     for k in ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS"):
         os.environ.setdefault(k, "0" if k == "NCCL_NVLS_ENABLE" else "1")
     dist.init_process_group("nccl", rank=0, world_size=1, device_id=torch.device("cuda", 0))
+
+
+def fsdp2_train(torch):
+    """FSDP2 (torch.distributed.fsdp.fully_shard) on one rank (world size 1, NCCL on the one
+    GPU): 4 MLP blocks (1024 -> 4096 -> 1024), each sharded, and the root; AdamW, 4 steps
+    at batch 32, 64, 32, 48 of 256 tokens. All-gathers and reduce-scatters run on
+    FSDP's own streams."""
+    import torch.distributed as dist
+    from torch.distributed.fsdp import fully_shard
+    _init_one_rank(torch)
     try:
         torch.manual_seed(0)
         nn = torch.nn
@@ -3468,7 +3476,7 @@ def _decoder_lm(torch, d, layers, vocab):
     """A decoder-only language model on the GPU, made in this order: `layers`
     nn.TransformerEncoderLayer blocks (d, 16 heads, pre-norm, no dropout), a token embedding
     and an untied head (muon_optimizer_train_bf16, galore_projected_adam_train_bf16,
-    adam8bit_blockwise_train)."""
+    adam8bit_blockwise_train, optimizer_in_backward_train)."""
     nn = torch.nn
     layer = nn.TransformerEncoderLayer(d, 16, 4 * d, dropout=0.0, batch_first=True, norm_first=True)
     body = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False).cuda()
@@ -4216,6 +4224,244 @@ def dino_multicrop_train_bf16(torch):
         del globals_, locals_, t_out, t_prob, s_out, s_logp, loss
 
 
+def ddp_accum_train_bf16(torch):
+    """DistributedDataParallel on one rank (world size 1, NCCL on the one GPU), as torchrun
+    runs a single-GPU job: transformers' GPT-2 (6 layers, d 768, random weights) in DDP with
+    its default 25 MB gradient buckets, 2 micro-batches a step, the first under `no_sync()`
+    and the second's backward all-reducing the buckets; bf16 autocast, AdamW, 3 steps at
+    batch x length 8 x 512, 16 x 256 and 4 x 1,024."""
+    import contextlib
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel
+    from transformers import GPT2Config, GPT2LMHeadModel
+    _init_one_rank(torch)
+    try:
+        torch.manual_seed(0)
+        cfg = GPT2Config(vocab_size=50257, n_positions=1024, n_embd=768, n_layer=6, n_head=12,
+                         resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+        model = DistributedDataParallel(GPT2LMHeadModel(cfg).cuda(), device_ids=[0])
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        for bs, n in [(8, 512), (16, 256), (4, 1024)]:
+            for micro in range(2):
+                ids = torch.randint(0, 50257, (bs, n), device="cuda")
+                with model.no_sync() if micro == 0 else contextlib.nullcontext():
+                    with torch.autocast("cuda", dtype=torch.bfloat16):
+                        loss = model(ids, labels=ids).loss / 2
+                    loss.backward()
+                del ids, loss
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        torch.cuda.synchronize()
+        mark(torch, "after training")
+        del model, opt
+    finally:
+        dist.destroy_process_group()
+
+
+def optimizer_in_backward_train(torch):
+    """The optimizer step fused into the backward pass (PyTorch's tutorial "How to save
+    memory by fusing the optimizer step into the backward pass"): a decoder-only transformer
+    (_decoder_lm: 6 layers, d 1,024, random weights) with one AdamW per parameter, each
+    stepped and its gradient freed by a `register_post_accumulate_grad_hook` as soon as that
+    gradient is complete, so that the whole set of gradients is never held at once; bf16
+    autocast, 4 steps at batch x length 8 x 1,024, 16 x 512, 4 x 2,048 and 12 x 768."""
+    torch.manual_seed(0)
+    vocab = 32000
+    body, emb, head = _decoder_lm(torch, 1024, 6, vocab)
+    params = [p for m in (body, emb, head) for p in m.parameters()]
+    opts = {p: torch.optim.AdamW([p], lr=3e-4, foreach=False) for p in params}
+
+    def step(p):
+        opts[p].step()
+        opts[p].zero_grad(set_to_none=True)
+
+    for p in params:
+        p.register_post_accumulate_grad_hook(step)
+    for bs, n in [(8, 1024), (16, 512), (4, 2048), (12, 768)]:
+        ids, mask, h, loss = _decoder_lm_loss(torch, body, emb, head, vocab, bs, n)
+        loss.backward()
+        del ids, mask, h, loss
+
+
+def qlora_nf4_train_bf16(torch):
+    """QLoRA written out (what bitsandbytes' 4-bit NF4 with peft's LoRA does): transformers'
+    Llama (6 layers, d 2,048, random weights, bf16) whose projections are quantized to
+    4-bit NormalFloat on the GPU, two codes a byte and a float absmax per block of 64, and
+    dequantized to bf16 in each forward and again in each backward (an autograd function
+    that saves only the packed weight); rank-16 LoRA adapters on every projection trained
+    with AdamW, gradient checkpointing (non-reentrant) on; 4 steps at batch x length
+    4 x 1,024, 8 x 512, 2 x 2,048 and 6 x 768."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    nn = torch.nn
+    torch.manual_seed(0)
+    levels = torch.tensor([-1.0, -0.6961928, -0.5250731, -0.3949175, -0.2844414, -0.1847734, -0.0910500, 0.0,
+                           0.0795803, 0.1609302, 0.2461123, 0.3379152, 0.4407098, 0.5626170, 0.7229568, 1.0],
+                          device="cuda")
+    edges = (levels[1:] + levels[:-1]) / 2
+
+    def quantize(w):
+        blocks = w.float().reshape(-1, 64)
+        absmax = blocks.abs().amax(1, keepdim=True)
+        codes = torch.bucketize(blocks / absmax, edges).to(torch.uint8)
+        return (codes[:, 0::2] << 4 | codes[:, 1::2]).contiguous(), absmax
+
+    def dequantize(packed, absmax, shape):
+        codes = torch.stack([packed >> 4, packed & 15], -1).reshape(len(packed), -1)
+        return (levels[codes.long()] * absmax).to(torch.bfloat16).reshape(shape)
+
+    class NF4Matmul(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, packed, absmax, shape):
+            ctx.save_for_backward(packed, absmax)
+            ctx.shape = shape
+            return x @ dequantize(packed, absmax, shape).T
+
+        @staticmethod
+        def backward(ctx, g):
+            packed, absmax = ctx.saved_tensors
+            return g @ dequantize(packed, absmax, ctx.shape), None, None, None
+
+    class QLoRALinear(nn.Module):
+        def __init__(self, linear, r=16):
+            super().__init__()
+            self.shape = tuple(linear.weight.shape)
+            packed, absmax = quantize(linear.weight.data.cuda())
+            self.register_buffer("packed", packed)
+            self.register_buffer("absmax", absmax)
+            self.a = nn.Parameter(torch.randn(r, self.shape[1], device="cuda", dtype=torch.bfloat16) * 0.01)
+            self.b = nn.Parameter(torch.zeros(self.shape[0], r, device="cuda", dtype=torch.bfloat16))
+
+        def forward(self, x):
+            return NF4Matmul.apply(x, self.packed, self.absmax, self.shape) + (x @ self.a.T) @ self.b.T * 2.0
+
+    cfg = LlamaConfig(hidden_size=2048, intermediate_size=5632, num_hidden_layers=6, num_attention_heads=16,
+                      num_key_value_heads=16, vocab_size=32000, max_position_embeddings=4096, use_cache=False)
+    model = LlamaForCausalLM(cfg).to(torch.bfloat16).requires_grad_(False)
+    for layer in model.model.layers:
+        for parent, names in ((layer.self_attn, ("q_proj", "k_proj", "v_proj", "o_proj")),
+                              (layer.mlp, ("gate_proj", "up_proj", "down_proj"))):
+            for name in names:
+                setattr(parent, name, QLoRALinear(getattr(parent, name)))
+    model.cuda().train()
+    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=2e-4)
+    for bs, n in [(4, 1024), (8, 512), (2, 2048), (6, 768)]:
+        ids = torch.randint(0, 32000, (bs, n), device="cuda")
+        loss = model(input_ids=ids, labels=ids).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, loss
+
+
+def gcn_sparse_full_batch_train(torch):
+    """A graph convolutional network (Kipf and Welling) trained full-batch, the normalised
+    adjacency a coalesced torch.sparse COO matrix and each propagation a `torch.sparse.mm`:
+    3 layers 256 -> 256 -> 256 -> 40 with ReLU and dropout, AdamW, on a random graph of
+    200,000 nodes and 2,000,000 edges (made symmetric, with self-loops) for 4 epochs and an
+    evaluation under no_grad, then on a second graph of 120,000 nodes and 3,000,000 edges
+    for 2 epochs (graphs of a multi-graph dataset, each built on the GPU)."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    layers = nn.ModuleList([nn.Linear(256, 256), nn.Linear(256, 256), nn.Linear(256, 40)]).cuda()
+    opt = torch.optim.AdamW(layers.parameters(), lr=1e-2)
+
+    def graph(nodes, edges):
+        src = torch.randint(0, nodes, (edges,), device="cuda")
+        dst = torch.randint(0, nodes, (edges,), device="cuda")
+        loops = torch.arange(nodes, device="cuda")
+        idx = torch.stack([torch.cat([src, dst, loops]), torch.cat([dst, src, loops])])
+        deg = torch.bincount(idx[0], minlength=nodes).float()
+        dinv = deg.rsqrt()
+        adj = torch.sparse_coo_tensor(idx, dinv[idx[0]] * dinv[idx[1]], (nodes, nodes),
+                                      check_invariants=False).coalesce()
+        return adj, torch.randn(nodes, 256, device="cuda"), torch.randint(0, 40, (nodes,), device="cuda")
+
+    def forward(adj, x):
+        for i, lin in enumerate(layers):
+            x = torch.sparse.mm(adj, lin(x))
+            if i < len(layers) - 1:
+                x = F.dropout(F.relu(x), 0.5, layers.training)
+        return x
+
+    for nodes, edges, epochs in [(200_000, 2_000_000, 4), (120_000, 3_000_000, 2)]:
+        adj, x, y = graph(nodes, edges)
+        layers.train()
+        for _ in range(epochs):
+            loss = F.cross_entropy(forward(adj, x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            del loss
+        layers.eval()
+        with torch.no_grad():
+            acc = (forward(adj, x).argmax(1) == y).float().mean()
+        del adj, x, y, acc
+
+
+def sharpness_aware_resnet_train_bf16(torch):
+    """Sharpness-aware minimisation (SAM, Foret et al., as the widely used `sam.py` wraps a
+    base optimizer): torchvision's ResNet-50 (random weights, channels-last) and SGD with
+    momentum; each step a forward and backward, every weight moved up its gradient by
+    rho / ||g|| (the moves kept), a second forward and backward at the moved weights, the
+    moves undone and SGD stepped with the second gradients; bf16 autocast, 4 steps at 64,
+    96, 32 and 128 images of 224 x 224."""
+    import torchvision
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    model = torchvision.models.resnet50().cuda().to(memory_format=torch.channels_last).train()
+    params = list(model.parameters())
+    base = torch.optim.SGD(params, lr=0.1, momentum=0.9)
+    rho = 0.05
+
+    def loss_of(x, y):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            return F.cross_entropy(model(x), y)
+
+    for bs in [64, 96, 32, 128]:
+        x = torch.randn(bs, 3, 224, 224, device="cuda").to(memory_format=torch.channels_last)
+        y = torch.randint(0, 1000, (bs,), device="cuda")
+        loss_of(x, y).backward()
+        with torch.no_grad():
+            norm = torch.stack([p.grad.norm(2) for p in params]).norm(2)
+            moves = [p.grad * (rho / (norm + 1e-12)) for p in params]
+            torch._foreach_add_(params, moves)
+        base.zero_grad(set_to_none=True)
+        loss_of(x, y).backward()
+        with torch.no_grad():
+            torch._foreach_sub_(params, moves)
+        base.step()
+        base.zero_grad(set_to_none=True)
+        del x, y, norm, moves
+
+
+def llama_chunked_prefill_generate_fp16(torch):
+    """Long prompts prefilled in chunks (as vLLM's chunked prefill and transformers'
+    `prefill_chunk_size` do) so that no whole-prompt activation is made: transformers' Llama
+    (4 layers, d 1,024, 16 query and 4 key-value heads, fp16, random weights) fed each
+    prompt 512 tokens at a time into a DynamicCache, logits of the last position only, then
+    32 greedy tokens; prompts of batch x length 2 x 3,000, 1 x 6,000 and 4 x 1,800."""
+    from transformers import DynamicCache, LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(0)
+    cfg = LlamaConfig(hidden_size=1024, intermediate_size=2816, num_hidden_layers=4, num_attention_heads=16,
+                      num_key_value_heads=4, vocab_size=32000, max_position_embeddings=8192)
+    model = LlamaForCausalLM(cfg).half().cuda().eval()
+    with torch.inference_mode():
+        for bs, n in [(2, 3000), (1, 6000), (4, 1800)]:
+            ids = torch.randint(0, 32000, (bs, n), device="cuda")
+            cache = DynamicCache()
+            for i in range(0, n, 512):
+                out = model(ids[:, i:i + 512], past_key_values=cache, use_cache=True, logits_to_keep=1)
+            tok = out.logits[:, -1:].argmax(-1)
+            del out
+            for _ in range(32):
+                out = model(tok, past_key_values=cache, use_cache=True, logits_to_keep=1)
+                tok = out.logits[:, -1:].argmax(-1)
+                del out
+            del ids, cache, tok
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -4289,6 +4535,12 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       fasterrcnn_varsize_train, whisper_train_fp16,
                                       gan_train_fp16, dpsgd_per_sample_grads, moe_generate_bf16,
                                       streaming_sink_kv_decode_fp16)}
+# UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
+# and moved into PROGRAMS once their recordings ship.
+UNRECORDED = {f.__name__: f for f in (ddp_accum_train_bf16, optimizer_in_backward_train,
+                                       qlora_nf4_train_bf16, gcn_sparse_full_batch_train,
+                                       sharpness_aware_resnet_train_bf16,
+                                       llama_chunked_prefill_generate_fp16)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train"}
 
@@ -4365,7 +4617,7 @@ def run(name, conf, frac, out, stacks):
     start_recording(torch, frac, stacks)
     t0, oom = time.time(), None
     try:
-        (PROGRAMS | BENCH_PROGRAMS | UNSHIPPED)[name](torch)
+        (PROGRAMS | BENCH_PROGRAMS | UNSHIPPED | UNRECORDED)[name](torch)
     except torch.OutOfMemoryError as e:
         oom = str(e)
     wall = time.time() - t0
