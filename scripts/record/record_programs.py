@@ -2346,7 +2346,8 @@ def gpt2_sliding_ppl_eval_fp16(torch):
 def fp16_decoder_weights(torch, d, layers, vocab):
     """The weights of a hand-written fp16 decoder on the GPU, in eval mode, made in this
     order: the token embedding, per layer the fused q/k/v and the output projections and
-    a 4×-wide GELU MLP, and the head (prefix_cache_serve_fp16, kv_int8_cache_decode_fp16)."""
+    a 4×-wide GELU MLP, and the head (fp16_decoder_forward runs it; kv_int8_cache_decode_fp16
+    runs its own forward over an int8 cache)."""
     nn = torch.nn
     emb = nn.Embedding(vocab, d)
     qkv = nn.ModuleList(nn.Linear(d, 3 * d) for _ in range(layers))
@@ -2358,6 +2359,34 @@ def fp16_decoder_weights(torch, d, layers, vocab):
     return emb, qkv, proj, mlp, head
 
 
+def fp16_decoder_forward(torch, weights, heads, tokens, past, qkv_delta=None, keep=None):
+    """One forward of fp16_decoder_weights' decoder over tokens (batch x n) after the keys
+    and values of past (a (k, v) per layer, or None: a causal prefill). Returns the last
+    position's logits and each layer's keys and values, past's put before the tokens' own
+    by `torch.cat`. qkv_delta(i, x), if given, is added to layer i's fused q/k/v
+    projection (multi_lora_serve_fp16's adapters); keep(t), if given, is what a layer keeps
+    of its keys and of its values (streaming_sink_kv_decode_fp16's eviction). Used by
+    prefix_cache_serve_fp16 too."""
+    F = torch.nn.functional
+    emb, qkv, proj, mlp, head = weights
+    x = emb(tokens)
+    b, n = tokens.shape
+    d = x.shape[-1]
+    new = []
+    for i in range(len(qkv)):
+        y = qkv[i](x)
+        if qkv_delta is not None:
+            y = y + qkv_delta(i, x)
+        q, k, v = y.view(b, n, 3, heads, d // heads).permute(2, 0, 3, 1, 4)
+        if past is not None:
+            k, v = torch.cat([past[i][0], k], 2), torch.cat([past[i][1], v], 2)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=past is None)
+        x = x + proj[i](a.transpose(1, 2).reshape(b, n, d))
+        x = x + mlp[i](x)
+        new.append((k, v) if keep is None else (keep(k), keep(v)))
+    return head(x[:, -1]), new
+
+
 def prefix_cache_serve_fp16(torch):
     """Serving with a shared-prefix cache, as vLLM's and SGLang's prefix caching do, by hand:
     a hand-written fp16 decoder (4 layers, d 1024) and 12 requests that begin with one of
@@ -2365,26 +2394,12 @@ def prefix_cache_serve_fp16(torch):
     kept, a request's own suffix (20–200 tokens) prefilled on top of a copy of it
     (`torch.cat`), then 8–24 decode steps growing that copy; a cached prompt evicted
     (least recently used) when a fourth would be kept; under `inference_mode`."""
-    nn = torch.nn
-    F = nn.functional
     torch.manual_seed(0)
     d, h, layers, vocab = 1024, 16, 4, 32000
-    dh = d // h
-    emb, qkv, proj, mlp, head = fp16_decoder_weights(torch, d, layers, vocab)
+    weights = fp16_decoder_weights(torch, d, layers, vocab)
 
     def forward(tokens, past):
-        x = emb(tokens)
-        n = tokens.shape[1]
-        new = []
-        for i in range(layers):
-            q, k, v = qkv[i](x).view(1, n, 3, h, dh).permute(2, 0, 3, 1, 4)
-            if past is not None:
-                k, v = torch.cat([past[i][0], k], 2), torch.cat([past[i][1], v], 2)
-            a = F.scaled_dot_product_attention(q, k, v, is_causal=past is None)
-            x = x + proj[i](a.transpose(1, 2).reshape(1, n, d))
-            x = x + mlp[i](x)
-            new.append((k, v))
-        return head(x[:, -1]), new
+        return fp16_decoder_forward(torch, weights, h, tokens, past)
 
     g = torch.Generator().manual_seed(2)
     prompts = {0: 300, 1: 700, 2: 150, 3: 500}
@@ -3799,12 +3814,9 @@ def streaming_sink_kv_decode_fp16(torch):
     its oldest token. Three batches of 2 requests, prompts of 300, 1,000 (longer than the
     cache: only the sinks and its last 508 tokens kept) and 64 tokens, each generating 600
     tokens greedily, under `inference_mode`."""
-    nn = torch.nn
-    F = nn.functional
     torch.manual_seed(0)
     d, h, layers, vocab, sinks, window = 1024, 16, 6, 32000, 4, 508
-    dh = d // h
-    emb, qkv, proj, mlp, head = fp16_decoder_weights(torch, d, layers, vocab)
+    weights = fp16_decoder_weights(torch, d, layers, vocab)
 
     def evict(t):
         if t.shape[2] <= sinks + window:
@@ -3812,18 +3824,7 @@ def streaming_sink_kv_decode_fp16(torch):
         return torch.cat([t[:, :, :sinks], t[:, :, -window:]], 2)
 
     def forward(tokens, past):
-        x = emb(tokens)
-        b, n = tokens.shape
-        new = []
-        for i in range(layers):
-            q, k, v = qkv[i](x).view(b, n, 3, h, dh).permute(2, 0, 3, 1, 4)
-            if past is not None:
-                k, v = torch.cat([past[i][0], k], 2), torch.cat([past[i][1], v], 2)
-            a = F.scaled_dot_product_attention(q, k, v, is_causal=past is None)
-            x = x + proj[i](a.transpose(1, 2).reshape(b, n, d))
-            x = x + mlp[i](x)
-            new.append((evict(k), evict(v)))
-        return head(x[:, -1]), new
+        return fp16_decoder_forward(torch, weights, h, tokens, past, keep=evict)
 
     with torch.inference_mode():
         for prompt in [300, 1000, 64]:
@@ -3878,29 +3879,16 @@ def multi_lora_serve_fp16(torch):
     and add the low-rank update by two `torch.bmm`; 3 batches of 8, 3 and 12 requests, each
     of one prompt length (512, 1,500 and 256 tokens), then 32, 48 and 16 decode steps with
     KV caches grown by `torch.cat`, under `inference_mode`."""
-    nn = torch.nn
-    F = nn.functional
     torch.manual_seed(0)
     d, h, layers, vocab, adapters, r = 2048, 16, 4, 32000, 16, 16
-    dh = d // h
-    emb, qkv, proj, mlp, head = fp16_decoder_weights(torch, d, layers, vocab)
+    weights = fp16_decoder_weights(torch, d, layers, vocab)
     A = [torch.randn(adapters, d, r, device="cuda", dtype=torch.half) * 0.01 for _ in range(layers)]
     B = [torch.randn(adapters, r, 3 * d, device="cuda", dtype=torch.half) * 0.01 for _ in range(layers)]
 
     def forward(tokens, past, idx):
-        x = emb(tokens)
-        b, n = tokens.shape
-        new = []
-        for i in range(layers):
-            y = qkv[i](x) + torch.bmm(torch.bmm(x, A[i][idx]), B[i][idx])
-            q, k, v = y.view(b, n, 3, h, dh).permute(2, 0, 3, 1, 4)
-            if past is not None:
-                k, v = torch.cat([past[i][0], k], 2), torch.cat([past[i][1], v], 2)
-            a = F.scaled_dot_product_attention(q, k, v, is_causal=past is None)
-            x = x + proj[i](a.transpose(1, 2).reshape(b, n, d))
-            x = x + mlp[i](x)
-            new.append((k, v))
-        return head(x[:, -1]), new
+        def lora(i, x):
+            return torch.bmm(torch.bmm(x, A[i][idx]), B[i][idx])
+        return fp16_decoder_forward(torch, weights, h, tokens, past, qkv_delta=lora)
 
     with torch.inference_mode():
         for bs, prompt, steps in [(8, 512, 32), (3, 1500, 48), (12, 256, 16)]:
