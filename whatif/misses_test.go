@@ -115,7 +115,9 @@ func TestAddressDependentMisses(t *testing.T) {
 			} else if err != nil {
 				t.Fatal(err)
 			}
-			checkWithOwnAddresses(t, hD, what, ff, r, f)
+			if other := checkWithOwnAddresses(t, s, hD, what, ff, r, f); other != "" {
+				t.Errorf("%s: the program made other requests than its default run (%s)", what, other)
+			}
 			withAddrs++
 		}
 	}

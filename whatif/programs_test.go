@@ -27,7 +27,7 @@ import (
 func TestPredictsPractitionerPrograms(t *testing.T) {
 	var c tally
 	seen := map[string]bool{}
-	outside, wide, withOwn := 0, 0, 0
+	outside, wide, withOwn, ownRequests := 0, 0, 0, 0
 	perProgram := map[string]map[string]int{} // program → classify's kind → figures
 	hD := map[string]*history{}               // program → its default run's history, once a setting needs it
 	programCases(t, func(prog, ff string, s *snapshot.Snapshot, f facts) {
@@ -98,7 +98,10 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 				}
 				hD[prog] = h
 			}
-			checkWithOwnAddresses(t, hD[prog], what, ff, r, f)
+			if other := checkWithOwnAddresses(t, s, hD[prog], what, ff, r, f); other != "" {
+				ownRequests++
+				t.Logf("%s: the program made other requests than its default run (%s)", what, other)
+			}
 		}
 	})
 	for _, id := range slices.Sorted(maps.Keys(programsKnown)) {
@@ -112,7 +115,7 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 		n := perProgram[prog]
 		t.Logf("| %s | %d | %d | %d | %d | %d |", prog, n["exact"]+n["in range"]+n["wide range"]+n["outside"], n["exact"], n["in range"], n["wide range"], n["outside"])
 	}
-	summary := fmt.Sprintf("practitioners' programs: %s; %d outside any range, %d inside one wider than informative (programsKnown); %d settings not exact, each exact in every figure with its own run's device addresses (a figure after a predicted OOM: inside its after-OOM range)", c, outside, wide, withOwn)
+	summary := fmt.Sprintf("practitioners' programs: %s; %d outside any range, %d inside one wider than informative (programsKnown); %d settings not exact, each exact in every figure with its own run's device addresses (a figure after a predicted OOM: inside its after-OOM range); in %d of them the program itself made other requests than in its default run, and that run's own snapshot is replayed", c, outside, wide, withOwn, ownRequests)
 	t.Log(summary)
 	c.widths.log(t, "practitioners' programs", programsWide)
 	quotedInBenchmarks(t, "the practitioners' programs' summary line", summary)
@@ -181,7 +184,11 @@ func programCases(t *testing.T, fn func(prog, factsFile string, s *snapshot.Snap
 // the frees after a predicted OOM could change, lies inside its after-OOM range): the allocator
 // policy is right and where the driver put the cudaMalloc calls the default run did not
 // make is all the default snapshot lacks (TestAddressDependentMisses does the same).
-func checkWithOwnAddresses(t *testing.T, hD *history, what, ff string, r Run, f facts) {
+// Where that run's program made other requests than the default run's, or freed
+// blocks at other points (sameRequests), the default snapshot cannot give that run's
+// figures: its own snapshot is replayed instead, with its own addresses, and must be
+// exact in the same way; otherRequests then reports the first difference.
+func checkWithOwnAddresses(t *testing.T, sD *snapshot.Snapshot, hD *history, what, ff string, r Run, f facts) (otherRequests string) {
 	t.Helper()
 	otherPath, err := pickleBeside(ff)
 	if err != nil {
@@ -195,9 +202,13 @@ func checkWithOwnAddresses(t *testing.T, hD *history, what, ff string, r Run, f 
 	if err != nil {
 		t.Fatal(err)
 	}
-	moved, err := withAddresses(hD, hS)
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
+	moved := hS
+	if otherRequests = sameRequests(sD, other); otherRequests == "" {
+		if moved, err = withAddresses(hD, hS); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	} else {
+		what += " (its own snapshot: " + otherRequests + ")"
 	}
 	rm, err := replayTimed(moved, f.setting(t), Options{TotalMemory: f.TotalMemory, NoAddressRange: true})
 	if err != nil {
@@ -213,7 +224,62 @@ func checkWithOwnAddresses(t *testing.T, hD *history, what, ff string, r Run, f 
 		t.Errorf("%s with that run's device addresses: %d still guessed", what, rm.Guessed)
 	}
 	prog, name, _ := strings.Cut(what, " under ")
+	name, _, _ = strings.Cut(name, " (")
 	logRow(t, prog, name, " (its addresses)", *rm, f)
+	return otherRequests
+}
+
+// sameRequests compares the requests of two runs of one program: their allocations'
+// sizes in order, and which of those blocks each run freed between one allocation and
+// the next (the frees between two allocations as a set, since their order changes
+// nothing the allocator decides); a request that ran out of memory is the same
+// request, and a run may stop at it. It returns "" when they agree, or where they
+// first differ.
+func sameRequests(a, b *snapshot.Snapshot) string {
+	ra, rb := requestsOf(a), requestsOf(b)
+	for i := range min(len(ra), len(rb)) {
+		if ra[i].what != rb[i].what {
+			return fmt.Sprintf("request %d: %s, the default run %s", i, rb[i].what, ra[i].what)
+		}
+	}
+	if n := min(len(ra), len(rb)); len(ra) != len(rb) && !(n > 0 && (ra[n-1].oom || rb[n-1].oom)) {
+		return fmt.Sprintf("%d requests, the default run %d", len(rb), len(ra))
+	}
+	return ""
+}
+
+// request is one allocation request of a run (requestsOf): its device and size, and
+// the blocks freed since the one before; oom when it ran out of memory.
+type request struct {
+	what string
+	oom  bool
+}
+
+// requestsOf lists a run's allocation requests in order, each with the blocks freed
+// since the one before (by the number of the request that made them, sorted).
+func requestsOf(s *snapshot.Snapshot) []request {
+	var out []request
+	for dev, tr := range s.Traces {
+		live := map[uint64]int{}
+		var freed []int
+		for _, e := range tr {
+			switch e.Action {
+			case snapshot.ActionAlloc, snapshot.ActionOOM:
+				slices.Sort(freed)
+				out = append(out, request{fmt.Sprintf("device %d: %d bytes after freeing the blocks of requests %v", dev, e.Size, freed), e.Action == snapshot.ActionOOM})
+				freed = freed[:0]
+				if e.Action == snapshot.ActionAlloc {
+					live[e.Addr] = len(out) - 1
+				}
+			case snapshot.ActionFreeRequested:
+				if n, ok := live[e.Addr]; ok {
+					freed = append(freed, n)
+					delete(live, e.Addr)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // classify sorts acceptance figure k of run r against PyTorch's (facts f): "exact",
@@ -330,6 +396,26 @@ var programsKnown = map[string]string{
 	// exact. DINO's capped run made 66 cudaMalloc calls more than its default run.
 	"grpo_group_rollout_train_bf16 under roundup_power2_divisions_4: inactive_split_bytes.all.peak":           "outside: 12 of 38 guessed segments placed where the model does not",
 	"dino_multicrop_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free": "66 cudaMalloc calls more than the default run, under the cap",
+	// Recorded 2026-12-05 05:10 UTC and checked only after. DDP's program made other
+	// requests in these two runs than in its default run: DDP rebuilds its gradient
+	// buckets at the second step's first forward, and the first buckets (one block of
+	// 327,650,304 bytes) were freed there in the default run (and the
+	// max_split_size_mb:128 and expandable-segments ones) but only during that step's
+	// second backward in these two (and the default run recorded again), once NCCL let go
+	// of the block its all-reduce had used: when is up to the host's threads, so
+	// nothing in the default snapshot says it. Those two runs' own snapshots replay
+	// exactly (checkWithOwnAddresses). The optimizer-in-backward program's capped run made
+	// 125 cudaMalloc calls more than its default run (as BART above); PyTorch's peak of
+	// 122 segments is one above every placement's.
+	"ddp_accum_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: allocated_bytes.all.peak":             "outside: the program freed its first gradient buckets later than in the default run (NCCL, host threads)",
+	"ddp_accum_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: reserved_bytes.all.peak":              "outside: the program freed its first gradient buckets later than in the default run (NCCL, host threads)",
+	"ddp_accum_train_bf16 under roundup_power2_divisions_4: allocated_bytes.all.peak":                                         "outside: the program freed its first gradient buckets later than in the default run (NCCL, host threads)",
+	"ddp_accum_train_bf16 under roundup_power2_divisions_4: reserved_bytes.all.peak":                                          "outside: the program freed its first gradient buckets later than in the default run (NCCL, host threads)",
+	"ddp_accum_train_bf16 under roundup_power2_divisions_4: num_device_alloc":                                                 "outside: the program freed its first gradient buckets later than in the default run (NCCL, host threads)",
+	"ddp_accum_train_bf16 under roundup_power2_divisions_4: segment.all.peak":                                                 "outside: the program freed its first gradient buckets later than in the default run (NCCL, host threads)",
+	"optimizer_in_backward_train under max_split_size_mb_64__garbage_collection_threshold_0p6: segment.all.peak":              "outside: 125 cudaMalloc calls more than the default run, under the cap",
+	"optimizer_in_backward_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free":               "125 cudaMalloc calls more than the default run, under the cap",
+	"optimizer_in_backward_train under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak": "125 cudaMalloc calls more than the default run, under the cap",
 }
 
 // programsWide are the practitioners' programs' ranges wider than informative
@@ -437,4 +523,17 @@ var programsWide = map[string]float64{
 	"dit_cfg_sample_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":        22.7,
 	"dit_cfg_sample_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_alloc_retries address":      100.0,
 	"dit_cfg_sample_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_ooms address":               100.0,
+	// The five recorded 2026-12-05 05:10 UTC: the optimizer-in-backward program's capped
+	// run (programsKnown), and the chunked prefill's small counts of segments (25 to 50
+	// cudaMalloc calls; under the cap 19 more than its default run, and one retry or
+	// two), around figures equal to PyTorch's.
+	"optimizer_in_backward_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":               17.8,
+	"optimizer_in_backward_train under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak address": 50.5,
+	"llama_chunked_prefill_generate_fp16 under max_split_size_mb_128: num_device_alloc address":                                       13.8,
+	"llama_chunked_prefill_generate_fp16 under max_split_size_mb_128: segment.all.peak address":                                       13.8,
+	"llama_chunked_prefill_generate_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc address":      20.0,
+	"llama_chunked_prefill_generate_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":       31.2,
+	"llama_chunked_prefill_generate_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_alloc_retries address":     50.0,
+	"llama_chunked_prefill_generate_fp16 under roundup_power2_divisions_4: num_device_alloc address":                                  10.3,
+	"llama_chunked_prefill_generate_fp16 under roundup_power2_divisions_4: segment.all.peak address":                                  10.3,
 }

@@ -194,7 +194,7 @@ func TestProgramsRepeated(t *testing.T) {
 			}
 			logRow(t, p.prog, p.name, " (repeat "+rep+")", r, f)
 			if !exactIn(r, f) {
-				checkWithOwnAddresses(t, hD, whatRep, ff, r, f)
+				checkWithOwnAddresses(t, s, hD, whatRep, ff, r, f)
 			}
 		}
 		for _, k := range acceptanceKeys {

@@ -4511,7 +4511,10 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     selective_ckpt_train_bf16, multi_lora_serve_fp16,
                                     adam8bit_blockwise_train,
                                     grpo_group_rollout_train_bf16, adafactor_t5_train, dit_cfg_sample_bf16,
-                                    parametrized_norms_train, realnvp_flow_train, dino_multicrop_train_bf16)}
+                                    parametrized_norms_train, realnvp_flow_train, dino_multicrop_train_bf16,
+                                    ddp_accum_train_bf16, optimizer_in_backward_train,
+                                    gcn_sparse_full_batch_train, sharpness_aware_resnet_train_bf16,
+                                    llama_chunked_prefill_generate_fp16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
@@ -4525,10 +4528,7 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {f.__name__: f for f in (ddp_accum_train_bf16, optimizer_in_backward_train,
-                                       qlora_nf4_train_bf16, gcn_sparse_full_batch_train,
-                                       sharpness_aware_resnet_train_bf16,
-                                       llama_chunked_prefill_generate_fp16)}
+UNRECORDED = {f.__name__: f for f in (qlora_nf4_train_bf16,)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train"}
 
