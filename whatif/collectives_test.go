@@ -1,0 +1,46 @@
+package whatif
+
+import (
+	"strings"
+	"testing"
+
+	"memlab.dev/memlab/reference"
+)
+
+// TestCollectivesWarning: a replay of a snapshot in which torch.distributed made
+// allocations (DDP's buckets, FSDP's buffers) warns that a run of the same program can
+// free them at other points; DDP's shipped runs did (programsKnown). A single-process
+// program's replay does not warn.
+func TestCollectivesWarning(t *testing.T) {
+	for _, c := range []struct {
+		dir, prog, want string
+	}{
+		// DDP's parameter checks and broadcasts at its start, its first buckets
+		// (327,650,304 bytes, the largest) and those it rebuilds at the second step
+		{reference.Programs211, "ddp_accum_train_bf16__default.pickle", "device 0: torch.distributed made 16 allocations (937.42 MiB in all, the largest 312.47 MiB)"},
+		// FSDP2's all-gathers and reduce-scatters, on rank 0 of two
+		{reference.Ranks211, "fsdp2_train_ranks__default.rank0.pickle", "device 0: torch.distributed made"},
+		{reference.Programs211, "gcn_sparse_full_batch_train__default.pickle", ""},
+	} {
+		s := referenceSnapshot(t, c.dir, c.prog)
+		res, err := Replay(s, settings(t, ""), Options{NoAddressRange: true, NoTimingRange: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, w := range res.Warnings {
+			if strings.Contains(w, "torch.distributed made") {
+				got = append(got, w)
+			}
+		}
+		switch {
+		case c.want == "" && len(got) > 0:
+			t.Errorf("%s: warns %q, but no allocation of it came from torch.distributed", c.prog, got)
+		case c.want != "" && (len(got) != 1 || !strings.HasPrefix(got[0], c.want)):
+			t.Errorf("%s: warnings %q, want one starting %q", c.prog, res.Warnings, c.want)
+		}
+		if len(got) == 1 {
+			t.Log(got[0])
+		}
+	}
+}
