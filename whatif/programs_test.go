@@ -537,3 +537,38 @@ var programsWide = map[string]float64{
 	"llama_chunked_prefill_generate_fp16 under roundup_power2_divisions_4: num_device_alloc address":                                  10.3,
 	"llama_chunked_prefill_generate_fp16 under roundup_power2_divisions_4: segment.all.peak address":                                  10.3,
 }
+
+// TestSameRequests: two runs make the same requests when they allocate the same sizes in
+// the same order and free the same blocks between the same allocations, in any order
+// there; a run may stop at an OOM. DDP's runs that freed their first buckets a step
+// later made other requests (checkWithOwnAddresses replays those from their own
+// snapshots).
+func TestSameRequests(t *testing.T) {
+	alloc := func(addr uint64, size int64) snapshot.TraceEntry {
+		return snapshot.TraceEntry{Action: snapshot.ActionAlloc, Addr: addr, Size: size}
+	}
+	free := func(addr uint64, size int64) snapshot.TraceEntry {
+		return snapshot.TraceEntry{Action: snapshot.ActionFreeRequested, Addr: addr, Size: size}
+	}
+	run := func(es ...snapshot.TraceEntry) *snapshot.Snapshot {
+		return &snapshot.Snapshot{Traces: [][]snapshot.TraceEntry{es}}
+	}
+	// the default run: A and B, both freed, then C
+	def := run(alloc(0x100, 512), alloc(0x300, 1024), free(0x100, 512), free(0x300, 1024), alloc(0x100, 2048))
+	for _, c := range []struct {
+		name  string
+		other *snapshot.Snapshot
+		same  bool
+	}{
+		{"the same", run(alloc(0x100, 512), alloc(0x300, 1024), free(0x100, 512), free(0x300, 1024), alloc(0x100, 2048)), true},
+		{"other addresses, frees in another order", run(alloc(0x900, 512), alloc(0x700, 1024), free(0x700, 1024), free(0x900, 512), alloc(0x500, 2048)), true},
+		{"B freed after C", run(alloc(0x100, 512), alloc(0x300, 1024), free(0x100, 512), alloc(0x100, 2048), free(0x300, 1024)), false},
+		{"C of another size", run(alloc(0x100, 512), alloc(0x300, 1024), free(0x100, 512), free(0x300, 1024), alloc(0x100, 4096)), false},
+		{"stopped at an OOM of C", run(alloc(0x100, 512), alloc(0x300, 1024), free(0x100, 512), free(0x300, 1024), snapshot.TraceEntry{Action: snapshot.ActionOOM, Size: 2048}), true},
+		{"stopped before C, no OOM", run(alloc(0x100, 512), alloc(0x300, 1024), free(0x100, 512), free(0x300, 1024)), false},
+	} {
+		if got := sameRequests(def, c.other); (got == "") != c.same {
+			t.Errorf("%s: sameRequests = %q, want same %v", c.name, got, c.same)
+		}
+	}
+}
