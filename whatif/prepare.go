@@ -59,6 +59,8 @@ type preparer struct {
 	ambiguous  int     // releases followed by a new segment, in a trace without frames
 	nextAlloc  []int32 // the index of the first alloc at or after each entry (made when first needed)
 	hasFrames  bool
+	// collectives counts the allocations torch.distributed made (its warning)
+	collectives collectiveAllocs
 }
 
 // prepare checks one device's trace and turns it into replay steps. Errors name the
@@ -249,6 +251,9 @@ func (p *preparer) steps() error {
 			p.hasFrames = true
 		}
 	}
+	if w := p.collectives.warning(p.device); w != "" {
+		p.h.warnings = append(p.h.warnings, w)
+	}
 	if p.ambiguous > 0 {
 		p.h.warnings = append(p.h.warnings, fmt.Sprintf(
 			"device %d: %d releases of cached segments are followed at once by a new segment; without stack frames an empty_cache() call there cannot be told from the allocator's own release (garbage collection, or the retry path under a memory cap), so they are taken for the allocator's (record with stacks to tell them apart)",
@@ -280,6 +285,7 @@ func (p *preparer) alloc(i int) error {
 	if b, ok := p.live[e.Addr]; ok {
 		return p.errAt(i, "%#x is already allocated (event %d)", e.Addr, b.event)
 	}
+	p.collectives.add(&p.trace[i])
 	id := p.newID()
 	p.live[e.Addr] = liveBlock{id: id, ordinal: p.made - 1, size: e.Size, event: i, freeOp: -1}
 	p.touch(e.Addr)

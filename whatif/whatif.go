@@ -468,9 +468,6 @@ func Replay(s *snapshot.Snapshot, settings []Setting, opts Options) (*Result, er
 		}
 		hs = append(hs, h)
 		res.Warnings = append(res.Warnings, h.warnings...)
-		if w := collectivesWarning(d, s.Traces[d]); w != "" {
-			res.Warnings = append(res.Warnings, w)
-		}
 		if h.pools != nil {
 			res.Pools = append(res.Pools, h.pools.notes...)
 			for _, id := range h.pools.ids[1:] {
