@@ -61,6 +61,9 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 			case !listed:
 				t.Errorf("%s: %s = %d, PyTorch measured %d: %s %v; fix the model or list it in programsKnown with the reason", what, k, r.Stats[k], f.Stats[k], kind, lr)
 			default:
+				if (kind == "outside") != strings.HasPrefix(why, "outside") {
+					t.Errorf("%s: %s is %s, but programsKnown's reason %q does not say so first (\"outside: …\" for a figure outside its range, and only then: knownOutside reads it)", what, k, kind, why)
+				}
 				if kind == "outside" {
 					outside++
 					delete(timed, k)
@@ -202,6 +205,7 @@ func checkWithOwnAddresses(t *testing.T, sD *snapshot.Snapshot, hD *history, wha
 	if err != nil {
 		t.Fatal(err)
 	}
+	prog, name, _ := strings.Cut(what, " under ")
 	moved := hS
 	if otherRequests = sameRequests(sD, other); otherRequests == "" {
 		if moved, err = withAddresses(hD, hS); err != nil {
@@ -223,8 +227,6 @@ func checkWithOwnAddresses(t *testing.T, sD *snapshot.Snapshot, hD *history, wha
 	if rm.Guessed != 0 {
 		t.Errorf("%s with that run's device addresses: %d still guessed", what, rm.Guessed)
 	}
-	prog, name, _ := strings.Cut(what, " under ")
-	name, _, _ = strings.Cut(name, " (")
 	logRow(t, prog, name, " (its addresses)", *rm, f)
 	return otherRequests
 }
