@@ -4450,6 +4450,132 @@ def llama_chunked_prefill_generate_fp16(torch):
             del ids, cache, tok
 
 
+def checkpoint_resume_train_bf16(torch):
+    """Training resumed from a checkpoint (`torch.save` / `torch.load`, as a trainer does after
+    a preemption): transformers' GPT-2 (8 layers, d 1,024, vocab 32000, random weights)
+    trained with AdamW under bf16 autocast for 2 steps, the model's and the optimizer's state
+    saved to an in-memory file, both deleted and made again, the checkpoint loaded with
+    `map_location="cuda"` (a whole copy of the weights and both Adam moments on the GPU
+    beside the new model's) into `load_state_dict`, the loaded dict dropped, then 2 steps
+    more; batch x length 8 x 512, 4 x 1,024, 16 x 256 and 6 x 768."""
+    import io
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=8, n_embd=1024, n_head=16, vocab_size=32000, n_positions=1024)
+
+    def make():
+        model = GPT2LMHeadModel(cfg).cuda().train()
+        return model, torch.optim.AdamW(model.parameters(), lr=3e-4)
+
+    def step(model, opt, bs, n):
+        ids = torch.randint(0, 32000, (bs, n), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(ids, labels=ids).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    model, opt = make()
+    for bs, n in [(8, 512), (4, 1024)]:
+        step(model, opt, bs, n)
+    buf = io.BytesIO()
+    torch.save({"model": model.state_dict(), "optim": opt.state_dict()}, buf)
+    del model, opt
+    model, opt = make()
+    buf.seek(0)
+    ckpt = torch.load(buf, map_location="cuda")
+    model.load_state_dict(ckpt["model"])
+    opt.load_state_dict(ckpt["optim"])
+    del ckpt, buf
+    for bs, n in [(16, 256), (6, 768)]:
+        step(model, opt, bs, n)
+
+
+def meta_init_shard_load_generate_bf16(torch):
+    """A model made on the meta device and filled shard by shard (what transformers'
+    `from_pretrained` and accelerate's loaders do instead of initialising weights that a
+    checkpoint overwrites): transformers' Llama (8 layers, d 1,536, bf16) built under
+    `torch.device("meta")` and given GPU storage with `to_empty`, then loaded from four
+    checkpoint shards in pinned CPU memory (random weights), each moved to the GPU with
+    `non_blocking=True`, loaded with `load_state_dict(strict=False)` and dropped; the rotary
+    embedding (a buffer no checkpoint holds) made again; then 32 greedy tokens after prompts
+    of batch x length 4 x 512, 1 x 2,048 and 8 x 256."""
+    from transformers import DynamicCache, LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(0)
+    cfg = LlamaConfig(hidden_size=1536, intermediate_size=4096, num_hidden_layers=8, num_attention_heads=12,
+                      num_key_value_heads=4, vocab_size=32000, max_position_embeddings=4096)
+    state = LlamaForCausalLM(cfg).to(torch.bfloat16).state_dict()
+    names = list(state)
+    shards = [{k: state[k].pin_memory() for k in names[i::4]} for i in range(4)]
+    del state
+    with torch.device("meta"):
+        model = LlamaForCausalLM(cfg).to(torch.bfloat16)
+    model.to_empty(device="cuda")
+    for shard in shards:
+        on_gpu = {k: v.to("cuda", non_blocking=True) for k, v in shard.items()}
+        model.load_state_dict(on_gpu, strict=False)
+        del on_gpu
+    model.model.rotary_emb = type(model.model.rotary_emb)(cfg).cuda()
+    model.eval()
+    with torch.inference_mode():
+        for bs, n in [(4, 512), (1, 2048), (8, 256)]:
+            ids = torch.randint(0, 32000, (bs, n), device="cuda")
+            cache = DynamicCache()
+            out = model(ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
+            for _ in range(32):
+                tok = out.logits[:, -1:].argmax(-1)
+                del out
+                out = model(tok, past_key_values=cache, use_cache=True, logits_to_keep=1)
+            del ids, cache, out, tok
+
+
+def vocoder_varlen_infer_fp16(torch):
+    """A neural vocoder turning mel spectrograms of different lengths into waveforms, as a
+    text-to-speech server does: HiFi-GAN's generator written out (V1: 80 mel bins to 512
+    channels, four transposed-convolution upsamplings by 8, 8, 2 and 2 to 32 channels, each
+    followed by three residual blocks of kernel 3, 7 and 11 at dilations 1, 3 and 5, then
+    one channel through tanh; random weights, fp16, inference mode); batches of batch x
+    frames 16 x 400, 2 x 3,000, 32 x 160 and 8 x 1,000, 256 samples a frame."""
+    nn = torch.nn
+    torch.manual_seed(0)
+
+    class ResBlock(nn.Module):
+        def __init__(self, ch, k):
+            super().__init__()
+            self.c1 = nn.ModuleList(nn.Conv1d(ch, ch, k, dilation=d, padding=d * (k - 1) // 2) for d in (1, 3, 5))
+            self.c2 = nn.ModuleList(nn.Conv1d(ch, ch, k, padding=(k - 1) // 2) for _ in range(3))
+
+        def forward(self, x):
+            for a, b in zip(self.c1, self.c2):
+                x = x + b(nn.functional.leaky_relu(a(nn.functional.leaky_relu(x, 0.1)), 0.1))
+            return x
+
+    class Generator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pre = nn.Conv1d(80, 512, 7, padding=3)
+            chans = [512, 256, 128, 64, 32]
+            self.ups = nn.ModuleList(nn.ConvTranspose1d(chans[i], chans[i + 1], 2 * r, stride=r, padding=r // 2)
+                                     for i, r in enumerate((8, 8, 2, 2)))
+            self.res = nn.ModuleList(nn.ModuleList(ResBlock(chans[i + 1], k) for k in (3, 7, 11)) for i in range(4))
+            self.post = nn.Conv1d(32, 1, 7, padding=3)
+
+        def forward(self, mel):
+            x = self.pre(mel)
+            for up, blocks in zip(self.ups, self.res):
+                x = up(nn.functional.leaky_relu(x, 0.1))
+                x = sum(b(x) for b in blocks) / len(blocks)
+            return torch.tanh(self.post(nn.functional.leaky_relu(x)))
+
+    model = Generator().half().cuda().eval()
+    with torch.inference_mode():
+        for bs, frames in [(16, 400), (2, 3000), (32, 160), (8, 1000)]:
+            mel = torch.randn(bs, 80, frames, device="cuda", dtype=torch.float16)
+            wav = model(mel)
+            assert wav.shape[-1] == frames * 256, wav.shape
+            del mel, wav
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -4528,7 +4654,8 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {f.__name__: f for f in (qlora_nf4_train_bf16,)}
+UNRECORDED = {f.__name__: f for f in (qlora_nf4_train_bf16, checkpoint_resume_train_bf16,
+                                       meta_init_shard_load_generate_bf16, vocoder_varlen_infer_fp16)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train"}
 
