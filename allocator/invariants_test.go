@@ -3,7 +3,6 @@ package allocator
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"sync"
 )
 
@@ -20,7 +19,6 @@ type fakeMemory struct {
 	mapped   map[uint64]bool   // mapped 2 MiB pages
 	mappings map[uint64]uint64 // start → size of each Map call
 	failNext error             // returned by the next Malloc/Map when set
-	noVM     bool
 }
 
 type fakeOOM struct{}
@@ -402,15 +400,5 @@ func checkPoolInvariants(a *Allocator, all []*block) error {
 // accumulatedReset is never set: the fuzz and race tests do not reset accumulated
 // stats, so allocated − freed must equal current for every stat array.
 const accumulatedReset = false
-
-// liveAddrs returns the allocated addresses in order (for deterministic tests).
-func liveAddrs(a *Allocator) []uint64 {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out := make([]uint64, 0, a.active.len())
-	a.active.each(func(b *block) { out = append(out, b.addr) })
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
-}
 
 var errInjected = errors.New("fake: device lost")

@@ -159,16 +159,6 @@ func overlaps(ranges map[uint64]uint64, addr, size uint64) bool {
 	return false
 }
 
-// within reports whether addr lies in one of ranges (address -> size).
-func within(ranges map[uint64]uint64, addr uint64) bool {
-	for a, s := range ranges {
-		if addr >= a && addr < a+s {
-			return true
-		}
-	}
-	return false
-}
-
 // oracleMemory replays a ground-truth file: each device allocation gets the address the
 // real GPU returned. A new segment (or expandable reservation) made by an allocation
 // starts at the address PyTorch returned for it (the allocation takes the low addresses
@@ -209,11 +199,6 @@ func (m *oracleMemory) beginOp(ptr uint64, newSegs [][2]uint64, window int) {
 		}
 	}
 	m.freedNow = m.freedNow[:0]
-}
-
-// live reports whether addr lies in a held segment or reservation.
-func (m *oracleMemory) live(addr uint64) bool {
-	return within(m.vas, addr) || within(m.segs, addr)
 }
 
 // free reports whether [addr, addr+size) overlaps no held segment or

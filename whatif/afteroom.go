@@ -93,8 +93,7 @@ func splitMost(blocks []allocator.Block) (bytes, count int64) {
 	best := [2][2]int64{{0, -1}, {-1, -1}}
 	first := true
 	for _, b := range blocks {
-		var next [2][2]int64
-		next = [2][2]int64{{-1, -1}, {-1, -1}}
+		next := [2][2]int64{{-1, -1}, {-1, -1}}
 		for k := range 2 {
 			for s := range 2 {
 				v := best[k][s]

@@ -292,7 +292,7 @@ func MinCapRange(s *snapshot.Snapshot, st Setting, opts Options) (CapSearch, err
 	}
 	// an upper bound: double the distance above the model's cap until no placement
 	// runs out
-	lo, hi := model, model
+	lo, hi := model, int64(0)
 	for d := int64(step); ; d *= 2 {
 		hi = min(model+d, total)
 		good, cs, err := try(hi)
