@@ -73,11 +73,13 @@ type privatePool struct {
 	small, large pool
 }
 
-// empty reports whether the pool holds no device memory: no live block, no cached
-// block, no expandable address range.
+// empty reports whether the pool holds no device memory: no live block and no cached
+// block. An expandable segment's range with no page mapped holds none: a range whose
+// first mapping failed stays reserved (as PyTorch keeps it), and PyTorch erases the pool
+// all the same, since its cudaMalloc_count counts only the mappings that succeeded
+// (FuzzAllocator found a pool kept for such a range after it was released and emptied).
 func (pp *privatePool) empty() bool {
-	return pp.live == 0 && pp.small.blocks.n == 0 && pp.large.blocks.n == 0 &&
-		pp.small.unmapped.n == 0 && pp.large.unmapped.n == 0
+	return pp.live == 0 && pp.small.blocks.n == 0 && pp.large.blocks.n == 0
 }
 
 // capturing reports whether requests are being routed to pool id.
