@@ -4496,7 +4496,8 @@ def meta_init_shard_load_generate_bf16(torch):
     `from_pretrained` and accelerate's loaders do instead of initialising weights that a
     checkpoint overwrites): transformers' Llama (8 layers, d 1,536, bf16) built under
     `torch.device("meta")` and given GPU storage with `to_empty`, then loaded from four
-    checkpoint shards in pinned CPU memory (random weights), each moved to the GPU with
+    checkpoint shards in pinned CPU memory (random weights, the state dict's keys cut in
+    four in order, as a checkpoint's files hold consecutive layers), each moved to the GPU with
     `non_blocking=True`, loaded with `load_state_dict(strict=False)` and dropped; the rotary
     embedding (a buffer no checkpoint holds) made again; then 32 greedy tokens after prompts
     of batch x length 4 x 512, 1 x 2,048 and 8 x 256."""
@@ -4506,7 +4507,8 @@ def meta_init_shard_load_generate_bf16(torch):
                       num_key_value_heads=4, vocab_size=32000, max_position_embeddings=4096)
     state = LlamaForCausalLM(cfg).to(torch.bfloat16).state_dict()
     names = list(state)
-    shards = [{k: state[k].pin_memory() for k in names[i::4]} for i in range(4)]
+    shards = [{k: state[k].pin_memory() for k in names[i * len(names) // 4:(i + 1) * len(names) // 4]}
+              for i in range(4)]
     del state
     with torch.device("meta"):
         model = LlamaForCausalLM(cfg).to(torch.bfloat16)
