@@ -4578,6 +4578,77 @@ def vocoder_varlen_infer_fp16(torch):
             del mel, wav
 
 
+def kd_llm_logits_train_bf16(torch):
+    """A small language model distilled from a larger one on the teacher's full logits (as
+    MiniLLM-style and most logit distillation recipes do): transformers' Llama as teacher
+    (8 layers, d 1,024, frozen, bf16 weights, `no_grad`) and student (4 layers, d 768,
+    AdamW), vocab 32000, under bf16 autocast; the loss is the KL divergence between the
+    softened distributions (temperature 2) plus the student's cross entropy, so that both
+    models' logits are held at once; 4 steps at batch x length 8 x 512, 4 x 1,024,
+    16 x 256 and 6 x 768."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    F = torch.nn.functional
+    torch.manual_seed(0)
+
+    def llama(d, layers, heads):
+        return LlamaConfig(hidden_size=d, intermediate_size=d * 11 // 4, num_hidden_layers=layers,
+                           num_attention_heads=heads, num_key_value_heads=heads, vocab_size=32000,
+                           max_position_embeddings=2048)
+
+    teacher = LlamaForCausalLM(llama(1024, 8, 16)).to(torch.bfloat16).cuda().eval().requires_grad_(False)
+    student = LlamaForCausalLM(llama(768, 4, 12)).cuda().train()
+    opt = torch.optim.AdamW(student.parameters(), lr=3e-4)
+    temp = 2.0
+    for bs, n in [(8, 512), (4, 1024), (16, 256), (6, 768)]:
+        ids = torch.randint(0, 32000, (bs, n), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            with torch.no_grad():
+                t_logits = teacher(ids).logits
+            s_logits = student(ids).logits
+            kd = F.kl_div(F.log_softmax(s_logits.float() / temp, -1), F.softmax(t_logits.float() / temp, -1),
+                          reduction="batchmean") * temp * temp
+            ce = F.cross_entropy(s_logits[:, :-1].flatten(0, 1).float(), ids[:, 1:].flatten())
+            loss = kd / n + ce
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, t_logits, s_logits, kd, ce, loss
+
+
+def pinn_burgers_train(torch):
+    """A physics-informed network (PINN) for Burgers' equation, u_t + u u_x = nu u_xx: an MLP
+    (5 layers of 256, tanh) from (x, t) to u, its derivatives u_t, u_x and u_xx at the
+    collocation points taken with `torch.autograd.grad(create_graph=True)` (second
+    derivatives through the first), the equation's residual and the initial and boundary
+    conditions as the loss, backpropagated through those graphs; Adam, 4 steps at 20,000,
+    50,000, 10,000 and 35,000 collocation points, resampled each step."""
+    nn = torch.nn
+    torch.manual_seed(0)
+    layers = [nn.Linear(2, 256), nn.Tanh()]
+    for _ in range(4):
+        layers += [nn.Linear(256, 256), nn.Tanh()]
+    model = nn.Sequential(*layers, nn.Linear(256, 1)).cuda()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    nu = 0.01 / torch.pi
+    for n in [20_000, 50_000, 10_000, 35_000]:
+        xt = torch.rand(n, 2, device="cuda") * torch.tensor([2.0, 1.0], device="cuda") - torch.tensor([1.0, 0.0], device="cuda")
+        xt.requires_grad_(True)
+        u = model(xt)
+        du = torch.autograd.grad(u.sum(), xt, create_graph=True)[0]
+        u_x, u_t = du[:, :1], du[:, 1:]
+        u_xx = torch.autograd.grad(u_x.sum(), xt, create_graph=True)[0][:, :1]
+        residual = u_t + u * u_x - nu * u_xx
+        x0 = torch.rand(n // 10, 1, device="cuda") * 2 - 1
+        initial = model(torch.cat([x0, torch.zeros_like(x0)], 1)) + torch.sin(torch.pi * x0)
+        tb = torch.rand(n // 10, 1, device="cuda")
+        edges = torch.cat([torch.cat([-torch.ones_like(tb), tb], 1), torch.cat([torch.ones_like(tb), tb], 1)])
+        loss = residual.pow(2).mean() + initial.pow(2).mean() + model(edges).pow(2).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del xt, u, du, u_x, u_t, u_xx, residual, x0, initial, tb, edges, loss
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -4657,7 +4728,8 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
 UNRECORDED = {f.__name__: f for f in (qlora_nf4_train_bf16, checkpoint_resume_train_bf16,
-                                       meta_init_shard_load_generate_bf16, vocoder_varlen_infer_fp16)}
+                                       meta_init_shard_load_generate_bf16, vocoder_varlen_infer_fp16,
+                                       kd_llm_logits_train_bf16, pinn_burgers_train)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train"}
 
