@@ -427,6 +427,37 @@ func TestExpandableSegmentsInPrivatePools(t *testing.T) {
 	}
 }
 
+func TestPoolWhoseFirstMappingFailedIsForgotten(t *testing.T) {
+	// A private pool's first request under expandable segments reserves an address
+	// range and runs out mapping it: the pool holds the range but no memory. Released
+	// and emptied, it is forgotten (PyTorch erases a pool whose cudaMalloc_count, the
+	// mappings that succeeded, is 0), and the range stays reserved, as PyTorch keeps it.
+	a, mem := newTestAllocator(t, "expandable_segments:True", 1<<30)
+	id := a.NewPoolID(true)
+	mustOK(t, a.BeginAllocateToPool(id, nil))
+	var oom *OutOfMemoryError
+	if _, err := a.Malloc(2 << 30); !errors.As(err, &oom) {
+		t.Fatalf("Malloc(2 GiB) on a 1 GiB device: %v, want an OutOfMemoryError", err)
+	}
+	mustOK(t, a.EndAllocateToPool(id))
+	mustOK(t, a.ReleasePool(id))
+	if got := a.Pools(); len(got) != 1 {
+		t.Fatalf("pools %v before EmptyCache, want the released one still listed", got)
+	}
+	mustOK(t, a.EmptyCache())
+	if got := a.Pools(); len(got) != 0 {
+		t.Fatalf("pools %v after EmptyCache: a released pool holding no memory is forgotten", got)
+	}
+	if mem.used != 0 || len(mem.vas) != 1 {
+		t.Fatalf("device holds %d bytes and %d reserved ranges, want 0 and the pool's range", mem.used, len(mem.vas))
+	}
+	if err := checkInvariants(a, mem); err != nil {
+		t.Fatal(err)
+	}
+	x := mustMalloc(t, a, 30*miB) // the allocator works on after it
+	mustFree(t, a, x)
+}
+
 func TestHistoryCarriesPoolIDs(t *testing.T) {
 	a, _ := newTestAllocator(t, "", 8<<30)
 	a.RecordHistory(HistoryOptions{Enabled: true})
