@@ -342,15 +342,15 @@ func checkInvariants(a *Allocator, m *fakeMemory) error {
 // checkPoolInvariants checks the private pools' bookkeeping: the id map and the
 // creation-order list agree, a pool is freeable exactly when its use count is 0, every
 // routed capture names a live pool, and a pool's count of device allocations matches
-// its plain segments (expandable ones are counted per mapping call, as in PyTorch,
-// and are only checked for not going negative).
+// its plain segments (expandable ones are counted per mapping call and unmapping
+// call, as in PyTorch, which need not pair: under expandable segments the count is
+// only checked for not going negative, even once the pool's segments are all gone).
 func checkPoolInvariants(a *Allocator, all []*block) error {
 	if len(a.graphPools) != len(a.poolOrder) {
 		return fmt.Errorf("%d pools by id, %d in order", len(a.graphPools), len(a.poolOrder))
 	}
 	segs := map[*privatePool]int{}
 	live := map[*privatePool]int{}
-	expandable := map[*privatePool]bool{}
 	for _, b := range all {
 		if (b.allocated || b.pending) && b.pool.owner != nil {
 			live[b.pool.owner]++
@@ -358,9 +358,7 @@ func checkPoolInvariants(a *Allocator, all []*block) error {
 		if b.prev != nil || b.pool.owner == nil {
 			continue
 		}
-		if b.seg != nil {
-			expandable[b.pool.owner] = true
-		} else {
+		if b.seg == nil {
 			segs[b.pool.owner]++
 		}
 	}
@@ -374,7 +372,7 @@ func checkPoolInvariants(a *Allocator, all []*block) error {
 		if pp.small.owner != pp || pp.large.owner != pp {
 			return fmt.Errorf("pool %v: block pools not owned by it", pp.id)
 		}
-		if !expandable[pp] && pp.mallocCount != segs[pp] {
+		if !a.cfg.ExpandableSegments && pp.mallocCount != segs[pp] {
 			return fmt.Errorf("pool %v: cudaMalloc_count %d, %d segments", pp.id, pp.mallocCount, segs[pp])
 		}
 		if pp.live != live[pp] {
