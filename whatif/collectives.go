@@ -56,7 +56,10 @@ func (c *collectiveAllocs) warning(d int) string {
 // (torch/nn/parallel/distributed.py) made an allocation: whether one of the stack's
 // innermost frames inside an installed PyTorch (…-packages/torch/), before the first
 // outside it (a model's code, the program's), is theirs. An allocation a model makes
-// inside DDP's forward is not.
+// inside DDP's forward is not. The boundary is the installed package's directory, not
+// any "/torch/": the H200's recordings ran from a virtual environment under /opt/torch/,
+// and with "/torch/" every transformers frame there read as PyTorch's, so DDP's snapshot
+// counted 1,524 allocations instead of 16 (TestCollectivesWarning, 2026-12-05).
 func fromDistributed(frames []snapshot.Frame) bool {
 	for _, f := range frames {
 		name := strings.ReplaceAll(f.Filename, `\`, "/")
