@@ -4499,9 +4499,9 @@ def meta_init_shard_load_generate_bf16(torch):
     checkpoint shards in pinned CPU memory (random weights, the state dict's keys cut in
     four in order, as a checkpoint's files hold consecutive layers), each moved to the GPU with
     `non_blocking=True`, loaded with `load_state_dict(strict=False)` and dropped; the rotary
-    embedding (a buffer no checkpoint holds) made again; then 32 greedy tokens after prompts
-    of batch x length 4 x 512, 1 x 2,048 and 8 x 256."""
-    from transformers import DynamicCache, LlamaConfig, LlamaForCausalLM
+    embedding (a buffer no checkpoint holds) made again; then `generate()` of 32 greedy
+    tokens after prompts of batch x length 4 x 512, 1 x 2,048 and 8 x 256 (_generate)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
     torch.manual_seed(0)
     cfg = LlamaConfig(hidden_size=1536, intermediate_size=4096, num_hidden_layers=8, num_attention_heads=12,
                       num_key_value_heads=4, vocab_size=32000, max_position_embeddings=4096)
@@ -4518,17 +4518,7 @@ def meta_init_shard_load_generate_bf16(torch):
         model.load_state_dict(on_gpu, strict=False)
         del on_gpu
     model.model.rotary_emb = type(model.model.rotary_emb)(cfg).cuda()
-    model.eval()
-    with torch.inference_mode():
-        for bs, n in [(4, 512), (1, 2048), (8, 256)]:
-            ids = torch.randint(0, 32000, (bs, n), device="cuda")
-            cache = DynamicCache()
-            out = model(ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
-            for _ in range(32):
-                tok = out.logits[:, -1:].argmax(-1)
-                del out
-                out = model(tok, past_key_values=cache, use_cache=True, logits_to_keep=1)
-            del ids, cache, out, tok
+    _generate(torch, model.eval(), 32000, [(4, 512, 32), (1, 2048, 32), (8, 256, 32)], pad=0)
 
 
 def vocoder_varlen_infer_fp16(torch):
