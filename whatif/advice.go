@@ -51,6 +51,10 @@ type Advice struct {
 	// long for the extra placements' budget) although their setting differs from the
 	// snapshot's: their high end is their figure, which the note says.
 	Unranged []string
+	// Timed says a {low, high} of the advice takes in a timing range ([Run.TimingRange],
+	// "[low, high]" in the table) besides any address range ("{low, high}"), which the
+	// advice's text says.
+	Timed bool
 }
 
 // adviceCandidate is one setting's figures for the advice: its worst device or rank.
@@ -60,6 +64,7 @@ type adviceCandidate struct {
 	reserved, allocs, retries [3]int64
 	oom                       bool
 	unranged                  bool
+	timed                     bool // a timing range widened one of its spans
 }
 
 // figureSpan is a run's figure for key with its lowest and highest over the run's ranges:
@@ -76,7 +81,13 @@ func figureSpan(r *Run, key string, figure int64) [3]int64 {
 
 // candidateOf is run's figures as a adviceCandidate at where.
 func candidateOf(r *Run, where int) adviceCandidate {
+	timed := false
+	for _, k := range []string{"reserved_bytes.all.peak", "num_device_alloc", "num_alloc_retries"} {
+		_, ok := r.TimingRange[k]
+		timed = timed || ok
+	}
 	return adviceCandidate{
+		timed:    timed,
 		setting:  r.Setting,
 		where:    where,
 		reserved: figureSpan(r, "reserved_bytes.all.peak", r.MaxReserved),
@@ -126,6 +137,7 @@ func advise(cands []*adviceCandidate, own *Setting) *Advice {
 	a.Baseline = base.setting
 	a.BaselineReserved, a.BaselineDeviceAllocs, a.BaselineAllocRetries = base.reserved, base.allocs, base.retries
 	a.BaselineOOM = base.oom
+	a.Timed = base.timed
 	var best *adviceCandidate
 	for _, c := range cands {
 		if c == base || c.oom {
@@ -148,6 +160,7 @@ func advise(cands []*adviceCandidate, own *Setting) *Advice {
 	st := best.setting
 	a.Best, a.Device, a.Rank = &st, best.where, best.where
 	a.Reserved, a.DeviceAllocs, a.AllocRetries = best.reserved, best.allocs, best.retries
+	a.Timed = a.Timed || best.timed
 	if !a.BaselineOOM {
 		a.Saves = [3]int64{base.reserved[0] - best.reserved[0], base.reserved[1] - best.reserved[2], base.reserved[2] - best.reserved[1]}
 		if base.reserved[0] > 0 {
@@ -276,6 +289,9 @@ func (a *Advice) text(where string) string {
 			saves, a.SavesPercent, countSpan(a.DeviceAllocs), a.Baseline.ShortLabel(), countSpan(a.BaselineDeviceAllocs),
 			countSpan(a.AllocRetries), a.Baseline.ShortLabel(), countSpan(a.BaselineAllocRetries))
 	}
+	if a.Timed {
+		b.WriteString("; a {low, high} here spans a figure's timing range ([low, high] in the table) as well as its address range")
+	}
 	if len(a.Unranged) > 0 {
 		fmt.Fprintf(&b, "; %s carr%s no address range (the history is longer than the extra placements' budget): the high end taken is the figure itself",
 			strings.Join(a.Unranged, ", "), map[bool]string{true: "ies", false: "y"}[len(a.Unranged) == 1])
@@ -305,6 +321,7 @@ type jsonAdvice struct {
 	BaselineAllocRetries [3]int64 `json:"baseline_num_alloc_retries"`
 	BaselineOOM          bool     `json:"baseline_oom"`
 	Unranged             []string `json:"unranged,omitempty"`
+	SpansTimingRange     bool     `json:"spans_timing_range,omitempty"`
 	Text                 string   `json:"text"`
 }
 
@@ -316,7 +333,8 @@ func (a *Advice) json(rank bool) *jsonAdvice {
 	}
 	j := &jsonAdvice{BaselineConf: a.Baseline.Conf.String(), BaselineRecorded: a.Recorded,
 		BaselineReserved: a.BaselineReserved, BaselineDeviceAllocs: a.BaselineDeviceAllocs,
-		BaselineAllocRetries: a.BaselineAllocRetries, BaselineOOM: a.BaselineOOM, Unranged: a.Unranged}
+		BaselineAllocRetries: a.BaselineAllocRetries, BaselineOOM: a.BaselineOOM, Unranged: a.Unranged,
+		SpansTimingRange: a.Timed}
 	if rank {
 		j.Text = a.text(" on its worst rank")
 	} else {

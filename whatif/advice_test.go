@@ -85,6 +85,19 @@ func TestAdviseJudgesOnTheHighEnd(t *testing.T) {
 		t.Errorf("JSON advice %+v", got.Advice)
 	}
 
+	if strings.Contains(a.String(), "timing range") {
+		t.Errorf("advice %q speaks of a timing range, and no run has one", a)
+	}
+	// a timing range widens the advised setting's span: its {low, high} says so, as
+	// the table prints it "[low, high]"
+	r.Runs[1].TimingRange = map[string][2]int64{"reserved_bytes.all.peak": {770 * mib, 995 * mib}}
+	r.Advise(&own)
+	if a := r.Advice.String(); !strings.Contains(a, "800.00 MiB {770.00 MiB, 995.00 MiB}") ||
+		!strings.Contains(a, "a {low, high} here spans a figure's timing range ([low, high] in the table) as well as its address range") {
+		t.Errorf("advice %q: want the span over both ranges, and the note that it takes in a timing range", a)
+	}
+	r.Runs[1].TimingRange = nil
+
 	// nothing lower for sure: keep the recorded run
 	r.Runs[1] = adviceRun(st[1], 800*mib, 780*mib, 1000*mib, 25, false)
 	r.Advise(&own)
