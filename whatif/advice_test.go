@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -328,4 +330,21 @@ func TestAdvicePractitionerPrograms(t *testing.T) {
 		programs, advised, strings.Join(by, ", "), lowest, kept, keptLowest)
 	t.Log(line)
 	quotedInBenchmarks(t, "the advice's line", line)
+	// the READMEs say how many programs the advice was checked on
+	root, err := reference.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string]string{
+		"README.md":       fmt.Sprintf("On the %d practitioners' programs of `reference/programs-2.11/`", programs),
+		"README.zh-CN.md": fmt.Sprintf("在 `reference/programs-2.11/` 的 %d 个程序上", programs),
+	} {
+		doc, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("%s does not say %q: update the advice's paragraph", file, want)
+		}
+	}
 }
