@@ -4703,7 +4703,9 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     parametrized_norms_train, realnvp_flow_train, dino_multicrop_train_bf16,
                                     ddp_accum_train_bf16, optimizer_in_backward_train,
                                     gcn_sparse_full_batch_train, sharpness_aware_resnet_train_bf16,
-                                    llama_chunked_prefill_generate_fp16)}
+                                    llama_chunked_prefill_generate_fp16,
+                                    checkpoint_resume_train_bf16, meta_init_shard_load_generate_bf16,
+                                    vocoder_varlen_infer_fp16, kd_llm_logits_train_bf16, pinn_burgers_train)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
@@ -4717,9 +4719,7 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {f.__name__: f for f in (qlora_nf4_train_bf16, checkpoint_resume_train_bf16,
-                                       meta_init_shard_load_generate_bf16, vocoder_varlen_infer_fp16,
-                                       kd_llm_logits_train_bf16, pinn_burgers_train)}
+UNRECORDED = {f.__name__: f for f in (qlora_nf4_train_bf16,)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train"}
 
