@@ -64,7 +64,7 @@ type adviceCandidate struct {
 	reserved, allocs, retries [3]int64
 	oom                       bool
 	unranged                  bool
-	timed                     bool // a timing range widened one of its spans
+	timed                     bool // one of its spans takes in a timing range
 }
 
 // figureSpan is a run's figure for key with its lowest and highest over the run's ranges:
@@ -137,7 +137,7 @@ func advise(cands []*adviceCandidate, own *Setting) *Advice {
 	a.Baseline = base.setting
 	a.BaselineReserved, a.BaselineDeviceAllocs, a.BaselineAllocRetries = base.reserved, base.allocs, base.retries
 	a.BaselineOOM = base.oom
-	a.Timed = base.timed
+	a.Timed = base.timed && !base.oom // a baseline that runs out prints no span
 	var best *adviceCandidate
 	for _, c := range cands {
 		if c == base || c.oom {

@@ -98,7 +98,18 @@ func TestAdviseJudgesOnTheHighEnd(t *testing.T) {
 		!strings.Contains(a, "a {low, high} here spans a figure's timing range ([low, high] in the table) as well as its address range") {
 		t.Errorf("advice %q: want the span over both ranges, and the note that it takes in a timing range", a)
 	}
-	r.Runs[1].TimingRange = nil
+	b.Reset()
+	if err := r.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var timed struct {
+		Advice struct {
+			SpansTimingRange bool `json:"spans_timing_range"`
+		} `json:"advice"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &timed); err != nil || !timed.Advice.SpansTimingRange {
+		t.Errorf("JSON advice: spans_timing_range %v (%v), want true", timed.Advice.SpansTimingRange, err)
+	}
 
 	// nothing lower for sure: keep the recorded run
 	r.Runs[1] = adviceRun(st[1], 800*mib, 780*mib, 1000*mib, 25, false)
