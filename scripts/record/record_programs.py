@@ -4280,9 +4280,10 @@ def qlora_nf4_train_bf16(torch):
     with AdamW, gradient checkpointing on as peft's `prepare_model_for_kbit_training` turns
     it on (reentrant, the embeddings' output made to require grad so that the adapters
     inside each checkpointed layer get gradients); 4 steps at batch x length 4 x 1,024,
-    8 x 512, 2 x 2,048 and 6 x 768. (Non-reentrant checkpointing fails in PyTorch 2.11 in
-    the first backward while the allocator's history is recorded with Python frames:
-    `SystemError: ... run_backward ... returned NULL without setting an exception`.)"""
+    8 x 512, 2 x 2,048 and 6 x 768. (Non-reentrant checkpointing, with its early stop on as
+    by default, fails in PyTorch 2.11 in the first backward while the allocator's history is
+    recorded with Python frames: `SystemError: ... run_backward ... returned NULL without
+    setting an exception`; with `set_checkpoint_early_stop(False)` it runs.)"""
     from transformers import LlamaConfig, LlamaForCausalLM
     nn = torch.nn
     torch.manual_seed(0)
