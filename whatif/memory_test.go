@@ -439,6 +439,68 @@ func TestDriverModelAgreement(t *testing.T) {
 	quotedInBenchmarks(t, "the candidates' coverage line", line)
 }
 
+// TestDriverRerunAgreement measures how far the driver itself repeats its placements:
+// each practitioners' program whose default setting was recorded twice (rerun/), its two
+// runs' cudaMalloc calls compared in order up to the first of another size, each run's
+// addresses taken relative to the shift most of the calls share (where the process's
+// address range began). The share of calls at the same place bounds what any model of
+// the driver could place where it did, and says why the replay gives address ranges
+// (BENCHMARKS.md quotes the line beside TestDriverModelAgreement's).
+func TestDriverRerunAgreement(t *testing.T) {
+	paths, err := reference.GlobPickles(reference.Programs211, "rerun/*__default.pickle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs, repeated, same, calls := 0, 0, 0, 0
+	for _, path := range paths {
+		name := filepath.Base(reference.TrimPickle(path))
+		a := deviceAllocations(referenceSnapshot(t, reference.Programs211, name+".pickle").Traces[0])
+		b := deviceAllocations(referenceSnapshot(t, reference.Programs211, "rerun/"+name+".pickle").Traces[0])
+		n := 0
+		for n < min(len(a), len(b)) && a[n].Size == b[n].Size {
+			n++
+		}
+		votes := map[int64]int{}
+		for i := range n {
+			votes[int64(a[i].Addr)-int64(b[i].Addr)]++
+		}
+		shift := int64(0)
+		for d, v := range votes {
+			if v > votes[shift] || v == votes[shift] && d < shift {
+				shift = d
+			}
+		}
+		at := 0
+		for i := range n {
+			if int64(a[i].Addr)-int64(b[i].Addr) == shift {
+				at++
+			}
+		}
+		progs, same, calls = progs+1, same+at, calls+n
+		if at == n {
+			repeated++
+		}
+	}
+	if progs < 20 || calls == 0 {
+		t.Fatalf("%d programs recorded twice, %d calls compared: reference/programs-2.11/rerun is not all there", progs, calls)
+	}
+	line := fmt.Sprintf("driver reruns: %d programs recorded twice under the default setting, %d with every cudaMalloc call at the same place in both runs; %d of %d calls (%.1f %%) at the same place, relative to where each run's range began",
+		progs, repeated, same, calls, 100*float64(same)/float64(calls))
+	t.Log(line)
+	quotedInBenchmarks(t, "the driver's rerun agreement line", line)
+}
+
+// deviceAllocations returns trace's cudaMalloc calls (segment_alloc entries) in order.
+func deviceAllocations(trace []snapshot.TraceEntry) []snapshot.TraceEntry {
+	var out []snapshot.TraceEntry
+	for _, e := range trace {
+		if e.Action == snapshot.ActionSegmentAlloc {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // knownOutside reports whether programsKnown lists a figure of prog under setting as
 // outside its range.
 func knownOutside(prog, setting string) bool {
