@@ -123,6 +123,13 @@ func TestAdviseJudgesOnTheHighEnd(t *testing.T) {
 	if r.Advice.Best == nil || r.Advice.Best.Label() != st[1].Label() || !r.Advice.BaselineOOM {
 		t.Errorf("advice %q: want expandable, the recorded setting running out", r.Advice)
 	}
+	// a recorded setting that runs out prints no span: its timing range says nothing
+	r.Runs[0].TimingRange = map[string][2]int64{"reserved_bytes.all.peak": {990 * mib, 1010 * mib}}
+	r.Advise(&own)
+	if r.Advice.Timed || strings.Contains(r.Advice.String(), "timing range") {
+		t.Errorf("advice %q: the recorded setting runs out, and only its figures have a timing range", r.Advice)
+	}
+	r.Runs[0].TimingRange = nil
 	// one setting: no advice
 	one := &Result{Runs: r.Runs[:1]}
 	one.Advise(&own)
