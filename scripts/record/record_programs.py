@@ -4645,6 +4645,166 @@ def pinn_burgers_train(torch):
         del xt, u, du, u_x, u_t, u_xx, residual, x0, initial, tb, edges, loss
 
 
+def hparam_sweep_sequential_train(torch):
+    """A hyperparameter sweep run the way a notebook or an Optuna study runs it, one trial
+    after another in one process: a transformer encoder classifier (PyTorch's
+    TransformerEncoder, pre-norm, vocab 8,000) built at each trial's width and depth
+    (d 512 x 6 layers, 1,024 x 4, 768 x 8, 1,536 x 2), trained with AdamW for 3 steps at
+    batch x length 32 x 256 under bf16 autocast and evaluated once at 64 x 256, then
+    dropped (`del`, `gc.collect()`, no `empty_cache`), so that each trial's weights, Adam
+    moments and activations must come out of the segments the trials before it left
+    cached."""
+    import gc
+    nn = torch.nn
+    torch.manual_seed(0)
+    for d, depth, lr in [(512, 6, 3e-4), (1024, 4, 1e-4), (768, 8, 2e-4), (1536, 2, 1e-4)]:
+        layer = nn.TransformerEncoderLayer(d, d // 64, 4 * d, batch_first=True, norm_first=True)
+        body = nn.Sequential(nn.Embedding(8000, d), nn.TransformerEncoder(layer, depth, enable_nested_tensor=False))
+        model = nn.ModuleDict({"body": body, "head": nn.Linear(d, 10)}).cuda()
+        opt = torch.optim.AdamW(model.parameters(), lr=lr)
+        for _ in range(3):
+            ids = torch.randint(0, 8000, (32, 256), device="cuda")
+            y = torch.randint(0, 10, (32,), device="cuda")
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = nn.functional.cross_entropy(model["head"](model["body"](ids).mean(1)), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        model.eval()
+        with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+            ids = torch.randint(0, 8000, (64, 256), device="cuda")
+            score = model["head"](model["body"](ids).mean(1)).argmax(-1).eq(0).float().mean().item()
+        del layer, body, model, opt, ids, y, loss, score
+        gc.collect()
+
+
+def trainer_eval_gather_logits_bf16(torch):
+    """Evaluation as transformers' Trainer runs it when `eval_accumulation_steps` is not set:
+    a causal LM's logits (GPT-2, 6 layers, d 768, vocab 50,257, random weights, bf16) kept
+    on the GPU for the metrics and grown batch by batch with transformers' own
+    `nested_concat`, which pads a batch of another length with -100 into a new tensor
+    holding everything so far (`torch_pad_and_concatenate`); 10 batches of 4 sequences
+    padded to 96 to 320 tokens, labels gathered the same way; then the metric (token
+    accuracy) over the gathered logits."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    from transformers.trainer_pt_utils import nested_concat
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=6, n_embd=768, n_head=12, vocab_size=50257, n_positions=512)
+    model = GPT2LMHeadModel(cfg).to(torch.bfloat16).cuda().eval()
+    all_logits = all_labels = None
+    for n in [128, 256, 96, 320, 192, 160, 288, 224, 128, 256]:
+        ids = torch.randint(0, 50257, (4, n), device="cuda")
+        labels = ids.clone()
+        labels[:, n * 3 // 4:] = -100
+        with torch.no_grad():
+            logits = model(ids).logits
+        all_logits = logits if all_logits is None else nested_concat(all_logits, logits, padding_index=-100)
+        all_labels = labels if all_labels is None else nested_concat(all_labels, labels, padding_index=-100)
+        del ids, labels, logits
+    preds = all_logits[:, :-1].argmax(-1)
+    target = all_labels[:, 1:]
+    mask = target != -100
+    accuracy = (preds[mask] == target[mask]).float().mean().item()
+    del all_logits, all_labels, preds, target, mask, accuracy
+
+
+def moco_queue_train_bf16(torch):
+    """MoCo v2: torchvision's resnet50 (random weights, a 2-layer 128-d projection head) as
+    the query encoder trained with SGD, a momentum copy of it as the key encoder (updated
+    in place with `torch._foreach_lerp_`, never trained), a queue of 65,536 keys (128 x
+    65,536, fp32) overwritten in place at a moving pointer, and the InfoNCE loss over
+    logits against the whole queue (batch x 65,537); two views of each image, channels_last
+    under bf16 autocast, 4 steps at batch 128 of 224 px."""
+    import copy
+    import torchvision
+    F = torch.nn.functional
+    nn = torch.nn
+    torch.manual_seed(0)
+    cl = torch.channels_last
+    q_enc = torchvision.models.resnet50(weights=None, num_classes=2048)
+    q_enc.fc = nn.Sequential(nn.Linear(2048, 2048), nn.ReLU(), nn.Linear(2048, 128))
+    q_enc = q_enc.cuda().to(memory_format=cl).train()
+    k_enc = copy.deepcopy(q_enc).requires_grad_(False)
+    opt = torch.optim.SGD(q_enc.parameters(), lr=0.03, momentum=0.9, weight_decay=1e-4)
+    queue = F.normalize(torch.randn(128, 65536, device="cuda"), dim=0)
+    ptr = 0
+    for _ in range(4):
+        img = torch.randn(128, 3, 224, 224, device="cuda")
+        x_q = (img + 0.1 * torch.randn_like(img)).to(memory_format=cl)
+        x_k = img.flip(3).to(memory_format=cl)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            q = F.normalize(q_enc(x_q).float(), dim=1)
+            with torch.no_grad():
+                torch._foreach_lerp_(list(k_enc.parameters()), list(q_enc.parameters()), 0.001)
+                k = F.normalize(k_enc(x_k).float(), dim=1)
+            logits = torch.cat([(q * k).sum(1, keepdim=True), q @ queue], dim=1) / 0.2
+            loss = F.cross_entropy(logits, torch.zeros(128, dtype=torch.long, device="cuda"))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        queue[:, ptr:ptr + 128] = k.T
+        ptr = (ptr + 128) % 65536
+        del img, x_q, x_k, q, k, logits, loss
+
+
+def multiscale_detector_train_bf16(torch):
+    """Single-stage detector training with multi-scale inputs, as YOLO's `--multi-scale`
+    does: each step draws its image size from 320 to 640 px in steps of 32; torchvision's
+    resnet34 (random weights) as the backbone, a feature pyramid over its last three stages
+    (256 channels, nearest upsampling) and a shared dense head predicting, at every cell
+    of every level, objectness, 80 classes and a box; BCE and L1 losses against random
+    targets; SGD with momentum, channels_last under bf16 autocast, 6 steps at batch 16."""
+    import random
+    import torchvision
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    rng = random.Random(0)
+    cl = torch.channels_last
+
+    class Detector(nn.Module):
+        def __init__(self):
+            super().__init__()
+            r = torchvision.models.resnet34(weights=None)
+            self.stem = nn.Sequential(r.conv1, r.bn1, r.relu, r.maxpool, r.layer1)
+            self.stages = nn.ModuleList([r.layer2, r.layer3, r.layer4])
+            self.lateral = nn.ModuleList([nn.Conv2d(c, 256, 1) for c in (128, 256, 512)])
+            self.smooth = nn.ModuleList([nn.Conv2d(256, 256, 3, padding=1) for _ in range(3)])
+            self.head = nn.Sequential(nn.Conv2d(256, 256, 3, padding=1), nn.SiLU(),
+                                      nn.Conv2d(256, 256, 3, padding=1), nn.SiLU(), nn.Conv2d(256, 85, 1))
+
+        def forward(self, x):
+            x = self.stem(x)
+            feats = []
+            for stage in self.stages:
+                x = stage(x)
+                feats.append(x)
+            lat = [l(f) for l, f in zip(self.lateral, feats)]
+            for i in (1, 0):
+                lat[i] = lat[i] + F.interpolate(lat[i + 1], size=lat[i].shape[-2:], mode="nearest")
+            return [self.head(s(p)) for s, p in zip(self.smooth, lat)]
+
+    model = Detector().cuda().to(memory_format=cl).train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.937, nesterov=True)
+    for _ in range(6):
+        px = rng.randrange(320, 641, 32)
+        x = torch.randn(16, 3, px, px, device="cuda").to(memory_format=cl)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            outs = model(x)
+            loss = 0
+            for o in outs:
+                o = o.float()
+                obj = (torch.rand_like(o[:, :1]) < 0.02).float()
+                cls = torch.randint(0, 80, o[:, 0].shape, device="cuda")
+                loss = loss + F.binary_cross_entropy_with_logits(o[:, :1], obj)
+                loss = loss + (F.cross_entropy(o[:, 1:81], cls, reduction="none") * obj[:, 0]).mean()
+                loss = loss + ((o[:, 81:].sigmoid() - torch.rand_like(o[:, 81:])).abs() * obj).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, outs, loss, o, obj, cls
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -4726,7 +4886,8 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {}
+UNRECORDED = {f.__name__: f for f in (hparam_sweep_sequential_train, trainer_eval_gather_logits_bf16,
+                                       moco_queue_train_bf16, multiscale_detector_train_bf16)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train"}
 
