@@ -4805,6 +4805,77 @@ def multiscale_detector_train_bf16(torch):
         del x, outs, loss, o, obj, cls
 
 
+def llama_hidden_states_probe_bf16(torch):
+    """Representation extraction for linear probes, as interpretability and evaluation
+    code does it: transformers' Llama (8 layers, d 1,024, vocab 32,000, random weights,
+    bf16) run under `torch.inference_mode` with `output_hidden_states=True`, so that all
+    nine hidden-state tensors of a batch are held at once, each mean-pooled over its
+    right-padded batch's attention mask; 6 batches (8 x 512, 16 x 128, 4 x 1,024,
+    12 x 256, 8 x 384, 2 x 2,048 tokens, each row of its own length); then a linear probe
+    for each layer trained on the GPU over the pooled features (AdamW, 50 full-batch
+    steps each, 4 classes)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(0)
+    cfg = LlamaConfig(hidden_size=1024, intermediate_size=2816, num_hidden_layers=8, num_attention_heads=16,
+                      num_key_value_heads=16, vocab_size=32000, max_position_embeddings=2048, pad_token_id=0)
+    model = LlamaForCausalLM(cfg).to(torch.bfloat16).cuda().eval()
+    pooled = [[] for _ in range(cfg.num_hidden_layers + 1)]
+    with torch.inference_mode():
+        for bs, n in [(8, 512), (16, 128), (4, 1024), (12, 256), (8, 384), (2, 2048)]:
+            lengths = torch.randint(n // 4, n + 1, (bs,), device="cuda")
+            mask = (torch.arange(n, device="cuda")[None, :] < lengths[:, None]).long()
+            ids = torch.randint(1, 32000, (bs, n), device="cuda") * mask
+            out = model.model(input_ids=ids, attention_mask=mask, output_hidden_states=True)
+            w = mask.unsqueeze(-1).to(torch.bfloat16)
+            for i, h in enumerate(out.hidden_states):
+                pooled[i].append(((h * w).sum(1) / w.sum(1)).float())
+            del lengths, mask, ids, out, w, h
+    labels = torch.randint(0, 4, (sum(p.shape[0] for p in pooled[0]),), device="cuda")
+    for feats in pooled:
+        x = torch.cat(feats)
+        probe = torch.nn.Linear(x.shape[1], 4).cuda()
+        opt = torch.optim.AdamW(probe.parameters(), lr=1e-2)
+        for _ in range(50):
+            loss = torch.nn.functional.cross_entropy(probe(x), labels)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        del x, probe, opt, loss
+    del pooled, labels
+
+
+def llama_generate_scores_bf16(torch):
+    """Batched sampling that keeps what it saw, as evaluation harnesses and RL rollouts do:
+    transformers' Llama (6 layers, d 1,024, vocab 32,000, random weights, bf16), prompts of
+    their own lengths left-padded into a batch (attention mask), `generate` with top-k
+    sampling and `return_dict_in_generate=True, output_scores=True, output_logits=True`, so
+    that every step's raw and processed logits (batch x 32,000, fp32) are held until it
+    ends; then each generated token's log-probability (`compute_transition_scores`). Three
+    batches: 8 prompts of 20 to 300 tokens with 96 new tokens, 16 of 10 to 120 with 64,
+    4 of 200 to 600 with 200."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(0)
+    cfg = LlamaConfig(hidden_size=1024, intermediate_size=2816, num_hidden_layers=6, num_attention_heads=16,
+                      num_key_value_heads=16, vocab_size=32000, max_position_embeddings=2048,
+                      pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    model = LlamaForCausalLM(cfg).to(torch.bfloat16).cuda().eval()
+    for bs, lo, hi, new in [(8, 20, 300, 96), (16, 10, 120, 64), (4, 200, 600, 200)]:
+        lengths = torch.randint(lo, hi + 1, (bs,)).tolist()
+        n = max(lengths)
+        ids = torch.zeros(bs, n, dtype=torch.long, device="cuda")
+        mask = torch.zeros(bs, n, dtype=torch.long, device="cuda")
+        for r, k in enumerate(lengths):
+            ids[r, n - k:] = torch.randint(3, 32000, (k,), device="cuda")
+            mask[r, n - k:] = 1
+        with torch.no_grad():
+            out = model.generate(input_ids=ids, attention_mask=mask, do_sample=True, top_k=50,
+                                 max_new_tokens=new, min_new_tokens=new, return_dict_in_generate=True,
+                                 output_scores=True, output_logits=True)
+            logp = model.compute_transition_scores(out.sequences, out.scores, normalize_logits=True)
+            total = logp.sum().item()
+        del ids, mask, out, logp, total
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -4888,7 +4959,7 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {}
+UNRECORDED = {f.__name__: f for f in (llama_hidden_states_probe_bf16, llama_generate_scores_bf16)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train"}
 
