@@ -437,6 +437,11 @@ var programsKnown = map[string]string{
 	"hparam_sweep_sequential_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc":              "335 cudaMalloc calls more than the default run, under the cap",
 	"hparam_sweep_sequential_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free":               "335 cudaMalloc calls more than the default run, under the cap",
 	"hparam_sweep_sequential_train under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak": "335 cudaMalloc calls more than the default run, under the cap",
+	// The two recorded 2026-12-06 00:38 UTC on an H100 (checked only after): the probe's
+	// capped run retried one allocation (freeing cached blocks) where the model's
+	// placement needs none; other placements of its 37 cudaMalloc calls more than the
+	// default run retry once, as PyTorch did. Its own addresses make the replay exact.
+	"llama_hidden_states_probe_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_alloc_retries": "37 cudaMalloc calls more than the default run, under the cap: one retry or none",
 }
 
 // programsWide are the practitioners' programs' ranges wider than informative
@@ -566,6 +571,8 @@ var programsWide = map[string]float64{
 	"hparam_sweep_sequential_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":                15.1,
 	"hparam_sweep_sequential_train under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak address":  51.9,
 	"multiscale_detector_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak address": 42.3,
+	// The two recorded 2026-12-06 00:38 UTC on an H100 (programsKnown).
+	"llama_hidden_states_probe_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_alloc_retries address": 100.0,
 }
 
 // TestSameRequests: two runs make the same requests when they allocate the same sizes in
