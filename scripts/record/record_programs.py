@@ -2,8 +2,9 @@
 """Record PyTorch programs' GPU memory history under several allocator settings.
 
 memlab's own recorder (GPU machine; PyTorch with CUDA; transformers for the *_generate,
-bert_*, gpt2_* and llama_* programs, peft for llama_lora_train_bf16 (a hand-written
-adapter without it), torchvision for vit_train_bf16 and efficientnet_channels_last_amp).
+bert_*, gpt2_* and llama_* programs and the others whose docstrings name it, peft for
+llama_lora_train_bf16 (a hand-written adapter without it), torchvision for the vision
+programs whose docstrings name it, from vit_train_bf16 to multiscale_detector_train_bf16).
 For each program and setting it starts a fresh Python process with
 PYTORCH_CUDA_ALLOC_CONF set before torch is imported, records the allocator's history
 from before the program's first CUDA allocation, runs the program and writes
