@@ -470,12 +470,7 @@ func TestDriverRerunAgreement(t *testing.T) {
 				shift = d
 			}
 		}
-		at := 0
-		for i := range n {
-			if int64(a[i].Addr)-int64(b[i].Addr) == shift {
-				at++
-			}
-		}
+		at := votes[shift]
 		progs, same, calls = progs+1, same+at, calls+n
 		if at == n {
 			repeated++
