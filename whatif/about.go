@@ -28,6 +28,32 @@ type About struct {
 	// snapshot names, in the segments it holds at the end and in its trace
 	// entries' pool ids where it has them; the default pool (0, 0) is not listed.
 	Pools [][2]uint64 `json:"pools"`
+	// Usable lists, per device whose recorded run ran out of device memory, what its
+	// OOM says the program could reserve there; the replay's device holds no more.
+	Usable []UsableMemory `json:"usable,omitempty"`
+}
+
+// UsableMemory is what a recorded out-of-memory error says of a device: at trace
+// entry Event the program held Reserved bytes and the driver reported DeviceFree
+// bytes free (the oom entry's device_free), so the program could reserve at most
+// Bytes = Reserved + DeviceFree there. That is the device's memory less the CUDA
+// context, other processes and what the process held outside PyTorch's cache, which
+// the snapshot does not show otherwise; with it, a replay under the recorded setting
+// runs out where the program did, and one under another setting says whether it would
+// have.
+type UsableMemory struct {
+	Device     int   `json:"device"`
+	Event      int   `json:"event"`
+	Reserved   int64 `json:"reserved"`
+	DeviceFree int64 `json:"device_free"`
+	Bytes      int64 `json:"bytes"`
+}
+
+// String is "device 0: 7.75 GiB usable (the recorded OOM at event 118: 7.50 GiB
+// reserved, 258.00 MiB free)".
+func (u UsableMemory) String() string {
+	return fmt.Sprintf("device %d: %s usable (the recorded OOM at event %d: %s reserved, %s free)",
+		u.Device, allocator.FormatSize(u.Bytes), u.Event, allocator.FormatSize(u.Reserved), allocator.FormatSize(u.DeviceFree))
 }
 
 // Describe returns what a replay of s under opts runs on (see [About]).
@@ -78,6 +104,9 @@ func (a About) String() string {
 		dev += " (H200)"
 	}
 	parts = append(parts, dev+" assumed")
+	for _, u := range a.Usable {
+		parts = append(parts, u.String())
+	}
 	ev := plural(a.Events, "event", "events")
 	if a.Devices > 1 {
 		ev += fmt.Sprintf(" on %d devices", a.Devices)

@@ -95,6 +95,9 @@ type history struct {
 	// own is the setting the snapshot was recorded under (SnapshotSetting); nil when
 	// its allocator_settings cannot be read.
 	own *Setting
+	// usable is what the recorded run's out-of-memory errors say the program could
+	// reserve on this device (usableAt); nil when it had none that bounds it.
+	usable *UsableMemory
 }
 
 type initialBlock struct {

@@ -29,7 +29,10 @@ const pageSize = 2 << 20
 // address from a bump model of the driver in a range of its own (guessed). It is not
 // safe for concurrent use; the allocator's lock serialises calls.
 type deviceMemory struct {
-	total   uint64
+	total uint64
+	// usable is the most the program can hold: total, or less where a recorded OOM
+	// says the CUDA context and others held the rest (UsableMemory).
+	usable  uint64
 	used    uint64
 	live    []liveSpan // segments and reservations, by address
 	hints   []hint
@@ -137,7 +140,7 @@ type liveSpan struct {
 }
 
 func newDeviceMemory(total uint64) *deviceMemory {
-	return &deviceMemory{total: total}
+	return &deviceMemory{total: total, usable: total}
 }
 
 // step sets the recorded device allocations of the request being replayed.
@@ -550,7 +553,7 @@ const releasedRange = 64 << 20
 
 // Malloc is cudaMalloc.
 func (m *deviceMemory) Malloc(size uint64) (uint64, error) {
-	if size == 0 || m.used+size > m.total {
+	if size == 0 || m.used+size > m.usable {
 		return 0, oom(size)
 	}
 	guessed := m.guessed
@@ -632,9 +635,10 @@ func (m *deviceMemory) Free(addr uint64) error {
 	return nil
 }
 
-// MemGetInfo is cudaMemGetInfo: the device total less what the replay holds.
+// MemGetInfo is cudaMemGetInfo: what the program can hold less what the replay
+// holds, of the device total.
 func (m *deviceMemory) MemGetInfo() (free, total uint64, err error) {
-	return m.total - m.used, m.total, nil
+	return m.usable - m.used, m.total, nil
 }
 
 // Granularity is the 2 MiB page of the H200.
@@ -657,7 +661,7 @@ func (m *deviceMemory) FreeAddress(addr, size uint64) error {
 
 // Map backs pages with memory.
 func (m *deviceMemory) Map(addr, size uint64) error {
-	if m.used+size > m.total {
+	if m.used+size > m.usable {
 		return oom(size)
 	}
 	m.used += size

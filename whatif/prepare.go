@@ -2,8 +2,10 @@ package whatif
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
+	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/snapshot"
 )
 
@@ -237,6 +239,7 @@ func (p *preparer) steps() error {
 		case snapshot.ActionSegmentFree, snapshot.ActionSegmentUnmap:
 			i = p.releases(i)
 		case snapshot.ActionOOM:
+			err = p.usableAt(i)
 			p.requests++
 			p.h.ops = append(p.h.ops, op{kind: opOOM, event: int32(i), stream: e.Stream, size: e.Size, hints: p.h.addHints(p.hints)})
 			p.endRequest()
@@ -251,6 +254,7 @@ func (p *preparer) steps() error {
 			p.hasFrames = true
 		}
 	}
+	p.checkUsable()
 	if w := p.collectives.warning(p.device); w != "" {
 		p.h.warnings = append(p.h.warnings, w)
 	}
@@ -266,6 +270,44 @@ func (p *preparer) steps() error {
 		}
 	}
 	return nil
+}
+
+// usableAt notes what the recorded OOM at entry i says of the device. PyTorch writes
+// an oom entry after its retry path has released the cached segments and cudaMalloc
+// still failed, with device_free the driver's free bytes then: the program held the
+// run's reserved memory and could get at most device_free more, so it could reserve
+// no more than their sum — the device's memory less the CUDA context, other
+// processes and what the process holds outside PyTorch's cache. The smallest such sum
+// over the trace bounds the replay's device (history.usable). An OOM under a memory
+// cap leaves the device free and gives a sum above the cap, which bounds nothing.
+func (p *preparer) usableAt(i int) error {
+	e := &p.trace[i]
+	free := e.DeviceFree()
+	if free < 0 {
+		return p.errAt(i, "device_free %d (the driver's free bytes cannot be negative)", free)
+	}
+	reserved := p.reservedBefore(i)
+	if free > math.MaxInt64-reserved {
+		return p.errAt(i, "device_free %d is more than any device holds", free)
+	}
+	if u := p.h.usable; u == nil || reserved+free < u.Bytes {
+		p.h.usable = &UsableMemory{Device: p.device, Event: i, Reserved: reserved, DeviceFree: free, Bytes: reserved + free}
+	}
+	return nil
+}
+
+// checkUsable drops a bound the recorded run itself exceeded: it reserved more at its
+// peak than an OOM later left usable, so what else held the device changed during the
+// run and no one bound holds for all of it (a warning says so).
+func (p *preparer) checkUsable() {
+	u := p.h.usable
+	if u == nil || u.Bytes >= p.maxReserved {
+		return
+	}
+	p.h.warnings = append(p.h.warnings, fmt.Sprintf(
+		"device %d: the recorded OOM at event %d left %s usable (%s reserved, %s free), less than the %s the run reserved at its peak: the device's free memory changed during the run (another process?), so the replay does not bound the device by it",
+		p.device, u.Event, allocator.FormatSize(u.Bytes), allocator.FormatSize(u.Reserved), allocator.FormatSize(u.DeviceFree), allocator.FormatSize(p.maxReserved)))
+	p.h.usable = nil
 }
 
 // endRequest appends the completions postponed to after a request, and starts the

@@ -57,6 +57,9 @@ func newReplayer(h *history, st Setting, opts Options, sched schedule) (*replaye
 		total = H200Memory
 	}
 	mem := newDeviceMemory(uint64(total))
+	if u := h.usable; u != nil && u.Bytes < total {
+		mem.usable = uint64(u.Bytes)
+	}
 	mem.recordedSpans = h.recordedSpans()
 	if opts.placement != 0 {
 		mem.placer = rand.New(rand.NewSource(opts.placement))
@@ -344,6 +347,7 @@ func (r *replayer) step(o op) (stop bool, err error) {
 			return false, err
 		}
 		if ok {
+			r.run.Avoided = append(r.run.Avoided, int(o.event))
 			if err := a.Free(p); err != nil {
 				return false, fmt.Errorf("event %d: %w", o.event, err)
 			}

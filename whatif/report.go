@@ -370,6 +370,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	for _, run := range r.Runs {
 		notes := run.LimitNotes(r.About.TotalMemory)
+		if n := run.AvoidedOOMNote(); n != "" {
+			notes = append(notes, n)
+		}
 		if len(notes) == 0 {
 			continue
 		}
@@ -505,6 +508,7 @@ type jsonRun struct {
 	NotComparable     []string            `json:"not_comparable_after_oom,omitempty"`
 	AfterOOMRange     map[string][2]int64 `json:"after_oom_range,omitempty"`
 	StoppedAt         *int                `json:"stopped_at_event"`
+	Avoided           []int               `json:"avoided_recorded_ooms,omitempty"`
 	Allowed           int64               `json:"allowed,omitempty"`
 	CapRefusals       int64               `json:"cap_refusals"`
 	GCPasses          int64               `json:"gc_passes"`
@@ -576,6 +580,10 @@ func (r *Result) jsonResult() jsonResult {
 		if n := run.ExpandableNote(); n != "" {
 			j.Notes = append(j.Notes, n)
 		}
+		if n := run.AvoidedOOMNote(); n != "" {
+			j.Notes = append(j.Notes, n)
+		}
+		j.Avoided = run.Avoided
 		if run.AddressPlacements > 0 {
 			conv := run.AddressConverged
 			j.AddressConverged = &conv

@@ -303,6 +303,9 @@ type Run struct {
 	// Stopped is the trace index of the allocation whose failure ended the replay (see
 	// Options.ContinueAfterOOM); −1 when the replay ran to the end of the history.
 	Stopped int
+	// Avoided lists the trace indexes of the recorded run's out-of-memory errors that
+	// this replay served (AvoidedOOMNote): the request fitted under this setting.
+	Avoided []int
 	// TimingSchedules is how many timings the range was taken over (the replay's own
 	// among them); 0 without cross-stream frees or with Options.NoTimingRange.
 	TimingSchedules int
@@ -467,6 +470,9 @@ func Replay(s *snapshot.Snapshot, settings []Setting, opts Options) (*Result, er
 			return nil, fmt.Errorf("whatif: %s: size %d is more than the device's memory (%d bytes; Options.TotalMemory, --total, sets it)", where, h.largest.size, total)
 		}
 		hs = append(hs, h)
+		if h.usable != nil && h.usable.Bytes < total {
+			res.About.Usable = append(res.About.Usable, *h.usable)
+		}
 		res.Warnings = append(res.Warnings, h.warnings...)
 		if h.pools != nil {
 			res.Pools = append(res.Pools, h.pools.notes...)

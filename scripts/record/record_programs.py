@@ -15,7 +15,7 @@ from before the program's first CUDA allocation, runs the program and writes
 in the shape `memlab whatif` and its tests read (reference/workloads-2.11/README.md).
 The default setting is recorded first, with Python stack frames; it is the input of a
 what-if replay, the others are what the replay must predict. The capped setting runs
-under set_per_process_memory_fraction(1.15 x the default run's peak allocated / total).
+under set_per_process_memory_fraction(1.15 x the default run's peak allocated / total, at most 1).
 
   python3 record_programs.py --out DIR [--programs a,b] [--stacks-all] [--rerun] [--jobs N]
                                   [--repeats N [--settings TAG,TAG]] [--timeout S]
@@ -4877,6 +4877,44 @@ def llama_generate_scores_bf16(torch):
         del ids, mask, out, logp, total
 
 
+def oom_batch_halving_train_bf16(torch):
+    """accelerate's `find_executable_batch_size` (what the Trainer's
+    `auto_find_batch_size` uses) finding a batch size that fits, the way a practitioner
+    meets device out-of-memory errors: GPT-2 (6 layers, d 768, vocab 50,257, random
+    weights) trained on 1,024-token sequences under bf16 autocast with AdamW, the first
+    try at the smallest power of two above twice the device's memory in GB (256 on an
+    80 GB card, 512 on the H200's 150 GB), well past what fits (several hundred MB of
+    activations and logits a sample). Each torch.OutOfMemoryError at the device's own
+    limit (no cap) is caught, the cache emptied (gc.collect() and
+    torch.cuda.empty_cache(): accelerate's `clear_device_cache`) and the batch size
+    reduced by accelerate's rule; then 3 steps at the first size that fits. The sizes
+    tried go to stderr."""
+    import math
+    from accelerate.utils import find_executable_batch_size
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(n_layer=6, n_embd=768, n_head=12, n_positions=1024)).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    start = 1 << math.ceil(math.log2(2 * torch.cuda.get_device_properties(0).total_memory / 1e9))
+    tried = []
+
+    @find_executable_batch_size(starting_batch_size=start)
+    def train(batch_size):
+        tried.append(batch_size)
+        g = torch.Generator(device="cuda").manual_seed(batch_size)
+        for _ in range(3):
+            ids = torch.randint(0, 50257, (batch_size, 1024), device="cuda", generator=g)
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = model(input_ids=ids, labels=ids).loss
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        return batch_size
+
+    fits = train()
+    print(f"oom_batch_halving_train_bf16: batch sizes tried {tried}, {fits} fits", file=sys.stderr)
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -4961,7 +4999,7 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {}
+UNRECORDED = {f.__name__: f for f in (oom_batch_halving_train_bf16,)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train"}
 
@@ -5016,10 +5054,11 @@ def write_run(torch, base, head, oom, wall, recorder, label):
 
 def capped_fraction(conf, default_facts):
     """The memory fraction setting conf runs under: CAPPED[conf] x the default run's peak
-    allocated / the device's memory, or None for an uncapped setting."""
+    allocated / the device's memory, at most 1 (a default run that filled the device
+    runs capped at all of it), or None for an uncapped setting."""
     if conf not in CAPPED:
         return None
-    return round(CAPPED[conf] * default_facts["max_memory_allocated"] / default_facts["total_memory"], 6)
+    return min(1.0, round(CAPPED[conf] * default_facts["max_memory_allocated"] / default_facts["total_memory"], 6))
 
 
 def record_settings(run_one):

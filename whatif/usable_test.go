@@ -1,0 +1,137 @@
+package whatif
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/snapshot"
+)
+
+// contextMemory is a device whose driver reports, besides what the program holds, a
+// CUDA context's worth of memory in use: its total is the usable memory plus ctx.
+type contextMemory struct {
+	*deviceMemory
+	ctx uint64
+}
+
+func (m contextMemory) MemGetInfo() (free, total uint64, err error) {
+	free, total, err = m.deviceMemory.MemGetInfo()
+	return free, total + m.ctx, err
+}
+
+// fragmentedOOM runs, on a device with 8 GiB usable behind a 1 GiB context, a
+// program that holds 1 GiB, fills 20 MiB segments with 6 MiB blocks, frees two of
+// each three (holes no 12 MiB request fits) and then asks for 12 MiB blocks until one
+// fails. It returns the snapshot and the recorded memory_stats.
+func fragmentedOOM(t *testing.T) (*snapshot.Snapshot, map[string]int64) {
+	t.Helper()
+	cfg, err := allocator.ParseConfig("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := allocator.New(contextMemory{newDeviceMemory(8 << 30), 1 << 30}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.RecordHistory(allocator.HistoryOptions{Enabled: true})
+	must := func(_ uint64, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(a.MallocStream(1<<30, 0))
+	var blocks []uint64
+	for range 1000 {
+		p, err := a.MallocStream(6<<20, 0)
+		must(p, err)
+		blocks = append(blocks, p)
+	}
+	for i, p := range blocks {
+		if i%3 != 1 {
+			if err := a.Free(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := 0; ; i++ {
+		_, err := a.MallocStream(12<<20, 0)
+		var oom *allocator.OutOfMemoryError
+		if errors.As(err, &oom) {
+			break
+		}
+		must(0, err)
+		if i > 1000 {
+			t.Fatal("the program never ran out of memory")
+		}
+	}
+	return snapshot.FromAllocator(a.Snapshot()), a.MemoryStats()
+}
+
+// TestRecordedOOMBoundsTheDevice: a snapshot of a program that ran out of device
+// memory replays, under its own setting, to the same OOM and figures — the oom
+// entry's device_free says how much the CUDA context and others left the program —
+// and under expandable segments, which would have served the request, without it,
+// which the run's note and the advice say.
+func TestRecordedOOMBoundsTheDevice(t *testing.T) {
+	s, recorded := fragmentedOOM(t)
+	res, err := Replay(s, settings(t, "", "expandable_segments:True"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.About.Usable) != 1 {
+		t.Fatalf("About.Usable = %v; want the recorded OOM's bound", res.About.Usable)
+	}
+	if u := res.About.Usable[0]; u.Bytes != 8<<30 || u.Reserved+u.DeviceFree != u.Bytes {
+		t.Errorf("usable %+v; want 8 GiB, reserved + device_free", u)
+	}
+	if !strings.Contains(res.About.String(), "8.00 GiB usable (the recorded OOM at event") {
+		t.Errorf("header %q does not give the usable memory", res.About.String())
+	}
+	own := res.Runs[0]
+	for _, k := range []string{"num_ooms", "num_alloc_retries", "num_device_alloc", "num_device_free",
+		"reserved_bytes.all.peak", "allocated_bytes.all.peak", "inactive_split_bytes.all.peak"} {
+		if own.Stats[k] != recorded[k] {
+			t.Errorf("own setting: %s = %d, the recorded run's %d", k, own.Stats[k], recorded[k])
+		}
+	}
+	if own.FirstOOM == nil || own.Avoided != nil || own.AvoidedOOMNote() != "" {
+		t.Errorf("own setting: OOM %v, avoided %v; want the recorded OOM, none avoided", own.FirstOOM, own.Avoided)
+	}
+	exp := res.Runs[1]
+	if exp.OOMs != 0 || len(exp.Avoided) != 1 || exp.Avoided[0] != own.FirstOOM.Event {
+		t.Errorf("expandable: %d OOMs, avoided %v; want none, the recorded one at event %d", exp.OOMs, exp.Avoided, own.FirstOOM.Event)
+	}
+	if n := exp.AvoidedOOMNote(); !strings.Contains(n, "does not happen under this setting") {
+		t.Errorf("expandable's note %q", n)
+	}
+	own0 := res.Runs[0].Setting
+	res.Advise(&own0)
+	if a := res.Advice; a == nil || !a.BaselineOOM || a.Best == nil || !a.Best.Conf.ExpandableSegments {
+		t.Errorf("advice %+v; want expandable segments against an OOMing baseline", a)
+	}
+}
+
+// TestRecordedOOMBoundExceeded: an OOM that leaves less usable than the run reserved
+// earlier (another process took memory meanwhile) bounds nothing, and a warning says so.
+func TestRecordedOOMBoundExceeded(t *testing.T) {
+	const a = 0x7f0000000000
+	seg := func(action snapshot.Action, size int64) snapshot.TraceEntry {
+		return snapshot.TraceEntry{Action: action, Addr: a, Size: size}
+	}
+	s := trace(seg(snapshot.ActionSegmentAlloc, 4<<30), alloc(a, 4<<30), freeReq(a, 4<<30), freeDone(a, 4<<30),
+		seg(snapshot.ActionSegmentFree, 4<<30),
+		snapshot.TraceEntry{Action: snapshot.ActionOOM, Size: 6 << 30, Meta: &snapshot.EntryMeta{DeviceFree: 2 << 30}})
+	res, err := Replay(s, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.About.Usable) != 0 || res.Runs[0].OOMs != 0 {
+		t.Errorf("usable %v, %d OOMs; want no bound", res.About.Usable, res.Runs[0].OOMs)
+	}
+	if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, "the recorded OOM at event 5 left 2.00 GiB usable") {
+		t.Errorf("warnings %q do not say why the OOM bounds nothing", w)
+	}
+}
