@@ -49,6 +49,17 @@ type UsableMemory struct {
 	Bytes      int64 `json:"bytes"`
 }
 
+// usableOn is what device d's recorded OOMs say of it (nil: nothing, or a trace
+// prepare refuses).
+func usableOn(s *snapshot.Snapshot, d int) *UsableMemory {
+	p := &preparer{s: s, device: d, trace: s.Traces[d], h: &history{device: d}}
+	p.segmentsBefore()
+	if err := p.recordedReserved(); err != nil {
+		return nil
+	}
+	return p.h.usable
+}
+
 // String is "device 0: 7.75 GiB usable (the recorded OOM at event 118: 7.50 GiB
 // reserved, 258.00 MiB free)".
 func (u UsableMemory) String() string {
@@ -73,9 +84,12 @@ func Describe(s *snapshot.Snapshot, opts Options) About {
 	for _, seg := range s.Segments {
 		addPool(seg.PoolID)
 	}
-	for _, tr := range s.Traces {
+	for d, tr := range s.Traces {
 		if len(tr) == 0 {
 			continue
+		}
+		if u := usableOn(s, d); u != nil && u.Bytes < ab.TotalMemory {
+			ab.Usable = append(ab.Usable, *u)
 		}
 		ab.Devices++
 		ab.Events += len(tr)

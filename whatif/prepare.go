@@ -78,7 +78,9 @@ func prepare(s *snapshot.Snapshot, device int) (*history, error) {
 		p.h.own = &own
 	}
 	p.segmentsBefore()
-	p.recordedReserved()
+	if err := p.recordedReserved(); err != nil {
+		return nil, err
+	}
 	p.liveBlocks()
 	if err := p.steps(); err != nil {
 		return nil, err
@@ -164,24 +166,31 @@ func (p *preparer) segmentsBefore() {
 }
 
 // recordedReserved sums the recorded run's reserved memory before the trace and at its
-// peak: a release inside a malloc (the retry path) means a device allocation had just
-// failed, which cannot be where the run later reserved more.
-func (p *preparer) recordedReserved() {
+// peak (a release inside a malloc, the retry path, means a device allocation had just
+// failed, which cannot be where the run later reserved more), and notes what its OOMs
+// say of the device (usableAt, checkUsable).
+func (p *preparer) recordedReserved() error {
 	for _, sp := range p.before {
 		p.initialReserved += sp.size
 	}
 	reserved := p.initialReserved
 	p.maxReserved = reserved
-	for _, e := range p.trace {
+	for i, e := range p.trace {
 		switch e.Action {
 		case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentMap:
 			reserved += e.Size
 			p.maxReserved = max(p.maxReserved, reserved)
 		case snapshot.ActionSegmentFree, snapshot.ActionSegmentUnmap:
 			reserved -= e.Size
+		case snapshot.ActionOOM:
+			if err := p.usableAt(i, reserved); err != nil {
+				return err
+			}
 		}
 	}
 	p.reservedAt = p.initialReserved
+	p.checkUsable()
+	return nil
 }
 
 // reservedBefore is the recorded run's reserved memory before entry i, for i that never
@@ -239,7 +248,6 @@ func (p *preparer) steps() error {
 		case snapshot.ActionSegmentFree, snapshot.ActionSegmentUnmap:
 			i = p.releases(i)
 		case snapshot.ActionOOM:
-			err = p.usableAt(i)
 			p.requests++
 			p.h.ops = append(p.h.ops, op{kind: opOOM, event: int32(i), stream: e.Stream, size: e.Size, hints: p.h.addHints(p.hints)})
 			p.endRequest()
@@ -254,7 +262,6 @@ func (p *preparer) steps() error {
 			p.hasFrames = true
 		}
 	}
-	p.checkUsable()
 	if w := p.collectives.warning(p.device); w != "" {
 		p.h.warnings = append(p.h.warnings, w)
 	}
@@ -272,7 +279,8 @@ func (p *preparer) steps() error {
 	return nil
 }
 
-// usableAt notes what the recorded OOM at entry i says of the device. PyTorch writes
+// usableAt notes what the recorded OOM at entry i, with reserved bytes reserved
+// before it, says of the device. PyTorch writes
 // an oom entry after its retry path has released the cached segments and cudaMalloc
 // still failed, with device_free the driver's free bytes then: the program held the
 // run's reserved memory and could get at most device_free more, so it could reserve
@@ -280,13 +288,12 @@ func (p *preparer) steps() error {
 // processes and what the process holds outside PyTorch's cache. The smallest such sum
 // over the trace bounds the replay's device (history.usable). An OOM under a memory
 // cap leaves the device free and gives a sum above the cap, which bounds nothing.
-func (p *preparer) usableAt(i int) error {
+func (p *preparer) usableAt(i int, reserved int64) error {
 	e := &p.trace[i]
 	free := e.DeviceFree()
 	if free < 0 {
 		return p.errAt(i, "device_free %d (the driver's free bytes cannot be negative)", free)
 	}
-	reserved := p.reservedBefore(i)
 	if free > math.MaxInt64-reserved {
 		return p.errAt(i, "device_free %d is more than any device holds", free)
 	}

@@ -470,9 +470,6 @@ func Replay(s *snapshot.Snapshot, settings []Setting, opts Options) (*Result, er
 			return nil, fmt.Errorf("whatif: %s: size %d is more than the device's memory (%d bytes; Options.TotalMemory, --total, sets it)", where, h.largest.size, total)
 		}
 		hs = append(hs, h)
-		if h.usable != nil && h.usable.Bytes < total {
-			res.About.Usable = append(res.About.Usable, *h.usable)
-		}
 		res.Warnings = append(res.Warnings, h.warnings...)
 		if h.pools != nil {
 			res.Pools = append(res.Pools, h.pools.notes...)
