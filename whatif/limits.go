@@ -45,14 +45,18 @@ func (r *Run) LimitNotes(total int64) []string {
 // AvoidedOOMNote says, for a run that served requests the recorded run failed
 // (Run.Avoided), that the program's requests after them are what it did after its
 // OOM — caught it and tried less, or ended — not what it would have done without one;
-// "" when the run served none.
-func (r *Run) AvoidedOOMNote() string {
-	switch n := len(r.Avoided); n {
-	case 0:
+// "" when the run served none. own says the run is under the snapshot's own setting
+// without a cap: there the request fitted the device the OOMs show, so the recorded
+// run ran out under a cap the snapshot does not record, which the note says.
+func (r *Run) AvoidedOOMNote(own bool) string {
+	if len(r.Avoided) == 0 {
 		return ""
-	case 1:
-		return fmt.Sprintf("the recorded run's OOM at event %d does not happen under this setting; the requests after it are what the program did after its OOM (caught it and asked for less, or ended), not what it would have done without one", r.Avoided[0])
-	default:
-		return fmt.Sprintf("%d of the recorded run's OOMs (the first at event %d) do not happen under this setting; the requests after them are what the program did after its OOMs (caught them and asked for less, or ended), not what it would have done without them", n, r.Avoided[0])
 	}
+	if own {
+		return fmt.Sprintf("the recorded run's OOM at event %d does not happen under its own setting here: it fitted the device, so the run ran out under a memory cap the snapshot does not record (set_per_process_memory_fraction); give it with --fraction or --cap", r.Avoided[0])
+	}
+	if len(r.Avoided) == 1 {
+		return fmt.Sprintf("the recorded run's OOM at event %d does not happen under this setting; the requests after it are what the program did after its OOM (caught it and asked for less, or ended), not what it would have done without one", r.Avoided[0])
+	}
+	return fmt.Sprintf("%d of the recorded run's OOMs (the first at event %d) do not happen under this setting; the requests after them are what the program did after its OOMs (caught them and asked for less, or ended), not what it would have done without them", len(r.Avoided), r.Avoided[0])
 }

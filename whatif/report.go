@@ -179,6 +179,11 @@ func sizeIn(n, top int64, d int) string {
 	return fmt.Sprintf("%.*f GiB", d, float64(n)/(1<<30))
 }
 
+// ownUncapped reports whether run is under the snapshot's own setting, without a cap.
+func (r *Result) ownUncapped(run Run) bool {
+	return r.own != nil && run.Setting.Cap == 0 && run.Setting.Fraction == 0 && run.Setting.Label() == r.own.Label()
+}
+
 // baseline returns the run the others are compared with: the run of the same device
 // under the snapshot's own setting (Replay notes it; else the defaults), as
 // [baselineOf] picks it, the rule the advice follows too. Nil when there is none, or
@@ -370,7 +375,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	for _, run := range r.Runs {
 		notes := run.LimitNotes(r.About.TotalMemory)
-		if n := run.AvoidedOOMNote(); n != "" {
+		if n := run.AvoidedOOMNote(r.ownUncapped(run)); n != "" {
 			notes = append(notes, n)
 		}
 		if len(notes) == 0 {
@@ -580,7 +585,7 @@ func (r *Result) jsonResult() jsonResult {
 		if n := run.ExpandableNote(); n != "" {
 			j.Notes = append(j.Notes, n)
 		}
-		if n := run.AvoidedOOMNote(); n != "" {
+		if n := run.AvoidedOOMNote(r.ownUncapped(run)); n != "" {
 			j.Notes = append(j.Notes, n)
 		}
 		j.Avoided = run.Avoided

@@ -97,14 +97,14 @@ func TestRecordedOOMBoundsTheDevice(t *testing.T) {
 			t.Errorf("own setting: %s = %d, the recorded run's %d", k, own.Stats[k], recorded[k])
 		}
 	}
-	if own.FirstOOM == nil || own.Avoided != nil || own.AvoidedOOMNote() != "" {
+	if own.FirstOOM == nil || own.Avoided != nil || own.AvoidedOOMNote(true) != "" {
 		t.Errorf("own setting: OOM %v, avoided %v; want the recorded OOM, none avoided", own.FirstOOM, own.Avoided)
 	}
 	exp := res.Runs[1]
 	if exp.OOMs != 0 || len(exp.Avoided) != 1 || exp.Avoided[0] != own.FirstOOM.Event {
 		t.Errorf("expandable: %d OOMs, avoided %v; want none, the recorded one at event %d", exp.OOMs, exp.Avoided, own.FirstOOM.Event)
 	}
-	if n := exp.AvoidedOOMNote(); !strings.Contains(n, "does not happen under this setting") {
+	if n := exp.AvoidedOOMNote(false); !strings.Contains(n, "does not happen under this setting") {
 		t.Errorf("expandable's note %q", n)
 	}
 	own0 := res.Runs[0].Setting
