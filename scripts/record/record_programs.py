@@ -4883,8 +4883,7 @@ def oom_batch_halving_train_bf16(torch):
     meets device out-of-memory errors: GPT-2 (6 layers, d 768, vocab 50,257, random
     weights) trained on 1,024-token sequences under bf16 autocast with AdamW, the first
     try at the smallest power of two above twice the device's memory in GB (256 on an
-    80 GB card, 512 on the H200's 150 GB), well past what fits (several hundred MB of
-    activations and logits a sample). Each torch.OutOfMemoryError at the device's own
+    80 GB card, 512 on the H200's 150 GB), well past what fits. Each torch.OutOfMemoryError at the device's own
     limit (no cap) is caught, the cache emptied (gc.collect() and
     torch.cuda.empty_cache(): accelerate's `clear_device_cache`) and the batch size
     reduced by accelerate's rule; then 3 steps at the first size that fits. The sizes
