@@ -290,7 +290,17 @@ func settingName(prog, ff string) string {
 // range, how many lie inside a range wider than informative allows.
 type tally struct {
 	checked, exact, inRange, inAddr, afterOOM, wide int
-	widths                                          rangeWidths
+	// departed counts the figures of pairs whose program took another path after an
+	// OOM, where the replay stopped (addDeparted): not compared.
+	departed int
+	widths   rangeWidths
+}
+
+// addDeparted counts a pair whose program took another path after an OOM, where its
+// replay stopped (departure): its figures are of that other path, not compared.
+func (c *tally) addDeparted() {
+	c.checked++
+	c.departed += len(acceptanceKeys)
 }
 
 // add counts run r's acceptance figures against the recorded facts f.
@@ -328,8 +338,12 @@ func (c *tally) add(what string, r Run, f facts) {
 // String is the summary line BENCHMARKS.md quotes.
 func (c tally) String() string {
 	n := c.checked * len(acceptanceKeys)
-	return fmt.Sprintf("%d programs × settings, %d figures: %d equal to PyTorch's; %d others depend on GPU timing and lie inside their range; %d others depend on driver addresses and lie inside their range; %d others depend on what the program did after its OOM and lie inside their range; %d of the timing and address ones inside a range wider than informative",
+	s := fmt.Sprintf("%d programs × settings, %d figures: %d equal to PyTorch's; %d others depend on GPU timing and lie inside their range; %d others depend on driver addresses and lie inside their range; %d others depend on what the program did after its OOM and lie inside their range; %d of the timing and address ones inside a range wider than informative",
 		c.checked, n, c.exact, c.inRange, c.inAddr, c.afterOOM, c.wide)
+	if c.departed > 0 {
+		s += fmt.Sprintf("; %d others are of runs whose program took another path after an OOM, at the request where the replay stops, and are not compared", c.departed)
+	}
+	return s
 }
 
 // isCount reports whether memory_stats key k is a count (not bytes).

@@ -51,6 +51,12 @@ type Advice struct {
 	// long for the extra placements' budget) although their setting differs from the
 	// snapshot's: their high end is their figure, which the note says.
 	Unranged []string
+	// Serves names settings whose replays served a request the recorded run failed and
+	// stopped there (Run.Served): what the program would have done next is not in the
+	// snapshot, so they are neither advised nor ruled out; ServesAt is the first such
+	// request's trace index.
+	Serves   []string
+	ServesAt int
 	// Timed says a {low, high} of the advice takes in a timing range ([Run.TimingRange],
 	// "[low, high]" in the table) besides any address range ("{low, high}"), which the
 	// advice's text says.
@@ -63,6 +69,7 @@ type adviceCandidate struct {
 	where                     int // device or rank
 	reserved, allocs, retries [3]int64
 	oom                       bool
+	served                    int // the event a replay stopped at, serving a request the recorded run failed (−1: none)
 	unranged                  bool
 	timed                     bool // one of its spans takes in a timing range
 }
@@ -93,9 +100,19 @@ func candidateOf(r *Run, where int) adviceCandidate {
 		reserved: figureSpan(r, "reserved_bytes.all.peak", r.MaxReserved),
 		allocs:   figureSpan(r, "num_device_alloc", r.DeviceAllocs),
 		retries:  figureSpan(r, "num_alloc_retries", r.AllocRetries),
-		oom:      r.FirstOOM != nil || figureSpan(r, "num_ooms", r.OOMs)[2] > 0,
+		oom:      r.FirstOOM != nil && !r.Served || figureSpan(r, "num_ooms", r.OOMs)[2] > 0 && !r.Served,
+		served:   servedAt(r),
 		unranged: r.Guessed > 0 && r.AddressPlacements == 0,
 	}
+}
+
+// servedAt is the event at which r stopped serving a request the recorded run failed,
+// or −1.
+func servedAt(r *Run) int {
+	if r.Served {
+		return r.Stopped
+	}
+	return -1
 }
 
 // worse keeps, per setting label, the adviceCandidate with the highest high end of peak
@@ -109,10 +126,14 @@ func worse(into map[string]*adviceCandidate, order *[]string, c adviceCandidate)
 		return
 	}
 	oom := old.oom || c.oom
+	served := old.served
+	if served < 0 || c.served >= 0 && c.served < served {
+		served = c.served
+	}
 	if c.reserved[2] > old.reserved[2] {
 		*old = c
 	}
-	old.oom = oom
+	old.oom, old.served = oom, served
 	old.unranged = old.unranged || c.unranged
 }
 
@@ -141,6 +162,13 @@ func advise(cands []*adviceCandidate, own *Setting) *Advice {
 	var best *adviceCandidate
 	for _, c := range cands {
 		if c == base || c.oom {
+			continue
+		}
+		if c.served >= 0 {
+			if len(a.Serves) == 0 || c.served < a.ServesAt {
+				a.ServesAt = c.served
+			}
+			a.Serves = append(a.Serves, c.setting.ShortLabel())
 			continue
 		}
 		if c.unranged {
@@ -270,7 +298,10 @@ func (a *Advice) BaselineName() string {
 func (a *Advice) text(where string) string {
 	var b strings.Builder
 	judged := "judged on the high end of each range"
-	if a.Best == nil && a.BaselineOOM {
+	if a.Best == nil && a.BaselineOOM && len(a.Serves) > 0 {
+		fmt.Fprintf(&b, "advice: none for sure: %s runs out of memory; %s serve%s a request it failed (the first at event %d), and the snapshot does not show what the program would have done next: record the program under %s to see whether it runs through",
+			a.BaselineName(), strings.Join(a.Serves, ", "), map[bool]string{true: "s", false: ""}[len(a.Serves) == 1], a.ServesAt, map[bool]string{true: "it", false: "them"}[len(a.Serves) == 1])
+	} else if a.Best == nil && a.BaselineOOM {
 		fmt.Fprintf(&b, "advice: none: every setting tried runs out of memory, %s among them: allow more memory or allocate less at the peak", a.BaselineName())
 	} else if a.Best == nil {
 		fmt.Fprintf(&b, "advice: keep %s: no other setting tried lowers peak reserved below its %s for sure without an OOM (%s)",
@@ -321,6 +352,7 @@ type jsonAdvice struct {
 	BaselineAllocRetries [3]int64 `json:"baseline_num_alloc_retries"`
 	BaselineOOM          bool     `json:"baseline_oom"`
 	Unranged             []string `json:"unranged,omitempty"`
+	Serves               []string `json:"serve_failed_request,omitempty"`
 	SpansTimingRange     bool     `json:"spans_timing_range,omitempty"`
 	Text                 string   `json:"text"`
 }
@@ -333,7 +365,7 @@ func (a *Advice) json(rank bool) *jsonAdvice {
 	}
 	j := &jsonAdvice{BaselineConf: a.Baseline.Conf.String(), BaselineRecorded: a.Recorded,
 		BaselineReserved: a.BaselineReserved, BaselineDeviceAllocs: a.BaselineDeviceAllocs,
-		BaselineAllocRetries: a.BaselineAllocRetries, BaselineOOM: a.BaselineOOM, Unranged: a.Unranged,
+		BaselineAllocRetries: a.BaselineAllocRetries, BaselineOOM: a.BaselineOOM, Unranged: a.Unranged, Serves: a.Serves,
 		SpansTimingRange: a.Timed}
 	if rank {
 		j.Text = a.text(" on its worst rank")

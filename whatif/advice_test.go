@@ -296,7 +296,7 @@ func TestAdvicePractitionerPrograms(t *testing.T) {
 			p.measured = append(p.measured, f.MaxReserved)
 		}
 	})
-	programs, advised, lowest, kept, keptLowest := 0, 0, 0, 0, 0
+	programs, advised, lowest, kept, keptLowest, open := 0, 0, 0, 0, 0, 0
 	picks := map[string]int{}
 	for _, prog := range slices.Sorted(maps.Keys(byProg)) {
 		sts, measured := byProg[prog].sts, byProg[prog].measured
@@ -319,6 +319,11 @@ func TestAdvicePractitionerPrograms(t *testing.T) {
 			if measured[i] < measured[low] {
 				low = i
 			}
+		}
+		if a.Best == nil && len(a.Serves) > 0 {
+			open++
+			t.Logf("%s: no advice for sure: %s serve the request the recorded run failed at event %d (PyTorch's runs under them served it and went on: TestPredictsPractitionerPrograms)", prog, strings.Join(a.Serves, ", "), a.ServesAt)
+			continue
 		}
 		if a.Best == nil {
 			kept++
@@ -346,6 +351,9 @@ func TestAdvicePractitionerPrograms(t *testing.T) {
 	}
 	line := fmt.Sprintf("advice on the practitioners' programs: %d programs; %d advised a setting (%s), each saving in PyTorch's measurement, inside the advice's range; %d of them the setting PyTorch measured lowest; %d kept the default, %d of them where PyTorch measured the default lowest",
 		programs, advised, strings.Join(by, ", "), lowest, kept, keptLowest)
+	if open > 0 {
+		line += fmt.Sprintf("; %d left open: the recorded run ran out of memory, and the settings that serve the request it failed stop there", open)
+	}
 	t.Log(line)
 	quotedInBenchmarks(t, "the advice's line", line)
 	// the READMEs say how many programs the advice was checked on

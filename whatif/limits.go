@@ -42,18 +42,23 @@ func (r *Run) LimitNotes(total int64) []string {
 	return notes
 }
 
-// AvoidedOOMNote says, for a run that served requests the recorded run failed
-// (Run.Avoided), that the program's requests after them are what it did after its
-// OOM — caught it and tried less, or ended — not what it would have done without one;
-// "" when the run served none. own says the run is under the snapshot's own setting
-// without a cap: there the request fitted the device the OOMs show, so the recorded
-// run ran out under a cap the snapshot does not record, which the note says.
+// AvoidedOOMNote says, for a run that served a request the recorded run failed
+// (Run.Avoided), what that means: the replay stops there (Run.Served), since the
+// snapshot holds what the program did after its OOM — caught it and tried less, or
+// ended — not what it would have done without one; replayed on (ContinueAfterOOM),
+// the figures after it are of that reaction. "" when the run served none. own says
+// the run is under the snapshot's own setting without a cap: there the request fitted
+// the device the OOMs show, so the recorded run ran out under a cap the snapshot does
+// not record, which the note says.
 func (r *Run) AvoidedOOMNote(own bool) string {
 	if len(r.Avoided) == 0 {
 		return ""
 	}
 	if own {
 		return fmt.Sprintf("the recorded run's OOM at event %d does not happen under its own setting here: it fitted the device, so the run ran out under a memory cap the snapshot does not record (set_per_process_memory_fraction); give it with --fraction or --cap", r.Avoided[0])
+	}
+	if r.Served {
+		return fmt.Sprintf("the recorded run's OOM at event %d does not happen under this setting: the replay stops there, since what the snapshot holds next is what the program did after that OOM; record the program under this setting to see what it does instead", r.Avoided[0])
 	}
 	if len(r.Avoided) == 1 {
 		return fmt.Sprintf("the recorded run's OOM at event %d does not happen under this setting; the requests after it are what the program did after its OOM (caught it and asked for less, or ended), not what it would have done without one", r.Avoided[0])

@@ -37,8 +37,19 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 		if r.CrossStreamFrees != 0 {
 			t.Errorf("%s: %d cross-stream frees in a single-stream program (a program with them needs checkPair and every setting's pickle)", what, r.CrossStreamFrees)
 		}
-		if (r.FirstOOM != nil) != (f.OOM != nil) {
-			t.Errorf("%s: OOM %v, PyTorch %v", what, r.FirstOOM != nil, f.OOM != nil)
+		if (r.FirstOOM != nil) != (f.Stats["num_ooms"] > 0) {
+			t.Errorf("%s: OOM %v, PyTorch %d OOMs", what, r.FirstOOM != nil, f.Stats["num_ooms"])
+		}
+		if r.Stopped >= 0 {
+			if where, ok := departure(t, s, ff, r); ok {
+				t.Logf("departs: %s: %s", what, where)
+				c.addDeparted()
+				if perProgram[prog] == nil {
+					perProgram[prog] = map[string]int{}
+				}
+				perProgram[prog]["not compared"] += len(acceptanceKeys)
+				return
+			}
 		}
 		c.add(what, r, f)
 		timed, placed := maps.Clone(r.TimingRange), maps.Clone(r.AddressRange)
@@ -94,14 +105,7 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 		logPlacements(t, what, r)
 		if !exactIn(r, f) {
 			withOwn++
-			if hD[prog] == nil {
-				h, err := prepare(s, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				hD[prog] = h
-			}
-			if other := checkWithOwnAddresses(t, s, hD[prog], what, ff, r, f); other != "" {
+			if other := checkWithOwnAddresses(t, s, defaultHistory(t, hD, prog, s), what, ff, r, f); other != "" {
 				ownRequests++
 				t.Logf("%s: the program made other requests than its default run (%s)", what, other)
 			}
@@ -112,11 +116,11 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 			t.Errorf("programsKnown lists %q, which no shipped program and setting has", id)
 		}
 	}
-	t.Log("| program | figures | exact | inside an informative range | inside a range wider than informative | outside |")
-	t.Log("|---|---|---|---|---|---|")
+	t.Log("| program | figures | exact | inside an informative range | inside a range wider than informative | outside | not compared: another path after an OOM, where the replay stops |")
+	t.Log("|---|---|---|---|---|---|---|")
 	for _, prog := range slices.Sorted(maps.Keys(perProgram)) {
 		n := perProgram[prog]
-		t.Logf("| %s | %d | %d | %d | %d | %d |", prog, n["exact"]+n["in range"]+n["wide range"]+n["outside"], n["exact"], n["in range"], n["wide range"], n["outside"])
+		t.Logf("| %s | %d | %d | %d | %d | %d | %d |", prog, n["exact"]+n["in range"]+n["wide range"]+n["outside"]+n["not compared"], n["exact"], n["in range"], n["wide range"], n["outside"], n["not compared"])
 	}
 	summary := fmt.Sprintf("practitioners' programs: %s; %d outside any range, %d inside one wider than informative (programsKnown); %d settings not exact, each exact in every figure with its own run's device addresses (a figure after a predicted OOM: inside its after-OOM range); in %d of them the program itself made other requests than in its default run, and that run's own snapshot is replayed", c, outside, wide, withOwn, ownRequests)
 	t.Log(summary)
@@ -229,6 +233,70 @@ func checkWithOwnAddresses(t *testing.T, sD *snapshot.Snapshot, hD *history, wha
 	}
 	logRow(t, prog, name, " (its addresses)", *rm, f)
 	return otherRequests
+}
+
+// defaultHistory is program prog's default snapshot s prepared, once (hD keeps it).
+func defaultHistory(t *testing.T, hD map[string]*history, prog string, s *snapshot.Snapshot) *history {
+	t.Helper()
+	if hD[prog] == nil {
+		h, err := prepare(s, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hD[prog] = h
+	}
+	return hD[prog]
+}
+
+// departure reports where the program of facts file ff took another path than its
+// default run (snapshot def) after an OOM, when that is the request at which replay r
+// stopped, and ok. The replay stops at a predicted OOM (the setting's run must have run
+// out at that request) or at a request the default run failed that the setting serves
+// (Run.Served: the setting's run must have served it); either way what the default
+// snapshot holds next is not what the program did under the setting. ok is false when
+// the runs make the same requests up to the end of the shorter, or the setting's run
+// ended at the OOM where it departed (its figures after the OOM are the after-OOM
+// range's to judge); a departure elsewhere, or of the other kind, fails t: the replay did not
+// stop where PyTorch's run took another path.
+func departure(t *testing.T, def *snapshot.Snapshot, ff string, r Run) (string, bool) {
+	t.Helper()
+	path, err := pickleBeside(ff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := snapshot.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ra, rb := requestsOf(def), requestsOf(other)
+	at := -1
+	for i := range min(len(ra), len(rb)) {
+		if ra[i].oom != rb[i].oom || !ra[i].oom && ra[i].what != rb[i].what {
+			at = i
+			break
+		}
+	}
+	if at < 0 || rb[at].oom && at == len(rb)-1 {
+		return "", false // the same requests, or the run ended at its OOM
+	}
+	stop := 0 // the request index of the event the replay stopped at
+	for _, e := range def.Traces[0][:r.Stopped] {
+		if e.Action == snapshot.ActionAlloc || e.Action == snapshot.ActionOOM {
+			stop++
+		}
+	}
+	switch {
+	case stop != at:
+		t.Errorf("%s: the replay stops at request %d, but PyTorch's run took another path at request %d (%s; the default run: %s)", ff, stop, at, rb[at].what, ra[at].what)
+	case r.Served && rb[at].oom:
+		t.Errorf("%s: the replay serves request %d, which PyTorch's run failed", ff, at)
+	case !r.Served && !rb[at].oom:
+		t.Errorf("%s: the replay runs out at request %d, which PyTorch's run served", ff, at)
+	}
+	if r.Served {
+		return fmt.Sprintf("the default run failed request %d; the replay serves it and stops, and PyTorch's run served it and went on", at), true
+	}
+	return fmt.Sprintf("the replay runs out at request %d and stops; PyTorch's run ran out there too, and then went another way than the default run", at), true
 }
 
 // sameRequests compares the requests of two runs of one program: their allocations'

@@ -341,7 +341,8 @@ func (r *replayer) step(o op) (stop bool, err error) {
 	case opOOM:
 		// The recorded run failed here; the replay tries the same request and, if it
 		// fits under this setting, gives it back at once (the program did not get the
-		// memory, so nothing later frees it).
+		// memory, so nothing later frees it) and stops (Run.Served) unless
+		// Options.ContinueAfterOOM.
 		p, ok, err := r.malloc(o)
 		if err != nil {
 			return false, err
@@ -350,6 +351,14 @@ func (r *replayer) step(o op) (stop bool, err error) {
 			r.run.Avoided = append(r.run.Avoided, int(o.event))
 			if err := a.Free(p); err != nil {
 				return false, fmt.Errorf("event %d: %w", o.event, err)
+			}
+			if !r.opts.ContinueAfterOOM {
+				// What follows is what the program did after its OOM, which under
+				// this setting it did not have: the replay stops, as at a predicted
+				// OOM.
+				r.run.Stopped, r.run.Served = int(o.event), true
+				r.record(o)
+				return true, nil
 			}
 		}
 	}
@@ -372,7 +381,7 @@ func (r *replayer) finish() *Run {
 	run.requests = r.mallocs
 	run.Final = a.Snapshot()
 	run.Limits = a.Limits()
-	if run.Stopped >= 0 {
+	if run.Stopped >= 0 && !run.Served {
 		run.AfterOOMRange = afterOOMRange(run.Final, run.Stats)
 	}
 	switch {

@@ -250,12 +250,12 @@ func (r *Run) directionUnknown(base *Run) []string {
 // snapshot, so they cannot be compared with a run that went on. The OOM count, and
 // the figures that carry an after-OOM range, are not listed.
 func (r *Run) notComparable() []string {
-	if r.Stopped < 0 || r.FirstOOM == nil {
+	if r.Stopped < 0 || r.FirstOOM == nil && !r.Served {
 		return nil
 	}
 	var out []string
 	for _, k := range tableKeys {
-		if _, ok := r.AfterOOMRange[k.key]; !ok && k.key != "num_ooms" {
+		if _, ok := r.AfterOOMRange[k.key]; !ok && (k.key != "num_ooms" || r.Served) {
 			out = append(out, k.key)
 		}
 	}
@@ -419,13 +419,16 @@ func (r *Result) WriteTable(w io.Writer) error {
 	if r.hasMark(func(run *Run) bool { return len(run.directionUnknown(r.baseline(*run))) > 0 }) {
 		fmt.Fprintf(w, "\n(direction unknown) beside a figure: its address range spans the recorded setting's figure, so whether this setting raises or lowers it is not known\n")
 	}
-	if r.hasMark(func(run *Run) bool { return len(run.notComparable()) > 0 }) {
+	if r.hasMark(func(run *Run) bool { return !run.Served && len(run.notComparable()) > 0 }) {
 		fmt.Fprintf(w, "\n† beside a figure: up to the predicted OOM, where the replay stops; what the program did after it is not in the snapshot, so the figure is not comparable with a run that went on\n")
+	}
+	if r.hasMark(func(run *Run) bool { return run.Served }) {
+		fmt.Fprintf(w, "\n† beside a figure of a run that serves a request your run failed: up to that request, where the replay stops; what the program would have done next is not in the snapshot (it holds what the program did after its OOM), so the figure is not comparable with a run that went on\n")
 	}
 	for _, run := range r.Runs {
 		if o := run.FirstOOM; o != nil {
 			fmt.Fprintf(w, "\n%s, device %d: first OOM at event %d (%d bytes on stream %#x):\n  %s\n", run.Setting.Label(), run.Device, o.Event, o.Size, o.Stream, o.Message)
-			if run.Stopped >= 0 {
+			if run.Stopped == o.Event {
 				fmt.Fprintf(w, "  the replay stops there, as the program would have (torch.OutOfMemoryError); the figures are up to that allocation\n")
 			}
 			for _, f := range o.Frames {
@@ -514,6 +517,7 @@ type jsonRun struct {
 	AfterOOMRange     map[string][2]int64 `json:"after_oom_range,omitempty"`
 	StoppedAt         *int                `json:"stopped_at_event"`
 	Avoided           []int               `json:"avoided_recorded_ooms,omitempty"`
+	Served            bool                `json:"stopped_at_served_oom,omitempty"`
 	Allowed           int64               `json:"allowed,omitempty"`
 	CapRefusals       int64               `json:"cap_refusals"`
 	GCPasses          int64               `json:"gc_passes"`
@@ -588,7 +592,7 @@ func (r *Result) jsonResult() jsonResult {
 		if n := run.AvoidedOOMNote(r.ownUncapped(run)); n != "" {
 			j.Notes = append(j.Notes, n)
 		}
-		j.Avoided = run.Avoided
+		j.Avoided, j.Served = run.Avoided, run.Served
 		if run.AddressPlacements > 0 {
 			conv := run.AddressConverged
 			j.AddressConverged = &conv

@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,16 +102,30 @@ func TestRecordedOOMBoundsTheDevice(t *testing.T) {
 		t.Errorf("own setting: OOM %v, avoided %v; want the recorded OOM, none avoided", own.FirstOOM, own.Avoided)
 	}
 	exp := res.Runs[1]
-	if exp.OOMs != 0 || len(exp.Avoided) != 1 || exp.Avoided[0] != own.FirstOOM.Event {
-		t.Errorf("expandable: %d OOMs, avoided %v; want none, the recorded one at event %d", exp.OOMs, exp.Avoided, own.FirstOOM.Event)
+	if exp.OOMs != 0 || len(exp.Avoided) != 1 || exp.Avoided[0] != own.FirstOOM.Event || !exp.Served || exp.Stopped != own.FirstOOM.Event {
+		t.Errorf("expandable: %d OOMs, avoided %v, served %v, stopped at %d; want none, the recorded one at event %d served and stopped at", exp.OOMs, exp.Avoided, exp.Served, exp.Stopped, own.FirstOOM.Event)
 	}
-	if n := exp.AvoidedOOMNote(false); !strings.Contains(n, "does not happen under this setting") {
+	if n := exp.AvoidedOOMNote(false); !strings.Contains(n, "does not happen under this setting: the replay stops there") {
 		t.Errorf("expandable's note %q", n)
+	}
+	if nc := exp.notComparable(); !slices.Contains(nc, "num_ooms") || !slices.Contains(nc, "reserved_bytes.all.peak") {
+		t.Errorf("expandable's figures not comparable: %v; want every one, OOMs too", nc)
 	}
 	own0 := res.Runs[0].Setting
 	res.Advise(&own0)
-	if a := res.Advice; a == nil || !a.BaselineOOM || a.Best == nil || !a.Best.Conf.ExpandableSegments {
-		t.Errorf("advice %+v; want expandable segments against an OOMing baseline", a)
+	if a := res.Advice; a == nil || !a.BaselineOOM || a.Best != nil || !slices.Equal(a.Serves, []string{"expandable"}) || a.ServesAt != own.FirstOOM.Event {
+		t.Errorf("advice %+v; want none for sure, expandable serving the failed request", a)
+	}
+	if txt := res.Advice.String(); !strings.Contains(txt, "expandable serves a request it failed") {
+		t.Errorf("advice %q does not name the setting that serves the failed request", txt)
+	}
+	// Replayed on (--keep-going), the run goes past the served request.
+	res, err = Replay(s, settings(t, "expandable_segments:True"), Options{ContinueAfterOOM: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Runs[0]; r.Served || r.Stopped >= 0 || len(r.Avoided) != 1 {
+		t.Errorf("--keep-going: served %v, stopped at %d, avoided %v; want it replayed on", r.Served, r.Stopped, r.Avoided)
 	}
 }
 

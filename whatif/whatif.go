@@ -213,7 +213,9 @@ type Options struct {
 	// run made. By default the replay stops there, as the program would have: PyTorch
 	// raised torch.OutOfMemoryError at that call, and what the program did next is not
 	// in the snapshot. Run.Stopped says where. (An OOM the recorded run also had, and
-	// went on from, is replayed through either way.)
+	// went on from, is replayed through either way.) Likewise a replay stops at a
+	// request the recorded run failed and this setting serves (Run.Served): what follows
+	// is the program's reaction to an OOM it did not have here.
 	ContinueAfterOOM bool
 }
 
@@ -306,6 +308,11 @@ type Run struct {
 	// Avoided lists the trace indexes of the recorded run's out-of-memory errors that
 	// this replay served (AvoidedOOMNote): the request fitted under this setting.
 	Avoided []int
+	// Served says the replay stopped (Stopped) at a request the recorded run failed
+	// and this setting served: what the snapshot holds after it is what the program
+	// did after its OOM, which under this setting it did not have (unless
+	// Options.ContinueAfterOOM, which replays on).
+	Served bool
 	// TimingSchedules is how many timings the range was taken over (the replay's own
 	// among them); 0 without cross-stream frees or with Options.NoTimingRange.
 	TimingSchedules int
