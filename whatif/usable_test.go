@@ -2,11 +2,14 @@ package whatif
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
 
 	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/reference"
 	"memlab.dev/memlab/snapshot"
 )
 
@@ -149,4 +152,62 @@ func TestRecordedOOMBoundExceeded(t *testing.T) {
 	if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, "the recorded OOM at event 5 left 2.00 GiB usable") {
 		t.Errorf("warnings %q do not say why the OOM bounds nothing", w)
 	}
+}
+
+// TestUsableOfShippedOOMs: every OOM of the shipped program that ran out at the H200's
+// own limit, under each setting it was recorded under and in its rerun, says the program
+// could reserve the same memory (its reserved bytes plus the oom entry's device_free),
+// within two pages: what the replay's device holds (About.Usable) is a property of the
+// card and the process, not of the moment. BENCHMARKS.md quotes the line.
+func TestUsableOfShippedOOMs(t *testing.T) {
+	var files []string
+	for _, pat := range []string{"oom_batch_halving_train_bf16__*.facts.json", "rerun/oom_batch_halving_train_bf16__*.facts.json"} {
+		fs, err := reference.Glob(reference.Programs211, pat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, fs...)
+	}
+	if len(files) != 6 {
+		t.Fatalf("%d runs of oom_batch_halving_train_bf16, want its five settings and its rerun", len(files))
+	}
+	ooms, lo, hi := 0, int64(math.MaxInt64), int64(0)
+	for _, ff := range files {
+		path, err := pickleBeside(ff)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := snapshot.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &preparer{s: s, trace: s.Traces[0], h: &history{}}
+		p.segmentsBefore()
+		if err := p.recordedReserved(); err != nil {
+			t.Fatal(err)
+		}
+		reserved, n := p.initialReserved, 0
+		for _, e := range s.Traces[0] {
+			switch e.Action {
+			case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentMap:
+				reserved += e.Size
+			case snapshot.ActionSegmentFree, snapshot.ActionSegmentUnmap:
+				reserved -= e.Size
+			case snapshot.ActionOOM:
+				n++
+				u := reserved + e.DeviceFree()
+				lo, hi = min(lo, u), max(hi, u)
+			}
+		}
+		if f := readFacts(t, ff); int64(n) != f.Stats["num_ooms"] {
+			t.Errorf("%s: %d oom entries, PyTorch counted %d OOMs", ff, n, f.Stats["num_ooms"])
+		}
+		ooms += n
+	}
+	line := fmt.Sprintf("recorded OOMs at the device's limit: %d runs of oom_batch_halving_train_bf16 on the H200, %d OOMs; reserved + device_free from %d to %d bytes (%d MiB apart)", len(files), ooms, lo, hi, (hi-lo)>>20)
+	t.Log(line)
+	if hi-lo > 2*pageSize {
+		t.Errorf("the OOMs' usable memory spans %d bytes, more than two pages", hi-lo)
+	}
+	quotedInBenchmarks(t, "the recorded OOMs' usable memory line", line)
 }
