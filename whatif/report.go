@@ -179,6 +179,20 @@ func sizeIn(n, top int64, d int) string {
 	return fmt.Sprintf("%.*f GiB", d, float64(n)/(1<<30))
 }
 
+// writeMarks explains the marks the table's figures carry: "(direction unknown)" and
+// "†" (not comparable: up to where the replay stopped).
+func (r *Result) writeMarks(w io.Writer) {
+	if r.hasMark(func(run *Run) bool { return len(run.directionUnknown(r.baseline(*run))) > 0 }) {
+		fmt.Fprintf(w, "\n(direction unknown) beside a figure: its address range spans the recorded setting's figure, so whether this setting raises or lowers it is not known\n")
+	}
+	if r.hasMark(func(run *Run) bool { return !run.Served && len(run.notComparable()) > 0 }) {
+		fmt.Fprintf(w, "\n† beside a figure: up to the predicted OOM, where the replay stops; what the program did after it is not in the snapshot, so the figure is not comparable with a run that went on\n")
+	}
+	if r.hasMark(func(run *Run) bool { return run.Served }) {
+		fmt.Fprintf(w, "\n† beside a figure of a run that serves a request your run failed: up to that request, where the replay stops; what the program would have done next is not in the snapshot (it holds what the program did after its OOM), so the figure is not comparable with a run that went on\n")
+	}
+}
+
 // ownUncapped reports whether run is under the snapshot's own setting, without a cap.
 func (r *Result) ownUncapped(run Run) bool {
 	return r.own != nil && run.Setting.Cap == 0 && run.Setting.Fraction == 0 && run.Setting.Label() == r.own.Label()
@@ -416,15 +430,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, "\nunranged: the figures of %s may depend on where the driver places device allocations, but carry no address range: %s\n",
 			joinAnd(unranged[why]), why)
 	}
-	if r.hasMark(func(run *Run) bool { return len(run.directionUnknown(r.baseline(*run))) > 0 }) {
-		fmt.Fprintf(w, "\n(direction unknown) beside a figure: its address range spans the recorded setting's figure, so whether this setting raises or lowers it is not known\n")
-	}
-	if r.hasMark(func(run *Run) bool { return !run.Served && len(run.notComparable()) > 0 }) {
-		fmt.Fprintf(w, "\n† beside a figure: up to the predicted OOM, where the replay stops; what the program did after it is not in the snapshot, so the figure is not comparable with a run that went on\n")
-	}
-	if r.hasMark(func(run *Run) bool { return run.Served }) {
-		fmt.Fprintf(w, "\n† beside a figure of a run that serves a request your run failed: up to that request, where the replay stops; what the program would have done next is not in the snapshot (it holds what the program did after its OOM), so the figure is not comparable with a run that went on\n")
-	}
+	r.writeMarks(w)
 	for _, run := range r.Runs {
 		if o := run.FirstOOM; o != nil {
 			fmt.Fprintf(w, "\n%s, device %d: first OOM at event %d (%d bytes on stream %#x):\n  %s\n", run.Setting.Label(), run.Device, o.Event, o.Size, o.Stream, o.Message)
