@@ -49,8 +49,13 @@ type UsableMemory struct {
 	Bytes      int64 `json:"bytes"`
 }
 
+// bounds reports whether u bounds a device of total bytes (a recorded OOM under a
+// cap, or on a larger card than the one assumed, leaves more than it).
+func (u *UsableMemory) bounds(total int64) bool { return u != nil && u.Bytes < total }
+
 // usableOn is what device d's recorded OOMs say of it (nil: nothing, or a trace
-// prepare refuses).
+// prepare refuses). Replay has it from prepare; Describe, for callers without a
+// replay's histories, walks the trace's reserved memory for it.
 func usableOn(s *snapshot.Snapshot, d int) *UsableMemory {
 	p := &preparer{s: s, device: d, trace: s.Traces[d], h: &history{device: d}}
 	p.segmentsBefore()
@@ -69,6 +74,20 @@ func (u UsableMemory) String() string {
 
 // Describe returns what a replay of s under opts runs on (see [About]).
 func Describe(s *snapshot.Snapshot, opts Options) About {
+	ab := describe(s, opts)
+	for d, tr := range s.Traces {
+		if len(tr) == 0 {
+			continue
+		}
+		if u := usableOn(s, d); u.bounds(ab.TotalMemory) {
+			ab.Usable = append(ab.Usable, *u)
+		}
+	}
+	return ab
+}
+
+// describe is Describe without the usable memory, which Replay has from its histories.
+func describe(s *snapshot.Snapshot, opts Options) About {
 	ab := About{PyTorch: s.VersionHint(), TotalMemory: opts.TotalMemory, Pools: [][2]uint64{}}
 	if ab.TotalMemory <= 0 {
 		ab.TotalMemory = H200Memory
@@ -84,12 +103,9 @@ func Describe(s *snapshot.Snapshot, opts Options) About {
 	for _, seg := range s.Segments {
 		addPool(seg.PoolID)
 	}
-	for d, tr := range s.Traces {
+	for _, tr := range s.Traces {
 		if len(tr) == 0 {
 			continue
-		}
-		if u := usableOn(s, d); u != nil && u.Bytes < ab.TotalMemory {
-			ab.Usable = append(ab.Usable, *u)
 		}
 		ab.Devices++
 		ab.Events += len(tr)

@@ -218,14 +218,7 @@ func checkPair(t *testing.T, s *snapshot.Snapshot, prog, ff, note string) (Run, 
 	name := settingName(prog, ff)
 	f := readFacts(t, ff)
 	st := f.setting(t)
-	otherPath, err := pickleBeside(ff)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := snapshot.ReadFile(otherPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := snapshotBeside(t, ff)
 	timing := completions(other.Traces[0])
 	sameTiming := maps.Equal(timing, completions(s.Traces[0]))
 	res, err := Replay(s, []Setting{st}, Options{TotalMemory: f.TotalMemory})
@@ -635,6 +628,20 @@ func withTiming(tr []snapshot.TraceEntry, when map[int]int) []snapshot.TraceEntr
 	}
 	flush()
 	return out
+}
+
+// snapshotBeside reads the snapshot recorded with the facts file ff (pickleBeside).
+func snapshotBeside(t *testing.T, ff string) *snapshot.Snapshot {
+	t.Helper()
+	path, err := pickleBeside(ff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := snapshot.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // pickleBeside returns the snapshot recorded with the facts file ff (a path under the

@@ -100,7 +100,7 @@ func candidateOf(r *Run, where int) adviceCandidate {
 		reserved: figureSpan(r, "reserved_bytes.all.peak", r.MaxReserved),
 		allocs:   figureSpan(r, "num_device_alloc", r.DeviceAllocs),
 		retries:  figureSpan(r, "num_alloc_retries", r.AllocRetries),
-		oom:      r.FirstOOM != nil && !r.Served || figureSpan(r, "num_ooms", r.OOMs)[2] > 0 && !r.Served,
+		oom:      !r.Served() && (r.FirstOOM != nil || figureSpan(r, "num_ooms", r.OOMs)[2] > 0),
 		served:   servedAt(r),
 		unranged: r.Guessed > 0 && r.AddressPlacements == 0,
 	}
@@ -109,7 +109,7 @@ func candidateOf(r *Run, where int) adviceCandidate {
 // servedAt is the event at which r stopped serving a request the recorded run failed,
 // or −1.
 func servedAt(r *Run) int {
-	if r.Served {
+	if r.Served() {
 		return r.Stopped
 	}
 	return -1

@@ -57,7 +57,7 @@ func (r *Run) AvoidedOOMNote(own bool) string {
 	if own {
 		return fmt.Sprintf("the recorded run's OOM at event %d does not happen under its own setting here: it fitted the device, so the run ran out under a memory cap the snapshot does not record (set_per_process_memory_fraction); give it with --fraction or --cap", r.Avoided[0])
 	}
-	if r.Served {
+	if r.Served() {
 		return fmt.Sprintf("the recorded run's OOM at event %d does not happen under this setting: the replay stops there, since what the snapshot holds next is what the program did after that OOM; record the program under this setting to see what it does instead", r.Avoided[0])
 	}
 	if len(r.Avoided) == 1 {

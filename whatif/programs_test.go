@@ -197,14 +197,7 @@ func programCases(t *testing.T, fn func(prog, factsFile string, s *snapshot.Snap
 // exact in the same way; otherRequests then reports the first difference.
 func checkWithOwnAddresses(t *testing.T, sD *snapshot.Snapshot, hD *history, what, ff string, r Run, f facts) (otherRequests string) {
 	t.Helper()
-	otherPath, err := pickleBeside(ff)
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-	other, err := snapshot.ReadFile(otherPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := snapshotBeside(t, ff)
 	hS, err := prepare(other, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -260,15 +253,7 @@ func defaultHistory(t *testing.T, hD map[string]*history, prog string, s *snapsh
 // stop where PyTorch's run took another path.
 func departure(t *testing.T, def *snapshot.Snapshot, ff string, r Run) (string, bool) {
 	t.Helper()
-	path, err := pickleBeside(ff)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := snapshot.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ra, rb := requestsOf(def), requestsOf(other)
+	ra, rb := requestsOf(def), requestsOf(snapshotBeside(t, ff))
 	at := -1
 	for i := range min(len(ra), len(rb)) {
 		if ra[i].oom != rb[i].oom || !ra[i].oom && ra[i].what != rb[i].what {
@@ -288,12 +273,12 @@ func departure(t *testing.T, def *snapshot.Snapshot, ff string, r Run) (string, 
 	switch {
 	case stop != at:
 		t.Errorf("%s: the replay stops at request %d, but PyTorch's run took another path at request %d (%s; the default run: %s)", ff, stop, at, rb[at].what, ra[at].what)
-	case r.Served && rb[at].oom:
+	case r.Served() && rb[at].oom:
 		t.Errorf("%s: the replay serves request %d, which PyTorch's run failed", ff, at)
-	case !r.Served && !rb[at].oom:
+	case !r.Served() && !rb[at].oom:
 		t.Errorf("%s: the replay runs out at request %d, which PyTorch's run served", ff, at)
 	}
-	if r.Served {
+	if r.Served() {
 		return fmt.Sprintf("the default run failed request %d; the replay serves it and stops, and PyTorch's run served it and went on", at), true
 	}
 	return fmt.Sprintf("the replay runs out at request %d and stops; PyTorch's run ran out there too, and then went another way than the default run", at), true

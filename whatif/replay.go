@@ -57,8 +57,8 @@ func newReplayer(h *history, st Setting, opts Options, sched schedule) (*replaye
 		total = H200Memory
 	}
 	mem := newDeviceMemory(uint64(total))
-	if u := h.usable; u != nil && u.Bytes < total {
-		mem.usable = uint64(u.Bytes)
+	if h.usable.bounds(total) {
+		mem.usable = uint64(h.usable.Bytes)
 	}
 	mem.recordedSpans = h.recordedSpans()
 	if opts.placement != 0 {
@@ -356,7 +356,7 @@ func (r *replayer) step(o op) (stop bool, err error) {
 				// What follows is what the program did after its OOM, which under
 				// this setting it did not have: the replay stops, as at a predicted
 				// OOM.
-				r.run.Stopped, r.run.Served = int(o.event), true
+				r.run.Stopped = int(o.event)
 				r.record(o)
 				return true, nil
 			}
@@ -381,7 +381,7 @@ func (r *replayer) finish() *Run {
 	run.requests = r.mallocs
 	run.Final = a.Snapshot()
 	run.Limits = a.Limits()
-	if run.Stopped >= 0 && !run.Served {
+	if run.Stopped >= 0 && !run.Served() {
 		run.AfterOOMRange = afterOOMRange(run.Final, run.Stats)
 	}
 	switch {

@@ -185,10 +185,10 @@ func (r *Result) writeMarks(w io.Writer) {
 	if r.hasMark(func(run *Run) bool { return len(run.directionUnknown(r.baseline(*run))) > 0 }) {
 		fmt.Fprintf(w, "\n(direction unknown) beside a figure: its address range spans the recorded setting's figure, so whether this setting raises or lowers it is not known\n")
 	}
-	if r.hasMark(func(run *Run) bool { return !run.Served && len(run.notComparable()) > 0 }) {
+	if r.hasMark(func(run *Run) bool { return !run.Served() && len(run.notComparable()) > 0 }) {
 		fmt.Fprintf(w, "\n† beside a figure: up to the predicted OOM, where the replay stops; what the program did after it is not in the snapshot, so the figure is not comparable with a run that went on\n")
 	}
-	if r.hasMark(func(run *Run) bool { return run.Served }) {
+	if r.hasMark(func(run *Run) bool { return run.Served() }) {
 		fmt.Fprintf(w, "\n† beside a figure of a run that serves a request your run failed: up to that request, where the replay stops; what the program would have done next is not in the snapshot (it holds what the program did after its OOM), so the figure is not comparable with a run that went on\n")
 	}
 }
@@ -264,12 +264,12 @@ func (r *Run) directionUnknown(base *Run) []string {
 // snapshot, so they cannot be compared with a run that went on. The OOM count, and
 // the figures that carry an after-OOM range, are not listed.
 func (r *Run) notComparable() []string {
-	if r.Stopped < 0 || r.FirstOOM == nil && !r.Served {
+	if r.Stopped < 0 || r.FirstOOM == nil && !r.Served() {
 		return nil
 	}
 	var out []string
 	for _, k := range tableKeys {
-		if _, ok := r.AfterOOMRange[k.key]; !ok && (k.key != "num_ooms" || r.Served) {
+		if _, ok := r.AfterOOMRange[k.key]; !ok && (k.key != "num_ooms" || r.Served()) {
 			out = append(out, k.key)
 		}
 	}
@@ -598,7 +598,7 @@ func (r *Result) jsonResult() jsonResult {
 		if n := run.AvoidedOOMNote(r.ownUncapped(run)); n != "" {
 			j.Notes = append(j.Notes, n)
 		}
-		j.Avoided, j.Served = run.Avoided, run.Served
+		j.Avoided, j.Served = run.Avoided, run.Served()
 		if run.AddressPlacements > 0 {
 			conv := run.AddressConverged
 			j.AddressConverged = &conv

@@ -105,8 +105,8 @@ func TestRecordedOOMBoundsTheDevice(t *testing.T) {
 		t.Errorf("own setting: OOM %v, avoided %v; want the recorded OOM, none avoided", own.FirstOOM, own.Avoided)
 	}
 	exp := res.Runs[1]
-	if exp.OOMs != 0 || len(exp.Avoided) != 1 || exp.Avoided[0] != own.FirstOOM.Event || !exp.Served || exp.Stopped != own.FirstOOM.Event {
-		t.Errorf("expandable: %d OOMs, avoided %v, served %v, stopped at %d; want none, the recorded one at event %d served and stopped at", exp.OOMs, exp.Avoided, exp.Served, exp.Stopped, own.FirstOOM.Event)
+	if exp.OOMs != 0 || len(exp.Avoided) != 1 || exp.Avoided[0] != own.FirstOOM.Event || !exp.Served() || exp.Stopped != own.FirstOOM.Event {
+		t.Errorf("expandable: %d OOMs, avoided %v, served %v, stopped at %d; want none, the recorded one at event %d served and stopped at", exp.OOMs, exp.Avoided, exp.Served(), exp.Stopped, own.FirstOOM.Event)
 	}
 	if n := exp.AvoidedOOMNote(false); !strings.Contains(n, "does not happen under this setting: the replay stops there") {
 		t.Errorf("expandable's note %q", n)
@@ -127,8 +127,8 @@ func TestRecordedOOMBoundsTheDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := res.Runs[0]; r.Served || r.Stopped >= 0 || len(r.Avoided) != 1 {
-		t.Errorf("--keep-going: served %v, stopped at %d, avoided %v; want it replayed on", r.Served, r.Stopped, r.Avoided)
+	if r := res.Runs[0]; r.Served() || r.Stopped >= 0 || len(r.Avoided) != 1 {
+		t.Errorf("--keep-going: served %v, stopped at %d, avoided %v; want it replayed on", r.Served(), r.Stopped, r.Avoided)
 	}
 }
 
@@ -173,29 +173,17 @@ func TestUsableOfShippedOOMs(t *testing.T) {
 	}
 	ooms, lo, hi := 0, int64(math.MaxInt64), int64(0)
 	for _, ff := range files {
-		path, err := pickleBeside(ff)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := snapshot.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := snapshotBeside(t, ff)
 		p := &preparer{s: s, trace: s.Traces[0], h: &history{}}
 		p.segmentsBefore()
 		if err := p.recordedReserved(); err != nil {
 			t.Fatal(err)
 		}
-		reserved, n := p.initialReserved, 0
-		for _, e := range s.Traces[0] {
-			switch e.Action {
-			case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentMap:
-				reserved += e.Size
-			case snapshot.ActionSegmentFree, snapshot.ActionSegmentUnmap:
-				reserved -= e.Size
-			case snapshot.ActionOOM:
+		n := 0
+		for i, e := range s.Traces[0] {
+			if e.Action == snapshot.ActionOOM {
 				n++
-				u := reserved + e.DeviceFree()
+				u := p.reservedBefore(i) + e.DeviceFree()
 				lo, hi = min(lo, u), max(hi, u)
 			}
 		}

@@ -308,11 +308,6 @@ type Run struct {
 	// Avoided lists the trace indexes of the recorded run's out-of-memory errors that
 	// this replay served (AvoidedOOMNote): the request fitted under this setting.
 	Avoided []int
-	// Served says the replay stopped (Stopped) at a request the recorded run failed
-	// and this setting served: what the snapshot holds after it is what the program
-	// did after its OOM, which under this setting it did not have (unless
-	// Options.ContinueAfterOOM, which replays on).
-	Served bool
 	// TimingSchedules is how many timings the range was taken over (the replay's own
 	// among them); 0 without cross-stream frees or with Options.NoTimingRange.
 	TimingSchedules int
@@ -361,6 +356,14 @@ type Run struct {
 	// take in every placement of the address range (widenAfterOOM); nil when no figure
 	// can move.
 	AfterOOMRange map[string][2]int64
+}
+
+// Served reports whether the replay stopped (Stopped) at a request the recorded run
+// failed and this setting served (the last of Avoided): what the snapshot holds after
+// it is what the program did after its OOM, which under this setting it did not have
+// (Options.ContinueAfterOOM replays on instead).
+func (r *Run) Served() bool {
+	return r.Stopped >= 0 && len(r.Avoided) > 0 && r.Avoided[len(r.Avoided)-1] == r.Stopped
 }
 
 // TimingDependent reports whether any figure of the run depends on GPU timing (when the
@@ -450,7 +453,7 @@ func Replay(s *snapshot.Snapshot, settings []Setting, opts Options) (*Result, er
 		}
 	}
 	var hs []*history
-	res := &Result{About: Describe(s, opts)}
+	res := &Result{About: describe(s, opts)}
 	if own, err := SnapshotSetting(s); err == nil {
 		res.own = &own
 	}
@@ -477,6 +480,9 @@ func Replay(s *snapshot.Snapshot, settings []Setting, opts Options) (*Result, er
 			return nil, fmt.Errorf("whatif: %s: size %d is more than the device's memory (%d bytes; Options.TotalMemory, --total, sets it)", where, h.largest.size, total)
 		}
 		hs = append(hs, h)
+		if h.usable.bounds(total) {
+			res.About.Usable = append(res.About.Usable, *h.usable)
+		}
 		res.Warnings = append(res.Warnings, h.warnings...)
 		if h.pools != nil {
 			res.Pools = append(res.Pools, h.pools.notes...)
