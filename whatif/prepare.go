@@ -303,12 +303,18 @@ func (p *preparer) usableAt(i int, reserved int64) error {
 	return nil
 }
 
-// checkUsable drops a bound the recorded run itself exceeded: it reserved more at its
-// peak than an OOM later left usable, so what else held the device changed during the
-// run and no one bound holds for all of it (a warning says so).
+// checkUsable sets what the replay's device holds of the usable memory (UsableMemory.Held:
+// a driver page less, but not less than the run's peak), and drops a bound the recorded
+// run itself exceeded: it reserved more at its peak than an OOM later left usable, so
+// what else held the device changed during the run and no one bound holds for all of
+// it (a warning says so).
 func (p *preparer) checkUsable() {
 	u := p.h.usable
-	if u == nil || u.Bytes >= p.maxReserved {
+	if u == nil {
+		return
+	}
+	if u.Bytes >= p.maxReserved {
+		u.Held = max(u.Bytes-driverPage, p.maxReserved)
 		return
 	}
 	p.h.warnings = append(p.h.warnings, fmt.Sprintf(

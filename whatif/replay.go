@@ -58,7 +58,7 @@ func newReplayer(h *history, st Setting, opts Options, sched schedule) (*replaye
 	}
 	mem := newDeviceMemory(uint64(total))
 	if h.usable.bounds(total) {
-		mem.usable = uint64(h.usable.Bytes)
+		mem.usable = uint64(h.usable.Held)
 	}
 	mem.recordedSpans = h.recordedSpans()
 	if opts.placement != 0 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -157,20 +158,10 @@ func TestRecordedOOMBoundExceeded(t *testing.T) {
 // TestUsableOfShippedOOMs: every OOM of the shipped program that ran out at the H200's
 // own limit, under each setting it was recorded under and in its rerun, says the program
 // could reserve the same memory (its reserved bytes plus the oom entry's device_free),
-// within two pages: what the replay's device holds (About.Usable) is a property of the
+// within two pages: what bounds the replay's device (About.Usable) is a property of the
 // card and the process, not of the moment. BENCHMARKS.md quotes the line.
 func TestUsableOfShippedOOMs(t *testing.T) {
-	var files []string
-	for _, pat := range []string{"oom_batch_halving_train_bf16__*.facts.json", "rerun/oom_batch_halving_train_bf16__*.facts.json"} {
-		fs, err := reference.Glob(reference.Programs211, pat)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, fs...)
-	}
-	if len(files) != 6 {
-		t.Fatalf("%d runs of oom_batch_halving_train_bf16, want its five settings and its rerun", len(files))
-	}
+	files := shippedOOMRuns(t)
 	ooms, lo, hi := 0, int64(math.MaxInt64), int64(0)
 	for _, ff := range files {
 		s := snapshotBeside(t, ff)
@@ -198,4 +189,90 @@ func TestUsableOfShippedOOMs(t *testing.T) {
 		t.Errorf("the OOMs' usable memory spans %d bytes, more than two pages", hi-lo)
 	}
 	quotedInBenchmarks(t, "the recorded OOMs' usable memory line", line)
+}
+
+// shippedOOMRuns lists the facts files of the shipped program that ran out at the
+// H200's own limit: its five settings and its rerun.
+func shippedOOMRuns(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, pat := range []string{"oom_batch_halving_train_bf16__*.facts.json", "rerun/oom_batch_halving_train_bf16__*.facts.json"} {
+		fs, err := reference.Glob(reference.Programs211, pat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, fs...)
+	}
+	if len(files) != 6 {
+		t.Fatalf("%d runs of oom_batch_halving_train_bf16, want its five settings and its rerun", len(files))
+	}
+	return files
+}
+
+// TestOwnSnapshotsOfShippedOOMs: each run of the program that ran out at the H200's
+// own limit, replayed from its own snapshot under its own setting, gives every figure
+// PyTorch measured, on a device that keeps one driver page of the usable memory back
+// (UsableMemory.Held). The runs show why: in some of them the driver refused a
+// cudaMalloc (the allocator released cached segments and asked again, inside one
+// request) that would have left free part of the last page the later OOMs said was
+// usable; on a device holding all of it, the replays of max_split_size_mb:128 and the
+// capped setting reserve up to 6 MiB more than PyTorch did.
+func TestOwnSnapshotsOfShippedOOMs(t *testing.T) {
+	refusedInPage := 0
+	for _, ff := range shippedOOMRuns(t) {
+		s, f := snapshotBeside(t, ff), readFacts(t, ff)
+		what := filepath.Base(filepath.Dir(ff)) + "/" + filepath.Base(ff)
+		res, err := Replay(s, []Setting{f.setting(t)}, Options{TotalMemory: f.TotalMemory, NoAddressRange: true})
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		r := res.Runs[0]
+		check(t, what+" from its own snapshot", r, f, acceptanceKeys)
+		if len(res.About.Usable) != 1 {
+			t.Fatalf("%s: usable %v, want the recorded OOMs' bound", what, res.About.Usable)
+		}
+		u := res.About.Usable[0]
+		if u.Held != u.Bytes-driverPage {
+			t.Errorf("%s: the replay holds %d of %d usable bytes, want one driver page less", what, u.Held, u.Bytes)
+		}
+		if n := refusedWithin(t, s, u.Bytes-driverPage, u.Bytes); n > 0 {
+			refusedInPage++
+			t.Logf("%s: %d cudaMalloc calls refused that would have left part of the last page free", what, n)
+		}
+	}
+	if refusedInPage == 0 {
+		t.Error("no run had a cudaMalloc refused inside the last page of its usable memory: the page kept back has no measurement behind it")
+	}
+}
+
+// refusedWithin counts the device allocations on device 0 of s the driver refused
+// though they would have brought the reserved memory to more than lo and no more than
+// hi: segment releases inside one request followed by its new segment (PyTorch's retry
+// path frees cached segments only after a cudaMalloc failed), where the reserved
+// memory before those releases plus the new segment lies in (lo, hi].
+func refusedWithin(t *testing.T, s *snapshot.Snapshot, lo, hi int64) int {
+	t.Helper()
+	p := &preparer{s: s, trace: s.Traces[0], h: &history{}}
+	p.segmentsBefore()
+	if err := p.recordedReserved(); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	reserved, released := p.initialReserved, int64(0)
+	for _, e := range p.trace {
+		switch e.Action {
+		case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentMap:
+			if at := reserved + released + e.Size; released > 0 && at > lo && at <= hi {
+				n++
+			}
+			reserved += e.Size
+			released = 0
+		case snapshot.ActionSegmentFree, snapshot.ActionSegmentUnmap:
+			reserved -= e.Size
+			released += e.Size
+		default:
+			released = 0
+		}
+	}
+	return n
 }
