@@ -21,6 +21,7 @@ type facts struct {
 	Conf        string           `json:"conf"`
 	Frac        *float64         `json:"frac"`
 	TotalMemory int64            `json:"total_memory"`
+	Device      string           `json:"device"`
 	MaxAlloc    int64            `json:"max_memory_allocated"`
 	MaxReserved int64            `json:"max_memory_reserved"`
 	Stats       map[string]int64 `json:"memory_stats"`
