@@ -163,8 +163,9 @@ func TestRecordedOOMBoundExceeded(t *testing.T) {
 // property of the card and the process, not of the moment. BENCHMARKS.md quotes the
 // lines, one a program.
 func TestUsableOfShippedOOMs(t *testing.T) {
-	for _, prog := range slices.Sorted(maps.Keys(shippedOOMRuns(t))) {
-		files := shippedOOMRuns(t)[prog]
+	runs := shippedOOMRuns(t)
+	for _, prog := range slices.Sorted(maps.Keys(runs)) {
+		files := runs[prog]
 		ooms, lo, hi := 0, int64(math.MaxInt64), int64(0)
 		card := ""
 		for _, ff := range files {

@@ -4914,6 +4914,56 @@ def oom_batch_halving_train_bf16(torch):
     print(f"oom_batch_halving_train_bf16: batch sizes tried {tried}, {fits} fits", file=sys.stderr)
 
 
+def oom_split_batch_serve_fp16(torch):
+    """An embedding server that splits a batch in two when it runs out of device memory,
+    as OOM-safe batching helpers do: transformers' BERT (6 layers, d 768, 12 heads,
+    vocab 30,522, random weights, fp16) with eager attention, so that each layer holds
+    its batch's attention scores (batch x 12 x length x length), under
+    `torch.inference_mode`. A queue of texts of 128 to 512 tokens, sorted longest first,
+    goes in three batches of as many texts as the device has GB x 200, rounded up to a
+    power of two (32,768 on the H200 and on an 80 GB card), each padded to its longest
+    text: at first too big for the device. A batch that raises torch.OutOfMemoryError at
+    the device's own limit (no cap) is split in half and each half encoded the same way,
+    without `empty_cache` (what PyTorch's retry path released before raising is all that
+    goes back to the driver; the failed try's blocks go back to the cache when the
+    exception is dropped); each encoded batch's embeddings are mean-pooled over the mask,
+    normalised and copied to the host. The batch sizes encoded go to stderr."""
+    import math
+    from transformers import BertConfig, BertModel
+    torch.manual_seed(0)
+    cfg = BertConfig(hidden_size=768, num_hidden_layers=6, num_attention_heads=12, intermediate_size=3072)
+    model = BertModel._from_config(cfg, attn_implementation="eager").cuda().half().eval()
+    per = 1 << math.ceil(math.log2(200 * torch.cuda.get_device_properties(0).total_memory / 1e9))
+    g = torch.Generator().manual_seed(5)
+    lengths = sorted(torch.randint(128, 513, (3 * per,), generator=g).tolist(), reverse=True)
+    encoded, failed, out = [], [], []
+
+    def encode(b):
+        n = b[0]
+        ids = torch.randint(1000, 30000, (len(b), n), device="cuda")
+        mask = (torch.arange(n, device="cuda")[None] < torch.tensor(b, device="cuda")[:, None]).long()
+        hidden = model(input_ids=ids, attention_mask=mask).last_hidden_state
+        emb = (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
+        return torch.nn.functional.normalize(emb.float(), dim=-1).cpu()
+
+    def serve(b):
+        try:
+            out.append(encode(b))
+            encoded.append(len(b))
+            return
+        except torch.OutOfMemoryError:
+            failed.append(len(b))
+        half = len(b) // 2
+        serve(b[:half])
+        serve(b[half:])
+
+    with torch.inference_mode():
+        for i in range(3):
+            serve(lengths[i * per:(i + 1) * per])
+    print(f"oom_split_batch_serve_fp16: {per} texts a batch; OOM at {failed}; encoded {encoded}",
+          file=sys.stderr)
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -4998,7 +5048,7 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {}
+UNRECORDED = {f.__name__: f for f in (oom_split_batch_serve_fp16,)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train"}
 
