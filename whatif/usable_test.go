@@ -90,10 +90,10 @@ func TestRecordedOOMBoundsTheDevice(t *testing.T) {
 	if len(res.About.Usable) != 1 {
 		t.Fatalf("About.Usable = %v; want the recorded OOM's bound", res.About.Usable)
 	}
-	if u := res.About.Usable[0]; u.Bytes != 8<<30 || u.Reserved+u.DeviceFree != u.Bytes {
-		t.Errorf("usable %+v; want 8 GiB, reserved + device_free", u)
+	if u := res.About.Usable[0]; u.Bytes != 8<<30 || u.Reserved+u.DeviceFree != u.Bytes || u.Held != u.Bytes-driverPage {
+		t.Errorf("usable %+v; want 8 GiB, reserved + device_free, a driver page of it kept back", u)
 	}
-	if !strings.Contains(res.About.String(), "8.00 GiB usable (the recorded OOM at event") {
+	if h := res.About.String(); !strings.Contains(h, "8.00 GiB usable (the recorded OOM at event") || !strings.Contains(h, "the replay keeps 2.00 MiB of it for the driver") {
 		t.Errorf("header %q does not give the usable memory", res.About.String())
 	}
 	own := res.Runs[0]
@@ -131,6 +131,33 @@ func TestRecordedOOMBoundsTheDevice(t *testing.T) {
 	}
 	if r := res.Runs[0]; r.Served() || r.Stopped >= 0 || len(r.Avoided) != 1 {
 		t.Errorf("--keep-going: served %v, stopped at %d, avoided %v; want it replayed on", r.Served(), r.Stopped, r.Avoided)
+	}
+}
+
+// TestRecordedOOMKeepsNoMoreThanThePeakAllows: the page the replay's device keeps back
+// of a recorded OOM's usable memory never takes what the run itself reserved: a run
+// that reached within a page of it keeps back only the rest, and its own replay serves
+// every segment it made and fails where it failed.
+func TestRecordedOOMKeepsNoMoreThanThePeakAllows(t *testing.T) {
+	const a = 0x7f0000000000
+	seg := func(action snapshot.Action, size int64) snapshot.TraceEntry {
+		return snapshot.TraceEntry{Action: action, Addr: a, Size: size}
+	}
+	s := trace(seg(snapshot.ActionSegmentAlloc, 6<<30), alloc(a, 6<<30), freeReq(a, 6<<30), freeDone(a, 6<<30),
+		seg(snapshot.ActionSegmentFree, 6<<30),
+		snapshot.TraceEntry{Action: snapshot.ActionOOM, Size: 8 << 30, Meta: &snapshot.EntryMeta{DeviceFree: 6<<30 + 1<<20}})
+	res, err := Replay(s, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.About.Usable) != 1 || res.About.Usable[0].Held != 6<<30 {
+		t.Fatalf("usable %+v; want 6 GiB + 1 MiB, of which the replay holds the run's 6 GiB peak", res.About.Usable)
+	}
+	if h := res.About.String(); !strings.Contains(h, "the replay keeps 1024.00 KiB of it for the driver") {
+		t.Errorf("header %q does not say what the replay keeps back", h)
+	}
+	if r := res.Runs[0]; r.MaxReserved != 6<<30 || r.OOMs != 1 {
+		t.Errorf("own replay: peak reserved %d, %d OOMs; want the run's 6 GiB and its one OOM", r.MaxReserved, r.OOMs)
 	}
 }
 
