@@ -5034,7 +5034,8 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     qlora_nf4_train_bf16, hparam_sweep_sequential_train,
                                     trainer_eval_gather_logits_bf16, moco_queue_train_bf16,
                                     multiscale_detector_train_bf16, llama_hidden_states_probe_bf16,
-                                    llama_generate_scores_bf16, oom_batch_halving_train_bf16)}
+                                    llama_generate_scores_bf16, oom_batch_halving_train_bf16,
+                                    oom_split_batch_serve_fp16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
@@ -5048,7 +5049,7 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {f.__name__: f for f in (oom_split_batch_serve_fp16,)}
+UNRECORDED = {}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train"}
 
