@@ -29,7 +29,8 @@ type About struct {
 	// entries' pool ids where it has them; the default pool (0, 0) is not listed.
 	Pools [][2]uint64 `json:"pools"`
 	// Usable lists, per device whose recorded run ran out of device memory, what its
-	// OOM says the program could reserve there; the replay's device holds no more (UsableMemory.Held).
+	// OOMs say the program could reserve there; the replay's device holds no more
+	// (UsableMemory.Held).
 	Usable []UsableMemory `json:"usable,omitempty"`
 }
 
@@ -45,9 +46,10 @@ type About struct {
 // The replay's device holds Held: Bytes less one 2 MiB page (driverPage), but never
 // less than the run reserved at its peak. The driver's own use of the device grows by
 // pages during a run, which no trace entry records: in each of the six shipped runs of
-// oom_batch_halving_train_bf16 the first two OOMs gave 2 MiB more than the eleven
-// after them, and under two settings a cudaMalloc that would have left 1.1 MiB of the
-// later OOMs' usable memory free was refused (TestOwnSnapshotsOfShippedOOMs).
+// oom_batch_halving_train_bf16 the first two OOMs gave 2 MiB more than every later
+// one, and under two settings a cudaMalloc that would have left 1.1 MiB of the later
+// OOMs' usable memory free was refused; so was one in oom_split_batch_serve_fp16's
+// capped run, recorded after the rule was written (TestOwnSnapshotsOfShippedOOMs).
 type UsableMemory struct {
 	Device     int   `json:"device"`
 	Event      int   `json:"event"`
