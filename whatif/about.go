@@ -34,62 +34,6 @@ type About struct {
 	Usable []UsableMemory `json:"usable,omitempty"`
 }
 
-// UsableMemory is what a recorded out-of-memory error says of a device: at trace
-// entry Event the program held Reserved bytes and the driver reported DeviceFree
-// bytes free (the oom entry's device_free), so the program could reserve at most
-// Bytes = Reserved + DeviceFree there. That is the device's memory less the CUDA
-// context, other processes and what the process held outside PyTorch's cache, which
-// the snapshot does not show otherwise; with it, a replay under the recorded setting
-// runs out where the program did, and one under another setting says whether it would
-// have.
-//
-// The replay's device holds Held: Bytes less one 2 MiB page (driverPage), but never
-// less than the run reserved at its peak. The driver's own use of the device grows by
-// pages during a run, which no trace entry records: in each of the six shipped runs of
-// oom_batch_halving_train_bf16 the first two OOMs gave 2 MiB more than every later
-// one, and under two settings a cudaMalloc that would have left 1.1 MiB of the later
-// OOMs' usable memory free was refused; so was one in oom_split_batch_serve_fp16's
-// capped run, recorded after the rule was written (TestOwnSnapshotsOfShippedOOMs).
-type UsableMemory struct {
-	Device     int   `json:"device"`
-	Event      int   `json:"event"`
-	Reserved   int64 `json:"reserved"`
-	DeviceFree int64 `json:"device_free"`
-	Bytes      int64 `json:"bytes"`
-	Held       int64 `json:"held"`
-}
-
-// driverPage is what the replay's device keeps back of a recorded OOM's usable memory
-// for the driver (UsableMemory.Held).
-const driverPage = pageSize
-
-// bounds reports whether u bounds a device of total bytes (a recorded OOM under a
-// cap, or on a larger card than the one assumed, leaves more than it).
-func (u *UsableMemory) bounds(total int64) bool { return u != nil && u.Bytes < total }
-
-// usableOn is what device d's recorded OOMs say of it (nil: nothing, or a trace
-// prepare refuses). Replay has it from prepare; Describe, for callers without a
-// replay's histories, walks the trace's reserved memory for it.
-func usableOn(s *snapshot.Snapshot, d int) *UsableMemory {
-	p := &preparer{s: s, device: d, trace: s.Traces[d], h: &history{device: d}}
-	p.segmentsBefore()
-	if err := p.recordedReserved(); err != nil {
-		return nil
-	}
-	return p.h.usable
-}
-
-// String is "device 0: 7.75 GiB usable (the recorded OOM at event 118: 7.50 GiB
-// reserved, 258.00 MiB free; the replay keeps 2.00 MiB of it for the driver)".
-func (u UsableMemory) String() string {
-	kept := ""
-	if u.Held < u.Bytes {
-		kept = fmt.Sprintf("; the replay keeps %s of it for the driver", allocator.FormatSize(u.Bytes-u.Held))
-	}
-	return fmt.Sprintf("device %d: %s usable (the recorded OOM at event %d: %s reserved, %s free%s)",
-		u.Device, allocator.FormatSize(u.Bytes), u.Event, allocator.FormatSize(u.Reserved), allocator.FormatSize(u.DeviceFree), kept)
-}
-
 // Describe returns what a replay of s under opts runs on (see [About]).
 func Describe(s *snapshot.Snapshot, opts Options) About {
 	ab := describe(s, opts)

@@ -96,8 +96,10 @@ type history struct {
 	// its allocator_settings cannot be read.
 	own *Setting
 	// usable is what the recorded run's out-of-memory errors say the program could
-	// reserve on this device (usableAt); nil when it had none that bounds it.
-	usable *UsableMemory
+	// reserve on this device (usable.go); nil when it had none that bounds it.
+	// usableSteps is what the replay's device holds up to each of them.
+	usable      *UsableMemory
+	usableSteps []usableStep
 }
 
 type initialBlock struct {

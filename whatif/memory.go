@@ -638,6 +638,9 @@ func (m *deviceMemory) Free(addr uint64) error {
 // MemGetInfo is cudaMemGetInfo: what the program can hold less what the replay
 // holds, of the device total.
 func (m *deviceMemory) MemGetInfo() (free, total uint64, err error) {
+	if m.used >= m.usable { // the process's other memory grew past what the replay holds
+		return 0, m.total, nil
+	}
 	return m.usable - m.used, m.total, nil
 }
 

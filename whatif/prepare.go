@@ -2,10 +2,8 @@ package whatif
 
 import (
 	"fmt"
-	"math"
 	"sort"
 
-	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/snapshot"
 )
 
@@ -42,6 +40,7 @@ type preparer struct {
 	initialReserved, maxReserved int64
 	reservedAt                   int64 // reservedBefore's running sum, up to entry reservedNext
 	reservedNext                 int
+	usable                       usableSeen // what the recorded OOMs say of the device
 
 	live     map[uint64]liveBlock // snapshot address → block, allocated or pending
 	nextID   int32
@@ -168,7 +167,7 @@ func (p *preparer) segmentsBefore() {
 // recordedReserved sums the recorded run's reserved memory before the trace and at its
 // peak (a release inside a malloc, the retry path, means a device allocation had just
 // failed, which cannot be where the run later reserved more), and notes what its OOMs
-// say of the device (usableAt, checkUsable).
+// say of the device (usableAt, usableSeen.bounds).
 func (p *preparer) recordedReserved() error {
 	for _, sp := range p.before {
 		p.initialReserved += sp.size
@@ -180,6 +179,7 @@ func (p *preparer) recordedReserved() error {
 		case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentMap:
 			reserved += e.Size
 			p.maxReserved = max(p.maxReserved, reserved)
+			p.usable.reserved(reserved)
 		case snapshot.ActionSegmentFree, snapshot.ActionSegmentUnmap:
 			reserved -= e.Size
 		case snapshot.ActionOOM:
@@ -189,7 +189,7 @@ func (p *preparer) recordedReserved() error {
 		}
 	}
 	p.reservedAt = p.initialReserved
-	p.checkUsable()
+	p.h.usable, p.h.usableSteps = p.usable.bounds(p.device, &p.h.warnings)
 	return nil
 }
 
@@ -277,50 +277,6 @@ func (p *preparer) steps() error {
 		}
 	}
 	return nil
-}
-
-// usableAt notes what the recorded OOM at entry i, with reserved bytes reserved
-// before it, says of the device. PyTorch writes
-// an oom entry after its retry path has released the cached segments and cudaMalloc
-// still failed, with device_free the driver's free bytes then: the program held the
-// run's reserved memory and could get at most device_free more, so it could reserve
-// no more than their sum — the device's memory less the CUDA context, other
-// processes and what the process holds outside PyTorch's cache. The smallest such sum
-// over the trace bounds the replay's device (history.usable). An OOM under a memory
-// cap leaves the device free and gives a sum above the cap, which bounds nothing.
-func (p *preparer) usableAt(i int, reserved int64) error {
-	e := &p.trace[i]
-	free := e.DeviceFree()
-	if free < 0 {
-		return p.errAt(i, "device_free %d (the driver's free bytes cannot be negative)", free)
-	}
-	if free > math.MaxInt64-reserved {
-		return p.errAt(i, "device_free %d is more than any device holds", free)
-	}
-	if u := p.h.usable; u == nil || reserved+free < u.Bytes {
-		p.h.usable = &UsableMemory{Device: p.device, Event: i, Reserved: reserved, DeviceFree: free, Bytes: reserved + free}
-	}
-	return nil
-}
-
-// checkUsable sets what the replay's device holds of the usable memory (UsableMemory.Held:
-// a driver page less, but not less than the run's peak), and drops a bound the recorded
-// run itself exceeded: it reserved more at its peak than an OOM later left usable, so
-// what else held the device changed during the run and no one bound holds for all of
-// it (a warning says so).
-func (p *preparer) checkUsable() {
-	u := p.h.usable
-	if u == nil {
-		return
-	}
-	if u.Bytes >= p.maxReserved {
-		u.Held = max(u.Bytes-driverPage, p.maxReserved)
-		return
-	}
-	p.h.warnings = append(p.h.warnings, fmt.Sprintf(
-		"device %d: the recorded OOM at event %d left %s usable (%s reserved, %s free), less than the %s the run reserved at its peak: the device's free memory changed during the run (another process?), so the replay does not bound the device by it",
-		p.device, u.Event, allocator.FormatSize(u.Bytes), allocator.FormatSize(u.Reserved), allocator.FormatSize(u.DeviceFree), allocator.FormatSize(p.maxReserved)))
-	p.h.usable = nil
 }
 
 // endRequest appends the completions postponed to after a request, and starts the

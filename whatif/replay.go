@@ -26,8 +26,10 @@ type replayer struct {
 	sched schedule // nil: complete deferred frees where the snapshot did
 	total int64    // the device's memory
 	mem   *deviceMemory
-	a     *allocator.Allocator
-	run   *Run
+	// usableStep is the step of h.usableSteps the replay is in (boundAt)
+	usableStep int
+	a          *allocator.Allocator
+	run        *Run
 
 	addrs    []uint64 // by block id; 0: not held
 	pending  idSet    // block ids of deferred frees not yet completed
@@ -58,7 +60,7 @@ func newReplayer(h *history, st Setting, opts Options, sched schedule) (*replaye
 	}
 	mem := newDeviceMemory(uint64(total))
 	if h.usable.bounds(total) {
-		mem.usable = uint64(h.usable.Held)
+		mem.usable = uint64(min(h.usableSteps[0].Held, total))
 	}
 	mem.recordedSpans = h.recordedSpans()
 	if opts.placement != 0 {
@@ -136,7 +138,11 @@ func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run,
 
 // through replays ops (the rest of the history) and returns the run's figures.
 func (r *replayer) through(ops []op) (*Run, error) {
+	bounded := r.h.usable.bounds(r.total)
 	for _, o := range ops {
+		if bounded {
+			r.boundAt(o.event)
+		}
 		stop, err := r.step(o)
 		if err != nil {
 			return nil, err

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -135,9 +136,10 @@ func TestRecordedOOMBoundsTheDevice(t *testing.T) {
 }
 
 // TestRecordedOOMKeepsNoMoreThanThePeakAllows: the page the replay's device keeps back
-// of a recorded OOM's usable memory never takes what the run itself reserved: a run
-// that reached within a page of it keeps back only the rest, and its own replay serves
-// every segment it made and fails where it failed.
+// of a recorded OOM's usable memory never takes what the run itself reserved in that
+// stretch: a run that reached within a page of it before its OOM keeps back only the
+// rest there, and its own replay serves every segment it made and fails where it
+// failed; after the OOM, the whole page is kept back.
 func TestRecordedOOMKeepsNoMoreThanThePeakAllows(t *testing.T) {
 	const a = 0x7f0000000000
 	seg := func(action snapshot.Action, size int64) snapshot.TraceEntry {
@@ -150,14 +152,53 @@ func TestRecordedOOMKeepsNoMoreThanThePeakAllows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.About.Usable) != 1 || res.About.Usable[0].Held != 6<<30 {
-		t.Fatalf("usable %+v; want 6 GiB + 1 MiB, of which the replay holds the run's 6 GiB peak", res.About.Usable)
+	want := UsableMemory{Event: 5, DeviceFree: 6<<30 + 1<<20, Bytes: 6<<30 + 1<<20, Held: 6<<30 - 1<<20,
+		Earlier: []UsableStep{{Until: 5, Held: 6 << 30}}}
+	if len(res.About.Usable) != 1 || !reflect.DeepEqual(res.About.Usable[0], want) {
+		t.Fatalf("usable %+v; want %+v: the run's 6 GiB peak held up to its OOM, a page less after", res.About.Usable, want)
 	}
-	if h := res.About.String(); !strings.Contains(h, "the replay keeps 1024.00 KiB of it for the driver") {
-		t.Errorf("header %q does not say what the replay keeps back", h)
+	if h := res.About.String(); !strings.Contains(h, "the replay keeps 2.00 MiB of it for the driver, and holds more up to event 5") {
+		t.Errorf("header %q does not say what the replay keeps back, and where it holds more", h)
 	}
 	if r := res.Runs[0]; r.MaxReserved != 6<<30 || r.OOMs != 1 {
 		t.Errorf("own replay: peak reserved %d, %d OOMs; want the run's 6 GiB and its one OOM", r.MaxReserved, r.OOMs)
+	}
+}
+
+// TestEarlierOOMsHoldMore: before an OOM that said the program could reserve more than
+// a later one (what else the process held on the device grew in between), the replay's
+// device holds what that OOM said, so a setting that needs more than the later OOMs
+// allow early in the run is not taken to run out there.
+func TestEarlierOOMsHoldMore(t *testing.T) {
+	const a, b = 0x7f0000000000, 0x7f8000000000
+	seg := func(action snapshot.Action, addr uint64, size int64) snapshot.TraceEntry {
+		return snapshot.TraceEntry{Action: action, Addr: addr, Size: size}
+	}
+	oom := func(free int64) snapshot.TraceEntry {
+		return snapshot.TraceEntry{Action: snapshot.ActionOOM, Size: 16 << 30, Meta: &snapshot.EntryMeta{DeviceFree: free}}
+	}
+	// 7 GiB in one segment and an OOM saying 8 GiB and a page usable; the segment
+	// released; then 1 GiB and an OOM saying 7.5 GiB.
+	s := trace(seg(snapshot.ActionSegmentAlloc, a, 7<<30), alloc(a, 7<<30), oom(1<<30+driverPage),
+		freeReq(a, 7<<30), freeDone(a, 7<<30), seg(snapshot.ActionSegmentFree, a, 7<<30),
+		seg(snapshot.ActionSegmentAlloc, b, 1<<30), alloc(b, 1<<30), oom(13<<29))
+	res, err := Replay(s, settings(t, "", "roundup_power2_divisions:2"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.About.Usable) != 1 {
+		t.Fatalf("usable %v (warnings %q); want the least OOM's bound", res.About.Usable, res.Warnings)
+	}
+	u := res.About.Usable[0]
+	if u.Bytes != 15<<29 || u.Held != 15<<29-driverPage || len(u.Earlier) != 1 || u.Earlier[0].Until != 2 || u.Earlier[0].Held != 8<<30 {
+		t.Errorf("usable %+v; want 7.5 GiB less a page, 8 GiB up to entry 2", u)
+	}
+	if r := res.Runs[0]; r.OOMs != 2 || r.Stats["reserved_bytes.all.peak"] != 7<<30 {
+		t.Errorf("own replay: %d OOMs, peak reserved %d; want the run's two and 7 GiB", r.OOMs, r.Stats["reserved_bytes.all.peak"])
+	}
+	// Rounded up to 8 GiB, the first request fits in what the device held then.
+	if r := res.Runs[1]; r.FirstOOM == nil || r.FirstOOM.Event != 2 || r.Stats["reserved_bytes.all.peak"] != 8<<30 {
+		t.Errorf("roundup 2: first OOM %+v, peak reserved %d; want the recorded OOM at entry 2 after an 8 GiB segment", r.FirstOOM, r.Stats["reserved_bytes.all.peak"])
 	}
 }
 

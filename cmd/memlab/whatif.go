@@ -67,8 +67,9 @@ names each rank's file and lists the files of the ranks that run out.
 The output starts with a header: the snapshot, the PyTorch its keys show, the device
 size assumed (--total), the events, streams and private pools, and, for a snapshot whose
 run ran out of device memory, what its OOM says the run could get there (its reserved
-memory and the driver's free bytes then); the replay's device holds that less one 2 MiB
-page, which the driver may take for itself later in the run. Under a cap (--cap,
+memory and the driver's free bytes then); the replay's device holds the least such figure
+less one 2 MiB page, which the driver may take for itself later in the run, and up to an
+earlier OOM that said more, what that one said. Under a cap (--cap,
 --fraction) or a garbage_collection_threshold, a note says whether they engaged.
 Allocations of private pools (CUDA graphs, torch.compile's reduce-overhead, a
 torch.cuda.MemPool) go to their pool under every setting; PyTorch 2.11 records no pool

@@ -1,0 +1,181 @@
+package whatif
+
+import (
+	"fmt"
+	"math"
+
+	"memlab.dev/memlab/allocator"
+	"memlab.dev/memlab/snapshot"
+)
+
+// The usable memory: what a snapshot's recorded out-of-memory errors say the program
+// could reserve on its device, and what the replay's device holds at each point of the
+// run because of it.
+//
+// PyTorch writes an oom entry after its retry path has released the cached segments
+// and cudaMalloc still failed, with device_free the driver's free bytes then: the
+// program held the run's reserved memory and could get at most device_free more, so it
+// could reserve no more than their sum — the device's memory less the CUDA context,
+// other processes and what the process holds outside PyTorch's cache. What the process
+// holds outside the cache only grows during a run (in the shipped runs that ran out at
+// the card's own limit, the sum fell by 2 MiB after the training program's second OOM
+// and by 68 MiB after the serving program's first, and never rose: TestUsableOfShippedOOMs),
+// so before an OOM the program could reserve at least what it says. The replay's
+// device holds, up to each OOM, that OOM's sum, and after the last OOM the last one's;
+// each less one driver page (driverPage), but never less than the run reserved in that
+// stretch.
+
+// UsableMemory is what a recorded out-of-memory error says of a device: at trace
+// entry Event the program held Reserved bytes and the driver reported DeviceFree
+// bytes free (the oom entry's device_free), so the program could reserve at most
+// Bytes = Reserved + DeviceFree there. That is the device's memory less the CUDA
+// context, other processes and what the process held outside PyTorch's cache, which
+// the snapshot does not show otherwise; with it, a replay under the recorded setting
+// runs out where the program did, and one under another setting says whether it would
+// have. About.Usable gives the recorded OOM with the least Bytes.
+//
+// The replay's device holds Held at the end of the run: Bytes less one 2 MiB page
+// (driverPage), but never less than the run reserved. The driver's own use of the
+// device grows by pages during a run, which no trace entry records: in each of the six
+// shipped runs of oom_batch_halving_train_bf16 the first two OOMs gave 2 MiB more than
+// every later one, and under two settings a cudaMalloc that would have left 1.1 MiB of
+// the later OOMs' usable memory free was refused; so was one in
+// oom_split_batch_serve_fp16's capped run, recorded after the rule was written
+// (TestOwnSnapshotsOfShippedOOMs). Before an earlier OOM that said more, the device
+// holds more (Earlier).
+type UsableMemory struct {
+	Device     int   `json:"device"`
+	Event      int   `json:"event"`
+	Reserved   int64 `json:"reserved"`
+	DeviceFree int64 `json:"device_free"`
+	Bytes      int64 `json:"bytes"`
+	Held       int64 `json:"held"`
+	// Earlier lists, when earlier OOMs said more, what the replay's device holds up to
+	// each of them (trace entry Until, inclusive) before it holds Held.
+	Earlier []UsableStep `json:"earlier,omitempty"`
+}
+
+// UsableStep is what the replay's device holds (Held bytes) up to trace entry Until.
+type UsableStep struct {
+	Until int   `json:"until"`
+	Held  int64 `json:"held"`
+}
+
+// usableStep is UsableStep in the history; the last one's until is math.MaxInt.
+type usableStep = UsableStep
+
+// driverPage is what the replay's device keeps back of a recorded OOM's usable memory
+// for the driver (UsableMemory.Held).
+const driverPage = pageSize
+
+// bounds reports whether u bounds a device of total bytes (a recorded OOM under a
+// cap, or on a larger card than the one assumed, leaves more than it).
+func (u *UsableMemory) bounds(total int64) bool { return u != nil && u.Bytes < total }
+
+// String is "device 0: 7.75 GiB usable (the recorded OOM at event 118: 7.50 GiB
+// reserved, 258.00 MiB free; the replay keeps 2.00 MiB of it for the driver, and
+// holds more up to event 40, as the OOMs up to it said)".
+func (u UsableMemory) String() string {
+	var more string
+	if u.Held < u.Bytes {
+		more = fmt.Sprintf("; the replay keeps %s of it for the driver", allocator.FormatSize(u.Bytes-u.Held))
+	}
+	if n := len(u.Earlier); n > 0 {
+		sep := "; the replay"
+		if more != "" {
+			sep = ", and"
+		}
+		more += fmt.Sprintf("%s holds more up to event %d, as the OOMs up to it said", sep, u.Earlier[n-1].Until)
+	}
+	return fmt.Sprintf("device %d: %s usable (the recorded OOM at event %d: %s reserved, %s free%s)",
+		u.Device, allocator.FormatSize(u.Bytes), u.Event, allocator.FormatSize(u.Reserved), allocator.FormatSize(u.DeviceFree), more)
+}
+
+// usableOn is what device d's recorded OOMs say of it (nil: nothing, or a trace
+// prepare refuses). Replay has it from prepare; Describe, for callers without a
+// replay's histories, walks the trace's reserved memory for it.
+func usableOn(s *snapshot.Snapshot, d int) *UsableMemory {
+	p := &preparer{s: s, device: d, trace: s.Traces[d], h: &history{device: d}}
+	p.segmentsBefore()
+	if err := p.recordedReserved(); err != nil {
+		return nil
+	}
+	return p.h.usable
+}
+
+// usableSeen collects, over the trace, the recorded OOMs and the most the run reserved
+// between them.
+type usableSeen struct {
+	ooms []UsableMemory // Held: the most the run reserved since the OOM before
+	peak int64          // the most reserved since the last OOM (or the trace's start)
+}
+
+// reserved notes the run's reserved memory after a device allocation.
+func (u *usableSeen) reserved(bytes int64) { u.peak = max(u.peak, bytes) }
+
+// usableAt notes what the recorded OOM at entry i, with reserved bytes reserved
+// before it, says of the device (see above); a negative or impossible device_free is
+// an error naming the entry.
+func (p *preparer) usableAt(i int, reserved int64) error {
+	e := &p.trace[i]
+	free := e.DeviceFree()
+	if free < 0 {
+		return p.errAt(i, "device_free %d (the driver's free bytes cannot be negative)", free)
+	}
+	if free > math.MaxInt64-reserved {
+		return p.errAt(i, "device_free %d is more than any device holds", free)
+	}
+	u := &p.usable
+	u.ooms = append(u.ooms, UsableMemory{Device: p.device, Event: i, Reserved: reserved, DeviceFree: free,
+		Bytes: reserved + free, Held: max(u.peak, p.initialReserved)})
+	u.peak = reserved
+	return nil
+}
+
+// bounds returns the least of the recorded OOMs (nil: none) and what the replay's
+// device holds up to each of them and after the last. When the run reserved more
+// before an OOM, or after the last, than that OOM left usable, what else held the
+// device did not only grow (another process freed memory?), and no bound holds for
+// all of the run: a warning says so and nothing is returned.
+func (u *usableSeen) bounds(device int, warnings *[]string) (*UsableMemory, []usableStep) {
+	n := len(u.ooms)
+	if n == 0 {
+		return nil, nil
+	}
+	steps := make([]usableStep, n+1)
+	least := 0 // the OOM with the least Bytes, the earliest of equals
+	for k := range n + 1 {
+		o, until, peak, what := u.ooms[min(k, n-1)], math.MaxInt, u.peak, "after"
+		if k < n {
+			until, peak, what = o.Event, o.Held, "before"
+			if o.Bytes < u.ooms[least].Bytes {
+				least = k
+			}
+		}
+		if peak > o.Bytes {
+			*warnings = append(*warnings, fmt.Sprintf(
+				"device %d: the recorded OOM at event %d left %s usable (%s reserved, %s free), less than the %s the run reserved %s it: the device's free memory changed during the run (another process?), so the replay does not bound the device by it",
+				device, o.Event, allocator.FormatSize(o.Bytes), allocator.FormatSize(o.Reserved), allocator.FormatSize(o.DeviceFree), allocator.FormatSize(peak), what))
+			return nil, nil
+		}
+		steps[k] = usableStep{Until: until, Held: max(o.Bytes-driverPage, peak)}
+	}
+	out := u.ooms[least]
+	out.Held = steps[n].Held
+	for _, s := range steps[:n] {
+		if s.Held > out.Held {
+			out.Earlier = append(out.Earlier, s)
+		}
+	}
+	return &out, steps
+}
+
+// boundAt sets what the replay's device holds for the op at trace entry event: the
+// usable step it lies in (history.usableSteps), at most the device total.
+func (r *replayer) boundAt(event int32) {
+	s := r.h.usableSteps
+	for r.usableStep < len(s)-1 && int(event) > s[r.usableStep].Until {
+		r.usableStep++
+		r.mem.usable = uint64(min(s[r.usableStep].Held, r.total))
+	}
+}
