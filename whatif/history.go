@@ -99,7 +99,7 @@ type history struct {
 	// reserve on this device (usable.go); nil when it had none that bounds it.
 	// usableSteps is what the replay's device holds up to each of them.
 	usable      *UsableMemory
-	usableSteps []usableStep
+	usableSteps []UsableStep
 }
 
 type initialBlock struct {

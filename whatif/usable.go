@@ -34,8 +34,9 @@ import (
 // runs out where the program did, and one under another setting says whether it would
 // have. About.Usable gives the recorded OOM with the least Bytes.
 //
-// The replay's device holds Held at the end of the run: Bytes less one 2 MiB page
-// (driverPage), but never less than the run reserved. The driver's own use of the
+// The replay's device holds Held after the last OOM: that OOM's sum (Bytes, where the
+// sums never rose) less one 2 MiB page (driverPage), but never less than the run
+// reserved after it. The driver's own use of the
 // device grows by pages during a run, which no trace entry records: in each of the six
 // shipped runs of oom_batch_halving_train_bf16 the first two OOMs gave 2 MiB more than
 // every later one, and under two settings a cudaMalloc that would have left 1.1 MiB of
@@ -55,14 +56,12 @@ type UsableMemory struct {
 	Earlier []UsableStep `json:"earlier,omitempty"`
 }
 
-// UsableStep is what the replay's device holds (Held bytes) up to trace entry Until.
+// UsableStep is what the replay's device holds (Held bytes) up to trace entry Until
+// (math.MaxInt: to the end).
 type UsableStep struct {
 	Until int   `json:"until"`
 	Held  int64 `json:"held"`
 }
-
-// usableStep is UsableStep in the history; the last one's until is math.MaxInt.
-type usableStep = UsableStep
 
 // driverPage is what the replay's device keeps back of a recorded OOM's usable memory
 // for the driver (UsableMemory.Held).
@@ -137,12 +136,12 @@ func (p *preparer) usableAt(i int, reserved int64) error {
 // before an OOM, or after the last, than that OOM left usable, what else held the
 // device did not only grow (another process freed memory?), and no bound holds for
 // all of the run: a warning says so and nothing is returned.
-func (u *usableSeen) bounds(device int, warnings *[]string) (*UsableMemory, []usableStep) {
+func (u *usableSeen) bounds(device int, warnings *[]string) (*UsableMemory, []UsableStep) {
 	n := len(u.ooms)
 	if n == 0 {
 		return nil, nil
 	}
-	steps := make([]usableStep, n+1)
+	steps := make([]UsableStep, n+1)
 	least := 0 // the OOM with the least Bytes, the earliest of equals
 	for k := range n + 1 {
 		o, until, peak, what := u.ooms[min(k, n-1)], math.MaxInt, u.peak, "after"
@@ -158,7 +157,7 @@ func (u *usableSeen) bounds(device int, warnings *[]string) (*UsableMemory, []us
 				device, o.Event, allocator.FormatSize(o.Bytes), allocator.FormatSize(o.Reserved), allocator.FormatSize(o.DeviceFree), allocator.FormatSize(peak), what))
 			return nil, nil
 		}
-		steps[k] = usableStep{Until: until, Held: max(o.Bytes-driverPage, peak)}
+		steps[k] = UsableStep{Until: until, Held: max(o.Bytes-driverPage, peak)}
 	}
 	out := u.ooms[least]
 	out.Held = steps[n].Held
