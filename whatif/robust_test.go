@@ -122,8 +122,8 @@ func TestOOMCarriesFrames(t *testing.T) {
 	}
 }
 
-// FuzzReplay drives Replay with arbitrary histories (actions, addresses, sizes and
-// streams from the input) under four settings: it must return a result or an error,
+// FuzzReplay drives Replay with arbitrary histories (actions, addresses, sizes,
+// streams and an OOM's free bytes from the input) under four settings: it must return a result or an error,
 // never panic, and a result's peaks must be consistent.
 func FuzzReplay(f *testing.F) {
 	f.Add([]byte{0, 1, 10, 0, 1, 1, 10, 0, 2, 1, 10, 0})
@@ -142,6 +142,9 @@ func FuzzReplay(f *testing.F) {
 				Addr:   0x7f0000000000 + uint64(data[1]%16)<<20,
 				Size:   int64(binary.LittleEndian.Uint16([]byte{data[2], data[3] & 0x7f})) << 10,
 				Stream: uint64(data[3] >> 7),
+			}
+			if e.Action == snapshot.ActionOOM { // the driver's free bytes then, up to 255 MiB
+				e.Meta = &snapshot.EntryMeta{DeviceFree: int64(data[1]) << 20}
 			}
 			tr = append(tr, e)
 			data = data[4:]
