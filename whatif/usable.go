@@ -71,6 +71,23 @@ const driverPage = pageSize
 // cap, or on a larger card than the one assumed, leaves more than it).
 func (u *UsableMemory) bounds(total int64) bool { return u != nil && u.Bytes < total }
 
+// smallerCardGap is how much less than the assumed device a recorded OOM must leave
+// usable before the replay says the card may be smaller: more than a CUDA context
+// and a library's workspaces take.
+const smallerCardGap = 4 << 30
+
+// smallerCard is a warning when u leaves far less usable than the device total a
+// replay assumed without being given one (H200Memory): the snapshot may come from a
+// smaller card, whose size fractions (Setting.Fraction) and the OOM messages take as
+// the device's. "" when the total was given or the gap is small.
+func (u *UsableMemory) smallerCard(total int64, given bool) string {
+	if given || total-u.Bytes <= smallerCardGap {
+		return ""
+	}
+	return fmt.Sprintf("device %d: the recorded OOMs say the program could reserve at most %s of the %s assumed (an H200's): if the card was smaller, give its memory (Options.TotalMemory, --total), from which a fraction's cap and the OOM messages' total capacity are taken; if other processes held the rest, leave it",
+		u.Device, allocator.FormatSize(u.Bytes), allocator.FormatSize(total))
+}
+
 // String is "device 0: 7.75 GiB usable (the recorded OOM at event 118: 7.50 GiB
 // reserved, 258.00 MiB free; the replay keeps 2.00 MiB of it for the driver, and
 // holds more up to event 40, as the OOMs up to it said)".

@@ -202,6 +202,27 @@ func TestEarlierOOMsHoldMore(t *testing.T) {
 	}
 }
 
+// TestSmallerCardWarned: a snapshot of a run that ran out on an 80 GB card, replayed
+// without the card's size, says the card may be smaller than the H200 assumed; given
+// the size, it says nothing of it.
+func TestSmallerCardWarned(t *testing.T) {
+	ff, err := reference.File(reference.Programs211, "oom_split_batch_serve_fp16__default.facts.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, f := snapshotBeside(t, ff), readFacts(t, ff)
+	for _, total := range []int64{0, f.TotalMemory} {
+		res, err := Replay(s, nil, Options{TotalMemory: total, NoAddressRange: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := strings.Join(res.Warnings, "\n")
+		if warned := strings.Contains(w, "if the card was smaller, give its memory"); warned != (total == 0) {
+			t.Errorf("total %d: warnings %q; want the smaller card named only when no total was given", total, w)
+		}
+	}
+}
+
 // TestRecordedOOMBoundExceeded: an OOM that leaves less usable than the run reserved
 // earlier (another process took memory meanwhile) bounds nothing, and a warning says so.
 func TestRecordedOOMBoundExceeded(t *testing.T) {

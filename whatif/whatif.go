@@ -482,6 +482,9 @@ func Replay(s *snapshot.Snapshot, settings []Setting, opts Options) (*Result, er
 		hs = append(hs, h)
 		if h.usable.bounds(total) {
 			res.About.Usable = append(res.About.Usable, *h.usable)
+			if w := h.usable.smallerCard(total, opts.TotalMemory > 0); w != "" {
+				res.Warnings = append(res.Warnings, w)
+			}
 		}
 		res.Warnings = append(res.Warnings, h.warnings...)
 		if h.pools != nil {
