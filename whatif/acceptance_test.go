@@ -526,11 +526,14 @@ func check(t *testing.T, what string, r Run, f facts, keys []string) {
 	if slices.Contains(keys, "reserved_bytes.all.peak") && r.MaxReserved != f.MaxReserved {
 		t.Errorf("%s: peak reserved %d, PyTorch max_memory_reserved %d", what, r.MaxReserved, f.MaxReserved)
 	}
-	// a program that catches its OOMs ends without one (f.OOM) but counts them
-	if ran := f.OOM != nil || f.Stats["num_ooms"] > 0; (r.FirstOOM != nil) != ran {
+	if (r.FirstOOM != nil) != f.ranOut() {
 		t.Errorf("%s: OOM %v, PyTorch %v (%d OOMs)", what, r.FirstOOM != nil, f.OOM, f.Stats["num_ooms"])
 	}
 }
+
+// ranOut reports whether the recorded run ran out of device memory: it ended with an
+// OOM (f.OOM) or, a program that catches them, counted some.
+func (f facts) ranOut() bool { return f.OOM != nil || f.Stats["num_ooms"] > 0 }
 
 // completions returns, for each free that waited for other streams (its free_completed
 // is not the next entry), by the ordinal of its allocation, the number of requests

@@ -171,8 +171,8 @@ func TestProgramsRepeated(t *testing.T) {
 					whatRep, g.Label(), g.Fraction, f.TotalMemory, st.Label(), st.Fraction, shipped.TotalMemory)
 			}
 			runs++
-			if ran := f.OOM != nil || f.Stats["num_ooms"] > 0; (r.FirstOOM != nil) != ran {
-				t.Errorf("%s: OOM %v, PyTorch %v", whatRep, r.FirstOOM != nil, ran)
+			if (r.FirstOOM != nil) != f.ranOut() {
+				t.Errorf("%s: OOM %v, PyTorch %v", whatRep, r.FirstOOM != nil, f.ranOut())
 			}
 			if r.Stopped >= 0 {
 				// The replay stopped where the program took another path after an OOM:

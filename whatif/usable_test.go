@@ -314,7 +314,7 @@ func shippedOOMRuns(t *testing.T) map[string][]string {
 	runs := map[string][]string{}
 	for _, ff := range files {
 		f := readFacts(t, ff)
-		if f.Stats["num_ooms"] == 0 || f.Frac != nil && *f.Frac < 1 {
+		if !f.ranOut() || f.Frac != nil && *f.Frac < 1 {
 			continue
 		}
 		prog, _, _ := strings.Cut(filepath.Base(ff), "__")
