@@ -299,8 +299,12 @@ func (a *Advice) text(where string) string {
 	var b strings.Builder
 	judged := "judged on the high end of each range"
 	if a.Best == nil && a.BaselineOOM && len(a.Serves) > 0 {
-		fmt.Fprintf(&b, "advice: none for sure: %s runs out of memory; %s serve%s a request it failed (the first at event %d), and the snapshot does not show what the program would have done next: record the program under %s to see whether it runs through",
-			a.BaselineName(), strings.Join(a.Serves, ", "), map[bool]string{true: "s", false: ""}[len(a.Serves) == 1], a.ServesAt, map[bool]string{true: "it", false: "them"}[len(a.Serves) == 1])
+		verb, them := "serve", "them"
+		if len(a.Serves) == 1 {
+			verb, them = "serves", "it"
+		}
+		fmt.Fprintf(&b, "advice: none for sure: %s runs out of memory; %s %s a request it failed (the first at event %d), and the snapshot does not show what the program would have done next: record the program under %s to see whether it runs through",
+			a.BaselineName(), strings.Join(a.Serves, ", "), verb, a.ServesAt, them)
 	} else if a.Best == nil && a.BaselineOOM {
 		fmt.Fprintf(&b, "advice: none: every setting tried runs out of memory, %s among them: allow more memory or allocate less at the peak", a.BaselineName())
 	} else if a.Best == nil {

@@ -167,13 +167,14 @@ func (p *preparer) segmentsBefore() {
 // recordedReserved sums the recorded run's reserved memory before the trace and at its
 // peak (a release inside a malloc, the retry path, means a device allocation had just
 // failed, which cannot be where the run later reserved more), and notes what its OOMs
-// say of the device (usableAt, usableSeen.bounds).
+// say of the device (usableAt, usableSeen.holds).
 func (p *preparer) recordedReserved() error {
 	for _, sp := range p.before {
 		p.initialReserved += sp.size
 	}
 	reserved := p.initialReserved
 	p.maxReserved = reserved
+	p.usable.reserved(reserved)
 	for i, e := range p.trace {
 		switch e.Action {
 		case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentMap:
@@ -189,7 +190,7 @@ func (p *preparer) recordedReserved() error {
 		}
 	}
 	p.reservedAt = p.initialReserved
-	p.h.usable, p.h.usableSteps = p.usable.bounds(p.device, &p.h.warnings)
+	p.h.usable, p.h.usableSteps = p.usable.holds(p.device, &p.h.warnings)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand"
 	"slices"
 
@@ -26,10 +27,11 @@ type replayer struct {
 	sched schedule // nil: complete deferred frees where the snapshot did
 	total int64    // the device's memory
 	mem   *deviceMemory
-	// usableStep is the step of h.usableSteps the replay is in (boundAt)
-	usableStep int
-	a          *allocator.Allocator
-	run        *Run
+	// usableStep is the step of h.usableSteps the replay's device is in, until the op
+	// after trace entry nextBound (setBound; math.MaxInt: to the end)
+	usableStep, nextBound int
+	a                     *allocator.Allocator
+	run                   *Run
 
 	addrs    []uint64 // by block id; 0: not held
 	pending  idSet    // block ids of deferred frees not yet completed
@@ -59,9 +61,6 @@ func newReplayer(h *history, st Setting, opts Options, sched schedule) (*replaye
 		total = H200Memory
 	}
 	mem := newDeviceMemory(uint64(total))
-	if h.usable.bounds(total) {
-		mem.usable = uint64(min(h.usableSteps[0].Held, total))
-	}
 	mem.recordedSpans = h.recordedSpans()
 	if opts.placement != 0 {
 		mem.placer = rand.New(rand.NewSource(opts.placement))
@@ -94,11 +93,15 @@ func newReplayer(h *history, st Setting, opts Options, sched schedule) (*replaye
 		}
 	}
 	r := &replayer{h: h, st: st, opts: opts, sched: sched, total: total, mem: mem, a: a,
-		run:     &Run{Setting: st, Device: h.device, Stopped: -1},
-		addrs:   make([]uint64, h.ids),
-		pending: make(idSet, (h.ids+63)/64),
-		freedAt: make([]int32, h.ids),
-		rank:    map[uint64]int64{},
+		run:       &Run{Setting: st, Device: h.device, Stopped: -1},
+		addrs:     make([]uint64, h.ids),
+		pending:   make(idSet, (h.ids+63)/64),
+		freedAt:   make([]int32, h.ids),
+		rank:      map[uint64]int64{},
+		nextBound: math.MaxInt,
+	}
+	if h.usable.bounds(total) {
+		r.setBound(0)
 	}
 	a.SetSyncOrder(func(x, y uint64) int { return cmp.Compare(r.rank[x], r.rank[y]) })
 	if h.pools != nil {
@@ -138,9 +141,8 @@ func replaySchedule(h *history, st Setting, opts Options, sched schedule) (*Run,
 
 // through replays ops (the rest of the history) and returns the run's figures.
 func (r *replayer) through(ops []op) (*Run, error) {
-	bounded := r.h.usable.bounds(r.total)
 	for _, o := range ops {
-		if bounded {
+		if int(o.event) > r.nextBound {
 			r.boundAt(o.event)
 		}
 		stop, err := r.step(o)

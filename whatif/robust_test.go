@@ -29,6 +29,12 @@ func freeDone(addr uint64, size int64) snapshot.TraceEntry {
 	return snapshot.TraceEntry{Action: snapshot.ActionFreeCompleted, Addr: addr, Size: size}
 }
 
+// oomEntry is an oom entry: a request of size bytes failed with the driver reporting
+// free bytes free.
+func oomEntry(size, free int64) snapshot.TraceEntry {
+	return snapshot.TraceEntry{Action: snapshot.ActionOOM, Size: size, Meta: &snapshot.EntryMeta{DeviceFree: free}}
+}
+
 // TestRobustBadHistories: malformed histories are errors that name the device, the
 // event index and what is wrong; nothing panics.
 func TestRobustBadHistories(t *testing.T) {
@@ -48,8 +54,8 @@ func TestRobustBadHistories(t *testing.T) {
 		{"completion before its request", trace(alloc(a, 512), freeDone(a, 512)), []string{"event 1", "no free_requested"}},
 		{"zero-size alloc", trace(alloc(a, 0)), []string{"event 0", "size 0"}},
 		{"negative alloc", trace(alloc(a, -5)), []string{"event 0", "size -5"}},
-		{"negative device_free", trace(alloc(a, 512), snapshot.TraceEntry{Action: snapshot.ActionOOM, Size: 1 << 30, Meta: &snapshot.EntryMeta{DeviceFree: -1}}), []string{"event 1", "oom", "device_free -1"}},
-		{"device_free past any device", trace(alloc(a, 512), snapshot.TraceEntry{Action: snapshot.ActionSegmentAlloc, Addr: a + 1<<30, Size: 1 << 30}, snapshot.TraceEntry{Action: snapshot.ActionOOM, Size: 1 << 30, Meta: &snapshot.EntryMeta{DeviceFree: 1<<63 - 1}}), []string{"event 2", "device_free 9223372036854775807"}},
+		{"negative device_free", trace(alloc(a, 512), oomEntry(1<<30, -1)), []string{"event 1", "oom", "device_free -1"}},
+		{"device_free past any device", trace(alloc(a, 512), segAlloc(a+1<<30, 1<<30, 0), oomEntry(1<<30, 1<<63-1)), []string{"event 2", "device_free 9223372036854775807"}},
 	}
 	for _, tc := range tests {
 		var err error

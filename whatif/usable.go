@@ -72,8 +72,9 @@ const driverPage = pageSize
 func (u *UsableMemory) bounds(total int64) bool { return u != nil && u.Bytes < total }
 
 // smallerCardGap is how much less than the assumed device a recorded OOM must leave
-// usable before the replay says the card may be smaller: more than a CUDA context
-// and a library's workspaces take.
+// usable before the replay says the card may be smaller. The shipped runs that ran out
+// at their card's own limit left 0.68 GiB of an H200's total_memory and 0.67 GiB of an
+// H100's outside it (TestUsableOfShippedOOMs' figures against their facts' totals).
 const smallerCardGap = 4 << 30
 
 // smallerCard is a warning when u leaves far less usable than the device total a
@@ -120,13 +121,15 @@ func usableOn(s *snapshot.Snapshot, d int) *UsableMemory {
 }
 
 // usableSeen collects, over the trace, the recorded OOMs and the most the run reserved
-// between them.
+// before each of them and after the last.
 type usableSeen struct {
-	ooms []UsableMemory // Held: the most the run reserved since the OOM before
-	peak int64          // the most reserved since the last OOM (or the trace's start)
+	ooms  []UsableMemory
+	peaks []int64 // peaks[k]: the most reserved since the OOM before ooms[k] (or the trace's start)
+	peak  int64   // the most reserved since the last OOM (or the trace's start)
 }
 
-// reserved notes the run's reserved memory after a device allocation.
+// reserved notes the run's reserved memory: before the trace, and after each device
+// allocation.
 func (u *usableSeen) reserved(bytes int64) { u.peak = max(u.peak, bytes) }
 
 // usableAt notes what the recorded OOM at entry i, with reserved bytes reserved
@@ -142,18 +145,18 @@ func (p *preparer) usableAt(i int, reserved int64) error {
 		return p.errAt(i, "device_free %d is more than any device holds", free)
 	}
 	u := &p.usable
-	u.ooms = append(u.ooms, UsableMemory{Device: p.device, Event: i, Reserved: reserved, DeviceFree: free,
-		Bytes: reserved + free, Held: max(u.peak, p.initialReserved)})
+	u.ooms = append(u.ooms, UsableMemory{Device: p.device, Event: i, Reserved: reserved, DeviceFree: free, Bytes: reserved + free})
+	u.peaks = append(u.peaks, u.peak)
 	u.peak = reserved
 	return nil
 }
 
-// bounds returns the least of the recorded OOMs (nil: none) and what the replay's
+// holds returns the least of the recorded OOMs (nil: none) and what the replay's
 // device holds up to each of them and after the last. When the run reserved more
 // before an OOM, or after the last, than that OOM left usable, what else held the
 // device did not only grow (another process freed memory?), and no bound holds for
 // all of the run: a warning says so and nothing is returned.
-func (u *usableSeen) bounds(device int, warnings *[]string) (*UsableMemory, []UsableStep) {
+func (u *usableSeen) holds(device int, warnings *[]string) (*UsableMemory, []UsableStep) {
 	n := len(u.ooms)
 	if n == 0 {
 		return nil, nil
@@ -163,7 +166,7 @@ func (u *usableSeen) bounds(device int, warnings *[]string) (*UsableMemory, []Us
 	for k := range n + 1 {
 		o, until, peak, what := u.ooms[min(k, n-1)], math.MaxInt, u.peak, "after"
 		if k < n {
-			until, peak, what = o.Event, o.Held, "before"
+			until, peak, what = o.Event, u.peaks[k], "before"
 			if o.Bytes < u.ooms[least].Bytes {
 				least = k
 			}
@@ -186,12 +189,21 @@ func (u *usableSeen) bounds(device int, warnings *[]string) (*UsableMemory, []Us
 	return &out, steps
 }
 
-// boundAt sets what the replay's device holds for the op at trace entry event: the
-// usable step it lies in (history.usableSteps), at most the device total.
+// setBound makes usable step k of the history (history.usableSteps) the one the
+// replay's device is in: it holds that step's bytes, at most the device total, until
+// the op after trace entry nextBound.
+func (r *replayer) setBound(k int) {
+	s := r.h.usableSteps[k]
+	r.usableStep, r.nextBound = k, s.Until
+	r.mem.usable = uint64(min(s.Held, r.total))
+}
+
+// boundAt moves the replay's device to the usable step the op at trace entry event
+// lies in; the replay calls it only past nextBound.
 func (r *replayer) boundAt(event int32) {
-	s := r.h.usableSteps
-	for r.usableStep < len(s)-1 && int(event) > s[r.usableStep].Until {
-		r.usableStep++
-		r.mem.usable = uint64(min(s[r.usableStep].Held, r.total))
+	k := r.usableStep
+	for int(event) > r.h.usableSteps[k].Until { // the last step's Until is math.MaxInt
+		k++
 	}
+	r.setBound(k)
 }

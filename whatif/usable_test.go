@@ -142,12 +142,9 @@ func TestRecordedOOMBoundsTheDevice(t *testing.T) {
 // failed; after the OOM, the whole page is kept back.
 func TestRecordedOOMKeepsNoMoreThanThePeakAllows(t *testing.T) {
 	const a = 0x7f0000000000
-	seg := func(action snapshot.Action, size int64) snapshot.TraceEntry {
-		return snapshot.TraceEntry{Action: action, Addr: a, Size: size}
-	}
-	s := trace(seg(snapshot.ActionSegmentAlloc, 6<<30), alloc(a, 6<<30), freeReq(a, 6<<30), freeDone(a, 6<<30),
-		seg(snapshot.ActionSegmentFree, 6<<30),
-		snapshot.TraceEntry{Action: snapshot.ActionOOM, Size: 8 << 30, Meta: &snapshot.EntryMeta{DeviceFree: 6<<30 + 1<<20}})
+	s := trace(segAlloc(a, 6<<30, 0), alloc(a, 6<<30), freeReq(a, 6<<30), freeDone(a, 6<<30),
+		segFree(a, 6<<30, 0, nil),
+		oomEntry(8<<30, 6<<30+1<<20))
 	res, err := Replay(s, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -171,17 +168,11 @@ func TestRecordedOOMKeepsNoMoreThanThePeakAllows(t *testing.T) {
 // allow early in the run is not taken to run out there.
 func TestEarlierOOMsHoldMore(t *testing.T) {
 	const a, b = 0x7f0000000000, 0x7f8000000000
-	seg := func(action snapshot.Action, addr uint64, size int64) snapshot.TraceEntry {
-		return snapshot.TraceEntry{Action: action, Addr: addr, Size: size}
-	}
-	oom := func(free int64) snapshot.TraceEntry {
-		return snapshot.TraceEntry{Action: snapshot.ActionOOM, Size: 16 << 30, Meta: &snapshot.EntryMeta{DeviceFree: free}}
-	}
 	// 7 GiB in one segment and an OOM saying 8 GiB and a page usable; the segment
 	// released; then 1 GiB and an OOM saying 7.5 GiB.
-	s := trace(seg(snapshot.ActionSegmentAlloc, a, 7<<30), alloc(a, 7<<30), oom(1<<30+driverPage),
-		freeReq(a, 7<<30), freeDone(a, 7<<30), seg(snapshot.ActionSegmentFree, a, 7<<30),
-		seg(snapshot.ActionSegmentAlloc, b, 1<<30), alloc(b, 1<<30), oom(13<<29))
+	s := trace(segAlloc(a, 7<<30, 0), alloc(a, 7<<30), oomEntry(16<<30, 1<<30+driverPage),
+		freeReq(a, 7<<30), freeDone(a, 7<<30), segFree(a, 7<<30, 0, nil),
+		segAlloc(b, 1<<30, 0), alloc(b, 1<<30), oomEntry(16<<30, 13<<29))
 	res, err := Replay(s, settings(t, "", "roundup_power2_divisions:2"), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -227,12 +218,9 @@ func TestSmallerCardWarned(t *testing.T) {
 // earlier (another process took memory meanwhile) bounds nothing, and a warning says so.
 func TestRecordedOOMBoundExceeded(t *testing.T) {
 	const a = 0x7f0000000000
-	seg := func(action snapshot.Action, size int64) snapshot.TraceEntry {
-		return snapshot.TraceEntry{Action: action, Addr: a, Size: size}
-	}
-	s := trace(seg(snapshot.ActionSegmentAlloc, 4<<30), alloc(a, 4<<30), freeReq(a, 4<<30), freeDone(a, 4<<30),
-		seg(snapshot.ActionSegmentFree, 4<<30),
-		snapshot.TraceEntry{Action: snapshot.ActionOOM, Size: 6 << 30, Meta: &snapshot.EntryMeta{DeviceFree: 2 << 30}})
+	s := trace(segAlloc(a, 4<<30, 0), alloc(a, 4<<30), freeReq(a, 4<<30), freeDone(a, 4<<30),
+		segFree(a, 4<<30, 0, nil),
+		oomEntry(6<<30, 2<<30))
 	res, err := Replay(s, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
