@@ -162,6 +162,7 @@ func addressRange(h *history, st Setting, opts Options, r *Run) error {
 			}
 			conv.add(runs[k])
 			widenAfterOOM(r, runs[k])
+			r.RangeRanOut = r.RangeRanOut || runs[k].NewOOMs > 0
 			done++
 		}
 	}

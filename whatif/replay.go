@@ -288,7 +288,10 @@ func (r *replayer) step(o op) (stop bool, err error) {
 		}
 		if ok {
 			r.addrs[o.id] = p
-		} else if !r.opts.ContinueAfterOOM {
+			break
+		}
+		r.run.NewOOMs++
+		if !r.opts.ContinueAfterOOM {
 			r.run.Stopped = int(o.event)
 			r.record(o)
 			return true, nil

@@ -387,6 +387,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 			sep = ""
 		}
 	}
+	for _, n := range stopNotes(r.Stopped, r.Runs) {
+		fmt.Fprintf(w, "\n%s\n", n)
+	}
 	for _, run := range r.Runs {
 		notes := run.LimitNotes(r.About.TotalMemory)
 		if n := run.AvoidedOOMNote(r.ownUncapped(run)); n != "" {
@@ -550,6 +553,9 @@ type jsonRun struct {
 // only up to a predicted OOM (the table marks them "(direction unknown)" and "†");
 // one that frees after a predicted OOM
 // could change is in "after_oom_range" (Run.AfterOOMRange), and "notes" says why.
+// A sweep's ranking lists the settings whose replay stopped, which it does not rank,
+// in "stopped_settings" (Result.Stopped): each with "conf", "fraction", "cap",
+// "device", "stopped_at_event" and "stopped_at_served_oom".
 // "allowed" is the cap in bytes (absent without one), "cap_refusals", "gc_passes" and
 // "gc_released_segments" count what the cap and garbage_collection_threshold did
 // (Run.Limits), and "notes" say when they never engaged (Run.LimitNotes). "about" is Result.About, "pools" Result.Pools. A
@@ -567,6 +573,17 @@ type jsonResult struct {
 	About    *About      `json:"about,omitempty"`
 	Pools    []string    `json:"pools,omitempty"`
 	Advice   *jsonAdvice `json:"advice,omitempty"`
+	Stopped  []jsonStop  `json:"stopped_settings,omitempty"`
+}
+
+// jsonStop is a sweep's setting whose replay stopped (SweepStop).
+type jsonStop struct {
+	Conf      string   `json:"conf"`
+	Fraction  *float64 `json:"fraction"`
+	Cap       *int64   `json:"cap"`
+	Device    int      `json:"device"`
+	StoppedAt int      `json:"stopped_at_event"`
+	Served    bool     `json:"stopped_at_served_oom"`
 }
 
 // jsonResult is what WriteJSON writes.
@@ -578,6 +595,16 @@ func (r *Result) jsonResult() jsonResult {
 	}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
+	}
+	for _, st := range r.Stopped {
+		j := jsonStop{Conf: st.Setting.Conf.String(), Device: st.Device, StoppedAt: st.Event, Served: st.Served}
+		if f := st.Setting.Fraction; f > 0 && f < 1 {
+			j.Fraction = &f
+		}
+		if c := st.Setting.Cap; c > 0 {
+			j.Cap = &c
+		}
+		out.Stopped = append(out.Stopped, j)
 	}
 	for _, run := range r.Runs {
 		j := jsonRun{Conf: run.Setting.Conf.String(), Device: run.Device, MaxAllocated: run.MaxAllocated,

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"memlab.dev/memlab/allocator"
 	"memlab.dev/memlab/snapshot"
@@ -40,40 +41,81 @@ func SweepSettings(base Setting) []Setting {
 	return out
 }
 
-// Sweep replays s under every setting of SweepSettings(base) and returns the runs that
-// did not run out of memory, lowest peak reserved first (ties: fewer cudaMallocs, then
-// the order of SweepSettings). Several devices: the peaks are summed per setting.
-// Settings whose replays give the same figures on every device (sameFigures) are one
-// entry: the setting among them with the fewest options set (ties: the order of
-// SweepSettings), the others in its runs' Run.Alike — a max_split_size_mb no block
-// reaches, for one, changes nothing, and a ranking that listed each such setting would
-// fill its first rows with one result.
+// SweepResult is what [Sweep] found.
+type SweepResult struct {
+	// Runs are the settings whose replays ran through on every device, lowest peak
+	// reserved first (summed over devices; ties: fewer cudaMallocs, then the order of
+	// SweepSettings), one entry per result (Run.Alike names the settings with the same
+	// figures). Under them a recorded run that ran out of memory and went on (it caught
+	// torch.OutOfMemoryError) keeps its OOMs: each fails the requests the recorded run
+	// failed, and no other.
+	Runs []Run
+	// Stopped are the settings whose replay stopped before the end of the history on
+	// some device, in the order of SweepSettings: what the program did after that
+	// point is not what it would have done under them, so they are not ranked.
+	Stopped []SweepStop
+	// Tried is how many settings were replayed (len(SweepSettings(base))).
+	Tried int
+	// Warnings are the replay's (Result.Warnings): what the snapshot lacks, a card
+	// that may be smaller than the one assumed.
+	Warnings []string
+}
+
+// SweepStop is a setting of a sweep whose replay stopped.
+type SweepStop struct {
+	Setting Setting
+	// Device is the first device whose replay stopped, Event the trace index there
+	// (Run.Stopped).
+	Device, Event int
+	// Served is true when the replay served a request the recorded run failed
+	// (Run.Served): the program would have gone on with that memory, which the
+	// snapshot does not show; false when it ran out of memory where the recorded run
+	// did not (Run.NewOOMs).
+	Served bool
+}
+
+// Sweep replays s under every setting of SweepSettings(base) and ranks those whose
+// replays ran through (SweepResult.Runs); the others are SweepResult.Stopped. Each
+// replay stops at its first new OOM, as the program would have
+// (Options.ContinueAfterOOM is ignored). Several devices: the peaks are summed per
+// setting. Settings whose replays give the same figures on every device
+// (sameFigures) are one entry: the setting among them with the fewest options set
+// (ties: the order of SweepSettings), the others in its runs' Run.Alike — a
+// max_split_size_mb no block reaches, for one, changes nothing, and a ranking that
+// listed each such setting would fill its first rows with one result.
 // The runs carry no address ranges (Options.NoAddressRange): with dozens of settings
 // their extra replays would cost more than the sweep; a run whose figures depend on
-// placement says so (Run.AddressUnranged).
-func Sweep(s *snapshot.Snapshot, base Setting, opts Options) ([]Run, error) {
+// placement says so (Run.AddressUnranged). An error says so when no setting runs
+// through.
+func Sweep(s *snapshot.Snapshot, base Setting, opts Options) (*SweepResult, error) {
 	settings := SweepSettings(base)
 	opts.NoAddressRange = true
+	opts.ContinueAfterOOM = false
 	opts.unranged = "the sweep ranks settings by the driver model's placement and computes no address ranges (over dozens of settings they would cost more than the sweep); replay the settings you pick (--conf) for their ranges"
 	res, err := Replay(s, settings, opts)
 	if err != nil {
 		return nil, err
 	}
 	per := len(res.Runs) / len(settings)
+	out := &SweepResult{Tried: len(settings), Warnings: res.Warnings}
 	type row struct {
 		i        int
 		reserved int64
 		mallocs  int64
-		ooms     int64
 	}
-	rows := make([]row, len(settings))
+	var rows []row
 	for i := range settings {
-		rows[i].i = i
-		for _, r := range res.Runs[i*per : (i+1)*per] {
-			rows[i].reserved += r.MaxReserved
-			rows[i].mallocs += r.DeviceAllocs
-			rows[i].ooms += r.OOMs
+		runs := res.Runs[i*per : (i+1)*per]
+		if stop, ok := stopOf(runs); ok {
+			out.Stopped = append(out.Stopped, stop)
+			continue
 		}
+		r := row{i: i}
+		for _, run := range runs {
+			r.reserved += run.MaxReserved
+			r.mallocs += run.DeviceAllocs
+		}
+		rows = append(rows, r)
 	}
 	sort.SliceStable(rows, func(a, b int) bool {
 		if rows[a].reserved != rows[b].reserved {
@@ -84,9 +126,6 @@ func Sweep(s *snapshot.Snapshot, base Setting, opts Options) ([]Run, error) {
 	groups := map[int][]int{} // a group's first setting in rows' order → its settings
 	var firsts []int
 	for _, r := range rows {
-		if r.ooms > 0 {
-			continue
-		}
 		runs := res.Runs[r.i*per : (r.i+1)*per]
 		found := false
 		for _, f := range firsts {
@@ -101,7 +140,6 @@ func Sweep(s *snapshot.Snapshot, base Setting, opts Options) ([]Run, error) {
 			groups[r.i] = []int{r.i}
 		}
 	}
-	var out []Run
 	for _, f := range firsts {
 		g := groups[f]
 		rep := g[0]
@@ -119,13 +157,173 @@ func Sweep(s *snapshot.Snapshot, base Setting, opts Options) ([]Run, error) {
 		slices.SortStableFunc(alike, func(a, b Setting) int { return optionsSet(a) - optionsSet(b) })
 		for _, r := range res.Runs[rep*per : (rep+1)*per] {
 			r.Alike = alike
-			out = append(out, r)
+			out.Runs = append(out.Runs, r)
 		}
 	}
-	if len(out) == 0 {
-		return nil, errors.New("whatif: sweep: every setting runs out of memory under this cap")
+	if len(out.Runs) == 0 {
+		return nil, errors.New("whatif: sweep: " + noneRunsThrough(base, out.Stopped))
 	}
 	return out, nil
+}
+
+// stopOf is where a setting's replays (one per device) stopped: the first device's
+// that did; ok is false when every one ran through.
+func stopOf(runs []Run) (SweepStop, bool) {
+	for _, r := range runs {
+		if r.Stopped >= 0 {
+			return SweepStop{Setting: r.Setting, Device: r.Device, Event: r.Stopped, Served: r.Served()}, true
+		}
+	}
+	return SweepStop{}, false
+}
+
+// noneRunsThrough is Sweep's error when every setting's replay stopped: under base's
+// cap, if it has one, and whether some served a request the recorded run failed.
+func noneRunsThrough(base Setting, stops []SweepStop) string {
+	served := 0
+	for _, st := range stops {
+		if st.Served {
+			served++
+		}
+	}
+	under := ""
+	if base.Cap > 0 || base.Fraction > 0 && base.Fraction < 1 {
+		under = " under this cap"
+	}
+	if served == 0 {
+		return "every setting runs out of memory" + under
+	}
+	return fmt.Sprintf("no setting runs through%s: %d of the %d serve a request the recorded run failed (the snapshot does not show what the program would have done next), the others run out of memory where it did not", under, served, len(stops))
+}
+
+// Result is the sweep's ranking for WriteTable and WriteJSON: its first top results
+// (top < 1: all), each on every device, with the settings that stopped
+// (Result.Stopped) and the replay's warnings; about is the header (Describe).
+func (sw *SweepResult) Result(top int, about About) *Result {
+	runs := sw.Runs
+	if top > 0 && len(runs) > 0 {
+		n := 0
+		for i, r := range runs {
+			if r.Device == runs[0].Device {
+				if n == top {
+					runs = runs[:i]
+					break
+				}
+				n++
+			}
+		}
+	}
+	return &Result{Runs: runs, About: about, Stopped: sw.Stopped, Warnings: sw.Warnings}
+}
+
+// Entries is how many different results the ranking has (one per entry of Runs,
+// each on every device), and how many settings they stand for (Run.Alike).
+func (sw *SweepResult) Entries() (results, settings int) {
+	for _, r := range sw.Runs {
+		if r.Device == sw.Runs[0].Device {
+			results++
+			settings += 1 + len(r.Alike)
+		}
+	}
+	return results, settings
+}
+
+// stopNotes says which settings of a sweep stopped, one line per place they stopped:
+// those that served a request the recorded run failed, and those that ran out of
+// memory where it did not. ranked are the sweep's ranked runs (a group that is every
+// setting but a few is said by those few).
+func stopNotes(stops []SweepStop, ranked []Run) []string {
+	type place struct {
+		served        bool
+		device, event int
+	}
+	var order []place
+	groups := map[place][]Setting{}
+	for _, st := range stops {
+		p := place{st.Served, st.Device, st.Event}
+		if _, ok := groups[p]; !ok {
+			order = append(order, p)
+		}
+		groups[p] = append(groups[p], st.Setting)
+	}
+	slices.SortStableFunc(order, func(a, b place) int {
+		if a.served != b.served {
+			return map[bool]int{true: -1, false: 1}[a.served]
+		}
+		return a.event - b.event
+	})
+	devices := map[int]bool{}
+	for _, st := range stops {
+		devices[st.Device] = true
+	}
+	for _, r := range ranked {
+		devices[r.Device] = true
+	}
+	var all []Setting // every setting the sweep tried
+	for _, r := range ranked {
+		if r.Device == ranked[0].Device {
+			all = append(all, r.Setting)
+			all = append(all, r.Alike...)
+		}
+	}
+	for _, st := range stops {
+		if !slices.ContainsFunc(all, func(a Setting) bool { return a.Label() == st.Setting.Label() }) {
+			all = append(all, st.Setting)
+		}
+	}
+	var out []string
+	for _, p := range order {
+		g := groups[p]
+		where := fmt.Sprintf("at event %d", p.event)
+		if len(devices) > 1 {
+			where += fmt.Sprintf(" on device %d", p.device)
+		}
+		subject, them := settingsNamed(g, all), "them"
+		if len(g) == 1 {
+			them = "it"
+		}
+		if p.served {
+			out = append(out, fmt.Sprintf("%s serve%s the request the recorded run failed %s: the replay stops there, since what the snapshot holds next is what the program did after that OOM, so the sweep does not rank %s: record the program under %s to see what it does instead",
+				subject, verbS(len(g)), where, them, them))
+		} else {
+			out = append(out, fmt.Sprintf("%s run%s out of memory %s, where the recorded run did not: the replay stops there, as the program would have, so the sweep does not rank %s",
+				subject, verbS(len(g)), where, them))
+		}
+	}
+	return out
+}
+
+// settingsNamed names the settings g of all (every setting tried): each by its short
+// label when they are few, else by the few of all they leave out, else the first few
+// (the fewest options first) and how many more.
+func settingsNamed(g, all []Setting) string {
+	const few = 8
+	names := func(sts []Setting) []string {
+		sts = slices.Clone(sts)
+		slices.SortStableFunc(sts, func(a, b Setting) int { return optionsSet(a) - optionsSet(b) })
+		var out []string
+		for _, st := range sts {
+			out = append(out, st.ShortLabel())
+		}
+		return out
+	}
+	if len(g) == 1 {
+		return g[0].ShortLabel()
+	}
+	if len(g) <= few {
+		return fmt.Sprintf("%d settings (%s)", len(g), joinAnd(names(g)))
+	}
+	var rest []Setting
+	for _, a := range all {
+		if !slices.ContainsFunc(g, func(s Setting) bool { return s.Label() == a.Label() }) {
+			rest = append(rest, a)
+		}
+	}
+	if len(rest) > 0 && len(rest) <= few {
+		return fmt.Sprintf("%d settings (every one tried but %s)", len(g), joinAnd(names(rest)))
+	}
+	n := names(g)
+	return fmt.Sprintf("%d settings (%s and %d more; the JSON lists every one)", len(g), strings.Join(n[:few-2], ", "), len(g)-(few-2))
 }
 
 // sameFigures reports whether two settings' runs (one per device, in the same order)
@@ -170,7 +368,9 @@ func optionsSet(st Setting) int {
 }
 
 // MinCap returns the smallest cap on reserved memory, to 2 MiB, under which st (its own
-// Fraction or Cap ignored) replays s without an out-of-memory error on any device. It
+// Fraction or Cap ignored) replays s without an out-of-memory error on any device (of
+// a snapshot whose run ran out of memory and went on, without one the recorded run did
+// not have: a cap keeps the recorded ones, [Run.NewOOMs]). It
 // searches between the uncapped run's peak allocated and peak reserved by bisection,
 // which assumes that a larger cap never fails where a smaller one succeeds (garbage
 // collection thresholds are fractions of the cap, so this can fail to hold). Frees that
@@ -187,8 +387,8 @@ func MinCap(s *snapshot.Snapshot, st Setting, opts Options) (int64, error) {
 	}
 	var lo, hi int64 // lo fails (or is a lower bound), hi succeeds
 	for _, r := range free.Runs {
-		if r.OOMs > 0 {
-			return 0, fmt.Errorf("whatif: min-cap: %s runs out of memory even without a cap", st.Label())
+		if err := ranThrough(&r); err != nil {
+			return 0, err
 		}
 		lo = max(lo, r.MaxAllocated)
 		hi = max(hi, r.MaxReserved)
@@ -204,7 +404,7 @@ func MinCap(s *snapshot.Snapshot, st Setting, opts Options) (int64, error) {
 			return false, err
 		}
 		for _, r := range res.Runs {
-			if r.OOMs > 0 {
+			if r.Stopped >= 0 || r.NewOOMs > 0 {
 				return false, nil
 			}
 		}
@@ -233,6 +433,19 @@ func MinCap(s *snapshot.Snapshot, st Setting, opts Options) (int64, error) {
 	return hi, nil
 }
 
+// ranThrough is MinCap's error for an uncapped replay that did not run through: it ran
+// out of memory where the recorded run did not, or served a request the recorded run
+// failed (what the program did next under the setting is not in the snapshot).
+func ranThrough(r *Run) error {
+	switch {
+	case r.Served():
+		return fmt.Errorf("whatif: min-cap: %s serves the request the recorded run failed at event %d, and the snapshot does not show what the program would have done next: no cap can be found from it", r.Setting.Label(), r.Stopped)
+	case r.Stopped >= 0 || r.NewOOMs > 0:
+		return fmt.Errorf("whatif: min-cap: %s runs out of memory even without a cap", r.Setting.Label())
+	}
+	return nil
+}
+
 // CapSearch is what MinCapRange found for one setting.
 type CapSearch struct {
 	// Cap is the smallest cap on reserved memory, to 2 MiB, at which neither the
@@ -242,6 +455,10 @@ type CapSearch struct {
 	// ModelCap is the smallest at which the model's placement alone does not
 	// ([MinCap]); at most Cap.
 	ModelCap int64
+	// RecordedOOMs is how many out-of-memory errors the replay has under every cap
+	// from Cap up: the recorded run's own, which the program went on after (0 for a
+	// run that did not run out).
+	RecordedOOMs int64
 	// Placements is how many placements were tried at Cap (the model's among them;
 	// 1 when the figures there do not depend on placement), the fewest over the
 	// devices; Converged whether every device's range there converged.
@@ -278,7 +495,8 @@ func MinCapRange(s *snapshot.Snapshot, st Setting, opts Options) (CapSearch, err
 		cs := CapSearch{Cap: c, ModelCap: model, Placements: math.MaxInt, Converged: true}
 		ok := true
 		for _, r := range res.Runs {
-			if r.OOMs > 0 || r.AddressRange["num_ooms"][1] > 0 {
+			cs.RecordedOOMs += r.OOMs - r.NewOOMs
+			if r.Stopped >= 0 || r.RunsOut() {
 				ok = false
 			}
 			cs.Placements = min(cs.Placements, max(r.AddressPlacements, 1))
@@ -340,12 +558,15 @@ func ParseSettings(confs ...string) ([]Setting, error) {
 	return out, nil
 }
 
-// SweepAdvice replays, with their ranges, the first k distinct settings of ranked
-// (the runs [Sweep] returns, lowest peak reserved first) beside the snapshot's own
-// setting under base's cap, and advises among them ([Result.Advise]): the sweep ranks
-// by the driver model's placement alone, so the pick is judged again on the high end
-// of each figure's range against the recorded run. k < 1 means 3.
-func SweepAdvice(s *snapshot.Snapshot, ranked []Run, base Setting, k int, opts Options) (*Result, error) {
+// SweepAdvice replays, with their ranges, the first k distinct settings of the sweep's
+// ranking (sw.Runs, lowest peak reserved first) beside the snapshot's own setting under
+// base's cap, and advises among them ([Result.Advise]): the sweep ranks by the driver
+// model's placement alone, so the pick is judged again on the high end of each figure's
+// range against the recorded run. When some settings served a request the recorded run
+// failed (sw.Stopped), the first k of them (the fewest options first) are replayed
+// too, so that the advice names them: the ranked ones then fail what the recorded run
+// failed. k < 1 means 3.
+func SweepAdvice(s *snapshot.Snapshot, sw *SweepResult, base Setting, k int, opts Options) (*Result, error) {
 	if k < 1 {
 		k = 3
 	}
@@ -356,14 +577,25 @@ func SweepAdvice(s *snapshot.Snapshot, ranked []Run, base Setting, k int, opts O
 	own.Fraction, own.Cap = base.Fraction, base.Cap
 	settings := []Setting{own}
 	seen := map[string]bool{own.Label(): true}
-	for i := range ranked {
-		if len(settings) > k {
-			break
+	add := func(st Setting, limit int) {
+		if len(settings) < limit && !seen[st.Label()] {
+			seen[st.Label()] = true
+			settings = append(settings, st)
 		}
-		if l := ranked[i].Setting.Label(); !seen[l] {
-			seen[l] = true
-			settings = append(settings, ranked[i].Setting)
+	}
+	for _, r := range sw.Runs {
+		add(r.Setting, 1+k)
+	}
+	var served []Setting
+	for _, st := range sw.Stopped {
+		if st.Served {
+			served = append(served, st.Setting)
 		}
+	}
+	slices.SortStableFunc(served, func(a, b Setting) int { return optionsSet(a) - optionsSet(b) })
+	limit := len(settings) + k
+	for _, st := range served {
+		add(st, limit)
 	}
 	res, err := Replay(s, settings, opts)
 	if err != nil {

@@ -71,6 +71,9 @@ func replayTimings(h *history, st Setting, opts Options) (*Run, error) {
 	}
 	r.TimingRange = timingRange(runs...)
 	r.TimingSchedules = len(runs)
+	for _, o := range runs[1:] {
+		r.RangeRanOut = r.RangeRanOut || o.NewOOMs > 0
+	}
 	return r, nil
 }
 

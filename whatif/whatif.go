@@ -305,6 +305,16 @@ type Run struct {
 	// Stopped is the trace index of the allocation whose failure ended the replay (see
 	// Options.ContinueAfterOOM); −1 when the replay ran to the end of the history.
 	Stopped int
+	// NewOOMs counts the allocation requests that failed under this setting though the
+	// recorded run's succeeded: out-of-memory errors of the setting's own. The recorded
+	// run's OOMs (a program that caught torch.OutOfMemoryError went on after them) are
+	// not among them, so a replay that fails just those and runs through has none. The
+	// replay stops at the first unless Options.ContinueAfterOOM.
+	NewOOMs int64
+	// RangeRanOut is true when a timing or placement tried for TimingRange or
+	// AddressRange had a new OOM (its NewOOMs > 0): that the setting runs out depends
+	// on them. See [Run.RunsOut].
+	RangeRanOut bool
 	// Avoided lists the trace indexes of the recorded run's out-of-memory errors that
 	// this replay served (AvoidedOOMNote): the request fitted under this setting.
 	Avoided []int
@@ -366,6 +376,11 @@ func (r *Run) Served() bool {
 	return r.Stopped >= 0 && len(r.Avoided) > 0 && r.Avoided[len(r.Avoided)-1] == r.Stopped
 }
 
+// RunsOut reports whether the setting runs out of memory where the recorded run did
+// not: the replay had a new OOM (NewOOMs), or a timing or placement of its ranges did
+// (RangeRanOut). A replay that fails only the recorded run's own OOMs does not.
+func (r *Run) RunsOut() bool { return r.NewOOMs > 0 || r.RangeRanOut }
+
 // TimingDependent reports whether any figure of the run depends on GPU timing (when the
 // frees that waited for other streams completed).
 func (r *Run) TimingDependent() bool { return len(r.TimingRange) > 0 }
@@ -391,6 +406,9 @@ type Result struct {
 	// Advice is what the runs recommend among several settings ([Result.Advise]);
 	// nil until Advise is called, or with one setting.
 	Advice *Advice
+	// Stopped are, for a sweep's ranking ([SweepResult.Result]), the settings whose
+	// replay stopped, which it does not rank; WriteTable lists them below the table.
+	Stopped []SweepStop
 	// own is the setting the snapshot was recorded under, whose row the table
 	// compares the others with (nil: the "default" row, if any).
 	own *Setting

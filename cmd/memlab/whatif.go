@@ -45,9 +45,15 @@ defaults; none: the snapshot's own settings), and one row per configuration is p
 under a cap, garbage_collection_threshold) and lists the settings with the lowest peak
 reserved (ranked by the driver model's placement: its rows say they carry no address
 range), one row per result (settings with the same figures share the row of the one with
-the fewest options; a line names the others, --json their "same_figures_as"), then replays the first --advise of them (default 3) again with their ranges,
-beside the snapshot's own setting, and ends with advice as below; --min-cap finds, per configuration, the smallest cap at which no placement of
-the device allocations tried runs out, beside the model placement's own.
+the fewest options; a line names the others, --json their "same_figures_as"), names
+the settings whose replay stopped (--json "stopped_settings"): those that run out of
+memory where the recorded run did not and, of a program that ran out and went on,
+those that serve a request it failed, which the snapshot cannot follow; then it replays
+the first --advise of them (default 3; and as many that serve a failed request) again
+with their ranges, beside the snapshot's own setting, and ends with advice as below;
+--min-cap finds, per configuration, the smallest cap at which no placement of the
+device allocations tried runs out (where the recorded run did not), beside the model
+placement's own.
 A figure that depends on where the driver places device allocations carries its range
 over placements, replayed on every core until it stops widening, within --range-time
 per configuration (the output says how many were tried and whether it converged).
@@ -281,8 +287,13 @@ func (req *whatifRequest) minCaps(s *snapshot.Snapshot, settings []whatif.Settin
 		if !c.Converged {
 			conv = "not converged"
 		}
-		fmt.Fprintf(req.table, "%s: smallest cap without OOM %s (%d bytes): no OOM in any of %d placements of the device allocations tried (%s); with the driver model's placement alone %s (%d bytes)\n",
-			st.Label(), allocator.FormatSize(c.Cap), c.Cap, c.Placements, conv, allocator.FormatSize(c.ModelCap), c.ModelCap)
+		without, none, keeps := "without OOM", "no OOM", ""
+		if c.RecordedOOMs > 0 {
+			without, none = "without an OOM the recorded run did not have", "no such OOM"
+			keeps = fmt.Sprintf("; under it the replay fails the %d requests the recorded run failed, as that run did", c.RecordedOOMs)
+		}
+		fmt.Fprintf(req.table, "%s: smallest cap %s %s (%d bytes): %s in any of %d placements of the device allocations tried (%s); with the driver model's placement alone %s (%d bytes)%s\n",
+			st.Label(), without, allocator.FormatSize(c.Cap), c.Cap, none, c.Placements, conv, allocator.FormatSize(c.ModelCap), c.ModelCap, keeps)
 	}
 	return 0
 }
@@ -294,27 +305,33 @@ func (req *whatifRequest) sweepSettings(s *snapshot.Snapshot) (res, checked *wha
 	if base.Conf, err = allocator.ParseConfig(""); err != nil {
 		return nil, nil, err
 	}
-	runs, err := whatif.Sweep(s, base, req.opts)
+	sw, err := whatif.Sweep(s, base, req.opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	fmt.Fprintf(req.table, "%s: %s\n\n", req.paths[0], whatif.Describe(s, req.opts))
-	entries, tried := 0, 0
-	for _, r := range runs {
-		if r.Device == runs[0].Device {
-			entries++
-			tried += 1 + len(r.Alike)
-		}
+	about := whatif.Describe(s, req.opts)
+	fmt.Fprintf(req.table, "%s: %s\n\n", req.paths[0], about)
+	results, through := sw.Entries()
+	differ := fmt.Sprintf("%d different results", results)
+	if results == 1 {
+		differ = "1 result"
 	}
-	fmt.Fprintf(req.table, "%d settings without OOM, %d different results; lowest peak reserved first:\n\n", tried, entries)
-	if len(runs) > req.top && req.top > 0 {
-		runs = runs[:req.top]
+	switch {
+	case len(sw.Stopped) == 0 && sw.Runs[0].FirstOOM == nil:
+		fmt.Fprintf(req.table, "%d settings without OOM, %s; lowest peak reserved first:\n\n", through, differ)
+	case sw.Runs[0].FirstOOM == nil:
+		fmt.Fprintf(req.table, "%d of %d settings without OOM, %s; lowest peak reserved first (the %d that stopped are named below the table):\n\n",
+			through, sw.Tried, differ, len(sw.Stopped))
+	default:
+		fmt.Fprintf(req.table, "%d of %d settings run%s through, failing the requests the recorded run failed, as it did, and no other; %s, lowest peak reserved first (the %d that stopped are named below the table):\n\n",
+			through, sw.Tried, map[bool]string{true: "s"}[through == 1], differ, len(sw.Stopped))
 	}
-	res = &whatif.Result{Runs: runs, About: whatif.Describe(s, req.opts)}
+	res = sw.Result(req.top, about)
 	if req.advise > 0 {
-		if checked, err = whatif.SweepAdvice(s, runs, base, req.advise, req.opts); err != nil {
+		if checked, err = whatif.SweepAdvice(s, sw, base, req.advise, req.opts); err != nil {
 			return nil, nil, err
 		}
+		checked.Warnings = nil // res has them
 	}
 	return res, checked, nil
 }

@@ -327,3 +327,60 @@ func TestWhatifSweepOneRowPerResult(t *testing.T) {
 		}
 	}
 }
+
+// TestWhatifSweepOfAnOOMSnapshot checks --sweep on a snapshot whose program ran out of
+// memory and went on (it halves a batch that raised torch.OutOfMemoryError): it ranks
+// the setting that runs through, failing what the recorded run failed, names the
+// settings that serve a failed request or run out anew (--json: stopped_settings),
+// keeps the replay's warnings with --advise 0, and advises among the first that serve
+// the failed request, which it cannot rank.
+func TestWhatifSweepOfAnOOMSnapshot(t *testing.T) {
+	snap, err := reference.Pickle(reference.Programs211, "oom_split_batch_serve_fp16__default.pickle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "sweep.json")
+	var out, errb bytes.Buffer
+	if code := run([]string{"whatif", snap, "--sweep", "--advise", "0", "--json", path}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{
+		"1 of 60 settings runs through, failing the requests the recorded run failed, as it did, and no other; 1 result",
+		"57 settings (every one tried but default, roundup 8 and roundup 16) serve the request the recorded run failed at event 2193",
+		"2 settings (roundup 8 and roundup 16) run out of memory at event 4810, where the recorded run did not",
+		"warning: device 0: the recorded OOMs say the program could reserve at most",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Stopped []struct {
+			Conf   string `json:"conf"`
+			At     int    `json:"stopped_at_event"`
+			Served bool   `json:"stopped_at_served_oom"`
+		} `json:"stopped_settings"`
+	}
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Stopped) != 59 || got.Stopped[0].Conf != "expandable_segments:True" || got.Stopped[0].At != 2193 || !got.Stopped[0].Served {
+		t.Errorf("--json stopped_settings: %d, the first %+v; want 59, expandable serving the request at event 2193 first", len(got.Stopped), got.Stopped)
+	}
+
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"whatif", snap, "--sweep", "--advise", "2"}, &out, &errb); code != 0 {
+		t.Fatalf("--advise 2: exit %d: %s", code, errb.String())
+	}
+	if want := "advice: none for sure: default (the recorded run) runs out of memory; expandable, roundup 2 serve a request it failed (the first at event 2193)"; !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
+	}
+	if n := strings.Count(out.String(), "warning: device 0: the recorded OOMs say"); n != 1 {
+		t.Errorf("the warning printed %d times; want once", n)
+	}
+}

@@ -13,7 +13,9 @@ import (
 
 `whatif.Sweep` tries `max_split_size_mb` × `roundup_power2_divisions` ×
 `expandable_segments` (and, under a cap, `garbage_collection_threshold`) around a base
-setting and returns the runs that did not run out of memory, lowest reserved peak first.
+setting. Its `Runs` are the settings whose replay ran through, lowest reserved peak first;
+its `Stopped` are those whose replay ran out of memory where the recorded run did not (or
+served a request the recorded run failed) and stopped there.
 
 In PyTorch the same search is one run of the program per setting, each on the GPU:
 
@@ -29,7 +31,7 @@ for ms, rd, ex in itertools.product(["", "max_split_size_mb:128,"], ["", "roundu
 /*md:zh-CN
 ## 4 搜索设置
 
-`whatif.Sweep` 围绕一个基准设置，尝试 `max_split_size_mb` × `roundup_power2_divisions` × `expandable_segments` 的各种组合（设了显存上限时还有 `garbage_collection_threshold`），返回没有 OOM 的那些运行，已预留峰值最低的排在最前面。
+`whatif.Sweep` 围绕一个基准设置，尝试 `max_split_size_mb` × `roundup_power2_divisions` × `expandable_segments` 的各种组合（设了显存上限时还有 `garbage_collection_threshold`），结果的 `Runs` 是重放跑完全程的设置，已预留峰值最低的排在最前面；`Stopped` 是重放中途停下的设置：在录制的运行没有 OOM 的地方显存不足，或者满足了录制的运行失败的那次请求。
 
 在 PyTorch 里，同样的搜索意味着每种设置都在 GPU 上把程序跑一遍：
 
@@ -46,8 +48,8 @@ for ms, rd, ex in itertools.product(["", "max_split_size_mb:128,"], ["", "roundu
 func sweepSettings() {
 	s := memlab.Must(workloads.Load("gpt2_train__default.pickle"))
 	base := whatif.Setting{Conf: allocator.DefaultConfig()}
-	runs := memlab.Must(whatif.Sweep(s, base, whatif.Options{}))
-	tried, kept := len(whatif.SweepSettings(base)), 0
+	sweep := memlab.Must(whatif.Sweep(s, base, whatif.Options{}))
+	runs, kept := sweep.Runs, 0
 	var sameAsDefaults []string
 	for _, r := range runs {
 		kept += 1 + len(r.Alike) // one row for every setting with the same figures
@@ -68,7 +70,7 @@ func sweepSettings() {
 		allocated.Values = append(allocated.Values, float64(r.MaxAllocated)/(1<<20))
 	}
 	memlab.Measured("%d of %d settings replayed without OOM, %d different results; the lowest reserved peak, %s, is %s",
-		kept, tried, len(runs), memlab.FormatBytes(top[0].MaxReserved), top[0].Setting.Label())
+		kept, sweep.Tried, len(runs), memlab.FormatBytes(top[0].MaxReserved), top[0].Setting.Label())
 	memlab.Measured("the default setting's figures, also under %s", sameAsDefaults)
 	memlab.Show(memplot.Bars("GPT-2: the settings with the lowest reserved peak", "MiB", names, reserved, allocated))
 }
