@@ -525,6 +525,7 @@ type jsonRun struct {
 	NotComparable     []string            `json:"not_comparable_after_oom,omitempty"`
 	AfterOOMRange     map[string][2]int64 `json:"after_oom_range,omitempty"`
 	StoppedAt         *int                `json:"stopped_at_event"`
+	NewOOMs           int64               `json:"new_ooms"`
 	Avoided           []int               `json:"avoided_recorded_ooms,omitempty"`
 	Served            bool                `json:"stopped_at_served_oom,omitempty"`
 	Allowed           int64               `json:"allowed,omitempty"`
@@ -543,7 +544,9 @@ type jsonRun struct {
 // depends on their GPU timing, "timing_range": {memory_stats key: [low, high]} (see
 // Run.TimingRange) and "timing_schedules", over how many timings; they are absent
 // otherwise. "stopped_at_event" is the trace index of the failed allocation that ended
-// the replay (Run.Stopped), null when it ran to the end. A figure that depends on where the driver
+// the replay (Run.Stopped), null when it ran to the end; "new_ooms" counts the
+// out-of-memory errors of requests the recorded run's served (Run.NewOOMs: the
+// memory_stats "num_ooms" also counts the recorded run's own). A figure that depends on where the driver
 // placed device allocations (those the recorded run did not make, or under another
 // setting than the snapshot's those it made) is in "address_range"
 // (Run.AddressRange), with "address_placements" and "address_converged" (whether the
@@ -625,7 +628,7 @@ func (r *Result) jsonResult() jsonResult {
 		if n := run.AvoidedOOMNote(r.ownUncapped(run)); n != "" {
 			j.Notes = append(j.Notes, n)
 		}
-		j.Avoided, j.Served = run.Avoided, run.Served()
+		j.Avoided, j.Served, j.NewOOMs = run.Avoided, run.Served(), run.NewOOMs
 		if run.AddressPlacements > 0 {
 			conv := run.AddressConverged
 			j.AddressConverged = &conv

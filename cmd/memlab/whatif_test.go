@@ -359,6 +359,10 @@ func TestWhatifSweepOfAnOOMSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got struct {
+		Runs []struct {
+			NewOOMs int64            `json:"new_ooms"`
+			Stats   map[string]int64 `json:"memory_stats"`
+		} `json:"runs"`
 		Stopped []struct {
 			Conf   string `json:"conf"`
 			At     int    `json:"stopped_at_event"`
@@ -367,6 +371,9 @@ func TestWhatifSweepOfAnOOMSnapshot(t *testing.T) {
 	}
 	if err := json.Unmarshal(data, &got); err != nil {
 		t.Fatal(err)
+	}
+	if len(got.Runs) != 1 || got.Runs[0].NewOOMs != 0 || got.Runs[0].Stats["num_ooms"] != 19 {
+		t.Errorf("--json runs: %+v; want the default alone, its 19 OOMs the recorded run's (new_ooms 0)", got.Runs)
 	}
 	if len(got.Stopped) != 59 || got.Stopped[0].Conf != "expandable_segments:True" || got.Stopped[0].At != 2193 || !got.Stopped[0].Served {
 		t.Errorf("--json stopped_settings: %d, the first %+v; want 59, expandable serving the request at event 2193 first", len(got.Stopped), got.Stopped)
