@@ -166,6 +166,12 @@ func FuzzReplay(f *testing.F) {
 			if r.MaxAllocated > r.MaxReserved || r.Stats["allocated_bytes.all.current"] < 0 {
 				t.Fatalf("%s: allocated peak %d above reserved peak %d", r.Setting.Label(), r.MaxAllocated, r.MaxReserved)
 			}
+			// a replay stops at its first new OOM, or at a recorded one it serves, or
+			// runs through with only the recorded ones failed
+			newOOM := r.Stopped >= 0 && !r.Served()
+			if r.NewOOMs > r.OOMs || newOOM != (r.NewOOMs == 1) || !newOOM && r.NewOOMs != 0 {
+				t.Fatalf("%s: %d new OOMs of %d, stopped at %d, served %v", r.Setting.Label(), r.NewOOMs, r.OOMs, r.Stopped, r.Served())
+			}
 		}
 	})
 }
