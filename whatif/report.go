@@ -387,7 +387,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 			sep = ""
 		}
 	}
-	for _, n := range stopNotes(r.Stopped, r.Runs) {
+	for _, n := range stopNotes(r.Stopped, r.swept) {
 		fmt.Fprintf(w, "\n%s\n", n)
 	}
 	for _, run := range r.Runs {

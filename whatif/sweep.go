@@ -56,6 +56,8 @@ type SweepResult struct {
 	Stopped []SweepStop
 	// Tried is how many settings were replayed (len(SweepSettings(base))).
 	Tried int
+	// settings are those settings, in the order of SweepSettings.
+	settings []Setting
 	// Warnings are the replay's (Result.Warnings): what the snapshot lacks, a card
 	// that may be smaller than the one assumed.
 	Warnings []string
@@ -97,7 +99,7 @@ func Sweep(s *snapshot.Snapshot, base Setting, opts Options) (*SweepResult, erro
 		return nil, err
 	}
 	per := len(res.Runs) / len(settings)
-	out := &SweepResult{Tried: len(settings), Warnings: res.Warnings}
+	out := &SweepResult{Tried: len(settings), Warnings: res.Warnings, settings: settings}
 	type row struct {
 		i        int
 		reserved int64
@@ -213,7 +215,7 @@ func (sw *SweepResult) Result(top int, about About) *Result {
 			}
 		}
 	}
-	return &Result{Runs: runs, About: about, Stopped: sw.Stopped, Warnings: sw.Warnings}
+	return &Result{Runs: runs, About: about, Stopped: sw.Stopped, Warnings: sw.Warnings, swept: sw.settings}
 }
 
 // Entries is how many different results the ranking has (one per entry of Runs,
@@ -230,9 +232,9 @@ func (sw *SweepResult) Entries() (results, settings int) {
 
 // stopNotes says which settings of a sweep stopped, one line per place they stopped:
 // those that served a request the recorded run failed, and those that ran out of
-// memory where it did not. ranked are the sweep's ranked runs (a group that is every
-// setting but a few is said by those few).
-func stopNotes(stops []SweepStop, ranked []Run) []string {
+// memory where it did not. tried are the settings the sweep tried (a group that is every
+// one but a few is said by those few).
+func stopNotes(stops []SweepStop, tried []Setting) []string {
 	type place struct {
 		served        bool
 		device, event int
@@ -256,29 +258,14 @@ func stopNotes(stops []SweepStop, ranked []Run) []string {
 	for _, st := range stops {
 		devices[st.Device] = true
 	}
-	for _, r := range ranked {
-		devices[r.Device] = true
-	}
-	var all []Setting // every setting the sweep tried
-	for _, r := range ranked {
-		if r.Device == ranked[0].Device {
-			all = append(all, r.Setting)
-			all = append(all, r.Alike...)
-		}
-	}
-	for _, st := range stops {
-		if !slices.ContainsFunc(all, func(a Setting) bool { return a.Label() == st.Setting.Label() }) {
-			all = append(all, st.Setting)
-		}
-	}
 	var out []string
 	for _, p := range order {
 		g := groups[p]
 		where := fmt.Sprintf("at event %d", p.event)
-		if len(devices) > 1 {
+		if len(devices) > 1 || p.device != 0 {
 			where += fmt.Sprintf(" on device %d", p.device)
 		}
-		subject, them := settingsNamed(g, all), "them"
+		subject, them := settingsNamed(g, tried), "them"
 		if len(g) == 1 {
 			them = "it"
 		}

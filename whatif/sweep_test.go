@@ -136,7 +136,7 @@ func TestSweepOfAnOOMSnapshot(t *testing.T) {
 				st.Setting.Label(), st.Event, st.Served, r.Stopped, r.Served(), r.NewOOMs)
 		}
 	}
-	notes := stopNotes(sw.Stopped, sw.Runs)
+	notes := stopNotes(sw.Stopped, sw.settings)
 	want := []string{
 		"57 settings (every one tried but default, roundup 8 and roundup 16) serve the request the recorded run failed at event 2193: the replay stops there",
 		"2 settings (roundup 8 and roundup 16) run out of memory at event 4810, where the recorded run did not",
@@ -177,7 +177,7 @@ func TestSweepNamesWhatRunsOut(t *testing.T) {
 			t.Errorf("%+v: want a new OOM under the base's cap", st)
 		}
 	}
-	notes := stopNotes(sw.Stopped, sw.Runs)
+	notes := stopNotes(sw.Stopped, sw.settings)
 	if len(notes) != 1 || !strings.Contains(notes[0], fmt.Sprintf("%d settings (", len(sw.Stopped))) || !strings.Contains(notes[0], "run out of memory at event 3935, where the recorded run did not") {
 		t.Errorf("notes %q", notes)
 	}

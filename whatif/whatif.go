@@ -409,6 +409,8 @@ type Result struct {
 	// Stopped are, for a sweep's ranking ([SweepResult.Result]), the settings whose
 	// replay stopped, which it does not rank; WriteTable lists them below the table.
 	Stopped []SweepStop
+	// swept are the settings the sweep tried, for the notes on Stopped.
+	swept []Setting
 	// own is the setting the snapshot was recorded under, whose row the table
 	// compares the others with (nil: the "default" row, if any).
 	own *Setting
