@@ -545,7 +545,7 @@ type jsonRun struct {
 // Run.TimingRange) and "timing_schedules", over how many timings; they are absent
 // otherwise. "stopped_at_event" is the trace index of the failed allocation that ended
 // the replay (Run.Stopped), null when it ran to the end; "new_ooms" counts the
-// out-of-memory errors of requests the recorded run's served (Run.NewOOMs: the
+// out-of-memory errors at requests the recorded run served (Run.NewOOMs: the
 // memory_stats "num_ooms" also counts the recorded run's own). A figure that depends on where the driver
 // placed device allocations (those the recorded run did not make, or under another
 // setting than the snapshot's those it made) is in "address_range"
