@@ -303,7 +303,7 @@ func (a *Advice) text(where string) string {
 		if len(a.Serves) == 1 {
 			verb, them = "serves", "it"
 		}
-		fmt.Fprintf(&b, "advice: none for sure: %s runs out of memory; %s %s a request it failed (the first at event %d), and the snapshot does not show what the program would have done next: record the program under %s to see whether it runs through",
+		fmt.Fprintf(&b, "advice: none for sure: %s runs out of memory; %s %s a request it failed (the first at event %d), and the snapshot does not show what the program would have done next: record the program under %s to see what it does instead",
 			a.BaselineName(), strings.Join(a.Serves, ", "), verb, a.ServesAt, them)
 	} else if a.Best == nil && a.BaselineOOM {
 		fmt.Fprintf(&b, "advice: none: every setting tried runs out of memory, %s among them: allow more memory or allocate less at the peak", a.BaselineName())
