@@ -279,7 +279,7 @@ func TestAdvicePractitionerPrograms(t *testing.T) {
 	}
 	byProg := map[string]*recorded{}
 	programCases(t, func(prog, ff string, s *snapshot.Snapshot, f facts) {
-		if f.Frac != nil || f.OOM != nil {
+		if f.Frac != nil {
 			return // a capped run: its cap is not a setting to advise
 		}
 		p := byProg[prog]

@@ -4964,6 +4964,57 @@ def oom_split_batch_serve_fp16(torch):
           file=sys.stderr)
 
 
+def oom_fragmented_cache_serve_fp16(torch):
+    """A chat server that keeps each session's KV cache on the device while the session
+    lasts, and dies of fragmentation when a batch of long documents arrives:
+    transformers' GPT-2 (12 layers, d 768, 12 heads, 8,192 positions, random weights,
+    fp16, SDPA attention) under `torch.inference_mode`, each session's cache a
+    DynamicCache (a key and a value a layer, 6.3 to 9.4 MB each, which PyTorch places
+    among the other blocks of 20 MiB segments). Sessions of 4,096 to 6,144 prompt tokens
+    arrive one after another and are prefilled (`logits_to_keep=1`) until their caches
+    reach 80 % of the device memory free at the start (as a server admits sessions up to
+    a memory budget); then every session decodes one token in turn (its cache grows by
+    `torch.cat`: each key and value a new block, the old one freed); then half of them,
+    chosen at random, end and their caches are dropped, and a batch of 4,096-token
+    documents is scored without a cache, its logits (fp16, vocabulary 50,257) one block
+    of 38 % of that free memory. The sizes follow from the free memory at the start
+    alone, not from the allocator's settings, so that every setting makes the same
+    requests up to the logits. The memory the ended sessions leave lies in segments that
+    live caches still hold; under PyTorch's defaults the logits raise
+    torch.OutOfMemoryError at the device's own limit, which the program does not catch.
+    What happened goes to stderr."""
+    import random
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=8192)
+    model = GPT2LMHeadModel._from_config(cfg, attn_implementation="sdpa").cuda().half().eval()
+    free0, _ = torch.cuda.mem_get_info()
+    rng = random.Random(7)
+    per_token = cfg.n_layer * 2 * cfg.n_embd * 2  # a session's cache: a key and a value a layer, fp16
+    lengths, planned = [], 0
+    while planned < 0.8 * free0:
+        lengths.append(rng.randint(4096, 6144))
+        planned += lengths[-1] * per_token
+    ended = rng.sample(range(len(lengths)), len(lengths) // 2)
+    docs, length = max(1, round(0.38 * free0 / (4096 * cfg.vocab_size * 2))), 4096
+    print(f"oom_fragmented_cache_serve_fp16: {len(lengths)} sessions, {planned / 2**30:.2f} GiB of caches, "
+          f"{len(ended)} end; then {docs} documents of {length} tokens", file=sys.stderr, flush=True)
+    caches = {}
+    with torch.inference_mode():
+        for i, n in enumerate(lengths):
+            ids = torch.randint(0, cfg.vocab_size, (1, n), device="cuda")
+            caches[i] = model(input_ids=ids, use_cache=True, logits_to_keep=1).past_key_values
+        for i in range(len(lengths)):
+            ids = torch.randint(0, cfg.vocab_size, (1, 1), device="cuda")
+            model(input_ids=ids, past_key_values=caches[i], use_cache=True, logits_to_keep=1)
+        for i in ended:
+            del caches[i]
+        ids = torch.randint(0, cfg.vocab_size, (docs, length), device="cuda")
+        logits = model(input_ids=ids, use_cache=False).logits
+        print(f"oom_fragmented_cache_serve_fp16: the documents scored ({logits.shape[0]} x {logits.shape[1]} logits)",
+              file=sys.stderr, flush=True)
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -5035,7 +5086,7 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     trainer_eval_gather_logits_bf16, moco_queue_train_bf16,
                                     multiscale_detector_train_bf16, llama_hidden_states_probe_bf16,
                                     llama_generate_scores_bf16, oom_batch_halving_train_bf16,
-                                    oom_split_batch_serve_fp16)}
+                                    oom_split_batch_serve_fp16, oom_fragmented_cache_serve_fp16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
