@@ -4969,8 +4969,8 @@ def oom_fragmented_cache_serve_fp16(torch):
     lasts, and dies of fragmentation when a batch of long documents arrives:
     transformers' GPT-2 (12 layers, d 768, 12 heads, 8,192 positions, random weights,
     fp16, SDPA attention) under `torch.inference_mode`, each session's cache a
-    DynamicCache (a key and a value a layer, 6.3 to 9.4 MB each, which PyTorch places
-    among the other blocks of 20 MiB segments). Sessions of 4,096 to 6,144 prompt tokens
+    DynamicCache (a key and a value a layer, 6.3 to 9.4 MB each, which PyTorch carves
+    from the cached segments of the prefills' MLP activations, 26 to 36 MiB each). Sessions of 4,096 to 6,144 prompt tokens
     arrive one after another and are prefilled (`logits_to_keep=1`) until their caches
     reach 80 % of the device memory free at the start (as a server admits sessions up to
     a memory budget); then every session decodes one token in turn (its cache grows by
