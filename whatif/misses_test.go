@@ -185,12 +185,12 @@ func measuredRuns(t *testing.T, prog, name, k string) []int64 {
 // same program, other, made for each request: the requests must be the same.
 func withAddresses(h, other *history) (*history, error) {
 	var hints [][]hint
-	var sizes []int64 // an OOM's: -1 (PyTorch writes it after rounding, which the setting changes)
+	var reqs []request // only size and oom: the requests of other, in order
 	endsInOOM := false
 	for _, o := range other.ops {
 		if o.kind == opAlloc || o.kind == opOOM {
 			hints = append(hints, other.hintsOf(&o))
-			sizes = append(sizes, map[bool]int64{true: -1, false: o.size}[o.kind == opOOM])
+			reqs = append(reqs, request{size: o.size, oom: o.kind == opOOM})
 			endsInOOM = o.kind == opOOM
 		}
 	}
@@ -205,7 +205,7 @@ func withAddresses(h, other *history) (*history, error) {
 		if k >= len(hints) && endsInOOM {
 			break // the other run stopped at its OOM; a replay of h stops there too
 		}
-		if k >= len(hints) || sizes[k] != map[bool]int64{true: -1, false: o.size}[o.kind == opOOM] {
+		if k >= len(hints) || !reqs[k].same(request{size: o.size, oom: o.kind == opOOM}) {
 			return nil, fmt.Errorf("request %d (event %d): the other run's requests differ", k, o.event)
 		}
 		c.ops[i].hints = c.addHints(hints[k])
