@@ -688,6 +688,9 @@ func TestSameRequests(t *testing.T) {
 		{"C of another size", run(alloc(0x100, 512), alloc(0x300, 1024), free(0x100, 512), free(0x300, 1024), alloc(0x100, 4096)), false},
 		{"stopped at an OOM of C", run(alloc(0x100, 512), alloc(0x300, 1024), free(0x100, 512), free(0x300, 1024), snapshot.TraceEntry{Action: snapshot.ActionOOM, Size: 2048}), true},
 		{"stopped before C, no OOM", run(alloc(0x100, 512), alloc(0x300, 1024), free(0x100, 512), free(0x300, 1024)), false},
+		// PyTorch writes an OOM's size after rounding (roundup_power2_divisions)
+		{"stopped at an OOM of C rounded up", run(alloc(0x100, 512), alloc(0x300, 1024), free(0x100, 512), free(0x300, 1024), snapshot.TraceEntry{Action: snapshot.ActionOOM, Size: 4096}), true},
+		{"stopped at an OOM smaller than C", run(alloc(0x100, 512), alloc(0x300, 1024), free(0x100, 512), free(0x300, 1024), snapshot.TraceEntry{Action: snapshot.ActionOOM, Size: 1024}), false},
 	} {
 		if got := sameRequests(def, c.other); (got == "") != c.same {
 			t.Errorf("%s: sameRequests = %q, want same %v", c.name, got, c.same)
