@@ -381,12 +381,7 @@ func (a *Advice) json(rank bool) *jsonAdvice {
 	}
 	c := a.Best.Conf.String()
 	j.Conf = &c
-	if f := a.Best.Fraction; f > 0 && f < 1 {
-		j.Fraction = &f
-	}
-	if cp := a.Best.Cap; cp > 0 {
-		j.Cap = &cp
-	}
+	j.Fraction, j.Cap = a.Best.jsonCap()
 	w := a.Device
 	if rank {
 		j.Rank = &w

@@ -202,12 +202,7 @@ func (rs Ranks) WriteJSON(w io.Writer) error {
 		if j.OOMFiles == nil {
 			j.OOMFiles = []string{}
 		}
-		if f := x.Setting.Fraction; f > 0 && f < 1 {
-			j.Fraction = &f
-		}
-		if c := x.Setting.Cap; c > 0 {
-			j.Cap = &c
-		}
+		j.Fraction, j.Cap = x.Setting.jsonCap()
 		out.Worst = append(out.Worst, j)
 	}
 	enc := json.NewEncoder(w)

@@ -579,6 +579,18 @@ type jsonResult struct {
 	Stopped  []jsonStop  `json:"stopped_settings,omitempty"`
 }
 
+// jsonCap is s's cap as the JSON writes it: "fraction" (below 1) and "cap" (bytes),
+// each nil when not set.
+func (s Setting) jsonCap() (fraction *float64, capBytes *int64) {
+	if f := s.Fraction; f > 0 && f < 1 {
+		fraction = &f
+	}
+	if c := s.Cap; c > 0 {
+		capBytes = &c
+	}
+	return fraction, capBytes
+}
+
 // jsonStop is a sweep's setting whose replay stopped (SweepStop).
 type jsonStop struct {
 	Conf      string   `json:"conf"`
@@ -601,12 +613,7 @@ func (r *Result) jsonResult() jsonResult {
 	}
 	for _, st := range r.Stopped {
 		j := jsonStop{Conf: st.Setting.Conf.String(), Device: st.Device, StoppedAt: st.Event, Served: st.Served}
-		if f := st.Setting.Fraction; f > 0 && f < 1 {
-			j.Fraction = &f
-		}
-		if c := st.Setting.Cap; c > 0 {
-			j.Cap = &c
-		}
+		j.Fraction, j.Cap = st.Setting.jsonCap()
 		out.Stopped = append(out.Stopped, j)
 	}
 	for _, run := range r.Runs {
@@ -640,12 +647,7 @@ func (r *Result) jsonResult() jsonResult {
 			at := run.Stopped
 			j.StoppedAt = &at
 		}
-		if f := run.Setting.Fraction; f > 0 && f < 1 {
-			j.Fraction = &f
-		}
-		if c := run.Setting.Cap; c > 0 {
-			j.Cap = &c
-		}
+		j.Fraction, j.Cap = run.Setting.jsonCap()
 		if o := run.FirstOOM; o != nil {
 			j.OOM = &jsonOOM{Message: o.Message, Event: o.Event, Size: o.Size, Stream: o.Stream, Frames: []jsonFrame{}}
 			for _, f := range o.Frames {
