@@ -64,15 +64,6 @@ func TestWhatifJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "out.json")
-	var out, errb bytes.Buffer
-	if code := run([]string{"whatif", snap, "--conf", "", "--conf", "max_split_size_mb:128", "--json", path}, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var got struct {
 		Runs []struct {
 			Conf         *string          `json:"conf"`
@@ -83,9 +74,7 @@ func TestWhatifJSON(t *testing.T) {
 			OOM          *json.RawMessage `json:"oom"`
 		} `json:"runs"`
 	}
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatal(err)
-	}
+	whatifJSON(t, &got, snap, "--conf", "", "--conf", "max_split_size_mb:128")
 	if len(got.Runs) != 2 {
 		t.Fatalf("%d runs, want 2", len(got.Runs))
 	}
@@ -241,45 +230,24 @@ func TestWhatifSweepAdvice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "sweep.json")
-	var out, errb bytes.Buffer
-	if code := run([]string{"whatif", snap, "--sweep", "--top", "3", "--json", path}, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	for _, want := range []string{
-		"with their ranges over placements, beside the snapshot's own setting (--advise 3)",
-		"default (recorded run)",
-		"advice: expandable lowers peak reserved most without an OOM",
-		"against 238.00 MiB under default (the recorded run)",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
-		}
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var got struct {
 		Advice *struct {
 			Conf             *string `json:"conf"`
 			BaselineRecorded bool    `json:"baseline_is_recorded_run"`
 		} `json:"advice"`
 	}
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatal(err)
-	}
+	out, data := whatifJSON(t, &got, snap, "--sweep", "--top", "3")
+	wantAll(t, out,
+		"with their ranges over placements, beside the snapshot's own setting (--advise 3)",
+		"default (recorded run)",
+		"advice: expandable lowers peak reserved most without an OOM",
+		"against 238.00 MiB under default (the recorded run)")
 	if got.Advice == nil || got.Advice.Conf == nil || *got.Advice.Conf != "expandable_segments:True" || !got.Advice.BaselineRecorded {
 		t.Errorf("--json advice = %s", data)
 	}
 
-	out.Reset()
-	errb.Reset()
-	if code := run([]string{"whatif", snap, "--sweep", "--top", "3", "--advise", "0"}, &out, &errb); code != 0 {
-		t.Fatalf("--advise 0: exit %d: %s", code, errb.String())
-	}
-	if strings.Contains(out.String(), "advice:") || strings.Contains(out.String(), "--advise") {
-		t.Errorf("--advise 0 still advises:\n%s", out.String())
+	if out := whatifOK(t, snap, "--sweep", "--top", "3", "--advise", "0"); strings.Contains(out, "advice:") || strings.Contains(out, "--advise") {
+		t.Errorf("--advise 0 still advises:\n%s", out)
 	}
 }
 
@@ -292,34 +260,18 @@ func TestWhatifSweepOneRowPerResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "sweep.json")
-	var out, errb bytes.Buffer
-	if code := run([]string{"whatif", snap, "--sweep", "--advise", "0", "--json", path}, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	for _, want := range []string{
-		"60 settings without OOM, 46 different results; lowest peak reserved first",
-		"\ndefault: the same figures whatever its max_split_size_mb (none, 512 or 1024) (one row: the setting with the fewest options)\n",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
-		}
-	}
-	if strings.Contains(out.String(), "  max_split 512  ") {
-		t.Errorf("max_split 512 has a row of its own:\n%s", out.String())
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var got struct {
 		Runs []struct {
 			Conf  string   `json:"conf"`
 			Alike []string `json:"same_figures_as"`
 		} `json:"runs"`
 	}
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatal(err)
+	out, _ := whatifJSON(t, &got, snap, "--sweep", "--advise", "0")
+	wantAll(t, out,
+		"60 settings without OOM, 46 different results; lowest peak reserved first",
+		"\ndefault: the same figures whatever its max_split_size_mb (none, 512 or 1024) (one row: the setting with the fewest options)\n")
+	if strings.Contains(out, "  max_split 512  ") {
+		t.Errorf("max_split 512 has a row of its own:\n%s", out)
 	}
 	for _, r := range got.Runs {
 		if r.Conf == "" && strings.Join(r.Alike, " ") != "max_split_size_mb:512 max_split_size_mb:1024" {
@@ -339,25 +291,6 @@ func TestWhatifSweepOfAnOOMSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "sweep.json")
-	var out, errb bytes.Buffer
-	if code := run([]string{"whatif", snap, "--sweep", "--advise", "0", "--json", path}, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	for _, want := range []string{
-		"1 of 60 settings runs through, failing the requests the recorded run failed, as it did, and no other; 1 result",
-		"57 settings (every one tried but default, roundup 8 and roundup 16) serve the request the recorded run failed at event 2193",
-		"2 settings (roundup 8 and roundup 16) run out of memory at event 4810, where the recorded run did not",
-		"warning: device 0: the recorded OOMs say the program could reserve at most",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
-		}
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var got struct {
 		Runs []struct {
 			NewOOMs int64            `json:"new_ooms"`
@@ -369,9 +302,12 @@ func TestWhatifSweepOfAnOOMSnapshot(t *testing.T) {
 			Served bool   `json:"stopped_at_served_oom"`
 		} `json:"stopped_settings"`
 	}
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatal(err)
-	}
+	out, _ := whatifJSON(t, &got, snap, "--sweep", "--advise", "0")
+	wantAll(t, out,
+		"1 of 60 settings runs through, failing the requests the recorded run failed, as it did, and no other; 1 result",
+		"57 settings (every one tried but default, roundup 8 and roundup 16) serve the request the recorded run failed at event 2193",
+		"2 settings (roundup 8 and roundup 16) run out of memory at event 4810, where the recorded run did not",
+		"warning: device 0: the recorded OOMs say the program could reserve at most")
 	if len(got.Runs) != 1 || got.Runs[0].NewOOMs != 0 || got.Runs[0].Stats["num_ooms"] != 19 {
 		t.Errorf("--json runs: %+v; want the default alone, its 19 OOMs the recorded run's (new_ooms 0)", got.Runs)
 	}
@@ -379,15 +315,46 @@ func TestWhatifSweepOfAnOOMSnapshot(t *testing.T) {
 		t.Errorf("--json stopped_settings: %d, the first %+v; want 59, expandable serving the request at event 2193 first", len(got.Stopped), got.Stopped)
 	}
 
-	out.Reset()
-	errb.Reset()
-	if code := run([]string{"whatif", snap, "--sweep", "--advise", "2"}, &out, &errb); code != 0 {
-		t.Fatalf("--advise 2: exit %d: %s", code, errb.String())
-	}
-	if want := "advice: none for sure: default (the recorded run) runs out of memory; expandable, roundup 2 serve a request it failed (the first at event 2193)"; !strings.Contains(out.String(), want) {
-		t.Errorf("output lacks %q:\n%s", want, out.String())
-	}
-	if n := strings.Count(out.String(), "warning: device 0: the recorded OOMs say"); n != 1 {
+	out = whatifOK(t, snap, "--sweep", "--advise", "2")
+	wantAll(t, out, "advice: none for sure: default (the recorded run) runs out of memory; expandable, roundup 2 serve a request it failed (the first at event 2193)")
+	if n := strings.Count(out, "warning: device 0: the recorded OOMs say"); n != 1 {
 		t.Errorf("the warning printed %d times; want once", n)
+	}
+}
+
+// whatifOK runs memlab whatif with args, fails t unless it exits 0, and returns what
+// it printed on stdout.
+func whatifOK(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if code := run(append([]string{"whatif"}, args...), &out, &errb); code != 0 {
+		t.Fatalf("whatif %q: exit %d: %s", args, code, errb.String())
+	}
+	return out.String()
+}
+
+// whatifJSON is whatifOK with --json FILE added: it decodes that file into v and
+// returns stdout and the file.
+func whatifJSON(t *testing.T, v any, args ...string) (out string, data []byte) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "whatif.json")
+	out = whatifOK(t, append(args, "--json", path)...)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatal(err)
+	}
+	return out, data
+}
+
+// wantAll fails t for each of wants that out lacks.
+func wantAll(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
 	}
 }
