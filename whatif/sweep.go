@@ -172,7 +172,7 @@ func Sweep(s *snapshot.Snapshot, base Setting, opts Options) (*SweepResult, erro
 // that did; ok is false when every one ran through.
 func stopOf(runs []Run) (SweepStop, bool) {
 	for _, r := range runs {
-		if r.Stopped >= 0 {
+		if !r.ranThrough() {
 			return SweepStop{Setting: r.Setting, Device: r.Device, Event: r.Stopped, Served: r.Served()}, true
 		}
 	}
@@ -249,8 +249,11 @@ func stopNotes(stops []SweepStop, tried []Setting) []string {
 		groups[p] = append(groups[p], st.Setting)
 	}
 	slices.SortStableFunc(order, func(a, b place) int {
-		if a.served != b.served {
-			return map[bool]int{true: -1, false: 1}[a.served]
+		switch {
+		case a.served && !b.served:
+			return -1
+		case b.served && !a.served:
+			return 1
 		}
 		return a.event - b.event
 	})
@@ -374,7 +377,7 @@ func MinCap(s *snapshot.Snapshot, st Setting, opts Options) (int64, error) {
 	}
 	var lo, hi int64 // lo fails (or is a lower bound), hi succeeds
 	for _, r := range free.Runs {
-		if err := ranThrough(&r); err != nil {
+		if err := notThroughError(&r); err != nil {
 			return 0, err
 		}
 		lo = max(lo, r.MaxAllocated)
@@ -391,7 +394,7 @@ func MinCap(s *snapshot.Snapshot, st Setting, opts Options) (int64, error) {
 			return false, err
 		}
 		for _, r := range res.Runs {
-			if r.Stopped >= 0 || r.NewOOMs > 0 {
+			if !r.ranThrough() {
 				return false, nil
 			}
 		}
@@ -420,14 +423,15 @@ func MinCap(s *snapshot.Snapshot, st Setting, opts Options) (int64, error) {
 	return hi, nil
 }
 
-// ranThrough is MinCap's error for an uncapped replay that did not run through: it ran
-// out of memory where the recorded run did not, or served a request the recorded run
-// failed (what the program did next under the setting is not in the snapshot).
-func ranThrough(r *Run) error {
+// notThroughError is MinCap's error for an uncapped replay that did not run through
+// (nil for one that did): it ran out of memory where the recorded run did not, or
+// served a request the recorded run failed (what the program did next under the
+// setting is not in the snapshot).
+func notThroughError(r *Run) error {
 	switch {
 	case r.Served():
 		return fmt.Errorf("whatif: min-cap: %s serves the request the recorded run failed at event %d, and the snapshot does not show what the program would have done next: no cap can be found from it", r.Setting.Label(), r.Stopped)
-	case r.Stopped >= 0 || r.NewOOMs > 0:
+	case !r.ranThrough():
 		return fmt.Errorf("whatif: min-cap: %s runs out of memory even without a cap", r.Setting.Label())
 	}
 	return nil
@@ -483,7 +487,7 @@ func MinCapRange(s *snapshot.Snapshot, st Setting, opts Options) (CapSearch, err
 		ok := true
 		for _, r := range res.Runs {
 			cs.RecordedOOMs += r.OOMs - r.NewOOMs
-			if r.Stopped >= 0 || r.RunsOut() {
+			if !r.ranThrough() || r.RangeRanOut {
 				ok = false
 			}
 			cs.Placements = min(cs.Placements, max(r.AddressPlacements, 1))

@@ -381,6 +381,10 @@ func (r *Run) Served() bool {
 // (RangeRanOut). A replay that fails only the recorded run's own OOMs does not.
 func (r *Run) RunsOut() bool { return r.NewOOMs > 0 || r.RangeRanOut }
 
+// ranThrough reports whether the replay ran to the end of the history with no new
+// OOM: the recorded run's own OOMs, if any, and no other.
+func (r *Run) ranThrough() bool { return r.Stopped < 0 && r.NewOOMs == 0 }
+
 // TimingDependent reports whether any figure of the run depends on GPU timing (when the
 // frees that waited for other streams completed).
 func (r *Run) TimingDependent() bool { return len(r.TimingRange) > 0 }

@@ -323,8 +323,12 @@ func (req *whatifRequest) sweepSettings(s *snapshot.Snapshot) (res, checked *wha
 		fmt.Fprintf(req.table, "%d of %d settings without OOM, %s; lowest peak reserved first (the %d that stopped are named below the table):\n\n",
 			through, sw.Tried, differ, len(sw.Stopped))
 	default:
-		fmt.Fprintf(req.table, "%d of %d settings run%s through, failing the requests the recorded run failed, as it did, and no other; %s, lowest peak reserved first (the %d that stopped are named below the table):\n\n",
-			through, sw.Tried, map[bool]string{true: "s"}[through == 1], differ, len(sw.Stopped))
+		verb := "run"
+		if through == 1 {
+			verb = "runs"
+		}
+		fmt.Fprintf(req.table, "%d of %d settings %s through, failing the requests the recorded run failed, as it did, and no other; %s, lowest peak reserved first (the %d that stopped are named below the table):\n\n",
+			through, sw.Tried, verb, differ, len(sw.Stopped))
 	}
 	res = sw.Result(req.top, about)
 	if req.advise > 0 {
