@@ -331,12 +331,48 @@ func completionOrder(trace []snapshot.TraceEntry, ops []op) {
 	}
 }
 
-// calledEmptyCache reports whether frames (a trace entry's Python stack, innermost
-// first) pass through torch.cuda.empty_cache.
+// calledEmptyCache reports whether frames (a trace entry's stack, innermost first)
+// pass through torch.cuda.empty_cache, or, where the snapshot has C++ frames
+// (`_record_memory_history(stacks="all")`, its default), through the caching
+// allocator's emptyCache other than a MemPool's destruction: PyTorch's own code calls
+// it too (a convolution under torch.backends.cudnn.benchmark empties the cache after
+// timing its algorithms, reference/programs-2.11's resnet_cudnn_benchmark_train_bf16).
 func calledEmptyCache(frames []snapshot.Frame) bool {
+	return calledTorchEmptyCache(frames) || cppEmptyCache(frames)
+}
+
+// calledTorchEmptyCache reports whether frames pass through the Python function
+// torch.cuda.empty_cache.
+func calledTorchEmptyCache(frames []snapshot.Frame) bool {
 	for _, f := range frames {
 		if f.Name == "empty_cache" && (strings.HasSuffix(f.Filename, "torch/cuda/memory.py") || strings.HasSuffix(f.Filename, `torch\cuda\memory.py`)) {
 			return true
+		}
+	}
+	return false
+}
+
+// cppEmptyCache reports whether frames hold a C++ frame of the caching allocator's
+// emptyCache and none of a MemPool's destruction (which calls it for its pool).
+func cppEmptyCache(frames []snapshot.Frame) bool {
+	found := false
+	for _, f := range frames {
+		if strings.Contains(f.Name, "MemPool::~MemPool") {
+			return false
+		}
+		found = found || strings.Contains(f.Name, "CUDACachingAllocator::") && strings.Contains(f.Name, "::emptyCache(")
+	}
+	return found
+}
+
+// insideTorchOp reports whether the innermost Python frame of frames lies in the
+// installed PyTorch (…-packages/torch/): PyTorch's own code, inside an op, made the
+// entry, not the program's code (C++ frames, which have no .py file, are passed over).
+func insideTorchOp(frames []snapshot.Frame) bool {
+	for _, f := range frames {
+		name := strings.ReplaceAll(f.Filename, `\`, "/")
+		if strings.HasSuffix(name, ".py") {
+			return strings.Contains(name, "-packages/torch/")
 		}
 	}
 	return false

@@ -72,7 +72,7 @@ func inferPools(s *snapshot.Snapshot, device int, trace []snapshot.TraceEntry) *
 	// segment_free looks like a MemPool's destruction (the common case, at no cost).
 	if !slices.ContainsFunc(x.dump, func(seg snapshot.Segment) bool { return seg.PoolID != [2]uint64{} }) &&
 		!slices.ContainsFunc(trace, func(e snapshot.TraceEntry) bool {
-			return e.Action == snapshot.ActionSegmentFree && len(e.Frames) > 0 && !calledEmptyCache(e.Frames)
+			return destroysPool(&e)
 		}) {
 		return nil
 	}
@@ -194,13 +194,22 @@ func (x *poolInference) heldAtDump() {
 	}
 }
 
+// destroysPool reports whether segment_free entry e may be a MemPool's destruction:
+// its stack is the program's code (`del pool`), not empty_cache's, nor an op's
+// inside PyTorch (a convolution's cuDNN benchmark empties the cache; the allocator
+// releases inside a malloc).
+func destroysPool(e *snapshot.TraceEntry) bool {
+	return e.Action == snapshot.ActionSegmentFree && len(e.Frames) > 0 && !calledEmptyCache(e.Frames) && !insideTorchOp(e.Frames)
+}
+
 // destroyedPools finds MemPools' destructions: segment_free entries that neither
-// empty_cache nor a malloc made, each run of them with one stack one pool.
+// empty_cache nor a malloc made (destroysPool), each run of them with one stack one
+// pool.
 func (x *poolInference) destroyedPools() {
 	trace := x.trace
 	for i := 0; i < len(trace); i++ {
 		e := trace[i]
-		if e.Action != snapshot.ActionSegmentFree || len(e.Frames) == 0 || calledEmptyCache(e.Frames) {
+		if !destroysPool(&e) {
 			continue
 		}
 		next := i + 1

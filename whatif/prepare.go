@@ -62,6 +62,8 @@ type preparer struct {
 	hasFrames  bool
 	// collectives counts the allocations torch.distributed made (its warning)
 	collectives collectiveAllocs
+	// opCaches counts the empty_cache calls PyTorch's ops made (its warning)
+	opCaches opEmptyCaches
 }
 
 // prepare checks one device's trace and turns it into replay steps. Errors name the
@@ -266,6 +268,9 @@ func (p *preparer) steps() error {
 	if w := p.collectives.warning(p.device); w != "" {
 		p.h.warnings = append(p.h.warnings, w)
 	}
+	if w := p.opCaches.warning(p.device); w != "" {
+		p.h.warnings = append(p.h.warnings, w)
+	}
 	if p.ambiguous > 0 {
 		p.h.warnings = append(p.h.warnings, fmt.Sprintf(
 			"device %d: %d releases of cached segments are followed at once by a new segment; without stack frames an empty_cache() call there cannot be told from the allocator's own release (garbage collection, or the retry path under a memory cap), so they are taken for the allocator's (record with stacks to tell them apart)",
@@ -400,8 +405,11 @@ func (p *preparer) release(i, j int) {
 }
 
 // releases is a run of segment_free (or segment_unmap) entries starting at i. It
-// belongs to an empty_cache call of the program when its stack frames say so. Without
-// frames: when no new segment follows it; when one of the released (whole, free)
+// belongs to an empty_cache call when its stack frames say so (torch.cuda.empty_cache,
+// or the allocator's emptyCache in C++ frames). Otherwise, without frames or with
+// frames under a setting without garbage collection (whose malloc releases only after
+// a device allocation failed; PyTorch's own code empties the cache too, where only C++
+// frames say so: a convolution's cuDNN benchmark): when no new segment follows it; when one of the released (whole, free)
 // segments could have served the request that follows (the malloc would have taken it
 // before collecting garbage or retrying); or when the new segment fits under what the
 // run reserved at its peak (no device allocation can have failed: not the retry path)
@@ -435,14 +443,22 @@ func (p *preparer) releases(i int) int {
 	}
 	inMalloc := next == snapshot.ActionSegmentAlloc || next == snapshot.ActionSegmentMap || next == snapshot.ActionOOM
 	gc := p.s.Settings.GarbageCollectionThreshold > 0
+	frames := len(trace[i].Frames) > 0
+	// The collector runs inside a malloc only while reserved memory is above its
+	// threshold of the cap, and the cap is at least the run's peak reserved.
+	noGC := !gc || float64(p.reservedBefore(i)) <= p.s.Settings.GarbageCollectionThreshold*float64(p.maxReserved)
 	switch {
-	case len(trace[i].Frames) > 0:
-		inMalloc = !calledEmptyCache(trace[i].Frames)
+	case frames && calledEmptyCache(trace[i].Frames):
+		inMalloc = false
+	case frames && !noGC:
+		inMalloc = true // the collector's, inside a malloc
 	case !inMalloc || next == snapshot.ActionOOM:
 	case cachedBlockServes(trace, i, j, p.s.Settings.MaxSplitSize, &p.nextAlloc):
 		inMalloc = false // the malloc would have taken that block, releasing nothing
-	case !gc && p.reservedBefore(i)+trace[j].Size <= p.maxReserved:
+	case noGC && p.reservedBefore(i)+trace[j].Size <= p.maxReserved:
 		inMalloc = false
+	case frames:
+		inMalloc = true
 	default:
 		p.ambiguous++
 	}
@@ -452,6 +468,7 @@ func (p *preparer) releases(i int) int {
 		return i
 	}
 	h.ops = append(h.ops, op{kind: opEmptyCache, event: int32(i)})
+	p.opCaches.add(trace[i].Frames)
 	// the free_completed events of the run are handled one by one
 	for k := i + 1; k < j; k++ {
 		if trace[k].Action == snapshot.ActionSegmentFree || trace[k].Action == snapshot.ActionSegmentUnmap {

@@ -427,6 +427,17 @@ var programsKnown = map[string]string{
 	"swin_varres_train_bf16 under roundup_power2_divisions_4: num_device_alloc":                             "outside: the driver put new segments far above every range, which the model does not",
 	"swin_varres_train_bf16 under roundup_power2_divisions_4: segment.all.peak":                             "outside: the driver put new segments far above every range, which the model does not",
 	"swin_varres_train_bf16 under roundup_power2_divisions_4: inactive_split_bytes.all.peak":                "137 of the run's 162 cudaMalloc calls guessed",
+	// Recorded 2026-12-06 10:50 UTC on an H100 and checked only after: ResNet-50 under
+	// torch.backends.cudnn.benchmark = True. cuDNN times its algorithms for each new
+	// input shape and the fastest wins, so every run requests workspaces of its own
+	// (4,400 to 4,445 allocations in PyTorch's seven runs, the default's among them).
+	// Under expandable segments and the cap these runs' workspaces differ from the
+	// default run's (sameRequests), and each figure is PyTorch's measured one in the
+	// repeat too; with its own snapshot the replay is exact in every figure. The
+	// replay's warning says that another run can request other sizes.
+	"resnet_cudnn_benchmark_train_bf16 under expandable_segments_True: num_device_free":                                "outside: cuDNN's benchmark chose other algorithms, whose workspaces are other requests",
+	"resnet_cudnn_benchmark_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc": "outside: cuDNN's benchmark chose other algorithms, whose workspaces are other requests",
+	"resnet_cudnn_benchmark_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free":  "outside: cuDNN's benchmark chose other algorithms, whose workspaces are other requests",
 	// Recorded 2026-12-04 18:43 UTC and checked only after: GradCache's capped run made
 	// 1,708 cudaMalloc calls more than its default run, as BART above.
 	"gradcache_contrastive_train under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak": "1,708 cudaMalloc calls more than the default run, under the cap",

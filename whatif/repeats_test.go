@@ -317,4 +317,8 @@ var repeatsOutside = map[string]string{
 	"optimizer_in_backward_train under max_split_size_mb_64__garbage_collection_threshold_0p6 (repeat 1): segment.all.peak": "122 segments in every run, one above every placement's (125 cudaMalloc calls more than the default run, under the cap)",
 	"optimizer_in_backward_train under max_split_size_mb_64__garbage_collection_threshold_0p6 (repeat 2): segment.all.peak": "122 segments in every run, one above every placement's (125 cudaMalloc calls more than the default run, under the cap)",
 	"optimizer_in_backward_train under max_split_size_mb_64__garbage_collection_threshold_0p6 (repeat 3): segment.all.peak": "122 segments in every run, one above every placement's (125 cudaMalloc calls more than the default run, under the cap)",
+	// ResNet-50 under cuDNN's benchmark (programsKnown): the repeat measured the
+	// shipped run's 443 and 372, with workspaces of its own.
+	"resnet_cudnn_benchmark_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6 (repeat 1): num_device_alloc": "443 in both runs, each with workspaces of its own (cuDNN's benchmark)",
+	"resnet_cudnn_benchmark_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6 (repeat 1): num_device_free":  "372 in both runs, each with workspaces of its own (cuDNN's benchmark)",
 }

@@ -4964,6 +4964,30 @@ def oom_split_batch_serve_fp16(torch):
           file=sys.stderr)
 
 
+def resnet_cudnn_benchmark_train_bf16(torch):
+    """Multi-scale image classification as most vision training scripts run it, with
+    `torch.backends.cudnn.benchmark = True`: cuDNN times its convolution algorithms for
+    each new input shape, PyTorch allocating through the caching allocator the largest
+    workspace any of them needs (up to the largest block the allocator or the driver can
+    give) and emptying the cache after each benchmark. torchvision's resnet50 (random
+    weights) in channels_last under bf16 autocast, SGD with momentum and weight decay,
+    3 steps at 64×224, 48×256 and 64×224 px (the last a shape already benchmarked)."""
+    import torchvision
+    torch.manual_seed(0)
+    torch.backends.cudnn.benchmark = True
+    model = torchvision.models.resnet50(num_classes=1000).cuda().to(memory_format=torch.channels_last)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
+    for bs, px in [(64, 224), (48, 256), (64, 224)]:
+        x = torch.randn(bs, 3, px, px, device="cuda").to(memory_format=torch.channels_last)
+        y = torch.randint(0, 1000, (bs,), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, y, loss
+
+
 def oom_fragmented_cache_serve_fp16(torch):
     """A chat server that keeps each session's KV cache on the device while the session
     lasts, and dies of fragmentation when a batch of long documents arrives:
@@ -5086,7 +5110,8 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     trainer_eval_gather_logits_bf16, moco_queue_train_bf16,
                                     multiscale_detector_train_bf16, llama_hidden_states_probe_bf16,
                                     llama_generate_scores_bf16, oom_batch_halving_train_bf16,
-                                    oom_split_batch_serve_fp16, oom_fragmented_cache_serve_fp16)}
+                                    oom_split_batch_serve_fp16, oom_fragmented_cache_serve_fp16,
+                                    resnet_cudnn_benchmark_train_bf16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
@@ -5111,10 +5136,14 @@ COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_t
 
 def start_recording(torch, frac, stacks):
     """Cap the process at frac of the device (None: no cap) and record the allocator's
-    history from here on, with Python frames when stacks."""
+    history from here on, with Python frames when stacks ("all": Python and C++ frames,
+    as `_record_memory_history()` records by default)."""
     if frac:
         torch.cuda.set_per_process_memory_fraction(frac)
-    if stacks:
+    if stacks == "all":
+        torch.cuda.memory._record_memory_history(enabled="all", context="all", stacks="all",
+                                                 max_entries=10_000_000)
+    elif stacks:
         torch.cuda.memory._record_memory_history(enabled="all", context="all", stacks="python",
                                                  max_entries=10_000_000)
     else:
@@ -5282,6 +5311,9 @@ if __name__ == "__main__":
     ap.add_argument("--conf", default="")
     ap.add_argument("--frac", type=float)
     ap.add_argument("--stacks", action="store_true")
+    ap.add_argument("--cpp-stacks", action="store_true",
+                    help="with --program: record Python and C++ frames (stacks=\"all\", the default of "
+                         "_record_memory_history), as a practitioner's snapshot has them")
     ap.add_argument("--stacks-all", action="store_true",
                     help="record Python frames under every setting, not only the default")
     ap.add_argument("--out", default="recorded")
@@ -5309,7 +5341,7 @@ if __name__ == "__main__":
         sys.exit(0)
     os.makedirs(a.out, exist_ok=True)
     if a.program:
-        run(a.program, a.conf, a.frac, a.out, a.stacks)
+        run(a.program, a.conf, a.frac, a.out, "all" if a.cpp_stacks else a.stacks)
     else:
         record_all(a.out, a.programs.split(",") if a.programs else list(PROGRAMS), a.stacks_all,
                    a.rerun, a.cache, a.jobs, a.timeout, a.repeats, only)
