@@ -15,8 +15,11 @@ import (
 // setting, as PyTorch does; but which algorithm wins, and so which workspace sizes
 // the program requests, is decided by timing: PyTorch's runs of one program made
 // between 4,400 and 4,445 allocations, under one setting and under others, and
-// differed there (reference/programs-2.11's resnet_cudnn_benchmark_train_bf16). The
-// warning says so.
+// differed there (reference/programs-2.11's resnet_cudnn_benchmark_train_bf16). And
+// where the cap is too small for the workspace it asks for, PyTorch catches the OOM
+// and halves the workspace (aten/src/ATen/native/cudnn/Conv_v8.cpp,
+// generate_and_filter_plans), which the replay, running out there, does not. The
+// warning says both.
 type opEmptyCaches struct {
 	n, frameless int
 	at           map[string]bool // the ops, by innermost Python frame or C++ caller
@@ -61,7 +64,7 @@ func (c *opEmptyCaches) warning(d int) string {
 	if c.frameless > 0 {
 		more = fmt.Sprintf(" (and perhaps %s more, which have no stack frames, as a backward pass has none)", plural(c.frameless, "time", "times"))
 	}
-	return fmt.Sprintf("device %d: PyTorch's own code emptied the cache %s, inside %s%s: a convolution under torch.backends.cudnn.benchmark = True does, after timing cuDNN's algorithms for a new input shape; the replay empties it there under every setting, as PyTorch does, but the algorithms, and so the workspace sizes the program requests, are chosen by timing, so another run of this program, under this setting or any other, can request other sizes and measure other figures; the replay keeps this run's requests",
+	return fmt.Sprintf("device %d: PyTorch's own code emptied the cache %s, inside %s%s: a convolution under torch.backends.cudnn.benchmark = True does, after timing cuDNN's algorithms for a new input shape; the replay empties it there under every setting, as PyTorch does, but the algorithms, and so the workspace sizes the program requests, are chosen by timing, so another run of this program, under this setting or any other, can request other sizes and measure other figures; the replay keeps this run's requests. Under a cap too small for a workspace the benchmark asks for, PyTorch catches the OOM and tries half as much, where the replay runs out: for such a program an OOM the replay predicts at a convolution, and --min-cap, err on the safe side",
 		d, plural(c.n, "time", "times"), joinAnd(c.where), more)
 }
 
