@@ -29,6 +29,10 @@ const (
 type op struct {
 	kind     opKind
 	deferred bool // opFree: the free waited for other streams in the recorded run
+	// halves, for opAlloc, marks a cuDNN benchmark's workspace: where it does not fit,
+	// PyTorch catches the OOM and asks for half as much, down to nothing
+	// (benchmarkWorkspace).
+	halves bool
 	// opFree, deferred: requests (alloc and oom entries) before the free; once the
 	// free completes, the requests between the free and its completion (the
 	// recorded lag); -1 when it never completed.

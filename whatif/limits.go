@@ -8,8 +8,9 @@ import (
 
 // LimitNotes says, for a run under a cap or a garbage_collection_threshold, whether
 // they engaged: a cap that refused no device allocation, or a collection that never
-// ran, changed nothing, and the figures are the ones without them. Nil when the
-// setting has neither.
+// ran, changed nothing, and the figures are the ones without them; and how many cuDNN
+// benchmark workspaces did not fit (Run.HalvedWorkspaces). Nil when there is nothing
+// to say.
 func (r *Run) LimitNotes(total int64) []string {
 	var notes []string
 	st := r.Setting
@@ -26,6 +27,10 @@ func (r *Run) LimitNotes(total int64) []string {
 	case st.Cap > 0:
 		notes = append(notes, fmt.Sprintf("the cap of %s is not below the device's %s: nothing was capped",
 			allocator.FormatSize(st.Cap), allocator.FormatSize(total)))
+	}
+	if n := r.HalvedWorkspaces; n > 0 {
+		notes = append(notes, fmt.Sprintf("%s of cuDNN's benchmark did not fit: PyTorch catches that OOM (counted among the OOMs, not the run's end) and asks for half as much until one fits, as the replay did; the algorithm cuDNN then runs fits the smaller workspace, where the replay keeps the recorded run's requests",
+			plural(n, "workspace", "workspaces")))
 	}
 	if gc := st.Conf.GarbageCollectionThreshold; gc > 0 {
 		switch {

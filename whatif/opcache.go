@@ -16,10 +16,8 @@ import (
 // the program requests, is decided by timing: PyTorch's runs of one program made
 // between 4,400 and 4,445 allocations, under one setting and under others, and
 // differed there (reference/programs-2.11's resnet_cudnn_benchmark_train_bf16). And
-// where the cap is too small for the workspace it asks for, PyTorch catches the OOM
-// and halves the workspace (aten/src/ATen/native/cudnn/Conv_v8.cpp,
-// generate_and_filter_plans), which the replay, running out there, does not. The
-// warning says both.
+// where the workspace it asks for does not fit, PyTorch catches the OOM and halves it
+// (preparer.benchmarkWorkspace, replayer.halve). The warning says both.
 type opEmptyCaches struct {
 	n, frameless int
 	at           map[string]bool // the ops, by innermost Python frame or C++ caller
@@ -28,8 +26,10 @@ type opEmptyCaches struct {
 }
 
 // add counts a release read as an empty_cache when PyTorch's code, not the
-// program's call of torch.cuda.empty_cache, made it; and one without frames, which
-// may be such a call (a backward pass runs outside Python's frames).
+// program's call of torch.cuda.empty_cache, made it (a release with frames read as
+// one, other than that call's, is PyTorch's: nothing else empties the cache); and one
+// without frames, which may be such a call (a backward pass runs outside Python's
+// frames).
 func (c *opEmptyCaches) add(frames []snapshot.Frame) {
 	var op string
 	switch {
@@ -38,12 +38,10 @@ func (c *opEmptyCaches) add(frames []snapshot.Frame) {
 		return
 	case calledTorchEmptyCache(frames):
 		return
-	case insideTorchOp(frames):
-		op = innermostPython(frames)
-	case cppEmptyCache(frames):
+	case cppEmptyCache(frames) && !insideTorchOp(frames):
 		op = emptyCacheCaller(frames)
 	default:
-		return
+		op = innermostPython(frames)
 	}
 	c.n++
 	if !c.at[op] {
@@ -64,7 +62,7 @@ func (c *opEmptyCaches) warning(d int) string {
 	if c.frameless > 0 {
 		more = fmt.Sprintf(" (and perhaps %s more, which have no stack frames, as a backward pass has none)", plural(c.frameless, "time", "times"))
 	}
-	return fmt.Sprintf("device %d: PyTorch's own code emptied the cache %s, inside %s%s: a convolution under torch.backends.cudnn.benchmark = True does, after timing cuDNN's algorithms for a new input shape; the replay empties it there under every setting, as PyTorch does, but the algorithms, and so the workspace sizes the program requests, are chosen by timing, so another run of this program, under this setting or any other, can request other sizes and measure other figures; the replay keeps this run's requests. Under a cap too small for a workspace the benchmark asks for, PyTorch catches the OOM and tries half as much, where the replay runs out: for such a program an OOM the replay predicts at a convolution, and --min-cap, err on the safe side",
+	return fmt.Sprintf("device %d: PyTorch's own code emptied the cache %s, inside %s%s: a convolution under torch.backends.cudnn.benchmark = True does, after timing cuDNN's algorithms for a new input shape; the replay empties it there under every setting, as PyTorch does, but the algorithms, and so the workspace sizes the program requests, are chosen by timing, so another run of this program, under this setting or any other, can request other sizes and measure other figures; the replay keeps this run's requests. Where a workspace the benchmark asks for does not fit, PyTorch catches the OOM and asks for half as much; the replay does the same for each it can tell apart (freed just before such an empty_cache), and runs out at any other",
 		d, plural(c.n, "time", "times"), joinAnd(c.where), more)
 }
 

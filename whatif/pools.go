@@ -204,12 +204,18 @@ func destroysPool(e *snapshot.TraceEntry) bool {
 
 // destroyedPools finds MemPools' destructions: segment_free entries that neither
 // empty_cache nor a malloc made (destroysPool), each run of them with one stack one
-// pool.
+// pool. A run with the frames of the allocation before it is that call's own: PyTorch's convolutions under torch.backends.cudnn.benchmark empty the
+// cache with the program's frames innermost where the program calls
+// torch.nn.functional.conv2d itself (timm's layers do); `del pool` allocates nothing.
 func (x *poolInference) destroyedPools() {
 	trace := x.trace
+	lastAlloc := -1
 	for i := 0; i < len(trace); i++ {
 		e := trace[i]
-		if !destroysPool(&e) {
+		if e.Action == snapshot.ActionAlloc {
+			lastAlloc = i
+		}
+		if !destroysPool(&e) || lastAlloc >= 0 && sameFrames(trace[lastAlloc].Frames, e.Frames) {
 			continue
 		}
 		next := i + 1

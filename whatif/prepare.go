@@ -469,6 +469,7 @@ func (p *preparer) releases(i int) int {
 	}
 	h.ops = append(h.ops, op{kind: opEmptyCache, event: int32(i)})
 	p.opCaches.add(trace[i].Frames)
+	p.benchmarkWorkspace(i)
 	// the free_completed events of the run are handled one by one
 	for k := i + 1; k < j; k++ {
 		if trace[k].Action == snapshot.ActionSegmentFree || trace[k].Action == snapshot.ActionSegmentUnmap {
@@ -545,5 +546,40 @@ func (p *preparer) initialBlocks() {
 		h.warnings = append(h.warnings, fmt.Sprintf(
 			"device %d: the history starts after the program allocated: %d blocks (%d bytes) in %d segments (%d bytes) were live before its first event (history recorded late, or its ring buffer of max_entries wrapped); they are re-made first, in address order, so peaks before the first event are not known",
 			p.device, len(h.initial), n, len(p.before), segBytes))
+	}
+}
+
+// benchmarkWorkspace marks the allocation that an op's empty_cache at trace entry i
+// follows at once, freed just before it, as a cuDNN benchmark's workspace (op.halves):
+// under torch.backends.cudnn.benchmark a convolution allocates the workspace of the
+// largest algorithm it times, frees it and empties the cache; where the workspace does
+// not fit, PyTorch catches the OOM and asks for half as much, down to nothing
+// (aten/src/ATen/native/cudnn/Conv_v8.cpp, generate_and_filter_plans; a run capped at
+// its default run's peak did, reference/programs-2.11/tight/). The empty_cache must be
+// PyTorch's own (not torch.cuda.empty_cache), and the allocation made in the same
+// call (the same frames), or without frames in a snapshot that has them elsewhere (a
+// backward pass has none).
+func (p *preparer) benchmarkWorkspace(i int) {
+	trace := p.trace
+	if i < 3 || calledTorchEmptyCache(trace[i].Frames) {
+		return
+	}
+	a, req, done := &trace[i-3], &trace[i-2], &trace[i-1]
+	if a.Action != snapshot.ActionAlloc || req.Action != snapshot.ActionFreeRequested || done.Action != snapshot.ActionFreeCompleted ||
+		req.Addr != a.Addr || done.Addr != a.Addr {
+		return
+	}
+	switch {
+	case len(a.Frames) == 0 && !p.hasFrames:
+		return // a snapshot without frames: a program's own empty_cache looks the same
+	case len(a.Frames) > 0 && !sameFrames(a.Frames, trace[i].Frames):
+		return // not made in the call that emptied the cache
+	}
+	ops := p.h.ops
+	for k := len(ops) - 1; k >= 0 && k >= len(ops)-4; k-- {
+		if ops[k].kind == opAlloc && ops[k].event == int32(i-3) {
+			ops[k].halves = true
+			return
+		}
 	}
 }

@@ -255,6 +255,29 @@ func (r *replayer) malloc(o op) (p uint64, ok bool, err error) {
 	return p, true, nil
 }
 
+// halve replays what PyTorch does where a cuDNN benchmark's workspace (op.halves)
+// did not fit: it caught the OOM and asked for half as much, until one fitted or
+// nothing was left. It returns the address of the workspace that fitted (0: none).
+func (r *replayer) halve(o op) (uint64, error) {
+	if r.run.FirstOOM != nil && r.run.FirstOOM.Event == int(o.event) {
+		r.run.FirstOOM = nil // caught: not the run's end
+	}
+	r.run.HalvedWorkspaces++
+	for size := o.size / 2; size > 0; size /= 2 {
+		r.mem.step(nil)
+		p, err := r.mallocIn(size, o.stream, o.pool)
+		r.synced()
+		var oom *allocator.OutOfMemoryError
+		switch {
+		case err == nil:
+			return p, nil
+		case !errors.As(err, &oom):
+			return 0, fmt.Errorf("event %d: %w", o.event, err)
+		}
+	}
+	return 0, nil
+}
+
 // record notes the memory after op o: the peak's largest free block, the curves.
 func (r *replayer) record(o op) {
 	alloc, resv := r.a.Usage()
@@ -288,6 +311,14 @@ func (r *replayer) step(o op) (stop bool, err error) {
 		}
 		if ok {
 			r.addrs[o.id] = p
+			break
+		}
+		if o.halves {
+			p, err := r.halve(o)
+			if err != nil {
+				return false, err
+			}
+			r.addrs[o.id] = p // 0: nothing fitted, and the benchmark ran without a workspace
 			break
 		}
 		r.run.NewOOMs++

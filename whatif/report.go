@@ -532,6 +532,7 @@ type jsonRun struct {
 	CapRefusals       int64               `json:"cap_refusals"`
 	GCPasses          int64               `json:"gc_passes"`
 	GCReleased        int64               `json:"gc_released_segments"`
+	HalvedWorkspaces  int                 `json:"halved_workspaces,omitempty"`
 	Notes             []string            `json:"notes,omitempty"`
 	Alike             []string            `json:"same_figures_as,omitempty"`
 }
@@ -561,7 +562,9 @@ type jsonRun struct {
 // "device", "stopped_at_event" and "stopped_at_served_oom".
 // "allowed" is the cap in bytes (absent without one), "cap_refusals", "gc_passes" and
 // "gc_released_segments" count what the cap and garbage_collection_threshold did
-// (Run.Limits), and "notes" say when they never engaged (Run.LimitNotes). "about" is Result.About, "pools" Result.Pools. A
+// (Run.Limits), "halved_workspaces" how many cuDNN benchmark workspaces did not fit
+// and were asked for at half (Run.HalvedWorkspaces), and "notes" say when the limits
+// never engaged and what the halving means (Run.LimitNotes). "about" is Result.About, "pools" Result.Pools. A
 // frame's line is -1 where PyTorch wrote 2^64 − 1 (unknown, snapshot.UnknownLine).
 func (r *Result) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
@@ -621,8 +624,9 @@ func (r *Result) jsonResult() jsonResult {
 			MaxReserved: run.MaxReserved, LargestFreeAtPeak: run.LargestFreeAtPeak, GuessedAddresses: run.Guessed, Stats: run.Stats,
 			CrossStreamFrees: run.CrossStreamFrees, TimingRange: run.TimingRange, TimingSchedules: run.TimingSchedules,
 			Allowed: run.Allowed, CapRefusals: run.Limits.CapRefusals, GCPasses: run.Limits.GCPasses, GCReleased: run.Limits.GCReleased,
-			Notes:        run.LimitNotes(r.About.TotalMemory),
-			AddressRange: run.AddressRange, AddressPlacements: run.AddressPlacements, AfterOOMRange: run.AfterOOMRange}
+			HalvedWorkspaces: run.HalvedWorkspaces,
+			Notes:            run.LimitNotes(r.About.TotalMemory),
+			AddressRange:     run.AddressRange, AddressPlacements: run.AddressPlacements, AfterOOMRange: run.AfterOOMRange}
 		for _, a := range run.Alike {
 			j.Alike = append(j.Alike, a.Conf.String())
 		}

@@ -85,9 +85,14 @@
 //
 // Segment entries are not replayed as such: the replayed policy makes its own device
 // allocations and frees. A run of segment_free (or segment_unmap) entries that is not
-// followed by a new segment is taken for a torch.cuda.empty_cache() call of the program
-// and replayed as one; a run followed by a new segment is the recorded allocator's own
-// retry path or garbage collection. A history that starts after the program allocated
+// followed by a new segment is taken for an empty_cache call and replayed as one: the
+// program's (torch.cuda.empty_cache) or PyTorch's own (a convolution under
+// torch.backends.cudnn.benchmark empties the cache after timing cuDNN's algorithms,
+// which the warnings name); a run followed by a new segment is the recorded
+// allocator's own retry path or garbage collection, unless frames or the run's peak
+// say no malloc can have made it (prepare.go, releases). A cuDNN benchmark's
+// workspace that does not fit is asked for at half, as PyTorch does (Run.HalvedWorkspaces).
+// A history that starts after the program allocated
 // (recording started late, or its ring buffer wrapped) is replayed from the blocks it
 // shows alive before its first event, re-made in address order; Result.Warnings says
 // how many and how large.
@@ -284,6 +289,10 @@ type Run struct {
 	Stats                     map[string]int64
 	FirstOOM                  *OOM // nil when nothing failed
 	Curve                     Curve
+	// HalvedWorkspaces counts the cuDNN benchmark workspaces that did not fit, where
+	// the replay, as PyTorch does, asked for half as much until one fitted (each
+	// failure an OOM in Stats' num_ooms, none the run's end).
+	HalvedWorkspaces int
 	// Guessed counts device allocations the recorded run did not make, so their
 	// addresses are the driver model's guesses.
 	Guessed int
