@@ -4988,6 +4988,31 @@ def resnet_cudnn_benchmark_train_bf16(torch):
         del x, y, loss
 
 
+def bit_stdconv_cudnn_benchmark_train_bf16(torch):
+    """Transfer-learning-style training of timm's Big Transfer ResNetV2 (resnetv2_50x1_bit,
+    random weights, 100 classes), whose weight-standardised convolutions (timm's
+    StdConv2d) call torch.nn.functional.conv2d themselves, under
+    `torch.backends.cudnn.benchmark = True` (cuDNN times its algorithms for each new input
+    shape and PyTorch empties the cache after each benchmark, inside timm's call);
+    channels_last, bf16 autocast, SGD with momentum, 3 steps at 32×224, 48×192 and 32×224
+    px (the last a shape already benchmarked)."""
+    import timm
+    torch.manual_seed(0)
+    torch.backends.cudnn.benchmark = True
+    model = timm.create_model("resnetv2_50x1_bit", pretrained=False, num_classes=100)
+    model = model.cuda().to(memory_format=torch.channels_last)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    for bs, px in [(32, 224), (48, 192), (32, 224)]:
+        x = torch.randn(bs, 3, px, px, device="cuda").to(memory_format=torch.channels_last)
+        y = torch.randint(0, 100, (bs,), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, y, loss
+
+
 def oom_fragmented_cache_serve_fp16(torch):
     """A chat server that keeps each session's KV cache on the device while the session
     lasts, and dies of fragmentation when a batch of long documents arrives:
@@ -5111,7 +5136,7 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     multiscale_detector_train_bf16, llama_hidden_states_probe_bf16,
                                     llama_generate_scores_bf16, oom_batch_halving_train_bf16,
                                     oom_split_batch_serve_fp16, oom_fragmented_cache_serve_fp16,
-                                    resnet_cudnn_benchmark_train_bf16)}
+                                    resnet_cudnn_benchmark_train_bf16, bit_stdconv_cudnn_benchmark_train_bf16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
