@@ -407,15 +407,16 @@ func (p *preparer) release(i, j int) {
 // releases is a run of segment_free (or segment_unmap) entries starting at i. It
 // belongs to an empty_cache call when its stack frames say so (torch.cuda.empty_cache,
 // or the allocator's emptyCache in C++ frames). Otherwise, without frames or with
-// frames under a setting without garbage collection (whose malloc releases only after
-// a device allocation failed; PyTorch's own code empties the cache too, where only C++
-// frames say so: a convolution's cuDNN benchmark): when no new segment follows it; when one of the released (whole, free)
-// segments could have served the request that follows (the malloc would have taken it
-// before collecting garbage or retrying); or when the new segment fits under what the
-// run reserved at its peak (no device allocation can have failed: not the retry path)
-// and the recorded setting has no garbage collection. Otherwise it is the allocator's
-// own retry path or garbage collection inside a malloc, which the replayed policy
-// decides. It returns the index of the last entry it took.
+// frames where the collector cannot have run (a malloc then releases only after a
+// device allocation failed; PyTorch's own code empties the cache too, which only C++
+// frames show: a convolution's cuDNN benchmark), it is one when no new segment
+// follows it; when one of the released (whole, free) segments could have served the
+// request that follows (the malloc would have taken it before collecting garbage or
+// retrying); or when the new segment fits under what the run reserved at its peak (no
+// device allocation can have failed: not the retry path) and the collector cannot
+// have run (reserved at most its threshold of the peak). Otherwise it is the
+// allocator's own retry path or garbage collection inside a malloc, which the replayed
+// policy decides. It returns the index of the last entry it took.
 func (p *preparer) releases(i int) int {
 	trace, h := p.trace, p.h
 	if i < p.releaseEnd {

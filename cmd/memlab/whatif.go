@@ -79,7 +79,11 @@ earlier OOM that said more, what that one said. Under a cap (--cap,
 --fraction) or a garbage_collection_threshold, a note says whether they engaged.
 Allocations of private pools (CUDA graphs, torch.compile's reduce-overhead, a
 torch.cuda.MemPool) go to their pool under every setting; PyTorch 2.11 records no pool
-in its trace entries, so the pool is inferred, and the output says how.
+in its trace entries, so the pool is inferred, and the output says how. Under
+torch.backends.cudnn.benchmark, PyTorch empties the cache inside convolutions and,
+where a benchmark's workspace does not fit, catches the OOM and asks for half as
+much: the replay does both, and a warning says that cuDNN's timing picks the
+workspaces, so another run can request other sizes.
 
 Exit status: 0 when every replay ran without an out-of-memory error, 3 when a
 replay predicts one (the table and the first OOM's message say where; --sweep
