@@ -54,19 +54,19 @@ func (c *collectiveAllocs) warning(d int) string {
 
 // fromDistributed reports whether torch.distributed or DDP
 // (torch/nn/parallel/distributed.py) made an allocation: whether one of the stack's
-// innermost frames inside an installed PyTorch (…-packages/torch/), before the first
-// outside it (a model's code, the program's), is theirs. An allocation a model makes
-// inside DDP's forward is not. The boundary is the installed package's directory, not
-// any "/torch/": the H200's recordings ran from a virtual environment under /opt/torch/,
-// and with "/torch/" every transformers frame there read as PyTorch's, so DDP's snapshot
-// counted 1,524 allocations instead of 16 (TestCollectivesWarning, 2026-12-05).
+// innermost Python frames inside an installed PyTorch (torchPackage), before the first
+// outside it (a model's code, the program's), is theirs; C++ frames are passed over.
+// An allocation a model makes inside DDP's forward is not. With any "/torch/" as the
+// boundary, DDP's snapshot counted 1,524 allocations instead of 16 (its transformers
+// frames lay under /opt/torch/; TestCollectivesWarning, 2026-12-05).
 func fromDistributed(frames []snapshot.Frame) bool {
 	for _, f := range frames {
-		name := strings.ReplaceAll(f.Filename, `\`, "/")
+		file, ok := pythonFile(f)
 		switch {
-		case strings.Contains(name, "/torch/distributed/") || strings.HasSuffix(name, "/torch/nn/parallel/distributed.py"):
+		case !ok:
+		case strings.Contains(file, "/torch/distributed/") || strings.HasSuffix(file, "/torch/nn/parallel/distributed.py"):
 			return true
-		case !strings.Contains(name, "-packages/torch/"):
+		case !strings.Contains(file, torchPackage):
 			return false
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"memlab.dev/memlab/reference"
+	"memlab.dev/memlab/snapshot"
 )
 
 // TestCollectivesWarning: a replay of a snapshot in which torch.distributed made
@@ -42,5 +43,20 @@ func TestCollectivesWarning(t *testing.T) {
 		if len(got) == 1 {
 			t.Log(got[0])
 		}
+	}
+}
+
+// TestFromDistributedSkipsCppFrames: a snapshot recorded with stacks="all" (what
+// `_record_memory_history()` records by default) puts C++ frames before the Python
+// ones; DDP's allocation is still DDP's, and a model's inside DDP's forward is not.
+func TestFromDistributedSkipsCppFrames(t *testing.T) {
+	cpp := snapshot.Frame{Filename: "??", Name: "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(unsigned long, CUstream_st*)"}
+	ddp := snapshot.Frame{Filename: "/venv/lib/python3.12/site-packages/torch/nn/parallel/distributed.py", Name: "_rebuild_buckets"}
+	model := snapshot.Frame{Filename: "/venv/lib/python3.12/site-packages/transformers/models/gpt2/modeling_gpt2.py", Name: "forward"}
+	if !fromDistributed([]snapshot.Frame{cpp, ddp, model}) {
+		t.Error("DDP's allocation under a C++ frame not read as torch.distributed's")
+	}
+	if fromDistributed([]snapshot.Frame{cpp, model, ddp}) {
+		t.Error("a model's allocation inside DDP's forward read as torch.distributed's")
 	}
 }

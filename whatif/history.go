@@ -349,7 +349,7 @@ func calledEmptyCache(frames []snapshot.Frame) bool {
 // torch.cuda.empty_cache.
 func calledTorchEmptyCache(frames []snapshot.Frame) bool {
 	for _, f := range frames {
-		if f.Name == "empty_cache" && (strings.HasSuffix(f.Filename, "torch/cuda/memory.py") || strings.HasSuffix(f.Filename, `torch\cuda\memory.py`)) {
+		if file, ok := pythonFile(f); ok && f.Name == "empty_cache" && strings.HasSuffix(file, "torch/cuda/memory.py") {
 			return true
 		}
 	}
@@ -370,16 +370,28 @@ func cppEmptyCache(frames []snapshot.Frame) bool {
 }
 
 // insideTorchOp reports whether the innermost Python frame of frames lies in the
-// installed PyTorch (…-packages/torch/): PyTorch's own code, inside an op, made the
-// entry, not the program's code (C++ frames, which have no .py file, are passed over).
+// installed PyTorch (torchPackage): PyTorch's own code, inside an op, made the entry,
+// not the program's code (C++ frames, which have no .py file, are passed over).
 func insideTorchOp(frames []snapshot.Frame) bool {
 	for _, f := range frames {
-		name := strings.ReplaceAll(f.Filename, `\`, "/")
-		if strings.HasSuffix(name, ".py") {
-			return strings.Contains(name, "-packages/torch/")
+		if file, ok := pythonFile(f); ok {
+			return strings.Contains(file, torchPackage)
 		}
 	}
 	return false
+}
+
+// torchPackage marks the files of an installed PyTorch: the boundary between
+// PyTorch's frames and the program's, its libraries' among them. Not any "/torch/":
+// the H200's recordings ran from a virtual environment under /opt/torch/, where every
+// frame would read as PyTorch's (TestCollectivesWarning).
+const torchPackage = "-packages/torch/"
+
+// pythonFile returns f's file with forward slashes and whether it is a Python file;
+// a C++ frame (a snapshot recorded with stacks="all") has none.
+func pythonFile(f snapshot.Frame) (string, bool) {
+	file := strings.ReplaceAll(f.Filename, `\`, "/")
+	return file, strings.HasSuffix(file, ".py")
 }
 
 // cachedBlockServes reports whether one of the segments released by trace[i:j] (each a

@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"memlab.dev/memlab/snapshot"
@@ -13,16 +14,14 @@ import (
 // cuDNN's algorithms for each new input shape, in a workspace as large as the largest
 // of them needs, and then empties the cache. The replay makes those calls under every
 // setting, as PyTorch does; but which algorithm wins, and so which workspace sizes
-// the program requests, is decided by timing: PyTorch's runs of one program made
-// between 4,400 and 4,445 allocations, under one setting and under others, and
+// the program requests, is decided by timing: the ten shipped runs of one program
+// made between 4,400 and 4,445 allocations, under one setting and under others, and
 // differed there (reference/programs-2.11's resnet_cudnn_benchmark_train_bf16). And
 // where the workspace it asks for does not fit, PyTorch catches the OOM and halves it
 // (preparer.benchmarkWorkspace, replayer.halve). The warning says both.
 type opEmptyCaches struct {
 	n, frameless int
-	at           map[string]bool // the ops, by innermost Python frame or C++ caller
-	// where lists at's keys in the order first seen
-	where []string
+	where        []string // the ops, by innermost Python frame or C++ caller, in the order first seen
 }
 
 // add counts a release read as an empty_cache when PyTorch's code, not the
@@ -44,11 +43,7 @@ func (c *opEmptyCaches) add(frames []snapshot.Frame) {
 		op = innermostPython(frames)
 	}
 	c.n++
-	if !c.at[op] {
-		if c.at == nil {
-			c.at = map[string]bool{}
-		}
-		c.at[op] = true
+	if !slices.Contains(c.where, op) {
 		c.where = append(c.where, op)
 	}
 }
@@ -70,8 +65,8 @@ func (c *opEmptyCaches) warning(d int) string {
 // installed packages on ("torch/nn/modules/conv.py") and its function.
 func innermostPython(frames []snapshot.Frame) string {
 	for _, f := range frames {
-		name := strings.ReplaceAll(f.Filename, `\`, "/")
-		if !strings.HasSuffix(name, ".py") {
+		name, ok := pythonFile(f)
+		if !ok {
 			continue
 		}
 		if i := strings.Index(name, "-packages/"); i >= 0 {

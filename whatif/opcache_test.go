@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -103,12 +104,7 @@ func TestCudnnBenchmarkEmptiesTheCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := res.Runs[0]
-		for _, k := range []string{"allocated_bytes.all.peak", "reserved_bytes.all.peak", "num_device_alloc", "num_device_free", "inactive_split_bytes.all.peak"} {
-			if r.Stats[k] != f.Stats[k] {
-				t.Errorf("%s: %s = %d, PyTorch measured %d", c.name, k, r.Stats[k], f.Stats[k])
-			}
-		}
+		check(t, c.name, res.Runs[0], f, acceptanceKeys)
 		var warned []string
 		for _, w := range res.Warnings {
 			if strings.Contains(w, "PyTorch's own code emptied the cache") {
@@ -125,22 +121,23 @@ func TestCudnnBenchmarkEmptiesTheCache(t *testing.T) {
 // fit, PyTorch catches the OOM and asks for half as much. The default setting capped
 // at 1.00, 0.97, 0.94 and 0.90 × the default run's peak allocated ran out on the H100
 // (reference/programs-2.11/tight/), the first after two such OOMs it caught, at a
-// batch norm's 14 MiB, the third after one; replayed under each cap, the shipped default snapshot must end
-// where PyTorch's run did, with its OOMs, retries, cudaMalloc and cudaFree calls and
-// peak reserved (the runs' own small requests differ: peak allocated within 1 MiB).
+// batch norm's 14 MiB, the third after one; replayed under each cap, the shipped
+// default snapshot must end where PyTorch's run did, with its OOMs, retries,
+// cudaMalloc and cudaFree calls and peak reserved (the runs' own small requests
+// differ: peak allocated within 1 MiB).
 // Before the halving the replay stopped at the first workspace, event 1758, with 128
 // cudaMalloc calls against PyTorch's 387.
 func TestCudnnBenchmarkHalvesItsWorkspace(t *testing.T) {
 	s := referenceSnapshot(t, reference.Programs211, "resnet_cudnn_benchmark_train_bf16__default.pickle")
+	dir, err := reference.Dir(reference.Programs211)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		m      string
 		halved int
 	}{{"1p00", 2}, {"0p97", 0}, {"0p94", 1}, {"0p90", 0}} {
-		dir, err := reference.Dir(reference.Programs211)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := readFacts(t, dir+"/tight/resnet_cudnn_benchmark_train_bf16__capped_"+c.m+"_peak.facts.json")
+		f := readFacts(t, filepath.Join(dir, "tight", "resnet_cudnn_benchmark_train_bf16__capped_"+c.m+"_peak.facts.json"))
 		if f.Frac == nil || f.OOM == nil {
 			t.Fatalf("%s: the tight run's facts have no fraction or no OOM", c.m)
 		}
@@ -149,11 +146,7 @@ func TestCudnnBenchmarkHalvesItsWorkspace(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := res.Runs[0]
-		for _, k := range []string{"reserved_bytes.all.peak", "num_device_alloc", "num_device_free", "num_alloc_retries", "num_ooms"} {
-			if r.Stats[k] != f.Stats[k] {
-				t.Errorf("capped at %s × the peak: %s = %d, PyTorch measured %d", c.m, k, r.Stats[k], f.Stats[k])
-			}
-		}
+		check(t, "capped at "+c.m+" × the peak", r, f, []string{"reserved_bytes.all.peak", "num_device_alloc", "num_device_free", "num_alloc_retries", "num_ooms"})
 		if d := r.Stats["allocated_bytes.all.peak"] - f.Stats["allocated_bytes.all.peak"]; d < -1<<20 || d > 1<<20 {
 			t.Errorf("capped at %s × the peak: peak allocated %d, PyTorch measured %d", c.m, r.Stats["allocated_bytes.all.peak"], f.Stats["allocated_bytes.all.peak"])
 		}

@@ -430,7 +430,7 @@ var programsKnown = map[string]string{
 	// Recorded 2026-12-06 10:50 UTC on an H100 and checked only after: ResNet-50 under
 	// torch.backends.cudnn.benchmark = True. cuDNN times its algorithms for each new
 	// input shape and the fastest wins, so every run requests workspaces of its own
-	// (4,400 to 4,445 allocations in PyTorch's seven runs, the default's among them).
+	// (4,400 to 4,445 allocations in its ten shipped runs, the default's among them).
 	// Under expandable segments and the cap these runs' workspaces differ from the
 	// default run's (sameRequests), and each figure is PyTorch's measured one in the
 	// repeat too; with its own snapshot the replay is exact in every figure. The
