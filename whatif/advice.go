@@ -102,7 +102,7 @@ func candidateOf(r *Run, where int) adviceCandidate {
 		retries:  figureSpan(r, "num_alloc_retries", r.AllocRetries),
 		oom:      !r.Served() && (r.FirstOOM != nil || figureSpan(r, "num_ooms", r.OOMs)[2] > 0),
 		served:   servedAt(r),
-		unranged: r.Guessed > 0 && r.AddressPlacements == 0,
+		unranged: r.Guessed > 0 && r.placeable && r.AddressPlacements == 0,
 	}
 }
 

@@ -41,6 +41,7 @@ type deviceMemory struct {
 	holes   []liveSpan // free chunk tails and small freed segments' ranges, by address
 	freed   []liveSpan // large freed segments' ranges, by address (releasedRange)
 	guessed int
+	mallocs int // cudaMalloc calls so far (not mapped ranges: their places move between placements)
 	frees   int // cudaFree calls so far (each synchronises the device)
 	// placer, when set, places each guessed allocation at a random one of the places
 	// the driver could have chosen (for Run.AddressRange) instead of the model's, and,
@@ -560,6 +561,7 @@ func (m *deviceMemory) Malloc(size uint64) (uint64, error) {
 	a := m.place(size, false)
 	m.add(a, size, false)
 	m.used += size
+	m.mallocs++
 	m.lastEnd, m.lastGuessed = a+size, m.guessed > guessed
 	if m.pack == packAfterSameSize {
 		if m.endOfSize == nil {

@@ -49,7 +49,7 @@ func replayTimed(h *history, st Setting, opts Options) (*Run, error) {
 		u.Setting, u.Allowed, u.Limits = st, r.Allowed, r.Limits
 		return u, nil
 	}
-	if r.Guessed == 0 && h.isOwn(st) {
+	if (r.Guessed == 0 && h.isOwn(st)) || !r.placeable {
 		return r, nil
 	}
 	if opts.NoAddressRange {

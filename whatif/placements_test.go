@@ -343,3 +343,59 @@ func TestFixedPlacementsFirst(t *testing.T) {
 		t.Errorf("placement 5 of a replay that guessed nothing packs (%d); want none", o.pack)
 	}
 }
+
+// TestMappedRunsNeedNoAddressRange: a run under expandable segments that only maps
+// pages into reserved ranges gets the same figures under every placement, so it
+// computes none and, in a sweep, is not listed as unranged; its advice candidate is
+// not unranged either. Checked on real snapshots: the placements a range would try
+// give exactly the figures of the model's placement.
+func TestMappedRunsNeedNoAddressRange(t *testing.T) {
+	expandable, err := ParseSettings("expandable_segments:True")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := expandable[0]
+	for _, s := range []*snapshot.Snapshot{
+		workload(t, "gpt2_train"),
+		referenceSnapshot(t, reference.Programs211, "moe_train_bf16__default.pickle"),
+	} {
+		h, err := prepare(s, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := replay(h, st, Options{}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Guessed == 0 || r.placeable {
+			t.Fatalf("%d guessed reservations, placeable %v: want guessed reservations and no cudaMalloc call", r.Guessed, r.placeable)
+		}
+		for k := 1; k <= 8; k++ {
+			p, err := replay(h, st, placementOptions(h, st, Options{}, k, r.Guessed), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(p.Stats, r.Stats) {
+				t.Errorf("placement %d changed a figure of a run that only maps pages", k)
+			}
+		}
+		for _, opts := range []Options{{}, {NoAddressRange: true, unranged: "the sweep's reason"}} {
+			res, err := Replay(s, expandable, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := res.Runs[0]
+			if got.AddressPlacements != 0 || got.AddressRange != nil || got.AddressUnranged != "" || candidateOf(&got, 0).unranged {
+				t.Errorf("no address range wanted: %d placements, range %v, unranged %q, advice unranged %v",
+					got.AddressPlacements, got.AddressRange, got.AddressUnranged, candidateOf(&got, 0).unranged)
+			}
+			var tab strings.Builder
+			if err := res.WriteTable(&tab); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(tab.String(), "no cudaMalloc call: no figure depends on where the driver puts them") || strings.Contains(tab.String(), "unranged:") {
+				t.Errorf("the table does not say why there is no range:\n%s", tab.String())
+			}
+		}
+	}
+}

@@ -420,6 +420,7 @@ func (r *replayer) finish() *Run {
 	run.OOMs = run.Stats["num_ooms"]
 	run.PeakInactiveSplit = run.Stats["inactive_split_bytes.all.peak"]
 	run.Guessed = r.mem.guessed
+	run.placeable = r.mem.mallocs > 0
 	run.requests = r.mallocs
 	run.Final = a.Snapshot()
 	run.Limits = a.Limits()

@@ -410,7 +410,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 	}
 	unranged := map[string][]string{} // reason → runs
-	var reasons []string
+	var reasons, mapped []string
 	for _, run := range r.Runs {
 		switch {
 		case run.AddressDependent() && run.Guessed > 0:
@@ -424,10 +424,16 @@ func (r *Result) WriteTable(w io.Writer) error {
 				reasons = append(reasons, run.AddressUnranged)
 			}
 			unranged[run.AddressUnranged] = append(unranged[run.AddressUnranged], fmt.Sprintf("%s (device %d)", run.Setting.ShortLabel(), run.Device))
+		case !run.placeable && run.Guessed > 0:
+			mapped = append(mapped, fmt.Sprintf("%s (device %d)", run.Setting.ShortLabel(), run.Device))
 		case run.AddressPlacements > 0:
 			fmt.Fprintf(w, "\n%s, device %d: no figure changed over %d placements of the device allocations (%s)\n",
 				run.Setting.ShortLabel(), run.Device, run.AddressPlacements, run.convergenceNote())
 		}
+	}
+	if len(mapped) > 0 {
+		fmt.Fprintf(w, "\n%s map%s pages into address ranges reserved for them and make%s no cudaMalloc call: no figure depends on where the driver puts them, so no address range is computed\n",
+			joinAnd(mapped), verbS(len(mapped)), verbS(len(mapped)))
 	}
 	for _, why := range reasons {
 		fmt.Fprintf(w, "\nunranged: the figures of %s may depend on where the driver places device allocations, but carry no address range: %s\n",

@@ -296,6 +296,12 @@ type Run struct {
 	// Guessed counts device allocations the recorded run did not make, so their
 	// addresses are the driver model's guesses.
 	Guessed int
+	// placeable is whether the replay made a cudaMalloc call, whose address another
+	// placement can move. A run that only mapped pages into reserved ranges
+	// (expandable segments) gets the same figures under every placement: each
+	// reservation is placed by the model's rule, and a pool's blocks never mix with
+	// another's, so nothing for an address range to vary.
+	placeable bool
 	// beforeGuess is how many allocation requests the replay made before its first
 	// guessed device allocation (all of them when none was guessed): the prefix the
 	// placements of guessed allocations leave alone (TestGuessesComeEarly).
