@@ -25,7 +25,9 @@ under set_per_process_memory_fraction(1.15 x the default run's peak allocated / 
 Programs marked COMPILED (torch.compile) are first run once, unrecorded, to warm a
 persistent compile cache (TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR under --cache,
 one folder a program); every recorded setting then runs in a fresh process on that warm
-cache, so that no setting compiles or autotunes and all see the same requests. --rerun
+cache, so that no setting compiles or autotunes and all see the same requests. Programs
+marked COLD compile from an empty cache of their own in every run (a folder under --cache),
+as a job's first run does, Inductor's compile-time allocations in the snapshot. --rerun
 records the default setting a second time into OUT/rerun/ and prints which figures
 differ from the first (none, for a program that makes the same requests in every run).
 --jobs N records N programs at once (each in its own processes; the settings of one
@@ -49,6 +51,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 SETTINGS = [
@@ -5013,6 +5016,203 @@ def bit_stdconv_cudnn_benchmark_train_bf16(torch):
         del x, y, loss
 
 
+def compile_cold_train_bf16(torch):
+    """torch.compile (default mode) training recorded from a cold start, as a practitioner
+    records the first steps of a job: every run compiles from an empty compile cache
+    (COLD), so the snapshot holds what Inductor allocates while it compiles and
+    benchmarks its kernels' configurations (clones of the arguments a kernel mutates, the
+    buffer it flushes the L2 cache with) beside the program's own tensors. A GPT-style
+    decoder written out (6 blocks, d 768, 12 heads, vocabulary 32,000, SDPA causal
+    attention, tied embedding), bf16 autocast, AdamW, 4 steps at batch x length 8x512,
+    8x384, 8x512 and 4x1024: the second length recompiles, and the third length compiles
+    a graph with symbolic shapes."""
+    torch.manual_seed(0)
+    nn, F = torch.nn, torch.nn.functional
+
+    class Block(nn.Module):
+        def __init__(self, d, h):
+            super().__init__()
+            self.h, self.ln1, self.ln2 = h, nn.LayerNorm(d), nn.LayerNorm(d)
+            self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.fc, self.out = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+        def forward(self, x):
+            b, n, d = x.shape
+            q, k, v = self.qkv(self.ln1(x)).view(b, n, 3, self.h, d // self.h).permute(2, 0, 3, 1, 4)
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.proj(a.transpose(1, 2).reshape(b, n, d))
+            return x + self.out(F.gelu(self.fc(self.ln2(x))))
+
+    class Decoder(nn.Module):
+        def __init__(self, vocab=32000, d=768, h=12, layers=6):
+            super().__init__()
+            self.emb, self.pos = nn.Embedding(vocab, d), nn.Embedding(1024, d)
+            self.blocks = nn.ModuleList(Block(d, h) for _ in range(layers))
+            self.ln = nn.LayerNorm(d)
+
+        def forward(self, ids, targets):
+            x = self.emb(ids) + self.pos(torch.arange(ids.shape[1], device=ids.device))
+            for blk in self.blocks:
+                x = blk(x)
+            logits = self.ln(x) @ self.emb.weight.t()
+            return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), targets.view(-1))
+
+    model = Decoder().cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+    step = torch.compile(model)
+    for bs, n in [(8, 512), (8, 384), (8, 512), (4, 1024)]:
+        ids = torch.randint(0, 32000, (bs, n), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = step(ids, ids.roll(-1, 1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, loss
+
+
+def flex_attention_docmask_train_bf16(torch):
+    """Packed-document pretraining with FlexAttention, as recent LLM training code does it:
+    each row of the batch packs documents of random lengths, and attention is causal within
+    a document only, through a BlockMask built for each batch (create_block_mask over the
+    row's document ids) and torch.compile'd flex_attention (its own fused kernels, no S x S
+    scores). A decoder written out in bf16 (4 blocks, d 512, 8 heads, vocabulary 16,000),
+    AdamW, 4 steps at batch x length 4x4096 (three batches of other documents) and then
+    8x2048 (flex_attention compiles again for the new shape). Compiled on a warm cache."""
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    torch.manual_seed(0)
+    nn, F = torch.nn, torch.nn.functional
+    flex = torch.compile(flex_attention, dynamic=False)
+
+    class Block(nn.Module):
+        def __init__(self, d, h):
+            super().__init__()
+            self.h, self.ln1, self.ln2 = h, nn.RMSNorm(d), nn.RMSNorm(d)
+            self.qkv, self.proj = nn.Linear(d, 3 * d, bias=False), nn.Linear(d, d, bias=False)
+            self.up, self.down = nn.Linear(d, 4 * d, bias=False), nn.Linear(4 * d, d, bias=False)
+
+        def forward(self, x, block_mask):
+            b, n, d = x.shape
+            q, k, v = self.qkv(self.ln1(x)).view(b, n, 3, self.h, d // self.h).permute(2, 0, 3, 1, 4)
+            a = flex(q, k, v, block_mask=block_mask)
+            x = x + self.proj(a.transpose(1, 2).reshape(b, n, d))
+            return x + self.down(F.silu(self.up(self.ln2(x))))
+
+    d, vocab = 512, 16000
+    emb = nn.Embedding(vocab, d).cuda().to(torch.bfloat16)
+    blocks = nn.ModuleList(Block(d, 8) for _ in range(4)).cuda().to(torch.bfloat16)
+    head = nn.Linear(d, vocab, bias=False).cuda().to(torch.bfloat16)
+    params = list(emb.parameters()) + list(blocks.parameters()) + list(head.parameters())
+    opt = torch.optim.AdamW(params, lr=3e-4)
+    g = torch.Generator().manual_seed(0)
+    for bs, n in [(4, 4096)] * 3 + [(8, 2048)]:
+        doc = torch.empty(bs, n, dtype=torch.int32)
+        for r in range(bs):
+            lens = torch.randint(64, n // 2, (n // 64,), generator=g).cumsum(0)
+            doc[r] = torch.bucketize(torch.arange(n), lens[lens < n], right=True).to(torch.int32)
+        doc = doc.cuda()
+
+        def same_doc_causal(b, h, q, kv):
+            return (doc[b, q] == doc[b, kv]) & (q >= kv)
+
+        block_mask = create_block_mask(same_doc_causal, bs, None, n, n, device="cuda")
+        ids = torch.randint(0, vocab, (bs, n), device="cuda")
+        x = emb(ids)
+        for blk in blocks:
+            x = blk(x, block_mask)
+        loss = F.cross_entropy(head(x).float().view(-1, vocab), ids.roll(-1, 1).view(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del doc, block_mask, ids, x, loss
+
+
+def triton_autotune_rmsnorm_train_bf16(torch):
+    """Training with a hand-written Triton kernel tuned by @triton.autotune, as Liger-style
+    fused-kernel libraries do: RMSNorm's forward is a Triton kernel whose launch width is
+    tuned for each new row width (key n_cols), Triton's benchmark allocating through
+    PyTorch's caching allocator (the buffer it flushes the L2 cache with, each
+    configuration) on the first call of each width; its backward is PyTorch's. A
+    LLaMA-style MLP stack in bf16 (6 blocks at d 2048, SwiGLU 5,632, the norm of the
+    head's input at d 2048 and of a 1,536-wide adapter's output), AdamW, 4 steps at
+    batch x length 8x512, 4x1536, 8x512 and 16x256."""
+    import triton
+    import triton.language as tl
+    torch.manual_seed(0)
+    nn, F = torch.nn, torch.nn.functional
+
+    @triton.autotune(configs=[triton.Config({}, num_warps=w) for w in (2, 4, 8, 16)], key=["n_cols"])
+    @triton.jit
+    def rmsnorm_fwd(X, W, Y, Rstd, stride, n_cols, eps, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        x = tl.load(X + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+        rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / n_cols + eps)
+        w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
+        tl.store(Y + row * stride + cols, (x * rstd * w).to(Y.dtype.element_ty), mask=mask)
+        tl.store(Rstd + row, rstd)
+
+    class TritonRMSNorm(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w, eps):
+            x2 = x.reshape(-1, x.shape[-1])
+            y = torch.empty_like(x2)
+            rstd = torch.empty(x2.shape[0], dtype=torch.float32, device=x.device)
+            rmsnorm_fwd[(x2.shape[0],)](x2, w, y, rstd, x2.stride(0), x2.shape[1], eps,
+                                        BLOCK=triton.next_power_of_2(x2.shape[1]))
+            ctx.save_for_backward(x2, w, rstd)
+            ctx.shape = x.shape
+            return y.view_as(x)
+
+        @staticmethod
+        def backward(ctx, gy):
+            x, w, rstd = ctx.saved_tensors
+            gy = gy.reshape(-1, x.shape[-1]).float()
+            xhat = x.float() * rstd[:, None]
+            gw = (gy * xhat).sum(0)
+            gxhat = gy * w.float()
+            gx = rstd[:, None] * (gxhat - xhat * (gxhat * xhat).mean(-1, keepdim=True))
+            return gx.to(x.dtype).view(ctx.shape), gw.to(w.dtype), None
+
+    class Norm(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(d))
+
+        def forward(self, x):
+            return TritonRMSNorm.apply(x, self.weight, 1e-6)
+
+    class Block(nn.Module):
+        def __init__(self, d, f):
+            super().__init__()
+            self.norm = Norm(d)
+            self.gate, self.up = nn.Linear(d, f, bias=False), nn.Linear(d, f, bias=False)
+            self.down = nn.Linear(f, d, bias=False)
+
+        def forward(self, x):
+            h = self.norm(x)
+            return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+    d, vocab = 2048, 32000
+    emb = nn.Embedding(vocab, d)
+    blocks = nn.ModuleList(Block(d, 5632) for _ in range(6))
+    adapter, adapter_norm = nn.Linear(d, 1536, bias=False), Norm(1536)
+    back, norm, head = nn.Linear(1536, d, bias=False), Norm(d), nn.Linear(d, vocab, bias=False)
+    model = nn.ModuleList([emb, blocks, adapter, adapter_norm, back, norm, head]).cuda().to(torch.bfloat16)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    for bs, n in [(8, 512), (4, 1536), (8, 512), (16, 256)]:
+        ids = torch.randint(0, vocab, (bs, n), device="cuda")
+        x = emb(ids)
+        for blk in blocks:
+            x = blk(x)
+        x = x + back(adapter_norm(adapter(x)))
+        loss = F.cross_entropy(head(norm(x)).float().view(-1, vocab), ids.roll(-1, 1).view(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, x, loss
+
+
 def oom_fragmented_cache_serve_fp16(torch):
     """A chat server that keeps each session's KV cache on the device while the session
     lasts, and dies of fragmentation when a batch of long documents arrives:
@@ -5150,9 +5350,14 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {}
+UNRECORDED = {f.__name__: f for f in (compile_cold_train_bf16, flex_attention_docmask_train_bf16,
+                                      triton_autotune_rmsnorm_train_bf16)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
-COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train"}
+COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
+            "flex_attention_docmask_train_bf16"}
+# Programs that run torch.compile from a cold start: every run on an empty compile cache
+# of its own, so that each compiles (and benchmarks its kernels) as a job's first run does.
+COLD = {"compile_cold_train_bf16"}
 
 
 # ---------------------------------------------------------------- one run
@@ -5260,13 +5465,18 @@ def record_program(name, out, stacks_all, rerun, cache, timeout, repeat=0, only=
 
     def sub(conf, frac, stacks, where):
         os.makedirs(where, exist_ok=True)
+        run_env = env
+        if name in COLD:
+            os.makedirs(cache, exist_ok=True)
+            d = tempfile.mkdtemp(prefix=f"{name}-", dir=os.path.abspath(cache))
+            run_env = env | dict(TORCHINDUCTOR_CACHE_DIR=d, TRITON_CACHE_DIR=os.path.join(d, "triton"))
         cmd = [sys.executable, os.path.abspath(__file__), "--program", name, "--conf", conf, "--out", where]
         if frac:
             cmd += ["--frac", repr(frac)]
         if stacks:
             cmd += ["--stacks"]
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+            p = subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=timeout)
         except subprocess.TimeoutExpired:
             log.append(f"{name} [{conf or 'default'}]: TIMEOUT after {timeout}s")
             return False
