@@ -4,7 +4,8 @@
 memlab's own recorder (GPU machine; PyTorch with CUDA; transformers for the *_generate,
 bert_*, gpt2_* and llama_* programs and the others whose docstrings name it, peft for
 llama_lora_train_bf16 (a hand-written adapter without it), torchvision for the vision
-programs whose docstrings name it, from vit_train_bf16 to multiscale_detector_train_bf16).
+programs whose docstrings name it, from vit_train_bf16 to multiscale_detector_train_bf16;
+triton, which PyTorch's CUDA wheels bring, for triton_autotune_rmsnorm_train_bf16).
 For each program and setting it starts a fresh Python process with
 PYTORCH_CUDA_ALLOC_CONF set before torch is imported, records the allocator's history
 from before the program's first CUDA allocation, runs the program and writes
@@ -5336,7 +5337,9 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     multiscale_detector_train_bf16, llama_hidden_states_probe_bf16,
                                     llama_generate_scores_bf16, oom_batch_halving_train_bf16,
                                     oom_split_batch_serve_fp16, oom_fragmented_cache_serve_fp16,
-                                    resnet_cudnn_benchmark_train_bf16, bit_stdconv_cudnn_benchmark_train_bf16)}
+                                    resnet_cudnn_benchmark_train_bf16, bit_stdconv_cudnn_benchmark_train_bf16,
+                                    compile_cold_train_bf16, flex_attention_docmask_train_bf16,
+                                    triton_autotune_rmsnorm_train_bf16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
@@ -5350,8 +5353,7 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {f.__name__: f for f in (compile_cold_train_bf16, flex_attention_docmask_train_bf16,
-                                      triton_autotune_rmsnorm_train_bf16)}
+UNRECORDED = {}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
             "flex_attention_docmask_train_bf16"}
