@@ -432,7 +432,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 	}
 	if len(mapped) > 0 {
-		fmt.Fprintf(w, "\n%s map%s pages into address ranges reserved for them and make%s no cudaMalloc call: no figure depends on where the driver puts them, so no address range is computed\n",
+		fmt.Fprintf(w, "\n%s map%s pages into address ranges reserved up front and make%s no cudaMalloc call, so no figure depends on where the driver places device memory: no address range is computed\n",
 			joinAnd(mapped), verbS(len(mapped)), verbS(len(mapped)))
 	}
 	for _, why := range reasons {
