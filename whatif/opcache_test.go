@@ -69,7 +69,7 @@ func TestCudnnBenchmarkEmptiesTheCache(t *testing.T) {
 			// layers do: the innermost Python frame is the caller's (torchvision's here)
 			for k := range s.Traces[0] {
 				e := &s.Traces[0][k]
-				for len(e.Frames) > 1 && strings.Contains(e.Frames[0].Filename, "-packages/torch/") {
+				for len(e.Frames) > 1 && strings.Contains(e.Frames[0].Filename, torchPackage) {
 					e.Frames = e.Frames[1:]
 				}
 			}

@@ -71,9 +71,7 @@ func inferPools(s *snapshot.Snapshot, device int, trace []snapshot.TraceEntry) *
 	// Nothing names a private pool: no segment of the dump has one and no
 	// segment_free looks like a MemPool's destruction (the common case, at no cost).
 	if !slices.ContainsFunc(x.dump, func(seg snapshot.Segment) bool { return seg.PoolID != [2]uint64{} }) &&
-		!slices.ContainsFunc(trace, func(e snapshot.TraceEntry) bool {
-			return destroysPool(&e)
-		}) {
+		!anyPoolDestroyed(trace) {
 		return nil
 	}
 	x.segmentLives()
@@ -194,19 +192,39 @@ func (x *poolInference) heldAtDump() {
 	}
 }
 
-// destroysPool reports whether segment_free entry e may be a MemPool's destruction:
-// its stack is the program's code (`del pool`), not empty_cache's, nor an op's
-// inside PyTorch (a convolution's cuDNN benchmark empties the cache; the allocator
-// releases inside a malloc).
-func destroysPool(e *snapshot.TraceEntry) bool {
-	return e.Action == snapshot.ActionSegmentFree && len(e.Frames) > 0 && !calledEmptyCache(e.Frames) && !insideTorchOp(e.Frames)
+// destroysPool reports whether trace[i] may be a MemPool's destruction: a
+// segment_free whose stack is the program's code (`del pool`), not empty_cache's, nor
+// an op's inside PyTorch (a convolution's cuDNN benchmark empties the cache; the
+// allocator releases inside a malloc), nor that of trace[lastAlloc], the allocation
+// just before it (-1: none): a release with its frames is that call's own, as where
+// the program calls torch.nn.functional.conv2d itself under
+// torch.backends.cudnn.benchmark (timm's layers do), while `del pool` allocates nothing.
+func destroysPool(trace []snapshot.TraceEntry, i, lastAlloc int) bool {
+	e := &trace[i]
+	if e.Action != snapshot.ActionSegmentFree || len(e.Frames) == 0 || calledEmptyCache(e.Frames) || insideTorchOp(e.Frames) {
+		return false
+	}
+	return lastAlloc < 0 || !sameFrames(trace[lastAlloc].Frames, e.Frames)
+}
+
+// anyPoolDestroyed reports whether some entry of trace may be a MemPool's destruction
+// (destroysPool).
+func anyPoolDestroyed(trace []snapshot.TraceEntry) bool {
+	lastAlloc := -1
+	for i := range trace {
+		if trace[i].Action == snapshot.ActionAlloc {
+			lastAlloc = i
+		}
+		if destroysPool(trace, i, lastAlloc) {
+			return true
+		}
+	}
+	return false
 }
 
 // destroyedPools finds MemPools' destructions: segment_free entries that neither
 // empty_cache nor a malloc made (destroysPool), each run of them with one stack one
-// pool. A run with the frames of the allocation before it is that call's own: PyTorch's convolutions under torch.backends.cudnn.benchmark empty the
-// cache with the program's frames innermost where the program calls
-// torch.nn.functional.conv2d itself (timm's layers do); `del pool` allocates nothing.
+// pool.
 func (x *poolInference) destroyedPools() {
 	trace := x.trace
 	lastAlloc := -1
@@ -215,7 +233,7 @@ func (x *poolInference) destroyedPools() {
 		if e.Action == snapshot.ActionAlloc {
 			lastAlloc = i
 		}
-		if !destroysPool(&e) || lastAlloc >= 0 && sameFrames(trace[lastAlloc].Frames, e.Frames) {
+		if !destroysPool(trace, i, lastAlloc) {
 			continue
 		}
 		next := i + 1
