@@ -5025,8 +5025,8 @@ def compile_cold_train_bf16(torch):
     buffer it flushes the L2 cache with) beside the program's own tensors. A GPT-style
     decoder written out (6 blocks, d 768, 12 heads, vocabulary 32,000, SDPA causal
     attention, tied embedding), bf16 autocast, AdamW, 4 steps at batch x length 8x512,
-    8x384, 8x512 and 4x1024: the second length recompiles, and the third length compiles
-    a graph with symbolic shapes."""
+    8x384, 8x512 and 4x1024: a new shape compiles again (torch.compile's automatic
+    dynamic shapes decide with which graph)."""
     torch.manual_seed(0)
     nn, F = torch.nn, torch.nn.functional
 
