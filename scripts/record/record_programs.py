@@ -5265,6 +5265,250 @@ def oom_fragmented_cache_serve_fp16(torch):
               file=sys.stderr, flush=True)
 
 
+# ---- six more kinds for issue 28 (2026-12-06, evening): CUDA graph trees in training,
+# grouped GEMM experts, concurrent streams, compressed saved activations, a Shampoo
+# optimizer's eigendecompositions, an offloaded KV cache.
+
+def compile_reduce_overhead_train_bf16(torch):
+    """torch.compile(mode="reduce-overhead") training, as a practitioner turns on CUDA
+    graphs to cut launch overhead: CUDA graph trees warm up, then record the compiled
+    forward and backward graphs into their private memory pool and replay them, one graph
+    pair for each shape. Two pre-norm transformer blocks and a head (d 512, 8 heads,
+    2,000 classes), bf16 autocast around the compiled call, AdamW (foreach) outside the
+    graphs, 4 steps at batch x length 16x256, then 4 at 8x512 (a new shape: compiled and
+    recorded again). Compiled on a warm cache."""
+    torch.manual_seed(0)
+    nn, F = torch.nn, torch.nn.functional
+    model = nn.Sequential(_block(torch, 512, 8), _block(torch, 512, 8), nn.Linear(512, 2000)).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    step = torch.compile(model, mode="reduce-overhead")
+    for bs, n in [(16, 256)] * 4 + [(8, 512)] * 4:
+        torch.compiler.cudagraph_mark_step_begin()
+        x = torch.randn(bs, n, 512, device="cuda")
+        target = torch.randint(0, 2000, (bs * n,), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            out = step(x)
+        loss = F.cross_entropy(out.float().reshape(-1, 2000), target)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, target, out, loss
+    mark(torch, "after training")
+
+
+def grouped_mm_moe_train_bf16(torch):
+    """Mixture-of-experts training with grouped GEMMs, as torchtitan-style MoE code runs its
+    experts: each layer's router picks 2 of 16 experts a token, the tokens are sorted by
+    expert and every expert's SwiGLU MLP runs in one torch._grouped_mm call over the
+    sorted tokens (offsets from the router's counts, so the groups' sizes are the data's),
+    the outputs weighted and scattered back by index_add_. 4 pre-norm layers (d 1,024,
+    8 heads, experts' hidden 1,536), parameters in bf16, AdamW, 4 steps at batch x length
+    8x512, 4x1024, 16x256 and 8x512."""
+    torch.manual_seed(0)
+    nn, F = torch.nn, torch.nn.functional
+    E, k, d, f = 16, 2, 1024, 1536
+
+    class MoE(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.router = nn.Linear(d, E, bias=False)
+            self.w_gate = nn.Parameter(torch.randn(E, d, f) * d ** -0.5)
+            self.w_up = nn.Parameter(torch.randn(E, d, f) * d ** -0.5)
+            self.w_down = nn.Parameter(torch.randn(E, f, d) * f ** -0.5)
+
+        def forward(self, x):
+            t = x.reshape(-1, d)
+            weight, expert = self.router(t).float().softmax(-1).topk(k, dim=-1)
+            order = expert.reshape(-1).argsort(stable=True)
+            offs = torch.bincount(expert.reshape(-1), minlength=E).cumsum(0).to(torch.int32)
+            token = order // k
+            xs = t[token]
+            h = F.silu(torch._grouped_mm(xs, self.w_gate, offs=offs)) * torch._grouped_mm(xs, self.w_up, offs=offs)
+            y = torch._grouped_mm(h, self.w_down, offs=offs) * weight.reshape(-1)[order, None].to(x.dtype)
+            return torch.zeros_like(t).index_add_(0, token, y).view_as(x)
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.RMSNorm(d), nn.RMSNorm(d)
+            self.qkv, self.proj = nn.Linear(d, 3 * d, bias=False), nn.Linear(d, d, bias=False)
+            self.moe = MoE()
+
+        def forward(self, x):
+            b, n, _ = x.shape
+            q, kk, v = self.qkv(self.ln1(x)).view(b, n, 3, 8, d // 8).permute(2, 0, 3, 1, 4)
+            a = F.scaled_dot_product_attention(q, kk, v, is_causal=True)
+            x = x + self.proj(a.transpose(1, 2).reshape(b, n, d))
+            return x + self.moe(self.ln2(x))
+
+    vocab = 16000
+    emb, head = nn.Embedding(vocab, d), nn.Linear(d, vocab, bias=False)
+    layers = nn.ModuleList(Layer() for _ in range(4))
+    model = nn.ModuleList([emb, layers, head]).cuda().to(torch.bfloat16)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    for bs, n in [(8, 512), (4, 1024), (16, 256), (8, 512)]:
+        ids = torch.randint(0, vocab, (bs, n), device="cuda")
+        x = emb(ids)
+        for layer in layers:
+            x = layer(x)
+        loss = F.cross_entropy(head(x).float().view(-1, vocab), ids.roll(-1, 1).view(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, x, loss
+
+
+def two_stream_towers_infer_fp16(torch):
+    """Two-tower retrieval scoring with the towers on two CUDA streams at once, as serving
+    code overlaps independent branches: each batch's queries go through the query tower on
+    one side stream while its candidate documents go through the document tower on
+    another; the default stream waits for both (wait_stream), takes the towers' outputs
+    over (record_stream) and scores and ranks them; the inputs, made on the default
+    stream, are marked in use by the side streams. fp16 MLP towers (768 and 1,024 in,
+    2 hidden layers of 2,048, 512 out), torch.inference_mode, 6 batches of 32 to 256
+    queries against 2,048 to 16,384 documents: blocks of three streams, freed across
+    streams."""
+    torch.manual_seed(0)
+    nn, F = torch.nn, torch.nn.functional
+
+    def tower(d_in):
+        return nn.Sequential(nn.Linear(d_in, 2048), nn.GELU(), nn.Linear(2048, 2048), nn.GELU(),
+                             nn.Linear(2048, 512)).cuda().half().eval()
+
+    q_tower, d_tower = tower(768), tower(1024)
+    main, sq, sd = torch.cuda.current_stream(), torch.cuda.Stream(), torch.cuda.Stream()
+    ranked = []
+    with torch.inference_mode():
+        for nq, nd in [(64, 4096), (128, 8192), (32, 2048), (256, 16384), (96, 6144), (64, 4096)]:
+            q_in = torch.randn(nq, 768, device="cuda", dtype=torch.half)
+            d_in = torch.randn(nd, 1024, device="cuda", dtype=torch.half)
+            sq.wait_stream(main)
+            sd.wait_stream(main)
+            with torch.cuda.stream(sq):
+                q = F.normalize(q_tower(q_in), dim=-1)
+            with torch.cuda.stream(sd):
+                docs = F.normalize(d_tower(d_in), dim=-1)
+            q_in.record_stream(sq)
+            d_in.record_stream(sd)
+            main.wait_stream(sq)
+            main.wait_stream(sd)
+            q.record_stream(main)
+            docs.record_stream(main)
+            scores = q @ docs.t()
+            ranked.append(scores.topk(10, dim=-1).indices)
+            del q_in, d_in, q, docs, scores
+    torch.cuda.synchronize()
+
+
+def fp8_saved_activations_train_bf16(torch):
+    """Training with its saved activations compressed to float8, as activation-compression
+    recipes do to fit longer sequences: torch.autograd.graph.saved_tensors_hooks pack every
+    floating-point tensor autograd saves that an op made (not a leaf) and that has 65,536
+    elements or more into float8_e4m3fn with a per-tensor scale (its absolute maximum over
+    448), and unpack it to its own dtype in backward; smaller ones and leaves are saved as
+    they are. 6 pre-norm transformer blocks (d 1,024, 16 heads) and a 16,000-word head,
+    bf16 autocast, AdamW, 3 steps at batch x length 8x1024, 4x2048 and 16x512."""
+    torch.manual_seed(0)
+    nn, F = torch.nn, torch.nn.functional
+
+    def pack(t):
+        if t.is_floating_point() and t.grad_fn is not None and t.numel() >= 65536:
+            scale = t.detach().abs().amax().float().clamp(min=1e-12) / 448.0
+            return (t.detach() / scale).to(torch.float8_e4m3fn), scale, t.dtype
+        return t
+
+    def unpack(p):
+        if isinstance(p, tuple):
+            q, scale, dtype = p
+            return (q.float() * scale).to(dtype)
+        return p
+
+    vocab = 16000
+    emb = nn.Embedding(vocab, 1024).cuda()
+    blocks = nn.ModuleList(_block(torch, 1024, 16) for _ in range(6)).cuda()
+    head = nn.Linear(1024, vocab).cuda()
+    params = list(emb.parameters()) + list(blocks.parameters()) + list(head.parameters())
+    opt = torch.optim.AdamW(params, lr=1e-4)
+    for bs, n in [(8, 1024), (4, 2048), (16, 512)]:
+        ids = torch.randint(0, vocab, (bs, n), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16), torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+            x = emb(ids)
+            for blk in blocks:
+                x = blk(x)
+            logits = head(x)
+        loss = F.cross_entropy(logits.float().view(-1, vocab), ids.roll(-1, 1).view(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, x, logits, loss
+
+
+def shampoo_eigh_train(torch):
+    """Training with a Shampoo-style preconditioned optimizer, the kind second-order
+    optimizers (Shampoo, SOAP) run: for every weight matrix G (m x n) it keeps the float32
+    statistics L (m x m) and R (n x n), accumulating G G^T and G^T G each step, and every
+    second step recomputes the preconditioners L^-1/4 and R^-1/4 by torch.linalg.eigh
+    (cuSOLVER's workspaces through PyTorch's allocator); the update is L^-1/4 G R^-1/4
+    scaled to the gradient's norm; biases take plain SGD. An MLP of 4 layers (1,024 in,
+    hidden 2,048 and 1,536, 1,000 classes) trained for 6 steps at batches of 512, 1,024,
+    256, 2,048, 512 and 1,024."""
+    torch.manual_seed(0)
+    nn, F = torch.nn, torch.nn.functional
+    model = nn.Sequential(nn.Linear(1024, 2048), nn.GELU(), nn.Linear(2048, 2048), nn.GELU(),
+                          nn.Linear(2048, 1536), nn.GELU(), nn.Linear(1536, 1000)).cuda()
+    mats = [p for p in model.parameters() if p.dim() == 2]
+    stats = {p: [torch.zeros(p.shape[0], p.shape[0], device="cuda"), torch.zeros(p.shape[1], p.shape[1], device="cuda")]
+             for p in mats}
+    precond = {}
+
+    def inv_root(a):
+        evals, evecs = torch.linalg.eigh(a + 1e-6 * torch.eye(a.shape[0], device="cuda"))
+        return evecs @ torch.diag(evals.clamp(min=1e-6) ** -0.25) @ evecs.t()
+
+    for i, bs in enumerate([512, 1024, 256, 2048, 512, 1024]):
+        x = torch.randn(bs, 1024, device="cuda")
+        y = torch.randint(0, 1000, (bs,), device="cuda")
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                g = p.grad
+                if p.dim() != 2:
+                    p.add_(g, alpha=-0.01)
+                    continue
+                left, right = stats[p]
+                left.mul_(0.95).add_(g @ g.t())
+                right.mul_(0.95).add_(g.t() @ g)
+                if i % 2 == 0:
+                    precond[p] = (inv_root(left), inv_root(right))
+                pl, pr = precond[p]
+                update = pl @ g @ pr
+                p.add_(update, alpha=-0.01 * float(g.norm() / update.norm().clamp(min=1e-12)))
+        model.zero_grad(set_to_none=True)
+        del x, y, loss
+
+
+def offloaded_cache_generate_fp16(torch):
+    """Long-context generation with transformers' offloaded KV cache
+    (generate(cache_implementation="offloaded")), as serving code does to fit a cache
+    larger than the device: every layer's keys and values live in host memory but for the
+    layer being computed and the next, which the cache prefetches on a side stream of its
+    own while the current one runs. A LLaMA-style decoder (transformers' LlamaConfig,
+    12 layers, d 1,024, 16 heads, random weights, fp16), greedy, 3 batches (2 prompts of
+    1,536 tokens, 4 of 768, 1 of 3,072), 128 new tokens each."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(0)
+    cfg = LlamaConfig(hidden_size=1024, intermediate_size=2816, num_hidden_layers=12, num_attention_heads=16,
+                      num_key_value_heads=16, vocab_size=32000, max_position_embeddings=4096)
+    model = LlamaForCausalLM._from_config(cfg, attn_implementation="sdpa", torch_dtype=torch.float16).cuda().eval()
+    for bs, n in [(2, 1536), (4, 768), (1, 3072)]:
+        ids = torch.randint(3, cfg.vocab_size, (bs, n), device="cuda")
+        with torch.no_grad():
+            out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=128, min_new_tokens=128,
+                                 do_sample=False, cache_implementation="offloaded", pad_token_id=0)
+        del ids, out
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -5353,10 +5597,12 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {}
+UNRECORDED = {f.__name__: f for f in (compile_reduce_overhead_train_bf16, grouped_mm_moe_train_bf16,
+                                       two_stream_towers_infer_fp16, fp8_saved_activations_train_bf16,
+                                       shampoo_eigh_train, offloaded_cache_generate_fp16)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
-            "flex_attention_docmask_train_bf16"}
+            "flex_attention_docmask_train_bf16", "compile_reduce_overhead_train_bf16"}
 # Programs that run torch.compile from a cold start: every run on an empty compile cache
 # of its own, so that each compiles (and benchmarks its kernels) as a job's first run does.
 COLD = {"compile_cold_train_bf16"}
