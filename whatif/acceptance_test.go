@@ -219,21 +219,12 @@ func checkPair(t *testing.T, s *snapshot.Snapshot, prog, ff, note string) (Run, 
 	name := settingName(prog, ff)
 	f := readFacts(t, ff)
 	st := f.setting(t)
-	other := snapshotBeside(t, ff)
-	timing := completions(other.Traces[0])
-	sameTiming := maps.Equal(timing, completions(s.Traces[0]))
 	res, err := Replay(s, []Setting{st}, Options{TotalMemory: f.TotalMemory})
 	if err != nil {
 		t.Fatalf("%s: %v", prog, err)
 	}
 	r := res.Runs[0]
 	what := prog + " under " + name + note
-	if len(timing) == 0 && (r.CrossStreamFrees != 0 || r.TimingDependent()) {
-		t.Errorf("%s: no cross-stream frees in the snapshot, but %d counted, timing range %v", what, r.CrossStreamFrees, r.TimingRange)
-	}
-	if len(timing) > 0 && r.CrossStreamFrees != len(timing) {
-		t.Errorf("%s: %d cross-stream frees counted, the snapshot has %d", what, r.CrossStreamFrees, len(timing))
-	}
 	exact := slices.DeleteFunc(slices.Clone(acceptanceKeys), func(k string) bool {
 		_, timed := r.TimingRange[k]
 		_, placed := r.AddressRange[k]
@@ -251,17 +242,37 @@ func checkPair(t *testing.T, s *snapshot.Snapshot, prog, ff, note string) (Run, 
 	}
 	logRow(t, prog, name+note, "", r, f)
 	logPlacements(t, what, r)
-	if !sameTiming {
-		moved := *s
-		moved.Traces = [][]snapshot.TraceEntry{withTiming(s.Traces[0], timing)}
-		res, err := Replay(&moved, []Setting{st}, Options{TotalMemory: f.TotalMemory})
-		if err != nil {
-			t.Fatalf("%s with that run's timing: %v", what, err)
-		}
-		check(t, what+" with that run's cross-stream timing", res.Runs[0], f, acceptanceKeys)
-		logRow(t, prog, name+note, " (its timing)", res.Runs[0], f)
-	}
+	checkTiming(t, prog, name+note, s, ff, r, f)
 	return r, f
+}
+
+// checkTiming holds run r, the replay of program prog's default snapshot s under the
+// setting of the recorded run ff (name: that setting), to that run's cross-stream
+// frees: r counts as many as the run's snapshot holds (and, where it holds none, flags
+// no figure as depending on GPU timing), and where the GPU completed them at other
+// points in that run, the replay with those completion points moved into s is exact in
+// every figure.
+func checkTiming(t *testing.T, prog, name string, s *snapshot.Snapshot, ff string, r Run, f facts) {
+	t.Helper()
+	what := prog + " under " + name
+	timing := completions(snapshotBeside(t, ff).Traces[0])
+	if len(timing) == 0 && (r.CrossStreamFrees != 0 || r.TimingDependent()) {
+		t.Errorf("%s: no cross-stream frees in the snapshot, but %d counted, timing range %v", what, r.CrossStreamFrees, r.TimingRange)
+	}
+	if len(timing) > 0 && r.CrossStreamFrees != len(timing) {
+		t.Errorf("%s: %d cross-stream frees counted, the snapshot has %d", what, r.CrossStreamFrees, len(timing))
+	}
+	if maps.Equal(timing, completions(s.Traces[0])) {
+		return
+	}
+	moved := *s
+	moved.Traces = [][]snapshot.TraceEntry{withTiming(s.Traces[0], timing)}
+	res, err := Replay(&moved, []Setting{f.setting(t)}, Options{TotalMemory: f.TotalMemory})
+	if err != nil {
+		t.Fatalf("%s with that run's timing: %v", what, err)
+	}
+	check(t, what+" with that run's cross-stream timing", res.Runs[0], f, acceptanceKeys)
+	logRow(t, prog, name, " (its timing)", res.Runs[0], f)
 }
 
 // logPlacements logs how many placements an address range took until it stopped

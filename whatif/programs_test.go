@@ -34,9 +34,6 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 		name := settingName(prog, ff)
 		what := prog + " under " + name
 		r := practitionerRun(t, what, s, ff, f)
-		if r.CrossStreamFrees != 0 {
-			t.Errorf("%s: %d cross-stream frees in a single-stream program (a program with them needs checkPair and every setting's pickle)", what, r.CrossStreamFrees)
-		}
 		if (r.FirstOOM != nil) != f.ranOut() {
 			t.Errorf("%s: OOM %v, PyTorch %d OOMs", what, r.FirstOOM != nil, f.Stats["num_ooms"])
 		}
@@ -103,6 +100,9 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 		checkRange(t, what, "after-OOM", r.AfterOOMRange, r, f, nil)
 		logRow(t, prog, name, "", r, f)
 		logPlacements(t, what, r)
+		if r.CrossStreamFrees != 0 {
+			checkTiming(t, prog, name, s, ff, r, f)
+		}
 		if !exactIn(r, f) {
 			withOwn++
 			if other := checkWithOwnAddresses(t, s, defaultHistory(t, hD, prog, s), what, ff, r, f); other != "" {
@@ -551,6 +551,16 @@ var programsKnown = map[string]string{
 	// H100 (checked only after): its capped run made 158 cudaMalloc calls more than its
 	// default run, and its cudaFree count, 686, lies inside {648, 722}, 10.2 % of the top.
 	"oom_fragmented_cache_serve_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free": "158 cudaMalloc calls more than the default run, under the cap",
+	// Six kinds recorded 2026-12-06 16:10 UTC on an H100 and checked only after. CUDA
+	// graph trees in training: its capped run ran out of memory after 30 cudaMalloc
+	// calls (the default run made 38), the replay guessing where 3 of them went; the
+	// fragmentation peak before the OOM spreads over 43 % of its top, around PyTorch's.
+	// The float8-packed activations' capped run made 278 cudaMalloc calls more than its
+	// default run, the Shampoo optimizer's 33; their cudaFree counts spread over more
+	// than 10 % around PyTorch's. With each run's own addresses every figure is exact.
+	"compile_reduce_overhead_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak": "3 guessed cudaMalloc addresses under the cap, before its OOM",
+	"fp8_saved_activations_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free":                 "278 cudaMalloc calls more than the default run, under the cap",
+	"shampoo_eigh_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free":                               "33 cudaMalloc calls more than the default run, under the cap",
 }
 
 // programsWide are the practitioners' programs' ranges wider than informative
@@ -697,6 +707,25 @@ var programsWide = map[string]float64{
 	"llama_hidden_states_probe_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_alloc_retries address": 100.0,
 	// The one of 2026-12-06 08:39 UTC on an H100 (programsKnown).
 	"oom_fragmented_cache_serve_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address": 10.2,
+	// The six of 2026-12-06 16:10 UTC on an H100 (programsKnown). The float8-packed
+	// activations under max_split_size_mb:128 made 28 cudaMalloc calls more than their
+	// default run (the replay guesses where 37 went): its counts and fragmentation peak
+	// spread wide around figures equal to PyTorch's.
+	"compile_reduce_overhead_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak address": 43.4,
+	"fp8_saved_activations_train_bf16 under max_split_size_mb_128: num_device_alloc address":                                                 12.1,
+	"fp8_saved_activations_train_bf16 under max_split_size_mb_128: segment.all.peak address":                                                 12.1,
+	"fp8_saved_activations_train_bf16 under max_split_size_mb_128: inactive_split_bytes.all.peak address":                                    52.3,
+	"fp8_saved_activations_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":                 10.5,
+	"shampoo_eigh_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":                               19.4,
+	// Under the Shampoo optimizer's cap (1.15 x its peak allocated), some placements of
+	// its 33 cudaMalloc calls more than the default run leave no room for a request: the
+	// OOM count and the retries are {0, 1} around PyTorch's 0, which is the model's.
+	"shampoo_eigh_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_alloc_retries address": 100.0,
+	"shampoo_eigh_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_ooms address":          100.0,
+	// The two-tower server's 24 cross-stream frees (record_stream): where the GPU
+	// completes them decides whether the capped collector can free 2 segments more,
+	// [9, 11] around PyTorch's 9, which is the model's.
+	"two_stream_towers_infer_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free timing": 18.2,
 }
 
 // TestSameRequests: two runs make the same requests when they allocate the same sizes in

@@ -5583,7 +5583,10 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     oom_split_batch_serve_fp16, oom_fragmented_cache_serve_fp16,
                                     resnet_cudnn_benchmark_train_bf16, bit_stdconv_cudnn_benchmark_train_bf16,
                                     compile_cold_train_bf16, flex_attention_docmask_train_bf16,
-                                    triton_autotune_rmsnorm_train_bf16)}
+                                    triton_autotune_rmsnorm_train_bf16,
+                                    compile_reduce_overhead_train_bf16, grouped_mm_moe_train_bf16,
+                                    two_stream_towers_infer_fp16, fp8_saved_activations_train_bf16,
+                                    shampoo_eigh_train)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
@@ -5594,12 +5597,10 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       lightning_bert_train_bf16, wav2vec2_ctc_train_fp16,
                                       fasterrcnn_varsize_train, whisper_train_fp16,
                                       gan_train_fp16, dpsgd_per_sample_grads, moe_generate_bf16,
-                                      streaming_sink_kv_decode_fp16)}
+                                      streaming_sink_kv_decode_fp16, offloaded_cache_generate_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {f.__name__: f for f in (compile_reduce_overhead_train_bf16, grouped_mm_moe_train_bf16,
-                                       two_stream_towers_infer_fp16, fp8_saved_activations_train_bf16,
-                                       shampoo_eigh_train, offloaded_cache_generate_fp16)}
+UNRECORDED = {}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
             "flex_attention_docmask_train_bf16", "compile_reduce_overhead_train_bf16"}
