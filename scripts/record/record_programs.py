@@ -5509,6 +5509,158 @@ def offloaded_cache_generate_fp16(torch):
         del ids, out
 
 
+# ---- four more kinds for issue 28 (2026-12-06, evening): FFT layers, a quasi-Newton
+# optimizer, augmentation on the GPU, Mixture-of-Depths routing.
+
+def fno_fft_train(torch):
+    """A Fourier neural operator trained on 2-D fields, as PDE-surrogate code does: each of
+    4 spectral layers takes torch.fft.rfft2 of its input, multiplies the lowest 16 x 16
+    modes (both signs of the first frequency) by complex64 weights (torch.einsum over the
+    channels), returns by torch.fft.irfft2 and adds a 1x1 convolution of its input;
+    cuFFT's plans are cached per shape and their work areas come from PyTorch's allocator.
+    32 channels, AdamW on the complex weights too, 5 steps at batch x resolution 16x128,
+    8x256, 32x64, 8x256 and 4x384."""
+    torch.manual_seed(0)
+    nn, F = torch.nn, torch.nn.functional
+    width, modes = 32, 16
+
+    class Spectral(nn.Module):
+        def __init__(self):
+            super().__init__()
+            scale = 1 / (width * width)
+            self.w1 = nn.Parameter(scale * torch.randn(width, width, modes, modes, dtype=torch.cfloat))
+            self.w2 = nn.Parameter(scale * torch.randn(width, width, modes, modes, dtype=torch.cfloat))
+            self.pointwise = nn.Conv2d(width, width, 1)
+
+        def forward(self, x):
+            b, c, h, w = x.shape
+            xf = torch.fft.rfft2(x)
+            out = torch.zeros(b, c, h, w // 2 + 1, dtype=torch.cfloat, device=x.device)
+            out[:, :, :modes, :modes] = torch.einsum("bixy,ioxy->boxy", xf[:, :, :modes, :modes], self.w1)
+            out[:, :, -modes:, :modes] = torch.einsum("bixy,ioxy->boxy", xf[:, :, -modes:, :modes], self.w2)
+            return F.gelu(torch.fft.irfft2(out, s=(h, w)) + self.pointwise(x))
+
+    model = nn.Sequential(nn.Conv2d(3, width, 1), *[Spectral() for _ in range(4)],
+                          nn.Conv2d(width, 128, 1), nn.GELU(), nn.Conv2d(128, 1, 1)).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    for bs, res in [(16, 128), (8, 256), (32, 64), (8, 256), (4, 384)]:
+        x = torch.randn(bs, 3, res, res, device="cuda")
+        y = torch.randn(bs, 1, res, res, device="cuda")
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, y, loss
+
+
+def lbfgs_full_batch_train(torch):
+    """Full-batch fitting with torch.optim.LBFGS, as scientific and small-data code does: a
+    closure that drops the gradients (zero_grad) and evaluates the loss and its gradient
+    over the whole dataset (65,536 samples of 256 features; an MLP of two hidden layers of
+    1,024), a history of 10 curvature pairs (flat vectors the size of all parameters) and
+    the strong-Wolfe line search, which evaluates the closure several times a step; 6
+    steps of at most 8 iterations, the dataset drawn again (98,304 samples) after the
+    third."""
+    torch.manual_seed(0)
+    nn, F = torch.nn, torch.nn.functional
+    model = nn.Sequential(nn.Linear(256, 1024), nn.Tanh(), nn.Linear(1024, 1024), nn.Tanh(),
+                          nn.Linear(1024, 1)).cuda()
+    opt = torch.optim.LBFGS(model.parameters(), lr=1, max_iter=8, history_size=10, line_search_fn="strong_wolfe")
+    x = torch.randn(65536, 256, device="cuda")
+    y = torch.sin(x[:, :8].sum(1, keepdim=True))
+    for step in range(6):
+        if step == 3:
+            del x, y
+            x = torch.randn(98304, 256, device="cuda")
+            y = torch.sin(x[:, :8].sum(1, keepdim=True))
+
+        def closure():
+            opt.zero_grad()
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            return loss
+
+        opt.step(closure)
+
+
+def gpu_augment_varres_train_bf16(torch):
+    """Image training with its augmentation on the GPU, as loaders without DALI do with
+    torchvision.transforms.v2 on device tensors: every uint8 image comes in at its own size
+    (256 to 640 px a side), is copied to the device and there converted to float, randomly
+    resized-cropped to 224 px, flipped and colour-jittered, one image at a time, and the
+    batch stacked; torchvision's resnet50 (random weights, 100 classes), channels_last,
+    bf16 autocast, SGD with momentum, 4 steps of 48 images."""
+    import torchvision
+    from torchvision.transforms import v2
+    torch.manual_seed(0)
+    F = torch.nn.functional
+    aug = v2.Compose([v2.ToDtype(torch.float32, scale=True), v2.RandomResizedCrop(224, antialias=True),
+                      v2.RandomHorizontalFlip(), v2.ColorJitter(0.4, 0.4, 0.4),
+                      v2.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])
+    model = torchvision.models.resnet50(num_classes=100).cuda().to(memory_format=torch.channels_last)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    g = torch.Generator().manual_seed(1)
+    for step in range(4):
+        images = []
+        for _ in range(48):
+            h, w = (int(v) for v in torch.randint(256, 641, (2,), generator=g))
+            raw = torch.randint(0, 256, (3, h, w), dtype=torch.uint8, generator=g)
+            images.append(aug(raw.cuda()))
+        x = torch.stack(images).contiguous(memory_format=torch.channels_last)
+        y = torch.randint(0, 100, (48,), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del images, x, y, loss
+
+
+def mixture_of_depths_train_bf16(torch):
+    """Mixture-of-Depths routing, as compute-saving LLM training does: in every second block
+    a router scores the tokens and only each sequence's top eighth goes through the block
+    (gathered by torch.topk's indices, kept in order, the block's change weighted by the
+    router's sigmoid and added back by scatter_add); the other blocks see every token.
+    8 pre-norm blocks (d 768, 12 heads), a 32,000-word head, bf16 autocast, AdamW, 4 steps
+    at batch x length 8x1024, 16x512, 4x2048 and 8x1024."""
+    torch.manual_seed(0)
+    nn, F = torch.nn, torch.nn.functional
+    d, vocab = 768, 32000
+
+    class Routed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.router, self.block = nn.Linear(d, 1), _block(torch, d, 12)
+
+        def forward(self, x):
+            b, n, _ = x.shape
+            score = self.router(x).squeeze(-1)
+            weight, idx = score.topk(n // 8, dim=1)
+            idx, order = idx.sort(dim=1)
+            weight = weight.gather(1, order)
+            where = idx[..., None].expand(-1, -1, d)
+            picked = x.gather(1, where)
+            change = (self.block(picked) - picked) * torch.sigmoid(weight)[..., None]
+            return x.scatter_add(1, where, change.to(x.dtype))
+
+    emb, head = nn.Embedding(vocab, d), nn.Linear(d, vocab, bias=False)
+    blocks = nn.ModuleList(Routed() if i % 2 else _block(torch, d, 12) for i in range(8))
+    model = nn.ModuleList([emb, blocks, head]).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    for bs, n in [(8, 1024), (16, 512), (4, 2048), (8, 1024)]:
+        ids = torch.randint(0, vocab, (bs, n), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            x = emb(ids)
+            for blk in blocks:
+                x = blk(x)
+            logits = head(x)
+        loss = F.cross_entropy(logits.float().view(-1, vocab), ids.roll(-1, 1).view(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, x, logits, loss
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -5600,7 +5752,8 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16, offloaded_cache_generate_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {}
+UNRECORDED = {f.__name__: f for f in (fno_fft_train, lbfgs_full_batch_train, gpu_augment_varres_train_bf16,
+                                       mixture_of_depths_train_bf16)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
             "flex_attention_docmask_train_bf16", "compile_reduce_overhead_train_bf16"}
