@@ -5738,7 +5738,8 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     triton_autotune_rmsnorm_train_bf16,
                                     compile_reduce_overhead_train_bf16, grouped_mm_moe_train_bf16,
                                     two_stream_towers_infer_fp16, fp8_saved_activations_train_bf16,
-                                    shampoo_eigh_train)}
+                                    shampoo_eigh_train, fno_fft_train, lbfgs_full_batch_train,
+                                    gpu_augment_varres_train_bf16, mixture_of_depths_train_bf16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
@@ -5752,8 +5753,7 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16, offloaded_cache_generate_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {f.__name__: f for f in (fno_fft_train, lbfgs_full_batch_train, gpu_augment_varres_train_bf16,
-                                       mixture_of_depths_train_bf16)}
+UNRECORDED = {}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
             "flex_attention_docmask_train_bf16", "compile_reduce_overhead_train_bf16"}
