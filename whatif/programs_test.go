@@ -727,8 +727,8 @@ var programsWide = map[string]float64{
 	"shampoo_eigh_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_alloc_retries address": 100.0,
 	"shampoo_eigh_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_ooms address":          100.0,
 	// The two-tower server's 24 cross-stream frees (record_stream): where the GPU
-	// completes them decides whether the capped collector can free 2 segments more,
-	// [9, 11] around PyTorch's 9, which is the model's.
+	// completes them decides whether 2 segments more are freed under the cap: [9, 11]
+	// around PyTorch's 9, which is the model's.
 	"two_stream_towers_infer_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free timing": 18.2,
 	// The four of 2026-12-06 17:02 UTC on an H100 (programsKnown).
 	"mixture_of_depths_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address": 14.3,
