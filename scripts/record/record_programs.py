@@ -5661,6 +5661,313 @@ def mixture_of_depths_train_bf16(torch):
         del ids, x, logits, loss
 
 
+def deterministic_index_add_train(torch):
+    """Training under torch.use_deterministic_algorithms(True), as code that must reproduce
+    its results bit for bit does: CUBLAS_WORKSPACE_CONFIG=:4096:8 (set before cuBLAS's
+    first call: its workspaces are PyTorch allocations of that size), message passing whose
+    index_add_ runs its deterministic kernel (index_put_ with accumulate, which sorts the
+    indices) and whose gathers' backward does the same, a node-type embedding, and every
+    torch.empty filled (fill_uninitialized_memory). 3 message-passing layers of 128
+    features, AdamW, 5 steps over random graphs of 50k to 80k nodes and 250k to 800k
+    edges."""
+    import os
+    os.environ["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"
+    torch.use_deterministic_algorithms(True)
+    try:
+        torch.manual_seed(0)
+        nn, F = torch.nn, torch.nn.functional
+        d = 128
+
+        class Layer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.msg, self.upd = nn.Linear(2 * d, d), nn.Linear(2 * d, d)
+
+            def forward(self, x, src, dst):
+                m = F.silu(self.msg(torch.cat([x[src], x[dst]], dim=1)))
+                agg = torch.zeros_like(x).index_add_(0, dst, m)
+                return x + F.silu(self.upd(torch.cat([x, agg], dim=1)))
+
+        kinds = nn.Embedding(16, d)
+        layers = nn.ModuleList(Layer() for _ in range(3))
+        head = nn.Linear(d, 1)
+        model = nn.ModuleList([kinds, layers, head]).cuda()
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        for n, e in [(50_000, 400_000), (80_000, 800_000), (30_000, 250_000), (80_000, 800_000),
+                     (60_000, 500_000)]:
+            kind = torch.randint(0, 16, (n,), device="cuda")
+            src = torch.randint(0, n, (e,), device="cuda")
+            dst = torch.randint(0, n, (e,), device="cuda")
+            y = torch.randn(n, 1, device="cuda")
+            x = kinds(kind)
+            for layer in layers:
+                x = layer(x, src, dst)
+            loss = F.mse_loss(head(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            del kind, src, dst, y, x, loss
+    finally:
+        torch.use_deterministic_algorithms(False)
+
+
+def minhash_lsh_dedup(torch):
+    """Near-duplicate detection of a text corpus on the GPU, as LLM data pipelines do
+    (MinHash and LSH banding): each shard of documents (token ids, 64 to 4,096 tokens
+    each, every fifth a copy of the one before with 3 % of its tokens changed) is cut into
+    5-token shingles (unfold) hashed to int64, the shingles that stay inside a document
+    picked by a boolean mask, 128 MinHash permutations ((a x + b) over int64, 32 at a
+    time) reduced to each document's minimum (scatter_reduce amin), 16 bands of 8 rows
+    hashed into bucket keys that torch.unique (return_inverse, return_counts) groups, and
+    the documents sharing a bucket paired (nonzero, argsort, unique over rows) and kept
+    where their signatures agree on 70 %: sizes known only on the device, CUB's temporary
+    storage from PyTorch's allocator. 5 shards of 2,000, 3,000, 1,500, 2,500 and 3,000
+    documents."""
+    torch.manual_seed(0)
+    vocab, perms, bands = 50_000, 128, 16
+    a = torch.randint(1, 1 << 61, (perms,), device="cuda")
+    b = torch.randint(0, 1 << 61, (perms,), device="cuda")
+    kept = []
+    for ndocs in [2000, 3000, 1500, 2500, 3000]:
+        lens = torch.randint(64, 4097, (ndocs,))
+        lens[4::5] = lens[3::5]
+        starts = (torch.cumsum(lens, 0) - lens).cuda()
+        lens_d = lens.cuda()
+        total = int(lens.sum())
+        doc = torch.repeat_interleave(torch.arange(ndocs, device="cuda"), lens_d)
+        pos = torch.arange(total, device="cuda") - starts[doc]
+        src = starts[torch.where(doc % 5 == 4, doc - 1, doc)] + pos
+        tokens = torch.randint(0, vocab, (total,), device="cuda")[src]
+        tokens = torch.where(torch.rand(total, device="cuda") < 0.03, torch.randint_like(tokens, vocab), tokens)
+        sh = tokens.unfold(0, 5, 1)
+        key = sh[:, 0]
+        for j in range(1, 5):
+            key = key * 1_000_003 ^ sh[:, j]
+        inside = pos[: total - 4] <= lens_d[doc[: total - 4]] - 5
+        key, kdoc = key[inside], doc[: total - 4][inside]
+        sig = torch.empty(ndocs, perms, dtype=torch.long, device="cuda")
+        for c in range(0, perms, 32):
+            h = (key[:, None] * a[None, c:c + 32] + b[None, c:c + 32]) & ((1 << 61) - 1)
+            part = torch.full((ndocs, 32), 1 << 62, dtype=torch.long, device="cuda")
+            sig[:, c:c + 32] = part.scatter_reduce_(0, kdoc[:, None].expand(-1, 32), h, reduce="amin")
+            del h, part
+        band_key = sig.view(ndocs, bands, perms // bands)[..., 0]
+        for j in range(1, perms // bands):
+            band_key = band_key * 1_000_003 ^ sig.view(ndocs, bands, perms // bands)[..., j]
+        band_key = (band_key * bands + torch.arange(bands, device="cuda")).reshape(-1)
+        _, inv, counts = torch.unique(band_key, return_inverse=True, return_counts=True)
+        members = torch.nonzero(counts[inv] > 1).squeeze(1)
+        members = members[torch.argsort(inv[members], stable=True)]
+        bucket = inv[members]
+        same = bucket[1:] == bucket[:-1]
+        pairs = torch.unique(torch.stack([members[:-1][same] // bands, members[1:][same] // bands], 1), dim=0)
+        agree = (sig[pairs[:, 0]] == sig[pairs[:, 1]]).float().mean(1)
+        keep = torch.ones(ndocs, dtype=torch.bool, device="cuda")
+        keep[pairs[agree > 0.7, 1]] = False
+        kept.append(int(keep.sum()))
+        del starts, lens_d, doc, pos, src, tokens, sh, key, inside, kdoc, sig, band_key, inv, counts
+        del members, bucket, same, pairs, agree, keep
+
+
+def cudnn_sdpa_train_bf16(torch):
+    """A decoder trained with its attention on cuDNN's fused kernel, as code that picks
+    SDPA's backend does (torch.nn.attention.sdpa_kernel(SDPBackend.CUDNN_ATTENTION)):
+    cuDNN builds an execution plan for each shape and takes its workspaces from PyTorch's
+    allocator. 6 pre-norm blocks (d 1,024, 16 heads of 64), a 16,000-word head, bf16
+    autocast, AdamW, 5 steps at batch x length 8x1024, 4x2048, 16x512, 2x4096 and
+    8x1024."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    torch.manual_seed(0)
+    nn, F = torch.nn, torch.nn.functional
+    d, vocab = 1024, 16000
+    emb, head = nn.Embedding(vocab, d), nn.Linear(d, vocab, bias=False)
+    blocks = nn.ModuleList(_block(torch, d, 16) for _ in range(6))
+    model = nn.ModuleList([emb, blocks, head]).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+        for bs, n in [(8, 1024), (4, 2048), (16, 512), (2, 4096), (8, 1024)]:
+            ids = torch.randint(0, vocab, (bs, n), device="cuda")
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                x = emb(ids)
+                for blk in blocks:
+                    x = blk(x)
+                logits = head(x)
+            loss = F.cross_entropy(logits.float().view(-1, vocab), ids.roll(-1, 1).view(-1))
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            del ids, x, logits, loss
+
+
+def async_activation_offload_train_bf16(torch):
+    """Activation offloading overlapped with compute, as torchtune's OffloadActivations does:
+    saved_tensors_hooks copy every saved activation of 1 MiB or more into pinned host
+    memory on a side stream (which waits for the default stream; the activation is marked
+    in use there, record_stream, so its block is reused only after the copy) and, in
+    backward, bring it back on that side stream, the default stream waiting for it and
+    taking it over (record_stream). 8 pre-norm blocks (d 1,024, 16 heads), a 16,000-word
+    head, bf16 autocast, AdamW, 4 steps at batch x length 8x1024, 4x2048, 16x512 and
+    8x1024."""
+    torch.manual_seed(0)
+    nn, F = torch.nn, torch.nn.functional
+    d, vocab = 1024, 16000
+    main, side = torch.cuda.current_stream(), torch.cuda.Stream()
+    pin = torch.cuda.is_available()
+
+    def pack(t):
+        if t.device.type == "cpu" or t.numel() * t.element_size() < (1 << 20) or isinstance(t, nn.Parameter):
+            return t
+        host = torch.empty(t.shape, dtype=t.dtype, pin_memory=pin)
+        side.wait_stream(main)
+        with torch.cuda.stream(side):
+            host.copy_(t, non_blocking=True)
+        t.record_stream(side)
+        return host, t.device
+
+    def unpack(p):
+        if isinstance(p, torch.Tensor):
+            return p
+        host, device = p
+        side.wait_stream(main)
+        with torch.cuda.stream(side):
+            t = host.to(device, non_blocking=True)
+        main.wait_stream(side)
+        t.record_stream(main)
+        return t
+
+    emb, head = nn.Embedding(vocab, d), nn.Linear(d, vocab, bias=False)
+    blocks = nn.ModuleList(_block(torch, d, 16) for _ in range(8))
+    model = nn.ModuleList([emb, blocks, head]).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    for bs, n in [(8, 1024), (4, 2048), (16, 512), (8, 1024)]:
+        ids = torch.randint(0, vocab, (bs, n), device="cuda")
+        with torch.autograd.graph.saved_tensors_hooks(pack, unpack), torch.autocast("cuda", dtype=torch.bfloat16):
+            x = emb(ids)
+            for blk in blocks:
+                x = blk(x)
+            logits = head(x)
+        loss = F.cross_entropy(logits.float().view(-1, vocab), ids.roll(-1, 1).view(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, x, logits, loss
+    torch.cuda.synchronize()
+
+
+def bf16_master_weights_train(torch):
+    """Mixed-precision training with the model itself in bf16 and fp32 master weights, as
+    Megatron-style trainers do: every bf16 parameter's gradient is added into an fp32
+    main_grad buffer by a post-accumulate-grad hook and then dropped, 4 micro-batches a
+    step accumulate there, AdamW steps the fp32 masters (main_grad as their gradient) and
+    the bf16 parameters are copied back from them. 8 pre-norm blocks (d 1,024, 16 heads), a
+    16,000-word head, 3 steps of micro-batches at batch x length 4x1024, 2x2048, 8x512 and
+    4x1024."""
+    torch.manual_seed(0)
+    nn, F = torch.nn, torch.nn.functional
+    d, vocab = 1024, 16000
+    emb, head = nn.Embedding(vocab, d), nn.Linear(d, vocab, bias=False)
+    blocks = nn.ModuleList(_block(torch, d, 16) for _ in range(8))
+    model = nn.ModuleList([emb, blocks, head]).cuda().to(torch.bfloat16)
+    params = list(model.parameters())
+    masters = [p.detach().float() for p in params]
+    for m, p in zip(masters, params):
+        m.grad = torch.zeros_like(m)
+
+        def accumulate(p, m=m):
+            m.grad.add_(p.grad)
+            p.grad = None
+        p.register_post_accumulate_grad_hook(accumulate)
+    opt = torch.optim.AdamW(masters, lr=1e-4)
+    for step in range(3):
+        for bs, n in [(4, 1024), (2, 2048), (8, 512), (4, 1024)]:
+            ids = torch.randint(0, vocab, (bs, n), device="cuda")
+            x = emb(ids)
+            for blk in blocks:
+                x = blk(x)
+            loss = F.cross_entropy(head(x).float().view(-1, vocab), ids.roll(-1, 1).view(-1)) / 4
+            loss.backward()
+            del ids, x, loss
+        opt.step()
+        with torch.no_grad():
+            for m, p in zip(masters, params):
+                p.copy_(m)
+                m.grad.zero_()
+
+
+def neural_ode_rk4_train(torch):
+    """A neural ODE trained by backpropagating through its solver, as latent-dynamics code
+    without an adjoint does: an MLP vector field f(t, z) (256 state, two hidden layers of
+    1,024, SiLU) integrated by classic fixed-step RK4 from t = 0 to 1, the state kept at 8
+    observation times and compared with targets; every stage's activations stay saved for
+    backward. AdamW, 4 steps at batch x RK4 steps 512x40, 1024x24, 256x80 and 512x40."""
+    torch.manual_seed(0)
+    nn, F = torch.nn, torch.nn.functional
+    dim = 256
+    field = nn.Sequential(nn.Linear(dim + 1, 1024), nn.SiLU(), nn.Linear(1024, 1024), nn.SiLU(),
+                          nn.Linear(1024, dim)).cuda()
+    opt = torch.optim.AdamW(field.parameters(), lr=1e-3)
+
+    def f(t, z):
+        return field(torch.cat([z, t.expand(z.shape[0], 1)], dim=1))
+
+    for bs, steps in [(512, 40), (1024, 24), (256, 80), (512, 40)]:
+        z = torch.randn(bs, dim, device="cuda")
+        target = torch.randn(8, bs, dim, device="cuda")
+        h = 1.0 / steps
+        every = steps // 8
+        seen = []
+        for i in range(steps):
+            t = torch.full((1, 1), i * h, device="cuda")
+            k1 = f(t, z)
+            k2 = f(t + h / 2, z + h / 2 * k1)
+            k3 = f(t + h / 2, z + h / 2 * k2)
+            k4 = f(t + h, z + h * k3)
+            z = z + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+            if (i + 1) % every == 0:
+                seen.append(z)
+        loss = F.mse_loss(torch.stack(seen), target)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del z, target, seen, loss, k1, k2, k3, k4
+
+
+def graphed_callables_train(torch):
+    """Training with torch.cuda.make_graphed_callables, as MLPerf-style trainers capture
+    their static-shape modules: an encoder and a head (an MLP of 4 residual layers of
+    2,048 with LayerNorm, then a 2,048 x 10,000 classifier) are warmed up on a side stream
+    and captured, forward and backward, into CUDA graphs that share one private memory
+    pool; the loss and AdamW run outside the graphs, 6 steps at batch 1,024, the inputs
+    copied into the graphs' static tensors by the graphed callables."""
+    torch.manual_seed(0)
+    nn, F = torch.nn, torch.nn.functional
+    d = 2048
+
+    class Residual(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln, self.fc1, self.fc2 = nn.LayerNorm(d), nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+        def forward(self, x):
+            return x + self.fc2(F.gelu(self.fc1(self.ln(x))))
+
+    encoder = nn.Sequential(nn.Linear(512, d), *[Residual() for _ in range(4)]).cuda()
+    head = nn.Linear(d, 10_000).cuda()
+    opt = torch.optim.AdamW(list(encoder.parameters()) + list(head.parameters()), lr=1e-4)
+    x0 = torch.randn(1024, 512, device="cuda")
+    h0 = torch.randn(1024, d, device="cuda", requires_grad=True)
+    encoder, head = torch.cuda.make_graphed_callables((encoder, head), ((x0,), (h0,)))
+    del x0, h0
+    for step in range(6):
+        x = torch.randn(1024, 512, device="cuda")
+        y = torch.randint(0, 10_000, (1024,), device="cuda")
+        loss = F.cross_entropy(head(encoder(x)), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, y, loss
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -5753,7 +6060,9 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16, offloaded_cache_generate_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {}
+UNRECORDED = {f.__name__: f for f in (deterministic_index_add_train, minhash_lsh_dedup, cudnn_sdpa_train_bf16,
+                                       async_activation_offload_train_bf16, bf16_master_weights_train,
+                                       neural_ode_rk4_train, graphed_callables_train)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
             "flex_attention_docmask_train_bf16", "compile_reduce_overhead_train_bf16"}
