@@ -5968,6 +5968,111 @@ def graphed_callables_train(torch):
         del x, y, loss
 
 
+def vit_gpt2_caption_beam_generate_fp16(torch):
+    """Image captioning by beam search, as vision-language serving does with transformers'
+    VisionEncoderDecoderModel: a ViT encoder (8 layers, d 768, 224 px, patches of 16) and a
+    GPT-2 decoder with cross-attention (6 layers, d 768, random weights), fp16, 4 beams and
+    24 new tokens, the encoder's 197 patch states expanded to the beams and the decoder's
+    self- and cross-attention caches reordered every step. torch.inference_mode, 4 batches
+    of 8, 16, 4 and 12 images."""
+    from transformers import GPT2Config, ViTConfig, VisionEncoderDecoderConfig, VisionEncoderDecoderModel
+    torch.manual_seed(0)
+    enc = ViTConfig(hidden_size=768, num_hidden_layers=8, num_attention_heads=12, intermediate_size=3072,
+                    image_size=224, patch_size=16)
+    dec = GPT2Config(n_layer=6, n_embd=768, n_head=12, add_cross_attention=True, is_decoder=True,
+                     bos_token_id=50256, eos_token_id=50256)
+    cfg = VisionEncoderDecoderConfig.from_encoder_decoder_configs(enc, dec)
+    cfg.decoder_start_token_id = cfg.pad_token_id = 50256
+    model = VisionEncoderDecoderModel(cfg).cuda().half().eval()
+    with torch.inference_mode():
+        for bs in [8, 16, 4, 12]:
+            pixels = torch.randn(bs, 3, 224, 224, device="cuda", dtype=torch.half)
+            out = model.generate(pixel_values=pixels, num_beams=4, max_new_tokens=24, min_new_tokens=24,
+                                 do_sample=False, decoder_start_token_id=50256, pad_token_id=50256)
+            del pixels, out
+
+
+def wgan_gp_train(torch):
+    """A Wasserstein GAN with gradient penalty, as WGAN-GP code does: each generator step
+    follows 5 critic steps, and each critic step takes the critic's gradient with respect
+    to random interpolations of real and generated 64 px images
+    (torch.autograd.grad(create_graph=True)) and penalises its norm, so backward runs
+    through that gradient's graph (double backward through the convolutions). A DCGAN-like
+    generator (128-d noise, transposed convolutions) and a critic of strided convolutions
+    with LayerNorm-free LeakyReLU blocks, Adam (0.0, 0.9), 3 generator steps at batch 64,
+    128 and 96."""
+    torch.manual_seed(0)
+    nn = torch.nn
+    gen = nn.Sequential(nn.ConvTranspose2d(128, 512, 4, 1, 0), nn.BatchNorm2d(512), nn.ReLU(),
+                        nn.ConvTranspose2d(512, 256, 4, 2, 1), nn.BatchNorm2d(256), nn.ReLU(),
+                        nn.ConvTranspose2d(256, 128, 4, 2, 1), nn.BatchNorm2d(128), nn.ReLU(),
+                        nn.ConvTranspose2d(128, 64, 4, 2, 1), nn.BatchNorm2d(64), nn.ReLU(),
+                        nn.ConvTranspose2d(64, 3, 4, 2, 1), nn.Tanh()).cuda()
+    critic = nn.Sequential(nn.Conv2d(3, 64, 4, 2, 1), nn.LeakyReLU(0.2),
+                           nn.Conv2d(64, 128, 4, 2, 1), nn.LeakyReLU(0.2),
+                           nn.Conv2d(128, 256, 4, 2, 1), nn.LeakyReLU(0.2),
+                           nn.Conv2d(256, 512, 4, 2, 1), nn.LeakyReLU(0.2),
+                           nn.Conv2d(512, 1, 4, 1, 0)).cuda()
+    opt_g = torch.optim.Adam(gen.parameters(), lr=1e-4, betas=(0.0, 0.9))
+    opt_c = torch.optim.Adam(critic.parameters(), lr=1e-4, betas=(0.0, 0.9))
+    for bs in [64, 128, 96]:
+        for _ in range(5):
+            real = torch.rand(bs, 3, 64, 64, device="cuda") * 2 - 1
+            with torch.no_grad():
+                fake = gen(torch.randn(bs, 128, 1, 1, device="cuda"))
+            eps = torch.rand(bs, 1, 1, 1, device="cuda")
+            mix = (eps * real + (1 - eps) * fake).requires_grad_(True)
+            grad, = torch.autograd.grad(critic(mix).sum(), mix, create_graph=True)
+            penalty = ((grad.flatten(1).norm(dim=1) - 1) ** 2).mean()
+            loss_c = critic(fake).mean() - critic(real).mean() + 10 * penalty
+            opt_c.zero_grad(set_to_none=True)
+            loss_c.backward()
+            opt_c.step()
+            del real, fake, eps, mix, grad, penalty, loss_c
+        loss_g = -critic(gen(torch.randn(bs, 128, 1, 1, device="cuda"))).mean()
+        opt_g.zero_grad(set_to_none=True)
+        loss_g.backward()
+        opt_g.step()
+        del loss_g
+
+
+def alphazero_selfplay_infer(torch):
+    """Self-play search, as AlphaZero-style code does: 64 games in parallel, each move a
+    batched evaluation of a residual policy/value network (10 blocks of 128 channels on a
+    19 x 19 board, bf16 autocast, torch.inference_mode) over the leaves the search picked,
+    whose number changes every evaluation (1 to 256 positions, as games finish and trees
+    widen), the policy's top moves (softmax, topk) and values copied back to the host for
+    the tree. 600 evaluations."""
+    torch.manual_seed(0)
+    nn, F = torch.nn, torch.nn.functional
+
+    class Res(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1, self.b1 = nn.Conv2d(128, 128, 3, padding=1, bias=False), nn.BatchNorm2d(128)
+            self.c2, self.b2 = nn.Conv2d(128, 128, 3, padding=1, bias=False), nn.BatchNorm2d(128)
+
+        def forward(self, x):
+            return F.relu(x + self.b2(self.c2(F.relu(self.b1(self.c1(x))))))
+
+    trunk = nn.Sequential(nn.Conv2d(17, 128, 3, padding=1, bias=False), nn.BatchNorm2d(128), nn.ReLU(),
+                          *[Res() for _ in range(10)]).cuda().eval()
+    policy = nn.Sequential(nn.Conv2d(128, 2, 1), nn.Flatten(), nn.Linear(2 * 361, 362)).cuda().eval()
+    value = nn.Sequential(nn.Conv2d(128, 1, 1), nn.Flatten(), nn.Linear(361, 256), nn.ReLU(),
+                          nn.Linear(256, 1), nn.Tanh()).cuda().eval()
+    g = torch.Generator().manual_seed(1)
+    with torch.inference_mode(), torch.autocast("cuda", dtype=torch.bfloat16):
+        for step in range(600):
+            n = int(torch.randint(1, 257, (1,), generator=g))
+            boards = (torch.rand(n, 17, 19, 19, device="cuda") < 0.3).float()
+            h = trunk(boards)
+            p = F.softmax(policy(h).float(), dim=-1)
+            top, moves = p.topk(16, dim=-1)
+            v = value(h).float()
+            top, moves, v = top.cpu(), moves.cpu(), v.cpu()
+            del boards, h, p
+
+
 def gpt2_train_big(torch):
     """The big-snapshot benchmark's input, not shipped (BENCHMARKS.md, "Big snapshots"):
     transformers' GPT-2 (12 layers, d 768, vocab 32000, random weights) trained with AdamW
@@ -6062,7 +6167,8 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
 # and moved into PROGRAMS once their recordings ship.
 UNRECORDED = {f.__name__: f for f in (deterministic_index_add_train, minhash_lsh_dedup, cudnn_sdpa_train_bf16,
                                        async_activation_offload_train_bf16, bf16_master_weights_train,
-                                       neural_ode_rk4_train, graphed_callables_train)}
+                                       neural_ode_rk4_train, graphed_callables_train,
+                                       vit_gpt2_caption_beam_generate_fp16, wgan_gp_train, alphazero_selfplay_infer)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
             "flex_attention_docmask_train_bf16", "compile_reduce_overhead_train_bf16"}
