@@ -23,6 +23,9 @@ under set_per_process_memory_fraction(1.15 x the default run's peak allocated / 
                                         every program (or those), every setting
   python3 record_programs.py --list
 
+A new program can be run on the CPU first, unrecorded, to catch its bugs before a GPU is
+lent: python3 cpu_smoke.py NAME [NAME ...] (its docstring says what it stands in for).
+
 Programs marked COMPILED (torch.compile) are first run once, unrecorded, to warm a
 persistent compile cache (TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR under --cache,
 one folder a program); every recorded setting then runs in a fresh process on that warm
