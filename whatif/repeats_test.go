@@ -283,6 +283,12 @@ func spanOf(vals []int64, lr [2]int64, ranged bool) string {
 // every range the replay gives, keyed "PROGRAM under SETTING (repeat K): KEY", each
 // with why.
 var repeatsOutside = map[string]string{
+	// The image captioner (recorded 2026-12-06 20:19 UTC on the H200, repeated at 20:21):
+	// its repeat under roundup_power2_divisions:4 measured a peak allocated 524,288 bytes
+	// below the range (767,364,608 against {767,888,896, 771,034,624}), where the shipped
+	// run measured the model's 769,461,760; with that run's own addresses the replay is
+	// exact: the driver placed its segments where no placement tried does.
+	"vit_gpt2_caption_beam_generate_fp16 under roundup_power2_divisions_4 (repeat 1): allocated_bytes.all.peak": "512 KiB below the range; that run's own addresses make it exact",
 	// The shipped run and repeat 2 measured 220,102,656, repeats 1 and 3 the model's
 	// 228,285,440: the driver laid the first step's 32 MiB segments in one of two
 	// orders, and no placement tries the other.

@@ -6154,7 +6154,10 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     compile_reduce_overhead_train_bf16, grouped_mm_moe_train_bf16,
                                     two_stream_towers_infer_fp16, fp8_saved_activations_train_bf16,
                                     shampoo_eigh_train, fno_fft_train, lbfgs_full_batch_train,
-                                    gpu_augment_varres_train_bf16, mixture_of_depths_train_bf16)}
+                                    gpu_augment_varres_train_bf16, mixture_of_depths_train_bf16,
+                                    deterministic_index_add_train, minhash_lsh_dedup, cudnn_sdpa_train_bf16,
+                                    bf16_master_weights_train, neural_ode_rk4_train, graphed_callables_train,
+                                    vit_gpt2_caption_beam_generate_fp16, wgan_gp_train, alphazero_selfplay_infer)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
@@ -6165,13 +6168,11 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       lightning_bert_train_bf16, wav2vec2_ctc_train_fp16,
                                       fasterrcnn_varsize_train, whisper_train_fp16,
                                       gan_train_fp16, dpsgd_per_sample_grads, moe_generate_bf16,
-                                      streaming_sink_kv_decode_fp16, offloaded_cache_generate_fp16)}
+                                      streaming_sink_kv_decode_fp16, offloaded_cache_generate_fp16,
+                                      async_activation_offload_train_bf16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {f.__name__: f for f in (deterministic_index_add_train, minhash_lsh_dedup, cudnn_sdpa_train_bf16,
-                                       async_activation_offload_train_bf16, bf16_master_weights_train,
-                                       neural_ode_rk4_train, graphed_callables_train,
-                                       vit_gpt2_caption_beam_generate_fp16, wgan_gp_train, alphazero_selfplay_infer)}
+UNRECORDED = {}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
             "flex_attention_docmask_train_bf16", "compile_reduce_overhead_train_bf16"}
