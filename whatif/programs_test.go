@@ -22,7 +22,11 @@ import (
 // out exact or inside an informative range fails the test, so the list cannot outlive
 // its reason. Every range wider than informative, whether PyTorch's figure is the
 // model's or not, must be in programsWide at no more than its listed width; one no list
-// names must also be within rangeWidth. OOM or not must match in every case.
+// names must also be within rangeWidth. OOM or not must match in every case. Where the
+// GPU completed a run's cross-stream frees at other points than the default run's, a
+// figure that depends on them is held to its timing range here and, at that run's own
+// timing, to its address range (checkTiming); with that run's own timing and device
+// addresses every figure must be exact.
 // BENCHMARKS.md quotes the summary.
 func TestPredictsPractitionerPrograms(t *testing.T) {
 	var c tally
@@ -95,6 +99,18 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 			delete(timed, k)
 			delete(placed, k)
 		}
+		// Where the GPU completed the cross-stream frees at other points in that run, an
+		// address range of a figure that depends on them is the range at the default
+		// run's timing: that run's figure is held to its timing range here, and to the
+		// address range at its own timing by checkTiming.
+		var sT *snapshot.Snapshot
+		if r.CrossStreamFrees != 0 {
+			if sT = retimed(t, s, ff); sT != nil {
+				for k := range timed {
+					delete(placed, k)
+				}
+			}
+		}
 		checkRange(t, what, "timing", timed, r, f, programsWide)
 		checkRange(t, what, "address", placed, r, f, programsWide)
 		checkRange(t, what, "after-OOM", r.AfterOOMRange, r, f, nil)
@@ -105,7 +121,11 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 		}
 		if !exactIn(r, f) {
 			withOwn++
-			if other := checkWithOwnAddresses(t, s, defaultHistory(t, hD, prog, s), what, ff, r, f); other != "" {
+			sD, hS := s, defaultHistory(t, hD, prog, s)
+			if sT != nil {
+				sD, hS = sT, preparedOrFatal(t, sT)
+			}
+			if other := checkWithOwnAddresses(t, sD, hS, what, ff, r, f); other != "" {
 				ownRequests++
 				t.Logf("%s: the program made other requests than its default run (%s)", what, other)
 			}
@@ -122,7 +142,7 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 		n := perProgram[prog]
 		t.Logf("| %s | %d | %d | %d | %d | %d | %d |", prog, n["exact"]+n["in range"]+n["wide range"]+n["outside"]+n["not compared"], n["exact"], n["in range"], n["wide range"], n["outside"], n["not compared"])
 	}
-	summary := fmt.Sprintf("practitioners' programs: %s; %d outside any range, %d inside one wider than informative (programsKnown); %d settings not exact, each exact in every figure with its own run's device addresses (a figure after a predicted OOM: inside its after-OOM range); in %d of them the program itself made other requests than in its default run, and that run's own snapshot is replayed", c, outside, wide, withOwn, ownRequests)
+	summary := fmt.Sprintf("practitioners' programs: %s; %d outside any range, %d inside one wider than informative (programsKnown); %d settings not exact, each exact in every figure with its own run's device addresses, and GPU timing where its figures depend on it (a figure after a predicted OOM: inside its after-OOM range); in %d of them the program itself made other requests than in its default run, and that run's own snapshot is replayed", c, outside, wide, withOwn, ownRequests)
 	t.Log(summary)
 	c.widths.log(t, "practitioners' programs", programsWide)
 	quotedInBenchmarks(t, "the practitioners' programs' summary line", summary)
@@ -226,6 +246,16 @@ func checkWithOwnAddresses(t *testing.T, sD *snapshot.Snapshot, hD *history, wha
 	}
 	logRow(t, prog, name, " (its addresses)", *rm, f)
 	return otherRequests
+}
+
+// preparedOrFatal is s prepared for replay (device 0), failing t where it cannot be.
+func preparedOrFatal(t *testing.T, s *snapshot.Snapshot) *history {
+	t.Helper()
+	h, err := prepare(s, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 // defaultHistory is program prog's default snapshot s prepared, once (hD keeps it).
@@ -574,12 +604,35 @@ var programsKnown = map[string]string{
 	"cudnn_sdpa_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free":               "225 cudaMalloc calls more than the default run, under the cap",
 	"vit_gpt2_caption_beam_generate_fp16 under max_split_size_mb_128: reserved_bytes.all.peak":                          "5 cudaMalloc calls more than the default run, guessed",
 	"vit_gpt2_caption_beam_generate_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free": "a small count: a range of four is more than 10 % of its top",
+	// Activation offloading to pinned host memory on a side stream (recorded 2026-12-06
+	// 20:19 UTC on the H200 and checked blind; shipped 2026-12-06 after the check replayed
+	// each run's own GPU timing, with which every figure of every run is exact, under the
+	// cap with that run's own addresses too). Its 870 frees a run wait for copies on the
+	// other stream, and GPU timing moves them by hundreds of requests from run to run
+	// (its two default runs complete 40 of them 98 and 444 requests after they were
+	// made). The timing range bounds each free by four times its recorded wait, which
+	// lets nearly every one come late together: 34 to 83 % of the top wide. The model's
+	// GPU timing needs work here (reference/programs-2.11/README.md).
+	"async_activation_offload_train_bf16 under expandable_segments_True: reserved_bytes.all.peak":                                     "copy-waiting frees: a GPU timing range wider than informative",
+	"async_activation_offload_train_bf16 under expandable_segments_True: num_device_alloc":                                            "copy-waiting frees: a GPU timing range wider than informative",
+	"async_activation_offload_train_bf16 under max_split_size_mb_128: reserved_bytes.all.peak":                                        "copy-waiting frees: a GPU timing range wider than informative",
+	"async_activation_offload_train_bf16 under max_split_size_mb_128: num_device_alloc":                                               "copy-waiting frees: a GPU timing range wider than informative",
+	"async_activation_offload_train_bf16 under max_split_size_mb_128: segment.all.peak":                                               "copy-waiting frees: a GPU timing range wider than informative",
+	"async_activation_offload_train_bf16 under max_split_size_mb_128: inactive_split_bytes.all.peak":                                  "copy-waiting frees: a GPU timing range wider than informative",
+	"async_activation_offload_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc":              "copy-waiting frees: a GPU timing range wider than informative",
+	"async_activation_offload_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free":               "copy-waiting frees: a GPU timing range wider than informative",
+	"async_activation_offload_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak": "copy-waiting frees: a GPU timing range wider than informative",
+	"async_activation_offload_train_bf16 under roundup_power2_divisions_4: reserved_bytes.all.peak":                                   "copy-waiting frees: a GPU timing range wider than informative",
+	"async_activation_offload_train_bf16 under roundup_power2_divisions_4: num_device_alloc":                                          "copy-waiting frees: a GPU timing range wider than informative",
+	"async_activation_offload_train_bf16 under roundup_power2_divisions_4: segment.all.peak":                                          "copy-waiting frees: a GPU timing range wider than informative",
+	"async_activation_offload_train_bf16 under roundup_power2_divisions_4: inactive_split_bytes.all.peak":                             "copy-waiting frees: a GPU timing range wider than informative",
 }
 
 // programsWide are the practitioners' programs' ranges wider than informative
 // (rangeWidths.log), with their width in % of the top, whether PyTorch's figure is
-// their own or not: all over placements of device allocations the default run never
-// made (programsKnown says why for the figures that are not exact).
+// their own or not: over placements of device allocations the default run never made,
+// or, for a program whose frees wait for other streams, over GPU timings (programsKnown
+// says why for the figures that are not exact).
 var programsWide = map[string]float64{
 	"bert_train_eval_interleaved_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc address": 12.6,
 	"bert_train_eval_interleaved_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":  17.9,
@@ -747,6 +800,24 @@ var programsWide = map[string]float64{
 	"cudnn_sdpa_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":               21.3,
 	"vit_gpt2_caption_beam_generate_fp16 under max_split_size_mb_128: reserved_bytes.all.peak address":                          5.8,
 	"vit_gpt2_caption_beam_generate_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address": 28.6,
+	// Activation offloading: its GPU timing ranges (programsKnown says why).
+	"async_activation_offload_train_bf16 under default: reserved_bytes.all.peak timing":                                                      70.4,
+	"async_activation_offload_train_bf16 under default: num_device_alloc timing":                                                             82.8,
+	"async_activation_offload_train_bf16 under default: segment.all.peak timing":                                                             82.8,
+	"async_activation_offload_train_bf16 under default: inactive_split_bytes.all.peak timing":                                                79.8,
+	"async_activation_offload_train_bf16 under expandable_segments_True: reserved_bytes.all.peak timing":                                     72.1,
+	"async_activation_offload_train_bf16 under expandable_segments_True: num_device_alloc timing":                                            82.3,
+	"async_activation_offload_train_bf16 under max_split_size_mb_128: reserved_bytes.all.peak timing":                                        68.4,
+	"async_activation_offload_train_bf16 under max_split_size_mb_128: num_device_alloc timing":                                               73.3,
+	"async_activation_offload_train_bf16 under max_split_size_mb_128: segment.all.peak timing":                                               73.3,
+	"async_activation_offload_train_bf16 under max_split_size_mb_128: inactive_split_bytes.all.peak timing":                                  61.9,
+	"async_activation_offload_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc timing":              34.5,
+	"async_activation_offload_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free timing":               38.3,
+	"async_activation_offload_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak timing": 47.8,
+	"async_activation_offload_train_bf16 under roundup_power2_divisions_4: reserved_bytes.all.peak timing":                                   68.3,
+	"async_activation_offload_train_bf16 under roundup_power2_divisions_4: num_device_alloc timing":                                          83.4,
+	"async_activation_offload_train_bf16 under roundup_power2_divisions_4: segment.all.peak timing":                                          83.4,
+	"async_activation_offload_train_bf16 under roundup_power2_divisions_4: inactive_split_bytes.all.peak timing":                             76.3,
 }
 
 // TestSameRequests: two runs make the same requests when they allocate the same sizes in

@@ -207,7 +207,13 @@ func TestProgramsRepeated(t *testing.T) {
 			}
 			logRow(t, p.prog, p.name, " (repeat "+rep+")", r, f)
 			if !exactIn(r, f) {
-				checkWithOwnAddresses(t, s, hD, whatRep, ff, r, f)
+				sD, hS := s, hD
+				if r.CrossStreamFrees != 0 {
+					if sT := retimed(t, s, ff); sT != nil {
+						sD, hS = sT, preparedOrFatal(t, sT)
+					}
+				}
+				checkWithOwnAddresses(t, sD, hS, whatRep, ff, r, f)
 			}
 		}
 		for _, k := range acceptanceKeys {
@@ -283,6 +289,11 @@ func spanOf(vals []int64, lr [2]int64, ranged bool) string {
 // every range the replay gives, keyed "PROGRAM under SETTING (repeat K): KEY", each
 // with why.
 var repeatsOutside = map[string]string{
+	// Activation offloading (recorded 2026-12-06 20:19 UTC, repeated at 20:21): its
+	// repeat under roundup_power2_divisions:4 left 2,848,899,072 bytes of inactive splits
+	// at their peak, the shipped run 1,501,330,944; the timing range tops out at
+	// 2,685,321,216. With that run's own GPU timing the replay is exact.
+	"async_activation_offload_train_bf16 under roundup_power2_divisions_4 (repeat 1): inactive_split_bytes.all.peak": "above the timing range's top; that run's own GPU timing makes it exact",
 	// The image captioner (recorded 2026-12-06 20:19 UTC on the H200, repeated at 20:21):
 	// its repeat under roundup_power2_divisions:4 measured a peak allocated 524,288 bytes
 	// below the range (767,364,608 against {767,888,896, 771,034,624}), where the shipped

@@ -6157,7 +6157,8 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     gpu_augment_varres_train_bf16, mixture_of_depths_train_bf16,
                                     deterministic_index_add_train, minhash_lsh_dedup, cudnn_sdpa_train_bf16,
                                     bf16_master_weights_train, neural_ode_rk4_train, graphed_callables_train,
-                                    vit_gpt2_caption_beam_generate_fp16, wgan_gp_train, alphazero_selfplay_infer)}
+                                    vit_gpt2_caption_beam_generate_fp16, wgan_gp_train, alphazero_selfplay_infer,
+                                    async_activation_offload_train_bf16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
@@ -6168,8 +6169,7 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       lightning_bert_train_bf16, wav2vec2_ctc_train_fp16,
                                       fasterrcnn_varsize_train, whisper_train_fp16,
                                       gan_train_fp16, dpsgd_per_sample_grads, moe_generate_bf16,
-                                      streaming_sink_kv_decode_fp16, offloaded_cache_generate_fp16,
-                                      async_activation_offload_train_bf16)}
+                                      streaming_sink_kv_decode_fp16, offloaded_cache_generate_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
 UNRECORDED = {}
