@@ -7,7 +7,8 @@ Needs PyTorch (a CPU wheel is enough), and transformers and torchvision for the 
 whose docstrings name them. Nothing is recorded: the programs' CUDA calls are turned into
 CPU ones (device="cuda" and .cuda() into the CPU, streams and their waits into no-ops,
 record_stream, synchronize and the allocator's statistics into stand-ins,
-sdpa_kernel's backend choice and make_graphed_callables into the plain calls), and each
+sdpa_kernel's backend choice and make_graphed_callables into the plain calls, a process
+group of one rank onto gloo), and each
 program runs once at its own sizes, so a shape error, a wrong import or an API that
 PyTorch 2.11 does not have shows here rather than on the device. A program that passes
 here can still fail on a GPU (a cuDNN kernel that refuses a shape, an OOM); one that fails
@@ -50,6 +51,9 @@ def _cpu_source(path):
     with open(path) as f:
         src = f.read()
     src = src.replace('device="cuda"', 'device="cpu"').replace(".cuda()", ".cpu()").replace('"cuda"', '"cpu"')
+    # one rank on gloo: NCCL and a device id need a GPU, and DDP takes no device_ids on the CPU
+    src = src.replace('dist.init_process_group("nccl"', 'dist.init_process_group("gloo"')
+    src = src.replace('device_id=torch.device("cpu", 0)', "device_id=None").replace("device_ids=[0]", "device_ids=None")
     return src.replace('if __name__ == "__main__":', "if False:")
 
 

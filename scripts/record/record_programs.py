@@ -5857,6 +5857,198 @@ def async_activation_offload_train_bf16(torch):
     torch.cuda.synchronize()
 
 
+def multistream_serve_fp16(torch):
+    """Concurrent inference on four CUDA streams, as a server overlaps requests in one
+    process: a 12-layer encoder (d 768, 12 heads, pre-norm) in fp16; 48 requests of 1 to 64
+    sequences of 64 to 512 tokens, round-robin over the streams. Each request's token ids
+    are uploaded on the default stream and handed to its stream (`wait_stream`,
+    `record_stream`), the encoder runs there under `torch.no_grad()`, and the mean-pooled
+    output is copied to pinned host memory; every fourth request the server waits for the
+    four streams (back-pressure). Blocks made on a stream are cached for that stream only."""
+    torch.manual_seed(0)
+    nn = torch.nn
+    d, vocab = 768, 30000
+    layer = nn.TransformerEncoderLayer(d, 12, 4 * d, dropout=0.0, batch_first=True, norm_first=True)
+    enc = nn.TransformerEncoder(layer, 12, enable_nested_tensor=False)
+    model = nn.ModuleDict({"emb": nn.Embedding(vocab, d), "enc": enc}).cuda().half().eval()
+    main = torch.cuda.current_stream()
+    streams = [torch.cuda.Stream() for _ in range(4)]
+    pin = torch.cuda.is_available()
+    g = torch.Generator().manual_seed(1)
+    outs = []
+    with torch.no_grad():
+        for i in range(48):
+            bs = int(torch.randint(1, 65, (1,), generator=g))
+            n = int(torch.randint(64, 513, (1,), generator=g))
+            ids = torch.randint(0, vocab, (bs, n), generator=g).to("cuda")
+            s = streams[i % 4]
+            s.wait_stream(main)
+            with torch.cuda.stream(s):
+                ids.record_stream(s)
+                h = model["enc"](model["emb"](ids))
+                pooled = h.mean(1)
+                out = torch.empty(pooled.shape, dtype=pooled.dtype, pin_memory=pin)
+                out.copy_(pooled, non_blocking=True)
+            outs.append(out)
+            del ids, h, pooled
+            if i % 4 == 3:
+                for st in streams:
+                    st.synchronize()
+    torch.cuda.synchronize()
+
+
+def fsdp2_mixed_precision_ckpt_train_bf16(torch):
+    """FSDP2 as torchtitan trains with it, on one rank (world size 1, NCCL on the one GPU):
+    a decoder-only transformer (8 pre-norm blocks, d 1,024, 16 heads, a 32,000-word head),
+    each block activation-checkpointed (`torch.utils.checkpoint`, non-reentrant) and
+    sharded by `fully_shard` with `MixedPrecisionPolicy(param_dtype=bfloat16,
+    reduce_dtype=float32)`, the root too; fp32 sharded parameters, AdamW, gradient norm
+    clipped, 4 steps at batch x length 8 x 1,024, 4 x 2,048, 16 x 512 and 8 x 1,024.
+    All-gathers and reduce-scatters run on FSDP's own streams."""
+    import torch.distributed as dist
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+    from torch.utils.checkpoint import checkpoint
+    _init_one_rank(torch)
+    try:
+        torch.manual_seed(0)
+        nn, F = torch.nn, torch.nn.functional
+        d, vocab = 1024, 32000
+
+        class Checkpointed(nn.Module):
+            def __init__(self, blk):
+                super().__init__()
+                self.blk = blk
+
+            def forward(self, x):
+                return checkpoint(self.blk, x, use_reentrant=False)
+
+        blocks = [Checkpointed(_block(torch, d, 16)) for _ in range(8)]
+        model = nn.Sequential(nn.Embedding(vocab, d), *blocks, nn.LayerNorm(d), nn.Linear(d, vocab, bias=False)).cuda()
+        mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+        for blk in blocks:
+            fully_shard(blk, mp_policy=mp)
+        fully_shard(model, mp_policy=mp)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        for bs, n in [(8, 1024), (4, 2048), (16, 512), (8, 1024)]:
+            ids = torch.randint(0, vocab, (bs, n + 1), device="cuda")
+            logits = model(ids[:, :-1])
+            loss = F.cross_entropy(logits.float().reshape(-1, vocab), ids[:, 1:].reshape(-1))
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            del ids, logits, loss
+        torch.cuda.synchronize()
+        mark(torch, "after training")
+        del model, opt
+    finally:
+        dist.destroy_process_group()
+
+
+def vit_token_merging_infer_fp16(torch):
+    """A ViT-B/16 (12 blocks, d 768, 12 heads, random weights) at inference with token
+    merging (ToMe, Bolya et al.): after each block's attention the tokens are split into
+    alternate halves, each of one half matched to its most similar token of the other by
+    cosine similarity, and the r best-matched merged into their partners by a size-weighted
+    mean (`scatter_reduce`), so the sequence shrinks block by block; fp16, 40 batches of 1
+    to 128 images at 224 or 384 pixels, r = 8 to 24 tokens a block."""
+    torch.manual_seed(0)
+    nn, F = torch.nn, torch.nn.functional
+    d, heads = 768, 12
+    patch = nn.Conv2d(3, d, 16, 16)
+    blocks = nn.ModuleList(_block(torch, d, heads) for _ in range(12))
+    norm, head = nn.LayerNorm(d), nn.Linear(d, 1000)
+    model = nn.ModuleList([patch, blocks, norm, head]).cuda().half().eval()
+
+    def merge(x, size, r):
+        b, n, c = x.shape
+        r = min(r, max(0, (n - 9) // 2))  # keep the class token and at least 8 others
+        if r == 0:
+            return x, size
+        cls, rest = x[:, :1], x[:, 1:]
+        scls, srest = size[:, :1], size[:, 1:]
+        a, bb = rest[:, ::2], rest[:, 1::2]
+        sa, sb = srest[:, ::2], srest[:, 1::2]
+        sim = F.normalize(a.float(), dim=-1) @ F.normalize(bb.float(), dim=-1).transpose(1, 2)
+        best, partner = sim.max(dim=-1)
+        order = best.argsort(dim=-1, descending=True)
+        merged, kept = order[:, :r], order[:, r:]
+        gather = lambda t, i: t.gather(1, i.unsqueeze(-1).expand(-1, -1, t.shape[-1]))
+        dst = partner.gather(1, merged)
+        wb = (bb * sb).float().scatter_reduce(1, dst.unsqueeze(-1).expand(-1, -1, c), gather(a * sa, merged).float(), reduce="sum")
+        nb = sb.float().scatter_reduce(1, dst.unsqueeze(-1), gather(sa, merged).float(), reduce="sum")
+        x = torch.cat([cls, gather(a, kept), (wb / nb).to(x.dtype)], dim=1)
+        size = torch.cat([scls, gather(sa, kept), nb.to(size.dtype)], dim=1)
+        return x, size
+
+    g = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for _ in range(40):
+            bs = int(torch.randint(1, 129, (1,), generator=g))
+            res = 224 if int(torch.randint(0, 3, (1,), generator=g)) else 384
+            r = int(torch.randint(8, 25, (1,), generator=g))
+            img = torch.randn(bs, 3, res, res, generator=g).to("cuda", torch.float16)
+            x = patch(img).flatten(2).transpose(1, 2)
+            x = torch.cat([x.new_zeros(bs, 1, d), x], dim=1)
+            size = x.new_ones(bs, x.shape[1], 1)
+            for blk in blocks:
+                x = blk(x)
+                x, size = merge(x, size, r)
+            logits = head(norm(x[:, 0]))
+            top = logits.argmax(-1).cpu()
+            del img, x, size, logits, top
+
+
+def ddp_powersgd_train_bf16(torch):
+    """DistributedDataParallel on one rank (world size 1, NCCL on the one GPU) with
+    PowerSGD gradient compression (`powerSGD_hook`, rank 4, error feedback, warm start,
+    compression from the second step), as jobs on slow interconnects train: a decoder-only
+    transformer (_decoder_lm: 6 layers, d 1,024, a 32,000-word head) with its 25 MB buckets,
+    bf16 autocast, AdamW, 5 steps at batch x length 8 x 1,024, 16 x 512, 4 x 2,048, 12 x 768
+    and 8 x 1,024. The hook keeps P and Q matrices and an error buffer for every bucket."""
+    import torch.distributed as dist
+    from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as powersgd
+    from torch.nn.parallel import DistributedDataParallel
+    _init_one_rank(torch)
+    try:
+        torch.manual_seed(0)
+        nn = torch.nn
+        vocab = 32000
+        body, emb, head = _decoder_lm(torch, 1024, 6, vocab)
+
+        class LM(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body, self.emb, self.head = body, emb, head
+
+            def forward(self, ids):
+                n = ids.shape[1] - 1
+                mask = nn.Transformer.generate_square_subsequent_mask(n, device=ids.device)
+                with torch.autocast("cuda", dtype=torch.bfloat16):
+                    h = self.body(self.emb(ids[:, :-1]), mask=mask, is_causal=True)
+                    logits = self.head(h).float()
+                return nn.functional.cross_entropy(logits.reshape(-1, vocab), ids[:, 1:].reshape(-1))
+
+        model = DistributedDataParallel(LM(), device_ids=[0])
+        state = powersgd.PowerSGDState(process_group=None, matrix_approximation_rank=4,
+                                       start_powerSGD_iter=2, min_compression_rate=2,
+                                       use_error_feedback=True, warm_start=True)
+        model.register_comm_hook(state, powersgd.powerSGD_hook)
+        opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+        for bs, n in [(8, 1024), (16, 512), (4, 2048), (12, 768), (8, 1024)]:
+            ids = torch.randint(0, vocab, (bs, n + 1), device="cuda")
+            loss = model(ids)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            del ids, loss
+        torch.cuda.synchronize()
+        mark(torch, "after training")
+        del model, opt, state
+    finally:
+        dist.destroy_process_group()
+
+
 def bf16_master_weights_train(torch):
     """Mixed-precision training with the model itself in bf16 and fp32 master weights, as
     Megatron-style trainers do: every bf16 parameter's gradient is added into an fp32
@@ -6172,7 +6364,8 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16, offloaded_cache_generate_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {}
+UNRECORDED = {f.__name__: f for f in (multistream_serve_fp16, fsdp2_mixed_precision_ckpt_train_bf16,
+                                       vit_token_merging_infer_fp16, ddp_powersgd_train_bf16)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
             "flex_attention_docmask_train_bf16", "compile_reduce_overhead_train_bf16"}
