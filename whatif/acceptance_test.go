@@ -248,26 +248,24 @@ func checkPair(t *testing.T, s *snapshot.Snapshot, prog, ff, note string) (Run, 
 }
 
 // checkTiming holds run r, the replay of program prog's default snapshot s under the
-// setting of the recorded run ff (name: that setting), to that run's cross-stream
-// frees: where the run's snapshot holds none, r flags no figure as depending on GPU
-// timing (where it holds a different number, a free whose completion was its next
-// entry is one the GPU had done at once in that run), and where the GPU completed them at other
-// points in that run, the replay with those completion points moved into s (retimed)
-// is exact in every figure, or, for one that depends on where the driver put device
-// memory, inside its address range at that timing.
-func checkTiming(t *testing.T, prog, name string, s *snapshot.Snapshot, ff string, r Run, f facts) {
+// setting of the recorded run ff (name: that setting), to that run's cross-stream frees.
+// Where the run's snapshot holds none, r must flag no figure as depending on GPU timing.
+// Where the GPU completed them at other points in that run, the replay with those
+// completion points moved into s must be exact in every figure, or, for one that depends
+// on where the driver put device memory, lie inside its address range at that timing;
+// that moved snapshot is returned (nil where the run completed them where s did). A run
+// may hold another number of them than s: a free whose completion is its next entry
+// looks like one made at once.
+func checkTiming(t *testing.T, prog, name string, s *snapshot.Snapshot, ff string, r Run, f facts) *snapshot.Snapshot {
 	t.Helper()
 	what := prog + " under " + name
 	timing := completions(snapshotBeside(t, ff).Traces[0])
 	if len(timing) == 0 && (r.CrossStreamFrees != 0 || r.TimingDependent()) {
 		t.Errorf("%s: no cross-stream frees in the snapshot, but %d counted, timing range %v", what, r.CrossStreamFrees, r.TimingRange)
 	}
-	if len(timing) > 0 && r.CrossStreamFrees != len(timing) {
-		t.Logf("%s: %d cross-stream frees counted, the snapshot has %d (a free whose completion was the next entry counts as made at once)", what, r.CrossStreamFrees, len(timing))
-	}
-	moved := retimed(t, s, ff)
+	moved := movedTo(s, timing)
 	if moved == nil {
-		return
+		return nil
 	}
 	res, err := Replay(moved, []Setting{f.setting(t)}, Options{TotalMemory: f.TotalMemory})
 	if err != nil {
@@ -281,14 +279,19 @@ func checkTiming(t *testing.T, prog, name string, s *snapshot.Snapshot, ff strin
 	check(t, what+" with that run's cross-stream timing", rt, f, exact)
 	checkRange(t, what+" with that run's cross-stream timing", "address", rt.AddressRange, rt, f, programsWide)
 	logRow(t, prog, name, " (its timing)", rt, f)
+	return moved
 }
 
-// retimed returns the default snapshot s with its cross-stream completions moved to
-// where the recorded run of facts file ff completed them (withTiming), or nil where
-// that run completed them where s did.
+// retimed is movedTo(s, the completions of the recorded run of facts file ff).
 func retimed(t *testing.T, s *snapshot.Snapshot, ff string) *snapshot.Snapshot {
 	t.Helper()
-	timing := completions(snapshotBeside(t, ff).Traces[0])
+	return movedTo(s, completions(snapshotBeside(t, ff).Traces[0]))
+}
+
+// movedTo returns the default snapshot s with its cross-stream completions moved to
+// another run's (timing: completions of that run's trace; withTiming), or nil where that
+// run completed them where s did.
+func movedTo(s *snapshot.Snapshot, timing map[int]int) *snapshot.Snapshot {
 	if maps.Equal(timing, completions(s.Traces[0])) {
 		return nil
 	}

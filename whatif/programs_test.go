@@ -105,7 +105,7 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 		// address range at its own timing by checkTiming.
 		var sT *snapshot.Snapshot
 		if r.CrossStreamFrees != 0 {
-			if sT = retimed(t, s, ff); sT != nil {
+			if sT = checkTiming(t, prog, name, s, ff, r, f); sT != nil {
 				for k := range timed {
 					delete(placed, k)
 				}
@@ -116,15 +116,9 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 		checkRange(t, what, "after-OOM", r.AfterOOMRange, r, f, nil)
 		logRow(t, prog, name, "", r, f)
 		logPlacements(t, what, r)
-		if r.CrossStreamFrees != 0 {
-			checkTiming(t, prog, name, s, ff, r, f)
-		}
 		if !exactIn(r, f) {
 			withOwn++
-			sD, hS := s, defaultHistory(t, hD, prog, s)
-			if sT != nil {
-				sD, hS = sT, preparedOrFatal(t, sT)
-			}
+			sD, hS := ownTimingBase(t, s, defaultHistory(t, hD, prog, s), sT)
 			if other := checkWithOwnAddresses(t, sD, hS, what, ff, r, f); other != "" {
 				ownRequests++
 				t.Logf("%s: the program made other requests than its default run (%s)", what, other)
@@ -248,14 +242,19 @@ func checkWithOwnAddresses(t *testing.T, sD *snapshot.Snapshot, hD *history, wha
 	return otherRequests
 }
 
-// preparedOrFatal is s prepared for replay (device 0), failing t where it cannot be.
-func preparedOrFatal(t *testing.T, s *snapshot.Snapshot) *history {
+// ownTimingBase is what checkWithOwnAddresses moves a run's device addresses into: the
+// default snapshot s and its history hD, or, where that run's GPU completed the
+// cross-stream frees at other points, s moved to them (sT, non-nil) and its history.
+func ownTimingBase(t *testing.T, s *snapshot.Snapshot, hD *history, sT *snapshot.Snapshot) (*snapshot.Snapshot, *history) {
 	t.Helper()
-	h, err := prepare(s, 0)
+	if sT == nil {
+		return s, hD
+	}
+	h, err := prepare(sT, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return h
+	return sT, h
 }
 
 // defaultHistory is program prog's default snapshot s prepared, once (hD keeps it).

@@ -207,12 +207,11 @@ func TestProgramsRepeated(t *testing.T) {
 			}
 			logRow(t, p.prog, p.name, " (repeat "+rep+")", r, f)
 			if !exactIn(r, f) {
-				sD, hS := s, hD
+				var sT *snapshot.Snapshot
 				if r.CrossStreamFrees != 0 {
-					if sT := retimed(t, s, ff); sT != nil {
-						sD, hS = sT, preparedOrFatal(t, sT)
-					}
+					sT = retimed(t, s, ff)
 				}
+				sD, hS := ownTimingBase(t, s, hD, sT)
 				checkWithOwnAddresses(t, sD, hS, whatRep, ff, r, f)
 			}
 		}
