@@ -345,6 +345,84 @@ func verbS(subjects int) string {
 	return ""
 }
 
+// writeAddressNotes explains the {low, high} address ranges once for each device,
+// then says, setting by setting, whose device allocations they move and how many
+// placements were tried; then the settings that map pages (no range to compute) and
+// those left unranged, each group with its reason.
+func (r *Result) writeAddressNotes(w io.Writer) {
+	var devices []int
+	lines := map[int][]string{}       // device → "setting: what was placed"
+	unranged := map[string][]string{} // reason → runs
+	var reasons, mapped []string
+	for _, run := range r.Runs {
+		var line string
+		switch {
+		case run.AddressDependent() && run.Guessed > 0:
+			line = fmt.Sprintf("%d device allocations your run did not make, and some it made, over %d placements (%s)", run.Guessed, run.AddressPlacements, run.convergenceNote())
+		case run.AddressDependent():
+			line = fmt.Sprintf("only device allocations your run made, which under another setting the driver can place elsewhere or in another order, over %d placements (%s)", run.AddressPlacements, run.convergenceNote())
+		case run.AddressUnranged != "":
+			if _, seen := unranged[run.AddressUnranged]; !seen {
+				reasons = append(reasons, run.AddressUnranged)
+			}
+			unranged[run.AddressUnranged] = append(unranged[run.AddressUnranged], fmt.Sprintf("%s (device %d)", run.Setting.ShortLabel(), run.Device))
+		case !run.placeable && run.Guessed > 0:
+			mapped = append(mapped, fmt.Sprintf("%s (device %d)", run.Setting.ShortLabel(), run.Device))
+		case run.AddressPlacements > 0:
+			line = fmt.Sprintf("no figure changed over %d placements (%s)", run.AddressPlacements, run.convergenceNote())
+		}
+		if line == "" {
+			continue
+		}
+		if lines[run.Device] == nil {
+			devices = append(devices, run.Device)
+		}
+		lines[run.Device] = append(lines[run.Device], run.Setting.ShortLabel()+": "+line)
+	}
+	for _, d := range devices {
+		fmt.Fprintf(w, "\nDriver addresses, device %d: where the driver puts a device allocation your run did not make is not in the snapshot, and under another setting it can put those your run made elsewhere. A {low, high} beside a figure is its range over placements of them, tried until new ones stop widening it or the time runs out (--range-time); the figure itself is with the driver model's places for the first and your run's addresses for the second:\n", d)
+		for _, line := range lines[d] {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+	if len(mapped) > 0 {
+		fmt.Fprintf(w, "\n%s map%s pages into address ranges reserved up front and make%s no cudaMalloc call, so no figure depends on where the driver places device memory: no address range is computed\n",
+			joinAnd(mapped), verbS(len(mapped)), verbS(len(mapped)))
+	}
+	for _, why := range reasons {
+		fmt.Fprintf(w, "\nunranged: the figures of %s may depend on where the driver places device allocations, but carry no address range: %s\n",
+			joinAnd(unranged[why]), why)
+	}
+}
+
+// writeTimingNotes explains the [low, high] timing ranges once for the runs of a
+// device that share them (the same cross-stream frees, the same number of timings
+// tried), then names, setting by setting, the table's figures that carry one.
+func (r *Result) writeTimingNotes(w io.Writer) {
+	type timing struct{ device, frees, schedules int }
+	var order []timing
+	shownBy := map[timing][]string{} // lines "setting: figures"
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		shown := run.shownRanges()
+		if len(shown) == 0 {
+			continue
+		}
+		k := timing{run.Device, run.CrossStreamFrees, run.TimingSchedules}
+		if shownBy[k] == nil {
+			order = append(order, k)
+		}
+		shownBy[k] = append(shownBy[k], run.Setting.ShortLabel()+": "+strings.Join(shown, ", "))
+	}
+	for _, k := range order {
+		fmt.Fprintf(w, "\nGPU timing, device %d: %d cross-stream frees (record_stream) complete when the GPU has done the work of the other streams that used them, at points no snapshot fixes. A [low, high] beside a figure is its range over %d timings of completing them, from the earliest point (the next allocation) to the latest the recording allows (its recorded wait stretched, or the next synchronisation for a free it did not time); the figure itself is with the snapshot's timing. The figures that depend on it:\n",
+			k.device, k.frees, k.schedules)
+		for _, line := range shownBy[k] {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+}
+
 // shownRanges names the table's columns whose figure carries a timing range.
 func (r *Run) shownRanges() []string {
 	var out []string
@@ -403,42 +481,8 @@ func (r *Result) WriteTable(w io.Writer) error {
 			fmt.Fprintf(w, "  %s\n", n)
 		}
 	}
-	for _, run := range r.Runs {
-		if shown := run.shownRanges(); len(shown) > 0 {
-			fmt.Fprintf(w, "\n%s, device %d: %s depend%s on GPU timing of %d cross-stream frees (record_stream): a [low, high] beside a figure is its range over %d timings of completing them, from the earliest point (the next allocation) to the latest the recording allows (its recorded wait stretched, or the next synchronisation for a free it did not time); the figure itself is with the snapshot's timing\n",
-				run.Setting.ShortLabel(), run.Device, strings.Join(shown, ", "), verbS(len(shown)), run.CrossStreamFrees, run.TimingSchedules)
-		}
-	}
-	unranged := map[string][]string{} // reason → runs
-	var reasons, mapped []string
-	for _, run := range r.Runs {
-		switch {
-		case run.AddressDependent() && run.Guessed > 0:
-			fmt.Fprintf(w, "\n%s, device %d: depends on where the driver put %d device allocations your run did not make, and some it made: a {low, high} beside a figure is its range over %d placements of them (%s); the figure itself is with the driver model's\n",
-				run.Setting.ShortLabel(), run.Device, run.Guessed, run.AddressPlacements, run.convergenceNote())
-		case run.AddressDependent():
-			fmt.Fprintf(w, "\n%s, device %d: depends on where the driver puts the device allocations your run made, which under another setting it can place elsewhere or in another order: a {low, high} beside a figure is its range over %d placements of them (%s); the figure itself is with your run's addresses\n",
-				run.Setting.ShortLabel(), run.Device, run.AddressPlacements, run.convergenceNote())
-		case run.AddressUnranged != "":
-			if _, seen := unranged[run.AddressUnranged]; !seen {
-				reasons = append(reasons, run.AddressUnranged)
-			}
-			unranged[run.AddressUnranged] = append(unranged[run.AddressUnranged], fmt.Sprintf("%s (device %d)", run.Setting.ShortLabel(), run.Device))
-		case !run.placeable && run.Guessed > 0:
-			mapped = append(mapped, fmt.Sprintf("%s (device %d)", run.Setting.ShortLabel(), run.Device))
-		case run.AddressPlacements > 0:
-			fmt.Fprintf(w, "\n%s, device %d: no figure changed over %d placements of the device allocations (%s)\n",
-				run.Setting.ShortLabel(), run.Device, run.AddressPlacements, run.convergenceNote())
-		}
-	}
-	if len(mapped) > 0 {
-		fmt.Fprintf(w, "\n%s map%s pages into address ranges reserved up front and make%s no cudaMalloc call, so no figure depends on where the driver places device memory: no address range is computed\n",
-			joinAnd(mapped), verbS(len(mapped)), verbS(len(mapped)))
-	}
-	for _, why := range reasons {
-		fmt.Fprintf(w, "\nunranged: the figures of %s may depend on where the driver places device allocations, but carry no address range: %s\n",
-			joinAnd(unranged[why]), why)
-	}
+	r.writeTimingNotes(w)
+	r.writeAddressNotes(w)
 	r.writeMarks(w)
 	for _, run := range r.Runs {
 		if o := run.FirstOOM; o != nil {

@@ -60,12 +60,18 @@ func TestColumns(t *testing.T) {
 
 // TestTimingNoteOnlyWithARange: the note on GPU timing is printed for a row whose
 // table cells carry a [low, high] range, naming those columns, and not for one
-// whose range is only in memory_stats keys the table does not show.
+// whose range is only in memory_stats keys the table does not show; the settings of
+// one device that share their timings get one explanation and a line each.
 func TestTimingNoteOnlyWithARange(t *testing.T) {
 	st := Setting{Conf: allocator.DefaultConfig()}
+	exp, err := ParseSettings("expandable_segments:True")
+	if err != nil {
+		t.Fatal(err)
+	}
 	res := &Result{Runs: []Run{
 		{Setting: st, Device: 0, CrossStreamFrees: 3, TimingSchedules: 9, TimingRange: map[string][2]int64{"active_bytes.all.peak": {1, 2}}},
 		{Setting: st, Device: 1, CrossStreamFrees: 3, TimingSchedules: 9, TimingRange: map[string][2]int64{"reserved_bytes.all.peak": {1 << 20, 2 << 20}, "num_device_alloc": {3, 4}}},
+		{Setting: exp[0], Device: 1, CrossStreamFrees: 3, TimingSchedules: 9, TimingRange: map[string][2]int64{"reserved_bytes.all.peak": {1 << 20, 2 << 20}}},
 	}}
 	var out strings.Builder
 	if err := res.WriteTable(&out); err != nil {
@@ -75,8 +81,13 @@ func TestTimingNoteOnlyWithARange(t *testing.T) {
 	if strings.Contains(text, "device 0: ") {
 		t.Errorf("a timing note for device 0, whose row shows no range:\n%s", text)
 	}
-	if !strings.Contains(text, "default, device 1: peak reserved, cudaMalloc depend on GPU timing of 3 cross-stream frees") {
-		t.Errorf("no timing note naming device 1's ranged columns:\n%s", text)
+	if n := strings.Count(text, "GPU timing, device 1: 3 cross-stream frees (record_stream)"); n != 1 {
+		t.Errorf("device 1's timing explained %d times, want once:\n%s", n, text)
+	}
+	for _, line := range []string{"\n  default: peak reserved, cudaMalloc\n", "\n  expandable: peak reserved\n"} {
+		if !strings.Contains(text, line) {
+			t.Errorf("no line %q naming a setting's ranged columns:\n%s", line, text)
+		}
 	}
 	if !strings.Contains(text, "0 bytes [1.00 MiB, 2.00 MiB]") {
 		t.Errorf("device 1's row does not carry its range:\n%s", text)
@@ -154,7 +165,8 @@ func TestPlotSharedCap(t *testing.T) {
 
 // TestReportAddressRange: a figure that depends on driver addresses shows its range as
 // "{low, high}" in the table, with a note saying how many allocations were guessed
-// over how many placements, and as "address_range" in the JSON.
+// over how many placements (the setting's line under its device's explanation), and
+// as "address_range" in the JSON.
 func TestReportAddressRange(t *testing.T) {
 	res, err := Replay(addressTrace(), nil, Options{})
 	if err != nil {
@@ -167,7 +179,7 @@ func TestReportAddressRange(t *testing.T) {
 	if err := res.WriteJSON(&js); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"3 {2, 3}", "98.00 MiB {62.00 MiB, 98.00 MiB}", "depends on where the driver put 3 device allocations", "over 25 placements"} {
+	for _, want := range []string{"3 {2, 3}", "98.00 MiB {62.00 MiB, 98.00 MiB}", "Driver addresses, device 0: ", "  default: 3 device allocations your run did not make, and some it made, over 25 placements ("} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}
@@ -175,6 +187,43 @@ func TestReportAddressRange(t *testing.T) {
 	for _, want := range []string{`"address_range": {`, `"num_device_alloc": [`, `"address_placements": 25`} {
 		if !strings.Contains(js.String(), want) {
 			t.Errorf("JSON lacks %q:\n%s", want, js.String())
+		}
+	}
+}
+
+// TestAddressNotesByDevice: the settings of one device whose figures carry address
+// ranges share one explanation, each with a line saying what was placed and over how
+// many placements; another device gets its own, and a setting without a range none.
+func TestAddressNotesByDevice(t *testing.T) {
+	st, err := ParseSettings("max_split_size_mb:128", "roundup_power2_divisions:4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := map[string][2]int64{"num_device_alloc": {2, 3}}
+	res := &Result{Runs: []Run{
+		{Setting: st[0], Device: 0, Guessed: 5, AddressPlacements: 40, AddressConverged: true, AddressRange: rng},
+		{Setting: st[0], Device: 1, AddressPlacements: 30, AddressConverged: true, AddressRange: rng},
+		{Setting: st[1], Device: 0, Guessed: 7, AddressPlacements: 50, AddressConverged: true, AddressRange: rng},
+		{Setting: Setting{Conf: allocator.DefaultConfig()}, Device: 0},
+	}}
+	var out strings.Builder
+	if err := res.WriteTable(&out); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, c := range []struct {
+		want string
+		n    int
+	}{
+		{"Driver addresses, device 0: ", 1},
+		{"Driver addresses, device 1: ", 1},
+		{"\n  max_split 128: 5 device allocations your run did not make, and some it made, over 40 placements (converged", 1},
+		{"\n  roundup 4: 7 device allocations your run did not make, and some it made, over 50 placements (converged", 1},
+		{"\n  max_split 128: only device allocations your run made", 1},
+		{"\n  default: ", 0},
+	} {
+		if n := strings.Count(text, c.want); n != c.n {
+			t.Errorf("%q printed %d times, want %d:\n%s", c.want, n, c.n, text)
 		}
 	}
 }
