@@ -233,6 +233,44 @@ func TestMinCapRange(t *testing.T) {
 	t.Logf("model's cap %d, no placement of %d runs out from %d", cs.ModelCap, cs.Placements, cs.Cap)
 }
 
+// TestMinCapTimings: where frees wait for copies on another stream, the smallest cap
+// holds under every GPU timing tried, not only the snapshot's: the activation
+// offloading (hundreds of frees wait for copies to host memory) under expandable
+// segments needs more with its timings than at the snapshot's own, and at that cap no
+// timing runs out; with Options.NoTimingRange the search tries none.
+func TestMinCapTimings(t *testing.T) {
+	s := referenceSnapshot(t, reference.Programs211, "async_activation_offload_train_bf16__default.pickle")
+	sts, err := ParseSettings("expandable_segments:True")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := sts[0]
+	timed, err := MinCapRange(s, st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := MinCapRange(s, st, Options{NoTimingRange: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if timed.Timings < minSchedules || timed.CrossStreamFrees == 0 || own.Timings != 0 {
+		t.Fatalf("timings tried: %d over %d frees, and %d without timing ranges; want some, then none", timed.Timings, timed.CrossStreamFrees, own.Timings)
+	}
+	if timed.Cap <= own.Cap || timed.ModelCap != own.ModelCap {
+		t.Errorf("cap %d with the timings, %d at the snapshot's (model's %d and %d): want it higher with them, the model's the same", timed.Cap, own.Cap, timed.ModelCap, own.ModelCap)
+	}
+	x := st
+	x.Cap = timed.Cap
+	res, err := Replay(s, []Setting{x}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Runs[0]; r.RunsOut() {
+		t.Errorf("at the cap %d a replay or a timing runs out (%d OOMs)", timed.Cap, r.OOMs)
+	}
+	t.Logf("expandable segments: cap %d with %d timings of %d frees, %d at the snapshot's timing", timed.Cap, timed.Timings, timed.CrossStreamFrees, own.Cap)
+}
+
 // TestConvergence: a range converges once placementWindow placements in a row widen
 // no key's range, and not before minPlacements.
 func TestConvergence(t *testing.T) {

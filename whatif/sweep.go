@@ -455,21 +455,30 @@ type CapSearch struct {
 	// devices; Converged whether every device's range there converged.
 	Placements int
 	Converged  bool
+	// Timings is how many GPU timings of the cross-stream frees were tried at Cap
+	// (Run.TimingSchedules), the fewest over the devices that have such frees, and
+	// CrossStreamFrees how many frees they time, the most over the devices; both 0
+	// without such frees or with Options.NoTimingRange.
+	Timings          int
+	CrossStreamFrees int
 }
 
-// MinCapRange is [MinCap] over the address range's placements: the smallest cap at
-// which no placement tried runs out of memory (CapSearch.Cap), beside the model's
-// own (CapSearch.ModelCap). It searches up from the model's cap by bisection, with
-// the assumption MinCap makes; each step replays the placements until their range
-// converges (Options.RangeBudget bounds each step's). Frees that waited for other
-// streams complete by opts.Completion.
+// MinCapRange is [MinCap] over the address range's placements and the timing range's
+// GPU timings: the smallest cap at which no placement tried, and no completion timing
+// of the frees that waited for other streams, runs out of memory (CapSearch.Cap),
+// beside the model's own at the snapshot's timing (CapSearch.ModelCap). It searches
+// up from the model's cap by bisection, with the assumption MinCap makes; each step
+// replays the placements until their range converges (Options.RangeBudget bounds each
+// step's), and the timings a timing range tries (none with opts.NoTimingRange). A
+// later timing holds blocks longer: the activation offloading of
+// reference/programs-2.11 needs a higher cap with its timings than at the snapshot's
+// own (TestMinCapTimings).
 func MinCapRange(s *snapshot.Snapshot, st Setting, opts Options) (CapSearch, error) {
 	model, err := MinCap(s, st, opts)
 	if err != nil {
 		return CapSearch{}, err
 	}
 	st.Fraction, st.Cap = 0, 0
-	opts.NoTimingRange = true
 	opts.NoAddressRange = false
 	const step = 2 << 20
 	total := opts.TotalMemory
@@ -483,7 +492,7 @@ func MinCapRange(s *snapshot.Snapshot, st Setting, opts Options) (CapSearch, err
 		if err != nil {
 			return false, CapSearch{}, err
 		}
-		cs := CapSearch{Cap: c, ModelCap: model, Placements: math.MaxInt, Converged: true}
+		cs := CapSearch{Cap: c, ModelCap: model, Placements: math.MaxInt, Converged: true, Timings: math.MaxInt}
 		ok := true
 		for _, r := range res.Runs {
 			cs.RecordedOOMs += r.OOMs - r.NewOOMs
@@ -492,6 +501,13 @@ func MinCapRange(s *snapshot.Snapshot, st Setting, opts Options) (CapSearch, err
 			}
 			cs.Placements = min(cs.Placements, max(r.AddressPlacements, 1))
 			cs.Converged = cs.Converged && (r.AddressConverged || r.AddressPlacements == 0)
+			if r.CrossStreamFrees > 0 && r.TimingSchedules > 0 {
+				cs.Timings = min(cs.Timings, r.TimingSchedules)
+				cs.CrossStreamFrees = max(cs.CrossStreamFrees, r.CrossStreamFrees)
+			}
+		}
+		if cs.Timings == math.MaxInt {
+			cs.Timings = 0
 		}
 		return ok, cs, nil
 	}

@@ -52,8 +52,9 @@ those that serve a request it failed, which the snapshot cannot follow; then it 
 the first --advise of them (default 3; and as many that serve a failed request) again
 with their ranges, beside the snapshot's own setting, and ends with advice as below;
 --min-cap finds, per configuration, the smallest cap at which no placement of the
-device allocations tried runs out (where the recorded run did not), beside the model
-placement's own.
+device allocations tried, and no GPU timing of the frees that waited for other streams,
+runs out (where the recorded run did not), beside the model placement's own at the
+snapshot's timing.
 A figure that depends on where the driver places device allocations carries its range
 over placements, replayed on every core until it stops widening, within --range-time
 per configuration (the output says how many were tried and whether it converged).
@@ -296,8 +297,17 @@ func (req *whatifRequest) minCaps(s *snapshot.Snapshot, settings []whatif.Settin
 			without, none = "without an OOM the recorded run did not have", "no such OOM"
 			keeps = fmt.Sprintf("; under it the replay fails the %d requests the recorded run failed, as that run did", c.RecordedOOMs)
 		}
-		fmt.Fprintf(req.table, "%s: smallest cap %s %s (%d bytes): %s in any of %d placements of the device allocations tried (%s); with the driver model's placement alone %s (%d bytes)%s\n",
-			st.Label(), without, allocator.FormatSize(c.Cap), c.Cap, none, c.Placements, conv, allocator.FormatSize(c.ModelCap), c.ModelCap, keeps)
+		tried := fmt.Sprintf("in any of %d placements of the device allocations tried (%s)", c.Placements, conv)
+		if c.Placements <= 1 {
+			tried = "at the driver model's placement, the only one tried"
+		}
+		alone := "with the driver model's placement alone"
+		if c.Timings > 0 {
+			tried += fmt.Sprintf(", nor in any of %d GPU timings of the %d cross-stream frees", c.Timings, c.CrossStreamFrees)
+			alone = "with the driver model's placement and the snapshot's GPU timing alone"
+		}
+		fmt.Fprintf(req.table, "%s: smallest cap %s %s (%d bytes): %s %s; %s %s (%d bytes)%s\n",
+			st.Label(), without, allocator.FormatSize(c.Cap), c.Cap, none, tried, alone, allocator.FormatSize(c.ModelCap), c.ModelCap, keeps)
 	}
 	return 0
 }
