@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -32,7 +33,7 @@ func init() {
 
 const whatifUsage = `usage: memlab whatif SNAPSHOT.pickle... [--conf CONF]... [--fraction F | --cap BYTES] [--json FILE|-] [--plot FILE.png|.svg]
        memlab whatif SNAPSHOT.pickle --sweep [--fraction F | --cap BYTES]
-       memlab whatif SNAPSHOT.pickle --min-cap [--conf CONF]...
+       memlab whatif SNAPSHOT.pickle --min-cap [--conf CONF]... [--json FILE|-]
 
 SNAPSHOT.pickle is written by torch.cuda.memory._dump_snapshot() after
 torch.cuda.memory._record_memory_history(); a gzip-compressed one (snapshot.pickle.gz,
@@ -54,7 +55,7 @@ with their ranges, beside the snapshot's own setting, and ends with advice as be
 --min-cap finds, per configuration, the smallest cap at which no placement of the
 device allocations tried, and no GPU timing of the frees that waited for other streams,
 runs out (where the recorded run did not), beside the model placement's own at the
-snapshot's timing.
+snapshot's timing (--json: "min_cap", one entry a setting).
 A figure that depends on where the driver places device allocations carries its range
 over placements, replayed on every core until it stops widening, within --range-time
 per configuration (the output says how many were tried and whether it converged).
@@ -246,6 +247,12 @@ func parseWhatif(args []string, stdout, stderr io.Writer) (*whatifRequest, int) 
 	if *sweep && len(confs) > 0 {
 		return fail("--sweep searches the settings itself; drop --conf")
 	}
+	if *minCap && (*fraction != "" || *capFlag != "") {
+		return fail("--min-cap finds the cap itself; drop --cap and --fraction")
+	}
+	if *minCap && *plot != "" {
+		return fail("--min-cap draws nothing; drop --plot (replay under --cap to draw a capped run)")
+	}
 	if *plot != "" {
 		if ext := strings.ToLower(filepath.Ext(*plot)); ext != ".png" && ext != ".svg" {
 			return fail("--plot %q: want a .png or .svg file", *plot)
@@ -281,13 +288,29 @@ func (req *whatifRequest) failed(format string, a ...any) int {
 	return 1
 }
 
-// minCaps prints, per setting, the smallest cap at which no placement tried runs out.
+// minCapJSON is one setting's line of --min-cap in its --json (key "min_cap").
+type minCapJSON struct {
+	Conf             string `json:"conf"`
+	Cap              int64  `json:"cap"`
+	ModelCap         int64  `json:"model_cap"`
+	Placements       int    `json:"placements"`
+	Converged        bool   `json:"converged"`
+	Timings          int    `json:"timings"`
+	CrossStreamFrees int    `json:"cross_stream_frees"`
+	RecordedOOMs     int64  `json:"recorded_ooms"`
+}
+
+// minCaps prints, per setting, the smallest cap at which no placement or GPU timing
+// tried runs out, and writes them to --json ({"snapshot", "min_cap": [...]}).
 func (req *whatifRequest) minCaps(s *snapshot.Snapshot, settings []whatif.Setting) int {
+	var found []minCapJSON
 	for _, st := range settings {
 		c, err := whatif.MinCapRange(s, st, req.opts)
 		if err != nil {
 			return req.failed("%v", err)
 		}
+		found = append(found, minCapJSON{Conf: st.Conf.String(), Cap: c.Cap, ModelCap: c.ModelCap, Placements: c.Placements,
+			Converged: c.Converged, Timings: c.Timings, CrossStreamFrees: c.CrossStreamFrees, RecordedOOMs: c.RecordedOOMs})
 		conv := "converged"
 		if !c.Converged {
 			conv = "not converged"
@@ -308,6 +331,20 @@ func (req *whatifRequest) minCaps(s *snapshot.Snapshot, settings []whatif.Settin
 		}
 		fmt.Fprintf(req.table, "%s: smallest cap %s %s (%d bytes): %s %s; %s %s (%d bytes)%s\n",
 			st.Label(), without, allocator.FormatSize(c.Cap), c.Cap, none, tried, alone, allocator.FormatSize(c.ModelCap), c.ModelCap, keeps)
+	}
+	if req.jsonOut != "" {
+		w, err := create(req.jsonOut, req.stdout)
+		if err == nil {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			err = errors.Join(enc.Encode(struct {
+				Snapshot string       `json:"snapshot"`
+				MinCap   []minCapJSON `json:"min_cap"`
+			}{req.paths[0], found}), w.Close())
+		}
+		if err != nil {
+			return req.failed("--json: %v", err)
+		}
 	}
 	return 0
 }

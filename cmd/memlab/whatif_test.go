@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -32,6 +33,9 @@ func TestWhatifCommand(t *testing.T) {
 		{"plot", []string{snap, "--conf", "", "--plot", filepath.Join(dir, "m.svg")}, 0, "wrote", ""},
 		{"sweep", []string{snap, "--sweep", "--top", "3"}, 0, "lowest peak reserved first", ""},
 		{"min cap", []string{snap, "--min-cap", "--conf", ""}, 0, "smallest cap without OOM", ""},
+		{"min cap over the GPU timings", []string{snap, "--min-cap", "--conf", ""}, 0, "nor in any of 129 GPU timings of the 18 cross-stream frees; with the driver model's placement and the snapshot's GPU timing alone", ""},
+		{"min cap with a cap", []string{snap, "--min-cap", "--cap", "1GiB"}, 2, "", "--min-cap finds the cap itself; drop --cap and --fraction"},
+		{"min cap with a plot", []string{snap, "--min-cap", "--plot", filepath.Join(dir, "c.png")}, 2, "", "--min-cap draws nothing; drop --plot"},
 		{"header", []string{snap}, 0, "multistream_branches__default.pickle: PyTorch 2.10 or later · device 139.80 GiB (H200) assumed · 183 events · 3 streams · no private pool\n", ""},
 		{"header with --total", []string{snap, "--total", "80GiB"}, 0, "· device 80.00 GiB assumed ·", ""},
 		{"a cap that never engaged", []string{snap, "--cap", "20GiB", "--conf", "garbage_collection_threshold:0.6"}, 0, "the cap of 20.00 GiB never engaged: no device allocation reached it", ""},
@@ -55,6 +59,50 @@ func TestWhatifCommand(t *testing.T) {
 		{"json into a missing folder", []string{snap, "--json", filepath.Join(dir, "no", "such", "x.json")}, 2, "", "does not exist"},
 	}
 	runCLICases(t, "whatif", tests)
+}
+
+// TestWhatifMinCapJSON: --min-cap --json writes, per setting, the cap the table
+// prints, the model's, and what was tried (placements, GPU timings), and --json -
+// writes that JSON alone on stdout.
+func TestWhatifMinCapJSON(t *testing.T) {
+	snap, err := reference.File(reference.Workloads211, "multistream_branches__default.pickle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type entry struct {
+		Conf             *string `json:"conf"`
+		Cap              int64   `json:"cap"`
+		ModelCap         int64   `json:"model_cap"`
+		Placements       int     `json:"placements"`
+		Timings          int     `json:"timings"`
+		CrossStreamFrees int     `json:"cross_stream_frees"`
+	}
+	var got struct {
+		Snapshot string  `json:"snapshot"`
+		MinCap   []entry `json:"min_cap"`
+	}
+	out, _ := whatifJSON(t, &got, snap, "--min-cap", "--conf", "", "--conf", "expandable_segments:True")
+	if got.Snapshot != snap || len(got.MinCap) != 2 {
+		t.Fatalf("snapshot %q, %d entries; want %q and 2", got.Snapshot, len(got.MinCap), snap)
+	}
+	for _, e := range got.MinCap {
+		if e.Conf == nil || e.Cap < e.ModelCap || e.ModelCap <= 0 || e.Placements < 1 || e.Timings == 0 || e.CrossStreamFrees != 18 {
+			t.Errorf("%+v: want a conf, a cap at least the model's, and the timings of the 18 cross-stream frees", e)
+		}
+		if !strings.Contains(out, fmt.Sprintf("(%d bytes)", e.Cap)) {
+			t.Errorf("the table does not print the JSON's cap %d:\n%s", e.Cap, out)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"whatif", snap, "--min-cap", "--json", "-"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil || len(got.MinCap) != 1 {
+		t.Errorf("--json - wrote %q (%v), want the JSON alone", stdout.String(), err)
+	}
+	if !strings.Contains(stderr.String(), "smallest cap") {
+		t.Errorf("--json -: the table is not on stderr: %q", stderr.String())
+	}
 }
 
 // TestWhatifJSON checks the shape of --json: the issue's keys, every memory_stats key,
