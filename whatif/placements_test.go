@@ -240,11 +240,7 @@ func TestMinCapRange(t *testing.T) {
 // timing runs out; with Options.NoTimingRange the search tries none.
 func TestMinCapTimings(t *testing.T) {
 	s := referenceSnapshot(t, reference.Programs211, "async_activation_offload_train_bf16__default.pickle")
-	sts, err := ParseSettings("expandable_segments:True")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := sts[0]
+	st := settings(t, "expandable_segments:True")[0]
 	timed, err := MinCapRange(s, st, Options{})
 	if err != nil {
 		t.Fatal(err)

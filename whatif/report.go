@@ -350,8 +350,7 @@ func verbS(subjects int) string {
 // placements were tried; then the settings that map pages (no range to compute) and
 // those left unranged, each group with its reason.
 func (r *Result) writeAddressNotes(w io.Writer) {
-	var devices []int
-	lines := map[int][]string{}       // device → "setting: what was placed"
+	var placed noteLines[int]         // by device: "setting: what was placed"
 	unranged := map[string][]string{} // reason → runs
 	var reasons, mapped []string
 	for _, run := range r.Runs {
@@ -371,20 +370,13 @@ func (r *Result) writeAddressNotes(w io.Writer) {
 		case run.AddressPlacements > 0:
 			line = fmt.Sprintf("no figure changed over %d placements (%s)", run.AddressPlacements, run.convergenceNote())
 		}
-		if line == "" {
-			continue
-		}
-		if lines[run.Device] == nil {
-			devices = append(devices, run.Device)
-		}
-		lines[run.Device] = append(lines[run.Device], run.Setting.ShortLabel()+": "+line)
-	}
-	for _, d := range devices {
-		fmt.Fprintf(w, "\nDriver addresses, device %d: where the driver puts a device allocation your run did not make is not in the snapshot, and under another setting it can put those your run made elsewhere. A {low, high} beside a figure is its range over placements of them, tried until new ones stop widening it or the time runs out (--range-time); the figure itself is with the driver model's places for the first and your run's addresses for the second:\n", d)
-		for _, line := range lines[d] {
-			fmt.Fprintf(w, "  %s\n", line)
+		if line != "" {
+			placed.add(run.Device, run.Setting.ShortLabel()+": "+line)
 		}
 	}
+	placed.write(w, func(d int) string {
+		return fmt.Sprintf("Driver addresses, device %d: where the driver puts a device allocation your run did not make is not in the snapshot, and under another setting it can put those your run made elsewhere. A {low, high} beside a figure is its range over placements of them, tried until new ones stop widening it or the time runs out (--range-time); the figure itself is with the driver model's places for the first and your run's addresses for the second:", d)
+	})
 	if len(mapped) > 0 {
 		fmt.Fprintf(w, "\n%s map%s pages into address ranges reserved up front and make%s no cudaMalloc call, so no figure depends on where the driver places device memory: no address range is computed\n",
 			joinAnd(mapped), verbS(len(mapped)), verbS(len(mapped)))
@@ -400,24 +392,42 @@ func (r *Result) writeAddressNotes(w io.Writer) {
 // tried), then names, setting by setting, the table's figures that carry one.
 func (r *Result) writeTimingNotes(w io.Writer) {
 	type timing struct{ device, frees, schedules int }
-	var order []timing
-	shownBy := map[timing][]string{} // lines "setting: figures"
+	var timed noteLines[timing] // "setting: figures"
 	for i := range r.Runs {
 		run := &r.Runs[i]
-		shown := run.shownRanges()
-		if len(shown) == 0 {
-			continue
+		if shown := run.shownRanges(); len(shown) > 0 {
+			timed.add(timing{run.Device, run.CrossStreamFrees, run.TimingSchedules}, run.Setting.ShortLabel()+": "+strings.Join(shown, ", "))
 		}
-		k := timing{run.Device, run.CrossStreamFrees, run.TimingSchedules}
-		if shownBy[k] == nil {
-			order = append(order, k)
-		}
-		shownBy[k] = append(shownBy[k], run.Setting.ShortLabel()+": "+strings.Join(shown, ", "))
 	}
-	for _, k := range order {
-		fmt.Fprintf(w, "\nGPU timing, device %d: %d cross-stream frees (record_stream) complete when the GPU has done the work of the other streams that used them, at points no snapshot fixes. A [low, high] beside a figure is its range over %d timings of completing them, from the earliest point (the next allocation) to the latest the recording allows (its recorded wait stretched, or the next synchronisation for a free it did not time); the figure itself is with the snapshot's timing. The figures that depend on it:\n",
+	timed.write(w, func(k timing) string {
+		return fmt.Sprintf("GPU timing, device %d: %d cross-stream frees (record_stream) complete when the GPU has done the work of the other streams that used them, at points no snapshot fixes. A [low, high] beside a figure is its range over %d timings of completing them, from the earliest point (the next allocation) to the latest the recording allows (its recorded wait stretched, or the next synchronisation for a free it did not time); the figure itself is with the snapshot's timing. The figures that depend on it:",
 			k.device, k.frees, k.schedules)
-		for _, line := range shownBy[k] {
+	})
+}
+
+// noteLines gathers a note's lines by what explains them (key), keys in the order
+// first met, so that write prints each explanation once, its lines indented under it.
+type noteLines[K comparable] struct {
+	keys  []K
+	lines map[K][]string
+}
+
+// add puts line under key k.
+func (n *noteLines[K]) add(k K, line string) {
+	if n.lines == nil {
+		n.lines = map[K][]string{}
+	}
+	if _, seen := n.lines[k]; !seen {
+		n.keys = append(n.keys, k)
+	}
+	n.lines[k] = append(n.lines[k], line)
+}
+
+// write prints, for each key, a blank line, header(key) and the key's lines.
+func (n *noteLines[K]) write(w io.Writer, header func(K) string) {
+	for _, k := range n.keys {
+		fmt.Fprintf(w, "\n%s\n", header(k))
+		for _, line := range n.lines[k] {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
 	}

@@ -437,30 +437,31 @@ func notThroughError(r *Run) error {
 	return nil
 }
 
-// CapSearch is what MinCapRange found for one setting.
+// CapSearch is what MinCapRange found for one setting (its JSON keys are those of
+// memlab whatif --min-cap --json).
 type CapSearch struct {
 	// Cap is the smallest cap on reserved memory, to 2 MiB, at which neither the
-	// driver model's placement nor any placement of the address range tried runs
-	// out of memory on any device.
-	Cap int64
+	// driver model's placement nor any placement of the address range tried, nor any
+	// GPU timing of the timing range, runs out of memory on any device.
+	Cap int64 `json:"cap"`
 	// ModelCap is the smallest at which the model's placement alone does not
 	// ([MinCap]); at most Cap.
-	ModelCap int64
+	ModelCap int64 `json:"model_cap"`
 	// RecordedOOMs is how many out-of-memory errors the replay has under every cap
 	// from Cap up: the recorded run's own, which the program went on after (0 for a
 	// run that did not run out).
-	RecordedOOMs int64
+	RecordedOOMs int64 `json:"recorded_ooms"`
 	// Placements is how many placements were tried at Cap (the model's among them;
 	// 1 when the figures there do not depend on placement), the fewest over the
 	// devices; Converged whether every device's range there converged.
-	Placements int
-	Converged  bool
+	Placements int  `json:"placements"`
+	Converged  bool `json:"converged"`
 	// Timings is how many GPU timings of the cross-stream frees were tried at Cap
 	// (Run.TimingSchedules), the fewest over the devices that have such frees, and
 	// CrossStreamFrees how many frees they time, the most over the devices; both 0
 	// without such frees or with Options.NoTimingRange.
-	Timings          int
-	CrossStreamFrees int
+	Timings          int `json:"timings"`
+	CrossStreamFrees int `json:"cross_stream_frees"`
 }
 
 // MinCapRange is [MinCap] over the address range's placements and the timing range's
@@ -492,7 +493,7 @@ func MinCapRange(s *snapshot.Snapshot, st Setting, opts Options) (CapSearch, err
 		if err != nil {
 			return false, CapSearch{}, err
 		}
-		cs := CapSearch{Cap: c, ModelCap: model, Placements: math.MaxInt, Converged: true, Timings: math.MaxInt}
+		cs := CapSearch{Cap: c, ModelCap: model, Placements: math.MaxInt, Converged: true}
 		ok := true
 		for _, r := range res.Runs {
 			cs.RecordedOOMs += r.OOMs - r.NewOOMs
@@ -501,13 +502,12 @@ func MinCapRange(s *snapshot.Snapshot, st Setting, opts Options) (CapSearch, err
 			}
 			cs.Placements = min(cs.Placements, max(r.AddressPlacements, 1))
 			cs.Converged = cs.Converged && (r.AddressConverged || r.AddressPlacements == 0)
-			if r.CrossStreamFrees > 0 && r.TimingSchedules > 0 {
-				cs.Timings = min(cs.Timings, r.TimingSchedules)
+			if r.TimingSchedules > 0 && (cs.Timings == 0 || r.TimingSchedules < cs.Timings) {
+				cs.Timings = r.TimingSchedules
+			}
+			if r.TimingSchedules > 0 {
 				cs.CrossStreamFrees = max(cs.CrossStreamFrees, r.CrossStreamFrees)
 			}
-		}
-		if cs.Timings == math.MaxInt {
-			cs.Timings = 0
 		}
 		return ok, cs, nil
 	}

@@ -288,16 +288,10 @@ func (req *whatifRequest) failed(format string, a ...any) int {
 	return 1
 }
 
-// minCapJSON is one setting's line of --min-cap in its --json (key "min_cap").
+// minCapJSON is one setting's entry of --min-cap in its --json (key "min_cap").
 type minCapJSON struct {
-	Conf             string `json:"conf"`
-	Cap              int64  `json:"cap"`
-	ModelCap         int64  `json:"model_cap"`
-	Placements       int    `json:"placements"`
-	Converged        bool   `json:"converged"`
-	Timings          int    `json:"timings"`
-	CrossStreamFrees int    `json:"cross_stream_frees"`
-	RecordedOOMs     int64  `json:"recorded_ooms"`
+	Conf string `json:"conf"`
+	whatif.CapSearch
 }
 
 // minCaps prints, per setting, the smallest cap at which no placement or GPU timing
@@ -309,8 +303,7 @@ func (req *whatifRequest) minCaps(s *snapshot.Snapshot, settings []whatif.Settin
 		if err != nil {
 			return req.failed("%v", err)
 		}
-		found = append(found, minCapJSON{Conf: st.Conf.String(), Cap: c.Cap, ModelCap: c.ModelCap, Placements: c.Placements,
-			Converged: c.Converged, Timings: c.Timings, CrossStreamFrees: c.CrossStreamFrees, RecordedOOMs: c.RecordedOOMs})
+		found = append(found, minCapJSON{st.Conf.String(), c})
 		conv := "converged"
 		if !c.Converged {
 			conv = "not converged"
@@ -332,19 +325,16 @@ func (req *whatifRequest) minCaps(s *snapshot.Snapshot, settings []whatif.Settin
 		fmt.Fprintf(req.table, "%s: smallest cap %s %s (%d bytes): %s %s; %s %s (%d bytes)%s\n",
 			st.Label(), without, allocator.FormatSize(c.Cap), c.Cap, none, tried, alone, allocator.FormatSize(c.ModelCap), c.ModelCap, keeps)
 	}
-	if req.jsonOut != "" {
-		w, err := create(req.jsonOut, req.stdout)
-		if err == nil {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			err = errors.Join(enc.Encode(struct {
-				Snapshot string       `json:"snapshot"`
-				MinCap   []minCapJSON `json:"min_cap"`
-			}{req.paths[0], found}), w.Close())
-		}
-		if err != nil {
-			return req.failed("--json: %v", err)
-		}
+	err := writeJSON(req.jsonOut, req.stdout, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Snapshot string       `json:"snapshot"`
+			MinCap   []minCapJSON `json:"min_cap"`
+		}{req.paths[0], found})
+	})
+	if err != nil {
+		return req.failed("--json: %v", err)
 	}
 	return 0
 }
@@ -425,14 +415,8 @@ func (req *whatifRequest) report(res, checked *whatif.Result) int {
 		}
 		res.Advice = checked.Advice
 	}
-	if req.jsonOut != "" {
-		w, err := create(req.jsonOut, req.stdout)
-		if err == nil {
-			err = errors.Join(res.WriteJSON(w), w.Close())
-		}
-		if err != nil {
-			return req.failed("--json: %v", err)
-		}
+	if err := writeJSON(req.jsonOut, req.stdout, res.WriteJSON); err != nil {
+		return req.failed("--json: %v", err)
 	}
 	if req.plot != "" {
 		f, err := memplot.Compare("What if: "+filepath.Base(req.paths[0]), res)
@@ -450,6 +434,19 @@ func (req *whatifRequest) report(res, checked *whatif.Result) int {
 		return exitOOM
 	}
 	return 0
+}
+
+// writeJSON writes --json with write: to the file at path, or to stdout for "-";
+// nothing for an empty path.
+func writeJSON(path string, stdout io.Writer, write func(io.Writer) error) error {
+	if path == "" {
+		return nil
+	}
+	w, err := create(path, stdout)
+	if err != nil {
+		return err
+	}
+	return errors.Join(write(w), w.Close())
 }
 
 // predictsOOM reports whether an allocation failed in any of the runs.
@@ -482,15 +479,9 @@ func whatifRanks(paths []string, confs []string, base whatif.Setting, opts whati
 		fmt.Fprintf(stderr, "memlab whatif: %v\n", err)
 		return 1
 	}
-	if jsonOut != "" {
-		w, err := create(jsonOut, stdout)
-		if err == nil {
-			err = errors.Join(ranks.WriteJSON(w), w.Close())
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "memlab whatif: --json: %v\n", err)
-			return 1
-		}
+	if err := writeJSON(jsonOut, stdout, ranks.WriteJSON); err != nil {
+		fmt.Fprintf(stderr, "memlab whatif: --json: %v\n", err)
+		return 1
 	}
 	for _, r := range ranks {
 		if predictsOOM(r.Result.Runs) {
