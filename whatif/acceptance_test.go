@@ -282,6 +282,42 @@ func checkTiming(t *testing.T, prog, name string, s *snapshot.Snapshot, ff strin
 	return moved
 }
 
+// bucketFrees maps each of DDP's gradient buckets (ddpBucket) that default trace tr
+// frees, by its allocation's place among the alloc entries, to the allocations made
+// before its free; of trace other (whose entries may carry no frames), the same
+// blocks' frees. Where they differ, the run of other let go of a bucket at another point
+// (op.held).
+func bucketFrees(tr, other []snapshot.TraceEntry) (def, run map[int]int) {
+	buckets := map[int]bool{}
+	frees := func(tr []snapshot.TraceEntry, pick func(e *snapshot.TraceEntry, n int) bool) map[int]int {
+		ord := map[uint64]int{}
+		out := map[int]int{}
+		allocs := 0
+		for i := range tr {
+			e := &tr[i]
+			switch e.Action {
+			case snapshot.ActionAlloc:
+				if pick(e, allocs) {
+					ord[e.Addr] = allocs
+				}
+				allocs++
+			case snapshot.ActionFreeRequested:
+				if n, ok := ord[e.Addr]; ok {
+					out[n] = allocs
+					delete(ord, e.Addr)
+				}
+			}
+		}
+		return out
+	}
+	def = frees(tr, func(e *snapshot.TraceEntry, n int) bool {
+		buckets[n] = ddpBucket(e.Frames)
+		return buckets[n]
+	})
+	run = frees(other, func(_ *snapshot.TraceEntry, n int) bool { return buckets[n] })
+	return def, run
+}
+
 // retimed is movedTo(s, the completions of the recorded run of facts file ff).
 func retimed(t *testing.T, s *snapshot.Snapshot, ff string) *snapshot.Snapshot {
 	t.Helper()

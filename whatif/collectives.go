@@ -43,13 +43,38 @@ func (c *collectiveAllocs) add(e *snapshot.TraceEntry) {
 }
 
 // warning is device d's warning, "" when torch.distributed made no allocation (or no
-// allocation has frames).
-func (c *collectiveAllocs) warning(d int) string {
+// allocation has frames); held frees of DDP's gradient buckets (op.held) get a timing
+// range, which it names.
+func (c *collectiveAllocs) warning(d, held int) string {
 	if c.n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("device %d: torch.distributed made %s (%s in all, the largest %s), such as DDP's gradient buckets or FSDP's buffers; a block a collective used is freed when the communication library lets go of it, which depends on the host's threads, so another run of this program, under this setting or any other, can free such blocks at other points and measure peaks higher or lower by the size of those it frees at other points; the replay keeps this run's points",
-		d, plural(c.n, "allocation", "allocations"), allocator.FormatSize(c.total), allocator.FormatSize(c.largest))
+	keeps := "the replay keeps this run's points"
+	if held > 0 {
+		keeps = fmt.Sprintf("the replay keeps this run's points, and its GPU timing range (when not skipped) also makes the %s of DDP's gradient buckets later, up to the end", plural(held, "free", "frees"))
+	}
+	return fmt.Sprintf("device %d: torch.distributed made %s (%s in all, the largest %s), such as DDP's gradient buckets or FSDP's buffers; a block a collective used is freed when the communication library lets go of it, which depends on the host's threads, so another run of this program, under this setting or any other, can free such blocks at other points and measure peaks higher or lower by the size of those it frees at other points; %s",
+		d, plural(c.n, "allocation", "allocations"), allocator.FormatSize(c.total), allocator.FormatSize(c.largest), keeps)
+}
+
+// ddpBucket reports whether DDP's Reducer made an allocation: its gradient buckets, the
+// first when DistributedDataParallel is constructed (`_ddp_init_helper`), the rebuilt
+// ones at the second step's forward (`_pre_forward`), the innermost Python frame being
+// that function of torch/nn/parallel/distributed.py (the Reducer itself is C++; C++
+// frames are passed over). A bucket is freed when the last holder lets go of it:
+// PyTorch's runs of one DDP program (reference/programs-2.11, ddp_accum_train_bf16,
+// and its repeats) freed its first buckets either at the rebuild or, holding them
+// through the second step's forward, at one point of its backward, about half of them
+// each way, so the replay's timing range lets go of such a block later too (op.held).
+func ddpBucket(frames []snapshot.Frame) bool {
+	for _, f := range frames {
+		file, ok := pythonFile(f)
+		if !ok {
+			continue
+		}
+		return strings.HasSuffix(file, "/torch/nn/parallel/distributed.py") && (f.Name == "_ddp_init_helper" || f.Name == "_pre_forward")
+	}
+	return false
 }
 
 // fromDistributed reports whether torch.distributed or DDP

@@ -60,3 +60,27 @@ func TestFromDistributedSkipsCppFrames(t *testing.T) {
 		t.Error("a model's allocation inside DDP's forward read as torch.distributed's")
 	}
 }
+
+// TestDDPBucket: DDP's Reducer's allocations (its first buckets, at construction; the
+// rebuilt ones, at the second step's forward) are buckets whatever C++ frames come
+// first; DDP's parameter broadcast (torch/distributed/utils.py), a model's allocation
+// inside DDP's forward and an allocation without frames are not.
+func TestDDPBucket(t *testing.T) {
+	ddp := "/venv/lib/python3.12/site-packages/torch/nn/parallel/distributed.py"
+	cpp := snapshot.Frame{Filename: "??", Name: "c10d::Reducer::initialize_buckets(std::vector<std::vector<unsigned long>>)"}
+	user := snapshot.Frame{Filename: "/home/me/train.py", Name: "main"}
+	for _, c := range []struct {
+		frames []snapshot.Frame
+		want   bool
+	}{
+		{[]snapshot.Frame{cpp, {Filename: ddp, Name: "_ddp_init_helper"}, {Filename: ddp, Name: "__init__"}, user}, true},
+		{[]snapshot.Frame{{Filename: ddp, Name: "_pre_forward"}, {Filename: ddp, Name: "forward"}, user}, true},
+		{[]snapshot.Frame{{Filename: "/venv/lib/python3.12/site-packages/torch/distributed/utils.py", Name: "_sync_params_and_buffers"}, {Filename: ddp, Name: "__init__"}, user}, false},
+		{[]snapshot.Frame{{Filename: "/venv/lib/python3.12/site-packages/transformers/models/gpt2/modeling_gpt2.py", Name: "forward"}, {Filename: ddp, Name: "_run_ddp_forward"}, user}, false},
+		{nil, false},
+	} {
+		if got := ddpBucket(c.frames); got != c.want {
+			t.Errorf("ddpBucket(%v) = %v, want %v", c.frames, got, c.want)
+		}
+	}
+}

@@ -29,6 +29,10 @@ const (
 type op struct {
 	kind     opKind
 	deferred bool // opFree: the free waited for other streams in the recorded run
+	// held, for opFree, marks the free of one of DDP's gradient buckets (ddpBucket):
+	// the program lets go of it when its last holder does, which another run does
+	// later; the timing range's schedules delay the free itself (replayer.holds).
+	held bool
 	// halves, for opAlloc, marks a cuDNN benchmark's workspace: where it does not fit,
 	// PyTorch catches the OOM and asks for half as much, down to nothing
 	// (benchmarkWorkspace).
@@ -78,6 +82,7 @@ type history struct {
 	events   int
 	warnings []string
 	deferred int // frees that waited for other streams (opFree with deferred)
+	held     int // frees of DDP's gradient buckets (opFree with held)
 	// latest is, by block id, the latest delay the recording allows a deferred free
 	// (boundDelays, timing.go); a free it does not name may wait any time.
 	latest map[int32]int

@@ -22,7 +22,8 @@ type liveBlock struct {
 	size      int64 // the request (0: allocated before the trace, unknown)
 	event     int   // where it was allocated (−1: before the trace)
 	requested bool
-	freeOp    int // index in ops of its opFree (−1: none)
+	freeOp    int  // index in ops of its opFree (−1: none)
+	ddp       bool // one of DDP's gradient buckets (ddpBucket): its free is held (op.held)
 }
 
 // preparer is the state of prepare: the trace, the history being built, and what the
@@ -265,7 +266,7 @@ func (p *preparer) steps() error {
 			p.hasFrames = true
 		}
 	}
-	if w := p.collectives.warning(p.device); w != "" {
+	if w := p.collectives.warning(p.device, p.h.held); w != "" {
 		p.h.warnings = append(p.h.warnings, w)
 	}
 	if w := p.opCaches.warning(p.device); w != "" {
@@ -304,7 +305,7 @@ func (p *preparer) alloc(i int) error {
 	}
 	p.collectives.add(&p.trace[i])
 	id := p.newID()
-	p.live[e.Addr] = liveBlock{id: id, ordinal: p.made - 1, size: e.Size, event: i, freeOp: -1}
+	p.live[e.Addr] = liveBlock{id: id, ordinal: p.made - 1, size: e.Size, event: i, freeOp: -1, ddp: ddpBucket(e.Frames)}
 	p.touch(e.Addr)
 	var pool uint16
 	if p.h.pools != nil {
@@ -339,18 +340,26 @@ func (p *preparer) freeRequested(i int) (int, error) {
 	}
 	b.requested = true
 	deferred := completesLater(p.trace, i)
-	if deferred {
+	held := b.ddp && !deferred
+	switch {
+	case deferred:
 		h.deferred++
+	case held:
+		h.held++
+	}
+	if deferred || held {
 		if h.ordinal == nil {
 			h.ordinal = map[int32]int32{}
 		}
 		h.ordinal[b.id] = b.ordinal
 	}
 	b.freeOp = len(h.ops)
-	h.ops = append(h.ops, op{kind: opFree, id: b.id, event: int32(i), stream: e.Stream, deferred: deferred, lag: p.requests})
+	h.ops = append(h.ops, op{kind: opFree, id: b.id, event: int32(i), stream: e.Stream, deferred: deferred, held: held, lag: p.requests})
 	if !deferred {
 		delete(p.live, e.Addr)
-		p.reuseID(b.id)
+		if !held {
+			p.reuseID(b.id) // a held free's id stays its own: replays free it at different points
+		}
 		return i + 1, nil // its free_completed
 	}
 	p.live[e.Addr] = b

@@ -111,6 +111,16 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 				}
 			}
 		}
+		// Where that run let go of DDP's gradient buckets at other points (op.held), a
+		// figure that depends on them is held to its timing range here, and that run's
+		// own snapshot is replayed below (checkWithOwnAddresses).
+		if r.HeldFrees != 0 {
+			if def, run := bucketFrees(s.Traces[0], snapshotBeside(t, ff).Traces[0]); !maps.Equal(def, run) {
+				for k := range timed {
+					delete(placed, k)
+				}
+			}
+		}
 		checkRange(t, what, "timing", timed, r, f, programsWide)
 		checkRange(t, what, "address", placed, r, f, programsWide)
 		checkRange(t, what, "after-OOM", r.AfterOOMRange, r, f, nil)
@@ -526,15 +536,21 @@ var programsKnown = map[string]string{
 	// exact. DINO's capped run made 66 cudaMalloc calls more than its default run.
 	"grpo_group_rollout_train_bf16 under roundup_power2_divisions_4: inactive_split_bytes.all.peak":           "outside: 12 of 38 guessed segments placed where the model does not",
 	"dino_multicrop_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free": "66 cudaMalloc calls more than the default run, under the cap",
-	// Recorded 2026-12-05 05:10 UTC and checked only after. DDP's program made other
-	// requests in these two runs than in its default run: DDP rebuilds its gradient
+	// Recorded 2026-12-05 05:10 UTC and checked only after. DDP rebuilds its gradient
 	// buckets at the second step's first forward, and the first buckets (one block of
 	// 327,650,304 bytes) were freed there in the default run (and the
 	// max_split_size_mb:128 and expandable-segments ones) but only during that step's
-	// second backward in these two (and the default run recorded again), once NCCL let go
-	// of the block its all-reduce had used: when is up to the host's threads, so
-	// nothing in the default snapshot says it. Those two runs' own snapshots replay
-	// exactly (checkWithOwnAddresses). The optimizer-in-backward program's capped run made
+	// second backward in these two (and the default run recorded again): when is up to
+	// the host's threads, so nothing in the default snapshot says it. The timing range
+	// frees DDP's buckets later too (op.held, 2026-12-07): these figures lie inside it,
+	// which is as wide as the buckets are (their 312 MiB are 5.2 % of the peak
+	// allocated); those two runs' own snapshots replay exactly (checkWithOwnAddresses).
+	"ddp_accum_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: allocated_bytes.all.peak": "first gradient buckets freed late: a timing range as wide as they are",
+	"ddp_accum_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: reserved_bytes.all.peak":  "first gradient buckets freed late: a timing range as wide as they are",
+	"ddp_accum_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc":         "first gradient buckets freed late: a timing range as wide as they are",
+	"ddp_accum_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free":          "first gradient buckets freed late: a timing range as wide as they are",
+	"ddp_accum_train_bf16 under roundup_power2_divisions_4: reserved_bytes.all.peak":                              "first gradient buckets freed late: a timing range as wide as they are",
+	// The optimizer-in-backward program's capped run made
 	// 125 cudaMalloc calls more than its default run (as BART above); PyTorch's peak of
 	// 122 segments is one above every placement's. Replayed with that run's own device
 	// allocations for its first k requests and the model's after, the peak moves between
@@ -542,12 +558,6 @@ var programsKnown = map[string]string{
 	// k = 1,037 on (2026-12-05, every k): no one place decides it, the layout of the
 	// first thousand requests' segments does. With 256 placements instead of the 76
 	// at which the range converges, the range is still {118, 121}.
-	"ddp_accum_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: allocated_bytes.all.peak":             "outside: the program freed its first gradient buckets later than in the default run (NCCL, host threads)",
-	"ddp_accum_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: reserved_bytes.all.peak":              "outside: the program freed its first gradient buckets later than in the default run (NCCL, host threads)",
-	"ddp_accum_train_bf16 under roundup_power2_divisions_4: allocated_bytes.all.peak":                                         "outside: the program freed its first gradient buckets later than in the default run (NCCL, host threads)",
-	"ddp_accum_train_bf16 under roundup_power2_divisions_4: reserved_bytes.all.peak":                                          "outside: the program freed its first gradient buckets later than in the default run (NCCL, host threads)",
-	"ddp_accum_train_bf16 under roundup_power2_divisions_4: num_device_alloc":                                                 "outside: the program freed its first gradient buckets later than in the default run (NCCL, host threads)",
-	"ddp_accum_train_bf16 under roundup_power2_divisions_4: segment.all.peak":                                                 "outside: the program freed its first gradient buckets later than in the default run (NCCL, host threads)",
 	"optimizer_in_backward_train under max_split_size_mb_64__garbage_collection_threshold_0p6: segment.all.peak":              "outside: 125 cudaMalloc calls more than the default run, under the cap",
 	"optimizer_in_backward_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free":               "125 cudaMalloc calls more than the default run, under the cap",
 	"optimizer_in_backward_train under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak": "125 cudaMalloc calls more than the default run, under the cap",
@@ -633,6 +643,17 @@ var programsKnown = map[string]string{
 // or, for a program whose frees wait for other streams, over GPU timings (programsKnown
 // says why for the figures that are not exact).
 var programsWide = map[string]float64{
+	// DDP's first gradient buckets (312 MiB) freed at the rebuild or held to the end
+	// (op.held): the peaks' timing ranges are as wide as they are.
+	"ddp_accum_train_bf16 under default: allocated_bytes.all.peak timing":                                                     5.2,
+	"ddp_accum_train_bf16 under default: reserved_bytes.all.peak timing":                                                      11.4,
+	"ddp_accum_train_bf16 under expandable_segments_True: allocated_bytes.all.peak timing":                                    5.2,
+	"ddp_accum_train_bf16 under max_split_size_mb_128: allocated_bytes.all.peak timing":                                       5.2,
+	"ddp_accum_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: allocated_bytes.all.peak timing":      5.2,
+	"ddp_accum_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: reserved_bytes.all.peak timing":       5.7,
+	"ddp_accum_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc timing":              11.1,
+	"ddp_accum_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free timing":               33.6,
+	"ddp_accum_train_bf16 under roundup_power2_divisions_4: reserved_bytes.all.peak timing":                                   11.9,
 	"bert_train_eval_interleaved_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc address": 12.6,
 	"bert_train_eval_interleaved_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":  17.9,
 	"distill_resnet_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":         11.2,

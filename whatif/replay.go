@@ -44,8 +44,11 @@ type replayer struct {
 	freedAt  []int32          // id of a pending free → cudaFree calls before it (mod 2^32)
 	mallocs  int              // allocations replayed so far
 	dues     dueHeap          // pending frees by the allocation at which sched makes them due
-	due      []int32          // scratch of process
-	poolIDs  []allocator.PoolID
+	// holds are the held frees (op.held) sched delays, by the allocation at which
+	// the program lets go of the block; one sched delays to never is held to the end
+	holds   dueHeap
+	due     []int32 // scratch of process
+	poolIDs []allocator.PoolID
 
 	// the curves: events per bucket, the bucket being filled, the reserved peak seen
 	bucket    int
@@ -214,6 +217,19 @@ func (r *replayer) process() error {
 	return nil
 }
 
+// letGo frees the held blocks (op.held) the schedule makes the program let go of
+// before this allocation.
+func (r *replayer) letGo() error {
+	for len(r.holds) > 0 && r.holds[0].at <= r.mallocs {
+		d := heap.Pop(&r.holds).(dueFree)
+		if err := r.a.Free(r.addrs[d.id]); err != nil {
+			return err
+		}
+		r.addrs[d.id] = 0
+	}
+	return nil
+}
+
 // mallocIn is MallocStream, or MallocInPool for a request of a private pool.
 func (r *replayer) mallocIn(size int64, stream uint64, pool uint16) (uint64, error) {
 	if pool == 0 {
@@ -240,6 +256,9 @@ func (r *replayer) fail(o op, err error) error {
 // is false when the request failed (an OOM, recorded by fail).
 func (r *replayer) malloc(o op) (p uint64, ok bool, err error) {
 	r.mallocs++
+	if err := r.letGo(); err != nil {
+		return 0, false, fmt.Errorf("event %d: %w", o.event, err)
+	}
 	if err := r.process(); err != nil {
 		return 0, false, fmt.Errorf("event %d: %w", o.event, err)
 	}
@@ -331,6 +350,12 @@ func (r *replayer) step(o op) (stop bool, err error) {
 		p := r.addrs[o.id]
 		if p == 0 {
 			break // its allocation failed
+		}
+		if o.held && r.sched != nil && r.sched[o.id] > 0 {
+			if r.sched[o.id] != never {
+				heap.Push(&r.holds, dueFree{at: r.mallocs + r.sched[o.id] + 1, id: o.id})
+			}
+			break
 		}
 		r.addrs[o.id] = 0
 		if o.deferred {

@@ -456,12 +456,14 @@ type CapSearch struct {
 	// devices; Converged whether every device's range there converged.
 	Placements int  `json:"placements"`
 	Converged  bool `json:"converged"`
-	// Timings is how many GPU timings of the cross-stream frees were tried at Cap
-	// (Run.TimingSchedules), the fewest over the devices that have such frees, and
-	// CrossStreamFrees how many frees they time, the most over the devices; both 0
-	// without such frees or with Options.NoTimingRange.
+	// Timings is how many GPU timings of the cross-stream frees (and of the frees of
+	// DDP's gradient buckets) were tried at Cap (Run.TimingSchedules), the fewest
+	// over the devices that have such frees, and CrossStreamFrees and HeldFrees how
+	// many frees of each kind they time, the most over the devices; all 0 without
+	// such frees or with Options.NoTimingRange.
 	Timings          int `json:"timings"`
 	CrossStreamFrees int `json:"cross_stream_frees"`
+	HeldFrees        int `json:"held_frees"`
 }
 
 // MinCapRange is [MinCap] over the address range's placements and the timing range's
@@ -507,6 +509,7 @@ func MinCapRange(s *snapshot.Snapshot, st Setting, opts Options) (CapSearch, err
 			}
 			if r.TimingSchedules > 0 {
 				cs.CrossStreamFrees = max(cs.CrossStreamFrees, r.CrossStreamFrees)
+				cs.HeldFrees = max(cs.HeldFrees, r.HeldFrees)
 			}
 		}
 		return ok, cs, nil

@@ -45,10 +45,10 @@ func replay(h *history, st Setting, opts Options, c Completion) (*Run, error) {
 // replayTimings is replayTimed without the address range.
 func replayTimings(h *history, st Setting, opts Options) (*Run, error) {
 	r, err := replay(h, st, opts, opts.Completion)
-	if err != nil || h.deferred == 0 {
+	if err != nil || h.deferred+h.held == 0 {
 		return r, err
 	}
-	r.CrossStreamFrees = h.deferred
+	r.CrossStreamFrees, r.HeldFrees = h.deferred, h.held
 	if opts.NoTimingRange {
 		return r, nil
 	}
@@ -96,17 +96,20 @@ func timingRange(runs ...*Run) map[string][2]int64 {
 	return out
 }
 
-// deferredFree is what a schedule needs of one free that waited for other streams.
+// deferredFree is what a schedule needs of one free that waited for other streams, or
+// of one the program may make later (a held free: op.held).
 type deferredFree struct {
 	id      int32
 	ordinal int32 // its block's place among the blocks the history made (history.ordinal)
 	mallocs int   // allocation requests before it
 	lag     int   // allocations between it and its recorded completion (−1: never completed)
 	latest  int   // the longest delay a timing may give it (never: unbounded); see boundDelays
+	held    bool  // a free of one of DDP's gradient buckets (op.held)
 }
 
-// deferredFrees lists the history's deferred frees in order, each with the latest
-// delay the recording allows it (boundDelays; never where it allows any).
+// deferredFrees lists the history's deferred and held frees in order, each with the
+// latest delay the recording allows it (boundDelays; never where it allows any, and
+// for a held free: held to the end).
 func (h *history) deferredFrees() []deferredFree {
 	var out []deferredFree
 	m := 0
@@ -120,6 +123,9 @@ func (h *history) deferredFrees() []deferredFree {
 				latest = never
 			}
 			out = append(out, deferredFree{id: o.id, ordinal: h.ordinal[o.id], mallocs: m, lag: int(o.lag), latest: latest})
+		case o.kind == opFree && o.held:
+			// let go of at once in the recording; at the latest, at the end
+			out = append(out, deferredFree{id: o.id, ordinal: h.ordinal[o.id], mallocs: m, lag: 0, latest: never, held: true})
 		}
 	}
 	return out
@@ -244,6 +250,27 @@ func (h *history) schedules(n int) []namedSchedule {
 	add("as late as the recording allows", func(deferredFree) int { return never })
 	for _, d := range []int{1, 2, 4, 8, 16, 32, 64, 128} {
 		add(fmt.Sprintf("%d allocations late", d), func(deferredFree) int { return d })
+	}
+	if h.held > 0 {
+		// a bucket's free later by up to the whole history, cross-stream frees at
+		// their recorded lag
+		allocs := 0
+		for _, o := range h.ops {
+			if o.kind == opAlloc || o.kind == opOOM {
+				allocs++
+			}
+		}
+		for d := 256; d < allocs; d *= 2 {
+			add(fmt.Sprintf("buckets freed %d allocations late", d), func(f deferredFree) int {
+				if f.held {
+					return d
+				}
+				if f.lag < 0 {
+					return never
+				}
+				return f.lag
+			})
+		}
 	}
 	maxLag := 0
 	for _, f := range frees {

@@ -1,7 +1,9 @@
 package whatif
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"memlab.dev/memlab/allocator"
@@ -136,5 +138,73 @@ func TestBoundDelays(t *testing.T) {
 	}
 	if len(hb.latest) != 0 {
 		t.Errorf("a trace without time stamps: %d frees bounded", len(hb.latest))
+	}
+}
+
+// TestDDPBucketsHeld: DDP's first gradient buckets were freed at their rebuild in the
+// default run of reference/programs-2.11's ddp_accum_train_bf16 and only during the
+// next backward in its run under roundup_power2_divisions:4 (programsKnown). The
+// replay of the default snapshot under that setting keeps the default run's point, and
+// its timing range, which frees the buckets later too, holds every figure PyTorch
+// measured in that run; holding them to the end (CompleteLatest) lies inside it and
+// above the recorded point; the table explains the range. Without the frames that name DDP's Reducer, nothing is
+// held and nothing is timed.
+func TestDDPBucketsHeld(t *testing.T) {
+	const prog = "ddp_accum_train_bf16"
+	s := referenceSnapshot(t, reference.Programs211, prog+"__default.pickle")
+	ff, err := reference.File(reference.Programs211, prog+"__roundup_power2_divisions_4.facts.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := readFacts(t, ff)
+	st := f.setting(t)
+	opts := Options{TotalMemory: f.TotalMemory, NoAddressRange: true}
+	res, err := Replay(s, []Setting{st}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Runs[0]
+	if r.HeldFrees == 0 || r.CrossStreamFrees != 0 {
+		t.Fatalf("%d held frees, %d cross-stream frees; want DDP's buckets held and no cross-stream free", r.HeldFrees, r.CrossStreamFrees)
+	}
+	for _, k := range []string{"allocated_bytes.all.peak", "reserved_bytes.all.peak", "num_device_alloc", "segment.all.peak", "inactive_split_bytes.all.peak"} {
+		lr, ok := r.TimingRange[k]
+		if r.Stats[k] == f.Stats[k] {
+			t.Errorf("%s: the replay's %d is the late run's: the test no longer tells the points apart", k, r.Stats[k])
+		}
+		if !ok || f.Stats[k] < lr[0] || f.Stats[k] > lr[1] {
+			t.Errorf("%s: PyTorch's late run measured %d, outside the timing range %v (the replay: %d)", k, f.Stats[k], lr, r.Stats[k])
+		}
+	}
+	var table strings.Builder
+	if err := res.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("Timing of frees, device 0: %d frees of DDP's gradient buckets come when the last holder of each lets go", r.HeldFrees); !strings.Contains(table.String(), want) {
+		t.Errorf("the table does not explain the buckets' timing range (%q):\n%s", want, table.String())
+	}
+	opts.Completion = CompleteLatest
+	late, err := Replay(s, []Setting{st}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := "allocated_bytes.all.peak"
+	if v, lr := late.Runs[0].Stats[k], r.TimingRange[k]; v <= r.Stats[k] || v > lr[1] {
+		t.Errorf("buckets held to the end: %s %d, want above the recorded point's %d and inside %v", k, v, r.Stats[k], lr)
+	}
+
+	bare := *s
+	bare.Traces = [][]snapshot.TraceEntry{slices.Clone(s.Traces[0])}
+	for i := range bare.Traces[0] {
+		if e := &bare.Traces[0][i]; ddpBucket(e.Frames) {
+			e.Frames = nil
+		}
+	}
+	res, err = Replay(&bare, []Setting{st}, Options{TotalMemory: f.TotalMemory, NoAddressRange: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := res.Runs[0]; b.HeldFrees != 0 || b.TimingRange != nil {
+		t.Errorf("without DDP's frames: %d held frees, timing range %v", b.HeldFrees, b.TimingRange)
 	}
 }

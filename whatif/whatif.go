@@ -25,6 +25,12 @@
 // (long histories get fewer timings). Run.TimingRange holds every figure that differs
 // between them, Run.TimingSchedules over how many timings, and Run.CrossStreamFrees how
 // many frees it depends on. The range is over the timings tried, not a bound over all.
+// The frees of DDP's gradient buckets (ddpBucket; Run.HeldFrees) are timed with them:
+// the program makes such a free when the bucket's last holder lets go, which PyTorch's
+// runs of one DDP program did at two points (reference/programs-2.11's
+// ddp_accum_train_bf16), so the timings also make each later than the snapshot did,
+// up to the end of the trace (never earlier: the snapshot's point is the earliest one
+// seen).
 // Frees that complete together (at one process_events or one synchronisation) do so
 // stream by stream, as PyTorch walks one event list per stream — the streams in the
 // order the snapshot's own completions show them — and in the order they were made.
@@ -189,7 +195,8 @@ type Options struct {
 	// replay whose figures Run reports (the zero value: where the snapshot completed
 	// them). The timing range is computed whatever it is.
 	Completion Completion
-	// NoTimingRange skips the extra replays of a history with cross-stream frees:
+	// NoTimingRange skips the extra replays of a history with cross-stream frees (or
+	// frees of DDP's gradient buckets):
 	// Run.TimingRange stays nil (Run.CrossStreamFrees is still counted).
 	NoTimingRange bool
 	// NoAddressRange skips the extra replays of Run.AddressRange (a run that guessed
@@ -312,6 +319,10 @@ type Run struct {
 	// (record_stream): their completion points are GPU timing (0: none, the figures
 	// do not depend on timing).
 	CrossStreamFrees int
+	// HeldFrees counts the frees of DDP's gradient buckets (ddpBucket): the program
+	// makes them when the last holder of the bucket lets go, which another run does
+	// later; the timing range delays them too (0: none).
+	HeldFrees int
 	// TimingRange holds, for each memory_stats key whose figure differs between the
 	// timings the replay tried for those frees (the package doc says which), the lowest
 	// and highest figure; nil when none differs. Every figure PyTorch measured in the

@@ -53,12 +53,15 @@ those that serve a request it failed, which the snapshot cannot follow; then it 
 the first --advise of them (default 3; and as many that serve a failed request) again
 with their ranges, beside the snapshot's own setting, and ends with advice as below;
 --min-cap finds, per configuration, the smallest cap at which no placement of the
-device allocations tried, and no GPU timing of the frees that waited for other streams,
-runs out (where the recorded run did not), beside the model placement's own at the
-snapshot's timing (--json: "min_cap", one entry a setting).
+device allocations tried, and no GPU timing of the frees that waited for other streams
+(or of DDP's gradient buckets), runs out (where the recorded run did not), beside the
+model placement's own at the snapshot's timing (--json: "min_cap", one entry a setting).
 A figure that depends on where the driver places device allocations carries its range
 over placements, replayed on every core until it stops widening, within --range-time
-per configuration (the output says how many were tried and whether it converged).
+per configuration (the output says how many were tried and whether it converged); one
+that depends on when frees that waited for other streams complete, or on when DDP's
+gradient buckets are let go of (their stack frames name DDP's Reducer), carries its
+range over timings of them ([low, high]; --json "timing_range").
 Several snapshots (one per rank of a job on several GPUs) are replayed at once, on
 every core, each under the same settings: one table per rank, then the worst rank
 per configuration (--json writes them all; --plot, --sweep and --min-cap take one).
@@ -319,7 +322,7 @@ func (req *whatifRequest) minCaps(s *snapshot.Snapshot, settings []whatif.Settin
 		}
 		alone := "with the driver model's placement alone"
 		if c.Timings > 0 {
-			tried += fmt.Sprintf(", nor in any of %d GPU timings of the %d cross-stream frees", c.Timings, c.CrossStreamFrees)
+			tried += fmt.Sprintf(", nor in any of %d GPU timings of %s", c.Timings, timedFrees(c.CrossStreamFrees, c.HeldFrees))
 			alone = "with the driver model's placement and the snapshot's GPU timing alone"
 		}
 		fmt.Fprintf(req.table, "%s: smallest cap %s %s (%d bytes): %s %s; %s %s (%d bytes)%s\n",
@@ -559,4 +562,17 @@ func raiseMemoryLimit() {
 	if want := int64(sample[0].Value.Uint64()) * 7 / 4; want > debug.SetMemoryLimit(-1) {
 		debug.SetMemoryLimit(want)
 	}
+}
+
+// timedFrees names what a GPU timing times: the cross-stream frees and the frees of
+// DDP's gradient buckets.
+func timedFrees(cross, held int) string {
+	var what []string
+	if cross > 0 {
+		what = append(what, fmt.Sprintf("the %d cross-stream frees", cross))
+	}
+	if held > 0 {
+		what = append(what, fmt.Sprintf("the %d frees of DDP's gradient buckets", held))
+	}
+	return strings.Join(what, " and ")
 }
