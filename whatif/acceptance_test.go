@@ -255,16 +255,23 @@ func checkPair(t *testing.T, s *snapshot.Snapshot, prog, ff, note string) (Run, 
 // on where the driver put device memory, lie inside its address range at that timing;
 // that moved snapshot is returned (nil where the run completed them where s did). A run
 // may hold another number of them than s: a free whose completion is its next entry
-// looks like one made at once.
+// looks like one made at once. Where that run's program made other requests than s
+// (sameRequests), its own snapshot stands for s moved to its timing.
 func checkTiming(t *testing.T, prog, name string, s *snapshot.Snapshot, ff string, r Run, f facts) *snapshot.Snapshot {
 	t.Helper()
 	what := prog + " under " + name
-	timing := completions(snapshotBeside(t, ff).Traces[0])
+	own := snapshotBeside(t, ff)
+	timing := completions(own.Traces[0])
 	if len(timing) == 0 && (r.CrossStreamFrees != 0 || r.TimingDependent()) {
 		t.Errorf("%s: no cross-stream frees in the snapshot, but %d counted, timing range %v", what, r.CrossStreamFrees, r.TimingRange)
 	}
-	moved := movedTo(s, timing)
-	if moved == nil {
+	var moved *snapshot.Snapshot
+	if other := sameRequests(s, own); other != "" {
+		// that run's program made other requests: no completion points can be moved
+		// into the default run's, and its own snapshot holds its timing
+		moved = own
+		what += " (its own snapshot: " + other + ")"
+	} else if moved = movedTo(s, timing); moved == nil {
 		return nil
 	}
 	res, err := Replay(moved, []Setting{f.setting(t)}, Options{TotalMemory: f.TotalMemory})
@@ -318,10 +325,15 @@ func bucketFrees(tr, other []snapshot.TraceEntry) (def, run map[int]int) {
 	return def, run
 }
 
-// retimed is movedTo(s, the completions of the recorded run of facts file ff).
+// retimed is movedTo(s, the completions of the recorded run of facts file ff), or
+// that run's own snapshot where its program made other requests than s (sameRequests).
 func retimed(t *testing.T, s *snapshot.Snapshot, ff string) *snapshot.Snapshot {
 	t.Helper()
-	return movedTo(s, completions(snapshotBeside(t, ff).Traces[0]))
+	own := snapshotBeside(t, ff)
+	if sameRequests(s, own) != "" {
+		return own
+	}
+	return movedTo(s, completions(own.Traces[0]))
 }
 
 // movedTo returns the default snapshot s with its cross-stream completions moved to

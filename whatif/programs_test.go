@@ -103,22 +103,30 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 		// address range of a figure that depends on them is the range at the default
 		// run's timing: that run's figure is held to its timing range here, and to the
 		// address range at its own timing by checkTiming.
+		// Where that run let go of DDP's gradient buckets at other points (op.held), the
+		// same holds, and that run's own snapshot is replayed below
+		// (checkWithOwnAddresses). A figure that depends on both the timing and the
+		// placement lies where that run's timing and the driver's placement put it: the
+		// timing range is at the model's placement, the address range at the default
+		// run's timing, so such a figure inside its address range is held to the
+		// address range at that run's own timing (checkTiming, checkWithOwnAddresses),
+		// not to the timing range alone.
 		var sT *snapshot.Snapshot
+		retimed := false
 		if r.CrossStreamFrees != 0 {
-			if sT = checkTiming(t, prog, name, s, ff, r, f); sT != nil {
-				for k := range timed {
-					delete(placed, k)
-				}
-			}
+			sT = checkTiming(t, prog, name, s, ff, r, f)
+			retimed = sT != nil
 		}
-		// Where that run let go of DDP's gradient buckets at other points (op.held), a
-		// figure that depends on them is held to its timing range here, and that run's
-		// own snapshot is replayed below (checkWithOwnAddresses).
 		if r.HeldFrees != 0 {
-			if def, run := bucketFrees(s.Traces[0], snapshotBeside(t, ff).Traces[0]); !maps.Equal(def, run) {
-				for k := range timed {
-					delete(placed, k)
+			def, run := bucketFrees(s.Traces[0], snapshotBeside(t, ff).Traces[0])
+			retimed = retimed || !maps.Equal(def, run)
+		}
+		if retimed {
+			for k := range timed {
+				if lr, ok := placed[k]; ok && f.Stats[k] >= lr[0] && f.Stats[k] <= lr[1] {
+					delete(timed, k)
 				}
+				delete(placed, k)
 			}
 		}
 		checkRange(t, what, "timing", timed, r, f, programsWide)
@@ -613,6 +621,26 @@ var programsKnown = map[string]string{
 	"cudnn_sdpa_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free":               "225 cudaMalloc calls more than the default run, under the cap",
 	"vit_gpt2_caption_beam_generate_fp16 under max_split_size_mb_128: reserved_bytes.all.peak":                          "5 cudaMalloc calls more than the default run, guessed",
 	"vit_gpt2_caption_beam_generate_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free": "a small count: a range of four is more than 10 % of its top",
+	// Recorded 2026-12-07 04:49 UTC on an H100 and checked blind, the model of 04:40 UTC:
+	// a server on four streams, FSDP2 with mixed precision and checkpointing, ViT token
+	// merging and DDP with PowerSGD. DDP's first buckets (564,453,376 bytes) were freed at
+	// the rebuild in 2 of its 10 runs, 211 allocations later in the other 8 (one point,
+	// as for ddp_accum_train_bf16); the timing range tries 128 and 256 allocations late,
+	// and under the capped GC setting that run's peak allocated lies 81,920 bytes below
+	// both ranges (the timing range at the model's placement, the address range at the
+	// default run's timing); with that run's own snapshot every figure is exact. The
+	// server ran out of memory under the cap, as PyTorch's run did, after 784 cudaMalloc
+	// calls (71 in its default run): address ranges wider than informative.
+	"ddp_powersgd_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: allocated_bytes.all.peak": "outside: first gradient buckets freed 211 allocations late, a delay the timing range does not try, 80 KiB below both ranges",
+	"ddp_powersgd_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: reserved_bytes.all.peak":  "first gradient buckets freed late: a timing range as wide as they are",
+	"ddp_powersgd_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc":         "first gradient buckets freed late: a timing range as wide as they are",
+	"ddp_powersgd_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free":          "first gradient buckets freed late: a timing range as wide as they are",
+	"ddp_powersgd_train_bf16 under roundup_power2_divisions_4: reserved_bytes.all.peak":                              "first gradient buckets freed late: a timing range as wide as they are",
+	"multistream_serve_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: allocated_bytes.all.peak":  "713 cudaMalloc calls more than the default run, under the cap, which it ran out of",
+	"multistream_serve_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc":          "713 cudaMalloc calls more than the default run, under the cap, which it ran out of",
+	"multistream_serve_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free":           "713 cudaMalloc calls more than the default run, under the cap, which it ran out of",
+	"multistream_serve_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_alloc_retries":         "713 cudaMalloc calls more than the default run, under the cap, which it ran out of",
+	"multistream_serve_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: segment.all.peak":          "713 cudaMalloc calls more than the default run, under the cap, which it ran out of",
 	// Activation offloading to pinned host memory on a side stream (recorded 2026-12-06
 	// 20:19 UTC on the H200 and checked blind; shipped 2026-12-06 after the check replayed
 	// each run's own GPU timing, with which every figure of every run is exact, under the
@@ -643,6 +671,24 @@ var programsKnown = map[string]string{
 // or, for a program whose frees wait for other streams, over GPU timings (programsKnown
 // says why for the figures that are not exact).
 var programsWide = map[string]float64{
+	// DDP with PowerSGD (recorded 2026-12-07 04:49 UTC): its first buckets (538 MiB) freed
+	// at the rebuild or held to the end; the server on four streams under the cap.
+	"ddp_powersgd_train_bf16 under default: allocated_bytes.all.peak timing":                                                5.9,
+	"ddp_powersgd_train_bf16 under default: reserved_bytes.all.peak timing":                                                 6.7,
+	"ddp_powersgd_train_bf16 under expandable_segments_True: allocated_bytes.all.peak timing":                               5.9,
+	"ddp_powersgd_train_bf16 under max_split_size_mb_128: allocated_bytes.all.peak timing":                                  5.9,
+	"ddp_powersgd_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: allocated_bytes.all.peak timing": 5.9,
+	"ddp_powersgd_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: reserved_bytes.all.peak timing":  5.1,
+	"ddp_powersgd_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc timing":         16.7,
+	"ddp_powersgd_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free timing":          33.1,
+	"ddp_powersgd_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":         15.5,
+	"ddp_powersgd_train_bf16 under roundup_power2_divisions_4: allocated_bytes.all.peak timing":                             6.4,
+	"ddp_powersgd_train_bf16 under roundup_power2_divisions_4: reserved_bytes.all.peak timing":                              6.5,
+	"multistream_serve_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: allocated_bytes.all.peak address": 8.0,
+	"multistream_serve_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc address":         16.6,
+	"multistream_serve_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":          17.7,
+	"multistream_serve_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_alloc_retries address":        50.0,
+	"multistream_serve_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: segment.all.peak address":         11.1,
 	// DDP's first gradient buckets (312 MiB) freed at the rebuild or held to the end
 	// (op.held): the peaks' timing ranges are as wide as they are.
 	"ddp_accum_train_bf16 under default: allocated_bytes.all.peak timing":                                                     5.2,

@@ -6350,7 +6350,9 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     deterministic_index_add_train, minhash_lsh_dedup, cudnn_sdpa_train_bf16,
                                     bf16_master_weights_train, neural_ode_rk4_train, graphed_callables_train,
                                     vit_gpt2_caption_beam_generate_fp16, wgan_gp_train, alphazero_selfplay_infer,
-                                    async_activation_offload_train_bf16)}
+                                    async_activation_offload_train_bf16, multistream_serve_fp16,
+                                    fsdp2_mixed_precision_ckpt_train_bf16, vit_token_merging_infer_fp16,
+                                    ddp_powersgd_train_bf16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
@@ -6364,8 +6366,7 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16, offloaded_cache_generate_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {f.__name__: f for f in (multistream_serve_fp16, fsdp2_mixed_precision_ckpt_train_bf16,
-                                       vit_token_merging_infer_fp16, ddp_powersgd_train_bf16)}
+UNRECORDED = {}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
             "flex_attention_docmask_train_bf16", "compile_reduce_overhead_train_bf16"}
