@@ -51,7 +51,7 @@ func (c *collectiveAllocs) warning(d, held int) string {
 	}
 	keeps := "the replay keeps this run's points"
 	if held > 0 {
-		keeps = fmt.Sprintf("the replay keeps this run's points, and its GPU timing range (when not skipped) also makes the %s of DDP's gradient buckets later, up to the end", plural(held, "free", "frees"))
+		keeps = fmt.Sprintf("the replay keeps this run's points, and its timing range (where computed) also makes the %s of DDP's gradient buckets later, up to the end", plural(held, "free", "frees"))
 	}
 	return fmt.Sprintf("device %d: torch.distributed made %s (%s in all, the largest %s), such as DDP's gradient buckets or FSDP's buffers; a block a collective used is freed when the communication library lets go of it, which depends on the host's threads, so another run of this program, under this setting or any other, can free such blocks at other points and measure peaks higher or lower by the size of those it frees at other points; %s",
 		d, plural(c.n, "allocation", "allocations"), allocator.FormatSize(c.total), allocator.FormatSize(c.largest), keeps)

@@ -11,9 +11,10 @@ import (
 
 // schedule is one GPU timing for a replay: for each deferred free (by block id), the
 // allocations after its free that pass before it is due (math.MaxInt: never, but for a
-// synchronisation the replay makes). A free is due at the first allocation that
-// follows more than its delay allocations after it. A nil schedule completes each
-// free where the snapshot did.
+// synchronisation the replay makes); for each held free (op.held), the allocations
+// after its recorded point that pass before the program makes it (never: held to the
+// end). A free is due at the first allocation that follows more than its delay
+// allocations after it. A nil schedule completes each free where the snapshot did.
 type schedule []int
 
 // never is a schedule's delay for a free that completes only at a synchronisation.
@@ -226,7 +227,8 @@ type namedSchedule struct {
 // schedules returns n timings for the timing range, most telling first: the earliest
 // (every free due at the next allocation) and the latest (each at the latest delay the
 // recording allows it, boundDelays; none before a synchronisation where it allows
-// any), fixed delays between, the recorded lags scaled and capped, mixed per-free
+// any), fixed delays between (and, with held frees, those delayed 256, 512, …
+// allocations up to the history's length, the others at their recorded lag), the recorded lags scaled and capped, mixed per-free
 // delays, then random timings in which the frees made between the same two
 // allocations (one step of the program) complete together and each step's frees
 // complete no earlier than the step's before (one stream's CUDA events complete in
