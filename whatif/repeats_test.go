@@ -316,7 +316,7 @@ var repeatsOutside = map[string]string{
 	// DDP with PowerSGD (recorded 2026-12-07 04:49 UTC, repeated at once): its capped
 	// repeat freed the first buckets late, as the shipped capped run did, and measured
 	// 9,009,352,192 bytes at its peak allocated, 106,496 below both ranges (programsKnown).
-	"ddp_powersgd_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6 (repeat 1): allocated_bytes.all.peak": "first gradient buckets freed 211 allocations late, a delay the timing range does not try",
+	"ddp_powersgd_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6 (repeat 1): allocated_bytes.all.peak": "first gradient buckets freed late and the driver's placement together, below both ranges",
 	// GRPO (recorded 2026-12-05 03:16 UTC, repeated at 12:06): PyTorch's fragmentation
 	// peak under roundup_power2_divisions:4 was 3,918,439,936 bytes in all four runs, 1.1 %
 	// above every placement's (programsKnown): the driver's placement, not its spread.
