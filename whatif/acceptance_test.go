@@ -265,14 +265,12 @@ func checkTiming(t *testing.T, prog, name string, s *snapshot.Snapshot, ff strin
 	if len(timing) == 0 && (r.CrossStreamFrees != 0 || r.TimingDependent()) {
 		t.Errorf("%s: no cross-stream frees in the snapshot, but %d counted, timing range %v", what, r.CrossStreamFrees, r.TimingRange)
 	}
-	var moved *snapshot.Snapshot
-	if other := sameRequests(s, own); other != "" {
-		// that run's program made other requests: no completion points can be moved
-		// into the default run's, and its own snapshot holds its timing
-		moved = own
-		what += " (its own snapshot: " + other + ")"
-	} else if moved = movedTo(s, timing); moved == nil {
+	moved, other := retimed(s, own)
+	if moved == nil {
 		return nil
+	}
+	if other != "" {
+		what += " (its own snapshot: " + other + ")"
 	}
 	res, err := Replay(moved, []Setting{f.setting(t)}, Options{TotalMemory: f.TotalMemory})
 	if err != nil {
@@ -325,15 +323,15 @@ func bucketFrees(tr, other []snapshot.TraceEntry) (def, run map[int]int) {
 	return def, run
 }
 
-// retimed is movedTo(s, the completions of the recorded run of facts file ff), or
-// that run's own snapshot where its program made other requests than s (sameRequests).
-func retimed(t *testing.T, s *snapshot.Snapshot, ff string) *snapshot.Snapshot {
-	t.Helper()
-	own := snapshotBeside(t, ff)
-	if sameRequests(s, own) != "" {
-		return own
+// retimed is the default snapshot s moved to the timing of another run of the same
+// program, whose snapshot is own: movedTo(s, own's completions), or own itself where
+// its program made other requests than s (other: the first difference, sameRequests),
+// since no completion points can then be moved into s.
+func retimed(s, own *snapshot.Snapshot) (moved *snapshot.Snapshot, other string) {
+	if other = sameRequests(s, own); other != "" {
+		return own, other
 	}
-	return movedTo(s, completions(own.Traces[0]))
+	return movedTo(s, completions(own.Traces[0])), ""
 }
 
 // movedTo returns the default snapshot s with its cross-stream completions moved to

@@ -112,16 +112,16 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 		// address range at that run's own timing (checkTiming, checkWithOwnAddresses),
 		// not to the timing range alone.
 		var sT *snapshot.Snapshot
-		retimed := false
+		otherTiming := false
 		if r.CrossStreamFrees != 0 {
 			sT = checkTiming(t, prog, name, s, ff, r, f)
-			retimed = sT != nil
+			otherTiming = sT != nil
 		}
 		if r.HeldFrees != 0 {
 			def, run := bucketFrees(s.Traces[0], snapshotBeside(t, ff).Traces[0])
-			retimed = retimed || !maps.Equal(def, run)
+			otherTiming = otherTiming || !maps.Equal(def, run)
 		}
-		if retimed {
+		if otherTiming {
 			for k := range timed {
 				if lr, ok := placed[k]; ok && f.Stats[k] >= lr[0] && f.Stats[k] <= lr[1] {
 					delete(timed, k)
@@ -624,7 +624,7 @@ var programsKnown = map[string]string{
 	// Recorded 2026-12-07 04:49 UTC on an H100 and checked blind, the model of 04:40 UTC:
 	// a server on four streams, FSDP2 with mixed precision and checkpointing, ViT token
 	// merging and DDP with PowerSGD. DDP's first buckets (564,453,376 bytes) were freed at
-	// the rebuild in 2 of its 10 runs, 211 allocations later in the other 8 (one point,
+	// the rebuild in 2 of its 9 runs, 211 allocations later in the other 7 (one point,
 	// as for ddp_accum_train_bf16). Under the capped GC setting that run's peak allocated
 	// lies 81,920 bytes below both ranges: the timing range is at the model's placement,
 	// where freeing the buckets 0 to 300 allocations late changes no figure

@@ -209,7 +209,7 @@ func TestProgramsRepeated(t *testing.T) {
 			if !exactIn(r, f) {
 				var sT *snapshot.Snapshot
 				if r.CrossStreamFrees != 0 {
-					sT = retimed(t, s, ff)
+					sT, _ = retimed(s, snapshotBeside(t, ff))
 				}
 				sD, hS := ownTimingBase(t, s, hD, sT)
 				checkWithOwnAddresses(t, sD, hS, whatRep, ff, r, f)

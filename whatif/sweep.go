@@ -504,10 +504,10 @@ func MinCapRange(s *snapshot.Snapshot, st Setting, opts Options) (CapSearch, err
 			}
 			cs.Placements = min(cs.Placements, max(r.AddressPlacements, 1))
 			cs.Converged = cs.Converged && (r.AddressConverged || r.AddressPlacements == 0)
-			if r.TimingSchedules > 0 && (cs.Timings == 0 || r.TimingSchedules < cs.Timings) {
-				cs.Timings = r.TimingSchedules
-			}
 			if r.TimingSchedules > 0 {
+				if cs.Timings == 0 || r.TimingSchedules < cs.Timings {
+					cs.Timings = r.TimingSchedules
+				}
 				cs.CrossStreamFrees = max(cs.CrossStreamFrees, r.CrossStreamFrees)
 				cs.HeldFrees = max(cs.HeldFrees, r.HeldFrees)
 			}

@@ -29,8 +29,8 @@
 // the program makes such a free when the bucket's last holder lets go, which PyTorch's
 // runs of one DDP program did at two points (reference/programs-2.11's
 // ddp_accum_train_bf16), so the timings also make each later than the snapshot did,
-// up to the end of the trace (never earlier: the snapshot's point is the earliest one
-// seen).
+// up to the end of the trace, never earlier: a snapshot whose run let go of them late
+// (its free has no Python frame of the rebuild) gets no range below its point.
 // Frees that complete together (at one process_events or one synchronisation) do so
 // stream by stream, as PyTorch walks one event list per stream — the streams in the
 // order the snapshot's own completions show them — and in the order they were made.
