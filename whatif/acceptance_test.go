@@ -316,7 +316,7 @@ func bucketFrees(tr, other []snapshot.TraceEntry) (def, run map[int]int) {
 		return out
 	}
 	def = frees(tr, func(e *snapshot.TraceEntry, n int) bool {
-		buckets[n] = ddpBucket(e.Frames)
+		buckets[n] = ddpBucket(e.Frames) != notBucket
 		return buckets[n]
 	})
 	run = frees(other, func(_ *snapshot.TraceEntry, n int) bool { return buckets[n] })

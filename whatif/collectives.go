@@ -44,20 +44,32 @@ func (c *collectiveAllocs) add(e *snapshot.TraceEntry) {
 
 // warning is device d's warning, "" when torch.distributed made no allocation (or no
 // allocation has frames); held frees of DDP's gradient buckets (op.held) get a timing
-// range, which it names.
-func (c *collectiveAllocs) warning(d, held int) string {
+// range, which it names, early of them (history.earliest) one down to the rebuild.
+func (c *collectiveAllocs) warning(d, held, early int) string {
 	if c.n == 0 {
 		return ""
 	}
 	keeps := "the replay keeps this run's points"
 	if held > 0 {
 		keeps = fmt.Sprintf("the replay keeps this run's points, and its timing range (where computed) also makes the %s of DDP's gradient buckets later, up to the end", plural(held, "free", "frees"))
+		if early > 0 {
+			keeps += fmt.Sprintf(", and makes %s of DDP's first buckets, which this run made only after the buckets' rebuild, at the rebuild too", plural(early, "free", "frees"))
+		}
 	}
 	return fmt.Sprintf("device %d: torch.distributed made %s (%s in all, the largest %s), such as DDP's gradient buckets or FSDP's buffers; a block a collective used is freed when the communication library lets go of it, which depends on the host's threads, so another run of this program, under this setting or any other, can free such blocks at other points and measure peaks higher or lower by the size of those it frees at other points; %s",
 		d, plural(c.n, "allocation", "allocations"), allocator.FormatSize(c.total), allocator.FormatSize(c.largest), keeps)
 }
 
-// ddpBucket reports whether DDP's Reducer made an allocation: its gradient buckets, the
+// bucketKind says whether an allocation is one of DDP's gradient buckets, and which.
+type bucketKind uint8
+
+const (
+	notBucket     bucketKind = iota
+	firstBucket              // made when DistributedDataParallel is constructed (`_ddp_init_helper`)
+	rebuiltBucket            // made at the rebuild, in the second step's forward (`_pre_forward`)
+)
+
+// ddpBucket says whether DDP's Reducer made an allocation: its gradient buckets, the
 // first when DistributedDataParallel is constructed (`_ddp_init_helper`), the rebuilt
 // ones at the second step's forward (`_pre_forward`), the innermost Python frame being
 // that function of torch/nn/parallel/distributed.py (the Reducer itself is C++; C++
@@ -65,16 +77,27 @@ func (c *collectiveAllocs) warning(d, held int) string {
 // PyTorch's runs of one DDP program (reference/programs-2.11, ddp_accum_train_bf16,
 // and its repeats) freed its first buckets either at the rebuild or, holding them
 // through the second step's forward, at one point of its backward, about half of them
-// each way, so the replay's timing range lets go of such a block later too (op.held).
-func ddpBucket(frames []snapshot.Frame) bool {
+// each way, so the replay's timing range lets go of such a block at other points too
+// (op.held): later, and for a first bucket its snapshot freed after the rebuild, at the
+// rebuild (history.earliest).
+func ddpBucket(frames []snapshot.Frame) bucketKind {
 	for _, f := range frames {
 		file, ok := pythonFile(f)
 		if !ok {
 			continue
 		}
-		return strings.HasSuffix(file, "/torch/nn/parallel/distributed.py") && (f.Name == "_ddp_init_helper" || f.Name == "_pre_forward")
+		if !strings.HasSuffix(file, "/torch/nn/parallel/distributed.py") {
+			return notBucket
+		}
+		switch f.Name {
+		case "_ddp_init_helper":
+			return firstBucket
+		case "_pre_forward":
+			return rebuiltBucket
+		}
+		return notBucket
 	}
-	return false
+	return notBucket
 }
 
 // fromDistributed reports whether torch.distributed or DDP

@@ -71,13 +71,14 @@ func TestDDPBucket(t *testing.T) {
 	user := snapshot.Frame{Filename: "/home/me/train.py", Name: "main"}
 	for _, c := range []struct {
 		frames []snapshot.Frame
-		want   bool
+		want   bucketKind
 	}{
-		{[]snapshot.Frame{cpp, {Filename: ddp, Name: "_ddp_init_helper"}, {Filename: ddp, Name: "__init__"}, user}, true},
-		{[]snapshot.Frame{{Filename: ddp, Name: "_pre_forward"}, {Filename: ddp, Name: "forward"}, user}, true},
-		{[]snapshot.Frame{{Filename: "/venv/lib/python3.12/site-packages/torch/distributed/utils.py", Name: "_sync_params_and_buffers"}, {Filename: ddp, Name: "__init__"}, user}, false},
-		{[]snapshot.Frame{{Filename: "/venv/lib/python3.12/site-packages/transformers/models/gpt2/modeling_gpt2.py", Name: "forward"}, {Filename: ddp, Name: "_run_ddp_forward"}, user}, false},
-		{nil, false},
+		{[]snapshot.Frame{cpp, {Filename: ddp, Name: "_ddp_init_helper"}, {Filename: ddp, Name: "__init__"}, user}, firstBucket},
+		{[]snapshot.Frame{{Filename: ddp, Name: "_pre_forward"}, {Filename: ddp, Name: "forward"}, user}, rebuiltBucket},
+		{[]snapshot.Frame{{Filename: ddp, Name: "__init__"}, user}, notBucket},
+		{[]snapshot.Frame{{Filename: "/venv/lib/python3.12/site-packages/torch/distributed/utils.py", Name: "_sync_params_and_buffers"}, {Filename: ddp, Name: "__init__"}, user}, notBucket},
+		{[]snapshot.Frame{{Filename: "/venv/lib/python3.12/site-packages/transformers/models/gpt2/modeling_gpt2.py", Name: "forward"}, {Filename: ddp, Name: "_run_ddp_forward"}, user}, notBucket},
+		{nil, notBucket},
 	} {
 		if got := ddpBucket(c.frames); got != c.want {
 			t.Errorf("ddpBucket(%v) = %v, want %v", c.frames, got, c.want)

@@ -30,8 +30,9 @@ type op struct {
 	kind     opKind
 	deferred bool // opFree: the free waited for other streams in the recorded run
 	// held, for opFree, marks the free of one of DDP's gradient buckets (ddpBucket):
-	// the program lets go of it when its last holder does, which another run does
-	// later; the timing range's schedules delay the free itself (replayer.holds).
+	// the program lets go of it when its last holder does, which another run does at
+	// another point; the timing range's schedules move the free itself
+	// (replayer.holds), later, or earlier down to history.earliest.
 	held bool
 	// halves, for opAlloc, marks a cuDNN benchmark's workspace: where it does not fit,
 	// PyTorch catches the OOM and asks for half as much, down to nothing
@@ -83,6 +84,11 @@ type history struct {
 	warnings []string
 	deferred int // frees that waited for other streams (opFree with deferred)
 	held     int // frees of DDP's gradient buckets (opFree with held)
+	// earliest is, by block id, the earliest delay a held free (op.held) may get, for
+	// a free of DDP's first buckets that the snapshot's run made after their rebuild:
+	// negative, so that the free comes before the rebuild's first allocation
+	// (preparer.earliest); a held free it does not name gets no delay below 0.
+	earliest map[int32]int
 	// latest is, by block id, the latest delay the recording allows a deferred free
 	// (boundDelays, timing.go); a free it does not name may wait any time.
 	latest map[int32]int

@@ -22,8 +22,9 @@ type liveBlock struct {
 	size      int64 // the request (0: allocated before the trace, unknown)
 	event     int   // where it was allocated (−1: before the trace)
 	requested bool
-	freeOp    int  // index in ops of its opFree (−1: none)
-	ddp       bool // one of DDP's gradient buckets (ddpBucket): its free is held (op.held)
+	freeOp    int        // index in ops of its opFree (−1: none)
+	bucket    bucketKind // one of DDP's gradient buckets (ddpBucket): its free is held (op.held)
+	request   int32      // the requests (alloc and oom entries) up to its allocation
 }
 
 // preparer is the state of prepare: the trace, the history being built, and what the
@@ -65,6 +66,11 @@ type preparer struct {
 	collectives collectiveAllocs
 	// opCaches counts the empty_cache calls PyTorch's ops made (its warning)
 	opCaches opEmptyCaches
+	// DDP's buckets: requests up to the last first bucket's allocation and up to the
+	// first rebuilt bucket's after it (0: none yet), and whether the last allocation
+	// was a rebuilt bucket (a free there is at the rebuild)
+	firstBuckets, rebuild int32
+	atRebuild             bool
 }
 
 // prepare checks one device's trace and turns it into replay steps. Errors name the
@@ -253,6 +259,7 @@ func (p *preparer) steps() error {
 			i = p.releases(i)
 		case snapshot.ActionOOM:
 			p.requests++
+			p.buckets(notBucket)
 			p.h.ops = append(p.h.ops, op{kind: opOOM, event: int32(i), stream: e.Stream, size: e.Size, hints: p.h.addHints(p.hints)})
 			p.endRequest()
 		case snapshot.ActionSnapshot:
@@ -266,7 +273,7 @@ func (p *preparer) steps() error {
 			p.hasFrames = true
 		}
 	}
-	if w := p.collectives.warning(p.device, p.h.held); w != "" {
+	if w := p.collectives.warning(p.device, p.h.held, len(p.h.earliest)); w != "" {
 		p.h.warnings = append(p.h.warnings, w)
 	}
 	if w := p.opCaches.warning(p.device); w != "" {
@@ -305,7 +312,9 @@ func (p *preparer) alloc(i int) error {
 	}
 	p.collectives.add(&p.trace[i])
 	id := p.newID()
-	p.live[e.Addr] = liveBlock{id: id, ordinal: p.made - 1, size: e.Size, event: i, freeOp: -1, ddp: ddpBucket(e.Frames)}
+	bucket := ddpBucket(e.Frames)
+	p.buckets(bucket)
+	p.live[e.Addr] = liveBlock{id: id, ordinal: p.made - 1, size: e.Size, event: i, freeOp: -1, bucket: bucket, request: p.requests}
 	p.touch(e.Addr)
 	var pool uint16
 	if p.h.pools != nil {
@@ -340,12 +349,13 @@ func (p *preparer) freeRequested(i int) (int, error) {
 	}
 	b.requested = true
 	deferred := completesLater(p.trace, i)
-	held := b.ddp && !deferred
+	held := b.bucket != notBucket && !deferred
 	switch {
 	case deferred:
 		h.deferred++
 	case held:
 		h.held++
+		p.earliest(b)
 	}
 	if deferred || held {
 		if h.ordinal == nil {
@@ -364,6 +374,33 @@ func (p *preparer) freeRequested(i int) (int, error) {
 	}
 	p.live[e.Addr] = b
 	return i, nil
+}
+
+// buckets follows DDP's buckets through the allocations (bucket: the allocation's).
+func (p *preparer) buckets(bucket bucketKind) {
+	switch bucket {
+	case firstBucket:
+		p.firstBuckets, p.rebuild = p.requests, 0
+	case rebuiltBucket:
+		if p.rebuild == 0 && p.firstBuckets > 0 {
+			p.rebuild = p.requests
+		}
+	}
+	p.atRebuild = bucket == rebuiltBucket
+}
+
+// earliest notes the earliest point of the held free of block b (history.earliest):
+// a first bucket the snapshot's run let go of after the rebuild (the last allocation
+// before its free was not the rebuild's) could have been let go of at the rebuild,
+// before its first allocation, as PyTorch's other runs of the program did.
+func (p *preparer) earliest(b liveBlock) {
+	if b.bucket != firstBucket || p.rebuild <= b.request || p.atRebuild {
+		return
+	}
+	if p.h.earliest == nil {
+		p.h.earliest = map[int32]int{}
+	}
+	p.h.earliest[b.id] = int(p.rebuild - p.requests - 1)
 }
 
 // freeCompleted is the free_completed entry of a deferred free.

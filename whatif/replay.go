@@ -44,8 +44,9 @@ type replayer struct {
 	freedAt  []int32          // id of a pending free → cudaFree calls before it (mod 2^32)
 	mallocs  int              // allocations replayed so far
 	dues     dueHeap          // pending frees by the allocation at which sched makes them due
-	// holds are the held frees (op.held) sched delays, by the allocation at which
-	// the program lets go of the block; one sched delays to never is held to the end
+	// holds are the held frees (op.held) sched moves, by the allocation before which
+	// the program lets go of the block (later, or earlier: holdEarly); one sched
+	// delays to never is held to the end
 	holds   dueHeap
 	due     []int32 // scratch of process
 	poolIDs []allocator.PoolID
@@ -129,7 +130,26 @@ func newReplayer(h *history, st Setting, opts Options, sched schedule) (*replaye
 	}
 	r.bucket = max((h.events+points-1)/points, 1)
 	r.curBucket, r.peakSeen = -1, -1
+	r.holdEarly()
 	return r, nil
+}
+
+// holdEarly readies the held frees (op.held) the schedule makes the program let go of
+// before their recorded point (a negative delay, history.earliest): each at the
+// allocation its delay names, counted from the requests before its op.
+func (r *replayer) holdEarly() {
+	if r.sched == nil || len(r.h.earliest) == 0 {
+		return
+	}
+	m := 0
+	for _, o := range r.h.ops {
+		switch {
+		case o.kind == opAlloc || o.kind == opOOM:
+			m++
+		case o.kind == opFree && o.held && r.sched[o.id] < 0:
+			heap.Push(&r.holds, dueFree{at: m + r.sched[o.id] + 1, id: o.id})
+		}
+	}
 }
 
 // replaySchedule runs one device's history under one setting, completing the frees
@@ -222,6 +242,9 @@ func (r *replayer) process() error {
 func (r *replayer) letGo() error {
 	for len(r.holds) > 0 && r.holds[0].at <= r.mallocs {
 		d := heap.Pop(&r.holds).(dueFree)
+		if r.addrs[d.id] == 0 {
+			continue // its allocation failed, or (let go of early) its op came first
+		}
 		if err := r.a.Free(r.addrs[d.id]); err != nil {
 			return err
 		}
@@ -351,6 +374,8 @@ func (r *replayer) step(o op) (stop bool, err error) {
 		if p == 0 {
 			break // its allocation failed
 		}
+		// a held free the schedule makes earlier (holdEarly) was made already (p is
+		// 0), or is made here
 		if o.held && r.sched != nil && r.sched[o.id] > 0 {
 			if r.sched[o.id] != never {
 				heap.Push(&r.holds, dueFree{at: r.mallocs + r.sched[o.id] + 1, id: o.id})

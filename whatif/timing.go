@@ -13,8 +13,9 @@ import (
 // allocations after its free that pass before it is due (math.MaxInt: never, but for a
 // synchronisation the replay makes); for each held free (op.held), the allocations
 // after its recorded point that pass before the program makes it (never: held to the
-// end). A free is due at the first allocation that follows more than its delay
-// allocations after it. A nil schedule completes each free where the snapshot did.
+// end; negative: that many allocations before it, down to history.earliest). A free is
+// due at the first allocation that follows more than its delay allocations after it. A
+// nil schedule completes each free where the snapshot did.
 type schedule []int
 
 // never is a schedule's delay for a free that completes only at a synchronisation.
@@ -106,11 +107,14 @@ type deferredFree struct {
 	lag     int   // allocations between it and its recorded completion (−1: never completed)
 	latest  int   // the longest delay a timing may give it (never: unbounded); see boundDelays
 	held    bool  // a free of one of DDP's gradient buckets (op.held)
+	// earliest is the lowest delay a timing may give it: 0, or for a held free of
+	// DDP's first buckets made after their rebuild, negative (history.earliest)
+	earliest int
 }
 
 // deferredFrees lists the history's deferred and held frees in order, each with the
 // latest delay the recording allows it (boundDelays; never where it allows any, and
-// for a held free: held to the end).
+// for a held free: held to the end) and the earliest (0, or history.earliest's).
 func (h *history) deferredFrees() []deferredFree {
 	var out []deferredFree
 	m := 0
@@ -126,7 +130,7 @@ func (h *history) deferredFrees() []deferredFree {
 			out = append(out, deferredFree{id: o.id, ordinal: h.ordinal[o.id], mallocs: m, lag: int(o.lag), latest: latest})
 		case o.kind == opFree && o.held:
 			// let go of at once in the recording; at the latest, at the end
-			out = append(out, deferredFree{id: o.id, ordinal: h.ordinal[o.id], mallocs: m, lag: 0, latest: never, held: true})
+			out = append(out, deferredFree{id: o.id, ordinal: h.ordinal[o.id], mallocs: m, lag: 0, latest: never, held: true, earliest: h.earliest[o.id]})
 		}
 	}
 	return out
@@ -227,12 +231,14 @@ type namedSchedule struct {
 // schedules returns n timings for the timing range, most telling first: the earliest
 // (every free due at the next allocation) and the latest (each at the latest delay the
 // recording allows it, boundDelays; none before a synchronisation where it allows
-// any), fixed delays between (and, with held frees, those delayed 256, 512, …
-// allocations up to the history's length, the others at their recorded lag), the recorded lags scaled and capped, mixed per-free
+// any); with held frees that may come earlier (history.earliest), those at their
+// rebuild and halfway to it, the others at their recorded lag; fixed delays (and, with
+// held frees, those delayed 256, 512, … allocations up to the history's length, the
+// others at their recorded lag), the recorded lags scaled and capped, mixed per-free
 // delays, then random timings in which the frees made between the same two
 // allocations (one step of the program) complete together and each step's frees
 // complete no earlier than the step's before (one stream's CUDA events complete in
-// order), some steps never completing. Every delay is cut to the latest the recording
+// order), some steps never completing. Every delay is cut to the range the recording
 // allows the free. Everything is seeded: the same history gets the same schedules.
 func (h *history) schedules(n int) []namedSchedule {
 	frees := h.deferredFrees()
@@ -243,13 +249,32 @@ func (h *history) schedules(n int) []namedSchedule {
 		}
 		sc := h.blank()
 		for _, f := range frees {
-			sc[f.id] = min(delay(f), f.latest)
+			sc[f.id] = max(min(delay(f), f.latest), f.earliest)
 		}
 		out = append(out, namedSchedule{what, sc})
 		return true
 	}
 	add("at the next allocation", func(deferredFree) int { return 0 })
 	add("as late as the recording allows", func(deferredFree) int { return never })
+	if len(h.earliest) > 0 {
+		// DDP's first buckets let go of at their rebuild, or halfway to it; the
+		// other frees at their recorded lag
+		for _, part := range []int{1, 2} {
+			what := "buckets freed at their rebuild"
+			if part == 2 {
+				what = "buckets freed halfway to their rebuild"
+			}
+			add(what, func(f deferredFree) int {
+				switch {
+				case f.held:
+					return f.earliest / part
+				case f.lag < 0:
+					return never
+				}
+				return f.lag
+			})
+		}
+	}
 	for _, d := range []int{1, 2, 4, 8, 16, 32, 64, 128} {
 		add(fmt.Sprintf("%d allocations late", d), func(deferredFree) int { return d })
 	}

@@ -28,9 +28,10 @@
 // The frees of DDP's gradient buckets (ddpBucket; Run.HeldFrees) are timed with them:
 // the program makes such a free when the bucket's last holder lets go, which PyTorch's
 // runs of one DDP program did at two points (reference/programs-2.11's
-// ddp_accum_train_bf16), so the timings also make each later than the snapshot did,
-// up to the end of the trace, never earlier: a snapshot whose run let go of them late
-// (its free has no Python frame of the rebuild) gets no range below its point.
+// ddp_accum_train_bf16: at the buckets' rebuild, or only during the next backward), so
+// the timings also make each later than the snapshot did, up to the end of the trace,
+// and a free of the first buckets that the snapshot's run made after their rebuild also
+// at the rebuild, before its first allocation, and halfway to it.
 // Frees that complete together (at one process_events or one synchronisation) do so
 // stream by stream, as PyTorch walks one event list per stream — the streams in the
 // order the snapshot's own completions show them — and in the order they were made.
@@ -320,8 +321,8 @@ type Run struct {
 	// do not depend on timing).
 	CrossStreamFrees int
 	// HeldFrees counts the frees of DDP's gradient buckets (ddpBucket): the program
-	// makes them when the last holder of the bucket lets go, which another run does
-	// later; the timing range delays them too (0: none).
+	// makes them when the last holder of the bucket lets go, which another run does at
+	// another point; the timing range moves them too (0: none).
 	HeldFrees int
 	// TimingRange holds, for each memory_stats key whose figure differs between the
 	// timings the replay tried for those frees (the package doc says which), the lowest
