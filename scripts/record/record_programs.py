@@ -6277,6 +6277,232 @@ def gpt2_train_big(torch):
     train_gpt2_on_buckets(torch, n_layer=12, n_embd=768, n_head=12, steps=300)
 
 
+def seq_len_warmup_train_bf16(torch):
+    """Sequence-length warmup (the curriculum of DeepSpeed's data efficiency library and Li
+    et al.'s "stability-efficiency dilemma"): a 6-layer decoder (_decoder_lm, d 768, vocab
+    32,000) trained with AdamW under bf16 autocast for 24 steps at about 16,384 tokens a
+    step, the sequence length growing from 64 to 2,048 tokens (a multiple of 8, linear in
+    the step) and the batch shrinking with it, so every step asks for other sizes."""
+    torch.manual_seed(0)
+    d, vocab, steps = 768, 32000, 24
+    body, emb, head = _decoder_lm(torch, d, 6, vocab)
+    opt = torch.optim.AdamW([*body.parameters(), *emb.parameters(), *head.parameters()], lr=1e-4)
+    for step in range(steps):
+        n = (64 + (2048 - 64) * step // (steps - 1)) // 8 * 8
+        bs = max(1, 16384 // n)
+        ids, mask, h, loss = _decoder_lm_loss(torch, body, emb, head, vocab, bs, n)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, mask, h, loss
+
+
+def feature_hook_leak_train_bf16(torch):
+    """A leak and its fix: torchvision's resnet50 (random weights) trained with SGD under
+    bf16 autocast, forward hooks on layer1 to layer4 keeping each step's feature maps for
+    a later plot as they came (`feats.append(out)`, still on the GPU and part of the
+    graph), so the memory grows step by step; after 12 steps of 32 images at 224 px the
+    list is cleared and the hooks keep only a detached per-channel mean on the host for 6
+    steps more."""
+    import torchvision
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    model = torchvision.models.resnet50(weights=None, num_classes=100).cuda().train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    feats, leak = [], [True]
+
+    def keep(module, inputs, out):
+        feats.append(out if leak[0] else out.detach().float().mean((2, 3)).cpu())
+
+    hooks = [getattr(model, f"layer{i}").register_forward_hook(keep) for i in range(1, 5)]
+    for step in range(18):
+        if step == 12:
+            feats.clear()
+            leak[0] = False
+        x = torch.randn(32, 3, 224, 224, device="cuda")
+        y = torch.randint(0, 100, (32,), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, y, loss
+    for h in hooks:
+        h.remove()
+
+
+def reversible_transformer_train_bf16(torch):
+    """Reversible residual layers (RevNet, Reformer): 12 layers of a two-stream transformer
+    (d 1,024, 16 heads), y1 = x1 + Attn(x2), y2 = x2 + MLP(y1), in one custom
+    `autograd.Function` that keeps only the last layer's outputs and, in backward,
+    recomputes each layer's inputs from its outputs layer by layer (`torch.autograd.backward`
+    on each sublayer), so activation memory does not grow with depth; bf16 autocast
+    (`torch.amp.custom_fwd`), AdamW, 5 steps at batch x length 8 x 1,024, 4 x 2,048,
+    16 x 512, 2 x 4,096 and 8 x 1,024."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, heads, vocab = 1024, 16, 32000
+
+    class Attn(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln, self.qkv, self.proj = nn.LayerNorm(d), nn.Linear(d, 3 * d), nn.Linear(d, d)
+
+        def forward(self, x):
+            b, n, _ = x.shape
+            q, k, v = self.qkv(self.ln(x)).view(b, n, 3, heads, d // heads).permute(2, 0, 3, 1, 4)
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return self.proj(a.transpose(1, 2).reshape(b, n, d))
+
+    def mlp():
+        return nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    fs = nn.ModuleList(Attn() for _ in range(12)).cuda()
+    gs = nn.ModuleList(mlp() for _ in range(12)).cuda()
+
+    class Reversible(torch.autograd.Function):
+        @staticmethod
+        @torch.amp.custom_fwd(device_type="cuda")
+        def forward(ctx, x1, x2):
+            with torch.no_grad():
+                for f, g in zip(fs, gs):
+                    x1 = x1 + f(x2)
+                    x2 = x2 + g(x1)
+            ctx.save_for_backward(x1, x2)
+            return x1, x2
+
+        @staticmethod
+        @torch.amp.custom_bwd(device_type="cuda")
+        def backward(ctx, dy1, dy2):
+            y1, y2 = ctx.saved_tensors
+            for f, g in zip(reversed(fs), reversed(gs)):
+                with torch.enable_grad():
+                    y1 = y1.detach().requires_grad_()
+                    gy = g(y1)
+                    torch.autograd.backward(gy, dy2)
+                with torch.no_grad():
+                    x2 = y2 - gy
+                    dy1 = dy1 + y1.grad
+                del gy
+                with torch.enable_grad():
+                    x2 = x2.detach().requires_grad_()
+                    fx = f(x2)
+                    torch.autograd.backward(fx, dy1)
+                with torch.no_grad():
+                    x1 = y1 - fx
+                    dy2 = dy2 + x2.grad
+                del fx
+                y1, y2 = x1, x2.detach()
+            return dy1, dy2
+
+    emb, head = nn.Embedding(vocab, d).cuda(), nn.Linear(d, vocab, bias=False).cuda()
+    params = [*fs.parameters(), *gs.parameters(), *emb.parameters(), *head.parameters()]
+    opt = torch.optim.AdamW(params, lr=3e-4)
+    for bs, n in [(8, 1024), (4, 2048), (16, 512), (2, 4096), (8, 1024)]:
+        ids = torch.randint(0, vocab, (bs, n + 1), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            x = emb(ids[:, :-1])
+            y1, y2 = Reversible.apply(x, x)
+            loss = F.cross_entropy(head((y1 + y2) / 2).float().reshape(-1, vocab), ids[:, 1:].reshape(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, x, y1, y2, loss
+
+
+def transformer_xl_recurrence_train_bf16(torch):
+    """Segment-level recurrence (Transformer-XL, the Recurrent Memory Transformer): long
+    documents of 4 x 4,096 tokens read in segments of 512 by an 8-layer decoder (d 768, 12
+    heads), each layer attending to its own hidden states of the previous segment (a
+    detached memory of 512 positions, kept on the GPU from segment to segment and dropped at
+    a new document) and to the segment causally; bf16 autocast, AdamW, a step per segment,
+    3 documents, the last cut to 2,560 tokens."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, heads, vocab, seg, mem_len = 768, 12, 32000, 512, 512
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.q, self.kv, self.proj = nn.Linear(d, d), nn.Linear(d, 2 * d), nn.Linear(d, d)
+            self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+        def forward(self, x, mem):
+            b, n, _ = x.shape
+            h = self.ln1(x)
+            ctx = h if mem is None else torch.cat([self.ln1(mem), h], dim=1)
+            m = ctx.shape[1] - n
+            q = self.q(h).view(b, n, heads, -1).transpose(1, 2)
+            k, v = self.kv(ctx).view(b, m + n, 2, heads, -1).permute(2, 0, 3, 1, 4)
+            allowed = torch.ones(n, m + n, dtype=torch.bool, device=x.device).tril(diagonal=m)
+            a = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+            x = x + self.proj(a.transpose(1, 2).reshape(b, n, d))
+            return x + self.mlp(self.ln2(x))
+
+    layers = nn.ModuleList(Layer() for _ in range(8)).cuda()
+    emb, head = nn.Embedding(vocab, d).cuda(), nn.Linear(d, vocab, bias=False).cuda()
+    opt = torch.optim.AdamW([*layers.parameters(), *emb.parameters(), *head.parameters()], lr=3e-4)
+    for length in (4096, 4096, 2560):
+        doc = torch.randint(0, vocab, (4, length + 1), device="cuda")
+        mems = [None] * len(layers)
+        for s in range(0, length, seg):
+            ids = doc[:, s:s + seg + 1]
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                x = emb(ids[:, :-1])
+                new = []
+                for i, layer in enumerate(layers):
+                    new.append(x.detach()[:, -mem_len:])
+                    x = layer(x, mems[i])
+                loss = F.cross_entropy(head(x).float().reshape(-1, vocab), ids[:, 1:].reshape(-1))
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            mems = new
+            del ids, x, loss, new
+        del doc, mems
+
+
+def fedavg_clients_train(torch):
+    """Federated averaging simulated on one GPU, as Flower's and FedML's simulations run it:
+    a global torchvision resnet18 (random weights, 10 classes); each of 4 rounds copies it
+    for 5 clients in turn (`copy.deepcopy`), trains each copy 2 local steps of SGD on its own
+    batch (16 to 64 images at 64 px), keeps the copy's weights, frees the copy, and at the
+    end of the round averages the kept weights into the global model."""
+    import copy
+
+    import torchvision
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18(weights=None, num_classes=10).cuda()
+    g = torch.Generator().manual_seed(1)
+    for _ in range(4):
+        states = []
+        for _ in range(5):
+            local = copy.deepcopy(model).train()
+            opt = torch.optim.SGD(local.parameters(), lr=0.05, momentum=0.9)
+            bs = int(torch.randint(16, 65, (1,), generator=g))
+            for _ in range(2):
+                x = torch.randn(bs, 3, 64, 64, generator=g).cuda()
+                y = torch.randint(0, 10, (bs,), generator=g).cuda()
+                loss = F.cross_entropy(local(x), y)
+                loss.backward()
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+                del x, y, loss
+            states.append({k: v.detach().clone() for k, v in local.state_dict().items()})
+            del local, opt
+        with torch.no_grad():
+            avg = {}
+            for k, v in model.state_dict().items():
+                stacked = torch.stack([s[k] for s in states])
+                avg[k] = stacked.float().mean(0).to(v.dtype) if v.is_floating_point() else stacked[0]
+            model.load_state_dict(avg)
+        del states, avg
+
+
 PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_train_bf16,
                                     gpt2_generate, phases_empty_cache, prefetch_side_stream,
                                     compile_train, compile_reduce_overhead_infer, graph_shared_pool,
@@ -6366,7 +6592,9 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16, offloaded_cache_generate_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {}
+UNRECORDED = {f.__name__: f for f in (seq_len_warmup_train_bf16, feature_hook_leak_train_bf16,
+                                       reversible_transformer_train_bf16,
+                                       transformer_xl_recurrence_train_bf16, fedavg_clients_train)}
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
             "flex_attention_docmask_train_bf16", "compile_reduce_overhead_train_bf16"}
