@@ -37,7 +37,7 @@ const (
 func replay(h *history, st Setting, opts Options, c Completion) (*Run, error) {
 	switch c {
 	case CompleteEarliest:
-		return replaySchedule(h, st, opts, h.uniform(0))
+		return replaySchedule(h, st, opts, h.earliestSchedule())
 	case CompleteLatest:
 		return replaySchedule(h, st, opts, h.latestSchedule())
 	}
@@ -212,8 +212,19 @@ func (h *history) uniform(d int) schedule {
 	return sc
 }
 
+// earliestSchedule is the schedule that completes every deferred free at the next
+// allocation and makes every held free at the earliest point the history allows it
+// (history.earliest; else where the snapshot did).
+func (h *history) earliestSchedule() schedule {
+	sc := h.blank()
+	for _, f := range h.deferredFrees() {
+		sc[f.id] = f.earliest
+	}
+	return sc
+}
+
 // latestSchedule is the schedule that gives every deferred free the latest delay the
-// recording allows it.
+// recording allows it (a held free: held to the end).
 func (h *history) latestSchedule() schedule {
 	sc := h.blank()
 	for _, f := range h.deferredFrees() {

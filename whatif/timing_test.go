@@ -147,7 +147,8 @@ func TestBoundDelays(t *testing.T) {
 // expandable_segments and max_split_size_mb:128 let go of them at the rebuild. The
 // late snapshot's replay under each of those settings keeps its own point, which gives
 // other figures than PyTorch measured there, and its timing range, which lets go of the
-// buckets at the rebuild too, holds each of them; the warning says so.
+// buckets at the rebuild too, holds each of them; letting go at the rebuild
+// (CompleteEarliest) gives PyTorch's figures; the warning says so.
 func TestDDPBucketsEarly(t *testing.T) {
 	const prog = "ddp_accum_train_bf16"
 	s := referenceSnapshot(t, reference.Programs211, "rerun/"+prog+"__default.pickle")
@@ -173,6 +174,15 @@ func TestDDPBucketsEarly(t *testing.T) {
 				t.Errorf("%s: %s: PyTorch's run that let go at the rebuild measured %d, outside the late snapshot's timing range %v (its point: %d)", set, k, f.Stats[k], lr, r.Stats[k])
 			}
 			t.Logf("%s: %s: PyTorch %d, the late snapshot's point %d, its timing range %v", set, k, f.Stats[k], r.Stats[k], lr)
+		}
+		early, err := Replay(s, []Setting{f.setting(t)}, Options{TotalMemory: f.TotalMemory, NoAddressRange: true, Completion: CompleteEarliest})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range acceptanceKeys {
+			if v := early.Runs[0].Stats[k]; v != f.Stats[k] {
+				t.Errorf("%s: %s: the buckets let go of at the rebuild (CompleteEarliest): %d, PyTorch's run that did so measured %d", set, k, v, f.Stats[k])
+			}
 		}
 		if w := "makes 1 free of DDP's first buckets, which this run made only after the buckets' rebuild, at the rebuild too"; !slices.ContainsFunc(res.Warnings, func(s string) bool { return strings.Contains(s, w) }) {
 			t.Errorf("%s: no warning says %q: %q", set, w, res.Warnings)

@@ -243,13 +243,16 @@ const (
 	CompleteAsRecorded Completion = iota
 	// CompleteEarliest completes each free at the next allocation after it (on any
 	// stream), the first process_events that could find its events done: the GPU had
-	// finished with the block by the time the program asked for more memory.
+	// finished with the block by the time the program asked for more memory. DDP's
+	// first gradient buckets that the snapshot's run let go of after their rebuild are
+	// let go of at the rebuild.
 	CompleteEarliest
 	// CompleteLatest completes each free as late as the recording allows: at the first
 	// allocation after its recorded wait, stretched as the timing range stretches it
 	// (boundDelays), and a free the recording does not time (it never completed, or a
 	// synchronisation completed it, or the trace has no time stamps) only at a
 	// synchronisation the replay makes: the GPU was as slow as another run may be.
+	// DDP's gradient buckets are held to the end.
 	CompleteLatest
 )
 
