@@ -67,9 +67,9 @@ func TestRanksOfRecordedPrograms(t *testing.T) {
 // ranges (program, setting, memory_stats key), as measured: a change either way
 // fails TestRanksWorldSize1, so that this list stays what is true.
 var ranksOutside = map[[3]string]bool{
-	// DDP under expandable segments: one 20 MiB page more than PyTorch mapped
-	{"ddp_train", "expandable_segments:True", "reserved_bytes.all.peak"}: true,
-	{"ddp_train", "expandable_segments:True", "num_device_alloc"}:        true,
+	// (DDP under expandable segments, one 20 MiB page more than PyTorch mapped, lies
+	// inside the timing range since it lets go of the first buckets at their rebuild
+	// too: the default run let go of them some 250 allocations later, history.earliest)
 	// DDP capped at 1.15 × the default's peak allocated: PyTorch's own peak allocated
 	// is 132 MiB below the default run's, with the same 396 allocations: the
 	// program's requests differed under this setting, which the default's snapshot
