@@ -331,4 +331,5 @@ var repeatsOutside = map[string]string{
 	"resnet_cudnn_benchmark_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6 (repeat 1): num_device_alloc": "443 in both runs, each with workspaces of its own (cuDNN's benchmark)",
 	"resnet_cudnn_benchmark_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6 (repeat 1): num_device_free":  "372 in both runs, each with workspaces of its own (cuDNN's benchmark)",
 	"bit_stdconv_cudnn_benchmark_train_bf16 under roundup_power2_divisions_4 (repeat 1): allocated_bytes.all.peak":                "3,919,265,792 in both runs, each with workspaces of its own (cuDNN's benchmark)",
+	"fedavg_clients_train under roundup_power2_divisions_4 (repeat 1): inactive_split_bytes.all.peak":                             "109,465,088 in both runs, the driver's placement",
 }

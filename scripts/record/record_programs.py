@@ -6578,7 +6578,9 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     vit_gpt2_caption_beam_generate_fp16, wgan_gp_train, alphazero_selfplay_infer,
                                     async_activation_offload_train_bf16, multistream_serve_fp16,
                                     fsdp2_mixed_precision_ckpt_train_bf16, vit_token_merging_infer_fp16,
-                                    ddp_powersgd_train_bf16)}
+                                    ddp_powersgd_train_bf16, seq_len_warmup_train_bf16,
+                                    feature_hook_leak_train_bf16, reversible_transformer_train_bf16,
+                                    transformer_xl_recurrence_train_bf16, fedavg_clients_train)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
@@ -6592,9 +6594,8 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16, offloaded_cache_generate_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {f.__name__: f for f in (seq_len_warmup_train_bf16, feature_hook_leak_train_bf16,
-                                       reversible_transformer_train_bf16,
-                                       transformer_xl_recurrence_train_bf16, fedavg_clients_train)}
+UNRECORDED = {}
+
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
             "flex_attention_docmask_train_bf16", "compile_reduce_overhead_train_bf16"}
