@@ -6503,6 +6503,167 @@ def fedavg_clients_train(torch):
         del states, avg
 
 
+def early_exit_encoder_infer_fp16(torch):
+    """Early exit at inference (DeeBERT, PABEE): a 12-layer encoder (d 768, 12 heads,
+    random weights, fp16) with a 4-class classifier after every layer; after each layer the
+    sequences whose classifier is confident enough (top softmax probability at least 0.8)
+    leave with that answer and the rest of the batch is gathered and goes on, so the batch
+    shrinks layer by layer; 40 batches of 16 to 256 sequences of 64 to 512 tokens."""
+    nn = torch.nn
+    torch.manual_seed(0)
+    d, heads, vocab = 768, 12, 30522
+    emb = nn.Embedding(vocab, d)
+    layers = nn.ModuleList(nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, batch_first=True,
+                                                      norm_first=True) for _ in range(12))
+    heads_ = nn.ModuleList(nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 4)) for _ in range(12))
+    for h in heads_:
+        nn.init.normal_(h[1].weight, std=0.08)
+    model = nn.ModuleList([emb, layers, heads_]).cuda().half().eval()
+    g = torch.Generator().manual_seed(1)
+    with torch.inference_mode():
+        for _ in range(40):
+            bs = int(torch.randint(16, 257, (1,), generator=g))
+            n = int(torch.randint(64, 513, (1,), generator=g))
+            ids = torch.randint(0, vocab, (bs, n), generator=g).cuda()
+            answers = torch.full((bs,), -1, dtype=torch.long, device="cuda")
+            alive = torch.arange(bs, device="cuda")
+            x = emb(ids)
+            for layer, head in zip(layers, heads_):
+                x = layer(x)
+                p = head(x[:, 0]).float().softmax(-1)
+                conf, label = p.max(-1)
+                done = conf >= 0.8
+                answers[alive[done]] = label[done]
+                x, alive = x[~done], alive[~done]
+                if alive.numel() == 0:
+                    break
+            if alive.numel():
+                answers[alive] = label[~done]
+            out = answers.cpu()
+            del ids, answers, alive, x, p, conf, label, done, out
+
+
+def layerdrop_train_bf16(torch):
+    """LayerDrop (Fan et al.) with stochastic depth: a 16-layer decoder (_block, d 1,024, 16
+    heads) in which every training step skips each layer with probability 0.25 (a fresh
+    draw each step, so each step runs another stack of layers and saves other activations);
+    bf16 autocast, AdamW, 12 steps of 4 to 16 sequences of 256 to 1,024 tokens."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, vocab = 1024, 32000
+    blocks = nn.ModuleList(_block(torch, d, 16) for _ in range(16)).cuda()
+    emb, head = nn.Embedding(vocab, d).cuda(), nn.Linear(d, vocab, bias=False).cuda()
+    opt = torch.optim.AdamW([*blocks.parameters(), *emb.parameters(), *head.parameters()], lr=3e-4)
+    g = torch.Generator().manual_seed(1)
+    for _ in range(12):
+        bs = int(torch.randint(4, 17, (1,), generator=g))
+        n = int(torch.randint(256, 1025, (1,), generator=g)) // 8 * 8
+        keep = torch.rand(len(blocks), generator=g) >= 0.25
+        ids = torch.randint(0, vocab, (bs, n + 1), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            x = emb(ids[:, :-1])
+            for b, k in zip(blocks, keep.tolist()):
+                if k:
+                    x = b(x)
+            loss = F.cross_entropy(head(x).float().reshape(-1, vocab), ids[:, 1:].reshape(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, x, loss
+
+
+def deq_fixed_point_train(torch):
+    """A deep equilibrium model (Bai et al.; the implicit-layers tutorial's recipe): the hidden
+    state z* = f(z*, x) of a weight-tied transformer-style cell (d 512, 8 heads, sequences
+    of 256) is found without autograd by fixed-point iteration (at most 40 steps, until the
+    relative residual falls under 1e-3: a different number of iterations each batch), one
+    more call of f with autograd on, and a backward hook that solves the implicit
+    function theorem's linear system g = J^T g + grad by iterating vector-Jacobian products
+    (`torch.autograd.grad`, at most 40); AdamW, 10 steps of 16 to 64 sequences."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, heads, n, classes = 512, 8, 256, 10
+
+    class Cell(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inj = nn.Linear(d, d)
+            self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
+            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.mlp = nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, d))
+
+        def forward(self, z, x):
+            h = self.ln1(z + self.inj(x))
+            h = h + self.attn(h, h, h, need_weights=False)[0]
+            return self.ln2(h + self.mlp(h))
+
+    cell = Cell().cuda()
+    embed, head = nn.Linear(32, d).cuda(), nn.Linear(d, classes).cuda()
+    opt = torch.optim.AdamW([*cell.parameters(), *embed.parameters(), *head.parameters()], lr=1e-4)
+
+    def solve(fn, z0, iters=40, tol=1e-3):
+        z = z0
+        for _ in range(iters):
+            nxt = fn(z)
+            res = (nxt - z).norm() / (nxt.norm() + 1e-8)
+            z = nxt
+            if res.item() < tol:
+                break
+        return z
+
+    g = torch.Generator().manual_seed(1)
+    for _ in range(10):
+        bs = int(torch.randint(16, 65, (1,), generator=g))
+        x = embed(torch.randn(bs, n, 32, generator=g).cuda())
+        y = torch.randint(0, classes, (bs,), generator=g).cuda()
+        with torch.no_grad():
+            z = solve(lambda z: cell(z, x), torch.zeros_like(x))
+        z = cell(z.requires_grad_(), x)
+        z0 = z.detach().requires_grad_()
+        f0 = cell(z0, x)
+
+        def implicit(grad, f0=f0, z0=z0):
+            return solve(lambda y: torch.autograd.grad(f0, z0, y, retain_graph=True)[0] + grad, grad)
+
+        z.register_hook(implicit)
+        loss = F.cross_entropy(head(z.mean(1)), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, y, z, z0, f0, loss
+
+
+def mc_dropout_uncertainty_infer(torch):
+    """Uncertainty by Monte Carlo dropout (Gal and Ghahramani): a ResNet-50-sized image
+    classifier (torchvision's resnet50, random weights, a dropout of 0.3 before its head)
+    kept in eval mode but for its dropout, each batch of 8 to 64 images at 224 px expanded
+    to 16 stochastic samples per image (`repeat_interleave`) and run in chunks of at most
+    256, the softmax outputs stacked to give the predictive mean and entropy; 24 batches,
+    fp32."""
+    import torchvision
+    nn = torch.nn
+    torch.manual_seed(0)
+    model = torchvision.models.resnet50(weights=None, num_classes=100)
+    model.fc = nn.Sequential(nn.Dropout(0.3), model.fc)
+    model = model.cuda().eval()
+    model.fc[0].train()
+    g = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for _ in range(24):
+            bs = int(torch.randint(8, 65, (1,), generator=g))
+            x = torch.randn(bs, 3, 224, 224, generator=g).cuda()
+            feats = []
+            for chunk in x.repeat_interleave(16, dim=0).split(256):
+                feats.append(model(chunk).softmax(-1))
+            probs = torch.cat(feats).view(bs, 16, -1)
+            mean = probs.mean(1)
+            entropy = -(mean * mean.clamp_min(1e-12).log()).sum(-1)
+            out = (mean.argmax(-1).cpu(), entropy.cpu())
+            del x, feats, probs, mean, entropy, out
+
+
 PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_train_bf16,
                                     gpt2_generate, phases_empty_cache, prefetch_side_stream,
                                     compile_train, compile_reduce_overhead_infer, graph_shared_pool,
@@ -6594,7 +6755,8 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16, offloaded_cache_generate_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {}
+UNRECORDED = {f.__name__: f for f in (early_exit_encoder_infer_fp16, layerdrop_train_bf16,
+                                       deq_fixed_point_train, mc_dropout_uncertainty_infer)}
 
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
