@@ -674,6 +674,10 @@ var programsKnown = map[string]string{
 	"transformer_xl_recurrence_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc":             "439 cudaMalloc calls more than the default run, under the cap",
 	"transformer_xl_recurrence_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free":              "439 cudaMalloc calls more than the default run, under the cap",
 	"fedavg_clients_train under roundup_power2_divisions_4: inactive_split_bytes.all.peak":                                            "outside: the driver's placement, 0.8 % below the address range (its own addresses give it exactly)",
+	"deq_fixed_point_train under max_split_size_mb_64__garbage_collection_threshold_0p6: reserved_bytes.all.peak":                     "666 cudaMalloc calls more than the default run, under the cap",
+	"deq_fixed_point_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc":                            "666 cudaMalloc calls more than the default run, under the cap",
+	"deq_fixed_point_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free":                             "666 cudaMalloc calls more than the default run, under the cap",
+	"deq_fixed_point_train under max_split_size_mb_64__garbage_collection_threshold_0p6: segment.all.peak":                            "666 cudaMalloc calls more than the default run, under the cap",
 }
 
 // programsWide are the practitioners' programs' ranges wider than informative
@@ -903,6 +907,12 @@ var programsWide = map[string]float64{
 	"reversible_transformer_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":                16.6,
 	"transformer_xl_recurrence_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc address":            17.7,
 	"transformer_xl_recurrence_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":             18.4,
+	"deq_fixed_point_train under max_split_size_mb_64__garbage_collection_threshold_0p6: reserved_bytes.all.peak address":                    5.5,
+	"deq_fixed_point_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc address":                           22.9,
+	"deq_fixed_point_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":                            23.3,
+	"deq_fixed_point_train under max_split_size_mb_64__garbage_collection_threshold_0p6: segment.all.peak address":                           10.9,
+	"early_exit_encoder_infer_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: reserved_bytes.all.peak address":            5.7,
+	"early_exit_encoder_infer_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: segment.all.peak address":                   12.1,
 }
 
 // TestSameRequests: two runs make the same requests when they allocate the same sizes in

@@ -6741,7 +6741,9 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     fsdp2_mixed_precision_ckpt_train_bf16, vit_token_merging_infer_fp16,
                                     ddp_powersgd_train_bf16, seq_len_warmup_train_bf16,
                                     feature_hook_leak_train_bf16, reversible_transformer_train_bf16,
-                                    transformer_xl_recurrence_train_bf16, fedavg_clients_train)}
+                                    transformer_xl_recurrence_train_bf16, fedavg_clients_train,
+                                    early_exit_encoder_infer_fp16, layerdrop_train_bf16,
+                                    deq_fixed_point_train, mc_dropout_uncertainty_infer)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
@@ -6755,8 +6757,7 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16, offloaded_cache_generate_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {f.__name__: f for f in (early_exit_encoder_infer_fp16, layerdrop_train_bf16,
-                                       deq_fixed_point_train, mc_dropout_uncertainty_infer)}
+UNRECORDED = {}
 
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
