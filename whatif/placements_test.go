@@ -306,8 +306,9 @@ func TestConvergence(t *testing.T) {
 // random ones (placementOptions) and the two fixed orders. So replaying that prefix
 // once for all placements would save at most a quarter of the prefix's share of them
 // (CLIP's whole range, 98 placements of 5,381 requests, takes under a second on two
-// cores), and is not done; a model change that lets the first guess come later in a
-// long history fails this test, and the saving is then worth measuring again.
+// cores), and is not done; a model change or a program that lets the first guess come
+// later in a long history fails this test, and the saving is then worth measuring
+// again (guessesLate lists the cases measured).
 func TestGuessesComeEarly(t *testing.T) {
 	longest, guessing := 0.0, 0
 	programCases(t, func(prog, ff string, s *snapshot.Snapshot, f facts) {
@@ -327,7 +328,7 @@ func TestGuessesComeEarly(t *testing.T) {
 		share := float64(r.beforeGuess) / float64(r.requests)
 		longest = max(longest, share)
 		t.Logf("%s: first guess after %d of %d requests (%.1f %%)", what, r.beforeGuess, r.requests, 100*share)
-		if share > 0.6 && r.requests >= 20_000 {
+		if _, measured := guessesLate[what]; !measured && share > 0.6 && r.requests >= 20_000 {
 			t.Errorf("%s: the first guessed device allocation after %.1f %% of %d requests: a prefix shared by the placements may now pay", what, 100*share, r.requests)
 		}
 	})
@@ -335,6 +336,16 @@ func TestGuessesComeEarly(t *testing.T) {
 		t.Fatal("no replay guessed a device allocation")
 	}
 	t.Logf("%d replays that guess; the longest prefix before a guess: %.1f %% of the requests", guessing, 100*longest)
+}
+
+// guessesLate are the long histories whose first guessed device allocation comes after
+// 60 % of their requests (TestGuessesComeEarly), with the measured cost of their whole
+// range, which a prefix shared by the placements could only shorten.
+var guessesLate = map[string]string{
+	// 87.8 % of 25,313 requests: `memlab whatif` of the default snapshot under this
+	// setting, 49 placements, took 0.19 s on the 2-core development machine
+	// (2026-12-07 08:41 UTC)
+	"deq_fixed_point_train under max_split_size_mb_128": "the whole range in 0.19 s",
 }
 
 // TestAfterOOMRangeTakesInEveryPlacement: the after-OOM range of a replay stopped at an
