@@ -67,6 +67,14 @@ type hint struct {
 	mapped bool
 }
 
+// earlyFree is a held free that may come before its recorded point: its block, the
+// requests (alloc and oom entries) before it, and its earliest delay, negative, so that
+// the free comes before the rebuild's first allocation.
+type earlyFree struct {
+	id              int32
+	requests, delay int
+}
+
 // history is one device's trace prepared for replay.
 type history struct {
 	device int
@@ -84,11 +92,11 @@ type history struct {
 	warnings []string
 	deferred int // frees that waited for other streams (opFree with deferred)
 	held     int // frees of DDP's gradient buckets (opFree with held)
-	// earliest is, by block id, the earliest delay a held free (op.held) may get, for
-	// a free of DDP's first buckets that the snapshot's run made after their rebuild:
-	// negative, so that the free comes before the rebuild's first allocation
-	// (preparer.earliest); a held free it does not name gets no delay below 0.
-	earliest map[int32]int
+	// earliest are the held frees (op.held) of DDP's first buckets that the
+	// snapshot's run made after their rebuild, in the order of their ops, each with
+	// the earliest delay it may get (preparer.earliest); a held free it does not name
+	// gets no delay below 0.
+	earliest []earlyFree
 	// latest is, by block id, the latest delay the recording allows a deferred free
 	// (boundDelays, timing.go); a free it does not name may wait any time.
 	latest map[int32]int

@@ -397,10 +397,7 @@ func (p *preparer) earliest(b liveBlock) {
 	if b.bucket != firstBucket || p.rebuild <= b.request || p.atRebuild {
 		return
 	}
-	if p.h.earliest == nil {
-		p.h.earliest = map[int32]int{}
-	}
-	p.h.earliest[b.id] = int(p.rebuild - p.requests - 1)
+	p.h.earliest = append(p.h.earliest, earlyFree{id: b.id, requests: int(p.requests), delay: int(p.rebuild - p.requests - 1)})
 }
 
 // freeCompleted is the free_completed entry of a deferred free.

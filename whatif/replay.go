@@ -138,16 +138,12 @@ func newReplayer(h *history, st Setting, opts Options, sched schedule) (*replaye
 // before their recorded point (a negative delay, history.earliest): each at the
 // allocation its delay names, counted from the requests before its op.
 func (r *replayer) holdEarly() {
-	if r.sched == nil || len(r.h.earliest) == 0 {
+	if r.sched == nil {
 		return
 	}
-	m := 0
-	for _, o := range r.h.ops {
-		switch {
-		case o.kind == opAlloc || o.kind == opOOM:
-			m++
-		case o.kind == opFree && o.held && r.sched[o.id] < 0:
-			heap.Push(&r.holds, dueFree{at: m + r.sched[o.id] + 1, id: o.id})
+	for _, e := range r.h.earliest {
+		if d := r.sched[e.id]; d < 0 {
+			heap.Push(&r.holds, dueFree{at: e.requests + d + 1, id: e.id})
 		}
 	}
 }

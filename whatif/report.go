@@ -391,21 +391,21 @@ func (r *Result) writeAddressNotes(w io.Writer) {
 // device that share them (the same cross-stream frees, the same number of timings
 // tried), then names, setting by setting, the table's figures that carry one.
 func (r *Result) writeTimingNotes(w io.Writer) {
-	type timing struct{ device, frees, held, schedules int }
+	type timing struct{ device, frees, held, earlier, schedules int }
 	var timed noteLines[timing] // "setting: figures"
 	for i := range r.Runs {
 		run := &r.Runs[i]
 		if shown := run.shownRanges(); len(shown) > 0 {
-			timed.add(timing{run.Device, run.CrossStreamFrees, run.HeldFrees, run.TimingSchedules}, run.Setting.ShortLabel()+": "+strings.Join(shown, ", "))
+			timed.add(timing{run.Device, run.CrossStreamFrees, run.HeldFrees, run.EarlierHeldFrees, run.TimingSchedules}, run.Setting.ShortLabel()+": "+strings.Join(shown, ", "))
 		}
 	}
-	timed.write(w, func(k timing) string { return timingHeader(k.device, k.frees, k.held, k.schedules) })
+	timed.write(w, func(k timing) string { return timingHeader(k.device, k.frees, k.held, k.earlier, k.schedules) })
 }
 
 // timingHeader explains the timing ranges of a device whose history has frees
-// cross-stream frees and held frees of DDP's gradient buckets, tried over schedules
-// timings.
-func timingHeader(device, frees, held, schedules int) string {
+// cross-stream frees and held frees of DDP's gradient buckets (earlier of them also made
+// at the buckets' rebuild), tried over schedules timings.
+func timingHeader(device, frees, held, earlier, schedules int) string {
 	title := "GPU timing"
 	var what, earliest, latest []string
 	if frees > 0 {
@@ -418,7 +418,11 @@ func timingHeader(device, frees, held, schedules int) string {
 			title = "Timing of frees"
 		}
 		what = append(what, fmt.Sprintf("%s of DDP's gradient buckets come when the last holder of each lets go, which PyTorch's runs of one DDP program did at the buckets' rebuild or only during the next backward", plural(held, "free", "frees")))
-		earliest = append(earliest, "where your run made it, for a bucket's free")
+		if earlier > 0 {
+			earliest = append(earliest, fmt.Sprintf("where your run made it, for a bucket's free, or the buckets' rebuild for the %s your run made after it", plural(earlier, "free", "frees")))
+		} else {
+			earliest = append(earliest, "where your run made it, for a bucket's free")
+		}
 		latest = append(latest, "the end, for a bucket's")
 	}
 	return fmt.Sprintf("%s, device %d: %s, at points no snapshot fixes. A [low, high] beside a figure is its range over %d timings of them, from the earliest point (%s) to the latest the recording allows (%s); the figure itself is with the snapshot's timing. The figures that depend on it:",
@@ -596,6 +600,7 @@ type jsonRun struct {
 	OOM               *jsonOOM            `json:"oom"`
 	CrossStreamFrees  int                 `json:"cross_stream_frees,omitempty"`
 	HeldFrees         int                 `json:"held_frees,omitempty"`
+	EarlierHeldFrees  int                 `json:"earlier_held_frees,omitempty"`
 	TimingRange       map[string][2]int64 `json:"timing_range,omitempty"`
 	TimingSchedules   int                 `json:"timing_schedules,omitempty"`
 	AddressRange      map[string][2]int64 `json:"address_range,omitempty"`
@@ -623,7 +628,8 @@ type jsonRun struct {
 // …}], "warnings": […]}: every memory_stats key under torch.cuda.memory_stats()'s
 // names, "fraction" and "cap" null when not capped. A run whose history has frees that
 // waited for other streams also has "cross_stream_frees": N, one whose history frees
-// DDP's gradient buckets "held_frees": N (Run.HeldFrees), and, when some figure
+// DDP's gradient buckets "held_frees": N (Run.HeldFrees; "earlier_held_frees": of
+// them, those the range also makes at the buckets' rebuild), and, when some figure
 // depends on their timing, "timing_range": {memory_stats key: [low, high]} (see
 // Run.TimingRange) and "timing_schedules", over how many timings; they are absent
 // otherwise. "stopped_at_event" is the trace index of the failed allocation that ended
@@ -704,7 +710,7 @@ func (r *Result) jsonResult() jsonResult {
 	for _, run := range r.Runs {
 		j := jsonRun{Conf: run.Setting.Conf.String(), Device: run.Device, MaxAllocated: run.MaxAllocated,
 			MaxReserved: run.MaxReserved, LargestFreeAtPeak: run.LargestFreeAtPeak, GuessedAddresses: run.Guessed, Stats: run.Stats,
-			CrossStreamFrees: run.CrossStreamFrees, HeldFrees: run.HeldFrees, TimingRange: run.TimingRange, TimingSchedules: run.TimingSchedules,
+			CrossStreamFrees: run.CrossStreamFrees, HeldFrees: run.HeldFrees, EarlierHeldFrees: run.EarlierHeldFrees, TimingRange: run.TimingRange, TimingSchedules: run.TimingSchedules,
 			Allowed: run.Allowed, CapRefusals: run.Limits.CapRefusals, GCPasses: run.Limits.GCPasses, GCReleased: run.Limits.GCReleased,
 			HalvedWorkspaces: run.HalvedWorkspaces,
 			Notes:            run.LimitNotes(r.About.TotalMemory),

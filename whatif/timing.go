@@ -50,7 +50,7 @@ func replayTimings(h *history, st Setting, opts Options) (*Run, error) {
 	if err != nil || h.deferred+h.held == 0 {
 		return r, err
 	}
-	r.CrossStreamFrees, r.HeldFrees = h.deferred, h.held
+	r.CrossStreamFrees, r.HeldFrees, r.EarlierHeldFrees = h.deferred, h.held, len(h.earliest)
 	if opts.NoTimingRange {
 		return r, nil
 	}
@@ -117,7 +117,7 @@ type deferredFree struct {
 // for a held free: held to the end) and the earliest (0, or history.earliest's).
 func (h *history) deferredFrees() []deferredFree {
 	var out []deferredFree
-	m := 0
+	m, k := 0, 0 // k: the next of h.earliest, in the order of their ops
 	for _, o := range h.ops {
 		switch {
 		case o.kind == opAlloc || o.kind == opOOM:
@@ -130,7 +130,12 @@ func (h *history) deferredFrees() []deferredFree {
 			out = append(out, deferredFree{id: o.id, ordinal: h.ordinal[o.id], mallocs: m, lag: int(o.lag), latest: latest})
 		case o.kind == opFree && o.held:
 			// let go of at once in the recording; at the latest, at the end
-			out = append(out, deferredFree{id: o.id, ordinal: h.ordinal[o.id], mallocs: m, lag: 0, latest: never, held: true, earliest: h.earliest[o.id]})
+			f := deferredFree{id: o.id, ordinal: h.ordinal[o.id], mallocs: m, lag: 0, latest: never, held: true}
+			if k < len(h.earliest) && h.earliest[k].id == o.id {
+				f.earliest = h.earliest[k].delay
+				k++
+			}
+			out = append(out, f)
 		}
 	}
 	return out

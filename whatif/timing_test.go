@@ -184,6 +184,16 @@ func TestDDPBucketsEarly(t *testing.T) {
 				t.Errorf("%s: %s: the buckets let go of at the rebuild (CompleteEarliest): %d, PyTorch's run that did so measured %d", set, k, v, f.Stats[k])
 			}
 		}
+		if r.EarlierHeldFrees != 1 {
+			t.Errorf("%s: %d held frees made earlier, want the first buckets' 1", set, r.EarlierHeldFrees)
+		}
+		var table strings.Builder
+		if err := res.WriteTable(&table); err != nil {
+			t.Fatal(err)
+		}
+		if want := "or the buckets' rebuild for the 1 free your run made after it"; !strings.Contains(table.String(), want) {
+			t.Errorf("%s: the table's timing note does not name the rebuild as the earliest point (%q):\n%s", set, want, table.String())
+		}
 		if w := "makes 1 free of DDP's first buckets, which this run made only after the buckets' rebuild, at the rebuild too"; !slices.ContainsFunc(res.Warnings, func(s string) bool { return strings.Contains(s, w) }) {
 			t.Errorf("%s: no warning says %q: %q", set, w, res.Warnings)
 		}

@@ -327,6 +327,10 @@ type Run struct {
 	// makes them when the last holder of the bucket lets go, which another run does at
 	// another point; the timing range moves them too (0: none).
 	HeldFrees int
+	// EarlierHeldFrees counts those of HeldFrees, frees of DDP's first buckets that the
+	// snapshot's run made only after their rebuild, that the timing range also makes at
+	// the rebuild (0: none).
+	EarlierHeldFrees int
 	// TimingRange holds, for each memory_stats key whose figure differs between the
 	// timings the replay tried for those frees (the package doc says which), the lowest
 	// and highest figure; nil when none differs. Every figure PyTorch measured in the
