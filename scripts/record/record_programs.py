@@ -6664,6 +6664,331 @@ def mc_dropout_uncertainty_infer(torch):
             del x, feats, probs, mean, entropy, out
 
 
+def pcgrad_multitask_train_bf16(torch):
+    """Multi-task learning with PCGrad (Yu et al.): a shared 6-layer encoder (_block, d 768,
+    12 heads) and three heads (token tagging over 50 labels, sequence classification over
+    10, a masked-token loss over a 32,000 vocabulary); each task's gradients of the shared
+    parameters come from `torch.autograd.grad(..., retain_graph=True)` (the graph and its
+    saved activations kept until the last task's), are flattened into one vector each,
+    projected off one another where they conflict, summed and written back as `.grad`;
+    bf16 autocast, AdamW, 10 steps of 8 to 32 sequences of 128 to 512 tokens."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, vocab = 768, 32000
+    emb = nn.Embedding(vocab, d).cuda()
+    trunk = nn.ModuleList(_block(torch, d, 12) for _ in range(6)).cuda()
+    heads = nn.ModuleList([nn.Linear(d, 50), nn.Linear(d, 10), nn.Linear(d, vocab)]).cuda()
+    shared = [*emb.parameters(), *trunk.parameters()]
+    opt = torch.optim.AdamW([*shared, *heads.parameters()], lr=3e-4)
+    g = torch.Generator().manual_seed(1)
+    for _ in range(10):
+        bs = int(torch.randint(8, 33, (1,), generator=g))
+        n = int(torch.randint(128, 513, (1,), generator=g)) // 8 * 8
+        ids = torch.randint(0, vocab, (bs, n), device="cuda")
+        tags = torch.randint(0, 50, (bs, n), device="cuda")
+        cls = torch.randint(0, 10, (bs,), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            x = emb(ids)
+            for b in trunk:
+                x = b(x)
+            losses = [F.cross_entropy(heads[0](x).float().flatten(0, 1), tags.flatten()),
+                      F.cross_entropy(heads[1](x.mean(1)).float(), cls),
+                      F.cross_entropy(heads[2](x[:, ::8]).float().flatten(0, 1), ids[:, ::8].flatten())]
+        flat = []
+        for t, loss in enumerate(losses):
+            grads = torch.autograd.grad(loss, shared + list(heads[t].parameters()), retain_graph=t < 2)
+            flat.append(torch.cat([gr.flatten() for gr in grads[:len(shared)]]))
+            for p, gr in zip(heads[t].parameters(), grads[len(shared):]):
+                p.grad = gr
+            del grads
+        projected = []
+        for i, gi in enumerate(flat):
+            gi = gi.clone()
+            for j, gj in enumerate(flat):
+                dot = torch.dot(gi, gj)
+                if j != i and dot < 0:
+                    gi -= dot / gj.square().sum() * gj
+            projected.append(gi)
+        total = torch.stack(projected).sum(0)
+        offset = 0
+        for p in shared:
+            p.grad = total[offset:offset + p.numel()].view_as(p)
+            offset += p.numel()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, tags, cls, x, losses, flat, projected, total
+
+
+def eval_graph_leak_train_bf16(torch):
+    """A leak and its fix: a 12-layer decoder (_block, d 768, 12 heads) trained under bf16
+    autocast with AdamW, and after every 4 steps a validation pass of 6 batches written
+    without `torch.no_grad()` that adds each batch's loss tensor to a running total (`val
+    += loss`), so every batch's graph and saved activations stay alive until the total is
+    printed; after two such passes, two more with `torch.no_grad()` and `loss.item()`; 16
+    steps of 4 to 12 sequences of 512 to 1,024 tokens, validation batches of 4."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, vocab = 768, 32000
+    emb = nn.Embedding(vocab, d).cuda()
+    blocks = nn.ModuleList(_block(torch, d, 12) for _ in range(12)).cuda()
+    head = nn.Linear(d, vocab, bias=False).cuda()
+    params = [*emb.parameters(), *blocks.parameters(), *head.parameters()]
+    opt = torch.optim.AdamW(params, lr=3e-4)
+    g = torch.Generator().manual_seed(1)
+
+    def lm_loss(ids):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            x = emb(ids[:, :-1])
+            for b in blocks:
+                x = b(x)
+            return F.cross_entropy(head(x).float().flatten(0, 1), ids[:, 1:].flatten())
+
+    def batch(bs=None):
+        bs = bs or int(torch.randint(4, 13, (1,), generator=g))
+        n = int(torch.randint(512, 1025, (1,), generator=g)) // 8 * 8
+        return torch.randint(0, vocab, (bs, n + 1), device="cuda")
+
+    for step in range(16):
+        loss = lm_loss(batch())
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del loss
+        if step % 4 == 3:
+            blocks.eval()
+            if step < 8:
+                val = 0
+                for _ in range(6):
+                    val += lm_loss(batch(4))
+                print(f"val {val.item() / 6:.3f}")
+                del val
+            else:
+                val = 0.0
+                with torch.no_grad():
+                    for _ in range(6):
+                        val += lm_loss(batch(4)).item()
+                print(f"val {val / 6:.3f}")
+            blocks.train()
+
+
+def pgd_adversarial_train_bf16(torch):
+    """Adversarial training (Madry et al.): torchvision's resnet18 (random weights, 100
+    classes) on 96 px images; each step first finds a perturbation of the batch within an
+    L-infinity ball of 8/255 by 7 steps of projected gradient ascent (`torch.autograd.grad`
+    of the loss with respect to the input, the model in eval mode, its parameters not
+    requiring grad meanwhile), then trains on the perturbed batch; bf16 autocast, SGD with
+    momentum, 12 steps of 64 to 256 images."""
+    import torchvision
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18(weights=None, num_classes=100).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4)
+    eps, alpha = 8 / 255, 2 / 255
+    g = torch.Generator().manual_seed(1)
+    for _ in range(12):
+        bs = int(torch.randint(64, 257, (1,), generator=g))
+        x = torch.rand(bs, 3, 96, 96, device="cuda")
+        y = torch.randint(0, 100, (bs,), device="cuda")
+        model.eval()
+        model.requires_grad_(False)
+        delta = torch.empty_like(x).uniform_(-eps, eps)
+        for _ in range(7):
+            delta.requires_grad_(True)
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = F.cross_entropy(model((x + delta).clamp(0, 1)), y)
+            (grad,) = torch.autograd.grad(loss, delta)
+            delta = (delta.detach() + alpha * grad.sign()).clamp(-eps, eps)
+            del loss, grad
+        model.requires_grad_(True)
+        model.train()
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = F.cross_entropy(model((x + delta).clamp(0, 1)), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, y, delta, loss
+
+
+def raft_corr_volume_train(torch):
+    """Optical flow in the manner of RAFT (Teed and Deng): a convolutional encoder to 1/8
+    resolution (256 channels) for both frames, the all-pairs correlation volume of the two
+    feature maps (one matmul, batch x HW x H x W) and a 4-level pyramid of it by average
+    pooling, then 12 recurrent refinements, each looking up a 9 x 9 window of every level
+    around the current flow (`grid_sample`), a convolutional GRU (128 channels) and a flow
+    head, with an L1 loss on every refinement's flow (RAFT's sequence loss); fp32, AdamW,
+    10 steps of 2 to 6 image pairs cropped to 256 to 384 by 384 to 512 px."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+
+    def conv(i, o, s=1):
+        return nn.Sequential(nn.Conv2d(i, o, 3, s, 1), nn.InstanceNorm2d(o), nn.ReLU(inplace=True))
+
+    fnet = nn.Sequential(conv(3, 64, 2), conv(64, 96, 2), conv(96, 128, 2), nn.Conv2d(128, 256, 1)).cuda()
+    cnet = nn.Sequential(conv(3, 64, 2), conv(64, 96, 2), conv(96, 128, 2), nn.Conv2d(128, 256, 1)).cuda()
+    levels, r = 4, 4
+    menc = nn.Sequential(nn.Conv2d(levels * (2 * r + 1) ** 2 + 2, 128, 3, padding=1), nn.ReLU()).cuda()
+    gru = nn.ModuleList([nn.Conv2d(128 + 256, 128, 3, padding=1) for _ in range(3)]).cuda()
+    fhead = nn.Sequential(nn.Conv2d(128, 256, 3, padding=1), nn.ReLU(), nn.Conv2d(256, 2, 3, padding=1)).cuda()
+    mods = nn.ModuleList([fnet, cnet, menc, gru, fhead])
+    opt = torch.optim.AdamW(mods.parameters(), lr=2e-4)
+    d = torch.arange(-r, r + 1, device="cuda", dtype=torch.float32)
+    window = torch.stack(torch.meshgrid(d, d, indexing="ij"), -1).flip(-1).view(1, 2 * r + 1, 2 * r + 1, 2)
+    g = torch.Generator().manual_seed(1)
+    for _ in range(10):
+        bs = int(torch.randint(2, 7, (1,), generator=g))
+        hi = int(torch.randint(256, 385, (1,), generator=g)) // 8 * 8
+        wi = int(torch.randint(384, 513, (1,), generator=g)) // 8 * 8
+        im1 = torch.rand(bs, 3, hi, wi, device="cuda")
+        im2 = torch.rand(bs, 3, hi, wi, device="cuda")
+        gt = torch.randn(bs, 2, hi // 8, wi // 8, device="cuda")
+        f1, f2 = fnet(torch.cat([im1, im2])).chunk(2)
+        b, c, h, w = f1.shape
+        corr = (f1.flatten(2).transpose(1, 2) @ f2.flatten(2)).view(b * h * w, 1, h, w) / c ** 0.5
+        pyramid = [corr]
+        for _ in range(levels - 1):
+            pyramid.append(F.avg_pool2d(pyramid[-1], 2, 2))
+        hidden, ctx = cnet(im1).split(128, 1)
+        hidden, ctx = hidden.tanh(), ctx.relu()
+        ys, xs = torch.meshgrid(torch.arange(h, device="cuda"), torch.arange(w, device="cuda"), indexing="ij")
+        base = torch.stack([xs, ys]).float().expand(b, 2, h, w)
+        flow = torch.zeros(b, 2, h, w, device="cuda")
+        loss = 0
+        for it in range(12):
+            flow = flow.detach()
+            centre = (base + flow).permute(0, 2, 3, 1).reshape(b * h * w, 1, 1, 2)
+            looked = []
+            for lvl, vol in enumerate(pyramid):
+                pts = centre / 2 ** lvl + window
+                hh, ww = vol.shape[-2:]
+                grid = torch.stack([2 * pts[..., 0] / (ww - 1) - 1, 2 * pts[..., 1] / (hh - 1) - 1], -1)
+                looked.append(F.grid_sample(vol, grid, align_corners=True).view(b, h, w, -1))
+            feat = menc(torch.cat([torch.cat(looked, -1).permute(0, 3, 1, 2), flow], 1))
+            hx = torch.cat([hidden, feat, ctx], 1)
+            z, q = gru[0](hx).sigmoid(), gru[1](hx).sigmoid()
+            cand = gru[2](torch.cat([q * hidden, feat, ctx], 1)).tanh()
+            hidden = (1 - z) * hidden + z * cand
+            flow = flow + fhead(hidden)
+            loss = loss + 0.8 ** (11 - it) * (flow - gt).abs().mean()
+            del looked, feat, hx
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del im1, im2, gt, f1, f2, corr, pyramid, hidden, ctx, base, flow, loss
+
+
+def stft_loss_vocoder_train_bf16(torch):
+    """A neural vocoder in the manner of HiFi-GAN's generator (a mel spectrogram of 80 bins
+    upsampled 256 times by four transposed convolutions, each followed by dilated residual
+    convolutions) trained with the multi-resolution STFT loss (`torch.stft` at FFT sizes
+    512, 1,024 and 2,048: spectral convergence and log magnitude, in fp32, whose cuFFT plans
+    take workspaces from the caching allocator) and an L1 loss on the waveform; bf16
+    autocast for the generator, AdamW, 12 steps of 4 to 16 clips of 0.5 to 2 s at 22,050
+    Hz (the mel frames, and so the audio, of a new length each step)."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+
+    class Res(nn.Module):
+        def __init__(self, ch):
+            super().__init__()
+            self.convs = nn.ModuleList(nn.Conv1d(ch, ch, 3, dilation=dl, padding=dl) for dl in (1, 3, 5))
+
+        def forward(self, x):
+            for c in self.convs:
+                x = x + c(F.leaky_relu(x, 0.1))
+            return x
+
+    layers, ch = [nn.Conv1d(80, 512, 7, padding=3)], 512
+    for u in (8, 8, 2, 2):
+        layers += [nn.LeakyReLU(0.1), nn.ConvTranspose1d(ch, ch // 2, 2 * u, u, padding=u // 2), Res(ch // 2)]
+        ch //= 2
+    layers += [nn.LeakyReLU(0.1), nn.Conv1d(ch, 1, 7, padding=3), nn.Tanh()]
+    gen = nn.Sequential(*layers).cuda()
+    opt = torch.optim.AdamW(gen.parameters(), lr=2e-4, betas=(0.8, 0.99))
+    windows = {n: torch.hann_window(n, device="cuda") for n in (512, 1024, 2048)}
+
+    def stft_loss(fake, real):
+        total = 0
+        for n, win in windows.items():
+            sf = torch.stft(fake, n, n // 4, window=win, return_complex=True).abs().clamp_min(1e-5)
+            sr = torch.stft(real, n, n // 4, window=win, return_complex=True).abs().clamp_min(1e-5)
+            total = total + (sr - sf).norm() / sr.norm() + (sr.log() - sf.log()).abs().mean()
+        return total
+
+    g = torch.Generator().manual_seed(1)
+    for _ in range(12):
+        bs = int(torch.randint(4, 17, (1,), generator=g))
+        frames = int(torch.randint(43, 173, (1,), generator=g))
+        mel = torch.randn(bs, 80, frames, device="cuda")
+        real = torch.randn(bs, frames * 256, device="cuda") * 0.1
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            fake = gen(mel).squeeze(1)
+        fake = fake.float()
+        loss = stft_loss(fake, real) + 45 * (fake - real).abs().mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del mel, real, fake, loss
+
+
+def deform_conv_detector_train_bf16(torch):
+    """Deformable convolutions (DCN, torchvision.ops.deform_conv2d) in a detector's neck: a
+    resnet50 backbone (torchvision, random weights) whose layer3 and layer4 outputs each go
+    through two 3 x 3 deformable convolutions (256 channels), whose offsets a plain
+    convolution predicts from the same input; its CUDA kernel unfolds the input into a
+    columns buffer from the caching allocator; a dense head (80 classes, 4 box values)
+    trained with a focal-style loss; the deformable layers in fp32, the rest under bf16
+    autocast, SGD, 10 steps of 4 to 12 images of 512 to 800 px a side."""
+    import torchvision
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    body = torchvision.models.resnet50(weights=None)
+    stem = nn.Sequential(body.conv1, body.bn1, body.relu, body.maxpool, body.layer1, body.layer2).cuda()
+    layer3, layer4 = body.layer3.cuda(), body.layer4.cuda()
+
+    class DCN(nn.Module):
+        def __init__(self, i, o):
+            super().__init__()
+            self.offset = nn.Conv2d(i, 2 * 9, 3, padding=1)
+            nn.init.zeros_(self.offset.weight)
+            self.weight = nn.Parameter(torch.randn(o, i, 3, 3) * (2 / (9 * i)) ** 0.5)
+            self.bias = nn.Parameter(torch.zeros(o))
+
+        def forward(self, x):
+            x = x.float()
+            return F.relu(torchvision.ops.deform_conv2d(x, self.offset(x), self.weight, self.bias, padding=1))
+
+    necks = nn.ModuleList([nn.Sequential(DCN(1024, 256), DCN(256, 256)),
+                           nn.Sequential(DCN(2048, 256), DCN(256, 256))]).cuda()
+    head = nn.Conv2d(256, 80 + 4, 3, padding=1).cuda()
+    mods = nn.ModuleList([stem, layer3, layer4, necks, head])
+    opt = torch.optim.SGD(mods.parameters(), lr=0.01, momentum=0.9)
+    g = torch.Generator().manual_seed(1)
+    for _ in range(10):
+        bs = int(torch.randint(4, 13, (1,), generator=g))
+        hw = [int(torch.randint(512, 801, (1,), generator=g)) // 32 * 32 for _ in range(2)]
+        x = torch.randn(bs, 3, *hw, device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            c3 = layer3(stem(x))
+            c4 = layer4(c3)
+        loss = 0
+        for neck, feat in zip(necks, (c3, c4)):
+            out = head(neck(feat))
+            cls, box = out[:, :80], out[:, 80:]
+            target = (torch.rand_like(cls) < 0.01).float()
+            p = cls.sigmoid()
+            focal = F.binary_cross_entropy_with_logits(cls, target, reduction="none") * (1 - (p * target + (1 - p) * (1 - target))) ** 2
+            loss = loss + focal.sum() / max(1.0, float(target.sum())) + F.smooth_l1_loss(box, torch.zeros_like(box))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, c3, c4, out, cls, box, target, p, focal, loss
+
+
 PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_train_bf16,
                                     gpt2_generate, phases_empty_cache, prefetch_side_stream,
                                     compile_train, compile_reduce_overhead_infer, graph_shared_pool,
@@ -6757,7 +7082,9 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16, offloaded_cache_generate_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {}
+UNRECORDED = {f.__name__: f for f in (pcgrad_multitask_train_bf16, eval_graph_leak_train_bf16,
+                                       pgd_adversarial_train_bf16, raft_corr_volume_train,
+                                       stft_loss_vocoder_train_bf16, deform_conv_detector_train_bf16)}
 
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
