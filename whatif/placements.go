@@ -162,7 +162,10 @@ func addressRange(h *history, st Setting, opts Options, r *Run) error {
 			}
 			conv.add(runs[k])
 			widenAfterOOM(r, runs[k])
-			r.RangeRanOut = r.RangeRanOut || runs[k].NewOOMs > 0
+			if runs[k].NewOOMs > 0 {
+				r.RangeRanOut = true
+				r.PlacementsRanOut++
+			}
 			done++
 		}
 	}

@@ -39,7 +39,17 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 		what := prog + " under " + name
 		r := practitionerRun(t, what, s, ff, f)
 		if (r.FirstOOM != nil) != f.ranOut() {
-			t.Errorf("%s: OOM %v, PyTorch %d OOMs", what, r.FirstOOM != nil, f.Stats["num_ooms"])
+			switch why, listed := oomsPlaced[what]; {
+			case !listed:
+				t.Errorf("%s: OOM %v, PyTorch %d OOMs", what, r.FirstOOM != nil, f.Stats["num_ooms"])
+			case !f.ranOut() && r.PlacementsRanOut+1 < r.AddressPlacements && strings.Contains(r.RunsOutNote(), "placements"):
+				seen["oom: "+what] = true
+				t.Logf("known: %s: OOM %v, PyTorch %d OOMs; %d of %d placements ran out (%s)", what, r.FirstOOM != nil, f.Stats["num_ooms"], r.PlacementsRanOut+1, r.AddressPlacements, why)
+			default:
+				t.Errorf("%s: OOM %v, PyTorch %d OOMs, though oomsPlaced lists it (%s), and no placement tried gives PyTorch's outcome, or the output does not say so: %q", what, r.FirstOOM != nil, f.Stats["num_ooms"], why, r.RunsOutNote())
+			}
+		} else if why, listed := oomsPlaced[what]; listed {
+			t.Errorf("%s: OOM %v as PyTorch's: take it off oomsPlaced (%s)", what, r.FirstOOM != nil, why)
 		}
 		if r.Stopped >= 0 {
 			if where, ok := departure(t, s, ff, r); ok {
@@ -148,13 +158,24 @@ func TestPredictsPractitionerPrograms(t *testing.T) {
 			t.Errorf("programsKnown lists %q, which no shipped program and setting has", id)
 		}
 	}
+	for _, what := range slices.Sorted(maps.Keys(oomsPlaced)) {
+		if !seen["oom: "+what] {
+			t.Errorf("oomsPlaced lists %q, which no shipped program and setting has with an OOM other than PyTorch's", what)
+		}
+	}
 	t.Log("| program | figures | exact | inside an informative range | inside a range wider than informative | outside | not compared: another path after an OOM, where the replay stops |")
 	t.Log("|---|---|---|---|---|---|---|")
 	for _, prog := range slices.Sorted(maps.Keys(perProgram)) {
 		n := perProgram[prog]
 		t.Logf("| %s | %d | %d | %d | %d | %d | %d |", prog, n["exact"]+n["in range"]+n["wide range"]+n["outside"]+n["not compared"], n["exact"], n["in range"], n["wide range"], n["outside"], n["not compared"])
 	}
-	summary := fmt.Sprintf("practitioners' programs: %s; %d outside any range, %d inside one wider than informative (programsKnown); %d settings not exact, each exact in every figure with its own run's device addresses, and GPU timing where its figures depend on it (a figure after a predicted OOM: inside its after-OOM range); in %d of them the program itself made other requests than in its default run, and that run's own snapshot is replayed", c, outside, wide, withOwn, ownRequests)
+	oomVerdicts := 0
+	for id := range seen {
+		if strings.HasPrefix(id, "oom: ") {
+			oomVerdicts++
+		}
+	}
+	summary := fmt.Sprintf("practitioners' programs: %s; %d outside any range, %d inside one wider than informative (programsKnown); OOM verdicts other than PyTorch's: %d (oomsPlaced: some placements tried run out and others do not, and the output says so); %d settings not exact, each exact in every figure with its own run's device addresses, and GPU timing where its figures depend on it (a figure after a predicted OOM: inside its after-OOM range); in %d of them the program itself made other requests than in its default run, and that run's own snapshot is replayed", c, outside, wide, oomVerdicts, withOwn, ownRequests)
 	t.Log(summary)
 	c.widths.log(t, "practitioners' programs", programsWide)
 	quotedInBenchmarks(t, "the practitioners' programs' summary line", summary)
@@ -441,6 +462,21 @@ func classify(r Run, f facts, k string) (string, [2]int64) {
 // programsKnown are the figures of reference/programs-2.11 that lie outside any range
 // the replay gives, or inside one wider than informative, keyed "PROGRAM under
 // SETTING: KEY", each with why (reference/programs-2.11/README.md).
+// oomsPlaced lists the programs and settings whose replay runs out where PyTorch's run
+// did not, or not where it did, with why; each must have a placement tried that gives
+// PyTorch's outcome, and the output must say that the outcome depends on them
+// (Run.RunsOutNote). Any other OOM verdict must be PyTorch's.
+var oomsPlaced = map[string]string{
+	// Recorded 2026-12-07 09:43 UTC on an H100 and checked only after: RAFT's optical
+	// flow under the capped GC setting, whose cap (1.15 times the default run's peak
+	// allocated) was 4,272,268 bytes above the peak PyTorch reserved. The collector freed
+	// and re-malloced segments 653 times more than the default run did, at addresses the
+	// model guesses, and those decide which equal-sized free blocks the allocator takes:
+	// 66 of the 124 placements tried, the driver model's among them, run out; PyTorch's
+	// run, and the replay with its own addresses, did not.
+	"raft_corr_volume_train under max_split_size_mb_64__garbage_collection_threshold_0p6": "a cap 4 MiB above the run's peak reserved: whether it is met depends on 653 guessed cudaMalloc addresses",
+}
+
 var programsKnown = map[string]string{
 	// Under the capped GC setting activation offloading frees and re-mallocs segments
 	// hundreds of times, each at an address the default run never had; the placements spread the counts and the fragmentation peak
@@ -678,6 +714,15 @@ var programsKnown = map[string]string{
 	"deq_fixed_point_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc":                            "666 cudaMalloc calls more than the default run, under the cap",
 	"deq_fixed_point_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free":                             "666 cudaMalloc calls more than the default run, under the cap",
 	"deq_fixed_point_train under max_split_size_mb_64__garbage_collection_threshold_0p6: segment.all.peak":                            "666 cudaMalloc calls more than the default run, under the cap",
+	// Recorded 2026-12-07 09:43 UTC on an H100 and checked only after. RAFT's capped run
+	// (oomsPlaced): the placements that run out stop there, so its counts spread from
+	// theirs to those of the runs that go through; PyTorch's are the latter's. The
+	// vocoder's capped cudaFree count: a small count (45), at its range's low end.
+	"raft_corr_volume_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc":      "whether the capped run runs out depends on the placement (oomsPlaced)",
+	"raft_corr_volume_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free":       "whether the capped run runs out depends on the placement (oomsPlaced)",
+	"raft_corr_volume_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_alloc_retries":     "whether the capped run runs out depends on the placement (oomsPlaced)",
+	"raft_corr_volume_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_ooms":              "whether the capped run runs out depends on the placement (oomsPlaced)",
+	"stft_loss_vocoder_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free": "a small count: 45 cudaFree calls, the range [44, 52]",
 }
 
 // programsWide are the practitioners' programs' ranges wider than informative
@@ -913,6 +958,15 @@ var programsWide = map[string]float64{
 	"deq_fixed_point_train under max_split_size_mb_64__garbage_collection_threshold_0p6: segment.all.peak address":                           10.9,
 	"early_exit_encoder_infer_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: reserved_bytes.all.peak address":            5.7,
 	"early_exit_encoder_infer_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: segment.all.peak address":                   12.1,
+	// The six recorded 2026-12-07 09:43 UTC (programsKnown and oomsPlaced say why), and
+	// the deformable convolutions' reserved peak under roundup 4, exact at the range's
+	// top.
+	"raft_corr_volume_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc address":      33.8,
+	"raft_corr_volume_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address":       43.6,
+	"raft_corr_volume_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_alloc_retries address":     100.0,
+	"raft_corr_volume_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_ooms address":              100.0,
+	"stft_loss_vocoder_train_bf16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free address": 15.4,
+	"deform_conv_detector_train_bf16 under roundup_power2_divisions_4: reserved_bytes.all.peak address":                  10.8,
 }
 
 // TestSameRequests: two runs make the same requests when they allocate the same sizes in

@@ -507,6 +507,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 		if n := run.AvoidedOOMNote(r.ownUncapped(run)); n != "" {
 			notes = append(notes, n)
 		}
+		if n := run.RunsOutNote(); n != "" {
+			notes = append(notes, n)
+		}
 		if len(notes) == 0 {
 			continue
 		}
@@ -612,6 +615,8 @@ type jsonRun struct {
 	AfterOOMRange     map[string][2]int64 `json:"after_oom_range,omitempty"`
 	StoppedAt         *int                `json:"stopped_at_event"`
 	NewOOMs           int64               `json:"new_ooms"`
+	PlacementsRanOut  int                 `json:"placements_ran_out"`
+	TimingsRanOut     int                 `json:"timings_ran_out"`
 	Avoided           []int               `json:"avoided_recorded_ooms,omitempty"`
 	Served            bool                `json:"stopped_at_served_oom,omitempty"`
 	Allowed           int64               `json:"allowed,omitempty"`
@@ -635,7 +640,10 @@ type jsonRun struct {
 // otherwise. "stopped_at_event" is the trace index of the failed allocation that ended
 // the replay (Run.Stopped), null when it ran to the end; "new_ooms" counts the
 // out-of-memory errors at requests the recorded run served (Run.NewOOMs: the
-// memory_stats "num_ooms" also counts the recorded run's own). A figure that depends on where the driver
+// memory_stats "num_ooms" also counts the recorded run's own); "placements_ran_out" and
+// "timings_ran_out" count the placements and timings of the ranges, the replay's own
+// not among them, that had one (Run.PlacementsRanOut), and where the outcomes differ a
+// note says so (Run.RunsOutNote). A figure that depends on where the driver
 // placed device allocations (those the recorded run did not make, or under another
 // setting than the snapshot's those it made) is in "address_range"
 // (Run.AddressRange), with "address_placements" and "address_converged" (whether the
@@ -727,7 +735,11 @@ func (r *Result) jsonResult() jsonResult {
 		if n := run.AvoidedOOMNote(r.ownUncapped(run)); n != "" {
 			j.Notes = append(j.Notes, n)
 		}
+		if n := run.RunsOutNote(); n != "" {
+			j.Notes = append(j.Notes, n)
+		}
 		j.Avoided, j.Served, j.NewOOMs = run.Avoided, run.Served(), run.NewOOMs
+		j.PlacementsRanOut, j.TimingsRanOut = run.PlacementsRanOut, run.TimingsRanOut
 		if run.AddressPlacements > 0 {
 			conv := run.AddressConverged
 			j.AddressConverged = &conv

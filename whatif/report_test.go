@@ -317,3 +317,25 @@ func TestSizesApart(t *testing.T) {
 		}
 	}
 }
+
+// TestRunsOutNote checks the note that says an OOM verdict depends on the placements or
+// timings tried: only where their outcomes differ, counting the replay's own with them.
+func TestRunsOutNote(t *testing.T) {
+	cases := []struct {
+		run  Run
+		want string // "" or a part the note must hold
+	}{
+		{Run{AddressPlacements: 124, PlacementsRanOut: 65, NewOOMs: 1}, "66 of the 124 placements of device allocations tried ran out; this replay ran out"},
+		{Run{AddressPlacements: 40, PlacementsRanOut: 3}, "3 of the 40 placements of device allocations tried ran out; this replay ran through"},
+		{Run{TimingSchedules: 9, TimingsRanOut: 2}, "depends on GPU timing, which the snapshot does not fix: 2 of the 9 timings"},
+		{Run{AddressPlacements: 40, PlacementsRanOut: 39, NewOOMs: 1}, ""}, // every one ran out
+		{Run{AddressPlacements: 40}, ""}, // none did
+		{Run{NewOOMs: 1}, ""},            // nothing tried besides the replay
+	}
+	for _, c := range cases {
+		got := c.run.RunsOutNote()
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%+v: RunsOutNote() = %q, want one holding %q", c.run, got, c.want)
+		}
+	}
+}

@@ -74,7 +74,10 @@ func replayTimings(h *history, st Setting, opts Options) (*Run, error) {
 	r.TimingRange = timingRange(runs...)
 	r.TimingSchedules = len(runs)
 	for _, o := range runs[1:] {
-		r.RangeRanOut = r.RangeRanOut || o.NewOOMs > 0
+		if o.NewOOMs > 0 {
+			r.RangeRanOut = true
+			r.TimingsRanOut++
+		}
 	}
 	return r, nil
 }

@@ -349,6 +349,11 @@ type Run struct {
 	// AddressRange had a new OOM (its NewOOMs > 0): that the setting runs out depends
 	// on them. See [Run.RunsOut].
 	RangeRanOut bool
+	// PlacementsRanOut and TimingsRanOut count the placements of AddressRange and the
+	// timings of TimingRange, the replay's own not among them, that had a new OOM: with
+	// the replay's own outcome, they say how many of the AddressPlacements and
+	// TimingSchedules tried ran out (RunsOutNote).
+	PlacementsRanOut, TimingsRanOut int
 	// Avoided lists the trace indexes of the recorded run's out-of-memory errors that
 	// this replay served (AvoidedOOMNote): the request fitted under this setting.
 	Avoided []int
@@ -414,6 +419,39 @@ func (r *Run) Served() bool {
 // not: the replay had a new OOM (NewOOMs), or a timing or placement of its ranges did
 // (RangeRanOut). A replay that fails only the recorded run's own OOMs does not.
 func (r *Run) RunsOut() bool { return r.NewOOMs > 0 || r.RangeRanOut }
+
+// RunsOutNote is "" when every placement and timing tried ran out where the replay
+// did, or none did; else it says that whether the setting runs out depends on them,
+// and how many of each ran out. Under a cap just above what the run needs, where the
+// driver puts the device allocations the recorded run did not make decides which of
+// the equal-sized free blocks the allocator takes, and so whether the cap is met: the
+// capped run of reference/programs-2.11's raft_corr_volume_train ran through in
+// PyTorch, 4 MiB under its cap, and runs out under the driver model's placement and 65
+// of the 123 others.
+func (r *Run) RunsOutNote() string {
+	self := 0
+	if r.NewOOMs > 0 {
+		self = 1
+	}
+	var parts, on []string
+	if n := r.AddressPlacements; n > 1 && r.PlacementsRanOut+self != 0 && r.PlacementsRanOut+self != n {
+		parts = append(parts, fmt.Sprintf("%d of the %d placements of device allocations tried ran out", r.PlacementsRanOut+self, n))
+		on = append(on, "where the driver places device allocations")
+	}
+	if n := r.TimingSchedules; n > 1 && r.TimingsRanOut+self != 0 && r.TimingsRanOut+self != n {
+		parts = append(parts, fmt.Sprintf("%d of the %d timings of the frees that wait for the GPU tried ran out", r.TimingsRanOut+self, n))
+		on = append(on, "GPU timing")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	own := "this replay ran through, so its figures are of a run without an OOM"
+	if self == 1 {
+		own = "this replay ran out (its figures are up to its OOM)"
+	}
+	return fmt.Sprintf("whether this setting runs out depends on %s, which the snapshot does not fix: %s; %s. Trust neither outcome: leave headroom, or record a run under it",
+		strings.Join(on, " and on "), strings.Join(parts, ", and "), own)
+}
 
 // ranThrough reports whether the replay ran to the end of the history with no new
 // OOM: the recorded run's own OOMs, if any, and no other.

@@ -7068,7 +7068,10 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     feature_hook_leak_train_bf16, reversible_transformer_train_bf16,
                                     transformer_xl_recurrence_train_bf16, fedavg_clients_train,
                                     early_exit_encoder_infer_fp16, layerdrop_train_bf16,
-                                    deq_fixed_point_train, mc_dropout_uncertainty_infer)}
+                                    deq_fixed_point_train, mc_dropout_uncertainty_infer,
+                                    pcgrad_multitask_train_bf16, eval_graph_leak_train_bf16,
+                                    pgd_adversarial_train_bf16, raft_corr_volume_train,
+                                    stft_loss_vocoder_train_bf16, deform_conv_detector_train_bf16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
@@ -7082,9 +7085,7 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16, offloaded_cache_generate_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {f.__name__: f for f in (pcgrad_multitask_train_bf16, eval_graph_leak_train_bf16,
-                                       pgd_adversarial_train_bf16, raft_corr_volume_train,
-                                       stft_loss_vocoder_train_bf16, deform_conv_detector_train_bf16)}
+UNRECORDED = {}
 
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
