@@ -7281,7 +7281,10 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     deq_fixed_point_train, mc_dropout_uncertainty_infer,
                                     pcgrad_multitask_train_bf16, eval_graph_leak_train_bf16,
                                     pgd_adversarial_train_bf16, raft_corr_volume_train,
-                                    stft_loss_vocoder_train_bf16, deform_conv_detector_train_bf16)}
+                                    stft_loss_vocoder_train_bf16, deform_conv_detector_train_bf16,
+                                    torchscript_resnet_serve_fp16, sparse_embedding_transe_train,
+                                    gat_edge_softmax_train, perceiver_io_train_bf16,
+                                    lstmcell_attention_decoder_train)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
@@ -7295,9 +7298,7 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16, offloaded_cache_generate_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {f.__name__: f for f in (torchscript_resnet_serve_fp16, sparse_embedding_transe_train,
-                                       gat_edge_softmax_train, perceiver_io_train_bf16,
-                                       lstmcell_attention_decoder_train)}
+UNRECORDED = {}
 
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
