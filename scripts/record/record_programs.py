@@ -7199,6 +7199,272 @@ def lstmcell_attention_decoder_train(torch):
         del src, tgt, mem, keys, h, c, ctx, prev, outs, loss
 
 
+def attention_slicing_unet_sample_fp16(torch):
+    """Attention slicing, as diffusers' `enable_attention_slicing()` runs a sampler on a small
+    card: a denoiser of convolutional blocks and self-attention at 64 x 64 and 32 x 32
+    latents (4,096 and 1,024 tokens, 8 heads of 64), whose attention is computed one slice
+    of (batch x heads) at a time with explicit softmax(QK^T)V into a preallocated output,
+    so the score matrix of only one slice is alive; fp16, `inference_mode`, classifier-free
+    guidance (the batch doubled), 25 denoising steps for each of 6 prompts' batches of 1 to
+    4 images, slice sizes 1, 2 and 4 in turn."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    ch, heads = 512, 8
+
+    class SlicedAttn(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.GroupNorm(32, ch)
+            self.qkv, self.out = nn.Conv2d(ch, 3 * ch, 1), nn.Conv2d(ch, ch, 1)
+            self.slice = 1
+
+        def forward(self, x):
+            b, c, h, w = x.shape
+            q, k, v = self.qkv(self.norm(x)).view(b, 3, heads, c // heads, h * w).unbind(1)
+            q, k, v = (t.transpose(-1, -2).reshape(b * heads, h * w, c // heads) for t in (q, k, v))
+            o = torch.empty_like(q)
+            for i in range(0, b * heads, self.slice):
+                s = torch.baddbmm(torch.empty(1, 1, 1, device=q.device, dtype=q.dtype), q[i:i + self.slice],
+                                  k[i:i + self.slice].transpose(1, 2), beta=0, alpha=(c // heads) ** -0.5)
+                o[i:i + self.slice] = torch.bmm(s.softmax(-1), v[i:i + self.slice])
+                del s
+            o = o.view(b, heads, h * w, c // heads).transpose(-1, -2).reshape(b, c, h, w)
+            return x + self.out(o)
+
+    def res():
+        return nn.Sequential(nn.GroupNorm(32, ch), nn.SiLU(), nn.Conv2d(ch, ch, 3, padding=1))
+
+    attns = [SlicedAttn() for _ in range(4)]
+    net = nn.ModuleDict(dict(inp=nn.Conv2d(4, ch, 3, padding=1), r1=res(), a1=attns[0], down=nn.Conv2d(ch, ch, 3, 2, 1),
+                             r2=res(), a2=attns[1], a3=attns[2], up=nn.ConvTranspose2d(ch, ch, 4, 2, 1),
+                             r3=res(), a4=attns[3], outp=nn.Conv2d(ch, 4, 3, padding=1))).cuda().half().eval()
+
+    def denoise(x):
+        h0 = net["inp"](x)
+        h1 = net["a1"](h0 + net["r1"](h0))
+        d = net["a3"](net["a2"](net["r2"](net["down"](h1))))
+        u = net["a4"](net["r3"](net["up"](d) + h1))
+        return net["outp"](u)
+
+    g = torch.Generator().manual_seed(1)
+    with torch.inference_mode():
+        for p in range(6):
+            for a in attns:
+                a.slice = (1, 2, 4)[p % 3]
+            bs = int(torch.randint(1, 5, (1,), generator=g))
+            x = torch.randn(bs, 4, 64, 64, device="cuda", dtype=torch.half)
+            for t in range(25):
+                eps_u, eps_c = denoise(torch.cat([x, x])).chunk(2)
+                x = x - 0.04 * (eps_u + 7.5 * (eps_c - eps_u))
+                del eps_u, eps_c
+            img = x.float().clamp(-1, 1).cpu()
+            del x, img
+
+
+def hf_bert_reentrant_ckpt_train_fp16(torch):
+    """transformers' BERT (bert-base shapes, random weights) fine-tuned for sequence
+    classification with `gradient_checkpointing_enable(gradient_checkpointing_kwargs=
+    {"use_reentrant": True})`, as older recipes and codebases still run it: each layer's
+    forward runs under no_grad and is recomputed inside the backward by the reentrant
+    `CheckpointFunction`; fp16 autocast with a GradScaler, AdamW, 12 steps of 16 to 64
+    sequences of 128 to 512 tokens (dynamic padding)."""
+    from transformers import BertConfig, BertForSequenceClassification
+    torch.manual_seed(0)
+    model = BertForSequenceClassification(BertConfig(num_labels=4)).cuda().train()
+    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": True})
+    opt = torch.optim.AdamW(model.parameters(), lr=2e-5)
+    scaler = torch.amp.GradScaler("cuda")
+    g = torch.Generator().manual_seed(1)
+    for _ in range(12):
+        bs = int(torch.randint(16, 65, (1,), generator=g))
+        n = int(torch.randint(128, 513, (1,), generator=g)) // 8 * 8
+        ids = torch.randint(0, 30522, (bs, n), device="cuda")
+        mask = torch.ones(bs, n, dtype=torch.long, device="cuda")
+        labels = torch.randint(0, 4, (bs,), device="cuda")
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad(set_to_none=True)
+        del ids, mask, labels, loss
+
+
+def gp_exact_cholesky_train(torch):
+    """Exact Gaussian-process regression, as GPyTorch's exact GPs fit their kernel
+    hyperparameters: an RBF-plus-noise kernel matrix over N training points (N 2,000 to
+    12,000, 16 features, fp64), its Cholesky factor (`torch.linalg.cholesky`, whose cuSOLVER
+    workspace comes from the caching allocator), the negative log marginal likelihood from
+    `cholesky_solve` and the factor's diagonal, backward through both; Adam on the
+    lengthscales, outputscale and noise, 15 steps, a new subset of the data each step."""
+    torch.manual_seed(0)
+    log_ls = torch.zeros(16, device="cuda", dtype=torch.float64, requires_grad=True)
+    log_os = torch.zeros((), device="cuda", dtype=torch.float64, requires_grad=True)
+    log_noise = torch.full((), -2.0, device="cuda", dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.Adam([log_ls, log_os, log_noise], lr=0.05)
+    g = torch.Generator().manual_seed(1)
+    for _ in range(15):
+        n = int(torch.randint(2000, 12001, (1,), generator=g))
+        x = torch.rand(n, 16, device="cuda", dtype=torch.float64)
+        y = torch.sin(x.sum(-1, keepdim=True) * 3) + 0.1 * torch.randn(n, 1, device="cuda", dtype=torch.float64)
+        z = x / log_ls.exp()
+        d2 = (z.square().sum(-1, keepdim=True) - 2 * z @ z.T + z.square().sum(-1)).clamp_min(0)
+        k = log_os.exp() * torch.exp(-0.5 * d2) + (log_noise.exp() + 1e-6) * torch.eye(n, device="cuda", dtype=torch.float64)
+        chol = torch.linalg.cholesky(k)
+        alpha = torch.cholesky_solve(y, chol)
+        nll = 0.5 * (y * alpha).sum() + chol.diagonal().log().sum()
+        opt.zero_grad(set_to_none=True)
+        nll.backward()
+        opt.step()
+        del x, y, z, d2, k, chol, alpha, nll
+
+
+def dreamer_rssm_imagine_train(torch):
+    """A Dreamer-style world model and its imagination (Hafner et al.): a recurrent
+    state-space model (GRU cell, 1,024 deterministic and 32 x 32 categorical stochastic
+    units) observed over batches of 16 to 48 sequences of 64 steps of 64 x 64 images (a
+    convolutional encoder and decoder), trained step by step in a Python loop; then from
+    every one of the posterior states (batch x 64, detached) an actor imagines 15 steps
+    ahead with the prior, and actor and critic are trained on the imagined returns; bf16
+    autocast, Adam for each of the three, 6 training iterations."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    deter, cls, cats, act_dim, emb_dim = 1024, 32, 32, 6, 1024
+    stoch = cls * cats
+    enc = nn.Sequential(nn.Conv2d(3, 48, 4, 2), nn.SiLU(), nn.Conv2d(48, 96, 4, 2), nn.SiLU(),
+                        nn.Conv2d(96, 192, 4, 2), nn.SiLU(), nn.Conv2d(192, 384, 4, 2), nn.SiLU(), nn.Flatten(),
+                        nn.Linear(384 * 2 * 2, emb_dim)).cuda()
+    dec = nn.Sequential(nn.Linear(deter + stoch, 384 * 4 * 4), nn.Unflatten(1, (384, 4, 4)),
+                        nn.ConvTranspose2d(384, 192, 4, 2, 1), nn.SiLU(), nn.ConvTranspose2d(192, 96, 4, 2, 1), nn.SiLU(),
+                        nn.ConvTranspose2d(96, 48, 4, 2, 1), nn.SiLU(), nn.ConvTranspose2d(48, 3, 4, 2, 1)).cuda()
+    cell = nn.GRUCell(stoch + act_dim, deter).cuda()
+    prior = nn.Sequential(nn.Linear(deter, 512), nn.SiLU(), nn.Linear(512, stoch)).cuda()
+    post = nn.Sequential(nn.Linear(deter + emb_dim, 512), nn.SiLU(), nn.Linear(512, stoch)).cuda()
+    reward = nn.Sequential(nn.Linear(deter + stoch, 512), nn.SiLU(), nn.Linear(512, 1)).cuda()
+    actor = nn.Sequential(nn.Linear(deter + stoch, 512), nn.SiLU(), nn.Linear(512, act_dim)).cuda()
+    critic = nn.Sequential(nn.Linear(deter + stoch, 512), nn.SiLU(), nn.Linear(512, 1)).cuda()
+    wm = nn.ModuleList([enc, dec, cell, prior, post, reward])
+    opt_wm, opt_a, opt_c = (torch.optim.Adam(m.parameters(), lr=3e-4) for m in (wm, actor, critic))
+
+    def sample(logits):
+        probs = logits.float().view(*logits.shape[:-1], cats, cls).softmax(-1)
+        idx = torch.multinomial(probs.flatten(0, -2), 1).view(*probs.shape[:-1])
+        onehot = F.one_hot(idx, cls).float()
+        return (onehot + probs - probs.detach()).flatten(-2)
+
+    g = torch.Generator().manual_seed(1)
+    for _ in range(6):
+        bs = int(torch.randint(16, 49, (1,), generator=g))
+        T = 64
+        obs = torch.rand(bs, T, 3, 64, 64, device="cuda")
+        acts = F.one_hot(torch.randint(0, act_dim, (bs, T), device="cuda"), act_dim).float()
+        rews = torch.randn(bs, T, device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            emb = enc(obs.flatten(0, 1)).view(bs, T, -1)
+            h = torch.zeros(bs, deter, device="cuda")
+            s = torch.zeros(bs, stoch, device="cuda")
+            feats, kl = [], 0
+            for t in range(T):
+                h = cell(torch.cat([s, acts[:, t]], -1), h)
+                pl, ql = prior(h), post(torch.cat([h, emb[:, t]], -1))
+                s = sample(ql)
+                pp = pl.float().view(bs, cats, cls).log_softmax(-1)
+                qp = ql.float().view(bs, cats, cls).log_softmax(-1)
+                kl = kl + (qp.exp() * (qp - pp)).sum((-1, -2)).mean()
+                feats.append(torch.cat([h, s], -1))
+            feat = torch.stack(feats, 1)
+            recon = dec(feat.flatten(0, 1)).view(bs, T, 3, 64, 64)
+            loss = F.mse_loss(recon.float(), obs) + F.mse_loss(reward(feat).squeeze(-1).float(), rews) + 0.1 * kl / T
+        loss.backward()
+        opt_wm.step()
+        opt_wm.zero_grad(set_to_none=True)
+        start = feat.detach().flatten(0, 1)
+        del obs, acts, rews, emb, h, s, feats, kl, feat, recon, loss
+        wm.requires_grad_(False)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            h, s = start[:, :deter], start[:, deter:]
+            traj, rs = [start], []
+            for _ in range(15):
+                a = F.gumbel_softmax(actor(torch.cat([h, s], -1)).float(), hard=True)
+                h = cell(torch.cat([s, a], -1), h)
+                s = sample(prior(h))
+                traj.append(torch.cat([h, s], -1))
+                rs.append(reward(traj[-1]).squeeze(-1).float())
+            values = critic(torch.stack(traj).detach()).squeeze(-1).float()
+            ret = torch.stack(rs).sum(0) + values[-1].detach()
+            actor_loss = -ret.mean()
+            critic_loss = F.mse_loss(values[0], ret.detach())
+        (actor_loss + critic_loss).backward()
+        opt_a.step()
+        opt_c.step()
+        opt_a.zero_grad(set_to_none=True)
+        opt_c.zero_grad(set_to_none=True)
+        wm.requires_grad_(True)
+        del start, h, s, traj, rs, values, ret, actor_loss, critic_loss, a
+
+
+def streaming_conv_state_asr_infer_fp16(torch):
+    """Streaming speech recognition inference, as cache-aware streaming Conformers serve live
+    audio: each of 24 streams of 20 to 60 s arrives in chunks of 640 ms (64 frames of 80
+    features after subsampling), and each of 12 layers keeps two caches from chunk to chunk:
+    its last 30 frames of depthwise-convolution input, concatenated before the chunk
+    (`torch.cat`) and sliced back, and its attention keys and values over a left context of
+    at most 256 frames, appended each chunk and trimmed; fp16, `inference_mode`, 4 streams
+    decoded at once (batches of streams ending at different chunks), greedy CTC labels
+    copied to the host per chunk."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, heads, layers, vocab, left, kconv, chunk = 512, 8, 12, 1024, 256, 31, 64
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2, self.ln3 = nn.LayerNorm(d), nn.LayerNorm(d), nn.LayerNorm(d)
+            self.qkv, self.o = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.pw1, self.dw, self.pw2 = nn.Linear(d, 2 * d), nn.Conv1d(d, d, kconv, groups=d), nn.Linear(d, d)
+            self.ff = nn.Sequential(nn.Linear(d, 4 * d), nn.SiLU(), nn.Linear(4 * d, d))
+
+        def forward(self, x, kv, conv):
+            b, n, _ = x.shape
+            q, k, v = self.qkv(self.ln1(x)).view(b, n, 3, heads, d // heads).permute(2, 0, 3, 1, 4)
+            if kv is not None:
+                k, v = torch.cat([kv[0], k], 2), torch.cat([kv[1], v], 2)
+            a = F.scaled_dot_product_attention(q, k, v)
+            x = x + self.o(a.transpose(1, 2).reshape(b, n, d))
+            c = F.glu(self.pw1(self.ln2(x)), -1).transpose(1, 2)
+            c = torch.cat([conv, c], 2) if conv is not None else F.pad(c, (kconv - 1, 0))
+            x = x + self.pw2(F.silu(self.dw(c)).transpose(1, 2))
+            x = x + self.ff(self.ln3(x))
+            return x, (k[:, :, -left:].contiguous(), v[:, :, -left:].contiguous()), c[:, :, -(kconv - 1):].contiguous()
+
+    stack = nn.ModuleList(Layer() for _ in range(layers)).cuda().half().eval()
+    inp, out = nn.Linear(80, d).cuda().half(), nn.Linear(d, vocab).cuda().half()
+    g = torch.Generator().manual_seed(1)
+    lengths = [int(torch.randint(20, 61, (1,), generator=g)) * 100 // chunk for _ in range(24)]
+    with torch.inference_mode():
+        for s0 in range(0, 24, 4):
+            group = sorted(lengths[s0:s0 + 4], reverse=True)  # the batch keeps the streams still live first
+            caches = [(None, None)] * layers
+            for c in range(max(group)):
+                live = sum(1 for n in group if n > c)
+                if caches[0][0] is not None and caches[0][0][0].shape[0] > live:
+                    caches = [((kv[0][:live], kv[1][:live]), conv[:live]) for kv, conv in caches]
+                x = inp(torch.randn(live, chunk, 80, device="cuda", dtype=torch.half))
+                new = []
+                for layer, (kv, conv) in zip(stack, caches):
+                    x, kv, conv = layer(x, kv, conv)
+                    new.append((kv, conv))
+                caches = new
+                labels = out(x).argmax(-1).cpu()
+                del x, new, labels
+            del caches
+
+
 PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_train_bf16,
                                     gpt2_generate, phases_empty_cache, prefetch_side_stream,
                                     compile_train, compile_reduce_overhead_infer, graph_shared_pool,
@@ -7298,7 +7564,9 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16, offloaded_cache_generate_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {}
+UNRECORDED = {f.__name__: f for f in (attention_slicing_unet_sample_fp16, hf_bert_reentrant_ckpt_train_fp16,
+                                       gp_exact_cholesky_train, dreamer_rssm_imagine_train,
+                                       streaming_conv_state_asr_infer_fp16)}
 
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
