@@ -327,7 +327,7 @@ func TestRunsOutNote(t *testing.T) {
 	}{
 		{Run{AddressPlacements: 124, PlacementsRanOut: 65, NewOOMs: 1}, "66 of the 124 placements of device allocations tried ran out; this replay ran out"},
 		{Run{AddressPlacements: 40, PlacementsRanOut: 3}, "3 of the 40 placements of device allocations tried ran out; this replay ran through"},
-		{Run{TimingSchedules: 9, TimingsRanOut: 2}, "depends on GPU timing, which the snapshot does not fix: 2 of the 9 timings"},
+		{Run{TimingSchedules: 9, TimingsRanOut: 2}, "depends on GPU timing (when frees that wait for other streams, or DDP's buckets, are let go), which the snapshot does not fix: 2 of the 9 timings"},
 		{Run{AddressPlacements: 40, PlacementsRanOut: 39, NewOOMs: 1}, ""}, // every one ran out
 		{Run{AddressPlacements: 40}, ""}, // none did
 		{Run{NewOOMs: 1}, ""},            // nothing tried besides the replay

@@ -439,8 +439,8 @@ func (r *Run) RunsOutNote() string {
 		on = append(on, "where the driver places device allocations")
 	}
 	if n := r.TimingSchedules; n > 1 && r.TimingsRanOut+self != 0 && r.TimingsRanOut+self != n {
-		parts = append(parts, fmt.Sprintf("%d of the %d timings of the frees that wait for the GPU tried ran out", r.TimingsRanOut+self, n))
-		on = append(on, "GPU timing")
+		parts = append(parts, fmt.Sprintf("%d of the %d timings of the frees tried ran out", r.TimingsRanOut+self, n))
+		on = append(on, "GPU timing (when frees that wait for other streams, or DDP's buckets, are let go)")
 	}
 	if len(parts) == 0 {
 		return ""

@@ -7550,7 +7550,9 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     stft_loss_vocoder_train_bf16, deform_conv_detector_train_bf16,
                                     torchscript_resnet_serve_fp16, sparse_embedding_transe_train,
                                     gat_edge_softmax_train, perceiver_io_train_bf16,
-                                    lstmcell_attention_decoder_train)}
+                                    lstmcell_attention_decoder_train, attention_slicing_unet_sample_fp16,
+                                    hf_bert_reentrant_ckpt_train_fp16, gp_exact_cholesky_train,
+                                    dreamer_rssm_imagine_train, streaming_conv_state_asr_infer_fp16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
@@ -7564,9 +7566,7 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16, offloaded_cache_generate_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {f.__name__: f for f in (attention_slicing_unet_sample_fp16, hf_bert_reentrant_ckpt_train_fp16,
-                                       gp_exact_cholesky_train, dreamer_rssm_imagine_train,
-                                       streaming_conv_state_asr_infer_fp16)}
+UNRECORDED = {}
 
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
