@@ -6667,8 +6667,8 @@ def mc_dropout_uncertainty_infer(torch):
 def pcgrad_multitask_train_bf16(torch):
     """Multi-task learning with PCGrad (Yu et al.): a shared 6-layer encoder (_block, d 768,
     12 heads) and three heads (token tagging over 50 labels, sequence classification over
-    10, a masked-token loss over a 32,000 vocabulary); each task's gradients of the shared
-    parameters come from `torch.autograd.grad(..., retain_graph=True)` (the graph and its
+    10, token prediction over a 32,000 vocabulary at every 8th position); each task's
+    gradients of the shared parameters come from `torch.autograd.grad(..., retain_graph=True)` (the graph and its
     saved activations kept until the last task's), are flattened into one vector each,
     projected off one another where they conflict, summed and written back as `.grad`;
     bf16 autocast, AdamW, 10 steps of 8 to 32 sequences of 128 to 512 tokens."""
@@ -7046,10 +7046,10 @@ def gat_edge_softmax_train(torch):
     """A graph attention network (GAT) written with PyTorch's scatter ops, as PyG's GATConv
     computes it: per-edge attention logits from the two endpoints' projections, a softmax
     over each node's incoming edges (`scatter_reduce` for the maximum, `index_add_` for the
-    sums), messages weighted per edge and summed into their targets; 3 layers of 8 heads
-    (hidden 32 per head) on a new random graph each step (40,000 to 120,000 nodes,
-    average degree 8 to 16, 128 input features), node classification over 40 classes; fp32,
-    Adam, 12 steps."""
+    sums), messages weighted per edge and summed into their targets; 3 layers (two of 8
+    heads of 32, then one head over the classes) on a new random graph each step (40,000
+    to 120,000 nodes, average degree 8 to 16, 128 input features), node classification
+    over 40 classes; fp32, Adam, 12 steps."""
     nn = torch.nn
     F = nn.functional
     torch.manual_seed(0)
