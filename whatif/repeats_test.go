@@ -172,10 +172,10 @@ func TestProgramsRepeated(t *testing.T) {
 			}
 			runs++
 			if (r.FirstOOM != nil) != f.ranOut() {
-				if why, listed := oomsPlaced[what]; listed && !f.ranOut() && r.PlacementsRanOut+1 < r.AddressPlacements {
+				if why, ok := placedOOM(what, r, f); ok {
 					t.Logf("known: %s: OOM %v, PyTorch %v (%s)", whatRep, r.FirstOOM != nil, f.ranOut(), why)
 				} else {
-					t.Errorf("%s: OOM %v, PyTorch %v", whatRep, r.FirstOOM != nil, f.ranOut())
+					t.Errorf("%s: OOM %v, PyTorch %v (%s)", whatRep, r.FirstOOM != nil, f.ranOut(), why)
 				}
 			}
 			if r.Stopped >= 0 {
