@@ -7465,6 +7465,582 @@ def streaming_conv_state_asr_infer_fp16(torch):
             del caches
 
 
+
+def _hungarian(cost):
+    """The rows' distinct columns at the least total cost (len(cost) <= len(cost[0])),
+    computed on the host as DETR's matcher does with scipy: the O(n^2 m) shortest
+    augmenting path form of the Hungarian algorithm. Returns each row's column."""
+    n, m = len(cost), len(cost[0])
+    inf = float("inf")
+    u, v, p, way = [0.0] * (n + 1), [0.0] * (m + 1), [0] * (m + 1), [0] * (m + 1)
+    for i in range(1, n + 1):
+        p[0], j0 = i, 0
+        minv, used = [inf] * (m + 1), [False] * (m + 1)
+        while True:
+            used[j0] = True
+            i0, delta, j1 = p[j0], inf, 0
+            row = cost[i0 - 1]
+            for j in range(1, m + 1):
+                if not used[j]:
+                    cur = row[j - 1] - u[i0] - v[j]
+                    if cur < minv[j]:
+                        minv[j], way[j] = cur, j0
+                    if minv[j] < delta:
+                        delta, j1 = minv[j], j
+            for j in range(m + 1):
+                if used[j]:
+                    u[p[j]] += delta
+                    v[j] -= delta
+                else:
+                    minv[j] -= delta
+            j0 = j1
+            if p[j0] == 0:
+                break
+        while j0:
+            j1 = way[j0]
+            p[j0] = p[j1]
+            j0 = j1
+    col = [0] * n
+    for j in range(1, m + 1):
+        if p[j]:
+            col[p[j] - 1] = j - 1
+    return col
+
+
+def detr_hungarian_train_bf16(torch):
+    """DETR-style set prediction (Carion et al.): a resnet50 backbone (torchvision, random
+    weights), a 256-wide transformer of 6 encoder and 6 decoder layers over the stride-32
+    feature map and 100 object queries, class (91 and no object) and box heads on every
+    decoder layer's output; each image has its own number of boxes (1 to 40), matched to
+    the queries one image at a time: the class, L1 and GIoU cost matrix built on the GPU,
+    copied to the host and assigned there by the Hungarian algorithm (the last layer's
+    assignment reused for the auxiliary losses); the matched predictions gathered by index
+    for the L1 and GIoU losses; bf16 autocast, AdamW with gradient clipping, 10 steps of 4 to
+    10 images of 512 to 896 px a side."""
+    import torchvision
+    nn = torch.nn
+    F = nn.functional
+    ops = torchvision.ops
+    torch.manual_seed(0)
+    d, queries, classes = 256, 100, 91
+    body = torchvision.models.resnet50(weights=None)
+    backbone = nn.Sequential(*list(body.children())[:-2]).cuda()
+    proj = nn.Conv2d(2048, d, 1).cuda()
+    pos = nn.Parameter(torch.randn(28 * 28, d, device="cuda") * 0.02)
+    query = nn.Parameter(torch.randn(queries, d, device="cuda"))
+    encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 8, 2048, 0.1, batch_first=True), 6,
+                                    enable_nested_tensor=False).cuda()
+    decoder = nn.ModuleList(nn.TransformerDecoderLayer(d, 8, 2048, 0.1, batch_first=True) for _ in range(6)).cuda()
+    norm, cls_head = nn.LayerNorm(d).cuda(), nn.Linear(d, classes + 1).cuda()
+    box_head = nn.Sequential(nn.Linear(d, d), nn.ReLU(), nn.Linear(d, d), nn.ReLU(), nn.Linear(d, 4)).cuda()
+    mods = nn.ModuleList([backbone, proj, encoder, decoder, norm, cls_head, box_head])
+    params = list(mods.parameters()) + [pos, query]
+    opt = torch.optim.AdamW(params, lr=1e-4, weight_decay=1e-4)
+    empty = torch.ones(classes + 1, device="cuda")
+    empty[-1] = 0.1
+
+    def xyxy(b):
+        return ops.box_convert(b, "cxcywh", "xyxy")
+
+    g = torch.Generator().manual_seed(1)
+    for _ in range(10):
+        bs = int(torch.randint(4, 11, (1,), generator=g))
+        hw = [int(torch.randint(512, 897, (1,), generator=g)) // 32 * 32 for _ in range(2)]
+        x = torch.randn(bs, 3, *hw, device="cuda")
+        targets = []
+        for _ in range(bs):
+            n = int(torch.randint(1, 41, (1,), generator=g))
+            centre, size = 0.1 + 0.8 * torch.rand(n, 2, generator=g), 0.05 + 0.25 * torch.rand(n, 2, generator=g)
+            targets.append((torch.randint(0, classes, (n,), generator=g).to("cuda"),
+                            torch.cat([centre, size], 1).to("cuda")))
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            f = proj(backbone(x))
+            h, w = f.shape[-2:]
+            memory = encoder(f.flatten(2).transpose(1, 2) + pos.view(28, 28, d)[:h, :w].reshape(h * w, d))
+            tgt, outs = query.expand(bs, -1, -1), []
+            for layer in decoder:
+                tgt = layer(tgt, memory)
+                outs.append(norm(tgt))
+            hs = torch.stack(outs)
+            logits, boxes = cls_head(hs).float(), box_head(hs).float().sigmoid()
+        with torch.no_grad():
+            order = []
+            for i, (labels, tboxes) in enumerate(targets):
+                prob = logits[-1, i].softmax(-1)
+                cost = (5 * torch.cdist(boxes[-1, i], tboxes, p=1) - prob[:, labels]
+                        - 2 * ops.generalized_box_iou(xyxy(boxes[-1, i]), xyxy(tboxes)))
+                order.append(_hungarian(cost.T.cpu().tolist()))
+        batch_idx = torch.cat([torch.full((len(o),), i, dtype=torch.long) for i, o in enumerate(order)]).to("cuda")
+        query_idx = torch.cat([torch.tensor(o, dtype=torch.long) for o in order]).to("cuda")
+        tlabels = torch.cat([t[0] for t in targets])
+        tboxes = torch.cat([t[1] for t in targets])
+        loss = 0
+        for lg, bx in zip(logits, boxes):
+            target_classes = torch.full((bs, queries), classes, dtype=torch.long, device="cuda")
+            target_classes[batch_idx, query_idx] = tlabels
+            matched = bx[batch_idx, query_idx]
+            loss = (loss + F.cross_entropy(lg.transpose(1, 2), target_classes, weight=empty)
+                    + 5 * F.l1_loss(matched, tboxes)
+                    + 2 * (1 - ops.generalized_box_iou(xyxy(matched), xyxy(tboxes)).diagonal()).mean())
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 0.1)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, targets, f, memory, tgt, outs, hs, logits, boxes, batch_idx, query_idx, tlabels, tboxes
+        del loss, target_classes, matched
+
+
+def rnnt_joint_loss_train_bf16(torch):
+    """An RNN-T (transducer) speech recogniser trained with its loss written out, as recipes
+    without a fused loss kernel do: a convolutional subsampling (4x in time) and a 4-layer
+    LSTM encoder (512 wide) over 80 log-mel features, an embedding and one-layer LSTM
+    prediction network over the labels, and the joint network over every (frame, label)
+    pair: a (batch, frames, labels + 1, 512) tanh projected to 1,025 outputs (the blank and
+    1,024 word pieces), log_softmax in fp32, and the transducer's forward variable computed
+    over the lattice one anti-diagonal at a time (logaddexp of the blank and label moves,
+    every step's tensors saved for backward); batches of 8 utterances of 4 to 12 s and 20 to
+    80 labels, padded; the LSTMs in fp32, the rest under bf16 autocast, Adam, 8 steps."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, vocab, hidden = 512, 1024, 512
+    sub = nn.Sequential(nn.Conv2d(1, 64, 3, 2, 1), nn.ReLU(), nn.Conv2d(64, 64, 3, 2, 1), nn.ReLU()).cuda()
+    inp = nn.Linear(64 * 20, d).cuda()
+    enc = nn.LSTM(d, d, 4, batch_first=True).cuda()
+    emb = nn.Embedding(vocab + 1, d).cuda()
+    pred = nn.LSTM(d, d, 1, batch_first=True).cuda()
+    j_enc, j_pred, j_out = nn.Linear(d, hidden).cuda(), nn.Linear(d, hidden).cuda(), nn.Linear(hidden, vocab + 1).cuda()
+    mods = nn.ModuleList([sub, inp, enc, emb, pred, j_enc, j_pred, j_out])
+    opt = torch.optim.Adam(mods.parameters(), lr=3e-4)
+    g = torch.Generator().manual_seed(1)
+    for _ in range(8):
+        frames = [int(torch.randint(400, 1201, (1,), generator=g)) // 4 * 4 for _ in range(8)]
+        nlab = [int(torch.randint(20, 81, (1,), generator=g)) for _ in range(8)]
+        T_in, U = max(frames), max(nlab)
+        feats = torch.randn(8, 1, 80, T_in, device="cuda")
+        labels = torch.randint(1, vocab + 1, (8, U), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            s = sub(feats)
+            x = inp(s.permute(0, 3, 1, 2).flatten(2))
+        with torch.autocast("cuda", enabled=False):
+            e, _ = enc(x.float())
+            p, _ = pred(emb(F.pad(labels, (1, 0))))
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            z = torch.tanh(j_enc(e)[:, :, None] + j_pred(p)[:, None])
+            logp = j_out(z).float().log_softmax(-1)
+        T = logp.shape[1]
+        blank = logp[..., 0]
+        emit = logp[:, :, :-1].gather(-1, labels[:, None, :, None].expand(-1, T, -1, -1)).squeeze(-1)
+        u = torch.arange(U + 1, device="cuda")
+        neg = torch.tensor(-1e4, device="cuda")
+        alpha = torch.where(u == 0, torch.zeros((), device="cuda"), neg).expand(8, -1)
+        alphas = [alpha]
+        for diag in range(1, T + U):
+            t = diag - u
+            stay = torch.where(((t - 1 >= 0) & (t - 1 < T))[None], alpha + blank[:, (t - 1).clamp(0, T - 1), u], neg)
+            move = torch.where(((u >= 1) & (t >= 0) & (t < T))[None],
+                               F.pad(alpha[:, :-1], (1, 0), value=-1e4)
+                               + F.pad(emit[:, t.clamp(0, T - 1)[1:], u[:-1]], (1, 0), value=-1e4), neg)
+            alpha = torch.where(((t >= 0) & (t < T))[None], torch.logaddexp(stay, move), neg)
+            alphas.append(alpha)
+        t_len = [min(T, f // 4) for f in frames]
+        total = torch.stack([alphas[t_len[b] - 1 + nlab[b]][b, nlab[b]] + blank[b, t_len[b] - 1, nlab[b]]
+                             for b in range(8)])
+        loss = -(total / torch.tensor(nlab, device="cuda")).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del feats, labels, s, x, e, p, z, logp, blank, emit, alpha, alphas, stay, move, total, loss
+
+
+def pyhessian_eigen_trace_resnet(torch):
+    """The loss's curvature measured as PyHessian does (Yao et al.) to compare minima: a
+    resnet18 (torchvision, random weights, 100 classes) trained for 20 SGD steps on
+    batches of 256 images of 64 x 64 px, then on each of 4 batches of 128 to 384 images the
+    gradient taken with `create_graph=True`, and 12 power iterations for the top Hessian
+    eigenvalue and 12 Hutchinson samples (Rademacher vectors) for its trace, each a
+    Hessian-vector product (`torch.autograd.grad` of the gradient against the vector,
+    `retain_graph=True`) through the double-backward graph kept across all 24; fp32, batch
+    norm in train mode as PyHessian runs it."""
+    import torchvision
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18(weights=None, num_classes=100).cuda()
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.SGD(params, lr=0.05, momentum=0.9)
+    for _ in range(20):
+        x = torch.randn(256, 3, 64, 64, device="cuda")
+        y = torch.randint(0, 100, (256,), device="cuda")
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    del x, y
+    g = torch.Generator().manual_seed(1)
+    for _ in range(4):
+        n = int(torch.randint(128, 385, (1,), generator=g))
+        x = torch.randn(n, 3, 64, 64, device="cuda")
+        y = torch.randint(0, 100, (n,), device="cuda")
+        grads = torch.autograd.grad(F.cross_entropy(model(x), y), params, create_graph=True)
+        v = [torch.randn_like(p) for p in params]
+        norm = torch.sqrt(sum((w * w).sum() for w in v))
+        v = [w / norm for w in v]
+        eigen = None
+        for _ in range(12):
+            hv = torch.autograd.grad(grads, params, v, retain_graph=True)
+            eigen = sum((a * b).sum() for a, b in zip(hv, v)).item()
+            norm = torch.sqrt(sum((w * w).sum() for w in hv))
+            v = [w / (norm + 1e-6) for w in hv]
+        trace = 0.0
+        for _ in range(12):
+            v = [torch.randint_like(p, 2) * 2 - 1 for p in params]
+            hv = torch.autograd.grad(grads, params, v, retain_graph=True)
+            trace += sum((a * b).sum() for a, b in zip(hv, v)).item() / 12
+        del x, y, grads, v, hv, norm, eigen, trace
+
+
+def tta_multiscale_flip_seg_infer_fp16(torch):
+    """Test-time augmentation for semantic segmentation, as mmsegmentation's and nnU-Net's
+    inference does it: torchvision's DeepLabV3-ResNet50 (random weights, 21 classes) in fp16;
+    each of 16 images of its own size (480 to 1,024 px a side) resized so that its short
+    side is 0.75, 1.0, 1.25 and 1.5 times 512 px, every scale run on the image and its
+    mirror image together (a batch of two), the logits flipped back, resized to the image
+    and summed into a float32 accumulator; `inference_mode`, one image at a time, the
+    argmax copied to the host."""
+    import torchvision
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    model = torchvision.models.segmentation.deeplabv3_resnet50(
+        weights=None, weights_backbone=None, num_classes=21, aux_loss=False).cuda().half().eval()
+    g = torch.Generator().manual_seed(1)
+    with torch.inference_mode():
+        for _ in range(16):
+            h, w = (int(torch.randint(480, 1025, (1,), generator=g)) for _ in range(2))
+            image = torch.rand(1, 3, h, w, device="cuda", dtype=torch.half)
+            acc = torch.zeros(1, 21, h, w, device="cuda")
+            for scale in (0.75, 1.0, 1.25, 1.5):
+                r = scale * 512 / min(h, w)
+                x = F.interpolate(image, size=(round(h * r), round(w * r)), mode="bilinear", align_corners=False)
+                out = model(torch.cat([x, x.flip(-1)]))["out"]
+                out = out[:1] + out[1:].flip(-1)
+                acc += F.interpolate(out.float(), size=(h, w), mode="bilinear", align_corners=False)
+                del x, out
+            labels = acc.argmax(1).cpu()
+            del image, acc, labels
+
+
+def fixmatch_pseudo_label_train_bf16(torch):
+    """FixMatch semi-supervised training (Sohn et al.): a resnet50 (torchvision, random weights,
+    10 classes) on 96 x 96 px images (STL-10's size), each step 64 labelled images and 7 x 64
+    unlabelled ones, the unlabelled in a weak view (flip and shift) and a strong one (the weak
+    one with colour, contrast and solarize changes and a 32 px cutout), all made on the GPU;
+    the three batches in one forward pass (960 images) under bf16 autocast, pseudo-labels from
+    the weak view's detached softmax kept where it is at least 0.95 confident (a mask, so no
+    shape depends on it), SGD with Nesterov momentum; an EMA copy of the weights updated
+    every step (`torch._foreach_lerp_`) and evaluated under `no_grad` on 512 images every 4
+    steps; 12 steps."""
+    import copy
+    import torchvision
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    model = torchvision.models.resnet50(weights=None, num_classes=10).cuda()
+    ema = copy.deepcopy(model).eval()
+    opt = torch.optim.SGD(model.parameters(), lr=0.03, momentum=0.9, nesterov=True, weight_decay=5e-4)
+    mu, bs = 7, 64
+
+    def weak(x):
+        flip = torch.rand(x.shape[0], 1, 1, 1, device="cuda") < 0.5
+        x = torch.where(flip, x.flip(-1), x)
+        return torch.roll(x, shifts=(int(torch.randint(-12, 13, (1,))), int(torch.randint(-12, 13, (1,)))), dims=(2, 3))
+
+    def strong(x):
+        x = x * (0.5 + torch.rand(x.shape[0], 3, 1, 1, device="cuda"))
+        mean = x.mean((1, 2, 3), keepdim=True)
+        x = (x - mean) * (0.5 + torch.rand(x.shape[0], 1, 1, 1, device="cuda")) + mean
+        x = torch.where(x > 0.8, 1 - x, x)
+        cy, cx = torch.randint(0, 64, (2,))
+        x = x.clone()
+        x[:, :, cy:cy + 32, cx:cx + 32] = 0.5
+        return x
+
+    for step in range(12):
+        xl = torch.rand(bs, 3, 96, 96, device="cuda")
+        yl = torch.randint(0, 10, (bs,), device="cuda")
+        xu = torch.rand(mu * bs, 3, 96, 96, device="cuda")
+        xw = weak(xu)
+        xs = strong(xw)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = model(torch.cat([weak(xl), xw, xs])).float()
+        lx, lw, ls = logits[:bs], logits[bs:bs + mu * bs], logits[bs + mu * bs:]
+        conf, pseudo = lw.detach().softmax(-1).max(-1)
+        mask = (conf >= 0.95).float()
+        loss = F.cross_entropy(lx, yl) + (F.cross_entropy(ls, pseudo, reduction="none") * mask).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        with torch.no_grad():
+            torch._foreach_lerp_(list(ema.parameters()), list(model.parameters()), 0.001)
+            for b, mb in zip(ema.buffers(), model.buffers()):
+                b.copy_(mb)
+        del xl, yl, xu, xw, xs, logits, lx, lw, ls, conf, pseudo, mask, loss
+        if step % 4 == 3:
+            with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+                xt = torch.rand(512, 3, 96, 96, device="cuda")
+                acc = (ema(xt).argmax(-1) == torch.randint(0, 10, (512,), device="cuda")).float().mean().item()
+                del xt, acc
+
+
+
+def perceptual_sr_gan_train_bf16(torch):
+    """ESRGAN-style 4x super-resolution training (Wang et al.): a generator of 16 residual
+    blocks (64 channels, no batch norm) and two pixel-shuffle upsamplings, a VGG-style
+    discriminator (strided convolutions to 512 channels, a linear head) under the
+    relativistic average loss, and a perceptual loss on torchvision's VGG19 features
+    (conv5_4's output before its activation; random weights, frozen, `requires_grad_(False)`)
+    of the output and of the target; two Adam optimizers, the discriminator stepped after the generator on its
+    detached output; bf16 autocast, batches of 16 low-resolution crops of 48 or 64 px (192
+    or 256 px targets), 10 steps."""
+    import torchvision
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Conv2d(64, 64, 3, 1, 1), nn.Conv2d(64, 64, 3, 1, 1)
+
+        def forward(self, x):
+            return x + 0.2 * self.b(F.leaky_relu(self.a(x), 0.2))
+
+    gen = nn.Sequential(nn.Conv2d(3, 64, 3, 1, 1), *[Block() for _ in range(16)],
+                        nn.Conv2d(64, 256, 3, 1, 1), nn.PixelShuffle(2), nn.LeakyReLU(0.2),
+                        nn.Conv2d(64, 256, 3, 1, 1), nn.PixelShuffle(2), nn.LeakyReLU(0.2),
+                        nn.Conv2d(64, 3, 3, 1, 1)).cuda()
+    layers, c = [], 3
+    for o in (64, 128, 256, 512, 512):
+        layers += [nn.Conv2d(c, o, 3, 1, 1), nn.LeakyReLU(0.2), nn.Conv2d(o, o, 4, 2, 1), nn.LeakyReLU(0.2)]
+        c = o
+    disc = nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, 1)).cuda()
+    vgg = torchvision.models.vgg19(weights=None).features[:35].cuda().eval().requires_grad_(False)
+    opt_g = torch.optim.Adam(gen.parameters(), lr=1e-4, betas=(0.9, 0.99))
+    opt_d = torch.optim.Adam(disc.parameters(), lr=1e-4, betas=(0.9, 0.99))
+    for step in range(10):
+        lr_px = 48 if step % 2 else 64
+        hr = torch.rand(16, 3, 4 * lr_px, 4 * lr_px, device="cuda")
+        lr = F.interpolate(hr, scale_factor=0.25, mode="bicubic", align_corners=False)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            sr = gen(lr)
+            real, fake = disc(hr).float(), disc(sr).float()
+            adv = (F.binary_cross_entropy_with_logits(real - fake.mean(), torch.zeros_like(real))
+                   + F.binary_cross_entropy_with_logits(fake - real.mean(), torch.ones_like(fake))) / 2
+            percep = F.l1_loss(vgg(sr).float(), vgg(hr).float())
+            loss_g = percep + 5e-3 * adv + 1e-2 * F.l1_loss(sr.float(), hr)
+        loss_g.backward()
+        opt_g.step()
+        opt_g.zero_grad(set_to_none=True)
+        opt_d.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            real, fake = disc(hr).float(), disc(sr.detach()).float()
+            loss_d = (F.binary_cross_entropy_with_logits(real - fake.mean(), torch.ones_like(real))
+                      + F.binary_cross_entropy_with_logits(fake - real.mean(), torch.zeros_like(fake))) / 2
+        loss_d.backward()
+        opt_d.step()
+        opt_d.zero_grad(set_to_none=True)
+        del hr, lr, sr, real, fake, adv, percep, loss_g, loss_d
+
+
+def sinkhorn_ot_unrolled_train(torch):
+    """Point-cloud matching through entropic optimal transport, differentiated by unrolling
+    the solver as geomloss's and OTT's unrolled mode do: a PointNet-style encoder (shared
+    MLP, 3 to 256 to 256 to 64) embeds two clouds of 2,048 to 5,120 points each, the
+    squared-distance cost between every pair of embeddings (an n x m fp32 matrix, from the
+    norms and one matrix product), 30 log-domain Sinkhorn iterations (`logsumexp` over the cost minus the potentials, every
+    iteration's n x m tensors kept for backward), the transport cost of the final plan as
+    the loss; fp32, Adam, 8 steps, a new pair of sizes each step."""
+    nn = torch.nn
+    torch.manual_seed(0)
+    enc = nn.Sequential(nn.Linear(3, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 64)).cuda()
+    opt = torch.optim.Adam(enc.parameters(), lr=1e-3)
+    eps = 0.05
+    g = torch.Generator().manual_seed(1)
+    for _ in range(8):
+        n, m = (int(torch.randint(2048, 5121, (1,), generator=g)) for _ in range(2))
+        a, b = torch.randn(n, 3, device="cuda"), torch.randn(m, 3, device="cuda") * 1.2 + 0.3
+        x, y = enc(a), enc(b)
+        cost = (x.square().sum(-1)[:, None] + y.square().sum(-1)[None, :] - 2 * x @ y.T) / x.shape[1]
+        log_a = torch.full((n,), -float(torch.log(torch.tensor(float(n)))), device="cuda")
+        log_b = torch.full((m,), -float(torch.log(torch.tensor(float(m)))), device="cuda")
+        f, h = torch.zeros(n, device="cuda"), torch.zeros(m, device="cuda")
+        for _ in range(30):
+            f = -eps * torch.logsumexp((h[None, :] - cost) / eps + log_b[None, :], 1)
+            h = -eps * torch.logsumexp((f[:, None] - cost) / eps + log_a[:, None], 0)
+        plan = torch.exp((f[:, None] + h[None, :] - cost) / eps + log_a[:, None] + log_b[None, :])
+        loss = (plan * cost).sum()
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del a, b, x, y, cost, log_a, log_b, f, h, plan, loss
+
+
+def ohem_topk_seg_train_bf16(torch):
+    """Semantic segmentation with online hard example mining (OHEM, Shrivastava et al.) as
+    segmentation codebases use it: torchvision's LR-ASPP MobileNetV3-Large (random weights,
+    19 classes, Cityscapes' count), the per-pixel cross-entropy (`reduction="none"`) over the
+    upsampled logits, only the hardest quarter of each batch's pixels kept (`topk` over the
+    flattened losses, their indices sorted), their mean the loss; bf16 autocast, SGD with
+    momentum and a polynomial learning rate, 12 steps of 4 to 12 crops of 512 to 1,024 px a
+    side."""
+    import torchvision
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    model = torchvision.models.segmentation.lraspp_mobilenet_v3_large(
+        weights=None, weights_backbone=None, num_classes=19).cuda().train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=4e-5)
+    sched = torch.optim.lr_scheduler.PolynomialLR(opt, total_iters=12, power=0.9)
+    g = torch.Generator().manual_seed(1)
+    for _ in range(12):
+        bs = int(torch.randint(4, 13, (1,), generator=g))
+        h, w = (int(torch.randint(512, 1025, (1,), generator=g)) // 16 * 16 for _ in range(2))
+        x = torch.randn(bs, 3, h, w, device="cuda")
+        y = torch.randint(0, 19, (bs, h, w), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = model(x)["out"]
+        pixel = F.cross_entropy(logits.float(), y, reduction="none").flatten()
+        hard, idx = pixel.topk(pixel.numel() // 4, sorted=False)
+        loss = hard.mean()
+        loss.backward()
+        opt.step()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        del x, y, logits, pixel, hard, idx, loss
+
+
+def hard_negative_retrieval_train_fp16(torch):
+    """A dense passage retriever trained with mined hard negatives (DPR / ANCE style): a
+    6-layer, 768-wide transformer encoder (hand-written, 30,522-token vocabulary, the first
+    token's output the embedding) shared by queries and passages; every 4 steps the corpus
+    of 60,000 passages of 128 tokens is re-encoded under `no_grad` in chunks of 1,024 into
+    an fp16 index, and each of the next steps' queries gets its 7 hardest negatives from a
+    chunked `index @ q.T` and `topk`; a step trains on 32 queries of 16 to 48 tokens, each with
+    its positive and its 7 negatives (256 passages), in-batch softmax over all of them;
+    fp16 autocast with a `GradScaler`, AdamW, 12 steps."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, heads, vocab, corpus, plen = 768, 12, 30522, 60000, 128
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb, self.pos = nn.Embedding(vocab, d), nn.Embedding(512, d)
+            self.layers = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, heads, 4 * d, 0.1, batch_first=True,
+                                                                           norm_first=True), 6,
+                                                enable_nested_tensor=False)
+
+        def forward(self, ids):
+            x = self.emb(ids) + self.pos(torch.arange(ids.shape[1], device=ids.device))
+            return F.normalize(self.layers(x)[:, 0], dim=-1)
+
+    model = Encoder().cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=2e-5)
+    scaler = torch.amp.GradScaler("cuda")
+    passages = torch.randint(0, vocab, (corpus, plen), device="cuda")
+    g = torch.Generator().manual_seed(1)
+    index = None
+    for step in range(12):
+        if step % 4 == 0:
+            del index
+            model.eval()
+            with torch.no_grad(), torch.autocast("cuda", dtype=torch.float16):
+                index = torch.cat([model(passages[i:i + 1024]).half() for i in range(0, corpus, 1024)])
+            model.train()
+        qlen = int(torch.randint(16, 49, (1,), generator=g))
+        queries = torch.randint(0, vocab, (32, qlen), device="cuda")
+        positives = torch.randint(0, corpus, (32,), device="cuda")
+        with torch.no_grad(), torch.autocast("cuda", dtype=torch.float16):
+            q = model(queries).half()
+            scores = torch.cat([index[i:i + 8192] @ q.T for i in range(0, corpus, 8192)])
+            negatives = scores.topk(8, dim=0).indices[1:].T.flatten()
+        with torch.autocast("cuda", dtype=torch.float16):
+            q = model(queries)
+            p = model(passages[torch.cat([positives, negatives])])
+            loss = F.cross_entropy(q.float() @ p.float().T / 0.05, torch.arange(32, device="cuda"))
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad(set_to_none=True)
+        del queries, positives, q, scores, negatives, p, loss
+    del index
+
+
+def blockwise_attention_train_bf16(torch):
+    """Long-sequence attention computed block by block with an online softmax, as
+    memory-efficient attention (Rabe & Staats) and ring attention on one device write it in
+    PyTorch: a 4-layer, 1,024-wide decoder (16 heads) whose attention walks the keys and
+    values in blocks of 1,024 tokens for each block of 1,024 queries, keeping a running
+    maximum, normaliser and output (causal blocks skipped, the diagonal block masked), each
+    query block's loop wrapped in non-reentrant `torch.utils.checkpoint` so that backward
+    recomputes it; sequences of 4,096 to 12,288 tokens, batch 2, bf16 autocast, AdamW,
+    8 steps."""
+    from torch.utils.checkpoint import checkpoint
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, heads, layers, vocab, blk = 1024, 16, 4, 32000, 1024
+    hd = d // heads
+
+    def attend(q, k, v, i):
+        """Query block i against key blocks 0..i, online softmax."""
+        m = torch.full(q.shape[:-1], -float("inf"), device=q.device)
+        s = torch.zeros(q.shape[:-1], device=q.device)
+        o = torch.zeros(q.shape, device=q.device)
+        for j in range(i + 1):
+            kj, vj = k[:, :, j * blk:(j + 1) * blk], v[:, :, j * blk:(j + 1) * blk]
+            logits = (q @ kj.transpose(-1, -2)).float() / hd ** 0.5
+            if j == i:
+                logits = logits.masked_fill(torch.ones(blk, blk, dtype=torch.bool, device=q.device).triu(1), -float("inf"))
+            m_new = torch.maximum(m, logits.amax(-1))
+            p = torch.exp(logits - m_new[..., None])
+            scale = torch.exp(m - m_new)
+            s = s * scale + p.sum(-1)
+            o = o * scale[..., None] + (p.to(vj.dtype) @ vj).float()
+            m = m_new
+        return (o / s[..., None]).to(q.dtype)
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.qkv, self.o = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+        def forward(self, x):
+            b, n, _ = x.shape
+            q, k, v = self.qkv(self.ln1(x)).view(b, n, 3, heads, hd).permute(2, 0, 3, 1, 4)
+            out = torch.cat([checkpoint(attend, q[:, :, i * blk:(i + 1) * blk], k, v, i, use_reentrant=False)
+                             for i in range(n // blk)], 2)
+            x = x + self.o(out.transpose(1, 2).reshape(b, n, d))
+            return x + self.mlp(self.ln2(x))
+
+    emb, stack = nn.Embedding(vocab, d).cuda(), nn.ModuleList(Layer() for _ in range(layers)).cuda()
+    head = nn.Linear(d, vocab, bias=False).cuda()
+    mods = nn.ModuleList([emb, stack, head])
+    opt = torch.optim.AdamW(mods.parameters(), lr=3e-4)
+    g = torch.Generator().manual_seed(1)
+    for _ in range(8):
+        n = int(torch.randint(4, 13, (1,), generator=g)) * blk
+        ids = torch.randint(0, vocab, (2, n + 1), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            x = emb(ids[:, :-1])
+            for layer in stack:
+                x = layer(x)
+            loss = F.cross_entropy(head(x).float().flatten(0, 1), ids[:, 1:].flatten())
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, x, loss
+
+
 PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_train_bf16,
                                     gpt2_generate, phases_empty_cache, prefetch_side_stream,
                                     compile_train, compile_reduce_overhead_infer, graph_shared_pool,
@@ -7566,7 +8142,11 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16, offloaded_cache_generate_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {}
+UNRECORDED = {f.__name__: f for f in (detr_hungarian_train_bf16, rnnt_joint_loss_train_bf16,
+                                       pyhessian_eigen_trace_resnet, tta_multiscale_flip_seg_infer_fp16,
+                                       fixmatch_pseudo_label_train_bf16, perceptual_sr_gan_train_bf16,
+                                       sinkhorn_ot_unrolled_train, ohem_topk_seg_train_bf16,
+                                       hard_negative_retrieval_train_fp16, blockwise_attention_train_bf16)}
 
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
