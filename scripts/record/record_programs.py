@@ -8041,6 +8041,208 @@ def blockwise_attention_train_bf16(torch):
         del ids, x, loss
 
 
+
+def kmeans_chunked_assign(torch):
+    """GPU k-means as faiss's and cuML's trainers run it, in PyTorch: 1,000,000 to 2,000,000
+    embeddings of 128 dimensions (fp32) clustered into 4,096 centroids, each of 12 Lloyd
+    iterations assigning the points in chunks of 65,536 (a chunk x 4,096 distance matrix
+    from the norms and one matrix product, its argmin), then the centroids recomputed with
+    `index_add_` and `bincount`, empty clusters re-seeded from random points; three
+    datasets of their own sizes, one after another, each freed before the next."""
+    torch.manual_seed(0)
+    k, dim, chunk = 4096, 128, 65536
+    g = torch.Generator().manual_seed(1)
+    for _ in range(3):
+        n = int(torch.randint(1_000_000, 2_000_001, (1,), generator=g))
+        x = torch.randn(n, dim, device="cuda")
+        centroids = x[torch.randperm(n, device="cuda")[:k]].clone()
+        xx = x.square().sum(1)
+        for _ in range(12):
+            cc = centroids.square().sum(1)
+            assign = torch.cat([(xx[i:i + chunk, None] - 2 * x[i:i + chunk] @ centroids.T + cc).argmin(1)
+                                for i in range(0, n, chunk)])
+            sums = torch.zeros_like(centroids).index_add_(0, assign, x)
+            counts = torch.bincount(assign, minlength=k)
+            centroids = torch.where(counts[:, None] > 0, sums / counts.clamp_min(1)[:, None],
+                                    x[torch.randint(0, n, (k,), device="cuda")])
+            del cc, assign, sums, counts
+        del x, centroids, xx
+
+
+def crnn_ocr_ctc_varwidth_train(torch):
+    """Text-line recognition as CRNN-style OCR trains it: a VGG-style convolutional stack
+    over grey text-line images 32 px high and of a batch's own width (the widest line,
+    others padded: 128 to 1,024 px), pooled to one row of features per 4 px of width, a
+    two-layer bidirectional LSTM (256 a direction), and CTC loss against label sequences of
+    their own lengths (5 to 60 of 96 characters); bf16 autocast for the convolutions, the
+    LSTM and the loss in fp32, Adam, 16 steps of 32 lines."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+
+    def block(i, o, pool):
+        return [nn.Conv2d(i, o, 3, 1, 1), nn.BatchNorm2d(o), nn.ReLU(), nn.MaxPool2d(pool)]
+
+    cnn = nn.Sequential(*block(1, 64, (2, 2)), *block(64, 128, (2, 2)), *block(128, 256, (2, 1)),
+                        *block(256, 256, (2, 1)), *block(256, 512, (2, 1))).cuda()
+    rnn = nn.LSTM(512, 256, 2, bidirectional=True, batch_first=True).cuda()
+    out = nn.Linear(512, 97).cuda()
+    mods = nn.ModuleList([cnn, rnn, out])
+    opt = torch.optim.Adam(mods.parameters(), lr=1e-3)
+    g = torch.Generator().manual_seed(1)
+    for _ in range(16):
+        widths = [int(torch.randint(128, 1025, (1,), generator=g)) // 4 * 4 for _ in range(32)]
+        lengths = [int(torch.randint(5, 61, (1,), generator=g)) for _ in range(32)]
+        x = torch.rand(32, 1, 32, max(widths), device="cuda")
+        targets = torch.randint(1, 97, (sum(lengths),), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            f = cnn(x)
+        seq, _ = rnn(f.float().squeeze(2).transpose(1, 2))
+        logp = out(seq).log_softmax(-1).transpose(0, 1)
+        loss = F.ctc_loss(logp, targets, [w // 4 for w in widths], lengths, zero_infinity=True)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del x, targets, f, seq, logp, loss
+
+
+def siamese_tracker_xcorr_infer_fp16(torch):
+    """Visual object tracking as SiamRPN++ runs it: a resnet50 backbone (torchvision, random
+    weights, fp16) whose layer2 to layer4 features of each target's 127 px template are
+    computed once and kept, then every frame's 255 px search region per target goes
+    through the backbone and a depthwise cross-correlation (`conv2d` with the template's
+    central 7 x 7 features, or all of layer4's 4 x 4, as a grouped kernel) at each of the
+    three levels, resized to 25 x 25 and summed into a classification and a box map
+    whose best score picks the next search region (copied to the host); 8 videos of 40 to
+    120 frames, 1 to 6 targets each (a batch of targets per frame), `inference_mode`."""
+    import torchvision
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    body = torchvision.models.resnet50(weights=None)
+    stem = torch.nn.Sequential(body.conv1, body.bn1, body.relu, body.maxpool, body.layer1).cuda().half().eval()
+    layers = torch.nn.ModuleList([body.layer2, body.layer3, body.layer4]).cuda().half().eval()
+    necks = torch.nn.ModuleList(torch.nn.Conv2d(c, 256, 1) for c in (512, 1024, 2048)).cuda().half().eval()
+    head = torch.nn.Conv2d(256, 2 * 5 + 4 * 5, 1).cuda().half().eval()
+
+    def features(img):
+        f, outs = stem(img), []
+        for layer, neck in zip(layers, necks):
+            f = layer(f)
+            outs.append(neck(f))
+        return outs
+
+    g = torch.Generator().manual_seed(1)
+    with torch.inference_mode():
+        for _ in range(8):
+            frames = int(torch.randint(40, 121, (1,), generator=g))
+            targets = int(torch.randint(1, 7, (1,), generator=g))
+            z = torch.rand(targets, 3, 127, 127, device="cuda", dtype=torch.half)
+            kernels = [f[:, :, (f.shape[2] - s) // 2:(f.shape[2] + s) // 2, (f.shape[3] - s) // 2:(f.shape[3] + s) // 2].contiguous()
+                       for f in features(z) for s in [min(7, f.shape[2])]]
+            for _ in range(frames):
+                x = torch.rand(targets, 3, 255, 255, device="cuda", dtype=torch.half)
+                score = 0
+                for f, kern in zip(features(x), kernels):
+                    b, c, h, w = f.shape
+                    corr = F.conv2d(f.reshape(1, b * c, h, w), kern.reshape(b * c, 1, *kern.shape[2:]), groups=b * c)
+                    score = score + F.interpolate(head(corr.view(b, c, *corr.shape[2:])), size=(25, 25), mode="bilinear")
+                best = score[:, :10].flatten(1).argmax(1).cpu()
+                del x, score, corr, best
+            del z, kernels
+
+
+def gpt2_prompt_tuning_train_bf16(torch):
+    """Prompt tuning (Lester et al.) of a frozen causal LM: transformers' GPT-2 at 12 layers
+    (random weights, `requires_grad_(False)`) with 50 trainable soft-prompt vectors
+    prepended to each sequence's token embeddings (`inputs_embeds`), so the backward runs
+    through the whole frozen model to reach them; the loss on the tokens only (labels -100
+    over the prompt and the padding), batches of 8 to 32 sequences of 128 to 512 tokens,
+    bf16 autocast, AdamW on the prompt alone, 12 steps."""
+    import transformers
+    torch.manual_seed(0)
+    cfg = transformers.GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024)
+    model = transformers.GPT2LMHeadModel(cfg).cuda().requires_grad_(False)
+    prompt = torch.nn.Parameter(torch.randn(50, 768, device="cuda") * 0.02)
+    opt = torch.optim.AdamW([prompt], lr=3e-2)
+    wte = model.get_input_embeddings()
+    g = torch.Generator().manual_seed(1)
+    for _ in range(12):
+        bs = int(torch.randint(8, 33, (1,), generator=g))
+        n = int(torch.randint(128, 513, (1,), generator=g))
+        ids = torch.randint(0, cfg.vocab_size, (bs, n), device="cuda")
+        lens = torch.randint(n // 2, n + 1, (bs,), generator=g).to("cuda")
+        pad = torch.arange(n, device="cuda")[None] >= lens[:, None]
+        embeds = torch.cat([prompt.expand(bs, -1, -1), wte(ids)], 1)
+        mask = torch.cat([torch.ones(bs, 50, device="cuda", dtype=torch.long), (~pad).long()], 1)
+        labels = torch.cat([torch.full((bs, 50), -100, device="cuda"), ids.masked_fill(pad, -100)], 1)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(inputs_embeds=embeds, attention_mask=mask, labels=labels).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, lens, pad, embeds, mask, labels, loss
+
+
+def knn_lm_datastore_decode_fp16(torch):
+    """kNN-LM decoding (Khandelwal et al.): a 6-layer, 768-wide decoder (hand-written, fp16,
+    32,000 tokens) whose last hidden states over a corpus of 400,000 tokens are stored as
+    an fp16 datastore with each position's next token; then 16 prompts of 32 to 256 tokens are
+    each continued for 48 tokens with a KV cache, every step's hidden state searched against
+    the datastore in chunks of 100,000 (`torch.cdist` and `topk`, the best 64 merged across
+    chunks), the neighbours' tokens scattered into a softmax over their distances and
+    interpolated with the model's own distribution; `inference_mode`."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, heads, layers, vocab, store, chunk, nk = 768, 12, 6, 32000, 400_000, 100_000, 64
+    hd = d // heads
+    emb = nn.Embedding(vocab, d).cuda().half()
+    qkv = nn.ModuleList(nn.Linear(d, 3 * d) for _ in range(layers)).cuda().half()
+    proj = nn.ModuleList(nn.Linear(d, d) for _ in range(layers)).cuda().half()
+    mlp = nn.ModuleList(nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d)) for _ in range(layers)).cuda().half()
+    head = nn.Linear(d, vocab, bias=False).cuda().half()
+
+    def forward(ids, cache):
+        x = emb(ids)
+        for i in range(layers):
+            b, n, _ = x.shape
+            q, k, v = qkv[i](x).view(b, n, 3, heads, hd).permute(2, 0, 3, 1, 4)
+            if cache[i] is not None:
+                k, v = torch.cat([cache[i][0], k], 2), torch.cat([cache[i][1], v], 2)
+            cache[i] = (k, v)
+            x = x + proj[i](F.scaled_dot_product_attention(q, k, v, is_causal=cache[i][0].shape[2] == n).transpose(1, 2).reshape(b, n, d))
+            x = x + mlp[i](x)
+        return x
+
+    with torch.inference_mode():
+        corpus = torch.randint(0, vocab, (store + 1,), device="cuda")
+        keys, values = [], corpus[1:]
+        for i in range(0, store, 1024):
+            keys.append(forward(corpus[None, i:i + 1024], [None] * layers)[0])
+        keys = torch.cat(keys)
+        g = torch.Generator().manual_seed(1)
+        for _ in range(16):
+            n = int(torch.randint(32, 257, (1,), generator=g))
+            ids = torch.randint(0, vocab, (1, n), device="cuda")
+            cache = [None] * layers
+            h = forward(ids, cache)[:, -1]
+            for _ in range(48):
+                dist, idx = [], []
+                for c in range(0, store, chunk):
+                    dc, ic = torch.cdist(h.float(), keys[c:c + chunk].float()).topk(nk, largest=False)
+                    dist.append(dc)
+                    idx.append(ic + c)
+                dist, pos = torch.cat(dist, 1).topk(nk, largest=False)
+                idx = torch.cat(idx, 1).gather(1, pos)
+                knn = torch.zeros(1, vocab, device="cuda").scatter_add_(1, values[idx], (-dist).softmax(-1))
+                p = 0.75 * head(h).float().softmax(-1) + 0.25 * knn
+                nxt = p.argmax(-1, keepdim=True)
+                h = forward(nxt, cache)[:, -1]
+                del dist, idx, pos, knn, p
+            del ids, cache, h, nxt
+        del corpus, keys, values
+
+
 PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_train_bf16,
                                     gpt2_generate, phases_empty_cache, prefetch_side_stream,
                                     compile_train, compile_reduce_overhead_infer, graph_shared_pool,
@@ -8128,7 +8330,12 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     gat_edge_softmax_train, perceiver_io_train_bf16,
                                     lstmcell_attention_decoder_train, attention_slicing_unet_sample_fp16,
                                     hf_bert_reentrant_ckpt_train_fp16, gp_exact_cholesky_train,
-                                    dreamer_rssm_imagine_train, streaming_conv_state_asr_infer_fp16)}
+                                    dreamer_rssm_imagine_train, streaming_conv_state_asr_infer_fp16,
+                                    detr_hungarian_train_bf16, rnnt_joint_loss_train_bf16,
+                                    pyhessian_eigen_trace_resnet, tta_multiscale_flip_seg_infer_fp16,
+                                    fixmatch_pseudo_label_train_bf16, perceptual_sr_gan_train_bf16,
+                                    sinkhorn_ot_unrolled_train, ohem_topk_seg_train_bf16,
+                                    hard_negative_retrieval_train_fp16, blockwise_attention_train_bf16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
@@ -8142,11 +8349,9 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16, offloaded_cache_generate_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {f.__name__: f for f in (detr_hungarian_train_bf16, rnnt_joint_loss_train_bf16,
-                                       pyhessian_eigen_trace_resnet, tta_multiscale_flip_seg_infer_fp16,
-                                       fixmatch_pseudo_label_train_bf16, perceptual_sr_gan_train_bf16,
-                                       sinkhorn_ot_unrolled_train, ohem_topk_seg_train_bf16,
-                                       hard_negative_retrieval_train_fp16, blockwise_attention_train_bf16)}
+UNRECORDED = {f.__name__: f for f in (kmeans_chunked_assign, crnn_ocr_ctc_varwidth_train,
+                                       siamese_tracker_xcorr_infer_fp16, gpt2_prompt_tuning_train_bf16,
+                                       knn_lm_datastore_decode_fp16)}
 
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
