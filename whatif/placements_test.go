@@ -346,6 +346,10 @@ var guessesLate = map[string]string{
 	// setting, 49 placements, took 0.19 s on the 2-core development machine
 	// (2026-12-07 08:41 UTC)
 	"deq_fixed_point_train under max_split_size_mb_128": "the whole range in 0.19 s",
+	// 70.4 % of 42,293 requests: `memlab whatif` of the default snapshot (with Python
+	// stacks) under this setting, 120 placements, took 1.31 s on the 2-core development
+	// machine, reading the snapshot included (2026-12-07 14:39 UTC)
+	"detr_hungarian_train_bf16 under max_split_size_mb_128": "the whole range in 1.31 s",
 }
 
 // TestAfterOOMRangeTakesInEveryPlacement: the after-OOM range of a replay stopped at an
