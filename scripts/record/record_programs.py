@@ -7920,9 +7920,10 @@ def hard_negative_retrieval_train_fp16(torch):
     6-layer, 768-wide transformer encoder (hand-written, 30,522-token vocabulary, the first
     token's output the embedding) shared by queries and passages; every 4 steps the corpus
     of 60,000 passages of 128 tokens is re-encoded under `no_grad` in chunks of 1,024 into
-    an fp16 index, and each of the next steps' queries gets its 7 hardest negatives from a
-    chunked `index @ q.T` and `topk`; a step trains on 32 queries of 16 to 48 tokens, each with
-    its positive and its 7 negatives (256 passages), in-batch softmax over all of them;
+    an fp16 index, and each of the next steps' queries gets as hard negatives the passages
+    ranked 2 to 8 by a chunked `index @ q.T` and `topk` (the top one left out as a likely
+    positive); a step trains on 32 queries of 16 to 48 tokens, each with its positive and its
+    7 negatives (256 passages), in-batch softmax over all of them;
     fp16 autocast with a `GradScaler`, AdamW, 12 steps."""
     nn = torch.nn
     F = nn.functional
