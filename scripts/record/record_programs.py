@@ -8244,6 +8244,347 @@ def knn_lm_datastore_decode_fp16(torch):
         del corpus, keys, values
 
 
+def bilstm_crf_ner_train(torch):
+    """Named-entity tagging as a BiLSTM-CRF trains it (Lample et al.; the AllenNLP and
+    pytorch-crf layers): 50,000 word embeddings of 300 (fp32), a two-layer bidirectional
+    LSTM (256 a direction) over packed sentences of their own lengths (`pack_padded_sequence`,
+    5 to 120 tokens, batches of 128), emissions for 17 BIO tags, and a linear-chain CRF whose
+    log-partition the forward algorithm computes one time step at a time (`logsumexp` over
+    17 x 17 transitions, masked past each sentence's end) against the gold path's score;
+    every fourth step a held-out batch is Viterbi-decoded under `no_grad` (a backpointer
+    tensor a step, the best paths followed back on the host); Adam, 24 steps."""
+    nn = torch.nn
+    torch.manual_seed(0)
+    vocab, tags, bs = 50000, 17, 128
+    emb = nn.Embedding(vocab, 300).cuda()
+    lstm = nn.LSTM(300, 256, 2, bidirectional=True, batch_first=True).cuda()
+    emit = nn.Linear(512, tags).cuda()
+    trans = nn.Parameter(torch.randn(tags, tags, device="cuda") * 0.1)
+    start = nn.Parameter(torch.zeros(tags, device="cuda"))
+    params = [*emb.parameters(), *lstm.parameters(), *emit.parameters(), trans, start]
+    opt = torch.optim.Adam(params, lr=1e-3)
+    g = torch.Generator().manual_seed(1)
+
+    def emissions(words, lens):
+        packed = nn.utils.rnn.pack_padded_sequence(emb(words), lens, batch_first=True, enforce_sorted=False)
+        out, _ = lstm(packed)
+        out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=words.shape[1])
+        return emit(out)
+
+    def batch():
+        lens = torch.randint(5, 121, (bs,), generator=g)
+        n = int(lens.max())
+        words = torch.randint(1, vocab, (bs, n), device="cuda")
+        mask = torch.arange(n)[None] < lens[:, None]
+        return words.masked_fill(~mask.cuda(), 0), lens, mask.cuda()
+
+    for step in range(24):
+        words, lens, mask = batch()
+        gold = torch.randint(0, tags, words.shape, device="cuda")
+        e = emissions(words, lens)
+        alpha = start + e[:, 0]
+        score = start[gold[:, 0]] + e[:, 0].gather(1, gold[:, :1]).squeeze(1)
+        for t in range(1, words.shape[1]):
+            nxt = torch.logsumexp(alpha[:, :, None] + trans + e[:, t, None], 1)
+            alpha = torch.where(mask[:, t, None], nxt, alpha)
+            step_score = trans[gold[:, t - 1], gold[:, t]] + e[:, t].gather(1, gold[:, t:t + 1]).squeeze(1)
+            score = score + step_score * mask[:, t]
+        loss = (torch.logsumexp(alpha, 1) - score).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del gold, e, alpha, score, nxt, step_score, loss
+        if step % 4 == 3:
+            with torch.no_grad():
+                words, lens, mask = batch()
+                e = emissions(words, lens)
+                best, back = start + e[:, 0], []
+                for t in range(1, words.shape[1]):
+                    cand, arg = (best[:, :, None] + trans).max(1)
+                    best = torch.where(mask[:, t, None], cand + e[:, t], best)
+                    back.append(arg)
+                back = torch.stack(back).cpu()
+                last = best.argmax(1).cpu()
+                for i, n in enumerate(lens.tolist()):
+                    path = [int(last[i])]
+                    for t in range(n - 2, -1, -1):
+                        path.append(int(back[t, i, path[-1]]))
+                del e, best, back, cand, arg
+        del words, mask
+
+
+def chunked_linear_attention_train_bf16(torch):
+    """A linear-attention language model trained chunk by chunk, as RetNet's and
+    flash-linear-attention's chunkwise form runs it without a fused kernel: 8 layers,
+    1,024 wide, 8 heads, each head with its own decay; the sequence cut into chunks of 64
+    whose inside is attention with a decay mask, and between chunks a 128 x 128 state per
+    head carried forward in a Python loop (each chunk's state kept for the backward), a
+    SwiGLU MLP; 32,000 tokens, documents of 2,048 to 8,192 tokens, a batch of 16,384 tokens
+    at most, bf16 autocast, AdamW, 10 steps."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, heads, layers, vocab, chunk = 1024, 8, 8, 32000, 64
+    hd = d // heads
+    emb = nn.Embedding(vocab, d).cuda()
+    qkv = nn.ModuleList(nn.Linear(d, 3 * d, bias=False) for _ in range(layers)).cuda()
+    out = nn.ModuleList(nn.Linear(d, d, bias=False) for _ in range(layers)).cuda()
+    up = nn.ModuleList(nn.Linear(d, 2 * 2816, bias=False) for _ in range(layers)).cuda()
+    down = nn.ModuleList(nn.Linear(2816, d, bias=False) for _ in range(layers)).cuda()
+    norms = nn.ModuleList(nn.RMSNorm(d) for _ in range(2 * layers)).cuda()
+    head = nn.Linear(d, vocab, bias=False).cuda()
+    mods = nn.ModuleList([emb, qkv, out, up, down, norms, head])
+    opt = torch.optim.AdamW(mods.parameters(), lr=3e-4)
+    gamma = 1 - 2.0 ** (-5 - torch.arange(heads, device="cuda", dtype=torch.float))
+    pos = torch.arange(chunk, device="cuda", dtype=torch.float)
+    decay = torch.where(pos[:, None] >= pos[None], gamma[:, None, None] ** (pos[:, None] - pos[None]), 0.0)
+    q_scale = gamma[:, None] ** (pos + 1)[None]
+    k_scale = gamma[:, None] ** (chunk - 1 - pos)[None]
+    g = torch.Generator().manual_seed(1)
+
+    def retention(x):
+        b, n, _ = x.shape
+        q, k, v = (t.view(b, n // chunk, chunk, heads, hd).permute(0, 3, 1, 2, 4) for t in x.chunk(3, -1))
+        inner = ((q @ k.transpose(-1, -2)) * decay[:, None].to(q.dtype)) @ v
+        state = torch.zeros(b, heads, hd, hd, device="cuda")
+        cross = []
+        for c in range(n // chunk):
+            cross.append((q[:, :, c] * q_scale[..., None].to(q.dtype)) @ state.to(q.dtype))
+            state = gamma[:, None, None] ** chunk * state + (k[:, :, c] * k_scale[..., None].to(k.dtype)).transpose(-1, -2).float() @ v[:, :, c].float()
+        o = inner + torch.stack(cross, 2)
+        return o.permute(0, 2, 3, 1, 4).reshape(b, n, d) / hd ** 0.5
+
+    for _ in range(10):
+        n = int(torch.randint(32, 129, (1,), generator=g)) * chunk
+        b = max(1, 16384 // n)
+        ids = torch.randint(0, vocab, (b, n + 1), device="cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            x = emb(ids[:, :-1])
+            for i in range(layers):
+                x = x + out[i](retention(qkv[i](norms[2 * i](x))))
+                a, gate = up[i](norms[2 * i + 1](x)).chunk(2, -1)
+                x = x + down[i](F.silu(gate) * a)
+            loss = F.cross_entropy(head(x).flatten(0, 1).float(), ids[:, 1:].flatten())
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del ids, x, a, gate, loss
+
+
+def pointpillars_scatter_train_bf16(torch):
+    """Lidar 3-D detection as PointPillars trains it (OpenPCDet, mmdet3d): each sweep of
+    60,000 to 120,000 points (x, y, z, intensity) is binned into 0.16 m pillars of a 432 x
+    496 grid (`unique` with `return_inverse`: a sweep's own number of pillars), each point
+    decorated with its offsets from the pillar's mean and centre (`index_add_`), a
+    PointNet layer (linear, batch norm, ReLU) per point, the points max-pooled into their
+    pillar (`scatter_reduce` "amax") and the pillars scattered onto a 64-channel
+    bird's-eye canvas; a three-stage 2-D backbone with upsampling and an anchor head
+    (2 anchors a cell, 3 classes, 7 box values) under a focal and a smooth-L1 loss on
+    random targets; batches of 4 sweeps, bf16 autocast, AdamW, 12 steps."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    nx, ny, size = 432, 496, 0.16
+    pfn = nn.Sequential(nn.Linear(9, 64, bias=False), nn.BatchNorm1d(64), nn.ReLU()).cuda()
+
+    def stage(i, o, n, stride):
+        mods = [nn.Conv2d(i, o, 3, stride, 1, bias=False), nn.BatchNorm2d(o), nn.ReLU()]
+        for _ in range(n):
+            mods += [nn.Conv2d(o, o, 3, 1, 1, bias=False), nn.BatchNorm2d(o), nn.ReLU()]
+        return nn.Sequential(*mods)
+
+    def deblock(i, o, stride):
+        return nn.Sequential(nn.ConvTranspose2d(i, o, stride, stride, bias=False), nn.BatchNorm2d(o), nn.ReLU())
+
+    blocks = nn.ModuleList([stage(64, 64, 3, 2), stage(64, 128, 5, 2), stage(128, 256, 5, 2)]).cuda()
+    ups = nn.ModuleList([deblock(64, 128, 1), deblock(128, 128, 2), deblock(256, 128, 4)]).cuda()
+    cls_head = nn.Conv2d(384, 2 * 3, 1).cuda()
+    box_head = nn.Conv2d(384, 2 * 7, 1).cuda()
+    mods = nn.ModuleList([pfn, blocks, ups, cls_head, box_head])
+    opt = torch.optim.AdamW(mods.parameters(), lr=1e-3)
+    g = torch.Generator().manual_seed(1)
+    for _ in range(12):
+        canvases = []
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            for _ in range(4):
+                n = int(torch.randint(60_000, 120_001, (1,), generator=g))
+                pts = torch.rand(n, 4, device="cuda") * torch.tensor([69.12, 79.36, 4.0, 1.0], device="cuda")
+                pts[:, 1] -= 39.68
+                pts[:, 2] -= 3.0
+                ix = (pts[:, 0] / size).long().clamp(0, nx - 1)
+                iy = ((pts[:, 1] + 39.68) / size).long().clamp(0, ny - 1)
+                cells, inv = torch.unique(iy * nx + ix, return_inverse=True)
+                count = torch.zeros(len(cells), device="cuda").index_add_(0, inv, torch.ones(n, device="cuda"))
+                mean = torch.zeros(len(cells), 3, device="cuda").index_add_(0, inv, pts[:, :3]) / count[:, None]
+                centre = torch.stack([(ix + 0.5) * size, (iy + 0.5) * size - 39.68], 1)
+                feats = torch.cat([pts, pts[:, :3] - mean[inv], pts[:, :2] - centre], 1)
+                h = pfn(feats)
+                pillars = torch.full((len(cells), 64), float("-inf"), device="cuda", dtype=h.dtype)
+                pillars = pillars.scatter_reduce(0, inv[:, None].expand(-1, 64), h, "amax")
+                canvas = torch.zeros(64, ny * nx, device="cuda", dtype=h.dtype)
+                canvas = canvas.index_put((torch.arange(64, device="cuda")[:, None], cells[None]), pillars.T)
+                canvases.append(canvas.view(64, ny, nx))
+            x = torch.stack(canvases)
+            outs = []
+            for block, up in zip(blocks, ups):
+                x = block(x)
+                outs.append(up(x))
+            f = torch.cat(outs, 1)
+            cls, box = cls_head(f).float(), box_head(f).float()
+        target = (torch.rand_like(cls) < 0.01).float()
+        p = cls.sigmoid()
+        pt = torch.where(target > 0, p, 1 - p)
+        focal = (-(1 - pt) ** 2 * torch.log(pt.clamp_min(1e-6)) * torch.where(target > 0, 0.25, 0.75)).sum() / target.sum().clamp_min(1)
+        loss = focal + F.smooth_l1_loss(box, torch.randn_like(box))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del canvases, pts, ix, iy, cells, inv, count, mean, centre, feats, h, pillars, canvas, x, outs, f
+        del cls, box, target, p, pt, focal, loss
+
+
+def medusa_tree_decode_fp16(torch):
+    """Medusa decoding (Cai et al.): a 12-layer, 1,024-wide decoder (hand-written, fp16,
+    32,000 tokens) with four extra heads (a residual SiLU block and a vocabulary projection
+    each) guessing the tokens 2 to 5 ahead; each step their top 4, 3, 2 and 2 tokens make a
+    tree of 88 candidates, verified in one pass of the tree against the KV cache with a
+    tree attention mask (each node sees the cache and its own ancestors); the longest path
+    on which the model agrees with the guesses (the data decides) is accepted and its
+    nodes' keys and values gathered onto the cache (`index_select`, `torch.cat`); 8 prompts
+    of 64 to 512 tokens, 128 new tokens each, `inference_mode`."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, heads, layers, vocab = 1024, 16, 12, 32000
+    hd = d // heads
+    topk = (4, 3, 2, 2)
+    emb = nn.Embedding(vocab, d).cuda().half()
+    qkv = nn.ModuleList(nn.Linear(d, 3 * d) for _ in range(layers)).cuda().half()
+    proj = nn.ModuleList(nn.Linear(d, d) for _ in range(layers)).cuda().half()
+    mlp = nn.ModuleList(nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d)) for _ in range(layers)).cuda().half()
+    lm = nn.Linear(d, vocab, bias=False).cuda().half()
+    medusa = nn.ModuleList(nn.Sequential(nn.Linear(d, d), nn.SiLU()) for _ in topk).cuda().half()
+
+    # the static tree: every path of choices (i1, i2, ...) among each head's top-k
+    paths = [()]
+    for depth, k in enumerate(topk):
+        paths += [p + (i,) for p in paths if len(p) == depth for i in range(k)]
+    paths = paths[1:]
+    index = {p: i for i, p in enumerate(paths)}
+    parent = torch.tensor([index.get(p[:-1], -1) for p in paths])
+    depth = torch.tensor([len(p) - 1 for p in paths])
+    anc = torch.eye(len(paths), dtype=torch.bool)
+    for i, p in enumerate(paths):
+        for j in range(1, len(p)):
+            anc[i, index[p[:j]]] = True
+    leaves = [p for p in paths if len(p) == len(topk)]
+    leaf_nodes = torch.tensor([[index[p[:j + 1]] for j in range(len(p))] for p in leaves], device="cuda")
+    choice = torch.tensor([p[-1] for p in paths], device="cuda")
+    depth, parent, anc = depth.cuda(), parent.cuda(), anc.cuda()
+
+    def forward(ids, cache, mask=None):
+        x = emb(ids)
+        new = []
+        for i in range(layers):
+            b, n, _ = x.shape
+            q, k, v = qkv[i](x).view(b, n, 3, heads, hd).permute(2, 0, 3, 1, 4)
+            if cache[i] is not None:
+                k, v = torch.cat([cache[i][0], k], 2), torch.cat([cache[i][1], v], 2)
+            new.append((k[:, :, -n:], v[:, :, -n:]))
+            a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=cache[i] is None)
+            x = x + proj[i](a.transpose(1, 2).reshape(b, n, d))
+            x = x + mlp[i](x)
+        return x, new
+
+    # the tree's own block of the mask: the root (the model's next token) sees itself, each
+    # node the root and its ancestors
+    tree_mask = torch.cat([torch.zeros(1, len(paths), dtype=torch.bool, device="cuda"), anc], 0)
+    g = torch.Generator().manual_seed(1)
+    with torch.inference_mode():
+        for _ in range(8):
+            n = int(torch.randint(64, 513, (1,), generator=g))
+            ids = torch.randint(0, vocab, (1, n), device="cuda")
+            x, cache = forward(ids, [None] * layers)
+            h = x[:, -1]
+            made = 0
+            while made < 128:
+                nxt = lm(h).argmax(-1)
+                guesses = torch.stack([lm(h + m(h)).topk(max(topk), -1).indices[0] for m in medusa])
+                tokens = guesses[depth, choice]
+                length = cache[0][0].shape[2]
+                mask = torch.cat([torch.ones(len(paths) + 1, length + 1, dtype=torch.bool, device="cuda"), tree_mask], 1)
+                x, tree = forward(torch.cat([nxt, tokens])[None], cache, mask)
+                pred = lm(x[0]).argmax(-1)
+                # a node is right when the model, at its parent (the root for the first
+                # level), predicts the node's token
+                ok = pred[parent + 1] == tokens
+                agree = ok[leaf_nodes].long().cumprod(1).sum(1)
+                best = int(agree.argmax())
+                take = int(agree[best])
+                keep = torch.cat([torch.zeros(1, dtype=torch.long, device="cuda"), leaf_nodes[best, :take] + 1])
+                cache = [(torch.cat([c[0], t[0].index_select(2, keep)], 2), torch.cat([c[1], t[1].index_select(2, keep)], 2))
+                         for c, t in zip(cache, tree)]
+                h = x[:, keep[-1]]
+                made += 1 + take
+                del nxt, guesses, tokens, mask, x, tree, pred, ok, agree, keep
+            del ids, cache, h
+
+
+def contrastive_search_decode_fp16(torch):
+    """Contrastive search (Su et al.; transformers' `penalty_alpha`): a 24-layer, 1,024-wide
+    decoder (hand-written, fp16, 32,000 tokens) whose every step takes the top 6 tokens,
+    runs all six through the model against a KV cache repeated six times
+    (`repeat_interleave`), scores each by its probability less 0.6 times its hidden
+    state's highest cosine similarity to the context's, and keeps the winner's keys and
+    values (`index_select` of the repeated cache); batches of 4 prompts of 64 to 384
+    tokens, 96 new tokens each, 6 batches, `inference_mode`."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d, heads, layers, vocab, k, alpha = 1024, 16, 24, 32000, 6, 0.6
+    hd = d // heads
+    emb = nn.Embedding(vocab, d).cuda().half()
+    qkv = nn.ModuleList(nn.Linear(d, 3 * d) for _ in range(layers)).cuda().half()
+    proj = nn.ModuleList(nn.Linear(d, d) for _ in range(layers)).cuda().half()
+    mlp = nn.ModuleList(nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d)) for _ in range(layers)).cuda().half()
+    lm = nn.Linear(d, vocab, bias=False).cuda().half()
+
+    def forward(ids, cache):
+        x = emb(ids)
+        for i in range(layers):
+            b, n, _ = x.shape
+            q, kk, v = qkv[i](x).view(b, n, 3, heads, hd).permute(2, 0, 3, 1, 4)
+            if cache[i] is not None:
+                kk, v = torch.cat([cache[i][0], kk], 2), torch.cat([cache[i][1], v], 2)
+            cache[i] = (kk, v)
+            x = x + proj[i](F.scaled_dot_product_attention(q, kk, v, is_causal=cache[i][0].shape[2] == n).transpose(1, 2).reshape(b, n, d))
+            x = x + mlp[i](x)
+        return x
+
+    g = torch.Generator().manual_seed(1)
+    with torch.inference_mode():
+        for _ in range(6):
+            n = int(torch.randint(64, 385, (1,), generator=g))
+            ids = torch.randint(0, vocab, (4, n), device="cuda")
+            cache = [None] * layers
+            ctx = forward(ids, cache)
+            logits = lm(ctx[:, -1])
+            ctx = F.normalize(ctx.float(), dim=-1)
+            for _ in range(96):
+                p, top = logits.float().softmax(-1).topk(k, -1)
+                wide = [(c[0].repeat_interleave(k, 0), c[1].repeat_interleave(k, 0)) for c in cache]
+                h = forward(top.reshape(-1, 1), wide)[:, -1]
+                sim = (F.normalize(h.float(), dim=-1).view(4, k, 1, d) * ctx[:, None]).sum(-1).amax(-1)
+                pick = ((1 - alpha) * p - alpha * sim).argmax(-1)
+                rows = torch.arange(4, device="cuda") * k + pick
+                cache = [(c[0].index_select(0, rows), c[1].index_select(0, rows)) for c in wide]
+                h = h.index_select(0, rows)
+                logits = lm(h)
+                ctx = torch.cat([ctx, F.normalize(h.float(), dim=-1)[:, None]], 1)
+                del p, top, wide, sim, pick, rows
+            del ids, cache, ctx, logits, h
+
+
 PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_train_bf16,
                                     gpt2_generate, phases_empty_cache, prefetch_side_stream,
                                     compile_train, compile_reduce_overhead_infer, graph_shared_pool,
@@ -8352,7 +8693,9 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
 # and moved into PROGRAMS once their recordings ship.
 UNRECORDED = {f.__name__: f for f in (kmeans_chunked_assign, crnn_ocr_ctc_varwidth_train,
                                        siamese_tracker_xcorr_infer_fp16, gpt2_prompt_tuning_train_bf16,
-                                       knn_lm_datastore_decode_fp16)}
+                                       knn_lm_datastore_decode_fp16, bilstm_crf_ner_train,
+                                       chunked_linear_attention_train_bf16, pointpillars_scatter_train_bf16,
+                                       medusa_tree_decode_fp16, contrastive_search_decode_fp16)}
 
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
