@@ -8445,8 +8445,8 @@ def pointpillars_scatter_train_bf16(torch):
 
 def medusa_tree_decode_fp16(torch):
     """Medusa decoding (Cai et al.): a 12-layer, 1,024-wide decoder (hand-written, fp16,
-    32,000 tokens) with four extra heads (a residual SiLU block and a vocabulary projection
-    each) guessing the tokens 2 to 5 ahead; each step their top 4, 3, 2 and 2 tokens make a
+    32,000 tokens) with four extra heads (a residual SiLU block each, read through the
+    model's own vocabulary projection) guessing the tokens 2 to 5 ahead; each step their top 4, 3, 2 and 2 tokens make a
     tree of 88 candidates, verified in one pass of the tree against the KV cache with a
     tree attention mask (each node sees the cache and its own ancestors); the longest path
     on which the model agrees with the guesses (the data decides) is accepted and its
@@ -8534,8 +8534,8 @@ def contrastive_search_decode_fp16(torch):
     """Contrastive search (Su et al.; transformers' `penalty_alpha`): a 24-layer, 1,024-wide
     decoder (hand-written, fp16, 32,000 tokens) whose every step takes the top 6 tokens,
     runs all six through the model against a KV cache repeated six times
-    (`repeat_interleave`), scores each by its probability less 0.6 times its hidden
-    state's highest cosine similarity to the context's, and keeps the winner's keys and
+    (`repeat_interleave`), scores each by 0.4 times its probability less 0.6 times its
+    hidden state's highest cosine similarity to the context's, and keeps the winner's keys and
     values (`index_select` of the repeated cache); batches of 4 prompts of 64 to 384
     tokens, 96 new tokens each, 6 batches, `inference_mode`."""
     nn = torch.nn
