@@ -8184,6 +8184,40 @@ def gpt2_prompt_tuning_train_bf16(torch):
         del ids, lens, pad, embeds, mask, labels, loss
 
 
+def _kv_cache_decoder(torch, d, heads, layers, vocab):
+    """A decoder-only language model, hand-written in fp16 on the GPU and made in this
+    order: a token embedding, per layer an attention projection, an output projection
+    and a GELU MLP, then an untied head without bias (knn_lm_datastore_decode_fp16,
+    medusa_tree_decode_fp16, contrastive_search_decode_fp16). Returns the head and
+    forward(ids, cache, mask=None), which sends ids through the layers, appends each
+    layer's keys and values to cache[i] (None before the first call) by `torch.cat`, and
+    returns the last hidden states; attention is causal on the first call and under the
+    boolean mask when one is given."""
+    nn = torch.nn
+    F = nn.functional
+    hd = d // heads
+    emb = nn.Embedding(vocab, d).cuda().half()
+    qkv = nn.ModuleList(nn.Linear(d, 3 * d) for _ in range(layers)).cuda().half()
+    proj = nn.ModuleList(nn.Linear(d, d) for _ in range(layers)).cuda().half()
+    mlp = nn.ModuleList(nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d)) for _ in range(layers)).cuda().half()
+    head = nn.Linear(d, vocab, bias=False).cuda().half()
+
+    def forward(ids, cache, mask=None):
+        x = emb(ids)
+        for i in range(layers):
+            b, n, _ = x.shape
+            q, k, v = qkv[i](x).view(b, n, 3, heads, hd).permute(2, 0, 3, 1, 4)
+            if cache[i] is not None:
+                k, v = torch.cat([cache[i][0], k], 2), torch.cat([cache[i][1], v], 2)
+            cache[i] = (k, v)
+            a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None and k.shape[2] == n)
+            x = x + proj[i](a.transpose(1, 2).reshape(b, n, d))
+            x = x + mlp[i](x)
+        return x
+
+    return head, forward
+
+
 def knn_lm_datastore_decode_fp16(torch):
     """kNN-LM decoding (Khandelwal et al.): a 6-layer, 768-wide decoder (hand-written, fp16,
     32,000 tokens) whose last hidden states over a corpus of 400,000 tokens are stored as
@@ -8192,28 +8226,9 @@ def knn_lm_datastore_decode_fp16(torch):
     the datastore in chunks of 100,000 (`torch.cdist` and `topk`, the best 64 merged across
     chunks), the neighbours' tokens scattered into a softmax over their distances and
     interpolated with the model's own distribution; `inference_mode`."""
-    nn = torch.nn
-    F = nn.functional
     torch.manual_seed(0)
     d, heads, layers, vocab, store, chunk, nk = 768, 12, 6, 32000, 400_000, 100_000, 64
-    hd = d // heads
-    emb = nn.Embedding(vocab, d).cuda().half()
-    qkv = nn.ModuleList(nn.Linear(d, 3 * d) for _ in range(layers)).cuda().half()
-    proj = nn.ModuleList(nn.Linear(d, d) for _ in range(layers)).cuda().half()
-    mlp = nn.ModuleList(nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d)) for _ in range(layers)).cuda().half()
-    head = nn.Linear(d, vocab, bias=False).cuda().half()
-
-    def forward(ids, cache):
-        x = emb(ids)
-        for i in range(layers):
-            b, n, _ = x.shape
-            q, k, v = qkv[i](x).view(b, n, 3, heads, hd).permute(2, 0, 3, 1, 4)
-            if cache[i] is not None:
-                k, v = torch.cat([cache[i][0], k], 2), torch.cat([cache[i][1], v], 2)
-            cache[i] = (k, v)
-            x = x + proj[i](F.scaled_dot_product_attention(q, k, v, is_causal=cache[i][0].shape[2] == n).transpose(1, 2).reshape(b, n, d))
-            x = x + mlp[i](x)
-        return x
+    head, forward = _kv_cache_decoder(torch, d, heads, layers, vocab)
 
     with torch.inference_mode():
         corpus = torch.randint(0, vocab, (store + 1,), device="cuda")
@@ -8453,16 +8468,10 @@ def medusa_tree_decode_fp16(torch):
     nodes' keys and values gathered onto the cache (`index_select`, `torch.cat`); 8 prompts
     of 64 to 512 tokens, 128 new tokens each, `inference_mode`."""
     nn = torch.nn
-    F = nn.functional
     torch.manual_seed(0)
     d, heads, layers, vocab = 1024, 16, 12, 32000
-    hd = d // heads
     topk = (4, 3, 2, 2)
-    emb = nn.Embedding(vocab, d).cuda().half()
-    qkv = nn.ModuleList(nn.Linear(d, 3 * d) for _ in range(layers)).cuda().half()
-    proj = nn.ModuleList(nn.Linear(d, d) for _ in range(layers)).cuda().half()
-    mlp = nn.ModuleList(nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d)) for _ in range(layers)).cuda().half()
-    lm = nn.Linear(d, vocab, bias=False).cuda().half()
+    lm, forward = _kv_cache_decoder(torch, d, heads, layers, vocab)
     medusa = nn.ModuleList(nn.Sequential(nn.Linear(d, d), nn.SiLU()) for _ in topk).cuda().half()
 
     # the static tree: every path of choices (i1, i2, ...) among each head's top-k
@@ -8482,20 +8491,6 @@ def medusa_tree_decode_fp16(torch):
     choice = torch.tensor([p[-1] for p in paths], device="cuda")
     depth, parent, anc = depth.cuda(), parent.cuda(), anc.cuda()
 
-    def forward(ids, cache, mask=None):
-        x = emb(ids)
-        new = []
-        for i in range(layers):
-            b, n, _ = x.shape
-            q, k, v = qkv[i](x).view(b, n, 3, heads, hd).permute(2, 0, 3, 1, 4)
-            if cache[i] is not None:
-                k, v = torch.cat([cache[i][0], k], 2), torch.cat([cache[i][1], v], 2)
-            new.append((k[:, :, -n:], v[:, :, -n:]))
-            a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=cache[i] is None)
-            x = x + proj[i](a.transpose(1, 2).reshape(b, n, d))
-            x = x + mlp[i](x)
-        return x, new
-
     # the tree's own block of the mask: the root (the model's next token) sees itself, each
     # node the root and its ancestors
     tree_mask = torch.cat([torch.zeros(1, len(paths), dtype=torch.bool, device="cuda"), anc], 0)
@@ -8504,8 +8499,8 @@ def medusa_tree_decode_fp16(torch):
         for _ in range(8):
             n = int(torch.randint(64, 513, (1,), generator=g))
             ids = torch.randint(0, vocab, (1, n), device="cuda")
-            x, cache = forward(ids, [None] * layers)
-            h = x[:, -1]
+            cache = [None] * layers
+            h = forward(ids, cache)[:, -1]
             made = 0
             while made < 128:
                 nxt = lm(h).argmax(-1)
@@ -8513,7 +8508,8 @@ def medusa_tree_decode_fp16(torch):
                 tokens = guesses[depth, choice]
                 length = cache[0][0].shape[2]
                 mask = torch.cat([torch.ones(len(paths) + 1, length + 1, dtype=torch.bool, device="cuda"), tree_mask], 1)
-                x, tree = forward(torch.cat([nxt, tokens])[None], cache, mask)
+                tree = list(cache)
+                x = forward(torch.cat([nxt, tokens])[None], tree, mask)
                 pred = lm(x[0]).argmax(-1)
                 # a node is right when the model, at its parent (the root for the first
                 # level), predicts the node's token
@@ -8522,8 +8518,8 @@ def medusa_tree_decode_fp16(torch):
                 best = int(agree.argmax())
                 take = int(agree[best])
                 keep = torch.cat([torch.zeros(1, dtype=torch.long, device="cuda"), leaf_nodes[best, :take] + 1])
-                cache = [(torch.cat([c[0], t[0].index_select(2, keep)], 2), torch.cat([c[1], t[1].index_select(2, keep)], 2))
-                         for c, t in zip(cache, tree)]
+                cache = [(torch.cat([c[0], t[0][:, :, length:].index_select(2, keep)], 2),
+                          torch.cat([c[1], t[1][:, :, length:].index_select(2, keep)], 2)) for c, t in zip(cache, tree)]
                 h = x[:, keep[-1]]
                 made += 1 + take
                 del nxt, guesses, tokens, mask, x, tree, pred, ok, agree, keep
@@ -8542,24 +8538,7 @@ def contrastive_search_decode_fp16(torch):
     F = nn.functional
     torch.manual_seed(0)
     d, heads, layers, vocab, k, alpha = 1024, 16, 24, 32000, 6, 0.6
-    hd = d // heads
-    emb = nn.Embedding(vocab, d).cuda().half()
-    qkv = nn.ModuleList(nn.Linear(d, 3 * d) for _ in range(layers)).cuda().half()
-    proj = nn.ModuleList(nn.Linear(d, d) for _ in range(layers)).cuda().half()
-    mlp = nn.ModuleList(nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d)) for _ in range(layers)).cuda().half()
-    lm = nn.Linear(d, vocab, bias=False).cuda().half()
-
-    def forward(ids, cache):
-        x = emb(ids)
-        for i in range(layers):
-            b, n, _ = x.shape
-            q, kk, v = qkv[i](x).view(b, n, 3, heads, hd).permute(2, 0, 3, 1, 4)
-            if cache[i] is not None:
-                kk, v = torch.cat([cache[i][0], kk], 2), torch.cat([cache[i][1], v], 2)
-            cache[i] = (kk, v)
-            x = x + proj[i](F.scaled_dot_product_attention(q, kk, v, is_causal=cache[i][0].shape[2] == n).transpose(1, 2).reshape(b, n, d))
-            x = x + mlp[i](x)
-        return x
+    lm, forward = _kv_cache_decoder(torch, d, heads, layers, vocab)
 
     g = torch.Generator().manual_seed(1)
     with torch.inference_mode():
