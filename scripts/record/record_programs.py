@@ -8564,6 +8564,369 @@ def contrastive_search_decode_fp16(torch):
             del ids, cache, ctx, logits, h
 
 
+def gaussian_splat_densify_train(torch):
+    """3D Gaussian splatting's training loop as the reference implementation runs it, its
+    rasteriser written in plain PyTorch: 300,000 Gaussians to start (position, log-scale,
+    rotation, opacity logit, colour, each its own parameter with its own Adam state), every
+    step projects them through a random camera onto a 512 x 512 image and splats each one's
+    7 x 7 pixel footprint with `index_add_`, an L1 loss against the target view; every 40
+    steps `densify_and_prune`: Gaussians whose mean projected-position gradient is in the top
+    tenth are cloned with jitter, those whose opacity fell below 0.005 or lie behind the
+    camera too often are pruned, each parameter rebuilt by boolean indexing and `cat` and
+    Adam's two moments indexed and extended with zeros to match, as the reference's
+    `cat_tensors_to_optimizer` and `_prune_optimizer` do; 240 steps, fp32."""
+    import math
+    nn = torch.nn
+    torch.manual_seed(0)
+    n, hw, focal, foot = 300_000, 512, 600.0, 3
+    params = {"xyz": torch.randn(n, 3, device="cuda") * 2,
+              "scale": torch.full((n, 3), -3.0, device="cuda"),
+              "rot": torch.randn(n, 4, device="cuda"),
+              "opacity": torch.full((n, 1), -2.0, device="cuda"),
+              "rgb": torch.rand(n, 3, device="cuda")}
+    params = {k: nn.Parameter(v) for k, v in params.items()}
+    lr = {"xyz": 1.6e-4, "scale": 5e-3, "rot": 1e-3, "opacity": 5e-2, "rgb": 2.5e-3}
+    opt = torch.optim.Adam([{"params": [p], "lr": lr[k], "name": k} for k, p in params.items()], eps=1e-15)
+    target = torch.rand(hw * hw, 3, device="cuda")
+    dy, dx = torch.meshgrid(torch.arange(-foot, foot + 1, device="cuda"),
+                            torch.arange(-foot, foot + 1, device="cuda"), indexing="ij")
+    offsets = torch.stack([dx.reshape(-1), dy.reshape(-1)], -1).float()
+    grad_sum = torch.zeros(n, device="cuda")
+    seen = torch.zeros(n, device="cuda")
+
+    def rebuild(keep, extra):
+        # the reference's _prune_optimizer and cat_tensors_to_optimizer in one: every parameter
+        # and both Adam moments indexed by keep, extra rows (new Gaussians) appended
+        for group in opt.param_groups:
+            old = group["params"][0]
+            state = opt.state.pop(old, None)
+            rows = extra[group["name"]]
+            new = nn.Parameter(torch.cat([old.detach()[keep], rows]))
+            if state is not None:
+                for m in ("exp_avg", "exp_avg_sq"):
+                    state[m] = torch.cat([state[m][keep], torch.zeros_like(rows)])
+                opt.state[new] = state
+            group["params"][0] = new
+            params[group["name"]] = new
+
+    g = torch.Generator().manual_seed(1)
+    for step in range(240):
+        angle = float(torch.rand(1, generator=g)) * 2 * math.pi
+        c, s = math.cos(angle), math.sin(angle)
+        rot = torch.tensor([[c, 0, s], [0, 1, 0], [-s, 0, c]], device="cuda")
+        cam = params["xyz"] @ rot.T + torch.tensor([0.0, 0.0, 8.0], device="cuda")
+        z = cam[:, 2:].clamp_min(0.2)
+        uv = cam[:, :2] / z * focal + hw / 2
+        uv.retain_grad()
+        q = nn.functional.normalize(params["rot"], dim=-1)
+        sigma = (params["scale"].exp() * (0.5 + q[:, 1:].square())).mean(-1, keepdim=True) / z * focal + 0.5
+        alpha = params["opacity"].sigmoid()
+        px = uv.detach().round()[:, None] + offsets
+        d2 = (px - uv[:, None]).square().sum(-1)
+        w = alpha * torch.exp(-0.5 * d2 / sigma.square())
+        inside = ((px >= 0) & (px < hw)).all(-1) & (cam[:, None, 2] > 0.2)
+        idx = (px[..., 1].clamp(0, hw - 1) * hw + px[..., 0].clamp(0, hw - 1)).long()
+        contrib = (w * inside)[..., None] * params["rgb"].sigmoid()[:, None]
+        image = torch.zeros(hw * hw, 3, device="cuda").index_add_(0, idx.reshape(-1), contrib.reshape(-1, 3))
+        loss = (image - target).abs().mean()
+        loss.backward()
+        grad_sum += uv.grad.norm(dim=-1)
+        seen += (cam[:, 2] > 0.2).float()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del cam, z, uv, q, sigma, alpha, px, d2, w, inside, idx, contrib, image, loss
+        if step % 40 == 39:
+            with torch.no_grad():
+                mean_grad = grad_sum / seen.clamp_min(1)
+                clone = mean_grad >= mean_grad.quantile(0.9)
+                prune = (params["opacity"].sigmoid()[:, 0] < 0.005) | (seen < 2)
+                keep = ~prune
+                src = clone & keep
+                extra = {k: p.detach()[src].clone() for k, p in params.items()}
+                extra["xyz"] += torch.randn_like(extra["xyz"]) * extra["scale"].exp()
+                rebuild(keep, extra)
+                total = len(params["xyz"])
+                grad_sum = torch.zeros(total, device="cuda")
+                seen = torch.zeros(total, device="cuda")
+                del mean_grad, clone, prune, keep, src, extra
+
+
+def evoformer_pair_chunked_infer_bf16(torch):
+    """AlphaFold-style structure inference as OpenFold runs it with `chunk_size` set: per
+    protein of 256 to 768 residues (a length of its own), an MSA of 64 sequences x 256
+    channels and a pair representation of N x N x 128 through 8 Evoformer-like blocks in
+    bf16 under `inference_mode`: MSA row attention with the pair as bias (8 heads, 16
+    sequences a chunk), column attention, the outer-product mean added to the pair 64 rows a
+    chunk, the outgoing and incoming triangle multiplicative updates, triangle attention
+    around the starting and the ending node (4 heads, 64 rows a chunk, each chunk's output
+    written into a tensor made for the whole pair, as `chunk_layer` does), the pair and MSA
+    transitions; a distogram head at the end; 5 proteins, each freed before the next."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    cm, cz, seqs, heads, chunk = 256, 128, 64, 8, 64
+
+    def mlp(c):
+        return nn.Sequential(nn.LayerNorm(c), nn.Linear(c, 4 * c), nn.ReLU(), nn.Linear(4 * c, c))
+
+    def tri_mul():
+        return nn.ModuleDict(dict(norm=nn.LayerNorm(cz), ab=nn.Linear(cz, 4 * cz), gate=nn.Linear(cz, cz),
+                                  out_norm=nn.LayerNorm(cz), out=nn.Linear(cz, cz)))
+
+    def tri_att():
+        return nn.ModuleDict(dict(norm=nn.LayerNorm(cz), qkv=nn.Linear(cz, 3 * cz, bias=False),
+                                  bias=nn.Linear(cz, 4, bias=False), out=nn.Linear(cz, cz)))
+
+    def block():
+        return nn.ModuleDict(dict(
+            row_norm=nn.LayerNorm(cm), row_qkv=nn.Linear(cm, 3 * cm, bias=False),
+            row_bias=nn.Sequential(nn.LayerNorm(cz), nn.Linear(cz, heads, bias=False)), row_out=nn.Linear(cm, cm),
+            col_norm=nn.LayerNorm(cm), col_qkv=nn.Linear(cm, 3 * cm, bias=False), col_out=nn.Linear(cm, cm),
+            msa_trans=mlp(cm), opm_norm=nn.LayerNorm(cm), opm=nn.Linear(cm, 64), opm_out=nn.Linear(32 * 32, cz),
+            tri_out=tri_mul(), tri_in=tri_mul(), att_start=tri_att(), att_end=tri_att(), pair_trans=mlp(cz)))
+
+    blocks = nn.ModuleList(block() for _ in range(8)).cuda().to(torch.bfloat16).eval()
+    distogram = nn.Linear(cz, 64).cuda().to(torch.bfloat16)
+
+    def attend(qkv, x, h, bias=None):
+        q, k, v = qkv(x).unflatten(-1, (3, h, -1)).unbind(-3)
+        o = F.scaled_dot_product_attention(q.transpose(-2, -3), k.transpose(-2, -3), v.transpose(-2, -3),
+                                           attn_mask=bias)
+        return o.transpose(-2, -3).flatten(-2)
+
+    def triangle_multiply(t, z, outgoing):
+        x = t["norm"](z)
+        a, ga, b, gb = t["ab"](x).chunk(4, -1)
+        a, b = a * ga.sigmoid(), b * gb.sigmoid()
+        p = torch.einsum("ikc,jkc->ijc" if outgoing else "kic,kjc->ijc", a, b)
+        z += t["gate"](x).sigmoid() * t["out"](t["out_norm"](p))
+
+    def triangle_attend(t, z):
+        # z may be the pair's transpose (around the ending node): written through the view
+        x = t["norm"](z)
+        bias = t["bias"](x).permute(2, 0, 1)[None]
+        out = torch.empty_like(z)
+        for i in range(0, z.shape[0], chunk):
+            out[i:i + chunk] = t["out"](attend(t["qkv"], x[i:i + chunk], 4, bias))
+        z += out
+
+    g = torch.Generator().manual_seed(1)
+    with torch.inference_mode():
+        for _ in range(5):
+            n = int(torch.randint(256, 769, (1,), generator=g))
+            m = torch.randn(seqs, n, cm, device="cuda", dtype=torch.bfloat16)
+            z = torch.randn(n, n, cz, device="cuda", dtype=torch.bfloat16)
+            for b in blocks:
+                bias = b["row_bias"](z).permute(2, 0, 1)[None]
+                x = b["row_norm"](m)
+                for s in range(0, seqs, 16):
+                    m[s:s + 16] += b["row_out"](attend(b["row_qkv"], x[s:s + 16], heads, bias))
+                x = b["col_norm"](m).transpose(0, 1)
+                m += b["col_out"](attend(b["col_qkv"], x, heads)).transpose(0, 1)
+                m += b["msa_trans"](m)
+                left, right = b["opm"](b["opm_norm"](m)).chunk(2, -1)
+                for i in range(0, n, chunk):
+                    outer = torch.einsum("sic,sjd->ijcd", left[:, i:i + chunk], right) / seqs
+                    z[i:i + chunk] += b["opm_out"](outer.flatten(-2))
+                triangle_multiply(b["tri_out"], z, True)
+                triangle_multiply(b["tri_in"], z, False)
+                triangle_attend(b["att_start"], z)
+                triangle_attend(b["att_end"], z.transpose(0, 1))
+                for i in range(0, n, chunk):
+                    z[i:i + chunk] += b["pair_trans"](z[i:i + chunk])
+                del bias, x, left, right, outer
+            bins = distogram(z + z.transpose(0, 1)).argmax(-1)
+            del m, z, bins
+
+
+def ties_merge_checkpoints_bf16(torch):
+    """Model merging as mergekit's `ties` method runs it with `--cuda`: a base model shaped
+    like a 1.1B-parameter Llama (22 layers, 2,048 wide, grouped-query attention, a 32,000-token
+    vocabulary) and four fine-tuned checkpoints of it, merged one tensor at a time: each
+    tensor of the five brought onto the GPU in bf16, the four task vectors' magnitudes ranked
+    (`argsort`, as mergekit's `magnitude` sparsification does) and all but the largest 20 %
+    zeroed, the sign elected by the trimmed sum, the agreeing entries averaged with weights,
+    the merged tensor added to the base and copied back to the host; then the same models
+    merged again by DARE (a random 70 % of each task vector dropped, the rest rescaled)."""
+    torch.manual_seed(0)
+    d, kv, ff, vocab, layers, models = 2048, 256, 5632, 32000, 22, 4
+    shapes = [("embed_tokens", (vocab, d))]
+    for i in range(layers):
+        shapes += [(f"layers.{i}.{k}", s) for k, s in (
+            ("q_proj", (d, d)), ("k_proj", (kv, d)), ("v_proj", (kv, d)), ("o_proj", (d, d)),
+            ("gate_proj", (ff, d)), ("up_proj", (ff, d)), ("down_proj", (d, ff)),
+            ("input_layernorm", (d,)), ("post_attention_layernorm", (d,)))]
+    shapes += [("norm", (d,)), ("lm_head", (vocab, d))]
+    weights = torch.tensor([0.4, 0.3, 0.2, 0.1], device="cuda", dtype=torch.bfloat16)
+
+    def load(shape):
+        # one tensor of the base and of each fine-tuned checkpoint, as read onto the GPU
+        base = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
+        tuned = [base + 0.01 * torch.randn(shape, device="cuda", dtype=torch.bfloat16) for _ in range(models)]
+        return base, tuned
+
+    def ties(base, tuned):
+        deltas = torch.stack([t - base for t in tuned])
+        flat = deltas.view(models, -1)
+        k = max(1, int(0.2 * flat.shape[1]))
+        mask = torch.zeros_like(flat)
+        for j in range(models):
+            top = torch.argsort(flat[j].abs(), descending=True)[:k]
+            mask[j][top] = 1
+            del top
+        deltas = deltas * mask.view_as(deltas)
+        w = weights.view(-1, *([1] * base.dim()))
+        sign = (deltas * w).sum(0).sign()
+        agree = (deltas.sign() == sign).to(deltas.dtype) * w
+        return base + (deltas * agree).sum(0) / agree.sum(0).clamp_min(1e-6)
+
+    def dare(base, tuned):
+        deltas = torch.stack([t - base for t in tuned])
+        keep = torch.rand_like(deltas) >= 0.7
+        deltas = torch.where(keep, deltas / 0.3, torch.zeros_like(deltas))
+        w = weights.view(-1, *([1] * base.dim()))
+        return base + (deltas * w).sum(0)
+
+    for merge in (ties, dare):
+        merged = {}
+        for name, shape in shapes:
+            base, tuned = load(shape)
+            merged[name] = merge(base, tuned).cpu()
+            del base, tuned
+        del merged
+
+
+def sam_like_auto_masks_infer_fp16(torch):
+    """Segment Anything's automatic mask generator (`SamAutomaticMaskGenerator`), its model
+    light: per photo of its own size (1,200 to 2,400 px a side, resized to 1,024 on the long
+    side and padded) a ViT encoder (12 layers, d 768, fp16) once, then a 32 x 32 grid of
+    point prompts 64 points a batch through a two-way mask decoder (three masks a point,
+    256² logits), each batch's masks upsampled to the padded 1,024² and then to the photo's
+    own size, filtered by predicted IoU and by a stability score (two thresholded masks'
+    intersection over union), boxes taken from the kept masks, each kept mask turned into
+    uncompressed RLE on the GPU (`mask_to_rle_pytorch`: transpose, flatten, diff, nonzero)
+    and copied to the host; at the end the photo's boxes through `batched_nms`; 4 photos
+    under `inference_mode`."""
+    import torchvision
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    d = 768
+    patch = nn.Conv2d(3, d, 16, 16).cuda().half().eval()
+    enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 12, 4 * d, batch_first=True, norm_first=True), 12,
+                                enable_nested_tensor=False).cuda().half().eval()
+    neck = nn.Conv2d(d, 256, 1).cuda().half().eval()
+    prompt_emb = nn.Linear(2, 256).cuda().half().eval()
+    mask_tokens = nn.Parameter(torch.randn(1, 4, 256, device="cuda", dtype=torch.float16))
+    t2i = nn.MultiheadAttention(256, 8, batch_first=True).cuda().half().eval()
+    i2t = nn.MultiheadAttention(256, 8, batch_first=True).cuda().half().eval()
+    up = nn.Sequential(nn.ConvTranspose2d(256, 64, 2, 2), nn.GELU(), nn.ConvTranspose2d(64, 32, 2, 2)).cuda().half().eval()
+    hyper = nn.Linear(256, 32).cuda().half().eval()
+    iou_head = nn.Linear(256, 1).cuda().half().eval()
+    grid = torch.stack(torch.meshgrid(*(torch.linspace(1 / 64, 63 / 64, 32),) * 2, indexing="xy"), -1).reshape(-1, 2)
+
+    def mask_to_rle(masks):
+        b, h, w = masks.shape
+        flat = masks.permute(0, 2, 1).flatten(1)
+        change = (flat[:, 1:] ^ flat[:, :-1]).nonzero()
+        return [change[change[:, 0] == i, 1].cpu() for i in range(b)]
+
+    g = torch.Generator().manual_seed(7)
+    with torch.inference_mode():
+        for _ in range(4):
+            h, w = (int(torch.randint(1200, 2401, (1,), generator=g)) for _ in range(2))
+            scale = 1024 / max(h, w)
+            rh, rw = round(h * scale), round(w * scale)
+            photo = torch.rand(1, 3, h, w, device="cuda", dtype=torch.float16)
+            img = F.pad(F.interpolate(photo, (rh, rw), mode="bilinear"), (0, 1024 - rw, 0, 1024 - rh))
+            emb = neck(enc(patch(img).flatten(2).transpose(1, 2)).transpose(1, 2).reshape(1, d, 64, 64))
+            boxes, scores = [], []
+            for s in range(0, len(grid), 64):
+                pts = grid[s:s + 64].to("cuda", torch.float16)[:, None]
+                tokens = torch.cat([mask_tokens.expand(len(pts), -1, -1), prompt_emb(pts)], 1)
+                src = emb.flatten(2).transpose(1, 2).repeat_interleave(len(pts), 0)
+                tokens = tokens + t2i(tokens, src, src)[0]
+                src = src + i2t(src, tokens, tokens)[0]
+                feats = up(src.transpose(1, 2).reshape(-1, 256, 64, 64))
+                low = (hyper(tokens[:, 1:4]) @ feats.flatten(2)).view(-1, 3, 256, 256)
+                iou = iou_head(tokens[:, 1:4])[..., 0].float().sigmoid()
+                masks = F.interpolate(low, (1024, 1024), mode="bilinear")[..., :rh, :rw]
+                masks = F.interpolate(masks, (h, w), mode="bilinear").flatten(0, 1)
+                stable = (masks > 1).sum((-1, -2)).float() / (masks > -1).sum((-1, -2)).float().clamp_min(1)
+                keep = (iou.flatten() > 0.5) & (stable > 0.0)
+                binary = masks[keep] > 0
+                rows, cols = binary.any(-1), binary.any(-2)
+                ar_h, ar_w = torch.arange(h, device="cuda"), torch.arange(w, device="cuda")
+                box = torch.stack([torch.where(cols, ar_w, w).amin(-1), torch.where(rows, ar_h, h).amin(-1),
+                                   torch.where(cols, ar_w, 0).amax(-1), torch.where(rows, ar_h, 0).amax(-1)], -1)
+                boxes.append(box.float())
+                scores.append(iou.flatten()[keep])
+                rle = mask_to_rle(binary)
+                del pts, tokens, src, feats, low, iou, masks, stable, keep, binary, rows, cols, box, rle
+            boxes, scores = torch.cat(boxes), torch.cat(scores)
+            kept = torchvision.ops.batched_nms(boxes, scores, torch.zeros_like(scores, dtype=torch.long), 0.7)
+            del photo, img, emb, boxes, scores, kept
+
+
+def sasrec_sampled_softmax_train_bf16(torch):
+    """A sequential recommender as SASRec-style retrieval trains it: an item table of
+    2,000,000 items x 64 (fp32, dense gradients, Adam), users' histories of 20 to 200 items
+    (a batch padded to its longest), a 2-layer causal transformer, and at every position a
+    sampled softmax over the next item and 2,048 negatives drawn each step by popularity
+    (`torch.multinomial` over all two million, shared by the batch) with the logQ
+    correction; bf16 autocast, 40 steps of 256 users; every 10 steps a retrieval
+    evaluation: 1,024 users' last states scored against the whole catalogue (in bf16) and
+    the top 100 items taken."""
+    nn = torch.nn
+    F = nn.functional
+    torch.manual_seed(0)
+    items, d, negs, bs = 2_000_000, 64, 2048, 256
+    table = nn.Embedding(items, d, padding_idx=0).cuda()
+    pos_emb = nn.Embedding(200, d).cuda()
+    enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 2, 4 * d, dropout=0.1, batch_first=True, norm_first=True),
+                                2, enable_nested_tensor=False).cuda()
+    opt = torch.optim.Adam([*table.parameters(), *pos_emb.parameters(), *enc.parameters()], lr=1e-3)
+    popularity = torch.arange(1, items + 1, device="cuda", dtype=torch.float).pow(-0.8)
+    popularity[0] = 0
+    logq = (popularity / popularity.sum()).clamp_min(1e-30).log()
+    g = torch.Generator().manual_seed(8)
+
+    def encode(hist):
+        n = hist.shape[1]
+        x = table(hist) + pos_emb(torch.arange(n, device="cuda"))
+        mask = torch.ones(n, n, dtype=torch.bool, device="cuda").triu(1)
+        return enc(x, mask=mask, src_key_padding_mask=hist == 0)
+
+    for step in range(40):
+        lens = torch.randint(20, 201, (bs,), generator=g)
+        n = int(lens.max())
+        hist = torch.randint(1, items, (bs, n + 1), device="cuda")
+        hist[torch.arange(n + 1)[None] >= (lens[:, None] + 1)] = 0
+        inputs, nxt = hist[:, :-1], hist[:, 1:]
+        neg = torch.multinomial(popularity, negs, replacement=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            h = encode(inputs)
+            pos_logit = (h * table(nxt)).sum(-1, keepdim=True) - logq[nxt][..., None]
+            neg_logit = h @ table(neg).T - logq[neg]
+            logits = torch.cat([pos_logit, neg_logit], -1).float()
+        valid = nxt != 0
+        loss = F.cross_entropy(logits[valid], torch.zeros(int(valid.sum()), dtype=torch.long, device="cuda"))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        del hist, inputs, nxt, neg, h, pos_logit, neg_logit, logits, valid, loss
+        if step % 10 == 9:
+            with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+                enc.eval()
+                lens = torch.randint(20, 201, (1024,), generator=g)
+                hist = torch.randint(1, items, (1024, int(lens.max())), device="cuda")
+                hist[torch.arange(hist.shape[1])[None] >= lens[:, None]] = 0
+                last = encode(hist)[torch.arange(1024), lens.cuda() - 1]
+                top = (last @ table.weight.T.to(torch.bfloat16)).topk(100, -1).indices.cpu()
+                enc.train()
+                del hist, last, top
+
+
 PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_train_bf16,
                                     gpt2_generate, phases_empty_cache, prefetch_side_stream,
                                     compile_train, compile_reduce_overhead_infer, graph_shared_pool,
@@ -8674,7 +9037,10 @@ UNRECORDED = {f.__name__: f for f in (kmeans_chunked_assign, crnn_ocr_ctc_varwid
                                        siamese_tracker_xcorr_infer_fp16, gpt2_prompt_tuning_train_bf16,
                                        knn_lm_datastore_decode_fp16, bilstm_crf_ner_train,
                                        chunked_linear_attention_train_bf16, pointpillars_scatter_train_bf16,
-                                       medusa_tree_decode_fp16, contrastive_search_decode_fp16)}
+                                       medusa_tree_decode_fp16, contrastive_search_decode_fp16,
+                                       gaussian_splat_densify_train, evoformer_pair_chunked_infer_bf16,
+                                       ties_merge_checkpoints_bf16, sam_like_auto_masks_infer_fp16,
+                                       sasrec_sampled_softmax_train_bf16)}
 
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
