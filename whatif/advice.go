@@ -311,18 +311,27 @@ func (a *Advice) text(where string) string {
 		fmt.Fprintf(&b, "advice: keep %s: no other setting tried lowers peak reserved below its %s for sure without an OOM (%s)",
 			a.BaselineName(), sizeSpan(a.BaselineReserved), judged)
 	} else if a.BaselineOOM {
-		fmt.Fprintf(&b, "advice: %s runs out of memory; %s runs without an OOM%s with the lowest peak reserved, %s (%s); it costs %s cudaMalloc calls and %s retries",
-			a.BaselineName(), a.Best.ShortLabel(), where, sizeSpan(a.Reserved), judged, countSpan(a.DeviceAllocs), countSpan(a.AllocRetries))
+		fmt.Fprintf(&b, "advice: %s runs out of memory; %s runs without an OOM%s with the lowest peak reserved, %s (%s); it costs %s %s and %s retries",
+			a.BaselineName(), a.Best.ShortLabel(), where, sizeSpan(a.Reserved), judged, countSpan(a.DeviceAllocs), deviceAllocColumn(*a.Best), countSpan(a.AllocRetries))
 	} else {
 		sv := preciseSize(a.Saves[0], a.Saves[1], a.Saves[2])
 		saves := sv[0]
 		if a.Saves[1] != a.Saves[0] || a.Saves[2] != a.Saves[0] {
 			saves += fmt.Sprintf(" {%s, %s}", sv[1], sv[2])
 		}
-		fmt.Fprintf(&b, "advice: %s lowers peak reserved most without an OOM%s (%s): %s against %s under %s, saving %s (%.1f %%); it costs %s cudaMalloc calls (%s: %s) and %s retries (%s: %s)",
+		fmt.Fprintf(&b, "advice: %s lowers peak reserved most without an OOM%s (%s): %s against %s under %s, saving %s (%.1f %%); ",
 			a.Best.ShortLabel(), where, judged, sizeSpan(a.Reserved), sizeSpan(a.BaselineReserved), a.BaselineName(),
-			saves, a.SavesPercent, countSpan(a.DeviceAllocs), a.Baseline.ShortLabel(), countSpan(a.BaselineDeviceAllocs),
-			countSpan(a.AllocRetries), a.Baseline.ShortLabel(), countSpan(a.BaselineAllocRetries))
+			saves, a.SavesPercent)
+		if noun, base := deviceAllocNoun(*a.Best), deviceAllocNoun(a.Baseline); noun != base {
+			noun, base = deviceAllocColumn(*a.Best), deviceAllocColumn(a.Baseline)
+			fmt.Fprintf(&b, "it costs %s %s against %s %s under %s, and %s retries (%s: %s)",
+				countSpan(a.DeviceAllocs), noun, countSpan(a.BaselineDeviceAllocs), base, a.Baseline.ShortLabel(),
+				countSpan(a.AllocRetries), a.Baseline.ShortLabel(), countSpan(a.BaselineAllocRetries))
+		} else {
+			fmt.Fprintf(&b, "it costs %s %s (%s: %s) and %s retries (%s: %s)",
+				countSpan(a.DeviceAllocs), noun, a.Baseline.ShortLabel(), countSpan(a.BaselineDeviceAllocs),
+				countSpan(a.AllocRetries), a.Baseline.ShortLabel(), countSpan(a.BaselineAllocRetries))
+		}
 	}
 	if a.Timed {
 		b.WriteString("; a {low, high} here spans a figure's timing range ([low, high] in the table) as well as its address range")
@@ -332,6 +341,26 @@ func (a *Advice) text(where string) string {
 			strings.Join(a.Unranged, ", "), map[bool]string{true: "ies", false: "y"}[len(a.Unranged) == 1])
 	}
 	return b.String()
+}
+
+// deviceAllocNoun is what PyTorch's num_device_alloc (the table's cudaMalloc column)
+// counts under st: cudaMalloc calls, or under expandable segments, which map pages
+// into ranges reserved up front and call no cudaMalloc, the mappings (the table's note
+// says so, Result.writeAddressNotes).
+func deviceAllocNoun(st Setting) string {
+	if st.Conf.ExpandableSegments {
+		return "page mappings"
+	}
+	return "cudaMalloc calls"
+}
+
+// deviceAllocColumn is deviceAllocNoun saying, for page mappings, which column
+// counts them.
+func deviceAllocColumn(st Setting) string {
+	if st.Conf.ExpandableSegments {
+		return deviceAllocNoun(st) + " (the cudaMalloc column)"
+	}
+	return deviceAllocNoun(st)
 }
 
 // String is the advice as one paragraph, "advice: …".

@@ -62,7 +62,8 @@ func TestAdviseJudgesOnTheHighEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"default (recorded run)", "advice: expandable lowers peak reserved most without an OOM",
-		"saving 200.00 MiB {10.00 MiB, 220.00 MiB} (20.0 %)", "it costs 25 cudaMalloc calls (default: 20)"} {
+		"saving 200.00 MiB {10.00 MiB, 220.00 MiB} (20.0 %)",
+		"it costs 25 page mappings (the cudaMalloc column) against 20 cudaMalloc calls under default, and 0 retries (default: 0)"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
@@ -85,6 +86,24 @@ func TestAdviseJudgesOnTheHighEnd(t *testing.T) {
 	if got.Advice.Conf == nil || *got.Advice.Conf != "expandable_segments:True" || got.Advice.Saves != a.Saves ||
 		!got.Advice.Recorded || got.Advice.Text != a.String() {
 		t.Errorf("JSON advice %+v", got.Advice)
+	}
+
+	// what the cudaMalloc column counts under each: the expandable row maps pages
+	for _, c := range []struct {
+		best, baseline int
+		want           string
+	}{
+		{2, 0, "it costs 18 cudaMalloc calls (default: 20) and 0 retries (default: 0)"},
+		{1, 2, "it costs 25 page mappings (the cudaMalloc column) against 18 cudaMalloc calls under max_split 128, and"},
+		{2, 1, "it costs 18 cudaMalloc calls against 25 page mappings (the cudaMalloc column) under expandable, and"},
+		{1, 1, "it costs 25 page mappings (expandable: 25) and"},
+	} {
+		best, base := r.Runs[c.best].Setting, r.Runs[c.baseline].Setting
+		n, m := r.Runs[c.best].DeviceAllocs, r.Runs[c.baseline].DeviceAllocs
+		costs := Advice{Best: &best, Baseline: base, DeviceAllocs: [3]int64{n, n, n}, BaselineDeviceAllocs: [3]int64{m, m, m}}
+		if got := costs.String(); !strings.Contains(got, c.want) {
+			t.Errorf("advice for %s against %s: %q, want %q in it", best.Label(), base.Label(), got, c.want)
+		}
 	}
 
 	if strings.Contains(a.String(), "timing range") {
