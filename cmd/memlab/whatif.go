@@ -319,7 +319,10 @@ func (req *whatifRequest) minCaps(s *snapshot.Snapshot, settings []whatif.Settin
 			keeps = fmt.Sprintf("; under it the replay fails the %d requests the recorded run failed, as that run did", c.RecordedOOMs)
 		}
 		tried := fmt.Sprintf("in any of %d placements of the device allocations tried (%s)", c.Placements, conv)
-		if c.Placements <= 1 {
+		switch {
+		case c.Placements <= 1 && st.Conf.ExpandableSegments:
+			tried = "at the driver model's placement, the only one tried: expandable segments map pages into ranges reserved up front, so where the driver places memory changes no figure"
+		case c.Placements <= 1:
 			tried = "at the driver model's placement, the only one tried"
 		}
 		alone := "with the driver model's placement alone"
