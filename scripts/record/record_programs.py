@@ -8901,7 +8901,7 @@ def sasrec_sampled_softmax_train_bf16(torch):
         lens = torch.randint(20, 201, (bs,), generator=g)
         n = int(lens.max())
         hist = torch.randint(1, items, (bs, n + 1), device="cuda")
-        hist[torch.arange(n + 1)[None] >= (lens[:, None] + 1)] = 0
+        hist[torch.arange(n + 1, device="cuda")[None] > lens.cuda()[:, None]] = 0
         inputs, nxt = hist[:, :-1], hist[:, 1:]
         neg = torch.multinomial(popularity, negs, replacement=True)
         with torch.autocast("cuda", dtype=torch.bfloat16):
@@ -8920,8 +8920,9 @@ def sasrec_sampled_softmax_train_bf16(torch):
                 enc.eval()
                 lens = torch.randint(20, 201, (1024,), generator=g)
                 hist = torch.randint(1, items, (1024, int(lens.max())), device="cuda")
-                hist[torch.arange(hist.shape[1])[None] >= lens[:, None]] = 0
-                last = encode(hist)[torch.arange(1024), lens.cuda() - 1]
+                lens = lens.cuda()
+                hist[torch.arange(hist.shape[1], device="cuda")[None] >= lens[:, None]] = 0
+                last = encode(hist)[torch.arange(1024, device="cuda"), lens - 1]
                 top = (last @ table.weight.T.to(torch.bfloat16)).topk(100, -1).indices.cpu()
                 enc.train()
                 del hist, last, top
