@@ -2943,17 +2943,11 @@ def layer_offload_infer_fp16(torch):
             del x, top
 
 
-def sam_like_prompt_decode_fp16(torch):
-    """Segment-Anything-style serving: a ViT image encoder (12 layers, d 768, 16-pixel
-    patches of a 1024² image, fp16) run once per image and its embedding kept; then batches
-    of point prompts (16–128 a batch, the count varies) each through a light two-way mask
-    decoder (prompt tokens attending to the 64×64 embedding and back, two transposed
-    convolutions up to 256² masks); 3 images, 5 prompt batches each, under
-    `inference_mode`."""
+def _sam_like_model(torch, d):
+    """The Segment-Anything-like model of the SAM programs, fp16 and in eval mode, made in
+    this order: the ViT encoder's patch embedding, its 12 layers (width d) and neck, the
+    point-prompt embedding, the two-way decoder's two attentions and its upscaling."""
     nn = torch.nn
-    F = nn.functional
-    torch.manual_seed(0)
-    d = 768
     patch = nn.Conv2d(3, d, 16, 16).cuda().half().eval()
     enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 12, 4 * d, batch_first=True, norm_first=True), 12,
                                 enable_nested_tensor=False).cuda().half().eval()
@@ -2962,6 +2956,19 @@ def sam_like_prompt_decode_fp16(torch):
     t2i = nn.MultiheadAttention(256, 8, batch_first=True).cuda().half().eval()
     i2t = nn.MultiheadAttention(256, 8, batch_first=True).cuda().half().eval()
     up = nn.Sequential(nn.ConvTranspose2d(256, 64, 2, 2), nn.GELU(), nn.ConvTranspose2d(64, 32, 2, 2)).cuda().half().eval()
+    return patch, enc, neck, prompt_emb, t2i, i2t, up
+
+
+def sam_like_prompt_decode_fp16(torch):
+    """Segment-Anything-style serving: a ViT image encoder (12 layers, d 768, 16-pixel
+    patches of a 1024² image, fp16) run once per image and its embedding kept; then batches
+    of point prompts (16–128 a batch, the count varies) each through a light two-way mask
+    decoder (prompt tokens attending to the 64×64 embedding and back, two transposed
+    convolutions up to 256² masks); 3 images, 5 prompt batches each, under
+    `inference_mode`."""
+    torch.manual_seed(0)
+    d = 768
+    patch, enc, neck, prompt_emb, t2i, i2t, up = _sam_like_model(torch, d)
     g = torch.Generator().manual_seed(6)
     with torch.inference_mode():
         for image in range(3):
@@ -8812,15 +8819,8 @@ def sam_like_auto_masks_infer_fp16(torch):
     F = nn.functional
     torch.manual_seed(0)
     d = 768
-    patch = nn.Conv2d(3, d, 16, 16).cuda().half().eval()
-    enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 12, 4 * d, batch_first=True, norm_first=True), 12,
-                                enable_nested_tensor=False).cuda().half().eval()
-    neck = nn.Conv2d(d, 256, 1).cuda().half().eval()
-    prompt_emb = nn.Linear(2, 256).cuda().half().eval()
+    patch, enc, neck, prompt_emb, t2i, i2t, up = _sam_like_model(torch, d)
     mask_tokens = nn.Parameter(torch.randn(1, 4, 256, device="cuda", dtype=torch.float16))
-    t2i = nn.MultiheadAttention(256, 8, batch_first=True).cuda().half().eval()
-    i2t = nn.MultiheadAttention(256, 8, batch_first=True).cuda().half().eval()
-    up = nn.Sequential(nn.ConvTranspose2d(256, 64, 2, 2), nn.GELU(), nn.ConvTranspose2d(64, 32, 2, 2)).cuda().half().eval()
     hyper = nn.Linear(256, 32).cuda().half().eval()
     iou_head = nn.Linear(256, 1).cuda().half().eval()
     grid = torch.stack(torch.meshgrid(*(torch.linspace(1 / 64, 63 / 64, 32),) * 2, indexing="xy"), -1).reshape(-1, 2)
