@@ -349,12 +349,12 @@ func (a *Advice) text(where string) string {
 // says so, Result.writeAddressNotes).
 func deviceAllocNoun(st Setting) string {
 	if st.Conf.ExpandableSegments {
-		return "page mappings"
+		return "mappings of pages"
 	}
 	return "cudaMalloc calls"
 }
 
-// deviceAllocColumn is deviceAllocNoun saying, for page mappings, which column
+// deviceAllocColumn is deviceAllocNoun saying, for mappings of pages, which column
 // counts them.
 func deviceAllocColumn(st Setting) string {
 	if st.Conf.ExpandableSegments {

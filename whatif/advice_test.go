@@ -63,7 +63,7 @@ func TestAdviseJudgesOnTheHighEnd(t *testing.T) {
 	}
 	for _, want := range []string{"default (recorded run)", "advice: expandable lowers peak reserved most without an OOM",
 		"saving 200.00 MiB {10.00 MiB, 220.00 MiB} (20.0 %)",
-		"it costs 25 page mappings (the cudaMalloc column) against 20 cudaMalloc calls under default, and 0 retries (default: 0)"} {
+		"it costs 25 mappings of pages (the cudaMalloc column) against 20 cudaMalloc calls under default, and 0 retries (default: 0)"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
@@ -94,9 +94,9 @@ func TestAdviseJudgesOnTheHighEnd(t *testing.T) {
 		want           string
 	}{
 		{2, 0, "it costs 18 cudaMalloc calls (default: 20) and 0 retries (default: 0)"},
-		{1, 2, "it costs 25 page mappings (the cudaMalloc column) against 18 cudaMalloc calls under max_split 128, and"},
-		{2, 1, "it costs 18 cudaMalloc calls against 25 page mappings (the cudaMalloc column) under expandable, and"},
-		{1, 1, "it costs 25 page mappings (expandable: 25) and"},
+		{1, 2, "it costs 25 mappings of pages (the cudaMalloc column) against 18 cudaMalloc calls under max_split 128, and"},
+		{2, 1, "it costs 18 cudaMalloc calls against 25 mappings of pages (the cudaMalloc column) under expandable, and"},
+		{1, 1, "it costs 25 mappings of pages (expandable: 25) and"},
 	} {
 		best, base := r.Runs[c.best].Setting, r.Runs[c.baseline].Setting
 		n, m := r.Runs[c.best].DeviceAllocs, r.Runs[c.baseline].DeviceAllocs

@@ -442,7 +442,7 @@ func TestMappedRunsNeedNoAddressRange(t *testing.T) {
 			if err := res.WriteTable(&tab); err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(tab.String(), "makes no cudaMalloc call (its cudaMalloc and cudaFree columns count the pages' mappings and unmappings") ||
+			if !strings.Contains(tab.String(), "makes no cudaMalloc call (its cudaMalloc and cudaFree columns count the mappings and unmappings of pages") ||
 				!strings.Contains(tab.String(), "so no figure depends on where the driver places device memory") || strings.Contains(tab.String(), "unranged:") {
 				t.Errorf("the table does not say why there is no range, or what its cudaMalloc column counts:\n%s", tab.String())
 			}

@@ -378,7 +378,7 @@ func (r *Result) writeAddressNotes(w io.Writer) {
 		return fmt.Sprintf("Driver addresses, device %d: where the driver puts a device allocation your run did not make is not in the snapshot, and under another setting it can put those your run made elsewhere. A {low, high} beside a figure is its range over placements of them, tried until new ones stop widening it or the time runs out (--range-time); the figure itself is with the driver model's places for the first and your run's addresses for the second:", d)
 	})
 	if len(mapped) > 0 {
-		fmt.Fprintf(w, "\n%s map%s pages into address ranges reserved up front and make%s no cudaMalloc call (%s cudaMalloc and cudaFree columns count the pages' mappings and unmappings, as PyTorch's num_device_alloc and num_device_free do), so no figure depends on where the driver places device memory: no address range is computed\n",
+		fmt.Fprintf(w, "\n%s map%s pages into address ranges reserved up front and make%s no cudaMalloc call (%s cudaMalloc and cudaFree columns count the mappings and unmappings of pages, as PyTorch's num_device_alloc and num_device_free do), so no figure depends on where the driver places device memory: no address range is computed\n",
 			joinAnd(mapped), verbS(len(mapped)), verbS(len(mapped)), map[bool]string{true: "its", false: "their"}[len(mapped) == 1])
 	}
 	for _, why := range reasons {

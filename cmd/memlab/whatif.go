@@ -71,8 +71,8 @@ the JSON alone on stdout and the table on stderr.
 With several settings the output ends with advice (JSON: "advice"): the setting that
 lowers peak reserved most without an OOM, judged on the high end of each figure's
 range against the recorded run's setting (marked "(recorded run)" in the table), what
-it saves and what it costs in cudaMalloc calls (under expandable segments, page
-mappings, which the cudaMalloc column counts as PyTorch's num_device_alloc does) and
+it saves and what it costs in cudaMalloc calls (under expandable segments, mappings
+of pages, which the cudaMalloc column counts as PyTorch's num_device_alloc does) and
 retries. Several ranks: each
 setting judged on its worst rank, ranked by the high end of its range; the summary
 names each rank's file and lists the files of the ranks that run out.
