@@ -9020,7 +9020,12 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     pyhessian_eigen_trace_resnet, tta_multiscale_flip_seg_infer_fp16,
                                     fixmatch_pseudo_label_train_bf16, perceptual_sr_gan_train_bf16,
                                     sinkhorn_ot_unrolled_train, ohem_topk_seg_train_bf16,
-                                    hard_negative_retrieval_train_fp16, blockwise_attention_train_bf16)}
+                                    hard_negative_retrieval_train_fp16, blockwise_attention_train_bf16,
+                                    kmeans_chunked_assign, crnn_ocr_ctc_varwidth_train,
+                                    siamese_tracker_xcorr_infer_fp16, gpt2_prompt_tuning_train_bf16,
+                                    knn_lm_datastore_decode_fp16, bilstm_crf_ner_train,
+                                    chunked_linear_attention_train_bf16, pointpillars_scatter_train_bf16,
+                                    medusa_tree_decode_fp16, contrastive_search_decode_fp16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
@@ -9034,12 +9039,7 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       streaming_sink_kv_decode_fp16, offloaded_cache_generate_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
 # and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {f.__name__: f for f in (kmeans_chunked_assign, crnn_ocr_ctc_varwidth_train,
-                                       siamese_tracker_xcorr_infer_fp16, gpt2_prompt_tuning_train_bf16,
-                                       knn_lm_datastore_decode_fp16, bilstm_crf_ner_train,
-                                       chunked_linear_attention_train_bf16, pointpillars_scatter_train_bf16,
-                                       medusa_tree_decode_fp16, contrastive_search_decode_fp16,
-                                       gaussian_splat_densify_train, evoformer_pair_chunked_infer_bf16,
+UNRECORDED = {f.__name__: f for f in (gaussian_splat_densify_train, evoformer_pair_chunked_infer_bf16,
                                        ties_merge_checkpoints_bf16, sam_like_auto_masks_infer_fp16,
                                        sasrec_sampled_softmax_train_bf16)}
 
