@@ -322,14 +322,14 @@ func (a *Advice) text(where string) string {
 		fmt.Fprintf(&b, "advice: %s lowers peak reserved most without an OOM%s (%s): %s against %s under %s, saving %s (%.1f %%); ",
 			a.Best.ShortLabel(), where, judged, sizeSpan(a.Reserved), sizeSpan(a.BaselineReserved), a.BaselineName(),
 			saves, a.SavesPercent)
-		if noun, base := deviceAllocNoun(*a.Best), deviceAllocNoun(a.Baseline); noun != base {
-			noun, base = deviceAllocColumn(*a.Best), deviceAllocColumn(a.Baseline)
+		if a.Best.Conf.ExpandableSegments != a.Baseline.Conf.ExpandableSegments {
+			// one maps pages, the other calls cudaMalloc: name both, and the column
 			fmt.Fprintf(&b, "it costs %s %s against %s %s under %s, and %s retries (%s: %s)",
-				countSpan(a.DeviceAllocs), noun, countSpan(a.BaselineDeviceAllocs), base, a.Baseline.ShortLabel(),
-				countSpan(a.AllocRetries), a.Baseline.ShortLabel(), countSpan(a.BaselineAllocRetries))
+				countSpan(a.DeviceAllocs), deviceAllocColumn(*a.Best), countSpan(a.BaselineDeviceAllocs), deviceAllocColumn(a.Baseline),
+				a.Baseline.ShortLabel(), countSpan(a.AllocRetries), a.Baseline.ShortLabel(), countSpan(a.BaselineAllocRetries))
 		} else {
 			fmt.Fprintf(&b, "it costs %s %s (%s: %s) and %s retries (%s: %s)",
-				countSpan(a.DeviceAllocs), noun, a.Baseline.ShortLabel(), countSpan(a.BaselineDeviceAllocs),
+				countSpan(a.DeviceAllocs), deviceAllocNoun(*a.Best), a.Baseline.ShortLabel(), countSpan(a.BaselineDeviceAllocs),
 				countSpan(a.AllocRetries), a.Baseline.ShortLabel(), countSpan(a.BaselineAllocRetries))
 		}
 	}
@@ -357,10 +357,11 @@ func deviceAllocNoun(st Setting) string {
 // deviceAllocColumn is deviceAllocNoun saying, for mappings of pages, which column
 // counts them.
 func deviceAllocColumn(st Setting) string {
+	n := deviceAllocNoun(st)
 	if st.Conf.ExpandableSegments {
-		return deviceAllocNoun(st) + " (the cudaMalloc column)"
+		n += " (the cudaMalloc column)"
 	}
-	return deviceAllocNoun(st)
+	return n
 }
 
 // String is the advice as one paragraph, "advice: …".

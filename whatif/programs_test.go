@@ -784,15 +784,15 @@ var programsKnown = map[string]string{
 	// calls more than its default run, ranges wider than informative. Three figures lie
 	// outside, each in its repeat too, and each exact with its run's own addresses:
 	// CRNN's capped cudaMalloc count, one above every placement's; contrastive search's
-	// fragmentation peak under roundup 4, where every placement gives the same figure
-	// (no range) and the driver laid the 42 fewer segments otherwise; and Medusa's under
-	// roundup 4, below the range.
-	"bilstm_crf_ner_train under roundup_power2_divisions_4: inactive_split_bytes.all.peak":                                       "the driver's placement of the recorded segments: a fragmentation range wider than informative",
+	// fragmentation peak under roundup 4, where every placement tried gives the same
+	// figure (no range; the run made 42 cudaMalloc calls fewer than its default run);
+	// and Medusa's under roundup 4, below the range.
+	"bilstm_crf_ner_train under roundup_power2_divisions_4: inactive_split_bytes.all.peak":                                       "the driver's placement: an address range wider than informative",
 	"contrastive_search_decode_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc":              "283 cudaMalloc calls more than the default run, under the cap",
 	"contrastive_search_decode_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_free":               "283 cudaMalloc calls more than the default run, under the cap",
 	"contrastive_search_decode_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: segment.all.peak":              "283 cudaMalloc calls more than the default run, under the cap",
 	"contrastive_search_decode_fp16 under max_split_size_mb_64__garbage_collection_threshold_0p6: inactive_split_bytes.all.peak": "283 cudaMalloc calls more than the default run, under the cap",
-	"contrastive_search_decode_fp16 under roundup_power2_divisions_4: inactive_split_bytes.all.peak":                             "outside: the driver's placement, in an order no placement tries (its own addresses give it exactly)",
+	"contrastive_search_decode_fp16 under roundup_power2_divisions_4: inactive_split_bytes.all.peak":                             "outside: the driver's placement; every placement tried gives one figure (its own addresses give it exactly)",
 	"crnn_ocr_ctc_varwidth_train under max_split_size_mb_64__garbage_collection_threshold_0p6: num_device_alloc":                 "outside: 442 cudaMalloc calls more than the default run, under the cap, one above every placement's",
 	"medusa_tree_decode_fp16 under roundup_power2_divisions_4: inactive_split_bytes.all.peak":                                    "outside: the driver's placement, 5.9 % below the address range (its own addresses give it exactly)",
 }
