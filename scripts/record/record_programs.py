@@ -17,6 +17,12 @@ in the shape `memlab whatif` and its tests read (reference/workloads-2.11/README
 The default setting is recorded first, with Python stack frames; it is the input of a
 what-if replay, the others are what the replay must predict. The capped setting runs
 under set_per_process_memory_fraction(1.15 x the default run's peak allocated / total, at most 1).
+With --jobs N, N programs share the card: under max_split_size_mb:128 some programs' cached
+oversize blocks grow until the card is full (on an 80 GB H100: GPT-2 prompt tuning 77.7 GB,
+an Evoformer stack 83.6 GB), and a run beside them then fails where the card, not its own
+allocator, is full. Record such programs' max_split_size_mb:128 runs one at a time
+(--repeats 1 --settings max_split_size_mb_128 --jobs 1). A timeout around this script
+leaves its Python running: stop its process group.
 
   python3 record_programs.py --out DIR [--programs a,b] [--stacks-all] [--rerun] [--jobs N]
                                   [--repeats N [--settings TAG,TAG]] [--timeout S]
