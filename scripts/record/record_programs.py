@@ -20,8 +20,8 @@ under set_per_process_memory_fraction(1.15 x the default run's peak allocated / 
 With --jobs N, N programs share the card: under max_split_size_mb:128 some programs' cached
 oversize blocks grow until the card is full (on an 80 GB H100: GPT-2 prompt tuning 77.7 GB,
 an Evoformer stack 83.6 GB), and a run beside them then fails where the card, not its own
-allocator, is full. Record such programs' max_split_size_mb:128 runs one at a time
-(--repeats 1 --settings max_split_size_mb_128 --jobs 1). A timeout around this script
+allocator, is full. Record such programs with --jobs 1 (their repeats under it with
+--repeats 1 --settings max_split_size_mb_128 --jobs 1). A timeout around this script
 leaves its Python running: stop its process group.
 
   python3 record_programs.py --out DIR [--programs a,b] [--stacks-all] [--rerun] [--jobs N]
