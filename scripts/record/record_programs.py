@@ -17,12 +17,11 @@ in the shape `memlab whatif` and its tests read (reference/workloads-2.11/README
 The default setting is recorded first, with Python stack frames; it is the input of a
 what-if replay, the others are what the replay must predict. The capped setting runs
 under set_per_process_memory_fraction(1.15 x the default run's peak allocated / total, at most 1).
-With --jobs N, N programs share the card: under max_split_size_mb:128 some programs' cached
-oversize blocks grow until the card is full (on an 80 GB H100: GPT-2 prompt tuning 77.7 GB,
-an Evoformer stack 83.6 GB), and a run beside them then fails where the card, not its own
-allocator, is full. Record such programs with --jobs 1 (their repeats under it with
---repeats 1 --settings max_split_size_mb_128 --jobs 1). A timeout around this script
-leaves its Python running: stop its process group.
+With --jobs N, N programs share the card, except that a run under max_split_size_mb:128
+(ALONE) has the card to itself: under it some programs' cached oversize blocks grow until
+the card is full (on an 80 GB H100: GPT-2 prompt tuning 77.7 GB, an Evoformer stack
+83.6 GB), and a run beside them then failed where the card, not its own allocator, was
+full. A timeout around this script leaves its Python running: stop its process group.
 
   python3 record_programs.py --out DIR [--programs a,b] [--stacks-all] [--rerun] [--jobs N]
                                   [--repeats N [--settings TAG,TAG]] [--timeout S]
@@ -55,6 +54,7 @@ at the points a program marks with mark(), e.g. while a private pool is alive).
 """
 import argparse
 import concurrent.futures
+import contextlib
 import datetime
 import json
 import os
@@ -62,6 +62,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 SETTINGS = [
@@ -72,6 +73,9 @@ SETTINGS = [
     "max_split_size_mb:64,garbage_collection_threshold:0.6",
 ]
 CAPPED = {"max_split_size_mb:64,garbage_collection_threshold:0.6": 1.15}
+# Settings under which a run may grow until the card is full (cached oversize blocks
+# under max_split_size_mb:128): with --jobs N such a run has the card to itself.
+ALONE = {"max_split_size_mb:128"}
 
 
 def tag(conf):
@@ -9144,6 +9148,40 @@ def run(name, conf, frac, out, stacks):
               oom, wall, "memlab scripts/record/record_programs.py", f"{name} [{conf or 'default'}]")
 
 
+class CardShare:
+    """Runs of several programs share the card, except a run under a setting in ALONE,
+    which waits until no other run is on the card and keeps it to itself while it runs."""
+
+    def __init__(self):
+        self.cond = threading.Condition()
+        self.running = 0
+        self.alone = False
+        self.waiting = 0  # runs waiting to be alone: no other run starts before them
+
+    @contextlib.contextmanager
+    def run(self, conf):
+        alone = conf in ALONE
+        with self.cond:
+            if alone:
+                self.waiting += 1
+                self.cond.wait_for(lambda: self.running == 0)
+                self.waiting -= 1
+            else:
+                self.cond.wait_for(lambda: not self.alone and self.waiting == 0)
+            self.running += 1
+            self.alone = alone
+        try:
+            yield
+        finally:
+            with self.cond:
+                self.running -= 1
+                self.alone = False
+                self.cond.notify_all()
+
+
+CARD = CardShare()
+
+
 # the figures a rerun of the default setting is compared on
 RERUN_KEYS = ["max_memory_allocated", "max_memory_reserved", "memory_allocated", "memory_reserved"]
 
@@ -9173,7 +9211,8 @@ def record_program(name, out, stacks_all, rerun, cache, timeout, repeat=0, only=
         if stacks:
             cmd += ["--stacks"]
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=timeout)
+            with CARD.run(conf):
+                p = subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=timeout)
         except subprocess.TimeoutExpired:
             log.append(f"{name} [{conf or 'default'}]: TIMEOUT after {timeout}s")
             return False
