@@ -345,6 +345,10 @@ func verbS(subjects int) string {
 	return ""
 }
 
+// MappedNoPlacement says why a setting with expandable segments carries no address
+// range: the table's note and memlab whatif --min-cap both give it.
+const MappedNoPlacement = "expandable segments map pages into address ranges reserved up front, so no figure depends on where the driver places device memory"
+
 // writeAddressNotes explains the {low, high} address ranges once for each device,
 // then says, setting by setting, whose device allocations they move and how many
 // placements were tried; then the settings that map pages (no range to compute) and
@@ -378,8 +382,9 @@ func (r *Result) writeAddressNotes(w io.Writer) {
 		return fmt.Sprintf("Driver addresses, device %d: where the driver puts a device allocation your run did not make is not in the snapshot, and under another setting it can put those your run made elsewhere. A {low, high} beside a figure is its range over placements of them, tried until new ones stop widening it or the time runs out (--range-time); the figure itself is with the driver model's places for the first and your run's addresses for the second:", d)
 	})
 	if len(mapped) > 0 {
-		fmt.Fprintf(w, "\n%s map%s pages into address ranges reserved up front and make%s no cudaMalloc call (%s cudaMalloc and cudaFree columns count the mappings and unmappings of pages, as PyTorch's num_device_alloc and num_device_free do), so no figure depends on where the driver places device memory: no address range is computed\n",
-			joinAnd(mapped), verbS(len(mapped)), verbS(len(mapped)), map[bool]string{true: "its", false: "their"}[len(mapped) == 1])
+		one := len(mapped) == 1
+		fmt.Fprintf(w, "\n%s: %s, and no address range is computed. %s make%s no cudaMalloc call (%s cudaMalloc and cudaFree columns count the mappings and unmappings of pages, as PyTorch's num_device_alloc and num_device_free do)\n",
+			joinAnd(mapped), MappedNoPlacement, map[bool]string{true: "It", false: "They"}[one], verbS(len(mapped)), map[bool]string{true: "its", false: "their"}[one])
 	}
 	for _, why := range reasons {
 		fmt.Fprintf(w, "\nunranged: the figures of %s may depend on where the driver places device allocations, but carry no address range: %s\n",

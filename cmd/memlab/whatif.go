@@ -321,7 +321,7 @@ func (req *whatifRequest) minCaps(s *snapshot.Snapshot, settings []whatif.Settin
 		tried := fmt.Sprintf("in any of %d placements of the device allocations tried (%s)", c.Placements, conv)
 		switch {
 		case c.Placements <= 1 && st.Conf.ExpandableSegments:
-			tried = "at the driver model's placement, the only one tried: expandable segments map pages into ranges reserved up front, so where the driver places memory changes no figure"
+			tried = "at the driver model's placement, the only one tried: " + whatif.MappedNoPlacement
 		case c.Placements <= 1:
 			tried = "at the driver model's placement, the only one tried"
 		}

@@ -34,7 +34,7 @@ func TestWhatifCommand(t *testing.T) {
 		{"sweep", []string{snap, "--sweep", "--top", "3"}, 0, "lowest peak reserved first", ""},
 		{"min cap", []string{snap, "--min-cap", "--conf", ""}, 0, "smallest cap without OOM", ""},
 		{"min cap over the GPU timings", []string{snap, "--min-cap", "--conf", ""}, 0, "nor in any of 129 GPU timings of the 18 cross-stream frees; with the driver model's placement and the snapshot's GPU timing alone", ""},
-		{"min cap of expandable segments: why one placement", []string{snap, "--min-cap", "--conf", "expandable_segments:True"}, 0, "the only one tried: expandable segments map pages into ranges reserved up front, so where the driver places memory changes no figure", ""},
+		{"min cap of expandable segments: why one placement", []string{snap, "--min-cap", "--conf", "expandable_segments:True"}, 0, "the only one tried: expandable segments map pages into address ranges reserved up front, so no figure depends on where the driver places device memory", ""},
 		{"min cap with a cap", []string{snap, "--min-cap", "--cap", "1GiB"}, 2, "", "--min-cap finds the cap itself; drop --cap and --fraction"},
 		{"min cap with a plot", []string{snap, "--min-cap", "--plot", filepath.Join(dir, "c.png")}, 2, "", "--min-cap draws nothing; drop --plot"},
 		{"header", []string{snap}, 0, "multistream_branches__default.pickle: PyTorch 2.10 or later · device 139.80 GiB (H200) assumed · 183 events · 3 streams · no private pool\n", ""},
