@@ -8,12 +8,15 @@ import (
 
 // LimitNotes says, for a run under a cap or a garbage_collection_threshold, whether
 // they engaged: a cap that refused no device allocation, or a collection that never
-// ran, changed nothing, and the figures are the ones without them; and how many cuDNN
-// benchmark workspaces did not fit (Run.HalvedWorkspaces). Nil when there is nothing
-// to say.
-func (r *Run) LimitNotes(total int64) []string {
+// ran, changed nothing, and the figures are the ones without them; how many cuDNN
+// benchmark workspaces did not fit (Run.HalvedWorkspaces); and, for a run whose
+// reserved memory came near the whole device ab.TotalMemory where no recorded OOM says
+// how much of it the program could have, that the card holds less (fullCardNote). Nil
+// when there is nothing to say.
+func (r *Run) LimitNotes(ab About) []string {
 	var notes []string
 	st := r.Setting
+	total := ab.TotalMemory
 	switch {
 	case r.Allowed > 0 && r.Limits.CapRefusals == 0 && r.Limits.GCPasses == 0:
 		notes = append(notes, fmt.Sprintf("the cap of %s never engaged: no device allocation reached it (peak reserved %s), so the figures are those without a cap",
@@ -31,6 +34,9 @@ func (r *Run) LimitNotes(total int64) []string {
 	if n := r.HalvedWorkspaces; n > 0 {
 		notes = append(notes, fmt.Sprintf("%s of cuDNN's benchmark did not fit: PyTorch catches that OOM (counted among the OOMs, not the run's end) and asks for half as much until one fits, as the replay did; the algorithm cuDNN then runs fits the smaller workspace, where the replay keeps the recorded run's requests",
 			plural(n, "workspace", "workspaces")))
+	}
+	if n := r.fullCardNote(ab); n != "" {
+		notes = append(notes, n)
 	}
 	if gc := st.Conf.GarbageCollectionThreshold; gc > 0 {
 		switch {
@@ -69,4 +75,39 @@ func (r *Run) AvoidedOOMNote(own bool) string {
 		return fmt.Sprintf("the recorded run's OOM at event %d does not happen under this setting; the requests after it are what the program did after its OOM (caught it and asked for less, or ended), not what it would have done without one", r.Avoided[0])
 	}
 	return fmt.Sprintf("%d of the recorded run's OOMs (the first at event %d) do not happen under this setting; the requests after them are what the program did after its OOMs (caught them and asked for less, or ended), not what it would have done without them", len(r.Avoided), r.Avoided[0])
+}
+
+// heldOutsideCache is how close to the whole device a run's reserved memory may come
+// before fullCardNote says the card may not have had it: the shipped runs that ran out
+// at their card's own limit found 0.67–0.68 GiB of it held outside PyTorch's cache (the
+// CUDA context, the libraries), and other processes hold more.
+const heldOutsideCache = 1 << 30
+
+// fullCardNote says, for a run whose peak reserved (the high end of its range) came
+// within heldOutsideCache of the whole device, uncapped below that, on a device no
+// recorded OOM bounds (About.Usable), that the replay gave it memory a card may not
+// have: the snapshot does not show what CUDA's context, the libraries and other
+// processes held, so on the card a cudaMalloc can fail sooner, after which PyTorch
+// frees cached segments and retries, or runs out. "" otherwise.
+func (r *Run) fullCardNote(ab About) string {
+	total := ab.TotalMemory
+	if total <= 0 || (r.Allowed > 0 && r.Allowed <= total-heldOutsideCache) {
+		return ""
+	}
+	for _, u := range ab.Usable {
+		if u.Device == r.Device {
+			return ""
+		}
+	}
+	peak := r.MaxReserved
+	for _, rg := range []map[string][2]int64{r.AddressRange, r.TimingRange, r.AfterOOMRange} {
+		if lr, ok := rg["reserved_bytes.all.peak"]; ok {
+			peak = max(peak, lr[1])
+		}
+	}
+	if peak <= total-heldOutsideCache {
+		return ""
+	}
+	return fmt.Sprintf("peak reserved reaches %s of the device's %s: a card holds less than that for PyTorch (CUDA's context and the libraries took 0.67–0.68 GiB on the shipped runs that ran out at their card's limit, and other processes take more), which the snapshot does not show, so on the card a cudaMalloc may fail sooner than here, PyTorch then freeing cached segments and retrying (which changes the cudaMalloc and cudaFree counts) or running out; to replay a card that held less, give what it left the program with --total (a fraction's cap is then taken from it too)",
+		allocator.FormatSize(peak), allocator.FormatSize(total))
 }

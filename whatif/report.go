@@ -508,7 +508,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, "\n%s\n", n)
 	}
 	for _, run := range r.Runs {
-		notes := run.LimitNotes(r.About.TotalMemory)
+		notes := run.LimitNotes(r.About)
 		if n := run.AvoidedOOMNote(r.ownUncapped(run)); n != "" {
 			notes = append(notes, n)
 		}
@@ -726,7 +726,7 @@ func (r *Result) jsonResult() jsonResult {
 			CrossStreamFrees: run.CrossStreamFrees, HeldFrees: run.HeldFrees, EarlierHeldFrees: run.EarlierHeldFrees, TimingRange: run.TimingRange, TimingSchedules: run.TimingSchedules,
 			Allowed: run.Allowed, CapRefusals: run.Limits.CapRefusals, GCPasses: run.Limits.GCPasses, GCReleased: run.Limits.GCReleased,
 			HalvedWorkspaces: run.HalvedWorkspaces,
-			Notes:            run.LimitNotes(r.About.TotalMemory),
+			Notes:            run.LimitNotes(r.About),
 			AddressRange:     run.AddressRange, AddressPlacements: run.AddressPlacements, AfterOOMRange: run.AfterOOMRange}
 		for _, a := range run.Alike {
 			j.Alike = append(j.Alike, a.Conf.String())

@@ -117,10 +117,54 @@ func TestLimitNotes(t *testing.T) {
 			"the cap of 20.00 GiB refused 1 device allocation (each sent the allocator to free cached segments and retry, or to an OOM)",
 			"garbage_collection_threshold:0.6: the collection ran 2 times and freed 3 segments (6.00 MiB)"}},
 	} {
-		got := c.run.LimitNotes(H200Memory)
+		got := c.run.LimitNotes(About{TotalMemory: H200Memory})
 		if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
 			t.Errorf("%s: notes\n  %q\nwant\n  %q", c.run.Setting.Label(), got, c.want)
 		}
+	}
+}
+
+// TestFullCardNote: a run whose peak reserved, or its range's high end, comes within
+// heldOutsideCache of the device is told that a card holds less than that; a run below
+// it, one under a cap below it, and one on a device a recorded OOM bounds are not.
+func TestFullCardNote(t *testing.T) {
+	const total = 8 << 30
+	ab := About{TotalMemory: total}
+	bounded := About{TotalMemory: total, Usable: []UsableMemory{{Device: 0, Bytes: total - 1<<29}}}
+	st := Setting{Conf: allocator.DefaultConfig()}
+	for _, c := range []struct {
+		what string
+		run  Run
+		ab   About
+		want bool
+	}{
+		{"near the card", Run{Setting: st, MaxReserved: total - 1<<28}, ab, true},
+		{"below the margin", Run{Setting: st, MaxReserved: total - 2<<30}, ab, false},
+		{"its range's high end near the card", Run{Setting: st, MaxReserved: total - 2<<30,
+			AddressRange: map[string][2]int64{"reserved_bytes.all.peak": {total - 2<<30, total - 1<<20}}}, ab, true},
+		{"under a cap below the margin", Run{Setting: st, MaxReserved: total - 1<<28, Allowed: total / 2}, ab, false},
+		{"on a device a recorded OOM bounds", Run{Setting: st, MaxReserved: total - 1<<28}, bounded, false},
+		{"on another device than the bounded one", Run{Setting: st, Device: 1, MaxReserved: total - 1<<28}, bounded, true},
+	} {
+		got := strings.Join(c.run.LimitNotes(c.ab), "\n")
+		if has := strings.Contains(got, "a card holds less than that for PyTorch"); has != c.want {
+			t.Errorf("%s: full-card note %v, want %v: %q", c.what, has, c.want, got)
+		}
+	}
+
+	// End to end: a replay on a device of 8 GiB that reserves 7.5 GiB says so in its table.
+	const a = 0x7f0000000000
+	s := trace(alloc(a, 7<<30+1<<29), freeReq(a, 7<<30+1<<29), freeDone(a, 7<<30+1<<29))
+	res, err := Replay(s, []Setting{st}, Options{TotalMemory: total})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := res.WriteTable(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "peak reserved reaches 7.50 GiB of the device's 8.00 GiB: a card holds less") {
+		t.Errorf("the table does not say the run came near the card:\n%s", out.String())
 	}
 }
 
