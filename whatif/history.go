@@ -123,6 +123,8 @@ type history struct {
 	// usableSteps is what the replay's device holds up to each of them.
 	usable      *UsableMemory
 	usableSteps []UsableStep
+	// recordedPeak is the recorded run's peak reserved memory on this device.
+	recordedPeak int64
 }
 
 type initialBlock struct {

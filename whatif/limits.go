@@ -78,17 +78,18 @@ func (r *Run) AvoidedOOMNote(own bool) string {
 }
 
 // heldOutsideCache is how close to the whole device a run's reserved memory may come
-// before fullCardNote says the card may not have had it: the shipped runs that ran out
-// at their card's own limit found 0.67–0.68 GiB of it held outside PyTorch's cache (the
-// CUDA context, the libraries), and other processes hold more.
+// before fullCardNote says its figures hang on what the card held outside PyTorch's
+// cache: the shipped runs that ran out at their card's own limit found 618.8 to 750.8
+// MiB of it held there (contextHeld), and other processes hold more.
 const heldOutsideCache = 1 << 30
 
 // fullCardNote says, for a run whose peak reserved (the high end of its range) came
 // within heldOutsideCache of the whole device, uncapped below that, on a device no
-// recorded OOM bounds (About.Usable), that the replay gave it memory a card may not
-// have: the snapshot does not show what CUDA's context, the libraries and other
-// processes held, so on the card a cudaMalloc can fail sooner, after which PyTorch
-// frees cached segments and retries, or runs out. "" otherwise.
+// recorded OOM bounds (About.Usable), that its figures hang on how much of the card
+// the process and others held outside PyTorch's cache, which the snapshot does not
+// show: the replay kept contextHeld back, and with more held a cudaMalloc fails
+// sooner, after which PyTorch frees cached segments and retries, or runs out. ""
+// otherwise.
 func (r *Run) fullCardNote(ab About) string {
 	total := ab.TotalMemory
 	if total <= 0 || (r.Allowed > 0 && r.Allowed <= total-heldOutsideCache) {
@@ -108,6 +109,6 @@ func (r *Run) fullCardNote(ab About) string {
 	if peak <= total-heldOutsideCache {
 		return ""
 	}
-	return fmt.Sprintf("peak reserved reaches %s of the device's %s: a card holds less than that for PyTorch (CUDA's context and the libraries took 0.67–0.68 GiB on the shipped runs that ran out at their card's limit, and other processes take more), which the snapshot does not show, so on the card a cudaMalloc may fail sooner than here, PyTorch then freeing cached segments and retrying (which changes the cudaMalloc and cudaFree counts) or running out; to replay a card that held less, give what it left the program with --total (a fraction's cap is then taken from it too)",
-		allocator.FormatSize(peak), allocator.FormatSize(total))
+	return fmt.Sprintf("peak reserved reaches %s of the device's %s: the replay kept %s of the card back for what the process holds outside PyTorch's cache (CUDA's context, the libraries, the loaded kernels; 618.8 to 750.8 MiB on the shipped runs that ran out at their card's limit), which the snapshot does not show, and other processes take more. With more held, a cudaMalloc fails sooner than here, and PyTorch then frees cached segments and retries (which changes the cudaMalloc and cudaFree counts) or runs out; to replay a card that left the program less, give --total as that amount plus %s",
+		allocator.FormatSize(peak), allocator.FormatSize(total), allocator.FormatSize(contextHeld), allocator.FormatSize(contextHeld))
 }

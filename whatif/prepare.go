@@ -199,6 +199,7 @@ func (p *preparer) recordedReserved() error {
 		}
 	}
 	p.reservedAt = p.initialReserved
+	p.h.recordedPeak = p.maxReserved
 	p.h.usable, p.h.usableSteps = p.usable.holds(p.device, &p.h.warnings)
 	return nil
 }

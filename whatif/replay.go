@@ -65,6 +65,7 @@ func newReplayer(h *history, st Setting, opts Options, sched schedule) (*replaye
 		total = H200Memory
 	}
 	mem := newDeviceMemory(uint64(total))
+	mem.usable = uint64(cardUsable(total, h.recordedPeak))
 	mem.recordedSpans = h.recordedSpans()
 	if opts.placement != 0 {
 		mem.placer = rand.New(rand.NewSource(opts.placement))

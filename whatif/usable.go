@@ -67,6 +67,27 @@ type UsableStep struct {
 // for the driver (UsableMemory.Held).
 const driverPage = pageSize
 
+// contextHeld is what the replay's device keeps back of the card, where no recorded
+// OOM says how much the program could reserve (UsableMemory), for what the process
+// holds outside PyTorch's cache: the CUDA context, the libraries' handles and
+// workspaces, the loaded kernels. The shipped runs that ran out at their card's own
+// limit left 692.8 to 694.8 MiB of an H200 outside it, and 618.8 to 750.8 MiB of an
+// H100 (TestUsableOfShippedOOMs); with 694 MiB the replay of
+// reference/programs-2.11's Evoformer stack under max_split_size_mb:128, whose cached
+// oversize blocks filled an H100 without an OOM, frees cached blocks where PyTorch did
+// and gives every figure PyTorch measured (exact for anything from about 684 to 706
+// MiB; with the whole card it reserved 0.7 GB more). How much a run holds outside the
+// cache depends on what it loads, so a row that comes near the card says its figures
+// hang on it (fullCardNote).
+const contextHeld = 694 << 20
+
+// cardUsable is what the replay's device holds of a card of total bytes when no
+// recorded OOM bounds it: total less contextHeld, but never less than the recorded run
+// reserved there (recordedPeak), which it had.
+func cardUsable(total, recordedPeak int64) int64 {
+	return max(total-contextHeld, min(recordedPeak, total))
+}
+
 // bounds reports whether u bounds a device of total bytes (a recorded OOM under a
 // cap, or on a larger card than the one assumed, leaves more than it).
 func (u *UsableMemory) bounds(total int64) bool { return u != nil && u.Bytes < total }

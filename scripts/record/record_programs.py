@@ -9035,7 +9035,10 @@ PROGRAMS = {f.__name__: f for f in (transformer_varlen_infer, lstm_train, unet_t
                                     siamese_tracker_xcorr_infer_fp16, gpt2_prompt_tuning_train_bf16,
                                     knn_lm_datastore_decode_fp16, bilstm_crf_ner_train,
                                     chunked_linear_attention_train_bf16, pointpillars_scatter_train_bf16,
-                                    medusa_tree_decode_fp16, contrastive_search_decode_fp16)}
+                                    medusa_tree_decode_fp16, contrastive_search_decode_fp16,
+                                    gaussian_splat_densify_train, evoformer_pair_chunked_infer_bf16,
+                                    ties_merge_checkpoints_bf16, sam_like_auto_masks_infer_fp16,
+                                    sasrec_sampled_softmax_train_bf16)}
 
 # BENCH_PROGRAMS are recorded only by name (--program NAME): inputs of benchmarks, not
 # part of any reference folder's five settings.
@@ -9048,10 +9051,8 @@ UNSHIPPED = {f.__name__: f for f in (gpt2_assisted_generate_fp16, llama_static_c
                                       gan_train_fp16, dpsgd_per_sample_grads, moe_generate_bf16,
                                       streaming_sink_kv_decode_fp16, offloaded_cache_generate_fp16)}
 # UNRECORDED programs are written and not yet recorded on a GPU: recorded by name (--programs)
-# and moved into PROGRAMS once their recordings ship.
-UNRECORDED = {f.__name__: f for f in (gaussian_splat_densify_train, evoformer_pair_chunked_infer_bf16,
-                                       ties_merge_checkpoints_bf16, sam_like_auto_masks_infer_fp16,
-                                       sasrec_sampled_softmax_train_bf16)}
+# and moved into PROGRAMS once their recordings ship (none now).
+UNRECORDED = {}
 
 # Programs that run torch.compile: recorded on a warm compile cache (see the docstring).
 COMPILED = {"compile_train", "compile_reduce_overhead_infer", "compile_dynamic_train",
