@@ -11,8 +11,9 @@ import (
 // ran, changed nothing, and the figures are the ones without them; how many cuDNN
 // benchmark workspaces did not fit (Run.HalvedWorkspaces); and, for a run whose
 // reserved memory came near the whole device ab.TotalMemory where no recorded OOM says
-// how much of it the program could have, that the card holds less (fullCardNote). Nil
-// when there is nothing to say.
+// how much of it the program could have, that its figures hang on how much of the card
+// the process and others held outside PyTorch's cache (fullCardNote). Nil when there
+// is nothing to say.
 func (r *Run) LimitNotes(ab About) []string {
 	var notes []string
 	st := r.Setting
@@ -92,7 +93,7 @@ const heldOutsideCache = 1 << 30
 // otherwise.
 func (r *Run) fullCardNote(ab About) string {
 	total := ab.TotalMemory
-	if total <= 0 || (r.Allowed > 0 && r.Allowed <= total-heldOutsideCache) {
+	if total < toyDevice || (r.Allowed > 0 && r.Allowed <= total-heldOutsideCache) {
 		return ""
 	}
 	for _, u := range ab.Usable {

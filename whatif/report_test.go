@@ -125,8 +125,10 @@ func TestLimitNotes(t *testing.T) {
 }
 
 // TestFullCardNote: a run whose peak reserved, or its range's high end, comes within
-// heldOutsideCache of the device is told that a card holds less than that; a run below
-// it, one under a cap below it, and one on a device a recorded OOM bounds are not.
+// heldOutsideCache of the device is told that its figures hang on what the card held
+// outside PyTorch's cache; a run below it, one under a cap below it, one on a device a
+// recorded OOM bounds and one on a toy device are not. The replay keeps contextHeld of
+// a card back, and nothing of a toy device.
 func TestFullCardNote(t *testing.T) {
 	const total = 8 << 30
 	ab := About{TotalMemory: total}
@@ -145,6 +147,7 @@ func TestFullCardNote(t *testing.T) {
 		{"under a cap below the margin", Run{Setting: st, MaxReserved: total - 1<<28, Allowed: total / 2}, ab, false},
 		{"on a device a recorded OOM bounds", Run{Setting: st, MaxReserved: total - 1<<28}, bounded, false},
 		{"on another device than the bounded one", Run{Setting: st, Device: 1, MaxReserved: total - 1<<28}, bounded, true},
+		{"on a toy device", Run{Setting: st, MaxReserved: 1<<30 - 1<<20}, About{TotalMemory: 1 << 30}, false},
 	} {
 		got := strings.Join(c.run.LimitNotes(c.ab), "\n")
 		if has := strings.Contains(got, "the replay kept 694.00 MiB of the card back"); has != c.want {
@@ -166,6 +169,21 @@ func TestFullCardNote(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "peak reserved reaches 7.25 GiB of the device's 8.00 GiB: the replay kept 694.00 MiB of the card back") {
 		t.Errorf("the table does not say the run came near the card:\n%s", out.String())
+	}
+	big := trace(alloc(a, 7<<30+1<<29), freeReq(a, 7<<30+1<<29), freeDone(a, 7<<30+1<<29))
+	if res, err = Replay(big, []Setting{st}, Options{TotalMemory: total}); err != nil {
+		t.Fatal(err)
+	}
+	if res.Runs[0].FirstOOM == nil {
+		t.Errorf("7.50 GiB fitted an 8 GiB card beside the %d bytes the replay keeps back", contextHeld)
+	}
+	// A toy device keeps nothing back: 1 GiB holds an allocation of 1 GiB less a page.
+	toy := trace(alloc(a, 1<<30-pageSize), freeReq(a, 1<<30-pageSize), freeDone(a, 1<<30-pageSize))
+	if res, err = Replay(toy, []Setting{st}, Options{TotalMemory: 1 << 30}); err != nil {
+		t.Fatal(err)
+	}
+	if res.Runs[0].FirstOOM != nil {
+		t.Errorf("a toy device of 1 GiB kept memory back: %v", res.Runs[0].FirstOOM.Message)
 	}
 }
 

@@ -83,10 +83,19 @@ const contextHeld = 694 << 20
 
 // cardUsable is what the replay's device holds of a card of total bytes when no
 // recorded OOM bounds it: total less contextHeld, but never less than the recorded run
-// reserved there (recordedPeak), which it had.
+// reserved there (recordedPeak), which it had. A device smaller than toyDevice keeps
+// nothing back.
 func cardUsable(total, recordedPeak int64) int64 {
+	if total < toyDevice {
+		return total
+	}
 	return max(total-contextHeld, min(recordedPeak, total))
 }
+
+// toyDevice is the size below which a device is a toy (a test's, or --total given
+// small to see an OOM), not a card with a CUDA context: 8 × contextHeld, 5.42 GiB,
+// less than any card the shipped recordings came from.
+const toyDevice = 8 * contextHeld
 
 // bounds reports whether u bounds a device of total bytes (a recorded OOM under a
 // cap, or on a larger card than the one assumed, leaves more than it).
