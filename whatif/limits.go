@@ -78,14 +78,13 @@ func (r *Run) AvoidedOOMNote(own bool) string {
 	return fmt.Sprintf("%d of the recorded run's OOMs (the first at event %d) do not happen under this setting; the requests after them are what the program did after its OOMs (caught them and asked for less, or ended), not what it would have done without them", len(r.Avoided), r.Avoided[0])
 }
 
-// heldOutsideCache is how close to the whole device a run's reserved memory may come
-// before fullCardNote says its figures hang on what the card held outside PyTorch's
-// cache: the shipped runs that ran out at their card's own limit found 618.8 to 750.8
-// MiB of it held there (contextHeld), and other processes hold more.
-const heldOutsideCache = 1 << 30
+// nearCard is how close to the whole device a run's reserved memory may come before
+// fullCardNote says its figures hang on what the card held outside PyTorch's cache
+// (heldSeen, up to 750.8 MiB; other processes hold more).
+const nearCard = 1 << 30
 
 // fullCardNote says, for a run whose peak reserved (the high end of its range) came
-// within heldOutsideCache of the whole device, uncapped below that, on a device no
+// within nearCard of the whole device, uncapped below that, on a device no
 // recorded OOM bounds (About.Usable), that its figures hang on how much of the card
 // the process and others held outside PyTorch's cache, which the snapshot does not
 // show: the replay kept contextHeld back, and with more held a cudaMalloc fails
@@ -93,7 +92,7 @@ const heldOutsideCache = 1 << 30
 // otherwise.
 func (r *Run) fullCardNote(ab About) string {
 	total := ab.TotalMemory
-	if total < toyDevice || (r.Allowed > 0 && r.Allowed <= total-heldOutsideCache) {
+	if total < toyDevice || (r.Allowed > 0 && r.Allowed <= total-nearCard) {
 		return ""
 	}
 	for _, u := range ab.Usable {
@@ -101,15 +100,11 @@ func (r *Run) fullCardNote(ab About) string {
 			return ""
 		}
 	}
-	peak := r.MaxReserved
-	for _, rg := range []map[string][2]int64{r.AddressRange, r.TimingRange, r.AfterOOMRange} {
-		if lr, ok := rg["reserved_bytes.all.peak"]; ok {
-			peak = max(peak, lr[1])
-		}
-	}
-	if peak <= total-heldOutsideCache {
+	peak := figureSpan(r, "reserved_bytes.all.peak", r.MaxReserved)[2]
+	if peak <= total-nearCard {
 		return ""
 	}
-	return fmt.Sprintf("peak reserved reaches %s of the device's %s: the replay kept %s of the card back for what the process holds outside PyTorch's cache (CUDA's context, the libraries, the loaded kernels; 618.8 to 750.8 MiB on the shipped runs that ran out at their card's limit), which the snapshot does not show, and other processes take more. With more held, a cudaMalloc fails sooner than here, and PyTorch then frees cached segments and retries (which changes the cudaMalloc and cudaFree counts) or runs out; to replay a card that left the program less, give --total as that amount plus %s",
-		allocator.FormatSize(peak), allocator.FormatSize(total), allocator.FormatSize(contextHeld), allocator.FormatSize(contextHeld))
+	return fmt.Sprintf("peak reserved reaches %s of the device's %s: the replay kept %s of the card back for what the process holds outside PyTorch's cache (CUDA's context, the libraries, the loaded kernels; %s to %s on the shipped runs that ran out at their card's limit), which the snapshot does not show, and other processes take more. With more held, a cudaMalloc fails sooner than here, and PyTorch then frees cached segments and retries (which changes the cudaMalloc and cudaFree counts) or runs out; to replay a card that left the program less, give --total as that amount plus %s",
+		allocator.FormatSize(peak), allocator.FormatSize(total), allocator.FormatSize(contextHeld),
+		allocator.FormatSize(heldSeen[0]), allocator.FormatSize(heldSeen[1]), allocator.FormatSize(contextHeld))
 }

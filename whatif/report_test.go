@@ -125,7 +125,7 @@ func TestLimitNotes(t *testing.T) {
 }
 
 // TestFullCardNote: a run whose peak reserved, or its range's high end, comes within
-// heldOutsideCache of the device is told that its figures hang on what the card held
+// nearCard of the device is told that its figures hang on what the card held
 // outside PyTorch's cache; a run below it, one under a cap below it, one on a device a
 // recorded OOM bounds and one on a toy device are not. The replay keeps contextHeld of
 // a card back, and nothing of a toy device.

@@ -244,6 +244,7 @@ func TestRecordedOOMBoundExceeded(t *testing.T) {
 // (About.Usable). BENCHMARKS.md quotes the lines, one a program.
 func TestUsableOfShippedOOMs(t *testing.T) {
 	runs := shippedOOMRuns(t)
+	held := [2]int64{math.MaxInt64, 0} // of the card, outside the cache, over every OOM
 	for _, prog := range slices.Sorted(maps.Keys(runs)) {
 		ooms, lo, hi := 0, int64(math.MaxInt64), int64(0)
 		lastLo, lastHi := int64(math.MaxInt64), int64(0)
@@ -267,6 +268,9 @@ func TestUsableOfShippedOOMs(t *testing.T) {
 				}
 			}
 			f := readFacts(t, ff)
+			for _, u := range usable {
+				held = [2]int64{min(held[0], f.TotalMemory-u), max(held[1], f.TotalMemory-u)}
+			}
 			if int64(len(usable)) != f.Stats["num_ooms"] {
 				t.Fatalf("%s: %d oom entries, PyTorch counted %d OOMs", ff, len(usable), f.Stats["num_ooms"])
 			}
@@ -284,6 +288,51 @@ func TestUsableOfShippedOOMs(t *testing.T) {
 			t.Errorf("%s: the runs' last OOMs give usable memory %d bytes apart, more than a page", prog, lastHi-lastLo)
 		}
 		quotedInBenchmarks(t, "the recorded OOMs' usable memory line", line)
+	}
+	if held != heldSeen {
+		t.Errorf("the shipped OOMs say the cards held %d to %d bytes outside the cache; heldSeen says %d to %d", held[0], held[1], heldSeen[0], heldSeen[1])
+	}
+}
+
+// TestContextHeldWindow: the Evoformer stack's run under max_split_size_mb:128, whose
+// cached blocks filled an H100 without an OOM, replays exactly when the device keeps
+// 686 to 704 MiB of the card back (contextHeld is 694), not 680 or 708; with the whole
+// card the replay reserves 0.7 GB more than PyTorch did.
+func TestContextHeldWindow(t *testing.T) {
+	const prog = "evoformer_pair_chunked_infer_bf16"
+	pickles, err := reference.GlobPickles(reference.Programs211, prog+"__default.pickle")
+	if err != nil || len(pickles) != 1 {
+		t.Fatalf("%s's default snapshot: %v, %v", prog, pickles, err)
+	}
+	s, err := snapshot.ReadFile(pickles[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ff, err := reference.Glob(reference.Programs211, prog+"__max_split_size_mb_128.facts.json")
+	if err != nil || len(ff) != 1 {
+		t.Fatalf("%s's facts under max_split_size_mb:128: %v, %v", prog, ff, err)
+	}
+	f := readFacts(t, ff[0])
+	for _, c := range []struct {
+		held  int64
+		exact bool
+	}{{680 << 20, false}, {686 << 20, true}, {contextHeld, true}, {704 << 20, true}, {708 << 20, false}} {
+		// The replay keeps contextHeld back of TotalMemory: give it a card that leaves c.held.
+		res, err := Replay(s, []Setting{f.setting(t)}, Options{TotalMemory: f.TotalMemory - c.held + contextHeld, NoAddressRange: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := exactIn(res.Runs[0], f); got != c.exact {
+			t.Errorf("with %d MiB held: exact %v, want %v (reserved %d, PyTorch %d)", c.held>>20, got, c.exact, res.Runs[0].MaxReserved, f.MaxReserved)
+		}
+	}
+	// The whole card: what the replay gave before contextHeld.
+	res, err := Replay(s, []Setting{f.setting(t)}, Options{TotalMemory: f.TotalMemory + contextHeld, NoAddressRange: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if more := res.Runs[0].MaxReserved - f.MaxReserved; more < 650e6 || more > 750e6 {
+		t.Errorf("with the whole card the replay reserved %d bytes more than PyTorch, not about 0.7 GB", more)
 	}
 }
 
